@@ -1,0 +1,59 @@
+/* metrics: see metrics.h. */
+#include "metrics.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../workloads/cost.h"
+#include "../workloads/layout.h"
+
+void ts_metrics_memory(const ts_workload *wl, double hbm_bytes, ts_metrics *out) {
+  memset(out, 0, sizeof *out);
+  out->n_stages = wl->pp;
+  out->hbm_bytes = hbm_bytes;
+  out->stage_memory = calloc((size_t)wl->pp, sizeof *out->stage_memory);
+  TS_ASSERT(out->stage_memory != NULL);
+  for (long s = 0; s < wl->pp; s++) {
+    ts_memory_stage(wl, s, &out->stage_memory[s]);
+    if (out->stage_memory[s].total_bytes > out->stage_memory[out->peak_memory_stage].total_bytes)
+      out->peak_memory_stage = s;
+  }
+  out->is_memory_ok = out->stage_memory[out->peak_memory_stage].total_bytes <= hbm_bytes;
+}
+
+void ts_metrics_compute(const ts_workload *wl, double peak_flops_per_s, double hbm_bytes,
+                        const ts_sim_result *sim, ts_metrics *out) {
+  ts_metrics_memory(wl, hbm_bytes, out);
+  double n = (double)wl->n_gpus, t = sim->iteration_s;
+  out->iteration_s = t;
+  out->peak_flops_per_s = peak_flops_per_s;
+  out->tokens_per_s = (double)wl->global_batch * (double)wl->model.seq / t;
+  out->model_flops = ts_cost_model_flops(wl);
+  out->megatron_flops = ts_cost_megatron_flops(wl);
+  out->hardware_flops = 0;
+  for (long r = 0; r < sim->n_ranks; r++)
+    out->hardware_flops += sim->ranks[r].flops;
+  out->model_tflops_per_gpu = out->model_flops / t / n / 1e12;
+  out->hardware_tflops_per_gpu = out->hardware_flops / t / n / 1e12;
+  out->megatron_tflops_per_gpu = out->megatron_flops / t / n / 1e12;
+  out->mfu = out->model_tflops_per_gpu * 1e12 / peak_flops_per_s;
+  out->hfu = out->hardware_tflops_per_gpu * 1e12 / peak_flops_per_s;
+  out->megatron_fraction_of_peak = out->megatron_tflops_per_gpu * 1e12 / peak_flops_per_s;
+
+  out->stage_breakdown_s = calloc((size_t)(wl->pp * TS_CAT_COUNT), sizeof(double));
+  TS_ASSERT(out->stage_breakdown_s != NULL);
+  double per_stage = n / (double)wl->pp;
+  for (long r = 0; r < sim->n_ranks; r++) {
+    long s = ts_layout_coords(wl, r).pp;
+    for (int c = 0; c < TS_CAT_COUNT; c++) {
+      out->breakdown_s[c] += sim->ranks[r].time_s[c] / n;
+      out->stage_breakdown_s[s * TS_CAT_COUNT + c] += sim->ranks[r].time_s[c] / per_stage;
+    }
+  }
+}
+
+void ts_metrics_fini(ts_metrics *m) {
+  free(m->stage_breakdown_s);
+  free(m->stage_memory);
+  memset(m, 0, sizeof *m);
+}

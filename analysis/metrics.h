@@ -1,0 +1,44 @@
+/* metrics: the numbers a run reports, defined once (DESIGN.md, "Metrics").
+ *
+ *   tokens/s        = global batch x sequence length / iteration time
+ *   model TFLOPS    = model FLOPs per iteration (cost.h) / iteration time / GPUs
+ *   hardware TFLOPS = matrix FLOPs the simulation executed (recomputation, padded vocabulary
+ *                     and all) / iteration time / GPUs
+ *   MFU, HFU        = model and hardware TFLOPS / the GPU's peak for the training precision
+ *   Megatron TFLOPS = Megatron-DeepSpeed's formula (the Frontier paper's "% of peak")
+ * Breakdown: the mean over ranks of each category; per stage, the mean over its ranks.
+ */
+#ifndef TS_METRICS_H
+#define TS_METRICS_H
+
+#include <stdbool.h>
+
+#include "../workloads/memory.h"
+#include "../workloads/result.h"
+#include "../workloads/workload.h"
+
+typedef struct ts_metrics {
+  double iteration_s;
+  double tokens_per_s;
+  double peak_flops_per_s; /* per GPU, training precision */
+  double model_flops, hardware_flops, megatron_flops; /* per iteration, all GPUs */
+  double model_tflops_per_gpu, hardware_tflops_per_gpu, megatron_tflops_per_gpu;
+  double mfu, hfu, megatron_fraction_of_peak;
+  double breakdown_s[TS_CAT_COUNT];  /* mean over ranks */
+  long n_stages;
+  double *stage_breakdown_s;         /* [stage * TS_CAT_COUNT + category] */
+  ts_memory *stage_memory;           /* [stage] */
+  long peak_memory_stage;
+  double hbm_bytes;
+  bool is_memory_ok;
+} ts_metrics;
+
+/* Computes metrics of a simulated iteration; peak is the GPU's flop/s at the workload's
+ * precision. Free with ts_metrics_fini. */
+void ts_metrics_compute(const ts_workload *wl, double peak_flops_per_s, double hbm_bytes,
+                        const ts_sim_result *sim, ts_metrics *out);
+/* Memory only (no simulation): stage footprints, peak stage and the verdict. */
+void ts_metrics_memory(const ts_workload *wl, double hbm_bytes, ts_metrics *out);
+void ts_metrics_fini(ts_metrics *m);
+
+#endif

@@ -1,0 +1,223 @@
+/* report: summary and result.json; see report.h. */
+#include "report.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../workloads/schedule.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
+  fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB)\n", m->hbm_bytes / GIB);
+  fprintf(out, "  %-6s %9s %9s %9s %11s %9s %9s\n", "stage", "weights", "grads", "optimizer",
+          "activations", "total", "in-flight");
+  for (long s = 0; s < m->n_stages; s++) {
+    const ts_memory *mem = &m->stage_memory[s];
+    /* Long pipelines: the first two, the peak and the last stage tell the story. */
+    if (m->n_stages > 6 && s > 1 && s != m->peak_memory_stage && s != m->n_stages - 1)
+      continue;
+    fprintf(out, "  %-6ld %9.2f %9.2f %9.2f %11.2f %9.2f %9ld%s\n", s,
+            mem->bytes[TS_MEM_WEIGHTS] / GIB, mem->bytes[TS_MEM_GRADIENTS] / GIB,
+            mem->bytes[TS_MEM_OPTIMIZER] / GIB, mem->bytes[TS_MEM_ACTIVATIONS] / GIB,
+            mem->total_bytes / GIB, mem->microbatches_in_flight,
+            mem->total_bytes > m->hbm_bytes ? "  DOES NOT FIT" : "");
+  }
+  (void)wl;
+}
+
+void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,
+                       const ts_metrics *m) {
+  fprintf(out, "trainsim: %s on %s, %ld x %s\n", wl->name, info->platform_name, wl->n_gpus,
+          info->gpu_model);
+  fprintf(out,
+          "layout: TP %ld x PP %ld x DP %ld, %s, %ld microbatches of %ld per pipeline, "
+          "recompute %s, ZeRO-%d, fidelity %s\n\n",
+          wl->tp, wl->pp, wl->dp, ts_schedule_names[wl->schedule], ts_workload_microbatches(wl),
+          wl->micro_batch, ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity);
+  fprintf(out, "  %-34s %12.4f s\n", "iteration time", m->iteration_s);
+  fprintf(out, "  %-34s %12.0f tokens/s\n", "throughput", m->tokens_per_s);
+  fprintf(out, "  %-34s %12.1f TFLOPS/GPU  MFU %5.2f%%\n", "model FLOPs", m->model_tflops_per_gpu,
+          100 * m->mfu);
+  fprintf(out, "  %-34s %12.1f TFLOPS/GPU  HFU %5.2f%%\n", "hardware FLOPs (simulated)",
+          m->hardware_tflops_per_gpu, 100 * m->hfu);
+  fprintf(out, "  %-34s %12.1f TFLOPS/GPU  %5.2f%% of peak\n", "Megatron-DeepSpeed formula",
+          m->megatron_tflops_per_gpu, 100 * m->megatron_fraction_of_peak);
+  fprintf(out, "  %-34s %12.1f TFLOPS (%s)\n\n", "peak per GPU", m->peak_flops_per_s / 1e12,
+          ts_precision_names[wl->precision]);
+  fprintf(out, "time breakdown, mean over ranks (s and share of the iteration)\n");
+  for (int c = 0; c < TS_CAT_COUNT; c++)
+    fprintf(out, "  %-12s %10.4f  %5.1f%%\n", ts_category_names[c], m->breakdown_s[c],
+            100 * m->breakdown_s[c] / m->iteration_s);
+  fputc('\n', out);
+  ts_report_memory(out, wl, m);
+}
+
+/* ---- JSON ---- */
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p < 0x20)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+static void json_key(FILE *f, int indent, const char *key, bool *first) {
+  fprintf(f, "%s\n%*s", *first ? "" : ",", indent, "");
+  *first = false;
+  json_string(f, key);
+  fputs(": ", f);
+}
+
+static void json_num(FILE *f, int indent, const char *key, double v, bool *first) {
+  json_key(f, indent, key, first);
+  fprintf(f, "%.12g", v);
+}
+
+static void json_long(FILE *f, int indent, const char *key, long v, bool *first) {
+  json_key(f, indent, key, first);
+  fprintf(f, "%ld", v);
+}
+
+static void json_str(FILE *f, int indent, const char *key, const char *v, bool *first) {
+  json_key(f, indent, key, first);
+  json_string(f, v);
+}
+
+static void json_bool(FILE *f, int indent, const char *key, bool v, bool *first) {
+  json_key(f, indent, key, first);
+  fputs(v ? "true" : "false", f);
+}
+
+static void breakdown(FILE *f, int indent, const double *secs) {
+  bool first = true;
+  fputc('{', f);
+  for (int c = 0; c < TS_CAT_COUNT; c++)
+    json_num(f, indent + 2, ts_category_names[c], secs[c], &first);
+  fprintf(f, "\n%*s}", indent, "");
+}
+
+static void memory(FILE *f, int indent, const ts_memory *mem) {
+  bool first = true;
+  fputc('{', f);
+  for (int c = 0; c < TS_MEM_COUNT; c++)
+    json_num(f, indent + 2, ts_mem_category_names[c], mem->bytes[c], &first);
+  json_num(f, indent + 2, "total", mem->total_bytes, &first);
+  fprintf(f, "\n%*s}", indent, "");
+}
+
+static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
+                       const ts_metrics *m) {
+  bool first = true, k = true;
+  fputc('{', f);
+  json_long(f, 2, "schema_version", TS_RESULT_SCHEMA_VERSION, &first);
+  json_str(f, 2, "platform", info->platform_name, &first);
+  json_str(f, 2, "gpu", info->gpu_model, &first);
+  json_str(f, 2, "workload", wl->name, &first);
+  json_key(f, 2, "model", &first);
+  fputc('{', f);
+  json_long(f, 4, "num_layers", wl->model.n_layers, &k);
+  json_long(f, 4, "hidden_size", wl->model.hidden, &k);
+  json_long(f, 4, "num_attention_heads", wl->model.n_heads, &k);
+  json_long(f, 4, "num_query_groups", wl->model.n_query_groups, &k);
+  json_long(f, 4, "ffn_hidden_size", wl->model.ffn_hidden, &k);
+  json_long(f, 4, "seq_length", wl->model.seq, &k);
+  json_long(f, 4, "vocab_size", wl->model.vocab, &k);
+  json_long(f, 4, "padded_vocab_size", ts_workload_padded_vocab(wl), &k);
+  fputs("\n  }", f);
+  json_key(f, 2, "layout", &first);
+  k = true;
+  fputc('{', f);
+  json_long(f, 4, "gpus", wl->n_gpus, &k);
+  json_long(f, 4, "tensor", wl->tp, &k);
+  json_long(f, 4, "pipeline", wl->pp, &k);
+  json_long(f, 4, "data", wl->dp, &k);
+  json_long(f, 4, "global_batch_size", wl->global_batch, &k);
+  json_long(f, 4, "micro_batch_size", wl->micro_batch, &k);
+  json_long(f, 4, "microbatches_per_pipeline", ts_workload_microbatches(wl), &k);
+  json_str(f, 4, "schedule", ts_schedule_names[wl->schedule], &k);
+  json_str(f, 4, "recompute", ts_recompute_names[wl->recompute], &k);
+  json_long(f, 4, "zero_stage", wl->zero_stage, &k);
+  json_bool(f, 4, "flash_attention", wl->flash_attention, &k);
+  json_str(f, 4, "precision", ts_precision_names[wl->precision], &k);
+  fputs("\n  }", f);
+  json_str(f, 2, "fidelity", info->fidelity, &first);
+  json_key(f, 2, "metrics", &first);
+  k = true;
+  fputc('{', f);
+  json_num(f, 4, "iteration_s", m->iteration_s, &k);
+  json_num(f, 4, "tokens_per_s", m->tokens_per_s, &k);
+  json_num(f, 4, "peak_flops_per_s_per_gpu", m->peak_flops_per_s, &k);
+  json_num(f, 4, "model_flops_per_iteration", m->model_flops, &k);
+  json_num(f, 4, "hardware_flops_per_iteration", m->hardware_flops, &k);
+  json_num(f, 4, "megatron_flops_per_iteration", m->megatron_flops, &k);
+  json_num(f, 4, "model_tflops_per_gpu", m->model_tflops_per_gpu, &k);
+  json_num(f, 4, "hardware_tflops_per_gpu", m->hardware_tflops_per_gpu, &k);
+  json_num(f, 4, "megatron_tflops_per_gpu", m->megatron_tflops_per_gpu, &k);
+  json_num(f, 4, "mfu", m->mfu, &k);
+  json_num(f, 4, "hfu", m->hfu, &k);
+  json_num(f, 4, "megatron_fraction_of_peak", m->megatron_fraction_of_peak, &k);
+  fputs("\n  }", f);
+  json_key(f, 2, "breakdown_s", &first);
+  breakdown(f, 2, m->breakdown_s);
+  json_key(f, 2, "stages", &first);
+  fputc('[', f);
+  for (long s = 0; s < m->n_stages; s++) {
+    bool sf = true;
+    fprintf(f, "%s\n    {", s ? "," : "");
+    json_long(f, 6, "stage", s, &sf);
+    json_key(f, 6, "breakdown_s", &sf);
+    breakdown(f, 6, m->stage_breakdown_s + s * TS_CAT_COUNT);
+    json_key(f, 6, "memory_bytes", &sf);
+    memory(f, 6, &m->stage_memory[s]);
+    json_long(f, 6, "microbatches_in_flight", m->stage_memory[s].microbatches_in_flight, &sf);
+    fputs("\n    }", f);
+  }
+  fputs("\n  ]", f);
+  json_key(f, 2, "memory", &first);
+  k = true;
+  fputc('{', f);
+  json_num(f, 4, "peak_bytes", m->stage_memory[m->peak_memory_stage].total_bytes, &k);
+  json_long(f, 4, "peak_stage", m->peak_memory_stage, &k);
+  json_num(f, 4, "hbm_bytes", m->hbm_bytes, &k);
+  json_bool(f, 4, "fits", m->is_memory_ok, &k);
+  fputs("\n  }", f);
+  json_key(f, 2, "simulation", &first);
+  k = true;
+  fputc('{', f);
+  json_long(f, 4, "events", info->n_events, &k);
+  json_long(f, 4, "transfers", info->n_transfers, &k);
+  json_long(f, 4, "links", info->n_links, &k);
+  json_long(f, 4, "routes", info->n_routes, &k);
+  fputs("\n  }\n}\n", f);
+}
+
+int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_info *info,
+                         const ts_metrics *m, ts_err *err) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return ts_err_plain(err, "cannot create output directory '%s': %s", dir, strerror(errno));
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return ts_err_plain(err, "cannot write '%s': %s", tmp, strerror(errno));
+  write_json(f, wl, info, m);
+  bool failed = ferror(f) != 0;
+  failed = fclose(f) != 0 || failed;
+  if (failed || rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    return ts_err_plain(err, "cannot write '%s': %s", path, strerror(e));
+  }
+  return 0;
+}

@@ -1,0 +1,30 @@
+/* report: a run's results for people (a short summary on stdout) and for programs
+ * (result.json, schema_version 1). Output files are written whole or not at all: to a
+ * temporary name in the same directory, then renamed.
+ */
+#ifndef TS_REPORT_H
+#define TS_REPORT_H
+
+#include <stdio.h>
+
+#include "../workloads/err.h"
+#include "metrics.h"
+
+#define TS_RESULT_SCHEMA_VERSION 1
+
+typedef struct ts_run_info {
+  const char *platform_name;
+  const char *gpu_model;
+  const char *fidelity;
+  long n_events, n_transfers, n_links, n_routes;
+} ts_run_info;
+
+void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,
+                       const ts_metrics *m);
+/* Prints the per-stage memory table and the verdict (used when a layout does not fit). */
+void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m);
+/* Writes result.json into dir (created if missing). */
+int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_info *info,
+                         const ts_metrics *m, ts_err *err);
+
+#endif

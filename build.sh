@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# build.sh: the two set-up commands of README.md.
+#   ./build.sh study   install what is missing, build, simulate GPT-175B on 1,024 Frontier GCDs
+#   ./build.sh test    install what is missing, build, run the whole test suite (ctest)
+# Missing Debian packages are installed with apt-get when run as root; otherwise the script
+# says which to install. Every step is idempotent. CI=true builds with -Werror.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(gcc g++ make cmake pkg-config libsimgrid-dev libyaml-dev libcmocka-dev)
+BUILD_DIR=${BUILD_DIR:-build}
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "build.sh: missing Debian packages: ${missing[*]}" >&2
+    echo "build.sh: run as root, or: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "build.sh: installing ${missing[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2
+}
+
+build() {
+  local werror=OFF
+  [ "${CI:-}" = "true" ] && werror=ON
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_WERROR="$werror" >/dev/null
+  cmake --build "$BUILD_DIR" -j "$(nproc)"
+}
+
+case "${1:-}" in
+  study)
+    install_missing
+    build
+    "$BUILD_DIR/trainsim" run workloads/gpt-175b.yaml --gpus 1024 --tp 8 --pp 16
+    ;;
+  test)
+    install_missing
+    build
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+    ;;
+  *)
+    echo "usage: ./build.sh study|test" >&2
+    exit 2
+    ;;
+esac

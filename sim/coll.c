@@ -1,0 +1,117 @@
+/* coll: ring collectives; see coll.h. */
+#include "coll.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/mailbox.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "route.h"
+
+const char *const ts_fidelity_names[] = {"aggregate", "flow", NULL};
+
+/* Permutation search is exhaustive, so keep it to node-sized groups: 7! orders at 8. */
+#define RING_SEARCH_MAX 8
+
+typedef struct ring_search {
+  int n;
+  double bw[RING_SEARCH_MAX][RING_SEARCH_MAX];
+  int hops[RING_SEARCH_MAX][RING_SEARCH_MAX];
+  int perm[RING_SEARCH_MAX], best[RING_SEARCH_MAX];
+  bool used[RING_SEARCH_MAX];
+  double best_bw;
+  int best_hops;
+} ring_search;
+
+/* Depth-first over orders starting with position 0; prunes orders already no wider. */
+static void search(ring_search *s, int depth, double width, int hops) {
+  if (width < s->best_bw)
+    return;
+  if (depth == s->n) {
+    int last = s->perm[s->n - 1];
+    double w = width < s->bw[last][s->perm[0]] ? width : s->bw[last][s->perm[0]];
+    int h = hops + s->hops[last][s->perm[0]];
+    if (w > s->best_bw || (w == s->best_bw && h < s->best_hops)) {
+      s->best_bw = w;
+      s->best_hops = h;
+      memcpy(s->best, s->perm, sizeof s->best);
+    }
+    return;
+  }
+  int prev = s->perm[depth - 1];
+  for (int i = 1; i < s->n; i++) {
+    if (s->used[i])
+      continue;
+    s->used[i] = true;
+    s->perm[depth] = i;
+    search(s, depth + 1, width < s->bw[prev][i] ? width : s->bw[prev][i], hops + s->hops[prev][i]);
+    s->used[i] = false;
+  }
+}
+
+static int cmp_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, long *ring) {
+  memcpy(ring, gpus, (size_t)n * sizeof *ring);
+  qsort(ring, (size_t)n, sizeof *ring, cmp_long);
+  bool one_node = ring[0] / pf->gpus_per_node == ring[n - 1] / pf->gpus_per_node;
+  if (!one_node || n <= 3 || n > RING_SEARCH_MAX)
+    return; /* rings of 2 or 3 are the same in any order */
+  ring_search s;
+  memset(&s, 0, sizeof s);
+  s.n = n;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      if (i != j) {
+        ts_route r;
+        ts_route_between(pf, ring[i], ring[j], &r);
+        s.bw[i][j] = r.bw_Bps;
+        s.hops[i][j] = r.n_links;
+      }
+  s.best_bw = -1;
+  s.perm[0] = 0;
+  s.used[0] = true;
+  search(&s, 1, 1e300, 0);
+  long sorted[RING_SEARCH_MAX];
+  memcpy(sorted, ring, (size_t)n * sizeof *ring);
+  for (int i = 0; i < n; i++)
+    ring[i] = sorted[s.best[i]];
+}
+
+int ts_coll_steps(ts_coll_op op, int p) {
+  return op == TS_COLL_ALLREDUCE ? 2 * (p - 1) : p - 1;
+}
+
+/* Collective payloads carry no data; SimGrid only needs a non-NULL pointer. */
+static char payload;
+
+static void exchange(const ts_coll_group *g, int pos, double bytes, long *n_transfers) {
+  void *got = NULL;
+  sg_comm_t comms[2];
+  comms[0] = sg_mailbox_put_async(g->mailboxes[(pos + 1) % g->n], &payload, (long)(bytes + 0.5));
+  comms[1] = sg_mailbox_get_async(g->mailboxes[pos], &got);
+  sg_comm_wait_all(comms, 2);
+  (*n_transfers)++;
+}
+
+void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes,
+                 ts_fidelity fidelity, long *n_transfers) {
+  if (g->n < 2 || bytes <= 0)
+    return;
+  int steps = ts_coll_steps(op, g->n);
+  double chunk = bytes / g->n;
+  if (fidelity == TS_FIDELITY_FLOW) {
+    for (int k = 0; k < steps; k++)
+      exchange(g, pos, chunk, n_transfers);
+    return;
+  }
+  exchange(g, pos, chunk * steps, n_transfers);
+  sg_barrier_wait(g->barrier);
+  if (steps > 1)
+    sg_actor_sleep_for((steps - 1) * g->max_hop_lat_s);
+}

@@ -1,0 +1,406 @@
+/* engine: SimGrid playback of rank programs; see engine.h. */
+#include "engine.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "route.h"
+#include "sg_platform.h"
+
+/* ---- a small open-addressing map from 64-bit keys to indices ---- */
+
+typedef struct id_map {
+  uint64_t *keys; /* key + 1, so 0 marks an empty slot */
+  long *values;
+  size_t cap, n;
+} id_map;
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  TS_ASSERT(p != NULL);
+  return p;
+}
+
+static void map_init(id_map *m, size_t expected) {
+  m->cap = 16;
+  while (m->cap < 2 * expected)
+    m->cap *= 2;
+  m->keys = xcalloc(m->cap, sizeof *m->keys);
+  m->values = xcalloc(m->cap, sizeof *m->values);
+  m->n = 0;
+}
+
+static void map_fini(id_map *m) {
+  free(m->keys);
+  free(m->values);
+}
+
+static size_t slot_of(const id_map *m, uint64_t key) {
+  uint64_t h = (key + 1) * 0x9e3779b97f4a7c15ULL;
+  size_t i = (size_t)(h >> 20) & (m->cap - 1);
+  while (m->keys[i] != 0 && m->keys[i] != key + 1)
+    i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+static void map_grow(id_map *m) {
+  id_map bigger;
+  bigger.cap = m->cap * 2;
+  bigger.keys = xcalloc(bigger.cap, sizeof *bigger.keys);
+  bigger.values = xcalloc(bigger.cap, sizeof *bigger.values);
+  bigger.n = m->n;
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->keys[i] != 0) {
+      size_t j = slot_of(&bigger, m->keys[i] - 1);
+      bigger.keys[j] = m->keys[i];
+      bigger.values[j] = m->values[i];
+    }
+  map_fini(m);
+  *m = bigger;
+}
+
+/* The value of key, inserting next_value when absent; *is_new says which happened. */
+static long map_get_or_add(id_map *m, uint64_t key, long next_value, bool *is_new) {
+  if (2 * (m->n + 1) > m->cap)
+    map_grow(m);
+  size_t i = slot_of(m, key);
+  *is_new = m->keys[i] == 0;
+  if (*is_new) {
+    m->keys[i] = key + 1;
+    m->values[i] = next_value;
+    m->n++;
+  }
+  return m->values[i];
+}
+
+/* ---- engine state shared by the actors (one simulation per process) ---- */
+
+typedef struct pp_msg {
+  double t_sent_s; /* when the sender posted it: earlier waiting is pipeline bubble */
+} pp_msg;
+
+typedef struct rank_ctx {
+  long rank;
+  const ts_program *prog;
+  int group_pos[TS_GROUP_KINDS];  /* ring position in each group */
+  sg_mailbox_t inbox[TS_PEERS];   /* [PREV]: activations from the previous stage; [NEXT]: grads */
+  sg_mailbox_t outbox[TS_PEERS];  /* the peers' matching inboxes */
+  sg_comm_t *pending;             /* posted pipeline sends */
+  int n_pending, cap_pending;
+  ts_rank_result *res;
+  double speed_flops_per_s;
+  bool is_done;
+} rank_ctx;
+
+static struct {
+  const ts_job *job;
+  ts_fidelity fidelity;
+  ts_coll_group *groups;
+  long n_events;
+  long n_transfers;
+} eng;
+
+static void flush_sends(rank_ctx *c) {
+  for (int i = 0; i < c->n_pending; i++)
+    sg_comm_wait(c->pending[i]);
+  c->n_pending = 0;
+}
+
+static void do_send(rank_ctx *c, const ts_event *ev) {
+  pp_msg *msg = xcalloc(1, sizeof *msg);
+  msg->t_sent_s = simgrid_get_clock();
+  if (c->n_pending == c->cap_pending) {
+    c->cap_pending = c->cap_pending ? 2 * c->cap_pending : 8;
+    c->pending = realloc(c->pending, (size_t)c->cap_pending * sizeof *c->pending);
+    TS_ASSERT(c->pending != NULL);
+  }
+  TS_ASSERT(c->outbox[ev->peer] != NULL);
+  c->pending[c->n_pending++] =
+      sg_mailbox_put_async(c->outbox[ev->peer], msg, (long)(ev->bytes + 0.5));
+  eng.n_transfers++;
+}
+
+/* Receive, completing posted sends alongside (Megatron's batched isend/irecv). Waiting before
+ * the sender posted is bubble; the rest is exposed pipeline communication. */
+static void do_recv(rank_ctx *c, const ts_event *ev) {
+  double t0 = simgrid_get_clock();
+  void *data = NULL;
+  TS_ASSERT(c->inbox[ev->peer] != NULL);
+  sg_comm_t comm = sg_mailbox_get_async(c->inbox[ev->peer], &data);
+  sg_comm_wait(comm);
+  pp_msg *msg = data;
+  double sent = msg->t_sent_s;
+  free(msg);
+  flush_sends(c);
+  double t1 = simgrid_get_clock();
+  double bubble = sent > t0 ? sent - t0 : 0;
+  c->res->time_s[TS_CAT_BUBBLE] += bubble;
+  c->res->time_s[TS_CAT_PP] += t1 - t0 - bubble;
+}
+
+static void run_event(rank_ctx *c, const ts_event *ev) {
+  double t0 = simgrid_get_clock();
+  switch ((ts_event_kind)ev->kind) {
+  case TS_EV_COMPUTE:
+    if (ev->time_s > 0)
+      sg_actor_execute(ev->time_s * c->speed_flops_per_s);
+    c->res->flops += ev->flops;
+    break;
+  case TS_EV_COLL: {
+    long g = eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group];
+    TS_ASSERT(g >= 0);
+    if (ev->group != TS_GROUP_TP)
+      flush_sends(c); /* the pipeline phase is over */
+    ts_coll_run(&eng.groups[g], c->group_pos[ev->group], (ts_coll_op)ev->coll_op, ev->bytes,
+                eng.fidelity, &eng.n_transfers);
+    break;
+  }
+  case TS_EV_SEND:
+    do_send(c, ev);
+    return;
+  case TS_EV_RECV:
+    do_recv(c, ev);
+    return;
+  }
+  c->res->time_s[ev->category] += simgrid_get_clock() - t0;
+}
+
+static void rank_main(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  rank_ctx *c = sg_actor_self_get_data();
+  for (int b = 0; b < c->prog->n_blocks; b++) {
+    const ts_block *blk = &c->prog->blocks[b];
+    for (int e = 0; e < blk->n_events; e++)
+      run_event(c, &blk->events[e]);
+    eng.n_events += blk->n_events;
+  }
+  double t0 = simgrid_get_clock();
+  flush_sends(c);
+  c->res->time_s[TS_CAT_PP] += simgrid_get_clock() - t0;
+  c->res->finish_s = simgrid_get_clock();
+  c->is_done = true;
+}
+
+/* ---- platform: only the routes that ranks use ---- */
+
+typedef struct route_set {
+  id_map pairs; /* (src gpu, dst gpu) -> route index */
+  id_map links; /* link id -> link index */
+  long n_routes, cap_routes;
+  ts_sg_route *routes;
+  long n_links, cap_links;
+  ts_link_id *link_ids;
+} route_set;
+
+static void add_pair(const ts_platform *pf, route_set *rs, long src, long dst) {
+  bool is_new = false;
+  map_get_or_add(&rs->pairs, ((uint64_t)src << 32) | (uint64_t)dst, rs->n_routes, &is_new);
+  if (!is_new)
+    return;
+  ts_route r;
+  ts_route_between(pf, src, dst, &r);
+  if (rs->n_routes == rs->cap_routes) {
+    rs->cap_routes = rs->cap_routes ? 2 * rs->cap_routes : 1024;
+    rs->routes = realloc(rs->routes, (size_t)rs->cap_routes * sizeof *rs->routes);
+    TS_ASSERT(rs->routes != NULL);
+  }
+  long *idx = xcalloc((size_t)r.n_links, sizeof *idx);
+  for (int k = 0; k < r.n_links; k++) {
+    bool new_link = false;
+    idx[k] = map_get_or_add(&rs->links, r.links[k], rs->n_links, &new_link);
+    if (new_link) {
+      if (rs->n_links == rs->cap_links) {
+        rs->cap_links = rs->cap_links ? 2 * rs->cap_links : 1024;
+        rs->link_ids = realloc(rs->link_ids, (size_t)rs->cap_links * sizeof *rs->link_ids);
+        TS_ASSERT(rs->link_ids != NULL);
+      }
+      rs->link_ids[rs->n_links++] = r.links[k];
+    }
+  }
+  rs->routes[rs->n_routes++] = (ts_sg_route){src, dst, r.n_links, idx};
+}
+
+/* Builds the SimGrid platform: one host per rank's GPU, routes for every ring neighbour and
+ * pipeline peer. Ranks run on GPUs 0..n-1 (a contiguous allocation). */
+static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_result *out) {
+  route_set rs;
+  memset(&rs, 0, sizeof rs);
+  map_init(&rs.pairs, (size_t)job->n_ranks * 4);
+  map_init(&rs.links, (size_t)job->n_ranks * 4);
+  for (long g = 0; g < job->n_groups; g++) {
+    const ts_coll_group *cg = &eng.groups[g];
+    for (int i = 0; cg->n > 1 && i < cg->n; i++)
+      add_pair(pf, &rs, cg->ring_ranks[i], cg->ring_ranks[(i + 1) % cg->n]);
+  }
+  for (long r = 0; r < job->n_ranks; r++)
+    for (int p = 0; p < TS_PEERS; p++)
+      if (job->rank_peer[r * TS_PEERS + p] >= 0)
+        add_pair(pf, &rs, r, job->rank_peer[r * TS_PEERS + p]);
+
+  char **host_names = xcalloc((size_t)job->n_ranks, sizeof *host_names);
+  for (long r = 0; r < job->n_ranks; r++) {
+    char name[64];
+    snprintf(name, sizeof name, "n%ld_gpu%ld", r / pf->gpus_per_node, r % pf->gpus_per_node);
+    host_names[r] = strdup(name);
+  }
+  ts_sg_link *links = xcalloc((size_t)rs.n_links, sizeof *links);
+  for (long i = 0; i < rs.n_links; i++) {
+    char name[64];
+    ts_route_link_info(pf, rs.link_ids[i], &links[i].bw_Bps, &links[i].lat_s, name, sizeof name);
+    links[i].name = strdup(name);
+  }
+  ts_sg_platform_build(job->n_ranks, (const char *const *)host_names,
+                       pf->gpu.peak_flops_per_s[TS_PREC_BF16] > 0
+                           ? pf->gpu.peak_flops_per_s[TS_PREC_BF16]
+                           : 1e12,
+                       rs.n_links, links, rs.n_routes, rs.routes);
+  /* Largest hop latency of each ring, for the aggregate fidelity's latency terms. */
+  for (long g = 0; g < job->n_groups; g++) {
+    ts_coll_group *cg = &eng.groups[g];
+    for (int i = 0; cg->n > 1 && i < cg->n; i++) {
+      ts_route r;
+      ts_route_between(pf, cg->ring_ranks[i], cg->ring_ranks[(i + 1) % cg->n], &r);
+      if (r.lat_s > cg->max_hop_lat_s)
+        cg->max_hop_lat_s = r.lat_s;
+    }
+  }
+  out->n_links = rs.n_links;
+  out->n_routes = rs.n_routes;
+  for (long r = 0; r < job->n_ranks; r++)
+    free(host_names[r]);
+  free(host_names);
+  for (long i = 0; i < rs.n_links; i++)
+    free((char *)links[i].name);
+  free(links);
+  for (long i = 0; i < rs.n_routes; i++)
+    free((long *)rs.routes[i].links);
+  free(rs.routes);
+  free(rs.link_ids);
+  map_fini(&rs.pairs);
+  map_fini(&rs.links);
+}
+
+static void setup_groups(const ts_platform *pf, const ts_job *job) {
+  eng.groups = xcalloc((size_t)job->n_groups, sizeof *eng.groups);
+  for (long g = 0; g < job->n_groups; g++) {
+    const ts_group *grp = &job->groups[g];
+    ts_coll_group *cg = &eng.groups[g];
+    cg->n = grp->n_members;
+    cg->ring_ranks = xcalloc((size_t)cg->n, sizeof(long));
+    ts_coll_ring_order(pf, grp->members, cg->n, cg->ring_ranks); /* rank r runs on GPU r */
+    cg->mailboxes = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
+  }
+}
+
+static void teardown_groups(const ts_job *job) {
+  for (long g = 0; g < job->n_groups; g++) {
+    free(eng.groups[g].ring_ranks);
+    free(eng.groups[g].mailboxes);
+    if (eng.groups[g].barrier != NULL)
+      sg_barrier_destroy(eng.groups[g].barrier);
+  }
+  free(eng.groups);
+  eng.groups = NULL;
+}
+
+static sg_mailbox_t mailbox(const char *prefix, long a, long b) {
+  char name[64];
+  snprintf(name, sizeof name, "%s%ld.%ld", prefix, a, b);
+  return sg_mailbox_by_name(name);
+}
+
+static void init_simgrid(void) {
+  /* See engine.h for why CM02 without cross-traffic and without the TCP window cap. Actor
+   * stacks are small: rank_main is shallow, and thousands of 8 MiB stacks would not be. */
+  static const char *const options[] = {
+      "trainsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
+      "--cfg=network/TCP-gamma:0", "--cfg=contexts/stack-size:256",
+#ifdef TS_SANITIZE
+      "--cfg=contexts/factory:thread", /* ASan cannot follow SimGrid's stack switching */
+#endif
+      "--log=root.thres:critical"};
+  enum { N_OPTIONS = sizeof options / sizeof *options };
+  static char *argv[N_OPTIONS + 1]; /* simgrid_init wants mutable strings it may keep */
+  for (int i = 0; i < N_OPTIONS; i++)
+    argv[i] = strdup(options[i]);
+  int argc = N_OPTIONS;
+  simgrid_init(&argc, argv);
+}
+
+int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts *opts,
+                  ts_sim_result *out, ts_err *err) {
+  if (job->n_ranks > ts_platform_n_gpus(pf))
+    return ts_err_plain(err, "the job needs %ld GPUs but platform '%s' has %ld", job->n_ranks,
+                        pf->name, ts_platform_n_gpus(pf));
+  memset(&eng, 0, sizeof eng);
+  eng.job = job;
+  eng.fidelity = opts->fidelity;
+  ts_sim_result res;
+  memset(&res, 0, sizeof res);
+  res.n_ranks = job->n_ranks;
+  res.ranks = xcalloc((size_t)job->n_ranks, sizeof *res.ranks);
+
+  init_simgrid();
+  setup_groups(pf, job);
+  build_platform(pf, job, &res);
+
+  for (long g = 0; g < job->n_groups; g++) {
+    ts_coll_group *cg = &eng.groups[g];
+    for (int i = 0; i < cg->n; i++)
+      cg->mailboxes[i] = mailbox("ring", g, i);
+    if (opts->fidelity == TS_FIDELITY_AGGREGATE && cg->n > 1)
+      cg->barrier = sg_barrier_init((unsigned)cg->n);
+  }
+  rank_ctx *ctx = xcalloc((size_t)job->n_ranks, sizeof *ctx);
+  for (long r = 0; r < job->n_ranks; r++) {
+    rank_ctx *c = &ctx[r];
+    c->rank = r;
+    c->prog = &job->programs[r];
+    c->res = &res.ranks[r];
+    for (int k = 0; k < TS_GROUP_KINDS; k++) {
+      long g = job->rank_group[r * TS_GROUP_KINDS + k];
+      for (int i = 0; g >= 0 && i < eng.groups[g].n; i++)
+        if (eng.groups[g].ring_ranks[i] == r)
+          c->group_pos[k] = i;
+    }
+    c->inbox[TS_PEER_PREV] = mailbox("act", r, 0);
+    c->inbox[TS_PEER_NEXT] = mailbox("grad", r, 0);
+    long prev = job->rank_peer[r * TS_PEERS + TS_PEER_PREV];
+    long next = job->rank_peer[r * TS_PEERS + TS_PEER_NEXT];
+    c->outbox[TS_PEER_NEXT] = next >= 0 ? mailbox("act", next, 0) : NULL;
+    c->outbox[TS_PEER_PREV] = prev >= 0 ? mailbox("grad", prev, 0) : NULL;
+    char host[64], name[32];
+    snprintf(host, sizeof host, "n%ld_gpu%ld", r / pf->gpus_per_node, r % pf->gpus_per_node);
+    snprintf(name, sizeof name, "rank%ld", r);
+    sg_host_t h = sg_host_by_name(host);
+    TS_ASSERT(h != NULL);
+    c->speed_flops_per_s = sg_host_get_speed(h);
+    sg_actor_t a = sg_actor_init(name, h);
+    sg_actor_set_data(a, c);
+    sg_actor_start(a, rank_main, 0, NULL);
+  }
+  simgrid_run();
+
+  for (long r = 0; r < job->n_ranks; r++) {
+    TS_ASSERT(ctx[r].is_done); /* a rank that never finished is a schedule deadlock: a bug */
+    if (res.ranks[r].finish_s > res.iteration_s)
+      res.iteration_s = res.ranks[r].finish_s;
+    free(ctx[r].pending);
+  }
+  for (long r = 0; r < job->n_ranks; r++)
+    res.ranks[r].time_s[TS_CAT_IDLE] = res.iteration_s - res.ranks[r].finish_s;
+  res.n_events = eng.n_events;
+  res.n_transfers = eng.n_transfers;
+  free(ctx);
+  teardown_groups(job);
+  *out = res;
+  return 0;
+}
+

@@ -1,0 +1,34 @@
+/* engine: plays every rank's program out on its GPU with SimGrid.
+ *
+ * One SimGrid actor per rank walks the rank's events in order, as a single-stream program:
+ * compute runs on the rank's host for the cost model's duration, collectives run through
+ * coll.c, pipeline sends are posted asynchronously and completed with the next receive.
+ * Every second of a rank's iteration lands in exactly one category (schedule.h), so the
+ * categories of a rank sum to the iteration time.
+ *
+ * SimGrid's default network model (LV08) multiplies latencies by 13.01, scales bandwidth by
+ * 0.97 and adds 5% reverse traffic, corrections fitted to TCP; and CM02 still caps a flow at
+ * TCP-gamma / (2 x latency). Neither describes RDMA over Infinity Fabric or Slingshot, so the
+ * engine uses CM02 with cross-traffic off and no window cap: a lone transfer of n bytes takes
+ * exactly latency + n / bandwidth, and concurrent transfers share links max-min fairly.
+ *
+ * SimGrid cannot be re-initialised: call ts_engine_run at most once per process.
+ */
+#ifndef TS_ENGINE_H
+#define TS_ENGINE_H
+
+#include "../workloads/result.h"
+#include "../workloads/schedule.h"
+#include "coll.h"
+#include "platform.h"
+
+typedef struct ts_engine_opts {
+  ts_fidelity fidelity;
+} ts_engine_opts;
+
+/* Simulates one iteration of job with rank r on GPU r of pf. On success fills *out (free with
+ * ts_sim_result_fini). Returns -1 with an error when the job does not fit the platform. */
+int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts *opts,
+                  ts_sim_result *out, ts_err *err);
+
+#endif

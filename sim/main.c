@@ -1,0 +1,288 @@
+/* main: the trainsim command line. The only place that picks an exit status:
+ * 0 success, 2 input error (bad file, flag or layout, or a model that does not fit), 1 other
+ * failures (cannot write results). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analysis/metrics.h"
+#include "../analysis/report.h"
+#include "../workloads/doc.h"
+#include "../workloads/schedule.h"
+#include "../workloads/workload.h"
+#include "engine.h"
+#include "platform.h"
+
+#define EXIT_INPUT 2
+
+static const char usage[] =
+    "usage: trainsim <command> [options]\n"
+    "\n"
+    "Simulates large-scale LLM training on a described machine (default: Frontier, OLCF).\n"
+    "\n"
+    "commands:\n"
+    "  run WORKLOAD [options]   simulate one training iteration and report it\n"
+    "\n"
+    "Run 'trainsim run --help' for the options of run. Exit status: 0 success, 2 input error,\n"
+    "1 other failure.\n";
+
+static const char run_usage[] =
+    "usage: trainsim run WORKLOAD [options]\n"
+    "\n"
+    "Simulates one training iteration of WORKLOAD (a YAML file, e.g. workloads/gpt-175b.yaml)\n"
+    "and prints a summary; writes result.json into the output directory.\n"
+    "\n"
+    "options (each overrides the workload file):\n"
+    "  --platform FILE            platform file (default: the built-in platforms/frontier.yaml)\n"
+    "  --gpus N                   GPUs (GCDs on Frontier); data parallelism = N / (tp x pp)\n"
+    "  --tp N                     tensor-parallel size (parallelism.tensor)\n"
+    "  --pp N                     pipeline-parallel size (parallelism.pipeline)\n"
+    "  --dp N                     data-parallel size (parallelism.data)\n"
+    "  --micro-batch-size N       sequences per microbatch (training.micro_batch_size)\n"
+    "  --global-batch-size N      sequences per iteration (training.global_batch_size)\n"
+    "  --schedule gpipe|1f1b      pipeline schedule (parallelism.schedule)\n"
+    "  --recompute none|selective|full\n"
+    "                             activation recomputation (parallelism.recompute)\n"
+    "  --zero-stage 0|1           0: all-reduce gradients; 1: shard optimizer states\n"
+    "                             (reduce-scatter gradients, all-gather weights)\n"
+    "  --fidelity aggregate|flow  collective transfers: one per rank and collective\n"
+    "                             (aggregate, default) or one per ring step (flow)\n"
+    "  --out DIR                  output directory (default: trainsim-out)\n"
+    "  --ignore-memory            simulate even when a rank's memory exceeds its HBM\n"
+    "  -h, --help                 show this help\n";
+
+typedef struct run_args {
+  const char *workload;
+  const char *platform;
+  const char *out_dir;
+  ts_fidelity fidelity;
+  bool ignore_memory;
+  ts_overrides ov;
+} run_args;
+
+static int flag_error(ts_err *err, const char *flag, const char *expected, const char *found) {
+  ts_loc loc = {NULL, 0, 0, flag};
+  return ts_err_at(err, loc, "expected %s, found '%s'", expected, found);
+}
+
+static int parse_count(const char *flag, const char *text, long lo, long *out, bool *is_set,
+                       ts_err *err) {
+  long v = 0;
+  char expected[64];
+  snprintf(expected, sizeof expected, "an integer from %ld to 100000000", lo);
+  if (ts_parse_long(text, &v) != 0 || v < lo || v > 100000000)
+    return flag_error(err, flag, expected, text);
+  *out = v;
+  *is_set = true;
+  return 0;
+}
+
+static int parse_choice(const char *flag, const char *text, const char *const *names, int *out,
+                        ts_err *err) {
+  for (int i = 0; names[i] != NULL; i++)
+    if (strcmp(text, names[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  char expected[128] = "one of";
+  for (int i = 0; names[i] != NULL; i++) {
+    size_t n = strlen(expected);
+    snprintf(expected + n, sizeof expected - n, "%s '%s'", i ? "," : "", names[i]);
+  }
+  return flag_error(err, flag, expected, text);
+}
+
+static const char *const run_flags[] = {
+    "--platform",   "--gpus",     "--tp",        "--pp",       "--dp",
+    "--micro-batch-size", "--global-batch-size", "--schedule", "--recompute",
+    "--zero-stage", "--fidelity", "--out",       "--ignore-memory", "--help", NULL};
+
+/* Parses `run` arguments; returns 1 when help was printed, 0 to go on, -1 on error. */
+static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
+  memset(a, 0, sizeof *a);
+  a->out_dir = "trainsim-out";
+  a->fidelity = TS_FIDELITY_AGGREGATE;
+  ts_overrides *ov = &a->ov;
+  for (int i = 0; i < argc; i++) {
+    char *arg = argv[i];
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      fputs(run_usage, stdout);
+      return 1;
+    }
+    if (strncmp(arg, "--", 2) != 0) {
+      if (a->workload != NULL)
+        return ts_err_plain(err, "run takes one WORKLOAD file, found a second one: '%s'", arg);
+      a->workload = arg;
+      continue;
+    }
+    char flag[64];
+    const char *value = NULL;
+    const char *eq = strchr(arg, '=');
+    snprintf(flag, sizeof flag, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+    if (strcmp(flag, "--ignore-memory") == 0 && eq == NULL) {
+      a->ignore_memory = true;
+      continue;
+    }
+    bool known = false;
+    for (int k = 0; run_flags[k] != NULL; k++)
+      known = known || strcmp(run_flags[k], flag) == 0;
+    if (!known) {
+      const char *hint = ts_did_you_mean(flag, run_flags);
+      if (hint != NULL)
+        return ts_err_plain(err, "unknown option '%s' (did you mean '%s'?)", flag, hint);
+      return ts_err_plain(err, "unknown option '%s' (see 'trainsim run --help')", flag);
+    }
+    if (eq != NULL)
+      value = eq + 1;
+    else if (i + 1 < argc)
+      value = argv[++i];
+    else
+      return ts_err_plain(err, "%s: expected a value after the option", flag);
+    int choice = 0, rc = 0;
+    long zero = 0;
+    bool dummy = false;
+    if (strcmp(flag, "--platform") == 0)
+      a->platform = value;
+    else if (strcmp(flag, "--out") == 0)
+      a->out_dir = value;
+    else if (strcmp(flag, "--gpus") == 0)
+      rc = parse_count(flag, value, 1, &ov->gpus, &ov->is_gpus_set, err);
+    else if (strcmp(flag, "--tp") == 0)
+      rc = parse_count(flag, value, 1, &ov->tp, &ov->is_tp_set, err);
+    else if (strcmp(flag, "--pp") == 0)
+      rc = parse_count(flag, value, 1, &ov->pp, &ov->is_pp_set, err);
+    else if (strcmp(flag, "--dp") == 0)
+      rc = parse_count(flag, value, 1, &ov->dp, &ov->is_dp_set, err);
+    else if (strcmp(flag, "--micro-batch-size") == 0)
+      rc = parse_count(flag, value, 1, &ov->micro_batch, &ov->is_micro_batch_set, err);
+    else if (strcmp(flag, "--global-batch-size") == 0)
+      rc = parse_count(flag, value, 1, &ov->global_batch, &ov->is_global_batch_set, err);
+    else if (strcmp(flag, "--zero-stage") == 0) {
+      static const char *const stages[] = {"0", "1", NULL};
+      rc = parse_choice(flag, value, stages, &choice, err);
+      ov->zero_stage = choice;
+      ov->is_zero_stage_set = true;
+      (void)zero;
+      (void)dummy;
+    } else if (strcmp(flag, "--schedule") == 0) {
+      rc = parse_choice(flag, value, ts_schedule_names, &choice, err);
+      ov->schedule = (ts_schedule_kind)choice;
+      ov->is_schedule_set = true;
+    } else if (strcmp(flag, "--recompute") == 0) {
+      rc = parse_choice(flag, value, ts_recompute_names, &choice, err);
+      ov->recompute = (ts_recompute)choice;
+      ov->is_recompute_set = true;
+    } else if (strcmp(flag, "--fidelity") == 0) {
+      rc = parse_choice(flag, value, ts_fidelity_names, &choice, err);
+      a->fidelity = (ts_fidelity)choice;
+    } else if (strcmp(flag, "--ignore-memory") == 0) {
+      return ts_err_plain(err, "--ignore-memory takes no value");
+    }
+    if (rc != 0)
+      return -1;
+  }
+  if (a->workload == NULL)
+    return ts_err_plain(err, "run needs a WORKLOAD file (see 'trainsim run --help')");
+  return 0;
+}
+
+/* Checks that need both the workload and the platform. */
+static int check_fit(const ts_workload *wl, const ts_platform *pf, ts_err *err) {
+  long have = ts_platform_n_gpus(pf);
+  if (wl->n_gpus > have)
+    return ts_err_at(err, wl->locs.gpus,
+                     "the layout needs %ld GPUs (tp %ld x pp %ld x dp %ld) but platform '%s' "
+                     "has %ld (%ld nodes x %d)",
+                     wl->n_gpus, wl->tp, wl->pp, wl->dp, pf->name, have, pf->n_nodes,
+                     pf->gpus_per_node);
+  if (pf->gpu.peak_flops_per_s[wl->precision] <= 0)
+    return ts_err_at(err, wl->locs.precision, "platform '%s' gives no %s peak for its GPU",
+                     pf->name, ts_precision_names[wl->precision]);
+  if (wl->tp > pf->gpus_per_node && wl->order[0] == TS_AXIS_TP)
+    return 0; /* TP across nodes is legal, merely slow */
+  return 0;
+}
+
+static int cmd_run(int argc, char **argv) {
+  ts_err err = {0};
+  run_args a;
+  int rc = parse_run(argc, argv, &a, &err);
+  if (rc == 1)
+    return 0;
+  static ts_platform pf;
+  ts_workload wl;
+  if (rc != 0 ||
+      (a.platform != NULL ? ts_platform_load_file(a.platform, &pf, &err)
+                          : ts_platform_load_string(ts_platform_default_name,
+                                                    ts_platform_default_text, &pf, &err)) != 0 ||
+      ts_workload_load_file(a.workload, &wl, &err) != 0 ||
+      ts_workload_resolve(&wl, &a.ov, &err) != 0 || check_fit(&wl, &pf, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return EXIT_INPUT;
+  }
+
+  ts_metrics mem;
+  ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
+  if (!mem.is_memory_ok && !a.ignore_memory) {
+    const ts_memory *peak = &mem.stage_memory[mem.peak_memory_stage];
+    fprintf(stderr,
+            "trainsim: error: out of memory: pipeline stage %ld needs %.2f GiB per GPU but the "
+            "GPU has %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f "
+            "GiB); use more pipeline/tensor parallelism, --zero-stage 1, --recompute full, or "
+            "--ignore-memory\n",
+            mem.peak_memory_stage, peak->total_bytes / 1073741824.0,
+            pf.gpu.hbm_bytes / 1073741824.0, peak->bytes[TS_MEM_WEIGHTS] / 1073741824.0,
+            peak->bytes[TS_MEM_GRADIENTS] / 1073741824.0,
+            peak->bytes[TS_MEM_OPTIMIZER] / 1073741824.0,
+            peak->bytes[TS_MEM_ACTIVATIONS] / 1073741824.0);
+    ts_report_memory(stderr, &wl, &mem);
+    ts_metrics_fini(&mem);
+    return EXIT_INPUT;
+  }
+  ts_metrics_fini(&mem);
+
+  ts_job job;
+  if (ts_schedule_build(&wl, &pf.gpu, &job, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return EXIT_INPUT;
+  }
+  ts_engine_opts opts = {a.fidelity};
+  ts_sim_result sim;
+  if (ts_engine_run(&pf, &job, &opts, &sim, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    ts_job_fini(&job);
+    return EXIT_INPUT;
+  }
+  ts_metrics m;
+  ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, &sim, &m);
+  ts_run_info info = {pf.name, pf.gpu.model, ts_fidelity_names[a.fidelity], sim.n_events,
+                      sim.n_transfers, sim.n_links, sim.n_routes};
+  ts_report_summary(stdout, &wl, &info, &m);
+  rc = ts_report_write_json(a.out_dir, &wl, &info, &m, &err);
+  if (rc != 0)
+    fprintf(stderr, "%s\n", err.msg);
+  else
+    printf("\nresults: %s/result.json\n", a.out_dir);
+  ts_metrics_fini(&m);
+  ts_sim_result_fini(&sim);
+  ts_job_fini(&job);
+  return rc == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return EXIT_INPUT;
+  }
+  if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "run") == 0)
+    return cmd_run(argc - 2, argv + 2);
+  fprintf(stderr, "trainsim: error: unknown command '%s' (commands: run; see 'trainsim --help')\n",
+          argv[1]);
+  return EXIT_INPUT;
+}

@@ -1,0 +1,315 @@
+/* platform: parsing and validation of platform files; see platform.h. */
+#include "platform.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../workloads/doc.h"
+#include "route.h"
+
+const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
+
+static const char *const top_keys[] = {"name", "description", "sources", "gpu", "node",
+                                       "network", "nodes", NULL};
+static const char *const gpu_keys[] = {"model",        "peak",          "hbm_capacity",
+                                       "hbm_bandwidth", "gemm_ceiling", "gemm_tile",
+                                       "compute_units", "kernel_launch", NULL};
+static const char *const tile_keys[] = {"m", "n", NULL};
+static const char *const node_keys[] = {"gpus", "links", "nics", NULL};
+static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
+static const char *const nic_keys[] = {"gpu", "bandwidth", "latency", "pcie_bandwidth",
+                                       "pcie_latency", NULL};
+static const char *const net_keys[] = {"topology",         "groups",
+                                       "switches_per_group", "nodes_per_switch",
+                                       "global_links_per_group_pair", "local_link",
+                                       "global_link",      "routing", NULL};
+static const char *const params_keys[] = {"bandwidth", "latency", NULL};
+static const char *const topologies[] = {"dragonfly", NULL};
+const char *const ts_routing_names[] = {"adaptive", "minimal", NULL};
+
+/* Reads a required key through a getter: absent is an error naming the mapping. */
+#define REQUIRE(call, doc, map, what, key, err)                                                   \
+  do {                                                                                             \
+    int rc_ = (call);                                                                              \
+    if (rc_ < 0)                                                                                   \
+      return -1;                                                                                   \
+    if (rc_ == 0)                                                                                  \
+      return ts_doc_missing(doc, map, what, key, err);                                             \
+  } while (0)
+
+static int required_map(const ts_doc *doc, int parent, const char *what, const char *key,
+                        const char *const *keys, int *out, ts_err *err) {
+  int node = ts_doc_get(doc, parent, key);
+  if (node == 0)
+    return ts_doc_missing(doc, parent, what, key, err);
+  if (ts_doc_check_map(doc, node, key, keys, err) != 0)
+    return -1;
+  *out = node;
+  return 0;
+}
+
+static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
+  int g = 0;
+  if (required_map(doc, root, "platform", "gpu", gpu_keys, &g, err) != 0)
+    return -1;
+  const char *model = NULL;
+  REQUIRE(ts_doc_get_string(doc, g, "model", &model, err), doc, g, "gpu", "model", err);
+  snprintf(gpu->model, sizeof gpu->model, "%s", model);
+
+  int peak = ts_doc_get(doc, g, "peak");
+  if (peak == 0)
+    return ts_doc_missing(doc, g, "gpu", "peak", err);
+  if (ts_doc_check_map(doc, peak, "peak", ts_precision_names, err) != 0)
+    return -1;
+  bool any = false;
+  for (int p = 0; p < TS_PREC_COUNT; p++) {
+    int rc = ts_doc_get_unit(doc, peak, ts_precision_names[p], TS_UNITS_FLOP_RATE, false,
+                             &gpu->peak_flops_per_s[p], err);
+    if (rc < 0)
+      return -1;
+    any = any || rc == 1;
+  }
+  if (!any)
+    return ts_err_at(err, ts_doc_loc(doc, peak), "'peak': expected at least one precision");
+
+  REQUIRE(ts_doc_get_unit(doc, g, "hbm_capacity", TS_UNITS_BYTES, false, &gpu->hbm_bytes, err),
+          doc, g, "gpu", "hbm_capacity", err);
+  REQUIRE(ts_doc_get_unit(doc, g, "hbm_bandwidth", TS_UNITS_BANDWIDTH, false, &gpu->hbm_Bps, err),
+          doc, g, "gpu", "hbm_bandwidth", err);
+  REQUIRE(ts_doc_get_double(doc, g, "gemm_ceiling", 0.01, 1.0, &gpu->gemm_ceiling, err), doc, g,
+          "gpu", "gemm_ceiling", err);
+  int tile = 0;
+  if (required_map(doc, g, "gpu", "gemm_tile", tile_keys, &tile, err) != 0)
+    return -1;
+  REQUIRE(ts_doc_get_long(doc, tile, "m", 1, 4096, &gpu->gemm_tile_m, err), doc, tile,
+          "gemm_tile", "m", err);
+  REQUIRE(ts_doc_get_long(doc, tile, "n", 1, 4096, &gpu->gemm_tile_n, err), doc, tile,
+          "gemm_tile", "n", err);
+  REQUIRE(ts_doc_get_long(doc, g, "compute_units", 1, 1000000, &gpu->n_compute_units, err), doc,
+          g, "gpu", "compute_units", err);
+  REQUIRE(ts_doc_get_unit(doc, g, "kernel_launch", TS_UNITS_TIME, true, &gpu->kernel_launch_s,
+                          err),
+          doc, g, "gpu", "kernel_launch", err);
+  return 0;
+}
+
+static int local_gpu(const ts_doc *doc, int node, const char *key, int n_gpus, int *out,
+                     ts_err *err) {
+  const char *s = ts_doc_scalar(doc, node);
+  long v = 0;
+  if (s == NULL || ts_parse_long(s, &v) != 0 || v < 0 || v >= n_gpus)
+    return ts_err_at(err, ts_doc_loc(doc, node),
+                     "key '%s': expected a GPU index from 0 to %d, found '%s'", key, n_gpus - 1,
+                     s ? s : "a non-scalar");
+  *out = (int)v;
+  return 0;
+}
+
+static int load_link(const ts_doc *doc, int item, int n_gpus, ts_node_link *out, ts_err *err) {
+  if (ts_doc_check_map(doc, item, "links", link_keys, err) != 0)
+    return -1;
+  int pair = ts_doc_get(doc, item, "gpus");
+  if (pair == 0)
+    return ts_doc_missing(doc, item, "links", "gpus", err);
+  if (!ts_doc_is_seq(doc, pair) || ts_doc_seq_len(doc, pair) != 2)
+    return ts_err_at(err, ts_doc_loc(doc, pair), "key 'gpus': expected a pair such as [0, 1]");
+  int a = 0, b = 0;
+  if (local_gpu(doc, ts_doc_seq_item(doc, pair, 0), "gpus", n_gpus, &a, err) != 0 ||
+      local_gpu(doc, ts_doc_seq_item(doc, pair, 1), "gpus", n_gpus, &b, err) != 0)
+    return -1;
+  if (a == b)
+    return ts_err_at(err, ts_doc_loc(doc, pair),
+                     "key 'gpus': a link joins two different GPUs, found [%d, %d]", a, b);
+  out->gpu_a = a < b ? a : b;
+  out->gpu_b = a < b ? b : a;
+  REQUIRE(ts_doc_get_unit(doc, item, "bandwidth", TS_UNITS_BANDWIDTH, false, &out->bw_Bps, err),
+          doc, item, "links", "bandwidth", err);
+  REQUIRE(ts_doc_get_unit(doc, item, "latency", TS_UNITS_TIME, true, &out->lat_s, err), doc,
+          item, "links", "latency", err);
+  return 0;
+}
+
+static int load_nic(const ts_doc *doc, int item, int n_gpus, ts_nic *out, ts_err *err) {
+  if (ts_doc_check_map(doc, item, "nics", nic_keys, err) != 0)
+    return -1;
+  int g = ts_doc_get(doc, item, "gpu");
+  if (g == 0)
+    return ts_doc_missing(doc, item, "nics", "gpu", err);
+  if (local_gpu(doc, g, "gpu", n_gpus, &out->gpu, err) != 0)
+    return -1;
+  REQUIRE(ts_doc_get_unit(doc, item, "bandwidth", TS_UNITS_BANDWIDTH, false, &out->bw_Bps, err),
+          doc, item, "nics", "bandwidth", err);
+  REQUIRE(ts_doc_get_unit(doc, item, "latency", TS_UNITS_TIME, true, &out->lat_s, err), doc,
+          item, "nics", "latency", err);
+  REQUIRE(ts_doc_get_unit(doc, item, "pcie_bandwidth", TS_UNITS_BANDWIDTH, false,
+                          &out->pcie_Bps, err),
+          doc, item, "nics", "pcie_bandwidth", err);
+  REQUIRE(ts_doc_get_unit(doc, item, "pcie_latency", TS_UNITS_TIME, true, &out->pcie_lat_s,
+                          err),
+          doc, item, "nics", "pcie_latency", err);
+  return 0;
+}
+
+static int load_node(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) {
+  int n = 0;
+  if (required_map(doc, root, "platform", "node", node_keys, &n, err) != 0)
+    return -1;
+  long gpus = 0;
+  REQUIRE(ts_doc_get_long(doc, n, "gpus", 1, TS_PLATFORM_MAX_GPUS_PER_NODE, &gpus, err), doc, n,
+          "node", "gpus", err);
+  pf->gpus_per_node = (int)gpus;
+
+  int links = ts_doc_get(doc, n, "links");
+  if (links != 0 && !ts_doc_is_seq(doc, links))
+    return ts_err_at(err, ts_doc_loc(doc, links), "key 'links': expected a list of links");
+  int n_links = ts_doc_seq_len(doc, links);
+  if (n_links > TS_PLATFORM_MAX_NODE_LINKS)
+    return ts_err_at(err, ts_doc_loc(doc, links), "key 'links': at most %d links, found %d",
+                     TS_PLATFORM_MAX_NODE_LINKS, n_links);
+  for (int i = 0; i < n_links; i++) {
+    int item = ts_doc_seq_item(doc, links, i);
+    ts_node_link *l = &pf->node_links[i];
+    if (load_link(doc, item, pf->gpus_per_node, l, err) != 0)
+      return -1;
+    for (int j = 0; j < i; j++)
+      if (pf->node_links[j].gpu_a == l->gpu_a && pf->node_links[j].gpu_b == l->gpu_b)
+        return ts_err_at(err, ts_doc_loc(doc, item),
+                         "duplicate link between GPUs %d and %d (list its bandwidth once, "
+                         "summed over parallel links)",
+                         l->gpu_a, l->gpu_b);
+  }
+  pf->n_node_links = n_links;
+
+  int nics = ts_doc_get(doc, n, "nics");
+  if (nics != 0 && !ts_doc_is_seq(doc, nics))
+    return ts_err_at(err, ts_doc_loc(doc, nics), "key 'nics': expected a list of NICs");
+  int n_nics = ts_doc_seq_len(doc, nics);
+  if (n_nics > TS_PLATFORM_MAX_NICS)
+    return ts_err_at(err, ts_doc_loc(doc, nics), "key 'nics': at most %d NICs, found %d",
+                     TS_PLATFORM_MAX_NICS, n_nics);
+  for (int i = 0; i < n_nics; i++)
+    if (load_nic(doc, ts_doc_seq_item(doc, nics, i), pf->gpus_per_node, &pf->nics[i], err) != 0)
+      return -1;
+  pf->n_nics = n_nics;
+
+  /* Every GPU must reach every other inside the node. */
+  for (int a = 0; a < pf->gpus_per_node; a++)
+    for (int b = 0; b < pf->gpus_per_node; b++)
+      if (a != b && ts_route_node_hops(pf, a, b) < 0)
+        return ts_err_at(err, ts_doc_loc(doc, n),
+                         "'node': GPUs %d and %d are not connected by any path of links", a, b);
+  return 0;
+}
+
+static int load_params(const ts_doc *doc, int net, const char *key, ts_link_params *out,
+                       ts_err *err) {
+  int m = 0;
+  if (required_map(doc, net, "network", key, params_keys, &m, err) != 0)
+    return -1;
+  REQUIRE(ts_doc_get_unit(doc, m, "bandwidth", TS_UNITS_BANDWIDTH, false, &out->bw_Bps, err), doc,
+          m, key, "bandwidth", err);
+  REQUIRE(ts_doc_get_unit(doc, m, "latency", TS_UNITS_TIME, true, &out->lat_s, err), doc, m, key,
+          "latency", err);
+  return 0;
+}
+
+static int load_network(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) {
+  int net = 0;
+  if (required_map(doc, root, "platform", "network", net_keys, &net, err) != 0)
+    return -1;
+  int topo = 0;
+  REQUIRE(ts_doc_get_enum(doc, net, "topology", topologies, &topo, err), doc, net, "network",
+          "topology", err);
+  ts_dragonfly *d = &pf->net;
+  REQUIRE(ts_doc_get_long(doc, net, "groups", 1, 4096, &d->n_groups, err), doc, net, "network",
+          "groups", err);
+  REQUIRE(ts_doc_get_long(doc, net, "switches_per_group", 1, 1024, &d->switches_per_group, err),
+          doc, net, "network", "switches_per_group", err);
+  REQUIRE(ts_doc_get_long(doc, net, "nodes_per_switch", 1, 1024, &d->nodes_per_switch, err), doc,
+          net, "network", "nodes_per_switch", err);
+  REQUIRE(ts_doc_get_long(doc, net, "global_links_per_group_pair", 1, 64,
+                          &d->global_links_per_pair, err),
+          doc, net, "network", "global_links_per_group_pair", err);
+  if (load_params(doc, net, "local_link", &d->local, err) != 0 ||
+      load_params(doc, net, "global_link", &d->global, err) != 0)
+    return -1;
+  int routing = TS_ROUTING_ADAPTIVE;
+  if (ts_doc_get_enum(doc, net, "routing", ts_routing_names, &routing, err) < 0)
+    return -1;
+  d->routing = (ts_routing)routing;
+  return 0;
+}
+
+static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
+  int root = ts_doc_root(doc);
+  if (root == 0)
+    return ts_err_at(err, ts_doc_loc(doc, 0), "empty platform file: expected a mapping with "
+                                              "keys 'name', 'gpu', 'node', 'network', 'nodes'");
+  if (ts_doc_check_map(doc, root, "platform", top_keys, err) != 0)
+    return -1;
+  const char *name = NULL;
+  REQUIRE(ts_doc_get_string(doc, root, "name", &name, err), doc, root, "platform", "name", err);
+  snprintf(pf->name, sizeof pf->name, "%s", name);
+  if (load_gpu(doc, root, &pf->gpu, err) != 0 || load_node(doc, root, pf, err) != 0 ||
+      load_network(doc, root, pf, err) != 0)
+    return -1;
+  REQUIRE(ts_doc_get_long(doc, root, "nodes", 1, 10000000, &pf->n_nodes, err), doc, root,
+          "platform", "nodes", err);
+  const ts_dragonfly *d = &pf->net;
+  long capacity = d->n_groups * d->switches_per_group * d->nodes_per_switch;
+  if (pf->n_nodes > capacity)
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, root, "nodes")),
+                     "key 'nodes': %ld nodes do not fit the network's %ld groups x %ld switches "
+                     "x %ld nodes per switch = %ld",
+                     pf->n_nodes, d->n_groups, d->switches_per_group, d->nodes_per_switch,
+                     capacity);
+  if (pf->n_nodes > 1 && pf->n_nics == 0)
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, root, "node")),
+                     "'node': a machine of %ld nodes needs at least one NIC per node",
+                     pf->n_nodes);
+  for (int g = 0; g < pf->gpus_per_node; g++)
+    pf->gpu_nic[g] = pf->n_nics > 0 ? ts_route_nearest_nic(pf, g) : -1;
+  return 0;
+}
+
+static int load(const ts_doc *doc, ts_platform *out, ts_err *err) {
+  ts_platform pf;
+  memset(&pf, 0, sizeof pf);
+  snprintf(pf.source_name, sizeof pf.source_name, "%s", ts_doc_name(doc));
+  if (load_doc(doc, &pf, err) != 0)
+    return -1;
+  *out = pf;
+  return 0;
+}
+
+int ts_platform_load_file(const char *path, ts_platform *out, ts_err *err) {
+  ts_doc *doc = NULL;
+  if (ts_doc_load_file(path, &doc, err) != 0)
+    return -1;
+  int rc = load(doc, out, err);
+  ts_doc_free(doc);
+  return rc;
+}
+
+int ts_platform_load_string(const char *name, const char *text, ts_platform *out, ts_err *err) {
+  ts_doc *doc = NULL;
+  if (ts_doc_parse(name, text, strlen(text), &doc, err) != 0)
+    return -1;
+  int rc = load(doc, out, err);
+  ts_doc_free(doc);
+  return rc;
+}
+
+long ts_platform_n_gpus(const ts_platform *pf) {
+  return pf->n_nodes * pf->gpus_per_node;
+}
+
+int ts_platform_node_link(const ts_platform *pf, int a, int b) {
+  int lo = a < b ? a : b, hi = a < b ? b : a;
+  for (int i = 0; i < pf->n_node_links; i++)
+    if (pf->node_links[i].gpu_a == lo && pf->node_links[i].gpu_b == hi)
+      return i;
+  return -1;
+}

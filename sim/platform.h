@@ -1,0 +1,78 @@
+/* platform: a machine described by a platform file (schema in platforms/frontier.yaml).
+ *
+ * Loading parses and validates every value before anything reaches SimGrid (SimGrid aborts on
+ * bad platform values). The node is an explicit link graph (Frontier's Infinity Fabric is
+ * irregular); the network is a dragonfly: groups of switches connected all-to-all, a fixed
+ * number of global links between every pair of groups, nodes_per_switch nodes on each switch.
+ * GPUs are numbered node-major: gpu = node * gpus_per_node + local index.
+ */
+#ifndef TS_PLATFORM_H
+#define TS_PLATFORM_H
+
+#include "../workloads/err.h"
+#include "../workloads/gpu.h"
+
+#define TS_PLATFORM_MAX_GPUS_PER_NODE 16
+#define TS_PLATFORM_MAX_NODE_LINKS 128
+#define TS_PLATFORM_MAX_NICS 16
+
+typedef struct ts_node_link {
+  int gpu_a, gpu_b;     /* local indices, a < b */
+  double bw_Bps;        /* per direction */
+  double lat_s;
+} ts_node_link;
+
+typedef struct ts_nic {
+  int gpu;              /* local GPU the NIC is attached to */
+  double bw_Bps;        /* NIC <-> switch, per direction */
+  double lat_s;
+  double pcie_Bps;      /* GPU <-> NIC, per direction */
+  double pcie_lat_s;
+} ts_nic;
+
+typedef struct ts_link_params {
+  double bw_Bps; /* per direction */
+  double lat_s;
+} ts_link_params;
+
+typedef enum ts_routing { TS_ROUTING_ADAPTIVE, TS_ROUTING_MINIMAL } ts_routing;
+extern const char *const ts_routing_names[]; /* "adaptive", "minimal" */
+
+typedef struct ts_dragonfly {
+  long n_groups;
+  long switches_per_group;
+  long nodes_per_switch;
+  long global_links_per_pair;
+  ts_link_params local;  /* switch to switch inside a group */
+  ts_link_params global; /* between groups, one cable */
+  ts_routing routing;    /* inside groups; see route.h */
+} ts_dragonfly;
+
+typedef struct ts_platform {
+  char name[64];
+  char source_name[256]; /* file it was read from, for messages */
+  ts_gpu gpu;
+  int gpus_per_node;
+  int n_node_links;
+  ts_node_link node_links[TS_PLATFORM_MAX_NODE_LINKS];
+  int n_nics;
+  ts_nic nics[TS_PLATFORM_MAX_NICS];
+  int gpu_nic[TS_PLATFORM_MAX_GPUS_PER_NODE]; /* derived: the NIC each local GPU uses */
+  ts_dragonfly net;
+  long n_nodes;
+} ts_platform;
+
+/* Loads and validates a platform file into *out (written only on success). */
+int ts_platform_load_file(const char *path, ts_platform *out, ts_err *err);
+/* Same from text in memory (the embedded default platform); name is used in messages. */
+int ts_platform_load_string(const char *name, const char *text, ts_platform *out, ts_err *err);
+
+/* The platform compiled into the binary (platforms/frontier.yaml) and its display name. */
+extern const char ts_platform_default_text[];
+extern const char ts_platform_default_name[];
+
+long ts_platform_n_gpus(const ts_platform *pf);
+/* The node-link index joining two local GPUs, or -1. */
+int ts_platform_node_link(const ts_platform *pf, int a, int b);
+
+#endif

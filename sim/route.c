@@ -1,0 +1,220 @@
+/* route: see route.h. */
+#include "route.h"
+
+#include <stdio.h>
+
+enum link_kind {
+  LK_NODE = 1,
+  LK_PCIE_UP,
+  LK_PCIE_DOWN,
+  LK_NIC_UP,
+  LK_NIC_DOWN,
+  LK_LOCAL,      /* minimal routing: the one cable between two switches of a group */
+  LK_FABRIC_OUT, /* adaptive routing: a switch's share of its group's local fabric, leaving */
+  LK_FABRIC_IN,  /* ... and arriving */
+  LK_GLOBAL
+};
+
+static ts_link_id make_id(enum link_kind kind, uint64_t a, uint64_t b, uint64_t c) {
+  TS_ASSERT(a < (1ULL << 32) && b < (1ULL << 16) && c < (1ULL << 16));
+  return ((uint64_t)kind << 60) | (a << 32) | (b << 16) | c;
+}
+
+/* Shortest-then-widest paths from local GPU `from`: hops[v] and the predecessor of v. */
+static void node_paths(const ts_platform *pf, int from, int *hops, int *pred, double *width) {
+  int n = pf->gpus_per_node;
+  for (int v = 0; v < n; v++) {
+    hops[v] = -1;
+    pred[v] = -1;
+    width[v] = 0;
+  }
+  hops[from] = 0;
+  width[from] = 1e300;
+  for (int level = 0; level < n; level++)
+    for (int u = 0; u < n; u++) {
+      if (hops[u] != level)
+        continue;
+      for (int i = 0; i < pf->n_node_links; i++) {
+        const ts_node_link *l = &pf->node_links[i];
+        int v = l->gpu_a == u ? l->gpu_b : l->gpu_b == u ? l->gpu_a : -1;
+        if (v < 0 || (hops[v] >= 0 && hops[v] <= level))
+          continue;
+        double w = width[u] < l->bw_Bps ? width[u] : l->bw_Bps;
+        if (hops[v] < 0 || w > width[v]) { /* u ascends, so ties keep the lowest u */
+          hops[v] = level + 1;
+          pred[v] = u;
+          width[v] = w;
+        }
+      }
+    }
+}
+
+int ts_route_node_hops(const ts_platform *pf, int a, int b) {
+  int hops[TS_PLATFORM_MAX_GPUS_PER_NODE], pred[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  double width[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  node_paths(pf, a, hops, pred, width);
+  return hops[b];
+}
+
+int ts_route_nearest_nic(const ts_platform *pf, int gpu) {
+  int hops[TS_PLATFORM_MAX_GPUS_PER_NODE], pred[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  double width[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  node_paths(pf, gpu, hops, pred, width);
+  int best = -1;
+  for (int i = 0; i < pf->n_nics; i++) {
+    int g = pf->nics[i].gpu;
+    if (hops[g] < 0)
+      continue;
+    if (best < 0 || hops[g] < hops[pf->nics[best].gpu] ||
+        (hops[g] == hops[pf->nics[best].gpu] && width[g] > width[pf->nics[best].gpu]))
+      best = i;
+  }
+  return best;
+}
+
+static void add(const ts_platform *pf, ts_route *r, ts_link_id id) {
+  TS_ASSERT(r->n_links < TS_ROUTE_MAX_LINKS);
+  r->links[r->n_links++] = id;
+  double bw = 0, lat = 0;
+  ts_route_link_info(pf, id, &bw, &lat, NULL, 0);
+  r->lat_s += lat;
+  if (bw < r->bw_Bps)
+    r->bw_Bps = bw;
+}
+
+/* Appends the node links from local a to local b on `node`, in travel order. */
+static void add_node_path(const ts_platform *pf, ts_route *r, long node, int a, int b) {
+  if (a == b)
+    return;
+  int hops[TS_PLATFORM_MAX_GPUS_PER_NODE], pred[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  double width[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  node_paths(pf, a, hops, pred, width);
+  TS_ASSERT(hops[b] > 0);
+  int path[TS_PLATFORM_MAX_GPUS_PER_NODE + 1];
+  int n = 0;
+  for (int v = b; v != a; v = pred[v])
+    path[n++] = v;
+  path[n++] = a;
+  for (int i = n - 1; i > 0; i--)
+    add(pf, r, make_id(LK_NODE, (uint64_t)node, (uint64_t)path[i], (uint64_t)path[i - 1]));
+}
+
+/* A stable integer hash (splitmix64 finaliser) for spreading pairs over parallel cables. */
+static uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* Switch (within its group) that holds group g's k-th cable to group other. */
+static long global_switch(const ts_dragonfly *d, long g, long other, long k) {
+  long index = other < g ? other : other - 1;
+  return (index * d->global_links_per_pair + k) % d->switches_per_group;
+}
+
+/* Switch a to switch b inside group g (a != b). */
+static void add_local_hop(const ts_platform *pf, ts_route *r, long g, long a, long b) {
+  if (pf->net.routing == TS_ROUTING_MINIMAL) {
+    add(pf, r, make_id(LK_LOCAL, (uint64_t)g, (uint64_t)a, (uint64_t)b));
+    return;
+  }
+  add(pf, r, make_id(LK_FABRIC_OUT, (uint64_t)g, (uint64_t)a, 0));
+  add(pf, r, make_id(LK_FABRIC_IN, (uint64_t)g, 0, (uint64_t)b));
+}
+
+static void add_switch_path(const ts_platform *pf, ts_route *r, long src_node, long dst_node) {
+  const ts_dragonfly *d = &pf->net;
+  long per_group = d->switches_per_group * d->nodes_per_switch;
+  long gs = src_node / per_group, gd = dst_node / per_group;
+  long ss = (src_node / d->nodes_per_switch) % d->switches_per_group;
+  long sd = (dst_node / d->nodes_per_switch) % d->switches_per_group;
+  if (gs == gd) {
+    if (ss != sd)
+      add_local_hop(pf, r, gs, ss, sd);
+    return;
+  }
+  long k = (long)(mix((uint64_t)src_node * 0x100000001ULL + (uint64_t)dst_node) %
+                  (uint64_t)d->global_links_per_pair);
+  long out_sw = global_switch(d, gs, gd, k), in_sw = global_switch(d, gd, gs, k);
+  if (ss != out_sw)
+    add_local_hop(pf, r, gs, ss, out_sw);
+  add(pf, r, make_id(LK_GLOBAL, (uint64_t)gs, (uint64_t)gd, (uint64_t)k));
+  if (in_sw != sd)
+    add_local_hop(pf, r, gd, in_sw, sd);
+}
+
+void ts_route_between(const ts_platform *pf, long src_gpu, long dst_gpu, ts_route *out) {
+  TS_ASSERT(src_gpu != dst_gpu);
+  ts_route r = {.n_links = 0, .lat_s = 0, .bw_Bps = 1e300};
+  long src_node = src_gpu / pf->gpus_per_node, dst_node = dst_gpu / pf->gpus_per_node;
+  int a = (int)(src_gpu % pf->gpus_per_node), b = (int)(dst_gpu % pf->gpus_per_node);
+  if (src_node == dst_node) {
+    add_node_path(pf, &r, src_node, a, b);
+  } else {
+    int nic_s = pf->gpu_nic[a], nic_d = pf->gpu_nic[b];
+    TS_ASSERT(nic_s >= 0 && nic_d >= 0);
+    add_node_path(pf, &r, src_node, a, pf->nics[nic_s].gpu);
+    add(pf, &r, make_id(LK_PCIE_UP, (uint64_t)src_node, 0, (uint64_t)nic_s));
+    add(pf, &r, make_id(LK_NIC_UP, (uint64_t)src_node, 0, (uint64_t)nic_s));
+    add_switch_path(pf, &r, src_node, dst_node);
+    add(pf, &r, make_id(LK_NIC_DOWN, (uint64_t)dst_node, 0, (uint64_t)nic_d));
+    add(pf, &r, make_id(LK_PCIE_DOWN, (uint64_t)dst_node, 0, (uint64_t)nic_d));
+    add_node_path(pf, &r, dst_node, pf->nics[nic_d].gpu, b);
+  }
+  *out = r;
+}
+
+void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, double *lat_s,
+                        char *name, size_t name_size) {
+  enum link_kind kind = (enum link_kind)(id >> 60);
+  unsigned long a = (unsigned long)((id >> 32) & 0x0fffffffULL);
+  unsigned long b = (unsigned long)((id >> 16) & 0xffffULL), c = (unsigned long)(id & 0xffffULL);
+  const char *prefix = NULL;
+  switch (kind) {
+  case LK_NODE: {
+    int l = ts_platform_node_link(pf, (int)b, (int)c);
+    TS_ASSERT(l >= 0);
+    *bw_Bps = pf->node_links[l].bw_Bps;
+    *lat_s = pf->node_links[l].lat_s;
+    prefix = "if"; /* node, from GPU, to GPU */
+    break;
+  }
+  case LK_PCIE_UP:
+  case LK_PCIE_DOWN:
+    *bw_Bps = pf->nics[c].pcie_Bps;
+    *lat_s = pf->nics[c].pcie_lat_s;
+    prefix = kind == LK_PCIE_UP ? "pcie_up" : "pcie_down"; /* node, -, NIC */
+    break;
+  case LK_NIC_UP:
+  case LK_NIC_DOWN:
+    *bw_Bps = pf->nics[c].bw_Bps;
+    *lat_s = pf->nics[c].lat_s;
+    prefix = kind == LK_NIC_UP ? "nic_up" : "nic_down"; /* node, -, NIC */
+    break;
+  case LK_LOCAL:
+    *bw_Bps = pf->net.local.bw_Bps;
+    *lat_s = pf->net.local.lat_s;
+    prefix = "local"; /* group, from switch, to switch */
+    break;
+  case LK_FABRIC_OUT:
+  case LK_FABRIC_IN:
+    *bw_Bps = ts_route_fabric_Bps(&pf->net);
+    *lat_s = pf->net.local.lat_s;
+    prefix = kind == LK_FABRIC_OUT ? "fabric_out" : "fabric_in"; /* group, switch */
+    break;
+  case LK_GLOBAL:
+    *bw_Bps = pf->net.global.bw_Bps;
+    *lat_s = pf->net.global.lat_s;
+    prefix = "global"; /* from group, to group, cable */
+    break;
+  default:
+    TS_ASSERT(!"unknown link kind");
+  }
+  if (name != NULL)
+    snprintf(name, name_size, "%s_%lu_%lu_%lu", prefix, a, b, c);
+}
+
+double ts_route_fabric_Bps(const ts_dragonfly *d) {
+  return (double)(d->switches_per_group - 1) * d->local.bw_Bps / 2.0;
+}

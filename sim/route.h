@@ -1,0 +1,57 @@
+/* route: which physical links a transfer between two GPUs crosses.
+ *
+ * Inside a node: the path with the fewest links, and among those the widest (largest
+ * bottleneck bandwidth), ties to the lowest intermediate GPU index. Between nodes:
+ *   src GPU -> (node links) -> GPU holding the NIC -> PCIe -> NIC -> its switch
+ *   -> [local link to the switch holding the chosen global link] -> global link
+ *   -> [local link to the destination switch] -> NIC -> PCIe -> (node links) -> dst GPU
+ * with at most 3 switch-to-switch hops (minimal dragonfly routing). Of the
+ * global_links_per_pair cables between two groups, a pair of nodes always uses the same one,
+ * picked by a hash of the two node numbers (static spreading in place of Slingshot's adaptive
+ * routing, which SimGrid's fluid model cannot express per packet). The group's k-th global
+ * cable to another group sits on switch (index_of_other_group * links_per_pair + k) mod
+ * switches_per_group: an assumed, even wiring (Frontier's cabling map is not published).
+ *
+ * Inside a group, `routing: minimal` sends a switch pair's traffic over its one cable.
+ * Slingshot routes adaptively instead (De Sensi et al. SC'20): packets spread over the direct
+ * cable and the two-hop paths through the other switches, so a busy switch pair is not held
+ * to one cable. A fluid model cannot route per packet, so `routing: adaptive` (the default)
+ * models the group's all-to-all fabric as each switch's aggregate share of it: a transfer
+ * from switch a to switch b crosses a's fabric egress and b's fabric ingress, each of
+ * (switches_per_group - 1) x local bandwidth / 2 (all local cables, each path using two of
+ * them when spread non-minimally). Global cables stay minimal in both modes.
+ *
+ * Links are named by 64-bit ids so that only links some route uses are ever created.
+ */
+#ifndef TS_ROUTE_H
+#define TS_ROUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform.h"
+
+#define TS_ROUTE_MAX_LINKS 48
+
+typedef uint64_t ts_link_id;
+
+typedef struct ts_route {
+  int n_links;
+  ts_link_id links[TS_ROUTE_MAX_LINKS];
+  double lat_s;  /* sum of link latencies */
+  double bw_Bps; /* bottleneck bandwidth */
+} ts_route;
+
+/* Links on the shortest path between local GPUs a and b, or -1 when there is none. */
+int ts_route_node_hops(const ts_platform *pf, int a, int b);
+/* The NIC a local GPU sends through: fewest links to the NIC's GPU, then widest path. */
+int ts_route_nearest_nic(const ts_platform *pf, int gpu);
+/* The route between two global GPU indices (distinct, both < ts_platform_n_gpus). */
+void ts_route_between(const ts_platform *pf, long src_gpu, long dst_gpu, ts_route *out);
+/* Capacity of one switch's share of its group's fabric under adaptive routing. */
+double ts_route_fabric_Bps(const ts_dragonfly *d);
+/* A link's bandwidth, latency and a unique name (SimGrid link names must be unique). */
+void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, double *lat_s,
+                        char *name, size_t name_size);
+
+#endif

@@ -1,0 +1,38 @@
+/* sg_platform: hands a fully resolved platform (hosts, links, routes) to SimGrid.
+ *
+ * SimGrid 3.32's C API cannot create zones, hosts or links, so this is the one C++ file
+ * (sg_platform.cpp). Everything is validated and routed in C before it gets here: SimGrid
+ * aborts on bad values. The zone is a single full zone whose routes are given explicitly for
+ * the host pairs that communicate; links are shared by every route that lists them, which is
+ * what makes contention real.
+ */
+#ifndef TS_SG_PLATFORM_H
+#define TS_SG_PLATFORM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ts_sg_link {
+  const char *name; /* unique */
+  double bw_Bps;
+  double lat_s;
+} ts_sg_link;
+
+typedef struct ts_sg_route {
+  long src_host, dst_host; /* indices into the host list */
+  int n_links;
+  const long *links;       /* indices into the link list, in travel order */
+} ts_sg_route;
+
+/* Creates the zone; call after simgrid_init and before creating actors. Host i is named
+ * host_names[i] and computes at speed_flops_per_s. */
+void ts_sg_platform_build(long n_hosts, const char *const *host_names, double speed_flops_per_s,
+                          long n_links, const ts_sg_link *links, long n_routes,
+                          const ts_sg_route *routes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,79 @@
+/* cost: FLOPs, HBM bytes and time of the work one GPU does for one microbatch.
+ *
+ * Compute model (DESIGN.md): time = max(flops / (peak x efficiency(shape)), bytes / HBM
+ * bandwidth) + kernel launch, per kernel. GEMM efficiency = the platform's measured ceiling x
+ * the tile and wave quantisation of the output: a GEMM of M x N in tiles of tm x tn runs in
+ * ceil(tiles / CUs) waves, and only tiles x tm x tn ... of the wave slots do useful work.
+ *
+ * A transformer layer (Megatron-LM, tensor parallel t, no sequence parallelism) is cut where
+ * its TP all-reduces fall:
+ *
+ *   forward : [LN1 QKV core proj]  AR  [bda LN2 FC1 GeLU FC2 bda]  AR
+ *   backward: [bda' FC2' GeLU' FC1'] AR [LN2' bda' proj' core' QKV' LN1'] AR
+ *
+ * (bda = bias-dropout-add; column-parallel layers all-reduce their input gradient in backward,
+ * row-parallel ones their output in forward). Matmul FLOPs per layer and microbatch sum to
+ * Megatron's 24 b s h^2 (1 + s/6h) forward for f = 4h (Narayanan et al. SC'21, eq. 3).
+ */
+#ifndef TS_COST_H
+#define TS_COST_H
+
+#include "gpu.h"
+#include "workload.h"
+
+typedef struct ts_cost {
+  double flops;  /* matrix FLOPs (what Megatron's formulas count) */
+  double bytes;  /* HBM traffic */
+  double time_s;
+  int n_kernels;
+} ts_cost;
+
+/* Pieces of one layer, one microbatch, one TP rank. */
+typedef struct ts_layer_cost {
+  ts_cost fwd_attn, fwd_mlp;    /* forward, before each all-reduce */
+  ts_cost bwd_mlp, bwd_attn;    /* backward, before each all-reduce */
+  ts_cost attn_core_fwd;        /* the attention core alone: what selective recompute redoes */
+  double tp_allreduce_bytes;    /* each of the 2 forward and 2 backward all-reduces */
+} ts_layer_cost;
+
+/* Work outside the layers: embedding on the first stage, output layer and loss on the last. */
+typedef struct ts_edge_cost {
+  ts_cost embed_fwd, embed_bwd;
+  double embed_allreduce_bytes;  /* forward all-reduce of the vocab-parallel embedding */
+  ts_cost head_fwd, head_bwd;    /* final LN, logits, vocab-parallel cross-entropy */
+  double loss_allreduce_bytes;   /* each of the 3 small cross-entropy all-reduces */
+  double head_allreduce_bytes;   /* backward all-reduce of the logits' input gradient */
+} ts_edge_cost;
+
+/* Efficiency (0..1] of a batch of M x N-output GEMMs on gpu, ceiling included. */
+double ts_cost_gemm_efficiency(const ts_gpu *gpu, long batch, long m, long n);
+/* One GEMM kernel (batched): C[M,N] = A[M,K] B[K,N], operands of elem_bytes. */
+ts_cost ts_cost_gemm(const ts_gpu *gpu, double peak_flops_per_s, long batch, long m, long n,
+                     long k, double elem_bytes);
+/* One memory-bound kernel moving `bytes`. */
+ts_cost ts_cost_memory_bound(const ts_gpu *gpu, double bytes);
+/* a + b (times, bytes, FLOPs and kernels add). */
+ts_cost ts_cost_add(ts_cost a, ts_cost b);
+
+void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out);
+void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out);
+/* Optimizer step over n_params parameters held by this rank (mixed-precision Adam). */
+ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_params);
+
+/* Parameters held by one TP rank of one pipeline stage (embeddings on the first stage, final
+ * LN and - when pp > 1 - the tied word-embedding copy on the last). */
+double ts_cost_stage_params(const ts_workload *wl, long stage);
+/* Parameters of the whole model (unpadded vocabulary, tied embeddings counted once). */
+double ts_cost_model_params(const ts_workload *wl);
+
+/* FLOPs per iteration. Model FLOPs: 72 B s l h^2 (1 + s/6h + V/12lh) (Narayanan et al. SC'21,
+ * eq. 3 without recomputation; also PaLM's MFU convention), V unpadded. */
+double ts_cost_model_flops(const ts_workload *wl);
+/* Megatron-DeepSpeed's reported figure (the Frontier paper's metric): 24 k B s l h^2 (1 + s/6h
+ * + V/16lh), k = 4 with activation checkpointing (full recompute) else 3, V padded. */
+double ts_cost_megatron_flops(const ts_workload *wl);
+
+/* Bytes per element of the training precision. */
+double ts_cost_elem_bytes(ts_precision p);
+
+#endif

@@ -1,0 +1,442 @@
+/* doc: see doc.h. A first pass over libyaml's events refuses aliases, deep nesting and extra
+ * documents, so the loaded tree is a plain tree of bounded depth. */
+#include "doc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+/* Our schemas nest four levels at most; anything deeper is not one of our files. */
+#define DOC_MAX_DEPTH 32
+/* Platform and workload files are a few KiB; a bigger file is not one of ours. */
+#define DOC_MAX_BYTES (16L * 1024 * 1024)
+
+struct ts_doc {
+  char *name;
+  yaml_document_t yaml;
+};
+
+static ts_loc mark_loc(const char *name, yaml_mark_t mark) {
+  ts_loc loc = {name, (int)mark.line + 1, (int)mark.column + 1, NULL};
+  return loc;
+}
+
+static int syntax_error(const char *name, const yaml_parser_t *parser, ts_err *err) {
+  yaml_mark_t mark = parser->problem_mark;
+  if (parser->context != NULL)
+    return ts_err_at(err, mark_loc(name, mark), "invalid YAML: %s %s", parser->problem,
+                     parser->context);
+  return ts_err_at(err, mark_loc(name, mark), "invalid YAML: %s",
+                   parser->problem ? parser->problem : "unreadable input");
+}
+
+/* Event pass: rejects aliases, nesting deeper than DOC_MAX_DEPTH and multiple documents. */
+static int prescan(const char *name, const char *text, size_t len, ts_err *err) {
+  yaml_parser_t parser;
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  int depth = 0, n_docs = 0, rc = 0;
+  for (bool done = false; !done && rc == 0;) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&parser, &ev)) {
+      rc = syntax_error(name, &parser, err);
+      break;
+    }
+    ts_loc loc = mark_loc(name, ev.start_mark);
+    switch (ev.type) {
+    case YAML_ALIAS_EVENT:
+      rc = ts_err_at(err, loc, "YAML aliases ('*%s') are not supported in trainsim files",
+                     (const char *)ev.data.alias.anchor);
+      break;
+    case YAML_DOCUMENT_START_EVENT:
+      if (++n_docs > 1)
+        rc = ts_err_at(err, loc, "expected one YAML document, found a second one");
+      break;
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT:
+      if (++depth > DOC_MAX_DEPTH)
+        rc = ts_err_at(err, loc, "nesting deeper than %d levels", DOC_MAX_DEPTH);
+      break;
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+      depth--;
+      break;
+    case YAML_STREAM_END_EVENT:
+      done = true;
+      break;
+    default:
+      break;
+    }
+    yaml_event_delete(&ev);
+  }
+  yaml_parser_delete(&parser);
+  return rc;
+}
+
+int ts_doc_parse(const char *name, const char *text, size_t len, ts_doc **out, ts_err *err) {
+  if (memchr(text, '\0', len) != NULL) {
+    ts_loc loc = {name, 0, 0, NULL};
+    return ts_err_at(err, loc, "expected a YAML text file, found binary data (a NUL byte)");
+  }
+  if (prescan(name, text, len, err) != 0)
+    return -1;
+  ts_doc *doc = calloc(1, sizeof *doc);
+  TS_ASSERT(doc != NULL);
+  doc->name = strdup(name);
+  TS_ASSERT(doc->name != NULL);
+  yaml_parser_t parser;
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  if (!yaml_parser_load(&parser, &doc->yaml)) {
+    syntax_error(name, &parser, err);
+    yaml_parser_delete(&parser);
+    free(doc->name);
+    free(doc);
+    return -1;
+  }
+  yaml_parser_delete(&parser);
+  *out = doc;
+  return 0;
+}
+
+int ts_doc_load_file(const char *path, ts_doc **out, ts_err *err) {
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return ts_err_plain(err, "cannot open '%s': %s", path, strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    return ts_err_plain(err, "'%s' is a directory, expected a YAML file", path);
+  if (!S_ISREG(st.st_mode))
+    return ts_err_plain(err, "'%s' is not a regular file, expected a YAML file", path);
+  if (st.st_size > DOC_MAX_BYTES)
+    return ts_err_plain(err, "'%s' is %lld bytes, more than the %ld a trainsim file may have",
+                        path, (long long)st.st_size, DOC_MAX_BYTES);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return ts_err_plain(err, "cannot open '%s': %s", path, strerror(errno));
+  size_t cap = (size_t)st.st_size + 1;
+  char *text = malloc(cap);
+  TS_ASSERT(text != NULL);
+  size_t len = fread(text, 1, cap, f);
+  bool failed = ferror(f) != 0;
+  fclose(f);
+  if (failed) {
+    free(text);
+    return ts_err_plain(err, "cannot read '%s'", path);
+  }
+  int rc = ts_doc_parse(path, text, len, out, err);
+  free(text);
+  return rc;
+}
+
+void ts_doc_free(ts_doc *doc) {
+  if (doc == NULL)
+    return;
+  yaml_document_delete(&doc->yaml);
+  free(doc->name);
+  free(doc);
+}
+
+const char *ts_doc_name(const ts_doc *doc) {
+  return doc->name;
+}
+
+static yaml_node_t *node_at(const ts_doc *doc, int node) {
+  if (node <= 0)
+    return NULL;
+  return yaml_document_get_node((yaml_document_t *)&doc->yaml, node);
+}
+
+int ts_doc_root(const ts_doc *doc) {
+  return node_at(doc, 1) != NULL ? 1 : 0;
+}
+
+ts_loc ts_doc_loc(const ts_doc *doc, int node) {
+  const yaml_node_t *n = node_at(doc, node);
+  if (n == NULL) {
+    ts_loc loc = {doc->name, 0, 0, NULL};
+    return loc;
+  }
+  return mark_loc(doc->name, n->start_mark);
+}
+
+bool ts_doc_is_map(const ts_doc *doc, int node) {
+  const yaml_node_t *n = node_at(doc, node);
+  return n != NULL && n->type == YAML_MAPPING_NODE;
+}
+
+bool ts_doc_is_seq(const ts_doc *doc, int node) {
+  const yaml_node_t *n = node_at(doc, node);
+  return n != NULL && n->type == YAML_SEQUENCE_NODE;
+}
+
+int ts_doc_seq_len(const ts_doc *doc, int node) {
+  const yaml_node_t *n = node_at(doc, node);
+  if (n == NULL || n->type != YAML_SEQUENCE_NODE)
+    return 0;
+  return (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+}
+
+int ts_doc_seq_item(const ts_doc *doc, int node, int index) {
+  const yaml_node_t *n = node_at(doc, node);
+  TS_ASSERT(n != NULL && n->type == YAML_SEQUENCE_NODE && index >= 0 &&
+            index < ts_doc_seq_len(doc, node));
+  return n->data.sequence.items.start[index];
+}
+
+const char *ts_doc_scalar(const ts_doc *doc, int node) {
+  const yaml_node_t *n = node_at(doc, node);
+  if (n == NULL || n->type != YAML_SCALAR_NODE)
+    return NULL;
+  return (const char *)n->data.scalar.value;
+}
+
+static const char *node_kind(const ts_doc *doc, int node) {
+  const yaml_node_t *n = node_at(doc, node);
+  if (n == NULL)
+    return "nothing";
+  switch (n->type) {
+  case YAML_MAPPING_NODE:
+    return "a mapping";
+  case YAML_SEQUENCE_NODE:
+    return "a list";
+  default:
+    return n->data.scalar.length == 0 ? "an empty value" : "a scalar";
+  }
+}
+
+static size_t edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64)
+    return SIZE_MAX;
+  size_t row[65];
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
+      if (up + 1 < best)
+        best = up + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+const char *ts_did_you_mean(const char *word, const char *const *names) {
+  const char *best = NULL;
+  size_t best_d = SIZE_MAX;
+  for (const char *const *n = names; *n != NULL; n++) {
+    size_t d = edit_distance(word, *n);
+    if (d < best_d) {
+      best_d = d;
+      best = *n;
+    }
+  }
+  size_t limit = strlen(word) / 3 + 1;
+  return best_d <= (limit > 3 ? 3 : limit) ? best : NULL;
+}
+
+int ts_doc_check_map(const ts_doc *doc, int node, const char *what, const char *const *allowed,
+                     ts_err *err) {
+  const yaml_node_t *n = node_at(doc, node);
+  if (n == NULL || n->type != YAML_MAPPING_NODE)
+    return ts_err_at(err, ts_doc_loc(doc, node), "'%s': expected a mapping, found %s", what,
+                     node_kind(doc, node));
+  for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+    const char *key = ts_doc_scalar(doc, p->key);
+    if (key == NULL)
+      return ts_err_at(err, ts_doc_loc(doc, p->key), "'%s': expected scalar keys, found %s",
+                       what, node_kind(doc, p->key));
+    bool known = false;
+    for (const char *const *a = allowed; *a != NULL; a++)
+      known = known || strcmp(*a, key) == 0;
+    if (!known) {
+      const char *hint = ts_did_you_mean(key, allowed);
+      if (hint != NULL)
+        return ts_err_at(err, ts_doc_loc(doc, p->key),
+                         "unknown key '%s' in '%s' (did you mean '%s'?)", key, what, hint);
+      return ts_err_at(err, ts_doc_loc(doc, p->key), "unknown key '%s' in '%s'", key, what);
+    }
+    for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++)
+      if (strcmp(ts_doc_scalar(doc, q->key), key) == 0) {
+        ts_loc first = ts_doc_loc(doc, q->key);
+        return ts_err_at(err, ts_doc_loc(doc, p->key),
+                         "duplicate key '%s' in '%s' (first at line %d)", key, what,
+                         first.line);
+      }
+  }
+  return 0;
+}
+
+int ts_doc_get(const ts_doc *doc, int map, const char *key) {
+  const yaml_node_t *n = node_at(doc, map);
+  if (n == NULL || n->type != YAML_MAPPING_NODE)
+    return 0;
+  for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+    const char *k = ts_doc_scalar(doc, p->key);
+    if (k != NULL && strcmp(k, key) == 0)
+      return p->value;
+  }
+  return 0;
+}
+
+int ts_doc_missing(const ts_doc *doc, int map, const char *what, const char *key, ts_err *err) {
+  return ts_err_at(err, ts_doc_loc(doc, map), "missing required key '%s' in '%s'", key, what);
+}
+
+int ts_parse_long(const char *text, long *out) {
+  if (text == NULL || !(text[0] == '-' || (text[0] >= '0' && text[0] <= '9')))
+    return -1;
+  for (const char *p = text + 1; *p != '\0'; p++)
+    if (*p < '0' || *p > '9')
+      return -1;
+  if (text[0] == '-' && text[1] == '\0')
+    return -1;
+  errno = 0;
+  long v = strtol(text, NULL, 10);
+  if (errno == ERANGE)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+int ts_parse_double(const char *text, double *out) {
+  if (text == NULL || text[0] == '\0')
+    return -1;
+  for (const char *p = text; *p != '\0'; p++)
+    if (!strchr("0123456789.eE+-", *p))
+      return -1; /* refuses nan, inf and hex, which strtod would take */
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (*end != '\0' || errno == ERANGE || !isfinite(v))
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* A scalar value node, or an error naming the key. */
+static const char *scalar_value(const ts_doc *doc, int value, const char *key,
+                                const char *expected, ts_err *err) {
+  const char *s = ts_doc_scalar(doc, value);
+  if (s == NULL || s[0] == '\0') {
+    ts_err_at(err, ts_doc_loc(doc, value), "key '%s': expected %s, found %s", key, expected,
+              node_kind(doc, value));
+    return NULL;
+  }
+  return s;
+}
+
+int ts_doc_get_long(const ts_doc *doc, int map, const char *key, long lo, long hi, long *out,
+                    ts_err *err) {
+  int v = ts_doc_get(doc, map, key);
+  if (v == 0)
+    return 0;
+  char expected[96];
+  if (hi == LONG_MAX)
+    snprintf(expected, sizeof expected, "an integer >= %ld", lo);
+  else
+    snprintf(expected, sizeof expected, "an integer from %ld to %ld", lo, hi);
+  const char *s = scalar_value(doc, v, key, expected, err);
+  if (s == NULL)
+    return -1;
+  long x = 0;
+  if (ts_parse_long(s, &x) != 0 || x < lo || x > hi)
+    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key,
+                     expected, s);
+  *out = x;
+  return 1;
+}
+
+int ts_doc_get_double(const ts_doc *doc, int map, const char *key, double lo, double hi,
+                      double *out, ts_err *err) {
+  int v = ts_doc_get(doc, map, key);
+  if (v == 0)
+    return 0;
+  char expected[96];
+  snprintf(expected, sizeof expected, "a number from %g to %g", lo, hi);
+  const char *s = scalar_value(doc, v, key, expected, err);
+  if (s == NULL)
+    return -1;
+  double x = 0;
+  if (ts_parse_double(s, &x) != 0 || x < lo || x > hi)
+    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key,
+                     expected, s);
+  *out = x;
+  return 1;
+}
+
+int ts_doc_get_unit(const ts_doc *doc, int map, const char *key, ts_unit_kind kind,
+                    bool allow_zero, double *out, ts_err *err) {
+  int v = ts_doc_get(doc, map, key);
+  if (v == 0)
+    return 0;
+  const char *expected = ts_units_expected(kind);
+  const char *s = scalar_value(doc, v, key, expected, err);
+  if (s == NULL)
+    return -1;
+  double x = 0;
+  if (ts_units_parse(s, kind, &x, NULL) != 0)
+    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key,
+                     expected, s);
+  if (x == 0 && !allow_zero)
+    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected a value above zero, found '%s'",
+                     key, s);
+  *out = x;
+  return 1;
+}
+
+int ts_doc_get_bool(const ts_doc *doc, int map, const char *key, bool *out, ts_err *err) {
+  static const char *const names[] = {"false", "true", NULL};
+  int idx = 0;
+  int rc = ts_doc_get_enum(doc, map, key, names, &idx, err);
+  if (rc == 1)
+    *out = idx == 1;
+  return rc;
+}
+
+int ts_doc_get_enum(const ts_doc *doc, int map, const char *key, const char *const *names,
+                    int *out, ts_err *err) {
+  int v = ts_doc_get(doc, map, key);
+  if (v == 0)
+    return 0;
+  char expected[256] = "one of";
+  for (const char *const *n = names; *n != NULL; n++) {
+    size_t used = strlen(expected);
+    snprintf(expected + used, sizeof expected - used, "%s '%s'", n == names ? "" : ",", *n);
+  }
+  const char *s = scalar_value(doc, v, key, expected, err);
+  if (s == NULL)
+    return -1;
+  for (int i = 0; names[i] != NULL; i++)
+    if (strcmp(names[i], s) == 0) {
+      *out = i;
+      return 1;
+    }
+  return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key, expected,
+                   s);
+}
+
+int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **out,
+                      ts_err *err) {
+  int v = ts_doc_get(doc, map, key);
+  if (v == 0)
+    return 0;
+  const char *s = scalar_value(doc, v, key, "a string", err);
+  if (s == NULL)
+    return -1;
+  *out = s;
+  return 1;
+}

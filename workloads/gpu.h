@@ -1,0 +1,32 @@
+/* gpu: what the cost model needs to know about one accelerator (one GCD on Frontier).
+ *
+ * Filled from a platform file by sim/platform.c; workloads/ only reads it. All values in SI
+ * base units.
+ */
+#ifndef TS_GPU_H
+#define TS_GPU_H
+
+typedef enum ts_precision {
+  TS_PREC_BF16,
+  TS_PREC_FP16,
+  TS_PREC_FP32,
+  TS_PREC_FP64,
+  TS_PREC_COUNT
+} ts_precision;
+
+/* Lower-case names as used in files ("bf16"), indexed by ts_precision; NULL-terminated. */
+extern const char *const ts_precision_names[];
+
+typedef struct ts_gpu {
+  char model[96];
+  double peak_flops_per_s[TS_PREC_COUNT]; /* dense matrix peak; 0 = not supported */
+  double hbm_bytes;
+  double hbm_Bps;
+  double gemm_ceiling;     /* best measured GEMM throughput / peak, 0..1 */
+  long gemm_tile_m;        /* output tile of one workgroup, for wave quantisation */
+  long gemm_tile_n;
+  long n_compute_units;    /* workgroups that run at once (one per CU) */
+  double kernel_launch_s;  /* fixed cost per kernel */
+} ts_gpu;
+
+#endif

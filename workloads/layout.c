@@ -1,0 +1,27 @@
+/* layout: see layout.h. */
+#include "layout.h"
+
+static long axis_size(const ts_workload *wl, ts_axis a) {
+  return a == TS_AXIS_TP ? wl->tp : a == TS_AXIS_DP ? wl->dp : wl->pp;
+}
+
+static long *axis_field(ts_coords *c, ts_axis a) {
+  return a == TS_AXIS_TP ? &c->tp : a == TS_AXIS_DP ? &c->dp : &c->pp;
+}
+
+long ts_layout_rank(const ts_workload *wl, ts_coords c) {
+  long rank = 0;
+  for (int i = TS_AXIS_COUNT - 1; i >= 0; i--)
+    rank = rank * axis_size(wl, wl->order[i]) + *axis_field(&c, wl->order[i]);
+  return rank;
+}
+
+ts_coords ts_layout_coords(const ts_workload *wl, long rank) {
+  ts_coords c = {0, 0, 0};
+  for (int i = 0; i < TS_AXIS_COUNT; i++) {
+    long n = axis_size(wl, wl->order[i]);
+    *axis_field(&c, wl->order[i]) = rank % n;
+    rank /= n;
+  }
+  return c;
+}

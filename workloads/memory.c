@@ -1,0 +1,48 @@
+/* memory: per-rank footprint; see memory.h. */
+#include "memory.h"
+
+#include <stddef.h>
+
+#include "cost.h"
+
+const char *const ts_mem_category_names[] = {"weights", "gradients", "optimizer", "activations",
+                                             NULL};
+
+double ts_memory_layer_activations(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
+  double t = (double)wl->tp, a = (double)m->n_heads;
+  double per = 10.0 + 24.0 / t;
+  if (!wl->flash_attention && wl->recompute == TS_RECOMPUTE_NONE)
+    per += 5.0 * a * s / (h * t);
+  return s * b * h * per;
+}
+
+void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
+  const ts_model *m = &wl->model;
+  double params = ts_cost_stage_params(wl, stage);
+  bool low_precision = wl->precision != TS_PREC_FP32;
+  double shard = wl->zero_stage >= 1 ? (double)wl->dp : 1.0;
+  out->bytes[TS_MEM_WEIGHTS] = params * ts_cost_elem_bytes(wl->precision);
+  out->bytes[TS_MEM_GRADIENTS] = params * 4.0;
+  out->bytes[TS_MEM_OPTIMIZER] = params * (low_precision ? 12.0 : 8.0) / shard;
+
+  long micro = ts_workload_microbatches(wl);
+  long in_flight = wl->schedule == TS_SCHED_GPIPE ? micro : wl->pp - stage;
+  if (in_flight > micro)
+    in_flight = micro;
+  double layers = (double)ts_workload_layers_per_stage(wl);
+  double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
+  double full = ts_memory_layer_activations(wl);
+  double act = wl->recompute == TS_RECOMPUTE_FULL
+                   ? layers * (double)in_flight * 2.0 * s * b * h + full
+                   : layers * (double)in_flight * full;
+  if (stage == wl->pp - 1)
+    act += (double)in_flight * 4.0 * s * b * (double)ts_workload_padded_vocab(wl) /
+           (double)wl->tp;
+  out->bytes[TS_MEM_ACTIVATIONS] = act;
+  out->microbatches_in_flight = in_flight;
+  out->total_bytes = 0;
+  for (int c = 0; c < TS_MEM_COUNT; c++)
+    out->total_bytes += out->bytes[c];
+}

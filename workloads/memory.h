@@ -1,0 +1,43 @@
+/* memory: bytes one GPU holds during training, by category, per pipeline stage.
+ *
+ * Model states (per parameter held by the rank; Megatron-LM's distributed-optimizer table:
+ * bf16/fp16 weights with fp32 gradients are 2 + 4 + 12 = 18 B, and ZeRO-1 / the distributed
+ * optimizer shards the 12 B of fp32 master weight, momentum and variance over the d
+ * data-parallel ranks: 6 + 12/d; Rajbhandari et al., SC'20). fp32 training keeps no master
+ * copy: 4 + 4 + 8.
+ *
+ * Activations per layer and microbatch (Korthikanti et al. 2022, Table 2, tensor parallel t,
+ * no sequence parallelism): s b h (10 + 24/t + 5 a s/(h t)) bytes; flash attention never
+ * stores the s x s scores, dropping the last term; selective recomputation drops it too; full
+ * recomputation keeps only the layer input, 2 s b h, plus one layer's activations while it is
+ * recomputed. Stage i of p holds min(p - i, m) microbatches in flight under 1F1B and all m
+ * under GPipe. The last stage also holds the fp32 logits of the microbatches in flight,
+ * 4 s b V/t (Korthikanti et al. section 4.3).
+ */
+#ifndef TS_MEMORY_H
+#define TS_MEMORY_H
+
+#include "workload.h"
+
+typedef enum ts_mem_category {
+  TS_MEM_WEIGHTS,
+  TS_MEM_GRADIENTS,
+  TS_MEM_OPTIMIZER,
+  TS_MEM_ACTIVATIONS,
+  TS_MEM_COUNT
+} ts_mem_category;
+
+extern const char *const ts_mem_category_names[]; /* "weights", ... */
+
+typedef struct ts_memory {
+  double bytes[TS_MEM_COUNT];
+  double total_bytes;
+  long microbatches_in_flight;
+} ts_memory;
+
+/* Footprint of any rank of pipeline stage `stage` (all TP and DP ranks of a stage match). */
+void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out);
+/* Activation bytes of one layer for one microbatch when its activations are all kept. */
+double ts_memory_layer_activations(const ts_workload *wl);
+
+#endif

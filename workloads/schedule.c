@@ -1,0 +1,329 @@
+/* schedule: per-rank programs for pipeline schedules; see schedule.h. */
+#include "schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "memory.h"
+#include "result.h"
+
+const char *const ts_category_names[] = {"compute", "recompute", "optimizer", "tp_comm", "pp_comm",
+                                         "dp_comm", "bubble",    "idle",      NULL};
+const char *const ts_coll_op_names[] = {"all-reduce", "reduce-scatter", "all-gather", NULL};
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  TS_ASSERT(p != NULL);
+  return p;
+}
+
+void ts_job_init(ts_job *job, long n_ranks) {
+  memset(job, 0, sizeof *job);
+  job->n_ranks = n_ranks;
+  job->rank_group = xcalloc((size_t)n_ranks * TS_GROUP_KINDS, sizeof(long));
+  job->rank_peer = xcalloc((size_t)n_ranks * TS_PEERS, sizeof(long));
+  job->programs = xcalloc((size_t)n_ranks, sizeof(ts_program));
+  for (long i = 0; i < n_ranks * TS_GROUP_KINDS; i++)
+    job->rank_group[i] = -1;
+  for (long i = 0; i < n_ranks * TS_PEERS; i++)
+    job->rank_peer[i] = -1;
+}
+
+long ts_job_add_group(ts_job *job, const long *members, int n_members) {
+  ts_group *g = realloc(job->groups, (size_t)(job->n_groups + 1) * sizeof *g);
+  TS_ASSERT(g != NULL);
+  job->groups = g;
+  g[job->n_groups].n_members = n_members;
+  g[job->n_groups].members = xcalloc((size_t)n_members, sizeof(long));
+  memcpy(g[job->n_groups].members, members, (size_t)n_members * sizeof(long));
+  return job->n_groups++;
+}
+
+long ts_job_add_template(ts_job *job, const ts_event *events, int n_events) {
+  job->templates = realloc(job->templates, (size_t)(job->n_templates + 1) * sizeof(ts_event *));
+  job->template_len = realloc(job->template_len, (size_t)(job->n_templates + 1) * sizeof(int));
+  TS_ASSERT(job->templates != NULL && job->template_len != NULL);
+  ts_event *copy = xcalloc((size_t)n_events, sizeof *copy);
+  memcpy(copy, events, (size_t)n_events * sizeof *copy);
+  job->templates[job->n_templates] = copy;
+  job->template_len[job->n_templates] = n_events;
+  return job->n_templates++;
+}
+
+/* A new block list owned by the job; ranks may share it (all ranks of a stage run one). */
+static ts_block *blocks_from(ts_job *job, const long *template_ids, int n_blocks) {
+  ts_block *blocks = xcalloc((size_t)n_blocks, sizeof *blocks);
+  job->block_lists = realloc(job->block_lists, (size_t)(job->n_block_lists + 1) * sizeof blocks);
+  TS_ASSERT(job->block_lists != NULL);
+  job->block_lists[job->n_block_lists++] = blocks;
+  for (int i = 0; i < n_blocks; i++) {
+    TS_ASSERT(template_ids[i] >= 0 && template_ids[i] < job->n_templates);
+    blocks[i].events = job->templates[template_ids[i]];
+    blocks[i].n_events = job->template_len[template_ids[i]];
+  }
+  return blocks;
+}
+
+void ts_job_set_blocks(ts_job *job, long rank, const long *template_ids, int n_blocks) {
+  TS_ASSERT(job->programs[rank].blocks == NULL);
+  job->programs[rank].blocks = blocks_from(job, template_ids, n_blocks);
+  job->programs[rank].n_blocks = n_blocks;
+}
+
+void ts_job_fini(ts_job *job) {
+  for (long g = 0; g < job->n_groups; g++)
+    free(job->groups[g].members);
+  free(job->groups);
+  for (long i = 0; i < job->n_block_lists; i++)
+    free(job->block_lists[i]);
+  free(job->block_lists);
+  free(job->programs);
+  free(job->rank_group);
+  free(job->rank_peer);
+  for (long t = 0; t < job->n_templates; t++)
+    free(job->templates[t]);
+  free(job->templates);
+  free(job->template_len);
+  memset(job, 0, sizeof *job);
+}
+
+void ts_schedule_order(ts_schedule_kind kind, long n_stages, long stage, long n_micro,
+                       long *steps) {
+  long n = 0;
+  if (kind == TS_SCHED_GPIPE) {
+    for (long i = 0; i < n_micro; i++)
+      steps[n++] = i;
+    for (long i = 0; i < n_micro; i++)
+      steps[n++] = -1 - i;
+    return;
+  }
+  long warm = n_stages - stage - 1;
+  if (warm > n_micro)
+    warm = n_micro;
+  for (long i = 0; i < warm; i++)
+    steps[n++] = i;
+  for (long k = 0; k < n_micro - warm; k++) {
+    steps[n++] = warm + k;
+    steps[n++] = -1 - k;
+  }
+  for (long i = n_micro - warm; i < n_micro; i++)
+    steps[n++] = -1 - i;
+}
+
+/* A growing event template; adjacent compute events of one category merge into one (they run
+ * back to back on the compute stream, so only their sum matters). */
+typedef struct tpl {
+  ts_event *ev;
+  int n, cap;
+} tpl;
+
+static void push(tpl *t, ts_event e) {
+  if (e.kind == TS_EV_COMPUTE && t->n > 0 && t->ev[t->n - 1].kind == TS_EV_COMPUTE &&
+      t->ev[t->n - 1].category == e.category) {
+    t->ev[t->n - 1].time_s += e.time_s;
+    t->ev[t->n - 1].flops += e.flops;
+    return;
+  }
+  if (t->n == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 64;
+    t->ev = realloc(t->ev, (size_t)t->cap * sizeof *t->ev);
+    TS_ASSERT(t->ev != NULL);
+  }
+  t->ev[t->n++] = e;
+}
+
+static void compute(tpl *t, ts_cost c, ts_category cat) {
+  ts_event e = {.kind = TS_EV_COMPUTE, .category = (uint8_t)cat, .time_s = c.time_s,
+                .flops = c.flops};
+  push(t, e);
+}
+
+static void coll(tpl *t, ts_coll_op op, ts_group_kind g, double bytes, ts_category cat) {
+  if (bytes <= 0)
+    return;
+  ts_event e = {.kind = TS_EV_COLL, .category = (uint8_t)cat, .coll_op = (uint8_t)op,
+                .group = (uint8_t)g, .bytes = bytes};
+  push(t, e);
+}
+
+static void p2p(tpl *t, ts_event_kind kind, ts_peer peer, double bytes) {
+  ts_event e = {.kind = (uint8_t)kind, .category = TS_CAT_PP, .peer = (uint8_t)peer,
+                .bytes = bytes};
+  push(t, e);
+}
+
+typedef struct stage_costs {
+  ts_layer_cost layer;
+  ts_edge_cost edge;
+  double act_bytes; /* one microbatch's b x s x h activation crossing a stage boundary */
+} stage_costs;
+
+static void forward_template(const ts_workload *wl, const stage_costs *c, long stage, tpl *t) {
+  bool first = stage == 0, last = stage == wl->pp - 1;
+  if (!first)
+    p2p(t, TS_EV_RECV, TS_PEER_PREV, c->act_bytes);
+  if (first) {
+    compute(t, c->edge.embed_fwd, TS_CAT_COMPUTE);
+    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.embed_allreduce_bytes, TS_CAT_TP);
+  }
+  for (long l = 0; l < ts_workload_layers_per_stage(wl); l++) {
+    compute(t, c->layer.fwd_attn, TS_CAT_COMPUTE);
+    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->layer.tp_allreduce_bytes, TS_CAT_TP);
+    compute(t, c->layer.fwd_mlp, TS_CAT_COMPUTE);
+    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->layer.tp_allreduce_bytes, TS_CAT_TP);
+  }
+  if (last) {
+    compute(t, c->edge.head_fwd, TS_CAT_COMPUTE);
+    for (int i = 0; i < 3; i++) /* max logit, sum of exponentials, target logit */
+      coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.loss_allreduce_bytes, TS_CAT_TP);
+  } else {
+    p2p(t, TS_EV_SEND, TS_PEER_NEXT, c->act_bytes);
+  }
+}
+
+static void backward_template(const ts_workload *wl, const stage_costs *c, long stage, tpl *t) {
+  bool first = stage == 0, last = stage == wl->pp - 1;
+  if (last) {
+    compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
+    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.head_allreduce_bytes, TS_CAT_TP);
+  } else {
+    p2p(t, TS_EV_RECV, TS_PEER_NEXT, c->act_bytes);
+  }
+  double ar = c->layer.tp_allreduce_bytes;
+  for (long l = 0; l < ts_workload_layers_per_stage(wl); l++) {
+    if (wl->recompute == TS_RECOMPUTE_FULL) {
+      compute(t, c->layer.fwd_attn, TS_CAT_RECOMPUTE);
+      coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
+      compute(t, c->layer.fwd_mlp, TS_CAT_RECOMPUTE);
+      coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
+    }
+    compute(t, c->layer.bwd_mlp, TS_CAT_COMPUTE);
+    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
+    if (wl->recompute == TS_RECOMPUTE_SELECTIVE)
+      compute(t, c->layer.attn_core_fwd, TS_CAT_RECOMPUTE);
+    compute(t, c->layer.bwd_attn, TS_CAT_COMPUTE);
+    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
+  }
+  if (first)
+    compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
+  else
+    p2p(t, TS_EV_SEND, TS_PEER_PREV, c->act_bytes);
+}
+
+/* Gradient sync and optimizer step, in Megatron's order: data-parallel gradient all-reduce
+ * (or, with ZeRO-1 / the distributed optimizer, reduce-scatter), then the tied-embedding
+ * all-reduce between first and last stage, the optimizer step on this rank's share, and with
+ * ZeRO-1 the all-gather of updated weights. Gradients travel in fp32 (Megatron-LM accumulates
+ * and all-reduces bf16 models' gradients in fp32: accumulate_allreduce_grads_in_fp32). */
+static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long stage, tpl *t) {
+  double params = ts_cost_stage_params(wl, stage);
+  double grad_bytes = 4.0 * params;
+  bool zero1 = wl->zero_stage >= 1 && wl->dp > 1;
+  if (wl->dp > 1)
+    coll(t, zero1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE, TS_GROUP_DP, grad_bytes,
+         TS_CAT_DP);
+  if (wl->pp > 1 && (stage == 0 || stage == wl->pp - 1)) {
+    double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
+    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
+  }
+  double shard = zero1 ? (double)wl->dp : 1.0;
+  compute(t, ts_cost_optimizer(wl, gpu, params / shard), TS_CAT_OPTIMIZER);
+  if (zero1)
+    coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, ts_cost_elem_bytes(wl->precision) * params, TS_CAT_DP);
+}
+
+static long add_tpl(ts_job *job, tpl *t) {
+  long id = ts_job_add_template(job, t->ev, t->n);
+  free(t->ev);
+  memset(t, 0, sizeof *t);
+  return id;
+}
+
+static void build_groups(const ts_workload *wl, ts_job *job) {
+  long *members = xcalloc((size_t)(wl->tp > wl->dp ? wl->tp : wl->dp) + 2, sizeof(long));
+  for (long pp = 0; pp < wl->pp; pp++)
+    for (long dp = 0; dp < wl->dp; dp++) {
+      for (long tp = 0; tp < wl->tp; tp++)
+        members[tp] = ts_layout_rank(wl, (ts_coords){tp, dp, pp});
+      long g = ts_job_add_group(job, members, (int)wl->tp);
+      for (long tp = 0; tp < wl->tp; tp++)
+        job->rank_group[members[tp] * TS_GROUP_KINDS + TS_GROUP_TP] = g;
+    }
+  for (long pp = 0; pp < wl->pp; pp++)
+    for (long tp = 0; tp < wl->tp; tp++) {
+      for (long dp = 0; dp < wl->dp; dp++)
+        members[dp] = ts_layout_rank(wl, (ts_coords){tp, dp, pp});
+      long g = ts_job_add_group(job, members, (int)wl->dp);
+      for (long dp = 0; dp < wl->dp; dp++)
+        job->rank_group[members[dp] * TS_GROUP_KINDS + TS_GROUP_DP] = g;
+    }
+  if (wl->pp > 1)
+    for (long dp = 0; dp < wl->dp; dp++)
+      for (long tp = 0; tp < wl->tp; tp++) {
+        members[0] = ts_layout_rank(wl, (ts_coords){tp, dp, 0});
+        members[1] = ts_layout_rank(wl, (ts_coords){tp, dp, wl->pp - 1});
+        long g = ts_job_add_group(job, members, 2);
+        job->rank_group[members[0] * TS_GROUP_KINDS + TS_GROUP_EMBEDDING] = g;
+        job->rank_group[members[1] * TS_GROUP_KINDS + TS_GROUP_EMBEDDING] = g;
+      }
+  free(members);
+  for (long r = 0; r < job->n_ranks; r++) {
+    ts_coords c = ts_layout_coords(wl, r);
+    if (c.pp > 0)
+      job->rank_peer[r * TS_PEERS + TS_PEER_PREV] =
+          ts_layout_rank(wl, (ts_coords){c.tp, c.dp, c.pp - 1});
+    if (c.pp < wl->pp - 1)
+      job->rank_peer[r * TS_PEERS + TS_PEER_NEXT] =
+          ts_layout_rank(wl, (ts_coords){c.tp, c.dp, c.pp + 1});
+  }
+}
+
+int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_err *err) {
+  long m = ts_workload_microbatches(wl);
+  if (m > 1000000 || wl->n_gpus > 10000000)
+    return ts_err_plain(err, "%ld microbatches on %ld GPUs is more than trainsim simulates", m,
+                        wl->n_gpus);
+  ts_job job;
+  ts_job_init(&job, wl->n_gpus);
+  build_groups(wl, &job);
+
+  stage_costs c;
+  ts_cost_layer(wl, gpu, &c.layer);
+  ts_cost_edges(wl, gpu, &c.edge);
+  c.act_bytes = ts_cost_elem_bytes(wl->precision) * (double)wl->micro_batch *
+                (double)wl->model.seq * (double)wl->model.hidden;
+
+  long *steps = xcalloc((size_t)(2 * m + 1), sizeof(long));
+  long *ids = xcalloc((size_t)(2 * m + 1), sizeof(long));
+  ts_block **stage_blocks = xcalloc((size_t)wl->pp, sizeof(ts_block *));
+  for (long s = 0; s < wl->pp; s++) {
+    tpl t = {0};
+    forward_template(wl, &c, s, &t);
+    long fwd = add_tpl(&job, &t);
+    backward_template(wl, &c, s, &t);
+    long bwd = add_tpl(&job, &t);
+    epilogue_template(wl, gpu, s, &t);
+    long epi = add_tpl(&job, &t);
+    ts_schedule_order(wl->schedule, wl->pp, s, m, steps);
+    for (long k = 0; k < 2 * m; k++)
+      ids[k] = steps[k] >= 0 ? fwd : bwd;
+    ids[2 * m] = epi;
+    stage_blocks[s] = blocks_from(&job, ids, (int)(2 * m + 1));
+  }
+  for (long r = 0; r < job.n_ranks; r++) {
+    long s = ts_layout_coords(wl, r).pp;
+    job.programs[r].blocks = stage_blocks[s];
+    job.programs[r].n_blocks = (int)(2 * m + 1);
+  }
+  free(stage_blocks);
+  free(steps);
+  free(ids);
+  *out = job;
+  return 0;
+}
+
+void ts_sim_result_fini(ts_sim_result *res) {
+  free(res->ranks);
+  memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,119 @@
+/* schedule: the program each rank runs in one training iteration, as event streams.
+ *
+ * A rank's program is a list of blocks; a block points to a shared event template (the
+ * forward or backward pass of its pipeline stage for one microbatch, or the end-of-iteration
+ * gradient sync and optimizer step) so memory grows with ranks x microbatches, not with
+ * events. Events name their communication partners abstractly (my TP group, the previous
+ * stage); the job's tables resolve them per rank.
+ *
+ * 1F1B (Narayanan et al. SC'21, PipeDream-Flush), stage i of p, m microbatches:
+ *   warm-up  w = min(p - i - 1, m) forwards: F0 .. F(w-1)
+ *   steady   m - w pairs:                    F(w+k) B(k)
+ *   drain    w backwards:                    B(m-w) .. B(m-1)
+ * GPipe: F0 .. F(m-1) then B0 .. B(m-1).
+ *
+ *   stage 0 |F0 F1 F2 F3 B0 F4 B1 ...        (p = 4)
+ *   stage 3 |         F0 B0 F1 B1 ...
+ *
+ * Pipeline sends are posted asynchronously and completed together with the rank's next
+ * receive (Megatron's batched send/receive) or at the end of the pipeline phase.
+ */
+#ifndef TS_SCHEDULE_H
+#define TS_SCHEDULE_H
+
+#include <stdint.h>
+
+#include "cost.h"
+#include "workload.h"
+
+typedef enum ts_event_kind { TS_EV_COMPUTE, TS_EV_COLL, TS_EV_SEND, TS_EV_RECV } ts_event_kind;
+
+/* Where a rank's time goes; events carry the category they count under. */
+typedef enum ts_category {
+  TS_CAT_COMPUTE,
+  TS_CAT_RECOMPUTE,
+  TS_CAT_OPTIMIZER,
+  TS_CAT_TP,     /* exposed tensor-parallel communication */
+  TS_CAT_PP,     /* exposed pipeline transfers */
+  TS_CAT_DP,     /* exposed gradient synchronisation */
+  TS_CAT_BUBBLE, /* waiting for another stage to produce */
+  TS_CAT_IDLE,   /* done, waiting for the slowest rank */
+  TS_CAT_COUNT
+} ts_category;
+extern const char *const ts_category_names[]; /* "compute", ... "idle" */
+
+typedef enum ts_coll_op {
+  TS_COLL_ALLREDUCE,
+  TS_COLL_REDUCE_SCATTER,
+  TS_COLL_ALLGATHER
+} ts_coll_op;
+extern const char *const ts_coll_op_names[];
+
+typedef enum ts_group_kind {
+  TS_GROUP_TP,
+  TS_GROUP_DP,
+  TS_GROUP_EMBEDDING, /* first and last stage, for the tied word embedding */
+  TS_GROUP_KINDS
+} ts_group_kind;
+
+typedef enum ts_peer { TS_PEER_PREV, TS_PEER_NEXT, TS_PEERS } ts_peer;
+
+typedef struct ts_event {
+  uint8_t kind;     /* ts_event_kind */
+  uint8_t category; /* ts_category */
+  uint8_t coll_op;  /* ts_coll_op, for TS_EV_COLL */
+  uint8_t group;    /* ts_group_kind, for TS_EV_COLL */
+  uint8_t peer;     /* ts_peer, for TS_EV_SEND / TS_EV_RECV */
+  double time_s;    /* TS_EV_COMPUTE: duration on the GPU */
+  double flops;     /* TS_EV_COMPUTE: matrix FLOPs executed */
+  double bytes;     /* communication events: payload (for a collective, the full buffer) */
+} ts_event;
+
+typedef struct ts_block {
+  const ts_event *events;
+  int n_events;
+} ts_block;
+
+typedef struct ts_program {
+  int n_blocks;
+  ts_block *blocks;
+} ts_program;
+
+typedef struct ts_group {
+  int n_members;
+  long *members; /* ranks, ascending */
+} ts_group;
+
+typedef struct ts_job {
+  long n_ranks;
+  long n_groups;
+  ts_group *groups;
+  long *rank_group;   /* [rank * TS_GROUP_KINDS + kind]: group index or -1 */
+  long *rank_peer;    /* [rank * TS_PEERS + peer]: rank or -1 */
+  ts_program *programs;
+  /* storage owned by the job */
+  long n_templates;
+  ts_event **templates;
+  int *template_len;
+  long n_block_lists; /* block lists, each shared by the ranks that run it */
+  ts_block **block_lists;
+} ts_job;
+
+/* Builds the programs of every rank of a resolved workload on gpu. Returns 0, or -1 with an
+ * error when the job is too large to represent. Free with ts_job_fini. */
+int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_err *err);
+void ts_job_fini(ts_job *job);
+
+/* The pass order of one stage: steps[k] = microbatch index, negative for backward
+ * (-1 - microbatch). `steps` must hold 2 m entries. */
+void ts_schedule_order(ts_schedule_kind kind, long n_stages, long stage, long n_micro,
+                       long *steps);
+
+/* Helpers for building jobs by hand (tests, microbenchmarks). */
+void ts_job_init(ts_job *job, long n_ranks);
+long ts_job_add_group(ts_job *job, const long *members, int n_members);
+/* Adds an event template the job owns; returns its index. */
+long ts_job_add_template(ts_job *job, const ts_event *events, int n_events);
+void ts_job_set_blocks(ts_job *job, long rank, const long *template_ids, int n_blocks);
+
+#endif

@@ -1,0 +1,30 @@
+/* units: the one parser for human-readable quantities in platform and workload files.
+ *
+ * Every dimensioned input goes through here and comes out in SI base units (bytes, bytes/s,
+ * flop/s, seconds), which is also what SimGrid uses. Accepted forms (no spaces inside):
+ *   bytes      "512", "64GiB", "1.5MB", "2KiB"      (bare integers are bytes)
+ *   bandwidth  "25GBps", "25GB/s", "200Gbps", "200Gb/s"   (b = bit, B = byte)
+ *   flop rate  "191.5Tf", "191.5TFLOPS", "47.9Tflops"
+ *   time       "2us", "1.5ms", "350ns", "1s"
+ * Decimal prefixes k M G T P are powers of 1000; binary prefixes Ki Mi Gi Ti Pi of 1024.
+ * Numbers must be finite and >= 0; nan, inf, hex and signs other than none are refused.
+ */
+#ifndef TS_UNITS_H
+#define TS_UNITS_H
+
+typedef enum ts_unit_kind {
+  TS_UNITS_BYTES,
+  TS_UNITS_BANDWIDTH,
+  TS_UNITS_FLOP_RATE,
+  TS_UNITS_TIME,
+} ts_unit_kind;
+
+/* Parses text as a quantity of the given kind into *out (SI base units). Returns 0 on success;
+ * on failure returns -1, leaves *out alone and, if expected != NULL, points it at a static
+ * description of the accepted form (e.g. "a bandwidth such as '25GBps'"). */
+int ts_units_parse(const char *text, ts_unit_kind kind, double *out, const char **expected);
+
+/* A static description of the accepted form for a kind, for error messages. */
+const char *ts_units_expected(ts_unit_kind kind);
+
+#endif

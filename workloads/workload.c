@@ -1,0 +1,273 @@
+/* workload: loading, overriding and validating workloads; see workload.h. */
+#include "workload.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "doc.h"
+
+const char *const ts_schedule_names[] = {"gpipe", "1f1b", NULL};
+const char *const ts_recompute_names[] = {"none", "selective", "full", NULL};
+const char *const ts_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp",
+                                      "dp-pp-tp", "pp-tp-dp", "pp-dp-tp", NULL};
+static const ts_axis order_axes[][TS_AXIS_COUNT] = {
+    {TS_AXIS_TP, TS_AXIS_DP, TS_AXIS_PP}, {TS_AXIS_TP, TS_AXIS_PP, TS_AXIS_DP},
+    {TS_AXIS_DP, TS_AXIS_TP, TS_AXIS_PP}, {TS_AXIS_DP, TS_AXIS_PP, TS_AXIS_TP},
+    {TS_AXIS_PP, TS_AXIS_TP, TS_AXIS_DP}, {TS_AXIS_PP, TS_AXIS_DP, TS_AXIS_TP}};
+
+static const char *const top_keys[] = {"name",        "description", "model", "training",
+                                       "parallelism", "placement",   NULL};
+static const char *const model_keys[] = {"num_layers",       "hidden_size", "num_attention_heads",
+                                         "num_query_groups", "seq_length",  "vocab_size",
+                                         "ffn_hidden_size",  NULL};
+static const char *const training_keys[] = {"global_batch_size", "micro_batch_size", "precision",
+                                            "optimizer", "train_tokens", NULL};
+static const char *const parallel_keys[] = {"tensor",   "pipeline",  "data",
+                                            "zero_stage", "schedule", "recompute",
+                                            "flash_attention", NULL};
+static const char *const placement_keys[] = {"order", NULL};
+static const char *const optimizers[] = {"adam", NULL};
+
+/* Largest value for sizes and counts: keeps every product below 2^63 (checked again where
+ * products are formed). */
+#define BIG 100000000L
+
+typedef struct reader {
+  const ts_doc *doc;
+  const char *path; /* outlives the workload, unlike the document */
+  ts_err *err;
+} reader;
+
+static ts_loc here(const reader *r, int map, const char *key) {
+  ts_loc loc = ts_doc_loc(r->doc, ts_doc_get(r->doc, map, key));
+  loc.file = r->path;
+  return loc;
+}
+
+/* A long in [lo, hi]; `required` turns absence into an error. */
+static int get_long(const reader *r, int map, const char *what, const char *key, bool required,
+                    long lo, long *out, ts_loc *loc) {
+  int rc = ts_doc_get_long(r->doc, map, key, lo, BIG, out, r->err);
+  if (rc < 0)
+    return -1;
+  if (rc == 0 && required)
+    return ts_doc_missing(r->doc, map, what, key, r->err);
+  if (rc == 1)
+    *loc = here(r, map, key);
+  return 0;
+}
+
+static int section(const reader *r, int root, const char *key, const char *const *keys,
+                   bool required, int *out) {
+  int node = ts_doc_get(r->doc, root, key);
+  if (node == 0) {
+    *out = 0;
+    return required ? ts_doc_missing(r->doc, root, "workload", key, r->err) : 0;
+  }
+  *out = node;
+  return ts_doc_check_map(r->doc, node, key, keys, r->err);
+}
+
+static int read_model(const reader *r, int root, ts_workload *wl) {
+  int m = 0;
+  if (section(r, root, "model", model_keys, true, &m) != 0)
+    return -1;
+  ts_model *md = &wl->model;
+  ts_workload_locs *l = &wl->locs;
+  if (get_long(r, m, "model", "num_layers", true, 1, &md->n_layers, &l->n_layers) != 0 ||
+      get_long(r, m, "model", "hidden_size", true, 1, &md->hidden, &l->hidden) != 0 ||
+      get_long(r, m, "model", "num_attention_heads", true, 1, &md->n_heads, &l->n_heads) != 0 ||
+      get_long(r, m, "model", "seq_length", true, 1, &md->seq, &l->seq) != 0 ||
+      get_long(r, m, "model", "vocab_size", true, 1, &md->vocab, &l->vocab) != 0)
+    return -1;
+  md->n_query_groups = md->n_heads;
+  l->n_query_groups = l->n_heads;
+  md->ffn_hidden = 4 * md->hidden;
+  l->ffn_hidden = l->hidden;
+  if (get_long(r, m, "model", "num_query_groups", false, 1, &md->n_query_groups,
+               &l->n_query_groups) != 0 ||
+      get_long(r, m, "model", "ffn_hidden_size", false, 1, &md->ffn_hidden, &l->ffn_hidden) != 0)
+    return -1;
+  if (md->hidden % md->n_heads != 0)
+    return ts_err_at(r->err, l->n_heads,
+                     "num_attention_heads (%ld) must divide hidden_size (%ld)", md->n_heads,
+                     md->hidden);
+  if (md->n_heads % md->n_query_groups != 0)
+    return ts_err_at(r->err, l->n_query_groups,
+                     "num_query_groups (%ld) must divide num_attention_heads (%ld)",
+                     md->n_query_groups, md->n_heads);
+  return 0;
+}
+
+static int read_training(const reader *r, int root, ts_workload *wl) {
+  int t = 0;
+  if (section(r, root, "training", training_keys, true, &t) != 0)
+    return -1;
+  ts_workload_locs *l = &wl->locs;
+  wl->micro_batch = 1;
+  if (get_long(r, t, "training", "global_batch_size", true, 1, &wl->global_batch,
+               &l->global_batch) != 0 ||
+      get_long(r, t, "training", "micro_batch_size", false, 1, &wl->micro_batch,
+               &l->micro_batch) != 0)
+    return -1;
+  int prec = TS_PREC_BF16, opt = 0;
+  int rc = ts_doc_get_enum(r->doc, t, "precision", ts_precision_names, &prec, r->err);
+  if (rc < 0)
+    return -1;
+  wl->precision = (ts_precision)prec;
+  l->precision = rc == 1 ? here(r, t, "precision") : here(r, t, "global_batch_size");
+  if (ts_doc_get_enum(r->doc, t, "optimizer", optimizers, &opt, r->err) < 0 ||
+      ts_doc_get_double(r->doc, t, "train_tokens", 1, 1e18, &wl->train_tokens, r->err) < 0)
+    return -1;
+  return 0;
+}
+
+static int read_parallel(const reader *r, int root, ts_workload *wl) {
+  int p = 0;
+  if (section(r, root, "parallelism", parallel_keys, false, &p) != 0)
+    return -1;
+  ts_workload_locs *l = &wl->locs;
+  wl->tp = wl->pp = 1;
+  wl->dp = 0;
+  l->tp = l->pp = l->dp = here(r, root, "parallelism");
+  if (get_long(r, p, "parallelism", "tensor", false, 1, &wl->tp, &l->tp) != 0 ||
+      get_long(r, p, "parallelism", "pipeline", false, 1, &wl->pp, &l->pp) != 0 ||
+      get_long(r, p, "parallelism", "data", false, 1, &wl->dp, &l->dp) != 0)
+    return -1;
+  long zero = 0;
+  int rc = ts_doc_get_long(r->doc, p, "zero_stage", 0, 1, &zero, r->err);
+  if (rc < 0)
+    return -1;
+  wl->zero_stage = (int)zero;
+  int sched = TS_SCHED_1F1B, rec = TS_RECOMPUTE_NONE;
+  if (ts_doc_get_enum(r->doc, p, "schedule", ts_schedule_names, &sched, r->err) < 0 ||
+      ts_doc_get_enum(r->doc, p, "recompute", ts_recompute_names, &rec, r->err) < 0)
+    return -1;
+  wl->schedule = (ts_schedule_kind)sched;
+  wl->recompute = (ts_recompute)rec;
+  wl->flash_attention = true;
+  if (ts_doc_get_bool(r->doc, p, "flash_attention", &wl->flash_attention, r->err) < 0)
+    return -1;
+  return 0;
+}
+
+static int read_placement(const reader *r, int root, ts_workload *wl) {
+  int pl = 0;
+  if (section(r, root, "placement", placement_keys, false, &pl) != 0)
+    return -1;
+  int order = 0;
+  if (ts_doc_get_enum(r->doc, pl, "order", ts_order_names, &order, r->err) < 0)
+    return -1;
+  memcpy(wl->order, order_axes[order], sizeof wl->order);
+  return 0;
+}
+
+int ts_workload_load_file(const char *path, ts_workload *out, ts_err *err) {
+  ts_doc *doc = NULL;
+  if (ts_doc_load_file(path, &doc, err) != 0)
+    return -1;
+  reader r = {doc, path, err};
+  ts_workload wl;
+  memset(&wl, 0, sizeof wl);
+  int root = ts_doc_root(doc);
+  int rc = -1;
+  if (root == 0) {
+    ts_loc loc = {path, 0, 0, NULL};
+    ts_err_at(err, loc, "empty workload file: expected a mapping with keys 'model', "
+                        "'training' and optionally 'parallelism', 'placement'");
+  } else if (ts_doc_check_map(doc, root, "workload", top_keys, err) == 0) {
+    const char *name = NULL;
+    if (ts_doc_get_string(doc, root, "name", &name, err) >= 0 && read_model(&r, root, &wl) == 0 &&
+        read_training(&r, root, &wl) == 0 && read_parallel(&r, root, &wl) == 0 &&
+        read_placement(&r, root, &wl) == 0) {
+      snprintf(wl.name, sizeof wl.name, "%s", name ? name : path);
+      wl.locs.gpus = wl.locs.dp;
+      rc = 0;
+    }
+  }
+  ts_doc_free(doc);
+  if (rc == 0)
+    *out = wl;
+  return rc;
+}
+
+static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
+  ts_workload_locs *l = &wl->locs;
+#define OVERRIDE(flag_set, field, value, locfield, flagname)                                      \
+  if (ov->flag_set) {                                                                              \
+    wl->field = ov->value;                                                                         \
+    l->locfield = (ts_loc){NULL, 0, 0, flagname};                                                  \
+  }
+  OVERRIDE(is_tp_set, tp, tp, tp, "--tp")
+  OVERRIDE(is_pp_set, pp, pp, pp, "--pp")
+  OVERRIDE(is_dp_set, dp, dp, dp, "--dp")
+  OVERRIDE(is_micro_batch_set, micro_batch, micro_batch, micro_batch, "--micro-batch-size")
+  OVERRIDE(is_global_batch_set, global_batch, global_batch, global_batch, "--global-batch-size")
+  OVERRIDE(is_zero_stage_set, zero_stage, zero_stage, zero_stage, "--zero-stage")
+  OVERRIDE(is_schedule_set, schedule, schedule, schedule, "--schedule")
+  OVERRIDE(is_recompute_set, recompute, recompute, recompute, "--recompute")
+#undef OVERRIDE
+  if (ov->is_gpus_set)
+    l->gpus = (ts_loc){NULL, 0, 0, "--gpus"};
+}
+
+int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
+  apply_overrides(wl, ov);
+  const ts_model *m = &wl->model;
+  const ts_workload_locs *l = &wl->locs;
+  long tp_pp = wl->tp * wl->pp; /* both <= BIG, so no overflow */
+  if (ov->is_gpus_set) {
+    if (ov->gpus % tp_pp != 0)
+      return ts_err_at(err, l->gpus,
+                       "%ld GPUs cannot be split into tensor (%ld) x pipeline (%ld) = %ld-GPU "
+                       "model replicas",
+                       ov->gpus, wl->tp, wl->pp, tp_pp);
+    long dp = ov->gpus / tp_pp;
+    if (wl->dp != 0 && wl->dp != dp)
+      return ts_err_at(err, l->dp,
+                       "data parallelism %ld disagrees with --gpus %ld / (tp %ld x pp %ld) = %ld",
+                       wl->dp, ov->gpus, wl->tp, wl->pp, dp);
+    wl->dp = dp;
+  } else if (wl->dp == 0) {
+    return ts_err_plain(err, "the GPU count is unknown: give --gpus N, --dp N or the "
+                             "workload key parallelism.data");
+  }
+  if (wl->dp > BIG / tp_pp)
+    return ts_err_at(err, l->dp, "tp x pp x dp = %ld x %ld x %ld is too many GPUs", wl->tp,
+                     wl->pp, wl->dp);
+  wl->n_gpus = tp_pp * wl->dp;
+
+  if (m->n_heads % wl->tp != 0)
+    return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide num_attention_heads (%ld)",
+                     wl->tp, m->n_heads);
+  if (m->n_query_groups % wl->tp != 0)
+    return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide num_query_groups (%ld)",
+                     wl->tp, m->n_query_groups);
+  if (m->ffn_hidden % wl->tp != 0)
+    return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide ffn_hidden_size (%ld)",
+                     wl->tp, m->ffn_hidden);
+  if (m->n_layers % wl->pp != 0)
+    return ts_err_at(err, l->pp, "pipeline parallelism (%ld) must divide num_layers (%ld)",
+                     wl->pp, m->n_layers);
+  long per_step = wl->micro_batch * wl->dp;
+  if (wl->micro_batch > BIG / wl->dp || wl->global_batch % per_step != 0)
+    return ts_err_at(err, l->global_batch,
+                     "global_batch_size (%ld) must be a multiple of micro_batch_size (%ld) x "
+                     "data parallelism (%ld) = %ld",
+                     wl->global_batch, wl->micro_batch, wl->dp, per_step);
+  return 0;
+}
+
+long ts_workload_padded_vocab(const ts_workload *wl) {
+  long multiple = 128 * wl->tp;
+  return (wl->model.vocab + multiple - 1) / multiple * multiple;
+}
+
+long ts_workload_microbatches(const ts_workload *wl) {
+  return wl->global_batch / (wl->micro_batch * wl->dp);
+}
+
+long ts_workload_layers_per_stage(const ts_workload *wl) {
+  return wl->model.n_layers / wl->pp;
+}

@@ -1,0 +1,84 @@
+/* workload: a model, its training run and its parallel layout, read from a workload file
+ * (keys follow Megatron-LM's argument names) and overridden from the command line.
+ *
+ * After ts_workload_resolve() every invariant the generators rely on holds: tp divides the
+ * heads, the query groups and the FFN width; pp divides the layers; dp x micro-batch divides
+ * the global batch; tp x pp x dp = GPUs. Each value remembers where it came from so an
+ * inconsistency is reported at the key (or flag) that set it.
+ */
+#ifndef TS_WORKLOAD_H
+#define TS_WORKLOAD_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "gpu.h"
+
+typedef enum ts_schedule_kind { TS_SCHED_GPIPE, TS_SCHED_1F1B } ts_schedule_kind;
+typedef enum ts_recompute {
+  TS_RECOMPUTE_NONE,
+  TS_RECOMPUTE_SELECTIVE,
+  TS_RECOMPUTE_FULL
+} ts_recompute;
+typedef enum ts_axis { TS_AXIS_TP, TS_AXIS_DP, TS_AXIS_PP, TS_AXIS_COUNT } ts_axis;
+
+extern const char *const ts_schedule_names[];  /* "gpipe", "1f1b" */
+extern const char *const ts_recompute_names[]; /* "none", "selective", "full" */
+extern const char *const ts_order_names[];     /* "tp-dp-pp", ... innermost first */
+
+typedef struct ts_model {
+  long n_layers;        /* num_layers */
+  long hidden;          /* hidden_size */
+  long n_heads;         /* num_attention_heads */
+  long n_query_groups;  /* num_query_groups (GQA); = n_heads for multi-head attention */
+  long seq;             /* seq_length */
+  long vocab;           /* vocab_size, before Megatron's padding */
+  long ffn_hidden;      /* ffn_hidden_size; default 4 x hidden */
+} ts_model;
+
+/* Where each user-settable value came from, for messages. */
+typedef struct ts_workload_locs {
+  ts_loc n_layers, hidden, n_heads, n_query_groups, seq, vocab, ffn_hidden;
+  ts_loc global_batch, micro_batch, precision;
+  ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus;
+} ts_workload_locs;
+
+typedef struct ts_workload {
+  char name[64];
+  ts_model model;
+  long global_batch; /* sequences per iteration */
+  long micro_batch;
+  ts_precision precision;
+  double train_tokens; /* 0 = not given */
+  long tp, pp, dp;     /* dp = 0 until resolved when neither file nor flags give it */
+  long n_gpus;         /* 0 until resolved */
+  int zero_stage;      /* 0 or 1 */
+  ts_schedule_kind schedule;
+  ts_recompute recompute;
+  bool flash_attention;
+  ts_axis order[TS_AXIS_COUNT]; /* innermost first; default tp, dp, pp */
+  ts_workload_locs locs;
+} ts_workload;
+
+/* Command-line values; a field is used when its is_set flag is true. */
+typedef struct ts_overrides {
+  long gpus, tp, pp, dp, micro_batch, global_batch;
+  int zero_stage;
+  ts_schedule_kind schedule;
+  ts_recompute recompute;
+  bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_micro_batch_set, is_global_batch_set;
+  bool is_zero_stage_set, is_schedule_set, is_recompute_set;
+} ts_overrides;
+
+/* Reads a workload file into *out (written only on success). The file's path is kept in the
+ * locations, so `path` must outlive *out. */
+int ts_workload_load_file(const char *path, ts_workload *out, ts_err *err);
+/* Applies command-line overrides, derives dp / GPU count and checks every invariant. */
+int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err);
+
+/* Megatron-LM pads the vocabulary to a multiple of 128 x tp (make-vocab-size-divisible-by). */
+long ts_workload_padded_vocab(const ts_workload *wl);
+long ts_workload_microbatches(const ts_workload *wl); /* per pipeline, per iteration */
+long ts_workload_layers_per_stage(const ts_workload *wl);
+
+#endif
