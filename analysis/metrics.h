@@ -24,10 +24,10 @@ typedef struct ts_metrics {
   double model_flops, hardware_flops, megatron_flops; /* per iteration, all GPUs */
   double model_tflops_per_gpu, hardware_tflops_per_gpu, megatron_tflops_per_gpu;
   double mfu, hfu, megatron_fraction_of_peak;
-  double breakdown_s[TS_CAT_COUNT];  /* mean over ranks */
+  double breakdown_s[TS_CAT_COUNT]; /* mean over ranks */
   long n_stages;
-  double *stage_breakdown_s;         /* [stage * TS_CAT_COUNT + category] */
-  ts_memory *stage_memory;           /* [stage] */
+  double *stage_breakdown_s; /* [stage * TS_CAT_COUNT + category] */
+  ts_memory *stage_memory; /* [stage] */
   long peak_memory_stage;
   double hbm_bytes;
   bool is_memory_ok;

@@ -99,8 +99,8 @@ static void exchange(const ts_coll_group *g, int pos, double bytes, long *n_tran
   (*n_transfers)++;
 }
 
-void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes,
-                 ts_fidelity fidelity, long *n_transfers) {
+void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,
+                 long *n_transfers) {
   if (g->n < 2 || bytes <= 0)
     return;
   int steps = ts_coll_steps(op, g->n);

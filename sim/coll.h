@@ -32,10 +32,10 @@ void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, long *ri
 /* A group ready to run collectives: ring order, a mailbox per ring position, a barrier. */
 typedef struct ts_coll_group {
   int n;
-  long *ring_ranks;        /* ranks in ring order */
+  long *ring_ranks; /* ranks in ring order */
   sg_mailbox_t *mailboxes; /* [i]: where ring position i receives */
-  sg_bar_t barrier;        /* aggregate fidelity only */
-  double max_hop_lat_s;    /* largest route latency between ring neighbours */
+  sg_bar_t barrier; /* aggregate fidelity only */
+  double max_hop_lat_s; /* largest route latency between ring neighbours */
 } ts_coll_group;
 
 /* Ring steps of an operation on p ranks (2(p-1) for all-reduce, p-1 otherwise). */
@@ -43,7 +43,7 @@ int ts_coll_steps(ts_coll_op op, int p);
 
 /* Runs one collective from ring position pos (called by every member's actor, in the same
  * order on every member). Counts the transfers it starts into *n_transfers. */
-void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes,
-                 ts_fidelity fidelity, long *n_transfers);
+void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,
+                 long *n_transfers);
 
 #endif

@@ -88,10 +88,10 @@ typedef struct pp_msg {
 typedef struct rank_ctx {
   long rank;
   const ts_program *prog;
-  int group_pos[TS_GROUP_KINDS];  /* ring position in each group */
-  sg_mailbox_t inbox[TS_PEERS];   /* [PREV]: activations from the previous stage; [NEXT]: grads */
-  sg_mailbox_t outbox[TS_PEERS];  /* the peers' matching inboxes */
-  sg_comm_t *pending;             /* posted pipeline sends */
+  int group_pos[TS_GROUP_KINDS]; /* ring position in each group */
+  sg_mailbox_t inbox[TS_PEERS]; /* [PREV]: activations from the previous stage; [NEXT]: grads */
+  sg_mailbox_t outbox[TS_PEERS]; /* the peers' matching inboxes */
+  sg_comm_t *pending; /* posted pipeline sends */
   int n_pending, cap_pending;
   ts_rank_result *res;
   double speed_flops_per_s;
@@ -256,11 +256,10 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
     ts_route_link_info(pf, rs.link_ids[i], &links[i].bw_Bps, &links[i].lat_s, name, sizeof name);
     links[i].name = strdup(name);
   }
-  ts_sg_platform_build(job->n_ranks, (const char *const *)host_names,
-                       pf->gpu.peak_flops_per_s[TS_PREC_BF16] > 0
-                           ? pf->gpu.peak_flops_per_s[TS_PREC_BF16]
-                           : 1e12,
-                       rs.n_links, links, rs.n_routes, rs.routes);
+  ts_sg_platform_build(
+      job->n_ranks, (const char *const *)host_names,
+      pf->gpu.peak_flops_per_s[TS_PREC_BF16] > 0 ? pf->gpu.peak_flops_per_s[TS_PREC_BF16] : 1e12,
+      rs.n_links, links, rs.n_routes, rs.routes);
   /* Largest hop latency of each ring, for the aggregate fidelity's latency terms. */
   for (long g = 0; g < job->n_groups; g++) {
     ts_coll_group *cg = &eng.groups[g];
@@ -320,8 +319,11 @@ static void init_simgrid(void) {
   /* See engine.h for why CM02 without cross-traffic and without the TCP window cap. Actor
    * stacks are small: rank_main is shallow, and thousands of 8 MiB stacks would not be. */
   static const char *const options[] = {
-      "trainsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
-      "--cfg=network/TCP-gamma:0", "--cfg=contexts/stack-size:256",
+      "trainsim",
+      "--cfg=network/model:CM02",
+      "--cfg=network/crosstraffic:0",
+      "--cfg=network/TCP-gamma:0",
+      "--cfg=contexts/stack-size:256",
 #ifdef TS_SANITIZE
       "--cfg=contexts/factory:thread", /* ASan cannot follow SimGrid's stack switching */
 #endif
@@ -403,4 +405,3 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   *out = res;
   return 0;
 }
-

@@ -93,10 +93,21 @@ static int parse_choice(const char *flag, const char *text, const char *const *n
   return flag_error(err, flag, expected, text);
 }
 
-static const char *const run_flags[] = {
-    "--platform",   "--gpus",     "--tp",        "--pp",       "--dp",
-    "--micro-batch-size", "--global-batch-size", "--schedule", "--recompute",
-    "--zero-stage", "--fidelity", "--out",       "--ignore-memory", "--help", NULL};
+static const char *const run_flags[] = {"--platform",
+                                        "--gpus",
+                                        "--tp",
+                                        "--pp",
+                                        "--dp",
+                                        "--micro-batch-size",
+                                        "--global-batch-size",
+                                        "--schedule",
+                                        "--recompute",
+                                        "--zero-stage",
+                                        "--fidelity",
+                                        "--out",
+                                        "--ignore-memory",
+                                        "--help",
+                                        NULL};
 
 /* Parses `run` arguments; returns 1 when help was printed, 0 to go on, -1 on error. */
 static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
@@ -140,8 +151,6 @@ static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
     else
       return ts_err_plain(err, "%s: expected a value after the option", flag);
     int choice = 0, rc = 0;
-    long zero = 0;
-    bool dummy = false;
     if (strcmp(flag, "--platform") == 0)
       a->platform = value;
     else if (strcmp(flag, "--out") == 0)
@@ -163,8 +172,6 @@ static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
       rc = parse_choice(flag, value, stages, &choice, err);
       ov->zero_stage = choice;
       ov->is_zero_stage_set = true;
-      (void)zero;
-      (void)dummy;
     } else if (strcmp(flag, "--schedule") == 0) {
       rc = parse_choice(flag, value, ts_schedule_names, &choice, err);
       ov->schedule = (ts_schedule_kind)choice;
@@ -196,11 +203,11 @@ static int check_fit(const ts_workload *wl, const ts_platform *pf, ts_err *err) 
                      "has %ld (%ld nodes x %d)",
                      wl->n_gpus, wl->tp, wl->pp, wl->dp, pf->name, have, pf->n_nodes,
                      pf->gpus_per_node);
-  if (pf->gpu.peak_flops_per_s[wl->precision] <= 0)
-    return ts_err_at(err, wl->locs.precision, "platform '%s' gives no %s peak for its GPU",
-                     pf->name, ts_precision_names[wl->precision]);
-  if (wl->tp > pf->gpus_per_node && wl->order[0] == TS_AXIS_TP)
-    return 0; /* TP across nodes is legal, merely slow */
+  if (pf->gpu.peak_flops_per_s[wl->precision] <= 0) {
+    ts_loc loc = {pf->source_name, 0, 0, NULL};
+    return ts_err_at(err, loc, "gpu.peak gives no %s entry, the precision workload '%s' trains in",
+                     ts_precision_names[wl->precision], wl->name);
+  }
   return 0;
 }
 
@@ -256,8 +263,9 @@ static int cmd_run(int argc, char **argv) {
   }
   ts_metrics m;
   ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, &sim, &m);
-  ts_run_info info = {pf.name, pf.gpu.model, ts_fidelity_names[a.fidelity], sim.n_events,
-                      sim.n_transfers, sim.n_links, sim.n_routes};
+  ts_run_info info = {pf.name,      pf.gpu.model,    ts_fidelity_names[a.fidelity],
+                      sim.n_events, sim.n_transfers, sim.n_links,
+                      sim.n_routes};
   ts_report_summary(stdout, &wl, &info, &m);
   rc = ts_report_write_json(a.out_dir, &wl, &info, &m, &err);
   if (rc != 0)

@@ -9,28 +9,31 @@
 #include "../workloads/doc.h"
 #include "route.h"
 
-const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
-
-static const char *const top_keys[] = {"name", "description", "sources", "gpu", "node",
-                                       "network", "nodes", NULL};
-static const char *const gpu_keys[] = {"model",        "peak",          "hbm_capacity",
-                                       "hbm_bandwidth", "gemm_ceiling", "gemm_tile",
+static const char *const top_keys[] = {"name", "description", "sources", "gpu",
+                                       "node", "network",     "nodes",   NULL};
+static const char *const gpu_keys[] = {"model",         "peak",          "hbm_capacity",
+                                       "hbm_bandwidth", "gemm_ceiling",  "gemm_tile",
                                        "compute_units", "kernel_launch", NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
 static const char *const node_keys[] = {"gpus", "links", "nics", NULL};
 static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
-static const char *const nic_keys[] = {"gpu", "bandwidth", "latency", "pcie_bandwidth",
+static const char *const nic_keys[] = {"gpu",          "bandwidth", "latency", "pcie_bandwidth",
                                        "pcie_latency", NULL};
-static const char *const net_keys[] = {"topology",         "groups",
-                                       "switches_per_group", "nodes_per_switch",
-                                       "global_links_per_group_pair", "local_link",
-                                       "global_link",      "routing", NULL};
+static const char *const net_keys[] = {"topology",
+                                       "groups",
+                                       "switches_per_group",
+                                       "nodes_per_switch",
+                                       "global_links_per_group_pair",
+                                       "local_link",
+                                       "global_link",
+                                       "routing",
+                                       NULL};
 static const char *const params_keys[] = {"bandwidth", "latency", NULL};
 static const char *const topologies[] = {"dragonfly", NULL};
 const char *const ts_routing_names[] = {"adaptive", "minimal", NULL};
 
 /* Reads a required key through a getter: absent is an error naming the mapping. */
-#define REQUIRE(call, doc, map, what, key, err)                                                   \
+#define REQUIRE(call, doc, map, what, key, err)                                                    \
   do {                                                                                             \
     int rc_ = (call);                                                                              \
     if (rc_ < 0)                                                                                   \
@@ -74,8 +77,8 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
   if (!any)
     return ts_err_at(err, ts_doc_loc(doc, peak), "'peak': expected at least one precision");
 
-  REQUIRE(ts_doc_get_unit(doc, g, "hbm_capacity", TS_UNITS_BYTES, false, &gpu->hbm_bytes, err),
-          doc, g, "gpu", "hbm_capacity", err);
+  REQUIRE(ts_doc_get_unit(doc, g, "hbm_capacity", TS_UNITS_BYTES, false, &gpu->hbm_bytes, err), doc,
+          g, "gpu", "hbm_capacity", err);
   REQUIRE(ts_doc_get_unit(doc, g, "hbm_bandwidth", TS_UNITS_BANDWIDTH, false, &gpu->hbm_Bps, err),
           doc, g, "gpu", "hbm_bandwidth", err);
   REQUIRE(ts_doc_get_double(doc, g, "gemm_ceiling", 0.01, 1.0, &gpu->gemm_ceiling, err), doc, g,
@@ -83,14 +86,13 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
   int tile = 0;
   if (required_map(doc, g, "gpu", "gemm_tile", tile_keys, &tile, err) != 0)
     return -1;
-  REQUIRE(ts_doc_get_long(doc, tile, "m", 1, 4096, &gpu->gemm_tile_m, err), doc, tile,
-          "gemm_tile", "m", err);
-  REQUIRE(ts_doc_get_long(doc, tile, "n", 1, 4096, &gpu->gemm_tile_n, err), doc, tile,
-          "gemm_tile", "n", err);
-  REQUIRE(ts_doc_get_long(doc, g, "compute_units", 1, 1000000, &gpu->n_compute_units, err), doc,
-          g, "gpu", "compute_units", err);
-  REQUIRE(ts_doc_get_unit(doc, g, "kernel_launch", TS_UNITS_TIME, true, &gpu->kernel_launch_s,
-                          err),
+  REQUIRE(ts_doc_get_long(doc, tile, "m", 1, 4096, &gpu->gemm_tile_m, err), doc, tile, "gemm_tile",
+          "m", err);
+  REQUIRE(ts_doc_get_long(doc, tile, "n", 1, 4096, &gpu->gemm_tile_n, err), doc, tile, "gemm_tile",
+          "n", err);
+  REQUIRE(ts_doc_get_long(doc, g, "compute_units", 1, 1000000, &gpu->n_compute_units, err), doc, g,
+          "gpu", "compute_units", err);
+  REQUIRE(ts_doc_get_unit(doc, g, "kernel_launch", TS_UNITS_TIME, true, &gpu->kernel_launch_s, err),
           doc, g, "gpu", "kernel_launch", err);
   return 0;
 }
@@ -126,8 +128,8 @@ static int load_link(const ts_doc *doc, int item, int n_gpus, ts_node_link *out,
   out->gpu_b = a < b ? b : a;
   REQUIRE(ts_doc_get_unit(doc, item, "bandwidth", TS_UNITS_BANDWIDTH, false, &out->bw_Bps, err),
           doc, item, "links", "bandwidth", err);
-  REQUIRE(ts_doc_get_unit(doc, item, "latency", TS_UNITS_TIME, true, &out->lat_s, err), doc,
-          item, "links", "latency", err);
+  REQUIRE(ts_doc_get_unit(doc, item, "latency", TS_UNITS_TIME, true, &out->lat_s, err), doc, item,
+          "links", "latency", err);
   return 0;
 }
 
@@ -141,13 +143,12 @@ static int load_nic(const ts_doc *doc, int item, int n_gpus, ts_nic *out, ts_err
     return -1;
   REQUIRE(ts_doc_get_unit(doc, item, "bandwidth", TS_UNITS_BANDWIDTH, false, &out->bw_Bps, err),
           doc, item, "nics", "bandwidth", err);
-  REQUIRE(ts_doc_get_unit(doc, item, "latency", TS_UNITS_TIME, true, &out->lat_s, err), doc,
-          item, "nics", "latency", err);
-  REQUIRE(ts_doc_get_unit(doc, item, "pcie_bandwidth", TS_UNITS_BANDWIDTH, false,
-                          &out->pcie_Bps, err),
-          doc, item, "nics", "pcie_bandwidth", err);
-  REQUIRE(ts_doc_get_unit(doc, item, "pcie_latency", TS_UNITS_TIME, true, &out->pcie_lat_s,
-                          err),
+  REQUIRE(ts_doc_get_unit(doc, item, "latency", TS_UNITS_TIME, true, &out->lat_s, err), doc, item,
+          "nics", "latency", err);
+  REQUIRE(
+      ts_doc_get_unit(doc, item, "pcie_bandwidth", TS_UNITS_BANDWIDTH, false, &out->pcie_Bps, err),
+      doc, item, "nics", "pcie_bandwidth", err);
+  REQUIRE(ts_doc_get_unit(doc, item, "pcie_latency", TS_UNITS_TIME, true, &out->pcie_lat_s, err),
           doc, item, "nics", "pcie_latency", err);
   return 0;
 }
@@ -229,8 +230,8 @@ static int load_network(const ts_doc *doc, int root, ts_platform *pf, ts_err *er
           doc, net, "network", "switches_per_group", err);
   REQUIRE(ts_doc_get_long(doc, net, "nodes_per_switch", 1, 1024, &d->nodes_per_switch, err), doc,
           net, "network", "nodes_per_switch", err);
-  REQUIRE(ts_doc_get_long(doc, net, "global_links_per_group_pair", 1, 64,
-                          &d->global_links_per_pair, err),
+  REQUIRE(ts_doc_get_long(doc, net, "global_links_per_group_pair", 1, 64, &d->global_links_per_pair,
+                          err),
           doc, net, "network", "global_links_per_group_pair", err);
   if (load_params(doc, net, "local_link", &d->local, err) != 0 ||
       load_params(doc, net, "global_link", &d->global, err) != 0)
@@ -245,8 +246,9 @@ static int load_network(const ts_doc *doc, int root, ts_platform *pf, ts_err *er
 static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
   int root = ts_doc_root(doc);
   if (root == 0)
-    return ts_err_at(err, ts_doc_loc(doc, 0), "empty platform file: expected a mapping with "
-                                              "keys 'name', 'gpu', 'node', 'network', 'nodes'");
+    return ts_err_at(err, ts_doc_loc(doc, 0),
+                     "empty platform file: expected a mapping with "
+                     "keys 'name', 'gpu', 'node', 'network', 'nodes'");
   if (ts_doc_check_map(doc, root, "platform", top_keys, err) != 0)
     return -1;
   const char *name = NULL;
@@ -267,8 +269,7 @@ static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
                      capacity);
   if (pf->n_nodes > 1 && pf->n_nics == 0)
     return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, root, "node")),
-                     "'node': a machine of %ld nodes needs at least one NIC per node",
-                     pf->n_nodes);
+                     "'node': a machine of %ld nodes needs at least one NIC per node", pf->n_nodes);
   for (int g = 0; g < pf->gpus_per_node; g++)
     pf->gpu_nic[g] = pf->n_nics > 0 ? ts_route_nearest_nic(pf, g) : -1;
   return 0;

@@ -17,16 +17,16 @@
 #define TS_PLATFORM_MAX_NICS 16
 
 typedef struct ts_node_link {
-  int gpu_a, gpu_b;     /* local indices, a < b */
-  double bw_Bps;        /* per direction */
+  int gpu_a, gpu_b; /* local indices, a < b */
+  double bw_Bps; /* per direction */
   double lat_s;
 } ts_node_link;
 
 typedef struct ts_nic {
-  int gpu;              /* local GPU the NIC is attached to */
-  double bw_Bps;        /* NIC <-> switch, per direction */
+  int gpu; /* local GPU the NIC is attached to */
+  double bw_Bps; /* NIC <-> switch, per direction */
   double lat_s;
-  double pcie_Bps;      /* GPU <-> NIC, per direction */
+  double pcie_Bps; /* GPU <-> NIC, per direction */
   double pcie_lat_s;
 } ts_nic;
 
@@ -43,9 +43,9 @@ typedef struct ts_dragonfly {
   long switches_per_group;
   long nodes_per_switch;
   long global_links_per_pair;
-  ts_link_params local;  /* switch to switch inside a group */
+  ts_link_params local; /* switch to switch inside a group */
   ts_link_params global; /* between groups, one cable */
-  ts_routing routing;    /* inside groups; see route.h */
+  ts_routing routing; /* inside groups; see route.h */
 } ts_dragonfly;
 
 typedef struct ts_platform {

@@ -9,9 +9,9 @@ enum link_kind {
   LK_PCIE_DOWN,
   LK_NIC_UP,
   LK_NIC_DOWN,
-  LK_LOCAL,      /* minimal routing: the one cable between two switches of a group */
+  LK_LOCAL, /* minimal routing: the one cable between two switches of a group */
   LK_FABRIC_OUT, /* adaptive routing: a switch's share of its group's local fabric, leaving */
-  LK_FABRIC_IN,  /* ... and arriving */
+  LK_FABRIC_IN, /* ... and arriving */
   LK_GLOBAL
 };
 

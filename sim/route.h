@@ -38,7 +38,7 @@ typedef uint64_t ts_link_id;
 typedef struct ts_route {
   int n_links;
   ts_link_id links[TS_ROUTE_MAX_LINKS];
-  double lat_s;  /* sum of link latencies */
+  double lat_s; /* sum of link latencies */
   double bw_Bps; /* bottleneck bandwidth */
 } ts_route;
 

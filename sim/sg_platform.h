@@ -22,7 +22,7 @@ typedef struct ts_sg_link {
 typedef struct ts_sg_route {
   long src_host, dst_host; /* indices into the host list */
   int n_links;
-  const long *links;       /* indices into the link list, in travel order */
+  const long *links; /* indices into the link list, in travel order */
 } ts_sg_route;
 
 /* Creates the zone; call after simgrid_init and before creating actors. Host i is named

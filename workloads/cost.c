@@ -12,8 +12,8 @@ double ts_cost_gemm_efficiency(const ts_gpu *gpu, long batch, long m, long n) {
   double tiles_n = ceil((double)n / (double)gpu->gemm_tile_n);
   double tiles = (double)batch * tiles_m * tiles_n;
   double waves = ceil(tiles / (double)gpu->n_compute_units);
-  double slots = waves * (double)gpu->n_compute_units * (double)gpu->gemm_tile_m *
-                 (double)gpu->gemm_tile_n;
+  double slots =
+      waves * (double)gpu->n_compute_units * (double)gpu->gemm_tile_m * (double)gpu->gemm_tile_n;
   return gpu->gemm_ceiling * ((double)batch * (double)m * (double)n) / slots;
 }
 
@@ -24,11 +24,11 @@ static ts_cost kernel(const ts_gpu *gpu, double flops, double rate, double bytes
   return c;
 }
 
-ts_cost ts_cost_gemm(const ts_gpu *gpu, double peak_flops_per_s, long batch, long m, long n,
-                     long k, double elem_bytes) {
+ts_cost ts_cost_gemm(const ts_gpu *gpu, double peak_flops_per_s, long batch, long m, long n, long k,
+                     double elem_bytes) {
   double flops = 2.0 * (double)batch * (double)m * (double)n * (double)k;
-  double bytes = elem_bytes * (double)batch * ((double)m * (double)k + (double)k * (double)n +
-                                               (double)m * (double)n);
+  double bytes = elem_bytes * (double)batch *
+                 ((double)m * (double)k + (double)k * (double)n + (double)m * (double)n);
   double rate = peak_flops_per_s * ts_cost_gemm_efficiency(gpu, batch, m, n);
   return kernel(gpu, flops, rate, bytes);
 }
@@ -56,8 +56,8 @@ static linear_cost linear(const ts_gpu *gpu, double peak, long m, long n, long k
   ts_cost dgrad = ts_cost_gemm(gpu, peak, 1, m, k, n, eb);
   ts_cost wgrad = ts_cost_gemm(gpu, peak, 1, k, n, m, eb);
   wgrad.bytes += 8.0 * (double)k * (double)n;
-  wgrad.time_s = fmax(wgrad.time_s - gpu->kernel_launch_s, wgrad.bytes / gpu->hbm_Bps) +
-                 gpu->kernel_launch_s;
+  wgrad.time_s =
+      fmax(wgrad.time_s - gpu->kernel_launch_s, wgrad.bytes / gpu->hbm_Bps) + gpu->kernel_launch_s;
   c.bwd = ts_cost_add(dgrad, wgrad);
   return c;
 }
@@ -78,8 +78,8 @@ static void attention_core(const ts_workload *wl, const ts_gpu *gpu, double peak
     double flops = 4.0 * (double)batch * (double)s * (double)s * (double)d;
     double rate = peak * ts_cost_gemm_efficiency(gpu, batch, s, s);
     *fwd = kernel(gpu, flops, rate, qkvo);
-    *bwd = kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * (double)b * (double)s * (double)d *
-                                                        (double)heads);
+    *bwd = kernel(gpu, 2 * flops, rate,
+                  2 * qkvo + eb * (double)b * (double)s * (double)d * (double)heads);
     return;
   }
   double scores = (double)batch * (double)s * (double)s;
@@ -93,8 +93,8 @@ static void attention_core(const ts_workload *wl, const ts_gpu *gpu, double peak
                              ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
   ts_cost qk_b = ts_cost_add(ts_cost_gemm(gpu, peak, batch, s, d, s, eb),
                              ts_cost_gemm(gpu, peak, batch, s, d, s, eb));
-  ts_cost elem_b = ts_cost_add(ts_cost_memory_bound(gpu, 7.0 * scores),
-                               ts_cost_memory_bound(gpu, 6.0 * scores));
+  ts_cost elem_b =
+      ts_cost_add(ts_cost_memory_bound(gpu, 7.0 * scores), ts_cost_memory_bound(gpu, 6.0 * scores));
   *bwd = ts_cost_add(ts_cost_add(av_b, qk_b), elem_b);
 }
 

@@ -22,34 +22,34 @@
 #include "workload.h"
 
 typedef struct ts_cost {
-  double flops;  /* matrix FLOPs (what Megatron's formulas count) */
-  double bytes;  /* HBM traffic */
+  double flops; /* matrix FLOPs (what Megatron's formulas count) */
+  double bytes; /* HBM traffic */
   double time_s;
   int n_kernels;
 } ts_cost;
 
 /* Pieces of one layer, one microbatch, one TP rank. */
 typedef struct ts_layer_cost {
-  ts_cost fwd_attn, fwd_mlp;    /* forward, before each all-reduce */
-  ts_cost bwd_mlp, bwd_attn;    /* backward, before each all-reduce */
-  ts_cost attn_core_fwd;        /* the attention core alone: what selective recompute redoes */
-  double tp_allreduce_bytes;    /* each of the 2 forward and 2 backward all-reduces */
+  ts_cost fwd_attn, fwd_mlp; /* forward, before each all-reduce */
+  ts_cost bwd_mlp, bwd_attn; /* backward, before each all-reduce */
+  ts_cost attn_core_fwd; /* the attention core alone: what selective recompute redoes */
+  double tp_allreduce_bytes; /* each of the 2 forward and 2 backward all-reduces */
 } ts_layer_cost;
 
 /* Work outside the layers: embedding on the first stage, output layer and loss on the last. */
 typedef struct ts_edge_cost {
   ts_cost embed_fwd, embed_bwd;
-  double embed_allreduce_bytes;  /* forward all-reduce of the vocab-parallel embedding */
-  ts_cost head_fwd, head_bwd;    /* final LN, logits, vocab-parallel cross-entropy */
-  double loss_allreduce_bytes;   /* each of the 3 small cross-entropy all-reduces */
-  double head_allreduce_bytes;   /* backward all-reduce of the logits' input gradient */
+  double embed_allreduce_bytes; /* forward all-reduce of the vocab-parallel embedding */
+  ts_cost head_fwd, head_bwd; /* final LN, logits, vocab-parallel cross-entropy */
+  double loss_allreduce_bytes; /* each of the 3 small cross-entropy all-reduces */
+  double head_allreduce_bytes; /* backward all-reduce of the logits' input gradient */
 } ts_edge_cost;
 
 /* Efficiency (0..1] of a batch of M x N-output GEMMs on gpu, ceiling included. */
 double ts_cost_gemm_efficiency(const ts_gpu *gpu, long batch, long m, long n);
 /* One GEMM kernel (batched): C[M,N] = A[M,K] B[K,N], operands of elem_bytes. */
-ts_cost ts_cost_gemm(const ts_gpu *gpu, double peak_flops_per_s, long batch, long m, long n,
-                     long k, double elem_bytes);
+ts_cost ts_cost_gemm(const ts_gpu *gpu, double peak_flops_per_s, long batch, long m, long n, long k,
+                     double elem_bytes);
 /* One memory-bound kernel moving `bytes`. */
 ts_cost ts_cost_memory_bound(const ts_gpu *gpu, double bytes);
 /* a + b (times, bytes, FLOPs and kernels add). */

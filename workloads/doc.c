@@ -4,8 +4,8 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdint.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +27,22 @@ static ts_loc mark_loc(const char *name, yaml_mark_t mark) {
   return loc;
 }
 
-static int syntax_error(const char *name, const yaml_parser_t *parser, ts_err *err) {
+/* libyaml gives reader errors (bad encoding) as a byte offset, others as a mark. */
+static int syntax_error(const char *name, const char *text, const yaml_parser_t *parser,
+                        ts_err *err) {
   yaml_mark_t mark = parser->problem_mark;
+  if (parser->error == YAML_READER_ERROR) {
+    mark.line = mark.column = 0;
+    for (size_t i = 0; i < parser->problem_offset && text[i] != '\0'; i++) {
+      mark.column++;
+      if (text[i] == '\n') {
+        mark.line++;
+        mark.column = 0;
+      }
+    }
+    return ts_err_at(err, mark_loc(name, mark), "invalid YAML: %s (files must be UTF-8)",
+                     parser->problem);
+  }
   if (parser->context != NULL)
     return ts_err_at(err, mark_loc(name, mark), "invalid YAML: %s %s", parser->problem,
                      parser->context);
@@ -45,7 +59,7 @@ static int prescan(const char *name, const char *text, size_t len, ts_err *err) 
   for (bool done = false; !done && rc == 0;) {
     yaml_event_t ev;
     if (!yaml_parser_parse(&parser, &ev)) {
-      rc = syntax_error(name, &parser, err);
+      rc = syntax_error(name, text, &parser, err);
       break;
     }
     ts_loc loc = mark_loc(name, ev.start_mark);
@@ -94,7 +108,7 @@ int ts_doc_parse(const char *name, const char *text, size_t len, ts_doc **out, t
   yaml_parser_initialize(&parser);
   yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
   if (!yaml_parser_load(&parser, &doc->yaml)) {
-    syntax_error(name, &parser, err);
+    syntax_error(name, text, &parser, err);
     yaml_parser_delete(&parser);
     free(doc->name);
     free(doc);
@@ -114,8 +128,8 @@ int ts_doc_load_file(const char *path, ts_doc **out, ts_err *err) {
   if (!S_ISREG(st.st_mode))
     return ts_err_plain(err, "'%s' is not a regular file, expected a YAML file", path);
   if (st.st_size > DOC_MAX_BYTES)
-    return ts_err_plain(err, "'%s' is %lld bytes, more than the %ld a trainsim file may have",
-                        path, (long long)st.st_size, DOC_MAX_BYTES);
+    return ts_err_plain(err, "'%s' is %lld bytes, more than the %ld a trainsim file may have", path,
+                        (long long)st.st_size, DOC_MAX_BYTES);
   FILE *f = fopen(path, "rb");
   if (f == NULL)
     return ts_err_plain(err, "cannot open '%s': %s", path, strerror(errno));
@@ -244,8 +258,7 @@ const char *ts_did_you_mean(const char *word, const char *const *names) {
       best = *n;
     }
   }
-  size_t limit = strlen(word) / 3 + 1;
-  return best_d <= (limit > 3 ? 3 : limit) ? best : NULL;
+  return best_d <= strlen(word) / 3 + 1 ? best : NULL;
 }
 
 int ts_doc_check_map(const ts_doc *doc, int node, const char *what, const char *const *allowed,
@@ -257,8 +270,8 @@ int ts_doc_check_map(const ts_doc *doc, int node, const char *what, const char *
   for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
     const char *key = ts_doc_scalar(doc, p->key);
     if (key == NULL)
-      return ts_err_at(err, ts_doc_loc(doc, p->key), "'%s': expected scalar keys, found %s",
-                       what, node_kind(doc, p->key));
+      return ts_err_at(err, ts_doc_loc(doc, p->key), "'%s': expected scalar keys, found %s", what,
+                       node_kind(doc, p->key));
     bool known = false;
     for (const char *const *a = allowed; *a != NULL; a++)
       known = known || strcmp(*a, key) == 0;
@@ -273,8 +286,7 @@ int ts_doc_check_map(const ts_doc *doc, int node, const char *what, const char *
       if (strcmp(ts_doc_scalar(doc, q->key), key) == 0) {
         ts_loc first = ts_doc_loc(doc, q->key);
         return ts_err_at(err, ts_doc_loc(doc, p->key),
-                         "duplicate key '%s' in '%s' (first at line %d)", key, what,
-                         first.line);
+                         "duplicate key '%s' in '%s' (first at line %d)", key, what, first.line);
       }
   }
   return 0;
@@ -328,8 +340,8 @@ int ts_parse_double(const char *text, double *out) {
 }
 
 /* A scalar value node, or an error naming the key. */
-static const char *scalar_value(const ts_doc *doc, int value, const char *key,
-                                const char *expected, ts_err *err) {
+static const char *scalar_value(const ts_doc *doc, int value, const char *key, const char *expected,
+                                ts_err *err) {
   const char *s = ts_doc_scalar(doc, value);
   if (s == NULL || s[0] == '\0') {
     ts_err_at(err, ts_doc_loc(doc, value), "key '%s': expected %s, found %s", key, expected,
@@ -354,8 +366,8 @@ int ts_doc_get_long(const ts_doc *doc, int map, const char *key, long lo, long h
     return -1;
   long x = 0;
   if (ts_parse_long(s, &x) != 0 || x < lo || x > hi)
-    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key,
-                     expected, s);
+    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key, expected,
+                     s);
   *out = x;
   return 1;
 }
@@ -372,14 +384,14 @@ int ts_doc_get_double(const ts_doc *doc, int map, const char *key, double lo, do
     return -1;
   double x = 0;
   if (ts_parse_double(s, &x) != 0 || x < lo || x > hi)
-    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key,
-                     expected, s);
+    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key, expected,
+                     s);
   *out = x;
   return 1;
 }
 
-int ts_doc_get_unit(const ts_doc *doc, int map, const char *key, ts_unit_kind kind,
-                    bool allow_zero, double *out, ts_err *err) {
+int ts_doc_get_unit(const ts_doc *doc, int map, const char *key, ts_unit_kind kind, bool allow_zero,
+                    double *out, ts_err *err) {
   int v = ts_doc_get(doc, map, key);
   if (v == 0)
     return 0;
@@ -389,8 +401,8 @@ int ts_doc_get_unit(const ts_doc *doc, int map, const char *key, ts_unit_kind ki
     return -1;
   double x = 0;
   if (ts_units_parse(s, kind, &x, NULL) != 0)
-    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key,
-                     expected, s);
+    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key, expected,
+                     s);
   if (x == 0 && !allow_zero)
     return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected a value above zero, found '%s'",
                      key, s);
@@ -407,8 +419,8 @@ int ts_doc_get_bool(const ts_doc *doc, int map, const char *key, bool *out, ts_e
   return rc;
 }
 
-int ts_doc_get_enum(const ts_doc *doc, int map, const char *key, const char *const *names,
-                    int *out, ts_err *err) {
+int ts_doc_get_enum(const ts_doc *doc, int map, const char *key, const char *const *names, int *out,
+                    ts_err *err) {
   int v = ts_doc_get(doc, map, key);
   if (v == 0)
     return 0;
@@ -425,12 +437,10 @@ int ts_doc_get_enum(const ts_doc *doc, int map, const char *key, const char *con
       *out = i;
       return 1;
     }
-  return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key, expected,
-                   s);
+  return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s, found '%s'", key, expected, s);
 }
 
-int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **out,
-                      ts_err *err) {
+int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **out, ts_err *err) {
   int v = ts_doc_get(doc, map, key);
   if (v == 0)
     return 0;

@@ -28,7 +28,7 @@ int ts_doc_load_file(const char *path, ts_doc **out, ts_err *err);
 void ts_doc_free(ts_doc *doc);
 
 const char *ts_doc_name(const ts_doc *doc); /* lives as long as doc */
-int ts_doc_root(const ts_doc *doc);         /* 0 for an empty document */
+int ts_doc_root(const ts_doc *doc); /* 0 for an empty document */
 ts_loc ts_doc_loc(const ts_doc *doc, int node);
 
 bool ts_doc_is_map(const ts_doc *doc, int node);
@@ -51,14 +51,13 @@ int ts_doc_get_long(const ts_doc *doc, int map, const char *key, long lo, long h
 int ts_doc_get_double(const ts_doc *doc, int map, const char *key, double lo, double hi,
                       double *out, ts_err *err);
 /* A quantity with a unit; must be > 0 unless allow_zero. */
-int ts_doc_get_unit(const ts_doc *doc, int map, const char *key, ts_unit_kind kind,
-                    bool allow_zero, double *out, ts_err *err);
+int ts_doc_get_unit(const ts_doc *doc, int map, const char *key, ts_unit_kind kind, bool allow_zero,
+                    double *out, ts_err *err);
 int ts_doc_get_bool(const ts_doc *doc, int map, const char *key, bool *out, ts_err *err);
 /* One of names (NULL-terminated); *out is its index. */
-int ts_doc_get_enum(const ts_doc *doc, int map, const char *key, const char *const *names,
-                    int *out, ts_err *err);
-int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **out,
-                      ts_err *err);
+int ts_doc_get_enum(const ts_doc *doc, int map, const char *key, const char *const *names, int *out,
+                    ts_err *err);
+int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **out, ts_err *err);
 
 /* Value parsers shared with the command line: return 0 or -1 (no message). */
 int ts_parse_long(const char *text, long *out);

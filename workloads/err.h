@@ -21,23 +21,21 @@ typedef struct ts_err {
 /* Where a value came from: a place in a file, or a command-line flag (flag != NULL wins). */
 typedef struct ts_loc {
   const char *file; /* borrowed; lives as long as the document or program that owns it */
-  int line;         /* 1-based; 0 when unknown */
-  int col;          /* 1-based; 0 when unknown */
+  int line; /* 1-based; 0 when unknown */
+  int col; /* 1-based; 0 when unknown */
   const char *flag; /* e.g. "--tp"; NULL when the value came from a file */
 } ts_loc;
 
 /* Records "file:line:col: error: <fmt>" (or "trainsim: error: --flag: <fmt>" for flags, or
  * "file: error: <fmt>" when line is 0). A NULL err is allowed and ignored. Returns -1 so that
  * callers can write `return ts_err_at(...)`. */
-int ts_err_at(ts_err *err, ts_loc loc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int ts_err_at(ts_err *err, ts_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Records "trainsim: error: <fmt>" for errors with no place (missing file, I/O). Returns -1. */
 int ts_err_plain(ts_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Always-on assertion for bugs (never for input errors): prints and aborts. */
-#define TS_ASSERT(cond)                                                                            \
-  ((cond) ? (void)0 : ts_assert_fail(#cond, __FILE__, __LINE__))
+#define TS_ASSERT(cond) ((cond) ? (void)0 : ts_assert_fail(#cond, __FILE__, __LINE__))
 void ts_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
 
 #endif

@@ -22,11 +22,11 @@ typedef struct ts_gpu {
   double peak_flops_per_s[TS_PREC_COUNT]; /* dense matrix peak; 0 = not supported */
   double hbm_bytes;
   double hbm_Bps;
-  double gemm_ceiling;     /* best measured GEMM throughput / peak, 0..1 */
-  long gemm_tile_m;        /* output tile of one workgroup, for wave quantisation */
+  double gemm_ceiling; /* best measured GEMM throughput / peak, 0..1 */
+  long gemm_tile_m; /* output tile of one workgroup, for wave quantisation */
   long gemm_tile_n;
-  long n_compute_units;    /* workgroups that run at once (one per CU) */
-  double kernel_launch_s;  /* fixed cost per kernel */
+  long n_compute_units; /* workgroups that run at once (one per CU) */
+  double kernel_launch_s; /* fixed cost per kernel */
 } ts_gpu;
 
 #endif

@@ -38,8 +38,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
                    ? layers * (double)in_flight * 2.0 * s * b * h + full
                    : layers * (double)in_flight * full;
   if (stage == wl->pp - 1)
-    act += (double)in_flight * 4.0 * s * b * (double)ts_workload_padded_vocab(wl) /
-           (double)wl->tp;
+    act += (double)in_flight * 4.0 * s * b * (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
   out->bytes[TS_MEM_ACTIVATIONS] = act;
   out->microbatches_in_flight = in_flight;
   out->total_bytes = 0;

@@ -6,18 +6,18 @@
 #include "schedule.h"
 
 typedef struct ts_rank_result {
-  double finish_s;             /* when the rank's program ended */
+  double finish_s; /* when the rank's program ended */
   double time_s[TS_CAT_COUNT]; /* sums to the iteration time */
-  double flops;                /* matrix FLOPs executed */
+  double flops; /* matrix FLOPs executed */
 } ts_rank_result;
 
 typedef struct ts_sim_result {
   double iteration_s; /* the last rank's finish */
   long n_ranks;
   ts_rank_result *ranks;
-  long n_events;    /* events played */
+  long n_events; /* events played */
   long n_transfers; /* SimGrid transfers */
-  long n_links;     /* SimGrid links created */
+  long n_links; /* SimGrid links created */
   long n_routes;
 } ts_sim_result;
 

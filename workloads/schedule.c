@@ -134,22 +134,25 @@ static void push(tpl *t, ts_event e) {
 }
 
 static void compute(tpl *t, ts_cost c, ts_category cat) {
-  ts_event e = {.kind = TS_EV_COMPUTE, .category = (uint8_t)cat, .time_s = c.time_s,
-                .flops = c.flops};
+  ts_event e = {
+      .kind = TS_EV_COMPUTE, .category = (uint8_t)cat, .time_s = c.time_s, .flops = c.flops};
   push(t, e);
 }
 
 static void coll(tpl *t, ts_coll_op op, ts_group_kind g, double bytes, ts_category cat) {
   if (bytes <= 0)
     return;
-  ts_event e = {.kind = TS_EV_COLL, .category = (uint8_t)cat, .coll_op = (uint8_t)op,
-                .group = (uint8_t)g, .bytes = bytes};
+  ts_event e = {.kind = TS_EV_COLL,
+                .category = (uint8_t)cat,
+                .coll_op = (uint8_t)op,
+                .group = (uint8_t)g,
+                .bytes = bytes};
   push(t, e);
 }
 
 static void p2p(tpl *t, ts_event_kind kind, ts_peer peer, double bytes) {
-  ts_event e = {.kind = (uint8_t)kind, .category = TS_CAT_PP, .peer = (uint8_t)peer,
-                .bytes = bytes};
+  ts_event e = {
+      .kind = (uint8_t)kind, .category = TS_CAT_PP, .peer = (uint8_t)peer, .bytes = bytes};
   push(t, e);
 }
 
@@ -221,8 +224,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   double grad_bytes = 4.0 * params;
   bool zero1 = wl->zero_stage >= 1 && wl->dp > 1;
   if (wl->dp > 1)
-    coll(t, zero1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE, TS_GROUP_DP, grad_bytes,
-         TS_CAT_DP);
+    coll(t, zero1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE, TS_GROUP_DP, grad_bytes, TS_CAT_DP);
   if (wl->pp > 1 && (stage == 0 || stage == wl->pp - 1)) {
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);

@@ -33,20 +33,16 @@ typedef enum ts_category {
   TS_CAT_COMPUTE,
   TS_CAT_RECOMPUTE,
   TS_CAT_OPTIMIZER,
-  TS_CAT_TP,     /* exposed tensor-parallel communication */
-  TS_CAT_PP,     /* exposed pipeline transfers */
-  TS_CAT_DP,     /* exposed gradient synchronisation */
+  TS_CAT_TP, /* exposed tensor-parallel communication */
+  TS_CAT_PP, /* exposed pipeline transfers */
+  TS_CAT_DP, /* exposed gradient synchronisation */
   TS_CAT_BUBBLE, /* waiting for another stage to produce */
-  TS_CAT_IDLE,   /* done, waiting for the slowest rank */
+  TS_CAT_IDLE, /* done, waiting for the slowest rank */
   TS_CAT_COUNT
 } ts_category;
 extern const char *const ts_category_names[]; /* "compute", ... "idle" */
 
-typedef enum ts_coll_op {
-  TS_COLL_ALLREDUCE,
-  TS_COLL_REDUCE_SCATTER,
-  TS_COLL_ALLGATHER
-} ts_coll_op;
+typedef enum ts_coll_op { TS_COLL_ALLREDUCE, TS_COLL_REDUCE_SCATTER, TS_COLL_ALLGATHER } ts_coll_op;
 extern const char *const ts_coll_op_names[];
 
 typedef enum ts_group_kind {
@@ -59,14 +55,14 @@ typedef enum ts_group_kind {
 typedef enum ts_peer { TS_PEER_PREV, TS_PEER_NEXT, TS_PEERS } ts_peer;
 
 typedef struct ts_event {
-  uint8_t kind;     /* ts_event_kind */
+  uint8_t kind; /* ts_event_kind */
   uint8_t category; /* ts_category */
-  uint8_t coll_op;  /* ts_coll_op, for TS_EV_COLL */
-  uint8_t group;    /* ts_group_kind, for TS_EV_COLL */
-  uint8_t peer;     /* ts_peer, for TS_EV_SEND / TS_EV_RECV */
-  double time_s;    /* TS_EV_COMPUTE: duration on the GPU */
-  double flops;     /* TS_EV_COMPUTE: matrix FLOPs executed */
-  double bytes;     /* communication events: payload (for a collective, the full buffer) */
+  uint8_t coll_op; /* ts_coll_op, for TS_EV_COLL */
+  uint8_t group; /* ts_group_kind, for TS_EV_COLL */
+  uint8_t peer; /* ts_peer, for TS_EV_SEND / TS_EV_RECV */
+  double time_s; /* TS_EV_COMPUTE: duration on the GPU */
+  double flops; /* TS_EV_COMPUTE: matrix FLOPs executed */
+  double bytes; /* communication events: payload (for a collective, the full buffer) */
 } ts_event;
 
 typedef struct ts_block {
@@ -88,8 +84,8 @@ typedef struct ts_job {
   long n_ranks;
   long n_groups;
   ts_group *groups;
-  long *rank_group;   /* [rank * TS_GROUP_KINDS + kind]: group index or -1 */
-  long *rank_peer;    /* [rank * TS_PEERS + peer]: rank or -1 */
+  long *rank_group; /* [rank * TS_GROUP_KINDS + kind]: group index or -1 */
+  long *rank_peer; /* [rank * TS_PEERS + peer]: rank or -1 */
   ts_program *programs;
   /* storage owned by the job */
   long n_templates;
@@ -106,8 +102,7 @@ void ts_job_fini(ts_job *job);
 
 /* The pass order of one stage: steps[k] = microbatch index, negative for backward
  * (-1 - microbatch). `steps` must hold 2 m entries. */
-void ts_schedule_order(ts_schedule_kind kind, long n_stages, long stage, long n_micro,
-                       long *steps);
+void ts_schedule_order(ts_schedule_kind kind, long n_stages, long stage, long n_micro, long *steps);
 
 /* Helpers for building jobs by hand (tests, microbenchmarks). */
 void ts_job_init(ts_job *job, long n_ranks);

@@ -17,13 +17,24 @@ static const unit_suffix bw_units[] = {
     {"Bps", 1.0}, {"B/s", 1.0}, {"bps", 0.125}, {"b/s", 0.125}, {NULL, 0}};
 static const unit_suffix flop_units[] = {
     {"FLOPS", 1.0}, {"flops", 1.0}, {"f", 1.0}, {"F", 1.0}, {NULL, 0}};
+/* Sub-second units divide (350 / 1e9 rounds exactly as the literal 350e-9; 350 * 1e-9 does
+ * not): their factor is stored negated, as a divisor. */
 static const unit_suffix time_units[] = {
-    {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {NULL, 0}};
+    {"s", 1.0}, {"ms", -1e3}, {"us", -1e6}, {"ns", -1e9}, {NULL, 0}};
 
-static const unit_suffix prefixes[] = {
-    {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
-    {"Pi", 1125899906842624.0}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
-    {"P", 1e15}, {"", 1.0}, {NULL, 0}};
+static const unit_suffix prefixes[] = {{"Ki", 1024.0},
+                                       {"Mi", 1048576.0},
+                                       {"Gi", 1073741824.0},
+                                       {"Ti", 1099511627776.0},
+                                       {"Pi", 1125899906842624.0},
+                                       {"k", 1e3},
+                                       {"K", 1e3},
+                                       {"M", 1e6},
+                                       {"G", 1e9},
+                                       {"T", 1e12},
+                                       {"P", 1e15},
+                                       {"", 1.0},
+                                       {NULL, 0}};
 
 const char *ts_units_expected(ts_unit_kind kind) {
   switch (kind) {
@@ -92,9 +103,7 @@ int ts_units_parse(const char *text, ts_unit_kind kind, double *out, const char 
   double factor = 0;
   if (match_suffix(p, kind, &factor) != 0)
     return -1;
-  if (kind != TS_UNITS_BYTES && *p == '\0')
-    return -1;
-  double result = value * factor;
+  double result = factor < 0 ? value / -factor : value * factor;
   if (!isfinite(result))
     return -1;
   *out = result;

@@ -7,10 +7,11 @@
 
 #include "doc.h"
 
+const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
 const char *const ts_schedule_names[] = {"gpipe", "1f1b", NULL};
 const char *const ts_recompute_names[] = {"none", "selective", "full", NULL};
-const char *const ts_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp",
-                                      "dp-pp-tp", "pp-tp-dp", "pp-dp-tp", NULL};
+const char *const ts_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
+                                      "pp-tp-dp", "pp-dp-tp", NULL};
 static const ts_axis order_axes[][TS_AXIS_COUNT] = {
     {TS_AXIS_TP, TS_AXIS_DP, TS_AXIS_PP}, {TS_AXIS_TP, TS_AXIS_PP, TS_AXIS_DP},
     {TS_AXIS_DP, TS_AXIS_TP, TS_AXIS_PP}, {TS_AXIS_DP, TS_AXIS_PP, TS_AXIS_TP},
@@ -22,10 +23,9 @@ static const char *const model_keys[] = {"num_layers",       "hidden_size", "num
                                          "num_query_groups", "seq_length",  "vocab_size",
                                          "ffn_hidden_size",  NULL};
 static const char *const training_keys[] = {"global_batch_size", "micro_batch_size", "precision",
-                                            "optimizer", "train_tokens", NULL};
-static const char *const parallel_keys[] = {"tensor",   "pipeline",  "data",
-                                            "zero_stage", "schedule", "recompute",
-                                            "flash_attention", NULL};
+                                            "optimizer",         "train_tokens",     NULL};
+static const char *const parallel_keys[] = {
+    "tensor", "pipeline", "data", "zero_stage", "schedule", "recompute", "flash_attention", NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 
@@ -90,9 +90,8 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
       get_long(r, m, "model", "ffn_hidden_size", false, 1, &md->ffn_hidden, &l->ffn_hidden) != 0)
     return -1;
   if (md->hidden % md->n_heads != 0)
-    return ts_err_at(r->err, l->n_heads,
-                     "num_attention_heads (%ld) must divide hidden_size (%ld)", md->n_heads,
-                     md->hidden);
+    return ts_err_at(r->err, l->n_heads, "num_attention_heads (%ld) must divide hidden_size (%ld)",
+                     md->n_heads, md->hidden);
   if (md->n_heads % md->n_query_groups != 0)
     return ts_err_at(r->err, l->n_query_groups,
                      "num_query_groups (%ld) must divide num_attention_heads (%ld)",
@@ -108,8 +107,8 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
   wl->micro_batch = 1;
   if (get_long(r, t, "training", "global_batch_size", true, 1, &wl->global_batch,
                &l->global_batch) != 0 ||
-      get_long(r, t, "training", "micro_batch_size", false, 1, &wl->micro_batch,
-               &l->micro_batch) != 0)
+      get_long(r, t, "training", "micro_batch_size", false, 1, &wl->micro_batch, &l->micro_batch) !=
+          0)
     return -1;
   int prec = TS_PREC_BF16, opt = 0;
   int rc = ts_doc_get_enum(r->doc, t, "precision", ts_precision_names, &prec, r->err);
@@ -174,8 +173,9 @@ int ts_workload_load_file(const char *path, ts_workload *out, ts_err *err) {
   int rc = -1;
   if (root == 0) {
     ts_loc loc = {path, 0, 0, NULL};
-    ts_err_at(err, loc, "empty workload file: expected a mapping with keys 'model', "
-                        "'training' and optionally 'parallelism', 'placement'");
+    ts_err_at(err, loc,
+              "empty workload file: expected a mapping with keys 'model', "
+              "'training' and optionally 'parallelism', 'placement'");
   } else if (ts_doc_check_map(doc, root, "workload", top_keys, err) == 0) {
     const char *name = NULL;
     if (ts_doc_get_string(doc, root, "name", &name, err) >= 0 && read_model(&r, root, &wl) == 0 &&
@@ -194,7 +194,7 @@ int ts_workload_load_file(const char *path, ts_workload *out, ts_err *err) {
 
 static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   ts_workload_locs *l = &wl->locs;
-#define OVERRIDE(flag_set, field, value, locfield, flagname)                                      \
+#define OVERRIDE(flag_set, field, value, locfield, flagname)                                       \
   if (ov->flag_set) {                                                                              \
     wl->field = ov->value;                                                                         \
     l->locfield = (ts_loc){NULL, 0, 0, flagname};                                                  \
@@ -224,7 +224,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                        "model replicas",
                        ov->gpus, wl->tp, wl->pp, tp_pp);
     long dp = ov->gpus / tp_pp;
-    if (wl->dp != 0 && wl->dp != dp)
+    /* --gpus wins over the file's data parallelism; only an explicit --dp can disagree. */
+    if (ov->is_dp_set && wl->dp != dp)
       return ts_err_at(err, l->dp,
                        "data parallelism %ld disagrees with --gpus %ld / (tp %ld x pp %ld) = %ld",
                        wl->dp, ov->gpus, wl->tp, wl->pp, dp);
@@ -234,8 +235,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                              "workload key parallelism.data");
   }
   if (wl->dp > BIG / tp_pp)
-    return ts_err_at(err, l->dp, "tp x pp x dp = %ld x %ld x %ld is too many GPUs", wl->tp,
-                     wl->pp, wl->dp);
+    return ts_err_at(err, l->dp, "tp x pp x dp = %ld x %ld x %ld is too many GPUs", wl->tp, wl->pp,
+                     wl->dp);
   wl->n_gpus = tp_pp * wl->dp;
 
   if (m->n_heads % wl->tp != 0)
@@ -248,8 +249,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
     return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide ffn_hidden_size (%ld)",
                      wl->tp, m->ffn_hidden);
   if (m->n_layers % wl->pp != 0)
-    return ts_err_at(err, l->pp, "pipeline parallelism (%ld) must divide num_layers (%ld)",
-                     wl->pp, m->n_layers);
+    return ts_err_at(err, l->pp, "pipeline parallelism (%ld) must divide num_layers (%ld)", wl->pp,
+                     m->n_layers);
   long per_step = wl->micro_batch * wl->dp;
   if (wl->micro_batch > BIG / wl->dp || wl->global_batch % per_step != 0)
     return ts_err_at(err, l->global_batch,

@@ -22,18 +22,18 @@ typedef enum ts_recompute {
 } ts_recompute;
 typedef enum ts_axis { TS_AXIS_TP, TS_AXIS_DP, TS_AXIS_PP, TS_AXIS_COUNT } ts_axis;
 
-extern const char *const ts_schedule_names[];  /* "gpipe", "1f1b" */
+extern const char *const ts_schedule_names[]; /* "gpipe", "1f1b" */
 extern const char *const ts_recompute_names[]; /* "none", "selective", "full" */
-extern const char *const ts_order_names[];     /* "tp-dp-pp", ... innermost first */
+extern const char *const ts_order_names[]; /* "tp-dp-pp", ... innermost first */
 
 typedef struct ts_model {
-  long n_layers;        /* num_layers */
-  long hidden;          /* hidden_size */
-  long n_heads;         /* num_attention_heads */
-  long n_query_groups;  /* num_query_groups (GQA); = n_heads for multi-head attention */
-  long seq;             /* seq_length */
-  long vocab;           /* vocab_size, before Megatron's padding */
-  long ffn_hidden;      /* ffn_hidden_size; default 4 x hidden */
+  long n_layers; /* num_layers */
+  long hidden; /* hidden_size */
+  long n_heads; /* num_attention_heads */
+  long n_query_groups; /* num_query_groups (GQA); = n_heads for multi-head attention */
+  long seq; /* seq_length */
+  long vocab; /* vocab_size, before Megatron's padding */
+  long ffn_hidden; /* ffn_hidden_size; default 4 x hidden */
 } ts_model;
 
 /* Where each user-settable value came from, for messages. */
@@ -50,9 +50,9 @@ typedef struct ts_workload {
   long micro_batch;
   ts_precision precision;
   double train_tokens; /* 0 = not given */
-  long tp, pp, dp;     /* dp = 0 until resolved when neither file nor flags give it */
-  long n_gpus;         /* 0 until resolved */
-  int zero_stage;      /* 0 or 1 */
+  long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
+  long n_gpus; /* 0 until resolved */
+  int zero_stage; /* 0 or 1 */
   ts_schedule_kind schedule;
   ts_recompute recompute;
   bool flash_attention;

@@ -1,0 +1,51 @@
+/* Shared test fixtures: small workloads built in code, Frontier loaded from the source tree. */
+#ifndef TS_TEST_FIXTURES_H
+#define TS_TEST_FIXTURES_H
+
+#include <math.h>
+#include <string.h>
+
+#include "../../sim/platform.h"
+#include "../../workloads/workload.h"
+
+static inline ts_workload test_workload(long layers, long hidden, long heads, long seq, long vocab,
+                                        long tp, long pp, long dp, long global_batch,
+                                        long micro_batch) {
+  ts_workload wl;
+  memset(&wl, 0, sizeof wl);
+  strcpy(wl.name, "test");
+  wl.model = (ts_model){layers, hidden, heads, heads, seq, vocab, 4 * hidden};
+  wl.global_batch = global_batch;
+  wl.micro_batch = micro_batch;
+  wl.precision = TS_PREC_BF16;
+  wl.tp = tp;
+  wl.pp = pp;
+  wl.dp = dp;
+  wl.n_gpus = tp * pp * dp;
+  wl.schedule = TS_SCHED_1F1B;
+  wl.recompute = TS_RECOMPUTE_NONE;
+  wl.flash_attention = true;
+  wl.order[0] = TS_AXIS_TP;
+  wl.order[1] = TS_AXIS_DP;
+  wl.order[2] = TS_AXIS_PP;
+  return wl;
+}
+
+static inline int rel_close(double a, double b, double tol) {
+  return fabs(a - b) <= tol * fmax(fabs(a), fabs(b));
+}
+
+#define assert_rel(a, b, tol)                                                                      \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b);                                                                     \
+    if (!rel_close(a_, b_, tol))                                                                   \
+      fail_msg("%s = %.17g, expected %.17g (rel. tol. %g)", #a, a_, b_, (double)(tol));            \
+  } while (0)
+
+static inline void load_frontier(ts_platform *pf) {
+  ts_err err = {0};
+  if (ts_platform_load_file(TS_SOURCE_DIR "/platforms/frontier.yaml", pf, &err) != 0)
+    fail_msg("%s", err.msg);
+}
+
+#endif

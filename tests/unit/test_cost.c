@@ -1,0 +1,111 @@
+/* cost: FLOP counts against Megatron's formulas, GEMM quantisation, parameter counts. */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "../../workloads/cost.h"
+#include "../../workloads/schedule.h"
+#include "fixtures.h"
+
+static ts_gpu mi250x_like(void) {
+  ts_gpu g;
+  memset(&g, 0, sizeof g);
+  g.peak_flops_per_s[TS_PREC_BF16] = 191.5e12;
+  g.hbm_Bps = 1.6e12;
+  g.gemm_ceiling = 0.767;
+  g.gemm_tile_m = 256;
+  g.gemm_tile_n = 128;
+  g.n_compute_units = 110;
+  g.kernel_launch_s = 2e-6;
+  return g;
+}
+
+/* Forward matrix FLOPs per layer = 24 b s h^2 (1 + s/6h) / t (Narayanan et al. eq. 3, f = 4h);
+ * backward twice that. */
+static void test_layer_flops(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
+  ts_layer_cost c;
+  ts_cost_layer(&wl, &g, &c);
+  double b = 1, s = 2048, h = 12288, t = 8;
+  double fwd = 24 * b * s * h * h * (1 + s / (6 * h)) / t;
+  assert_rel(c.fwd_attn.flops + c.fwd_mlp.flops, fwd, 1e-12);
+  assert_rel(c.bwd_attn.flops + c.bwd_mlp.flops, 2 * fwd, 1e-12);
+  assert_rel(c.attn_core_fwd.flops, 4 * b * s * s * h / t, 1e-12);
+  assert_rel(c.tp_allreduce_bytes, 2 * b * s * h, 1e-12);
+}
+
+static void test_gemm_quantisation(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  /* 2048 x 4608 in 256 x 128 tiles: 8 x 36 = 288 tiles, 3 waves of 110: 288 / 330 useful. */
+  assert_rel(ts_cost_gemm_efficiency(&g, 1, 2048, 4608), 0.767 * 288.0 / 330.0, 1e-12);
+  /* A ragged edge: 300 x 128 needs 2 x 1 tiles of which 300/512 is useful, one wave. */
+  assert_rel(ts_cost_gemm_efficiency(&g, 1, 300, 128), 0.767 * 300.0 * 128.0 / (110.0 * 256 * 128),
+             1e-12);
+  /* Compute-bound GEMM time = FLOPs / (peak x efficiency) + launch. */
+  ts_cost c = ts_cost_gemm(&g, 191.5e12, 1, 2048, 4608, 12288, 2);
+  assert_rel(c.time_s, c.flops / (191.5e12 * 0.767 * 288.0 / 330.0) + 2e-6, 1e-12);
+  /* Memory-bound kernel time = bytes / HBM bandwidth + launch. */
+  assert_rel(ts_cost_memory_bound(&g, 1.6e9).time_s, 1e-3 + 2e-6, 1e-12);
+}
+
+/* What the schedule executes with full recomputation equals Megatron-DeepSpeed's formula
+ * 96 B s l h^2 (1 + s/6h + V/16lh), V padded: an independent check of the whole cost model. */
+static void test_hardware_flops_match_megatron(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_workload wl = test_workload(8, 1024, 16, 512, 50257, 2, 4, 2, 32, 2);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  ts_job job;
+  ts_err err = {0};
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  double flops = 0;
+  for (long r = 0; r < job.n_ranks; r++)
+    for (int b = 0; b < job.programs[r].n_blocks; b++)
+      for (int e = 0; e < job.programs[r].blocks[b].n_events; e++)
+        flops += job.programs[r].blocks[b].events[e].flops;
+  assert_rel(flops, ts_cost_megatron_flops(&wl), 1e-12);
+  ts_job_fini(&job);
+}
+
+static void test_params(void **state) {
+  (void)state;
+  /* GPT-3 175B: 12 l h^2 + 13 l h + (V + s) h + 2h = 174.6e9. */
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
+  double l = 96, h = 12288;
+  assert_rel(ts_cost_model_params(&wl), 12 * l * h * h + 13 * l * h + (50257 + 2048) * h + 2 * h,
+             1e-12);
+  /* Stage shards add up to the model with the padded vocabulary and the tied copy. */
+  double sum = 0;
+  for (long s = 0; s < wl.pp; s++)
+    sum += ts_cost_stage_params(&wl, s) * (double)wl.tp;
+  double padded = (double)ts_workload_padded_vocab(&wl);
+  assert_int_equal(ts_workload_padded_vocab(&wl), 51200);
+  /* Replicated per-TP-rank pieces: row-parallel biases (2h) and layer norms (4h) per layer,
+   * position embeddings, the final layer norm. */
+  double replicated = (l * 6 * h) * (8 - 1) + 2048 * h * (8 - 1) + 2 * h * (8 - 1);
+  assert_rel(sum, ts_cost_model_params(&wl) + (padded - 50257) * h + padded * h + replicated,
+             1e-12);
+}
+
+static void test_model_flops(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
+  double B = 1536, s = 2048, l = 96, h = 12288, V = 50257;
+  assert_rel(ts_cost_model_flops(&wl),
+             72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)), 1e-12);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  assert_rel(ts_cost_megatron_flops(&wl),
+             96 * B * s * l * h * h * (1 + s / (6 * h) + 51200.0 / (16 * l * h)), 1e-12);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_layer_flops), cmocka_unit_test(test_gemm_quantisation),
+      cmocka_unit_test(test_hardware_flops_match_megatron), cmocka_unit_test(test_params),
+      cmocka_unit_test(test_model_flops)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,97 @@
+/* doc: positions, type errors, unknown and duplicate keys, refusals. */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "../../workloads/doc.h"
+
+static const char *const keys[] = {"tensor", "pipeline", "bandwidth", NULL};
+
+static void expect_parse_error(const char *text, const char *msg) {
+  ts_doc *doc = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_doc_parse("x.yaml", text, strlen(text), &doc, &err), -1);
+  assert_string_equal(err.msg, msg);
+}
+
+static void expect_map_error(const char *text, const char *msg) {
+  ts_doc *doc = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_doc_parse("x.yaml", text, strlen(text), &doc, &err), 0);
+  assert_int_equal(ts_doc_check_map(doc, ts_doc_root(doc), "parallelism", keys, &err), -1);
+  assert_string_equal(err.msg, msg);
+  ts_doc_free(doc);
+}
+
+static void test_keys(void **state) {
+  (void)state;
+  expect_map_error("tensor: 2\ntensr: 4\n",
+                   "x.yaml:2:1: error: unknown key 'tensr' in 'parallelism' (did you mean "
+                   "'tensor'?)");
+  expect_map_error("tensor: 2\nzzzzzz: 4\n", "x.yaml:2:1: error: unknown key 'zzzzzz' in "
+                                             "'parallelism'");
+  expect_map_error("tensor: 2\npipeline: 1\ntensor: 4\n",
+                   "x.yaml:3:1: error: duplicate key 'tensor' in 'parallelism' (first at line 1)");
+  expect_map_error("- 1\n- 2\n", "x.yaml:1:1: error: 'parallelism': expected a mapping, found a "
+                                 "list");
+}
+
+static void test_values(void **state) {
+  (void)state;
+  const char *text = "tensor: -3\npipeline: [1]\nbandwidth: 25 GBps\n";
+  ts_doc *doc = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_doc_parse("x.yaml", text, strlen(text), &doc, &err), 0);
+  int root = ts_doc_root(doc);
+  long v = 7;
+  assert_int_equal(ts_doc_get_long(doc, root, "tensor", 1, 100, &v, &err), -1);
+  assert_string_equal(
+      err.msg, "x.yaml:1:9: error: key 'tensor': expected an integer from 1 to 100, found '-3'");
+  assert_int_equal(v, 7);
+  assert_int_equal(ts_doc_get_long(doc, root, "pipeline", 1, 100, &v, &err), -1);
+  assert_string_equal(err.msg, "x.yaml:2:11: error: key 'pipeline': expected an integer from 1 "
+                               "to 100, found a list");
+  double bw = 0;
+  assert_int_equal(ts_doc_get_unit(doc, root, "bandwidth", TS_UNITS_BANDWIDTH, false, &bw, &err),
+                   -1);
+  assert_string_equal(err.msg, "x.yaml:3:12: error: key 'bandwidth': expected a bandwidth such as "
+                               "'25GBps' or '200Gbps', found '25 GBps'");
+  assert_int_equal(ts_doc_get_long(doc, root, "absent", 1, 100, &v, &err), 0);
+  ts_doc_free(doc);
+}
+
+static void test_refusals(void **state) {
+  (void)state;
+  expect_parse_error("a: &x [1, 2]\nb: *x\n",
+                     "x.yaml:2:4: error: YAML aliases ('*x') are not supported in trainsim files");
+  expect_parse_error("a: [1, 2\n", "x.yaml:2:1: error: invalid YAML: did not find expected ',' or "
+                                   "']' while parsing a flow sequence");
+  expect_parse_error("a: 1\n---\nb: 2\n",
+                     "x.yaml:2:1: error: expected one YAML document, found a second one");
+  char deep[200] = "";
+  for (int i = 0; i < 40; i++)
+    strcat(deep, "[");
+  expect_parse_error(deep, "x.yaml:1:33: error: nesting deeper than 32 levels");
+  const char bin[] = {'a', ':', ' ', '\0', '1'};
+  ts_doc *doc = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_doc_parse("x.yaml", bin, sizeof bin, &doc, &err), -1);
+  assert_string_equal(err.msg,
+                      "x.yaml: error: expected a YAML text file, found binary data (a NUL byte)");
+}
+
+static void test_did_you_mean(void **state) {
+  (void)state;
+  static const char *const names[] = {"--tp", "--pp", "--global-batch-size", NULL};
+  assert_string_equal(ts_did_you_mean("--global-batch", names), "--global-batch-size");
+  assert_null(ts_did_you_mean("--zzzzzzzz", names));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_keys), cmocka_unit_test(test_values),
+                                     cmocka_unit_test(test_refusals),
+                                     cmocka_unit_test(test_did_you_mean)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

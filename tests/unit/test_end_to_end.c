@@ -1,0 +1,150 @@
+/* End to end: the binary runs a small configuration across nodes; result.json parses, its
+ * fields agree with each other, and a second run writes the same bytes. */
+#include <cmocka.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "spawn.h"
+
+#define assert_rel(a, b, tol)                                                                      \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b);                                                                     \
+    if (!(fabs(a_ - b_) <= (tol)*fmax(fabs(a_), fabs(b_))))                                        \
+      fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);                                          \
+  } while (0)
+
+static char *run_tiny(const char *out_dir, const char *extra) {
+  char args[512];
+  snprintf(args, sizeof args, "run tests/data/good/tiny.yaml --gpus 32 --out %s %s", out_dir,
+           extra);
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  assert_non_null(strstr(r.out, "iteration time"));
+  spawn_free(&r);
+  char path[512];
+  snprintf(path, sizeof path, "%s/result.json", out_dir);
+  char *text = read_file(path, NULL);
+  assert_non_null(text);
+  return text;
+}
+
+static void test_result_consistent(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char *text = run_tiny(dir, "");
+  json *j = json_parse(text);
+  assert_non_null(j);
+  assert_int_equal((int)json_num(j, "schema_version"), 1);
+  double t = json_num(j, "metrics.iteration_s");
+  assert_true(t > 0);
+  double peak = json_num(j, "metrics.peak_flops_per_s_per_gpu");
+  assert_rel(peak, 191.5e12, 1e-12);
+  assert_rel(json_num(j, "metrics.mfu"), json_num(j, "metrics.model_tflops_per_gpu") * 1e12 / peak,
+             1e-9);
+  assert_rel(json_num(j, "metrics.hfu"),
+             json_num(j, "metrics.hardware_tflops_per_gpu") * 1e12 / peak, 1e-9);
+  assert_rel(json_num(j, "metrics.tokens_per_s"), 32.0 * 512.0 / t, 1e-9);
+  assert_rel(json_num(j, "metrics.model_tflops_per_gpu"),
+             json_num(j, "metrics.model_flops_per_iteration") / t / 32 / 1e12, 1e-9);
+  /* Full recompute: what was executed is Megatron-DeepSpeed's count. */
+  assert_rel(json_num(j, "metrics.hardware_flops_per_iteration"),
+             json_num(j, "metrics.megatron_flops_per_iteration"), 1e-9);
+  /* Every rank's time is split into categories that add up to the iteration. */
+  static const char *const cats[] = {"compute", "recompute", "optimizer", "tp_comm",
+                                     "pp_comm", "dp_comm",   "bubble",    "idle"};
+  double sum = 0;
+  for (int c = 0; c < 8; c++) {
+    char path[64];
+    snprintf(path, sizeof path, "breakdown_s.%s", cats[c]);
+    double v = json_num(j, path);
+    assert_true(v >= 0);
+    sum += v;
+  }
+  assert_rel(sum, t, 1e-9);
+  assert_true(json_num(j, "breakdown_s.recompute") > 0);
+  assert_true(json_num(j, "breakdown_s.pp_comm") > 0);
+  assert_true(json_num(j, "breakdown_s.dp_comm") > 0);
+  assert_int_equal((int)json_num(j, "layout.data"), 4);
+  assert_int_equal((int)json_num(j, "stages.3.stage"), 3);
+  assert_int_equal((int)json_num(j, "stages.0.microbatches_in_flight"), 4);
+  const json *fits = json_at(j, "memory.fits");
+  assert_true(fits != NULL && fits->type == JSON_BOOL && fits->number == 1);
+  json_free(j);
+
+  /* Determinism: the same inputs give the same bytes. */
+  char *again = run_tiny(dir, "");
+  assert_string_equal(text, again);
+  free(again);
+  free(text);
+  char path[600];
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+static void test_flow_close_to_aggregate(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char *agg = run_tiny(dir, "");
+  char *flow = run_tiny(dir, "--fidelity flow");
+  json *a = json_parse(agg), *f = json_parse(flow);
+  assert_non_null(a);
+  assert_non_null(f);
+  const json *fid = json_at(f, "fidelity");
+  assert_string_equal(fid->string, "flow");
+  /* Same events; the two differ only where rings share links with other traffic. */
+  assert_rel(json_num(a, "metrics.iteration_s"), json_num(f, "metrics.iteration_s"), 0.05);
+  assert_true(json_num(f, "simulation.transfers") > json_num(a, "simulation.transfers"));
+  json_free(a);
+  json_free(f);
+  free(agg);
+  free(flow);
+  char path[600];
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+static void test_help_lists_every_flag(void **state) {
+  (void)state;
+  spawn_result r = spawn_trainsim("run --help");
+  assert_int_equal(r.status, 0);
+  static const char *const flags[] = {"--platform",
+                                      "--gpus",
+                                      "--tp",
+                                      "--pp",
+                                      "--dp",
+                                      "--micro-batch-size",
+                                      "--global-batch-size",
+                                      "--schedule",
+                                      "--recompute",
+                                      "--zero-stage",
+                                      "--fidelity",
+                                      "--out",
+                                      "--ignore-memory"};
+  for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+    if (strstr(r.out, flags[i]) == NULL)
+      fail_msg("run --help does not document %s", flags[i]);
+  spawn_free(&r);
+  r = spawn_trainsim("--help");
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "run WORKLOAD"));
+  spawn_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_result_consistent),
+                                     cmocka_unit_test(test_flow_close_to_aggregate),
+                                     cmocka_unit_test(test_help_lists_every_flag)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

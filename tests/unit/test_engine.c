@@ -1,0 +1,210 @@
+/* engine: simulated times against closed forms. SimGrid runs once per process, so each case
+ * simulates in a forked child that reports the iteration time through a pipe. */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../sim/engine.h"
+#include "fixtures.h"
+
+/* Four GPUs in a ring of 10 GB/s, 2 us links; nothing else. */
+static const char ring4[] =
+    "name: ring4\n"
+    "gpu: {model: test, peak: {bf16: 100Tf}, hbm_capacity: 64GiB, hbm_bandwidth: 1TBps,\n"
+    "      gemm_ceiling: 1, gemm_tile: {m: 128, n: 128}, compute_units: 100, kernel_launch: 0us}\n"
+    "node:\n"
+    "  gpus: 4\n"
+    "  links:\n"
+    "    - {gpus: [0, 1], bandwidth: 10GBps, latency: 2us}\n"
+    "    - {gpus: [1, 2], bandwidth: 10GBps, latency: 2us}\n"
+    "    - {gpus: [2, 3], bandwidth: 10GBps, latency: 2us}\n"
+    "    - {gpus: [3, 0], bandwidth: 10GBps, latency: 2us}\n"
+    "network: {topology: dragonfly, groups: 1, switches_per_group: 1, nodes_per_switch: 1,\n"
+    "          global_links_per_group_pair: 1, local_link: {bandwidth: 1GBps, latency: 1us},\n"
+    "          global_link: {bandwidth: 1GBps, latency: 1us}}\n"
+    "nodes: 1\n";
+
+typedef void (*build_fn)(ts_job *job);
+
+/* Runs build's job on platform text in a child; returns the iteration time. */
+static double simulate(const char *platform, build_fn build, ts_fidelity fidelity) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    static ts_platform pf;
+    ts_err err = {0};
+    double t = -1;
+    ts_job job;
+    ts_sim_result res;
+    ts_engine_opts opts = {fidelity};
+    if (ts_platform_load_string("test.yaml", platform, &pf, &err) == 0) {
+      build(&job);
+      if (ts_engine_run(&pf, &job, &opts, &res, &err) == 0)
+        t = res.iteration_s;
+    }
+    if (err.is_set)
+      fprintf(stderr, "%s\n", err.msg);
+    ssize_t n = write(fds[1], &t, sizeof t);
+    _exit(n == sizeof t ? 0 : 1);
+  }
+  close(fds[1]);
+  double t = -1;
+  assert_int_equal(read(fds[0], &t, sizeof t), sizeof t);
+  close(fds[0]);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_true(t >= 0);
+  return t;
+}
+
+static void one_event_each(ts_job *job, const ts_event *per_rank) {
+  for (long r = 0; r < job->n_ranks; r++) {
+    long tpl = ts_job_add_template(job, &per_rank[r], 1);
+    ts_job_set_blocks(job, r, &tpl, 1);
+  }
+}
+
+/* ---- one transfer over one link: latency + n / B ---- */
+
+static void build_one_transfer(ts_job *job) {
+  ts_job_init(job, 2);
+  job->rank_peer[0 * TS_PEERS + TS_PEER_NEXT] = 1;
+  job->rank_peer[1 * TS_PEERS + TS_PEER_PREV] = 0;
+  ts_event ev[2] = {{.kind = TS_EV_SEND, .peer = TS_PEER_NEXT, .bytes = 3e8},
+                    {.kind = TS_EV_RECV, .peer = TS_PEER_PREV, .bytes = 3e8}};
+  one_event_each(job, ev);
+}
+
+static void test_one_transfer(void **state) {
+  (void)state;
+  assert_rel(simulate(ring4, build_one_transfer, TS_FIDELITY_AGGREGATE), 2e-6 + 3e8 / 10e9, 1e-9);
+}
+
+/* ---- two transfers sharing a link: each gets half ---- */
+
+static void build_shared_link(ts_job *job) {
+  /* Shortest paths, lowest intermediate first: 0 -> 2 goes 0-1-2 and 3 -> 1 goes 3-0-1, so
+   * both cross the 0->1 direction of the 0-1 link. */
+  ts_job_init(job, 4);
+  job->rank_peer[0 * TS_PEERS + TS_PEER_NEXT] = 2;
+  job->rank_peer[2 * TS_PEERS + TS_PEER_PREV] = 0;
+  job->rank_peer[3 * TS_PEERS + TS_PEER_NEXT] = 1;
+  job->rank_peer[1 * TS_PEERS + TS_PEER_PREV] = 3;
+  ts_event send = {.kind = TS_EV_SEND, .peer = TS_PEER_NEXT, .bytes = 1e9};
+  ts_event recv = {.kind = TS_EV_RECV, .peer = TS_PEER_PREV, .bytes = 1e9};
+  ts_event ev[4] = {send, recv, recv, send};
+  one_event_each(job, ev);
+}
+
+static void test_shared_link(void **state) {
+  (void)state;
+  /* Both routes have two 2 us links; sharing 10 GB/s, each moves 1e9 bytes at 5 GB/s. */
+  assert_rel(simulate(ring4, build_shared_link, TS_FIDELITY_AGGREGATE), 4e-6 + 1e9 / 5e9, 1e-9);
+}
+
+/* ---- ring all-reduce: 2 (p - 1) (alpha + n / (p B)) ---- */
+
+static ts_coll_op ring_op = TS_COLL_ALLREDUCE;
+
+static void build_ring(ts_job *job) {
+  ts_job_init(job, 4);
+  long members[4] = {0, 1, 2, 3};
+  long g = ts_job_add_group(job, members, 4);
+  for (long r = 0; r < 4; r++)
+    job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP] = g;
+  ts_event ev = {.kind = TS_EV_COLL,
+                 .category = TS_CAT_TP,
+                 .coll_op = (uint8_t)ring_op,
+                 .group = TS_GROUP_TP,
+                 .bytes = 4e8};
+  ts_event all[4] = {ev, ev, ev, ev};
+  one_event_each(job, all);
+}
+
+static void test_ring_allreduce(void **state) {
+  (void)state;
+  double p = 4, alpha = 2e-6, B = 10e9, n = 4e8;
+  double expect = 2 * (p - 1) * (alpha + n / (p * B));
+  ring_op = TS_COLL_ALLREDUCE;
+  double agg = simulate(ring4, build_ring, TS_FIDELITY_AGGREGATE);
+  double flow = simulate(ring4, build_ring, TS_FIDELITY_FLOW);
+  assert_rel(agg, expect, 1e-9);
+  assert_rel(flow, expect, 1e-9);
+  ring_op = TS_COLL_REDUCE_SCATTER;
+  assert_rel(simulate(ring4, build_ring, TS_FIDELITY_FLOW), expect / 2, 1e-9);
+  ring_op = TS_COLL_ALLGATHER;
+  assert_rel(simulate(ring4, build_ring, TS_FIDELITY_AGGREGATE), expect / 2, 1e-9);
+}
+
+/* ---- pipelines with uniform stages: (m + p - 1)(t_f + t_b) ---- */
+
+static ts_schedule_kind pipe_kind = TS_SCHED_1F1B;
+#define PIPE_P 4
+#define PIPE_M 8
+#define T_F 0.003
+#define T_B 0.005
+
+static void build_pipeline(ts_job *job) {
+  ts_job_init(job, PIPE_P);
+  for (long s = 0; s < PIPE_P; s++) {
+    if (s > 0)
+      job->rank_peer[s * TS_PEERS + TS_PEER_PREV] = s - 1;
+    if (s < PIPE_P - 1)
+      job->rank_peer[s * TS_PEERS + TS_PEER_NEXT] = s + 1;
+    ts_event f[3], b[3];
+    int nf = 0, nb = 0;
+    if (s > 0)
+      f[nf++] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_PREV};
+    f[nf++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_F};
+    if (s < PIPE_P - 1) {
+      f[nf++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_NEXT};
+      b[nb++] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_NEXT};
+    }
+    b[nb++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_B};
+    if (s > 0)
+      b[nb++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_PREV};
+    long fwd = ts_job_add_template(job, f, nf), bwd = ts_job_add_template(job, b, nb);
+    long steps[2 * PIPE_M], ids[2 * PIPE_M];
+    ts_schedule_order(pipe_kind, PIPE_P, s, PIPE_M, steps);
+    for (int k = 0; k < 2 * PIPE_M; k++)
+      ids[k] = steps[k] >= 0 ? fwd : bwd;
+    ts_job_set_blocks(job, s, ids, 2 * PIPE_M);
+  }
+}
+
+/* Zero-byte messages on a zero-latency node: communication takes no time. */
+static const char *instant_links(void) {
+  static char text[sizeof ring4 + 64];
+  char *p = text;
+  for (const char *q = ring4; *q; q++)
+    *p++ = *q;
+  *p = '\0';
+  for (char *l = strstr(text, "latency: 2us"); l != NULL; l = strstr(l, "latency: 2us"))
+    memcpy(l, "latency: 0us", 12);
+  return text;
+}
+
+static void test_pipelines(void **state) {
+  (void)state;
+  double expect = (PIPE_M + PIPE_P - 1) * (T_F + T_B);
+  pipe_kind = TS_SCHED_1F1B;
+  assert_rel(simulate(instant_links(), build_pipeline, TS_FIDELITY_AGGREGATE), expect, 1e-9);
+  pipe_kind = TS_SCHED_GPIPE;
+  assert_rel(simulate(instant_links(), build_pipeline, TS_FIDELITY_AGGREGATE), expect, 1e-9);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_one_transfer), cmocka_unit_test(test_shared_link),
+      cmocka_unit_test(test_ring_allreduce), cmocka_unit_test(test_pipelines)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,54 @@
+/* memory: Korthikanti et al. Table 2 and the mixed-precision Adam bytes per parameter. */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "../../workloads/cost.h"
+#include "../../workloads/memory.h"
+#include "fixtures.h"
+
+static void test_activations(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 2);
+  double s = 2048, b = 2, h = 12288, a = 96, t = 8;
+  wl.flash_attention = false;
+  assert_rel(ts_memory_layer_activations(&wl), s * b * h * (10 + 24 / t + 5 * a * s / (h * t)),
+             1e-12);
+  wl.recompute = TS_RECOMPUTE_SELECTIVE;
+  assert_rel(ts_memory_layer_activations(&wl), s * b * h * (10 + 24 / t), 1e-12);
+  wl.recompute = TS_RECOMPUTE_NONE;
+  wl.flash_attention = true;
+  assert_rel(ts_memory_layer_activations(&wl), s * b * h * (10 + 24 / t), 1e-12);
+}
+
+static void test_stage_memory(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  ts_memory m0, m1;
+  ts_memory_stage(&wl, 1, &m1);
+  double p1 = ts_cost_stage_params(&wl, 1);
+  assert_rel(m1.bytes[TS_MEM_WEIGHTS], 2 * p1, 1e-12);
+  assert_rel(m1.bytes[TS_MEM_GRADIENTS], 4 * p1, 1e-12);
+  assert_rel(m1.bytes[TS_MEM_OPTIMIZER], 12 * p1, 1e-12); /* ZeRO-0: 2 + 4 + 12 = 18 B */
+  wl.zero_stage = 1;
+  ts_memory_stage(&wl, 1, &m1);
+  assert_rel(m1.bytes[TS_MEM_OPTIMIZER], 12 * p1 / 8, 1e-12); /* 6 + 12/d */
+  /* 1F1B: stage i holds p - i microbatches; full recompute keeps 2sbh per layer each, plus
+   * one layer's activations while it is recomputed. */
+  ts_memory_stage(&wl, 0, &m0);
+  double sbh = 2048.0 * 12288.0, layer = ts_memory_layer_activations(&wl);
+  assert_int_equal(m0.microbatches_in_flight, 16);
+  assert_rel(m0.bytes[TS_MEM_ACTIVATIONS], 6 * 16 * 2 * sbh + layer, 1e-12);
+  assert_int_equal(m1.microbatches_in_flight, 15);
+  wl.schedule = TS_SCHED_GPIPE;
+  ts_memory_stage(&wl, 1, &m1);
+  assert_int_equal(m1.microbatches_in_flight, 1536 / 8);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_activations),
+                                     cmocka_unit_test(test_stage_memory)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

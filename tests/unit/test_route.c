@@ -1,0 +1,92 @@
+/* route: Frontier paths inside a node, through the NICs and across the dragonfly. */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../../sim/route.h"
+#include "fixtures.h"
+
+static ts_platform pf;
+
+static int names_with(const ts_route *r, const char *prefix) {
+  int n = 0;
+  for (int i = 0; i < r->n_links; i++) {
+    double bw, lat;
+    char name[64];
+    ts_route_link_info(&pf, r->links[i], &bw, &lat, name, sizeof name);
+    n += strncmp(name, prefix, strlen(prefix)) == 0;
+  }
+  return n;
+}
+
+static void test_inside_node(void **state) {
+  (void)state;
+  ts_route r;
+  ts_route_between(&pf, 0, 1, &r);
+  assert_int_equal(r.n_links, 1);
+  assert_rel(r.bw_Bps, 200e9, 1e-15);
+  assert_rel(r.lat_s, 1e-6, 1e-12);
+  ts_route_between(&pf, 0, 3, &r); /* no direct link: two hops, 0-1-3 or 0-2-3, 50 GB/s */
+  assert_int_equal(r.n_links, 2);
+  assert_rel(r.bw_Bps, 50e9, 1e-15);
+  ts_route_between(&pf, 0, 4, &r); /* 0-6-4 (100, 50) or 0-2-4 (50, 100): widest is 50 */
+  assert_int_equal(r.n_links, 2);
+  assert_int_equal(ts_route_node_hops(&pf, 1, 6), 2);
+}
+
+static void test_between_nodes(void **state) {
+  (void)state;
+  ts_route r;
+  /* GCD 0 of node 0 to GCD 0 of node 1 (same switch): IF to GCD 1, its NIC, back. */
+  ts_route_between(&pf, 0, 8, &r);
+  assert_int_equal(r.n_links, 6);
+  assert_rel(r.bw_Bps, 25e9, 1e-15);
+  assert_rel(r.lat_s, 1e-6 + 0.5e-6 + 1e-6 + 1e-6 + 0.5e-6 + 1e-6, 1e-12);
+  assert_int_equal(names_with(&r, "fabric"), 0);
+  /* Node 4 sits on the next switch: one local hop (fabric egress + ingress). */
+  ts_route_between(&pf, 1, 4 * 8 + 1, &r);
+  assert_int_equal(r.n_links, 6);
+  assert_int_equal(names_with(&r, "fabric_out"), 1);
+  assert_int_equal(names_with(&r, "fabric_in"), 1);
+  /* Other groups: one global cable, at most 3 switch-to-switch hops, for every node pair in a
+   * sample. */
+  for (long a = 0; a < 9408; a += 97)
+    for (long b = 5; b < 9408; b += 1013) {
+      if (a == b)
+        continue;
+      ts_route_between(&pf, a * 8, b * 8 + 3, &r);
+      int hops = names_with(&r, "fabric_out") + names_with(&r, "global");
+      assert_true(hops <= 3);
+      long per_group = 128;
+      assert_int_equal(names_with(&r, "global"), a / per_group != b / per_group);
+    }
+}
+
+static void test_minimal_routing(void **state) {
+  (void)state;
+  ts_platform minimal = pf;
+  minimal.net.routing = TS_ROUTING_MINIMAL;
+  ts_route r;
+  ts_route_between(&minimal, 1, 4 * 8 + 1, &r);
+  double bw, lat;
+  char name[64];
+  ts_route_link_info(&minimal, r.links[2], &bw, &lat, name, sizeof name);
+  assert_string_equal(name, "local_0_0_1");
+  assert_rel(bw, 25e9, 1e-15);
+  assert_rel(ts_route_fabric_Bps(&pf.net), 31 * 25e9 / 2, 1e-15);
+}
+
+static int setup(void **state) {
+  (void)state;
+  load_frontier(&pf);
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_inside_node),
+                                     cmocka_unit_test(test_between_nodes),
+                                     cmocka_unit_test(test_minimal_routing)};
+  return cmocka_run_group_tests(tests, setup, NULL);
+}

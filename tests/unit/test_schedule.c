@@ -1,0 +1,99 @@
+/* schedule: pass orders of GPipe and 1F1B, and the events of stage templates. */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "../../workloads/schedule.h"
+#include "fixtures.h"
+
+static void test_1f1b_order(void **state) {
+  (void)state;
+  long steps[16];
+  ts_schedule_order(TS_SCHED_1F1B, 4, 0, 8, steps);
+  const long stage0[16] = {0, 1, 2, 3, -1, 4, -2, 5, -3, 6, -4, 7, -5, -6, -7, -8};
+  assert_memory_equal(steps, stage0, sizeof stage0);
+  ts_schedule_order(TS_SCHED_1F1B, 4, 3, 8, steps);
+  for (long k = 0; k < 16; k++) /* the last stage alternates from the start */
+    assert_int_equal(steps[k], k % 2 == 0 ? k / 2 : -1 - k / 2);
+  /* Every stage: each microbatch forward before its backward, at most p - i in flight. */
+  for (long s = 0; s < 4; s++) {
+    ts_schedule_order(TS_SCHED_1F1B, 4, s, 8, steps);
+    long in_flight = 0, peak = 0, seen_f = 0, seen_b = 0;
+    for (int k = 0; k < 16; k++) {
+      if (steps[k] >= 0) {
+        assert_int_equal(steps[k], seen_f++);
+        in_flight++;
+      } else {
+        assert_int_equal(-1 - steps[k], seen_b++);
+        assert_true(seen_b <= seen_f);
+        in_flight--;
+      }
+      peak = in_flight > peak ? in_flight : peak;
+    }
+    assert_int_equal(peak, 4 - s);
+  }
+  ts_schedule_order(TS_SCHED_1F1B, 8, 0, 3, steps); /* fewer microbatches than stages */
+  const long short_run[6] = {0, 1, 2, -1, -2, -3};
+  assert_memory_equal(steps, short_run, sizeof short_run);
+}
+
+static void test_gpipe_order(void **state) {
+  (void)state;
+  long steps[6];
+  ts_schedule_order(TS_SCHED_GPIPE, 2, 1, 3, steps);
+  const long expect[6] = {0, 1, 2, -1, -2, -3};
+  assert_memory_equal(steps, expect, sizeof expect);
+}
+
+static int count(const ts_block *b, ts_event_kind kind, int category) {
+  int n = 0;
+  for (int e = 0; e < b->n_events; e++)
+    n += b->events[e].kind == kind && (category < 0 || b->events[e].category == category);
+  return n;
+}
+
+static void test_templates(void **state) {
+  (void)state;
+  ts_gpu g;
+  memset(&g, 0, sizeof g);
+  g.peak_flops_per_s[TS_PREC_BF16] = 1e14;
+  g.hbm_Bps = 1e12;
+  g.gemm_ceiling = 1;
+  g.gemm_tile_m = g.gemm_tile_n = 128;
+  g.n_compute_units = 100;
+  ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 2, 4, 2, 16, 1);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  wl.zero_stage = 1;
+  ts_job job;
+  ts_err err = {0};
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  assert_int_equal(job.n_ranks, 16);
+  /* 8 TP groups, 8 DP groups, 4 embedding groups (stage 0 with stage 3). */
+  assert_int_equal(job.n_groups, 8 + 8 + 4);
+  long m = 16 / 2;
+  const ts_program *mid = &job.programs[2 * 2 * 1]; /* tp 0, dp 0, stage 1 */
+  assert_int_equal(mid->n_blocks, 2 * m + 1);
+  const ts_block *fwd = &mid->blocks[0]; /* stage 1 of 4 warms up with forwards */
+  assert_int_equal(fwd->events[0].kind, TS_EV_RECV);
+  assert_int_equal(fwd->events[fwd->n_events - 1].kind, TS_EV_SEND);
+  assert_int_equal(count(fwd, TS_EV_COLL, TS_CAT_TP), 2 * 2); /* 2 layers x 2 all-reduces */
+  const ts_block *bwd = &mid->blocks[2 * m - 1];
+  assert_int_equal(count(bwd, TS_EV_COLL, TS_CAT_TP), 2 * 4); /* recompute + backward */
+  assert_int_equal(count(bwd, TS_EV_COMPUTE, TS_CAT_RECOMPUTE), 2 * 2);
+  const ts_block *epi = &mid->blocks[2 * m];
+  assert_int_equal(count(epi, TS_EV_COLL, TS_CAT_DP), 2); /* reduce-scatter + all-gather */
+  assert_int_equal(epi->events[0].coll_op, TS_COLL_REDUCE_SCATTER);
+  const ts_block *epi0 = &job.programs[0].blocks[2 * m];
+  assert_int_equal(count(epi0, TS_EV_COLL, TS_CAT_DP), 3); /* + tied embedding */
+  assert_int_equal(job.rank_peer[4 * TS_PEERS + TS_PEER_PREV], 0);
+  assert_int_equal(job.rank_peer[4 * TS_PEERS + TS_PEER_NEXT], 8);
+  ts_job_fini(&job);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
+                                     cmocka_unit_test(test_gpipe_order),
+                                     cmocka_unit_test(test_templates)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

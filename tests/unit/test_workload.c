@@ -1,0 +1,70 @@
+/* workload: the presets load, overrides apply, and derived values are right. */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <stdio.h>
+
+#include "fixtures.h"
+
+static void load(const char *name, ts_workload *wl) {
+  ts_err err = {0};
+  char path[512];
+  snprintf(path, sizeof path, "%s/workloads/%s", TS_SOURCE_DIR, name);
+  if (ts_workload_load_file(path, wl, &err) != 0)
+    fail_msg("%s", err.msg);
+}
+
+static void test_presets(void **state) {
+  (void)state;
+  ts_workload wl;
+  ts_overrides none = {0};
+  ts_err err = {0};
+  load("gpt-175b.yaml", &wl);
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_int_equal(wl.model.n_layers, 96);
+  assert_int_equal(wl.model.hidden, 12288);
+  assert_int_equal(wl.model.ffn_hidden, 4 * 12288);
+  assert_int_equal(wl.n_gpus, 1024);
+  assert_int_equal(ts_workload_padded_vocab(&wl), 51200);
+  assert_int_equal(ts_workload_microbatches(&wl), 1536 / 8);
+  load("gpt-1t.yaml", &wl);
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_int_equal(wl.n_gpus, 3072);
+  assert_int_equal(wl.model.n_heads, 200);
+  load("gpt-22b.yaml", &wl);
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_int_equal(wl.tp, 2);
+}
+
+static void test_overrides(void **state) {
+  (void)state;
+  ts_workload wl;
+  ts_err err = {0};
+  load("gpt-22b.yaml", &wl);
+  ts_overrides ov = {.gpus = 64,
+                     .is_gpus_set = true,
+                     .tp = 4,
+                     .is_tp_set = true,
+                     .micro_batch = 2,
+                     .is_micro_batch_set = true};
+  assert_int_equal(ts_workload_resolve(&wl, &ov, &err), 0);
+  assert_int_equal(wl.dp, 64 / (4 * 4));
+  assert_int_equal(wl.micro_batch, 2);
+  assert_int_equal(ts_workload_microbatches(&wl), 1024 / (2 * 4));
+  assert_string_equal(wl.locs.tp.flag, "--tp");
+  /* An explicit --dp that disagrees with --gpus is an error at --dp. */
+  load("gpt-22b.yaml", &wl);
+  ov.dp = 8;
+  ov.is_dp_set = true;
+  assert_int_equal(ts_workload_resolve(&wl, &ov, &err), -1);
+  assert_string_equal(err.msg, "trainsim: error: --dp: data parallelism 8 disagrees with --gpus 64 "
+                               "/ (tp 4 x pp 4) = 4");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_presets),
+                                     cmocka_unit_test(test_overrides)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
