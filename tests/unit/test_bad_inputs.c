@@ -3,11 +3,12 @@
  *   # args: run {file} --gpus 64        ({file} = this file's path from the source tree)
  *   # expect: tests/data/bad/x.yaml:5:11: error: ...
  */
-#include <cmocka.h>
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,9 @@
 /* cost: FLOP counts against Megatron's formulas, GEMM quantisation, parameter counts. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 
 #include "../../workloads/cost.h"
 #include "../../workloads/schedule.h"

@@ -1,8 +1,9 @@
 /* doc: positions, type errors, unknown and duplicate keys, refusals. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 #include <string.h>
 
 #include "../../workloads/doc.h"

@@ -1,10 +1,11 @@
 /* End to end: the binary runs a small configuration across nodes; result.json parses, its
  * fields agree with each other, and a second run writes the same bytes. */
-#include <cmocka.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

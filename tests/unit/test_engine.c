@@ -1,9 +1,10 @@
 /* engine: simulated times against closed forms. SimGrid runs once per process, so each case
  * simulates in a forked child that reports the iteration time through a pipe. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>

@@ -1,8 +1,9 @@
 /* layout: rank <-> coordinates round trip and placement of TP groups. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 
 #include "../../workloads/layout.h"
 #include "fixtures.h"

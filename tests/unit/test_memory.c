@@ -1,8 +1,9 @@
 /* memory: Korthikanti et al. Table 2 and the mixed-precision Adam bytes per parameter. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 
 #include "../../workloads/cost.h"
 #include "../../workloads/memory.h"

@@ -1,8 +1,9 @@
 /* platform: the Frontier file as REFERENCE.md section 2 describes it. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 
 #include "fixtures.h"
 

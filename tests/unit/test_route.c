@@ -1,8 +1,9 @@
 /* route: Frontier paths inside a node, through the NICs and across the dragonfly. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 #include <stdio.h>
 
 #include "../../sim/route.h"

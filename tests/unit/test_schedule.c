@@ -1,8 +1,9 @@
 /* schedule: pass orders of GPipe and 1F1B, and the events of stage templates. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 
 #include "../../workloads/schedule.h"
 #include "fixtures.h"

@@ -1,8 +1,9 @@
 /* units: every accepted form, and the refusals. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 
 #include "../../workloads/units.h"
 

@@ -1,8 +1,9 @@
 /* workload: the presets load, overrides apply, and derived values are right. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 
 #include <stdio.h>
 
