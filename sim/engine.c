@@ -155,8 +155,11 @@ static void run_event(rank_ctx *c, const ts_event *ev) {
   case TS_EV_COLL: {
     long g = eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group];
     TS_ASSERT(g >= 0);
-    if (ev->group != TS_GROUP_TP)
-      flush_sends(c); /* the pipeline phase is over */
+    if (ev->group != TS_GROUP_TP && c->n_pending > 0) { /* the pipeline phase is over */
+      flush_sends(c);
+      c->res->time_s[TS_CAT_PP] += simgrid_get_clock() - t0;
+      t0 = simgrid_get_clock();
+    }
     ts_coll_run(&eng.groups[g], c->group_pos[ev->group], (ts_coll_op)ev->coll_op, ev->bytes,
                 eng.fidelity, &eng.n_transfers);
     break;
