@@ -9,12 +9,14 @@
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
 #include "../workloads/doc.h"
+#include "../workloads/layout.h"
 #include "../workloads/schedule.h"
 #include "../workloads/workload.h"
 #include "engine.h"
 #include "platform.h"
 
 #define EXIT_INPUT 2
+#define GIB (1024.0 * 1024.0 * 1024.0)
 
 static const char usage[] =
     "usage: trainsim <command> [options]\n"
@@ -233,16 +235,19 @@ static int cmd_run(int argc, char **argv) {
   ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
   if (!mem.is_memory_ok && !a.ignore_memory) {
     const ts_memory *peak = &mem.stage_memory[mem.peak_memory_stage];
+    char hints[160] = "more pipeline or tensor parallelism";
+    if (wl.zero_stage == 0 && wl.dp > 1)
+      strcat(hints, ", --zero-stage 1");
+    if (wl.recompute != TS_RECOMPUTE_FULL)
+      strcat(hints, ", --recompute full");
     fprintf(stderr,
-            "trainsim: error: out of memory: pipeline stage %ld needs %.2f GiB per GPU but the "
-            "GPU has %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f "
-            "GiB); use more pipeline/tensor parallelism, --zero-stage 1, --recompute full, or "
-            "--ignore-memory\n",
-            mem.peak_memory_stage, peak->total_bytes / 1073741824.0,
-            pf.gpu.hbm_bytes / 1073741824.0, peak->bytes[TS_MEM_WEIGHTS] / 1073741824.0,
-            peak->bytes[TS_MEM_GRADIENTS] / 1073741824.0,
-            peak->bytes[TS_MEM_OPTIMIZER] / 1073741824.0,
-            peak->bytes[TS_MEM_ACTIVATIONS] / 1073741824.0);
+            "trainsim: error: out of memory: each GPU of pipeline stage %ld (first rank: %ld) "
+            "needs %.2f GiB but has %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, "
+            "activations %.2f GiB); try %s, or --ignore-memory\n",
+            mem.peak_memory_stage, ts_layout_rank(&wl, (ts_coords){0, 0, mem.peak_memory_stage}),
+            peak->total_bytes / GIB, pf.gpu.hbm_bytes / GIB, peak->bytes[TS_MEM_WEIGHTS] / GIB,
+            peak->bytes[TS_MEM_GRADIENTS] / GIB, peak->bytes[TS_MEM_OPTIMIZER] / GIB,
+            peak->bytes[TS_MEM_ACTIVATIONS] / GIB, hints);
     ts_report_memory(stderr, &wl, &mem);
     ts_metrics_fini(&mem);
     return EXIT_INPUT;
