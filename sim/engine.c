@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "route.h"
 #include "sg_platform.h"
@@ -344,6 +345,15 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   if (job->n_ranks > ts_platform_n_gpus(pf))
     return ts_err_plain(err, "the job needs %ld GPUs but platform '%s' has %ld", job->n_ranks,
                         pf->name, ts_platform_n_gpus(pf));
+  /* The full zone keeps an n x n table of route pointers (sg_platform.h): refuse, before
+   * SimGrid allocates it, a job whose table would not fit in a quarter of this machine. */
+  double table_bytes = 8.0 * (double)job->n_ranks * (double)job->n_ranks;
+  double ram_bytes = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  if (ram_bytes > 0 && table_bytes > ram_bytes / 4)
+    return ts_err_plain(err,
+                        "simulating %ld GPUs needs a %.1f GiB SimGrid route table, more than a "
+                        "quarter of this machine's %.1f GiB of memory; simulate fewer GPUs",
+                        job->n_ranks, table_bytes / 1073741824.0, ram_bytes / 1073741824.0);
   memset(&eng, 0, sizeof eng);
   eng.job = job;
   eng.fidelity = opts->fidelity;
