@@ -95,7 +95,6 @@ typedef struct rank_ctx {
   sg_comm_t *pending; /* posted pipeline sends */
   int n_pending, cap_pending;
   ts_rank_result *res;
-  double speed_flops_per_s;
   bool is_done;
 } rank_ctx;
 
@@ -149,8 +148,8 @@ static void run_event(rank_ctx *c, const ts_event *ev) {
   double t0 = simgrid_get_clock();
   switch ((ts_event_kind)ev->kind) {
   case TS_EV_COMPUTE:
-    if (ev->time_s > 0)
-      sg_actor_execute(ev->time_s * c->speed_flops_per_s);
+    if (ev->time_s > 0) /* one compute stream per GPU: nothing shares it, no CPU model needed */
+      sg_actor_sleep_for(ev->time_s);
     c->res->flops += ev->flops;
     break;
   case TS_EV_COLL: {
@@ -396,7 +395,6 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     snprintf(name, sizeof name, "rank%ld", r);
     sg_host_t h = sg_host_by_name(host);
     TS_ASSERT(h != NULL);
-    c->speed_flops_per_s = sg_host_get_speed(h);
     sg_actor_t a = sg_actor_init(name, h);
     sg_actor_set_data(a, c);
     sg_actor_start(a, rank_main, 0, NULL);

@@ -1,7 +1,8 @@
 /* engine: plays every rank's program out on its GPU with SimGrid.
  *
- * One SimGrid actor per rank walks the rank's events in order, as a single-stream program:
- * compute runs on the rank's host for the cost model's duration, collectives run through
+ * One SimGrid actor per rank, on its GPU's host, walks the rank's events in order, as a
+ * single-stream program: compute takes the cost model's duration (a GPU runs one compute
+ * stream here, so SimGrid's CPU-sharing model has nothing to add), collectives run through
  * coll.c, pipeline sends are posted asynchronously and completed with the next receive.
  * Every second of a rank's iteration lands in exactly one category (schedule.h), so the
  * categories of a rank sum to the iteration time.
