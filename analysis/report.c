@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -80,7 +81,10 @@ static void json_key(FILE *f, int indent, const char *key, bool *first) {
 
 static void json_num(FILE *f, int indent, const char *key, double v, bool *first) {
   json_key(f, indent, key, first);
-  fprintf(f, "%.12g", v);
+  if (isfinite(v))
+    fprintf(f, "%.12g", v);
+  else
+    fputs("null", f); /* JSON has no inf or nan */
 }
 
 static void json_long(FILE *f, int indent, const char *key, long v, bool *first) {

@@ -16,7 +16,7 @@ enum link_kind {
 };
 
 static ts_link_id make_id(enum link_kind kind, uint64_t a, uint64_t b, uint64_t c) {
-  TS_ASSERT(a < (1ULL << 32) && b < (1ULL << 16) && c < (1ULL << 16));
+  TS_ASSERT(a < (1ULL << 28) && b < (1ULL << 16) && c < (1ULL << 16)); /* kind in bits 60-63 */
   return ((uint64_t)kind << 60) | (a << 32) | (b << 16) | c;
 }
 

@@ -282,10 +282,15 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
 }
 
 int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_err *err) {
+  /* Limits that keep the programs' own storage (blocks per stage, events per template) well
+   * under a few GiB; the engine applies its own, machine-dependent limit afterwards. */
   long m = ts_workload_microbatches(wl);
-  if (m > 1000000 || wl->n_gpus > 10000000)
-    return ts_err_plain(err, "%ld microbatches on %ld GPUs is more than trainsim simulates", m,
-                        wl->n_gpus);
+  if (m > 1000000 || wl->n_gpus > 10000000 || (double)wl->pp * (double)(2 * m + 1) > 5e7 ||
+      (double)wl->model.n_layers * 16.0 > 5e7)
+    return ts_err_plain(err,
+                        "%ld layers in %ld stages with %ld microbatches on %ld GPUs is more than "
+                        "trainsim simulates",
+                        wl->model.n_layers, wl->pp, m, wl->n_gpus);
   ts_job job;
   ts_job_init(&job, wl->n_gpus);
   build_groups(wl, &job);
