@@ -1,0 +1,77 @@
+/* metrics and report: definitions on a synthetic result, and result.json as JSON. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../../analysis/metrics.h"
+#include "../../analysis/report.h"
+#include "../../workloads/cost.h"
+#include "fixtures.h"
+#include "json.h"
+#include "spawn.h"
+
+/* 2 stages x 2 TP ranks, 2 s iterations: rank r computes 1.5 s, waits 0.5 s in category r. */
+static void synthetic(ts_workload *wl, ts_sim_result *sim) {
+  *wl = test_workload(4, 1024, 16, 512, 1000, 2, 2, 1, 8, 1);
+  memset(sim, 0, sizeof *sim);
+  sim->n_ranks = 4;
+  sim->iteration_s = 2.0;
+  sim->ranks = calloc(4, sizeof *sim->ranks);
+  for (int r = 0; r < 4; r++) {
+    sim->ranks[r].time_s[TS_CAT_COMPUTE] = 1.5;
+    sim->ranks[r].time_s[TS_CAT_TP + r] = 0.5;
+    sim->ranks[r].finish_s = 2.0;
+    sim->ranks[r].flops = 1e12 * (r + 1);
+  }
+}
+
+static void test_definitions(void **state) {
+  (void)state;
+  ts_workload wl;
+  ts_sim_result sim;
+  synthetic(&wl, &sim);
+  ts_metrics m;
+  ts_metrics_compute(&wl, 100e12, 64e9, &sim, &m);
+  assert_rel(m.tokens_per_s, 8.0 * 512 / 2.0, 1e-15);
+  assert_rel(m.model_tflops_per_gpu, ts_cost_model_flops(&wl) / 2.0 / 4 / 1e12, 1e-15);
+  assert_rel(m.mfu, m.model_tflops_per_gpu * 1e12 / 100e12, 1e-15);
+  assert_rel(m.hardware_flops, 10e12, 1e-15);
+  assert_rel(m.hfu, 10e12 / 2.0 / 4 / 100e12, 1e-15);
+  assert_rel(m.breakdown_s[TS_CAT_COMPUTE], 1.5, 1e-15);
+  assert_rel(m.breakdown_s[TS_CAT_TP], 0.125, 1e-15); /* one rank of four */
+  /* tp-dp-pp: ranks 0, 1 are stage 0 (TP and PP waits), ranks 2, 3 stage 1 (DP, bubble). */
+  assert_rel(m.stage_breakdown_s[0 * TS_CAT_COUNT + TS_CAT_TP], 0.25, 1e-15);
+  assert_rel(m.stage_breakdown_s[1 * TS_CAT_COUNT + TS_CAT_BUBBLE], 0.25, 1e-15);
+  assert_true(m.is_memory_ok);
+
+  char dir[] = "/tmp/trainsim-metrics-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  ts_run_info info = {"plat\"form", "gpu", "aggregate", 1, 2, 3, 4};
+  ts_err err = {0};
+  assert_int_equal(ts_report_write_json(dir, &wl, &info, &m, &err), 0);
+  char path[600];
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  char *text = read_file(path, NULL);
+  json *j = json_parse(text);
+  assert_non_null(j);
+  assert_string_equal(json_at(j, "platform")->string, "plat\"form");
+  assert_rel(json_num(j, "metrics.mfu"), m.mfu, 1e-11);
+  assert_rel(json_num(j, "stages.1.breakdown_s.bubble"), 0.25, 1e-12);
+  assert_int_equal((int)json_num(j, "simulation.routes"), 4);
+  json_free(j);
+  free(text);
+  unlink(path);
+  rmdir(dir);
+  ts_metrics_fini(&m);
+  ts_sim_result_fini(&sim);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_definitions)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
