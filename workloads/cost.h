@@ -2,8 +2,9 @@
  *
  * Compute model (DESIGN.md): time = max(flops / (peak x efficiency(shape)), bytes / HBM
  * bandwidth) + kernel launch, per kernel. GEMM efficiency = the platform's measured ceiling x
- * the tile and wave quantisation of the output: a GEMM of M x N in tiles of tm x tn runs in
- * ceil(tiles / CUs) waves, and only tiles x tm x tn ... of the wave slots do useful work.
+ * the tile and wave quantisation of the output: an M x N output needs ceil(M/tm) ceil(N/tn)
+ * tiles of tm x tn, which run in ceil(tiles / CUs) waves, so the efficiency is
+ * ceiling x M N / (waves x CUs x tm x tn).
  *
  * A transformer layer (Megatron-LM, tensor parallel t, no sequence parallelism) is cut where
  * its TP all-reduces fall:
