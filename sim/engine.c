@@ -321,7 +321,7 @@ static sg_mailbox_t mailbox(const char *prefix, long a, long b) {
 static void init_simgrid(void) {
   /* See engine.h for why CM02 without cross-traffic and without the TCP window cap. Actor
    * stacks are small: rank_main is shallow, and thousands of 8 MiB stacks would not be. */
-  static const char *const options[] = {
+  static char options[][48] = {
       "trainsim",
       "--cfg=network/model:CM02",
       "--cfg=network/crosstraffic:0",
@@ -332,9 +332,9 @@ static void init_simgrid(void) {
 #endif
       "--log=root.thres:critical"};
   enum { N_OPTIONS = sizeof options / sizeof *options };
-  static char *argv[N_OPTIONS + 1]; /* simgrid_init wants mutable strings it may keep */
+  static char *argv[N_OPTIONS + 1]; /* simgrid_init takes mutable strings and may keep them */
   for (int i = 0; i < N_OPTIONS; i++)
-    argv[i] = strdup(options[i]);
+    argv[i] = options[i];
   int argc = N_OPTIONS;
   simgrid_init(&argc, argv);
 }

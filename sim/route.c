@@ -209,7 +209,7 @@ void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, do
     prefix = "global"; /* from group, to group, cable */
     break;
   default:
-    TS_ASSERT(!"unknown link kind");
+    ts_assert_fail("unknown link kind", __FILE__, __LINE__);
   }
   if (name != NULL)
     snprintf(name, name_size, "%s_%lu_%lu_%lu", prefix, a, b, c);

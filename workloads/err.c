@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int vrecord(ts_err *err, const char *prefix, const char *fmt, va_list ap) {
+__attribute__((format(printf, 3, 0))) static int vrecord(ts_err *err, const char *prefix,
+                                                         const char *fmt, va_list ap) {
   if (err == NULL)
     return -1;
   int n = snprintf(err->msg, sizeof err->msg, "%s", prefix);

@@ -162,33 +162,46 @@ static int read_placement(const reader *r, int root, ts_workload *wl) {
   return 0;
 }
 
-int ts_workload_load_file(const char *path, ts_workload *out, ts_err *err) {
-  ts_doc *doc = NULL;
-  if (ts_doc_load_file(path, &doc, err) != 0)
-    return -1;
+/* Reads a parsed document; `path` names it in messages and must outlive the workload. */
+static int load_doc(const ts_doc *doc, const char *path, ts_workload *out, ts_err *err) {
   reader r = {doc, path, err};
   ts_workload wl;
   memset(&wl, 0, sizeof wl);
   int root = ts_doc_root(doc);
-  int rc = -1;
   if (root == 0) {
     ts_loc loc = {path, 0, 0, NULL};
-    ts_err_at(err, loc,
-              "empty workload file: expected a mapping with keys 'model', "
-              "'training' and optionally 'parallelism', 'placement'");
-  } else if (ts_doc_check_map(doc, root, "workload", top_keys, err) == 0) {
-    const char *name = NULL;
-    if (ts_doc_get_string(doc, root, "name", &name, err) >= 0 && read_model(&r, root, &wl) == 0 &&
-        read_training(&r, root, &wl) == 0 && read_parallel(&r, root, &wl) == 0 &&
-        read_placement(&r, root, &wl) == 0) {
-      snprintf(wl.name, sizeof wl.name, "%s", name ? name : path);
-      wl.locs.gpus = wl.locs.dp;
-      rc = 0;
-    }
+    return ts_err_at(err, loc,
+                     "empty workload file: expected a mapping with keys 'model', "
+                     "'training' and optionally 'parallelism', 'placement'");
   }
+  const char *name = NULL;
+  if (ts_doc_check_map(doc, root, "workload", top_keys, err) != 0 ||
+      ts_doc_get_string(doc, root, "name", &name, err) < 0 || read_model(&r, root, &wl) != 0 ||
+      read_training(&r, root, &wl) != 0 || read_parallel(&r, root, &wl) != 0 ||
+      read_placement(&r, root, &wl) != 0)
+    return -1;
+  snprintf(wl.name, sizeof wl.name, "%s", name ? name : path);
+  wl.locs.gpus = wl.locs.dp;
+  *out = wl;
+  return 0;
+}
+
+int ts_workload_load_file(const char *path, ts_workload *out, ts_err *err) {
+  ts_doc *doc = NULL;
+  if (ts_doc_load_file(path, &doc, err) != 0)
+    return -1;
+  int rc = load_doc(doc, path, out, err);
   ts_doc_free(doc);
-  if (rc == 0)
-    *out = wl;
+  return rc;
+}
+
+int ts_workload_parse(const char *name, const char *text, size_t len, ts_workload *out,
+                      ts_err *err) {
+  ts_doc *doc = NULL;
+  if (ts_doc_parse(name, text, len, &doc, err) != 0)
+    return -1;
+  int rc = load_doc(doc, name, out, err);
+  ts_doc_free(doc);
   return rc;
 }
 

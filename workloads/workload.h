@@ -10,6 +10,7 @@
 #define TS_WORKLOAD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h"
 #include "gpu.h"
@@ -73,6 +74,10 @@ typedef struct ts_overrides {
 /* Reads a workload file into *out (written only on success). The file's path is kept in the
  * locations, so `path` must outlive *out. */
 int ts_workload_load_file(const char *path, ts_workload *out, ts_err *err);
+/* The same from text in memory (len bytes, not necessarily NUL-terminated); `name` is used in
+ * messages and must outlive *out. */
+int ts_workload_parse(const char *name, const char *text, size_t len, ts_workload *out,
+                      ts_err *err);
 /* Applies command-line overrides, derives dp / GPU count and checks every invariant. */
 int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err);
 
