@@ -348,10 +348,11 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
    * SimGrid allocates it, a job whose table would not fit in a quarter of this machine. */
   double table_bytes = 8.0 * (double)job->n_ranks * (double)job->n_ranks;
   double ram_bytes = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-  if (ram_bytes > 0 && table_bytes > ram_bytes / 4)
+  if (!opts->is_forced && ram_bytes > 0 && table_bytes > ram_bytes / 4)
     return ts_err_plain(err,
                         "simulating %ld GPUs needs a %.1f GiB SimGrid route table, more than a "
-                        "quarter of this machine's %.1f GiB of memory; simulate fewer GPUs",
+                        "quarter of this machine's %.1f GiB of memory; simulate fewer GPUs (or "
+                        "--force)",
                         job->n_ranks, table_bytes / 1073741824.0, ram_bytes / 1073741824.0);
   memset(&eng, 0, sizeof eng);
   eng.job = job;
@@ -415,4 +416,12 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   teardown_groups(job);
   *out = res;
   return 0;
+}
+
+double ts_engine_count_events(const ts_job *job) {
+  double n = 0;
+  for (long r = 0; r < job->n_ranks; r++)
+    for (int b = 0; b < job->programs[r].n_blocks; b++)
+      n += job->programs[r].blocks[b].n_events;
+  return n;
 }

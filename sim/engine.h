@@ -18,6 +18,8 @@
 #ifndef TS_ENGINE_H
 #define TS_ENGINE_H
 
+#include <stdbool.h>
+
 #include "../workloads/result.h"
 #include "../workloads/schedule.h"
 #include "coll.h"
@@ -25,7 +27,11 @@
 
 typedef struct ts_engine_opts {
   ts_fidelity fidelity;
+  bool is_forced; /* run even when the memory estimate exceeds the machine (--force) */
 } ts_engine_opts;
+
+/* Events the job plays (all ranks), to estimate its cost before running it. */
+double ts_engine_count_events(const ts_job *job);
 
 /* Simulates one iteration of job with rank r on GPU r of pf. On success fills *out (free with
  * ts_sim_result_fini). Returns -1 with an error when the job does not fit the platform. */

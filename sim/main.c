@@ -17,6 +17,7 @@
 
 #define EXIT_INPUT 2
 #define GIB (1024.0 * 1024.0 * 1024.0)
+#define TS_MAX_EVENTS 1e9
 
 static const char usage[] =
     "usage: trainsim <command> [options]\n"
@@ -52,6 +53,9 @@ static const char run_usage[] =
     "                             (aggregate, default) or one per ring step (flow)\n"
     "  --out DIR                  output directory (default: trainsim-out)\n"
     "  --ignore-memory            simulate even when a rank's memory exceeds its HBM\n"
+    "  --force                    run even when the job looks too big for this machine\n"
+    "                             (more than 1e9 events, or a route table over a quarter\n"
+    "                             of its memory)\n"
     "  -h, --help                 show this help\n";
 
 typedef struct run_args {
@@ -60,6 +64,7 @@ typedef struct run_args {
   const char *out_dir;
   ts_fidelity fidelity;
   bool ignore_memory;
+  bool is_forced;
   ts_overrides ov;
 } run_args;
 
@@ -108,6 +113,7 @@ static const char *const run_flags[] = {"--platform",
                                         "--fidelity",
                                         "--out",
                                         "--ignore-memory",
+                                        "--force",
                                         "--help",
                                         NULL};
 
@@ -135,6 +141,10 @@ static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
     snprintf(flag, sizeof flag, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
     if (strcmp(flag, "--ignore-memory") == 0 && eq == NULL) {
       a->ignore_memory = true;
+      continue;
+    }
+    if (strcmp(flag, "--force") == 0 && eq == NULL) {
+      a->is_forced = true;
       continue;
     }
     bool known = false;
@@ -185,8 +195,8 @@ static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
     } else if (strcmp(flag, "--fidelity") == 0) {
       rc = parse_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;
-    } else if (strcmp(flag, "--ignore-memory") == 0) {
-      return ts_err_plain(err, "--ignore-memory takes no value");
+    } else if (strcmp(flag, "--ignore-memory") == 0 || strcmp(flag, "--force") == 0) {
+      return ts_err_plain(err, "%s takes no value", flag);
     }
     if (rc != 0)
       return -1;
@@ -259,7 +269,18 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.msg);
     return EXIT_INPUT;
   }
-  ts_engine_opts opts = {a.fidelity};
+  /* Events cost the engine a few microseconds each (bench/run.sh): beyond 1e9 a run takes
+   * hours, which is rarely what was meant. */
+  double events = ts_engine_count_events(&job);
+  if (events > TS_MAX_EVENTS && !a.is_forced) {
+    fprintf(stderr,
+            "trainsim: error: this run would play %.3g events, more than the %.0e that finish "
+            "within about an hour; use fewer microbatches or GPUs, or --force\n",
+            events, TS_MAX_EVENTS);
+    ts_job_fini(&job);
+    return EXIT_INPUT;
+  }
+  ts_engine_opts opts = {a.fidelity, a.is_forced};
   ts_sim_result sim;
   if (ts_engine_run(&pf, &job, &opts, &sim, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);

@@ -132,7 +132,8 @@ static void test_help_lists_every_flag(void **state) {
                                       "--zero-stage",
                                       "--fidelity",
                                       "--out",
-                                      "--ignore-memory"};
+                                      "--ignore-memory",
+                                      "--force"};
   for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
     if (strstr(r.out, flags[i]) == NULL)
       fail_msg("run --help does not document %s", flags[i]);
