@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(gcc g++ make cmake pkg-config libsimgrid-dev libyaml-dev libcmocka-dev)
+PACKAGES=(gcc g++ make cmake pkg-config libsimgrid-dev libyaml-dev libcmocka-dev valgrind)
 BUILD_DIR=${BUILD_DIR:-build}
 
 install_missing() {

@@ -248,8 +248,9 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                              "workload key parallelism.data");
   }
   if (wl->dp > BIG / tp_pp)
-    return ts_err_at(err, l->dp, "tp x pp x dp = %ld x %ld x %ld is too many GPUs", wl->tp, wl->pp,
-                     wl->dp);
+    return ts_err_at(err, l->dp,
+                     "tp x pp x dp = %ld x %ld x %ld GPUs, more than the %ld trainsim accepts",
+                     wl->tp, wl->pp, wl->dp, BIG);
   wl->n_gpus = tp_pp * wl->dp;
 
   if (m->n_heads % wl->tp != 0)

@@ -4,7 +4,11 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../workloads/doc.h"
 
@@ -83,6 +87,24 @@ static void test_refusals(void **state) {
                       "x.yaml: error: expected a YAML text file, found binary data (a NUL byte)");
 }
 
+static void test_unreadable_file(void **state) {
+  (void)state;
+  if (geteuid() == 0)
+    skip(); /* root reads any file: permissions cannot be tested as root (CI runs as root) */
+  char path[] = "/tmp/trainsim-unreadable-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  chmod(path, 0);
+  ts_doc *doc = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_doc_load_file(path, &doc, &err), -1);
+  char expect[256];
+  snprintf(expect, sizeof expect, "trainsim: error: cannot open '%s': Permission denied", path);
+  assert_string_equal(err.msg, expect);
+  unlink(path);
+}
+
 static void test_did_you_mean(void **state) {
   (void)state;
   static const char *const names[] = {"--tp", "--pp", "--global-batch-size", NULL};
@@ -91,8 +113,8 @@ static void test_did_you_mean(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_keys), cmocka_unit_test(test_values),
-                                     cmocka_unit_test(test_refusals),
-                                     cmocka_unit_test(test_did_you_mean)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_keys), cmocka_unit_test(test_values), cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_unreadable_file), cmocka_unit_test(test_did_you_mean)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
