@@ -2,6 +2,8 @@
 # build.sh: the two set-up commands of README.md.
 #   ./build.sh study   install what is missing, build, simulate GPT-175B on 1,024 Frontier GCDs
 #   ./build.sh test    install what is missing, build, run the whole test suite (ctest)
+#   ./build.sh fuzz    build the libFuzzer harnesses with clang and run each FUZZ_SECONDS
+#                      (default 600); crashes land in tests/fuzz/crashers/<harness>/
 # Missing Debian packages are installed with apt-get when run as root; otherwise the script
 # says which to install. Every step is idempotent. CI=true builds with -Werror.
 set -euo pipefail
@@ -12,7 +14,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 
 install_missing() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "${PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -44,8 +46,15 @@ case "${1:-}" in
     build
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
     ;;
+  fuzz)
+    install_missing clang libfuzzer-14-dev libclang-rt-14-dev
+    CC=clang CXX=clang++ cmake -S . -B build-fuzz -DTS_FUZZ=ON \
+      -DFUZZ_SECONDS="${FUZZ_SECONDS:-600}" >/dev/null
+    cmake --build build-fuzz -j "$(nproc)" --target fuzz_units fuzz_platform fuzz_workload
+    cmake --build build-fuzz --target fuzz
+    ;;
   *)
-    echo "usage: ./build.sh study|test" >&2
+    echo "usage: ./build.sh study|test|fuzz" >&2
     exit 2
     ;;
 esac
