@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -205,23 +206,46 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   fputs("\n  }\n}\n", f);
 }
 
+int ts_report_prepare_dir(const char *dir, ts_err *err) {
+  ts_loc flag = {NULL, 0, 0, "--out"};
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return ts_err_at(err, flag, "cannot create directory '%s': %s", dir, strerror(errno));
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return ts_err_at(err, flag, "'%s' is not a directory", dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    return ts_err_at(err, flag, "cannot write into '%s': %s", dir, strerror(errno));
+  return 0;
+}
+
 int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_info *info,
                          const ts_metrics *m, ts_err *err) {
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    return ts_err_plain(err, "cannot create output directory '%s': %s", dir, strerror(errno));
+  if (ts_report_prepare_dir(dir, err) != 0)
+    return -1;
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/result.json", dir);
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  /* Interrupts wait until the rename is done, so no temporary file is left behind. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  int rc = 0;
   FILE *f = fopen(tmp, "w");
-  if (f == NULL)
-    return ts_err_plain(err, "cannot write '%s': %s", tmp, strerror(errno));
-  write_json(f, wl, info, m);
-  bool failed = ferror(f) != 0;
-  failed = fclose(f) != 0 || failed;
-  if (failed || rename(tmp, path) != 0) {
-    int e = errno;
-    unlink(tmp);
-    return ts_err_plain(err, "cannot write '%s': %s", path, strerror(e));
+  if (f == NULL) {
+    rc = ts_err_plain(err, "cannot write '%s': %s", tmp, strerror(errno));
+  } else {
+    write_json(f, wl, info, m);
+    bool failed = ferror(f) != 0;
+    failed = fclose(f) != 0 || failed;
+    if (failed || rename(tmp, path) != 0) {
+      int e = errno;
+      unlink(tmp);
+      rc = ts_err_plain(err, "cannot write '%s': %s", path, strerror(e));
+    }
   }
-  return 0;
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return rc;
 }

@@ -23,6 +23,9 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
                        const ts_metrics *m);
 /* Prints the per-stage memory table and the verdict (used when a layout does not fit). */
 void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m);
+/* Creates dir if missing and checks that it is a writable directory (an input error on the
+ * --out flag otherwise), so a long run does not end unable to write. */
+int ts_report_prepare_dir(const char *dir, ts_err *err);
 /* Writes result.json into dir (created if missing). */
 int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_info *info,
                          const ts_metrics *m, ts_err *err);

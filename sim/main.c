@@ -236,7 +236,8 @@ static int cmd_run(int argc, char **argv) {
                           : ts_platform_load_string(ts_platform_default_name,
                                                     ts_platform_default_text, &pf, &err)) != 0 ||
       ts_workload_load_file(a.workload, &wl, &err) != 0 ||
-      ts_workload_resolve(&wl, &a.ov, &err) != 0 || check_fit(&wl, &pf, &err) != 0) {
+      ts_workload_resolve(&wl, &a.ov, &err) != 0 || check_fit(&wl, &pf, &err) != 0 ||
+      ts_report_prepare_dir(a.out_dir, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     return EXIT_INPUT;
   }
