@@ -183,6 +183,8 @@ static void rank_main(int argc, char **argv) {
     for (int e = 0; e < blk->n_events; e++)
       run_event(c, &blk->events[e]);
     eng.n_events += blk->n_events;
+    if (c->res->block_end_s != NULL)
+      c->res->block_end_s[b] = simgrid_get_clock();
   }
   double t0 = simgrid_get_clock();
   flush_sends(c);
@@ -192,6 +194,10 @@ static void rank_main(int argc, char **argv) {
 }
 
 /* ---- platform: only the routes that ranks use ---- */
+
+static void host_name(const ts_platform *pf, long gpu, char *name, size_t size) {
+  snprintf(name, size, "n%ld_gpu%ld", gpu / pf->gpus_per_node, gpu % pf->gpus_per_node);
+}
 
 typedef struct route_set {
   id_map pairs; /* (src gpu, dst gpu) -> route index */
@@ -240,17 +246,18 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
   for (long g = 0; g < job->n_groups; g++) {
     const ts_coll_group *cg = &eng.groups[g];
     for (int i = 0; cg->n > 1 && i < cg->n; i++)
-      add_pair(pf, &rs, cg->ring_ranks[i], cg->ring_ranks[(i + 1) % cg->n]);
+      add_pair(pf, &rs, ts_job_gpu(job, cg->ring_ranks[i]),
+               ts_job_gpu(job, cg->ring_ranks[(i + 1) % cg->n]));
   }
   for (long r = 0; r < job->n_ranks; r++)
     for (int p = 0; p < TS_PEERS; p++)
       if (job->rank_peer[r * TS_PEERS + p] >= 0)
-        add_pair(pf, &rs, r, job->rank_peer[r * TS_PEERS + p]);
+        add_pair(pf, &rs, ts_job_gpu(job, r), ts_job_gpu(job, job->rank_peer[r * TS_PEERS + p]));
 
   char **host_names = xcalloc((size_t)job->n_ranks, sizeof *host_names);
   for (long r = 0; r < job->n_ranks; r++) {
     char name[64];
-    snprintf(name, sizeof name, "n%ld_gpu%ld", r / pf->gpus_per_node, r % pf->gpus_per_node);
+    host_name(pf, ts_job_gpu(job, r), name, sizeof name);
     host_names[r] = strdup(name);
   }
   ts_sg_link *links = xcalloc((size_t)rs.n_links, sizeof *links);
@@ -268,7 +275,8 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
     ts_coll_group *cg = &eng.groups[g];
     for (int i = 0; cg->n > 1 && i < cg->n; i++) {
       ts_route r;
-      ts_route_between(pf, cg->ring_ranks[i], cg->ring_ranks[(i + 1) % cg->n], &r);
+      ts_route_between(pf, ts_job_gpu(job, cg->ring_ranks[i]),
+                       ts_job_gpu(job, cg->ring_ranks[(i + 1) % cg->n]), &r);
       if (r.lat_s > cg->max_hop_lat_s)
         cg->max_hop_lat_s = r.lat_s;
     }
@@ -296,7 +304,16 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
     ts_coll_group *cg = &eng.groups[g];
     cg->n = grp->n_members;
     cg->ring_ranks = xcalloc((size_t)cg->n, sizeof(long));
-    ts_coll_ring_order(pf, grp->members, cg->n, cg->ring_ranks); /* rank r runs on GPU r */
+    long *gpus = xcalloc((size_t)cg->n, sizeof(long)), *ring = xcalloc((size_t)cg->n, sizeof(long));
+    for (int i = 0; i < cg->n; i++)
+      gpus[i] = ts_job_gpu(job, grp->members[i]);
+    ts_coll_ring_order(pf, gpus, cg->n, ring);
+    for (int i = 0; i < cg->n; i++) /* back from GPUs to ranks */
+      for (int k = 0; k < cg->n; k++)
+        if (gpus[k] == ring[i])
+          cg->ring_ranks[i] = grp->members[k];
+    free(gpus);
+    free(ring);
     cg->mailboxes = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
   }
 }
@@ -344,6 +361,23 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   if (job->n_ranks > ts_platform_n_gpus(pf))
     return ts_err_plain(err, "the job needs %ld GPUs but platform '%s' has %ld", job->n_ranks,
                         pf->name, ts_platform_n_gpus(pf));
+  if (job->rank_gpu != NULL) { /* one rank per GPU, each on the machine */
+    id_map used;
+    map_init(&used, (size_t)job->n_ranks);
+    int rc = 0;
+    for (long r = 0; r < job->n_ranks && rc == 0; r++) {
+      long g = job->rank_gpu[r];
+      bool is_new = false;
+      if (g >= 0 && g < ts_platform_n_gpus(pf))
+        map_get_or_add(&used, (uint64_t)g, r, &is_new);
+      if (!is_new)
+        rc = ts_err_plain(err, "rank %ld: GPU %ld is outside platform '%s' (0 to %ld) or taken", r,
+                          g, pf->name, ts_platform_n_gpus(pf) - 1);
+    }
+    map_fini(&used);
+    if (rc != 0)
+      return -1;
+  }
   /* The full zone keeps an n x n table of route pointers (sg_platform.h): refuse, before
    * SimGrid allocates it, a job whose table would not fit in a quarter of this machine. */
   double table_bytes = 8.0 * (double)job->n_ranks * (double)job->n_ranks;
@@ -379,6 +413,8 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     c->rank = r;
     c->prog = &job->programs[r];
     c->res = &res.ranks[r];
+    if (opts->is_recording_blocks)
+      c->res->block_end_s = xcalloc((size_t)c->prog->n_blocks, sizeof(double));
     for (int k = 0; k < TS_GROUP_KINDS; k++) {
       long g = job->rank_group[r * TS_GROUP_KINDS + k];
       for (int i = 0; g >= 0 && i < eng.groups[g].n; i++)
@@ -392,7 +428,7 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     c->outbox[TS_PEER_NEXT] = next >= 0 ? mailbox("act", next, 0) : NULL;
     c->outbox[TS_PEER_PREV] = prev >= 0 ? mailbox("grad", prev, 0) : NULL;
     char host[64], name[32];
-    snprintf(host, sizeof host, "n%ld_gpu%ld", r / pf->gpus_per_node, r % pf->gpus_per_node);
+    host_name(pf, ts_job_gpu(job, r), host, sizeof host);
     snprintf(name, sizeof name, "rank%ld", r);
     sg_host_t h = sg_host_by_name(host);
     TS_ASSERT(h != NULL);

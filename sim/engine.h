@@ -28,13 +28,15 @@
 typedef struct ts_engine_opts {
   ts_fidelity fidelity;
   bool is_forced; /* run even when the memory estimate exceeds the machine (--force) */
+  bool is_recording_blocks; /* fill each rank's block_end_s (microbenchmarks) */
 } ts_engine_opts;
 
 /* Events the job plays (all ranks), to estimate its cost before running it. */
 double ts_engine_count_events(const ts_job *job);
 
-/* Simulates one iteration of job with rank r on GPU r of pf. On success fills *out (free with
- * ts_sim_result_fini). Returns -1 with an error when the job does not fit the platform. */
+/* Simulates one iteration of job, each rank on its GPU (ts_job_gpu) of pf. On success fills *out
+ * (free with ts_sim_result_fini). Returns -1 with an error when the job does not fit the platform.
+ */
 int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts *opts,
                   ts_sim_result *out, ts_err *err);
 

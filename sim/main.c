@@ -281,7 +281,7 @@ static int cmd_run(int argc, char **argv) {
     ts_job_fini(&job);
     return EXIT_INPUT;
   }
-  ts_engine_opts opts = {a.fidelity, a.is_forced};
+  ts_engine_opts opts = {.fidelity = a.fidelity, .is_forced = a.is_forced};
   ts_sim_result sim;
   if (ts_engine_run(&pf, &job, &opts, &sim, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);

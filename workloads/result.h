@@ -9,6 +9,7 @@ typedef struct ts_rank_result {
   double finish_s; /* when the rank's program ended */
   double time_s[TS_CAT_COUNT]; /* sums to the iteration time */
   double flops; /* matrix FLOPs executed */
+  double *block_end_s; /* [block]: when each block ended, if recorded (else NULL) */
 } ts_rank_result;
 
 typedef struct ts_sim_result {

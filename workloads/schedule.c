@@ -71,7 +71,12 @@ void ts_job_set_blocks(ts_job *job, long rank, const long *template_ids, int n_b
   job->programs[rank].n_blocks = n_blocks;
 }
 
+long ts_job_gpu(const ts_job *job, long rank) {
+  return job->rank_gpu != NULL ? job->rank_gpu[rank] : rank;
+}
+
 void ts_job_fini(ts_job *job) {
+  free(job->rank_gpu);
   for (long g = 0; g < job->n_groups; g++)
     free(job->groups[g].members);
   free(job->groups);
@@ -331,6 +336,8 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
 }
 
 void ts_sim_result_fini(ts_sim_result *res) {
+  for (long r = 0; res->ranks != NULL && r < res->n_ranks; r++)
+    free(res->ranks[r].block_end_s);
   free(res->ranks);
   memset(res, 0, sizeof *res);
 }

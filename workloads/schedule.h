@@ -82,6 +82,7 @@ typedef struct ts_group {
 
 typedef struct ts_job {
   long n_ranks;
+  long *rank_gpu; /* [rank]: the platform GPU it runs on; NULL means GPU = rank */
   long n_groups;
   ts_group *groups;
   long *rank_group; /* [rank * TS_GROUP_KINDS + kind]: group index or -1 */
@@ -110,5 +111,7 @@ long ts_job_add_group(ts_job *job, const long *members, int n_members);
 /* Adds an event template the job owns; returns its index. */
 long ts_job_add_template(ts_job *job, const ts_event *events, int n_events);
 void ts_job_set_blocks(ts_job *job, long rank, const long *template_ids, int n_blocks);
+/* The GPU rank runs on. */
+long ts_job_gpu(const ts_job *job, long rank);
 
 #endif

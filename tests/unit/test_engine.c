@@ -45,7 +45,7 @@ static double simulate(const char *platform, build_fn build, ts_fidelity fidelit
     double t = -1;
     ts_job job;
     ts_sim_result res;
-    ts_engine_opts opts = {fidelity, false};
+    ts_engine_opts opts = {.fidelity = fidelity};
     if (ts_platform_load_string("test.yaml", platform, &pf, &err) == 0) {
       build(&job);
       if (ts_engine_run(&pf, &job, &opts, &res, &err) == 0)
