@@ -12,6 +12,7 @@
 #include "../workloads/layout.h"
 #include "../workloads/schedule.h"
 #include "../workloads/workload.h"
+#include "cli.h"
 #include "engine.h"
 #include "platform.h"
 
@@ -68,54 +69,22 @@ typedef struct run_args {
   ts_overrides ov;
 } run_args;
 
-static int flag_error(ts_err *err, const char *flag, const char *expected, const char *found) {
-  ts_loc loc = {NULL, 0, 0, flag};
-  return ts_err_at(err, loc, "expected %s, found '%s'", expected, found);
-}
+static const char *const run_options[] = {"--platform",
+                                          "--gpus",
+                                          "--tp",
+                                          "--pp",
+                                          "--dp",
+                                          "--micro-batch-size",
+                                          "--global-batch-size",
+                                          "--schedule",
+                                          "--recompute",
+                                          "--zero-stage",
+                                          "--fidelity",
+                                          "--out",
+                                          NULL};
+static const char *const run_switches[] = {"--ignore-memory", "--force", NULL};
 
-static int parse_count(const char *flag, const char *text, long lo, long *out, bool *is_set,
-                       ts_err *err) {
-  long v = 0;
-  char expected[64];
-  snprintf(expected, sizeof expected, "an integer from %ld to 100000000", lo);
-  if (ts_parse_long(text, &v) != 0 || v < lo || v > 100000000)
-    return flag_error(err, flag, expected, text);
-  *out = v;
-  *is_set = true;
-  return 0;
-}
-
-static int parse_choice(const char *flag, const char *text, const char *const *names, int *out,
-                        ts_err *err) {
-  for (int i = 0; names[i] != NULL; i++)
-    if (strcmp(text, names[i]) == 0) {
-      *out = i;
-      return 0;
-    }
-  char expected[128] = "one of";
-  for (int i = 0; names[i] != NULL; i++) {
-    size_t n = strlen(expected);
-    snprintf(expected + n, sizeof expected - n, "%s '%s'", i ? "," : "", names[i]);
-  }
-  return flag_error(err, flag, expected, text);
-}
-
-static const char *const run_flags[] = {"--platform",
-                                        "--gpus",
-                                        "--tp",
-                                        "--pp",
-                                        "--dp",
-                                        "--micro-batch-size",
-                                        "--global-batch-size",
-                                        "--schedule",
-                                        "--recompute",
-                                        "--zero-stage",
-                                        "--fidelity",
-                                        "--out",
-                                        "--ignore-memory",
-                                        "--force",
-                                        "--help",
-                                        NULL};
+#define MAX_COUNT 100000000L
 
 /* Parses `run` arguments; returns 1 when help was printed, 0 to go on, -1 on error. */
 static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
@@ -123,80 +92,63 @@ static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
   a->out_dir = "trainsim-out";
   a->fidelity = TS_FIDELITY_AGGREGATE;
   ts_overrides *ov = &a->ov;
-  for (int i = 0; i < argc; i++) {
-    char *arg = argv[i];
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+  ts_cli cli = {argc, argv, 0, "run", run_options, run_switches};
+  const char *flag = NULL, *value = NULL;
+  for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
+    if (item < 0)
+      return -1;
+    if (item == TS_CLI_ARGUMENT) {
+      if (a->workload != NULL)
+        return ts_err_plain(err, "run takes one WORKLOAD file, found a second one: '%s'", value);
+      a->workload = value;
+      continue;
+    }
+    int choice = 0, rc = 0;
+    if (strcmp(flag, "--help") == 0) {
       fputs(run_usage, stdout);
       return 1;
-    }
-    if (strncmp(arg, "--", 2) != 0) {
-      if (a->workload != NULL)
-        return ts_err_plain(err, "run takes one WORKLOAD file, found a second one: '%s'", arg);
-      a->workload = arg;
-      continue;
-    }
-    char flag[64];
-    const char *value = NULL;
-    const char *eq = strchr(arg, '=');
-    snprintf(flag, sizeof flag, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-    if (strcmp(flag, "--ignore-memory") == 0 && eq == NULL) {
+    } else if (strcmp(flag, "--ignore-memory") == 0) {
       a->ignore_memory = true;
-      continue;
-    }
-    if (strcmp(flag, "--force") == 0 && eq == NULL) {
+    } else if (strcmp(flag, "--force") == 0) {
       a->is_forced = true;
-      continue;
-    }
-    bool known = false;
-    for (int k = 0; run_flags[k] != NULL; k++)
-      known = known || strcmp(run_flags[k], flag) == 0;
-    if (!known) {
-      const char *hint = ts_did_you_mean(flag, run_flags);
-      if (hint != NULL)
-        return ts_err_plain(err, "unknown option '%s' (did you mean '%s'?)", flag, hint);
-      return ts_err_plain(err, "unknown option '%s' (see 'trainsim run --help')", flag);
-    }
-    if (eq != NULL)
-      value = eq + 1;
-    else if (i + 1 < argc)
-      value = argv[++i];
-    else
-      return ts_err_plain(err, "%s: expected a value after the option", flag);
-    int choice = 0, rc = 0;
-    if (strcmp(flag, "--platform") == 0)
+    } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
-    else if (strcmp(flag, "--out") == 0)
+    } else if (strcmp(flag, "--out") == 0) {
       a->out_dir = value;
-    else if (strcmp(flag, "--gpus") == 0)
-      rc = parse_count(flag, value, 1, &ov->gpus, &ov->is_gpus_set, err);
-    else if (strcmp(flag, "--tp") == 0)
-      rc = parse_count(flag, value, 1, &ov->tp, &ov->is_tp_set, err);
-    else if (strcmp(flag, "--pp") == 0)
-      rc = parse_count(flag, value, 1, &ov->pp, &ov->is_pp_set, err);
-    else if (strcmp(flag, "--dp") == 0)
-      rc = parse_count(flag, value, 1, &ov->dp, &ov->is_dp_set, err);
-    else if (strcmp(flag, "--micro-batch-size") == 0)
-      rc = parse_count(flag, value, 1, &ov->micro_batch, &ov->is_micro_batch_set, err);
-    else if (strcmp(flag, "--global-batch-size") == 0)
-      rc = parse_count(flag, value, 1, &ov->global_batch, &ov->is_global_batch_set, err);
-    else if (strcmp(flag, "--zero-stage") == 0) {
+    } else if (strcmp(flag, "--gpus") == 0) {
+      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->gpus, err);
+      ov->is_gpus_set = true;
+    } else if (strcmp(flag, "--tp") == 0) {
+      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->tp, err);
+      ov->is_tp_set = true;
+    } else if (strcmp(flag, "--pp") == 0) {
+      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->pp, err);
+      ov->is_pp_set = true;
+    } else if (strcmp(flag, "--dp") == 0) {
+      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->dp, err);
+      ov->is_dp_set = true;
+    } else if (strcmp(flag, "--micro-batch-size") == 0) {
+      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->micro_batch, err);
+      ov->is_micro_batch_set = true;
+    } else if (strcmp(flag, "--global-batch-size") == 0) {
+      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->global_batch, err);
+      ov->is_global_batch_set = true;
+    } else if (strcmp(flag, "--zero-stage") == 0) {
       static const char *const stages[] = {"0", "1", NULL};
-      rc = parse_choice(flag, value, stages, &choice, err);
+      rc = ts_cli_choice(flag, value, stages, &choice, err);
       ov->zero_stage = choice;
       ov->is_zero_stage_set = true;
     } else if (strcmp(flag, "--schedule") == 0) {
-      rc = parse_choice(flag, value, ts_schedule_names, &choice, err);
+      rc = ts_cli_choice(flag, value, ts_schedule_names, &choice, err);
       ov->schedule = (ts_schedule_kind)choice;
       ov->is_schedule_set = true;
     } else if (strcmp(flag, "--recompute") == 0) {
-      rc = parse_choice(flag, value, ts_recompute_names, &choice, err);
+      rc = ts_cli_choice(flag, value, ts_recompute_names, &choice, err);
       ov->recompute = (ts_recompute)choice;
       ov->is_recompute_set = true;
     } else if (strcmp(flag, "--fidelity") == 0) {
-      rc = parse_choice(flag, value, ts_fidelity_names, &choice, err);
+      rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;
-    } else if (strcmp(flag, "--ignore-memory") == 0 || strcmp(flag, "--force") == 0) {
-      return ts_err_plain(err, "%s takes no value", flag);
     }
     if (rc != 0)
       return -1;
@@ -231,10 +183,7 @@ static int cmd_run(int argc, char **argv) {
     return 0;
   static ts_platform pf;
   ts_workload wl;
-  if (rc != 0 ||
-      (a.platform != NULL ? ts_platform_load_file(a.platform, &pf, &err)
-                          : ts_platform_load_string(ts_platform_default_name,
-                                                    ts_platform_default_text, &pf, &err)) != 0 ||
+  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0 ||
       ts_workload_load_file(a.workload, &wl, &err) != 0 ||
       ts_workload_resolve(&wl, &a.ov, &err) != 0 || check_fit(&wl, &pf, &err) != 0 ||
       ts_report_prepare_dir(a.out_dir, &err) != 0) {

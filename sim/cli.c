@@ -1,0 +1,100 @@
+/* cli: see cli.h. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../workloads/doc.h"
+
+static bool listed(const char *const *names, const char *name) {
+  for (const char *const *n = names; n != NULL && *n != NULL; n++)
+    if (strcmp(*n, name) == 0)
+      return true;
+  return false;
+}
+
+int ts_cli_next(ts_cli *cli, const char **flag, const char **value, ts_err *err) {
+  static char name[64];
+  if (cli->i >= cli->argc)
+    return TS_CLI_END;
+  const char *arg = cli->argv[cli->i++];
+  if (strncmp(arg, "--", 2) != 0 && strcmp(arg, "-h") != 0) {
+    *value = arg;
+    return TS_CLI_ARGUMENT;
+  }
+  const char *eq = strchr(arg, '=');
+  snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+  if (strcmp(name, "-h") == 0)
+    snprintf(name, sizeof name, "--help");
+  *flag = name;
+  *value = NULL;
+  if (strcmp(name, "--help") == 0 || listed(cli->switches, name)) {
+    if (eq != NULL)
+      return ts_err_plain(err, "%s takes no value", name);
+    return TS_CLI_OPTION;
+  }
+  if (!listed(cli->options, name)) {
+    const char *all[128];
+    int n = 0;
+    for (const char *const *o = cli->options; *o != NULL && n < 120; o++)
+      all[n++] = *o;
+    for (const char *const *s = cli->switches; s != NULL && *s != NULL && n < 126; s++)
+      all[n++] = *s;
+    all[n] = NULL;
+    const char *hint = ts_did_you_mean(name, all);
+    if (hint != NULL)
+      return ts_err_plain(err, "unknown option '%s' (did you mean '%s'?)", name, hint);
+    return ts_err_plain(err, "unknown option '%s' (see 'trainsim %s --help')", name, cli->command);
+  }
+  if (eq != NULL)
+    *value = eq + 1;
+  else if (cli->i < cli->argc)
+    *value = cli->argv[cli->i++];
+  else
+    return ts_err_plain(err, "%s: expected a value after the option", name);
+  return TS_CLI_OPTION;
+}
+
+static int flag_error(ts_err *err, const char *flag, const char *expected, const char *found) {
+  ts_loc loc = {NULL, 0, 0, flag};
+  return ts_err_at(err, loc, "expected %s, found '%s'", expected, found);
+}
+
+int ts_cli_count(const char *flag, const char *text, long lo, long hi, long *out, ts_err *err) {
+  long v = 0;
+  char expected[64];
+  snprintf(expected, sizeof expected, "an integer from %ld to %ld", lo, hi);
+  if (ts_parse_long(text, &v) != 0 || v < lo || v > hi)
+    return flag_error(err, flag, expected, text);
+  *out = v;
+  return 0;
+}
+
+int ts_cli_choice(const char *flag, const char *text, const char *const *names, int *out,
+                  ts_err *err) {
+  for (int i = 0; names[i] != NULL; i++)
+    if (strcmp(text, names[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  char expected[160] = "one of";
+  for (int i = 0; names[i] != NULL; i++) {
+    size_t n = strlen(expected);
+    snprintf(expected + n, sizeof expected - n, "%s '%s'", i ? "," : "", names[i]);
+  }
+  return flag_error(err, flag, expected, text);
+}
+
+int ts_cli_bytes(const char *flag, const char *text, double *out, ts_err *err) {
+  double v = 0;
+  if (ts_units_parse(text, TS_UNITS_BYTES, &v, NULL) != 0 || v < 1)
+    return flag_error(err, flag, ts_units_expected(TS_UNITS_BYTES), text);
+  *out = v;
+  return 0;
+}
+
+int ts_cli_load_platform(const char *path, ts_platform *pf, ts_err *err) {
+  if (path != NULL)
+    return ts_platform_load_file(path, pf, err);
+  return ts_platform_load_string(ts_platform_default_name, ts_platform_default_text, pf, err);
+}
