@@ -200,7 +200,7 @@ static void host_name(const ts_platform *pf, long gpu, char *name, size_t size) 
 }
 
 typedef struct route_set {
-  id_map pairs; /* (src gpu, dst gpu) -> route index */
+  id_map pairs; /* (src rank, dst rank) -> route index */
   id_map links; /* link id -> link index */
   long n_routes, cap_routes;
   ts_sg_route *routes;
@@ -208,13 +208,14 @@ typedef struct route_set {
   ts_link_id *link_ids;
 } route_set;
 
-static void add_pair(const ts_platform *pf, route_set *rs, long src, long dst) {
+/* Adds the route from rank src's GPU to rank dst's; hosts are numbered by rank. */
+static void add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, long src, long dst) {
   bool is_new = false;
   map_get_or_add(&rs->pairs, ((uint64_t)src << 32) | (uint64_t)dst, rs->n_routes, &is_new);
   if (!is_new)
     return;
   ts_route r;
-  ts_route_between(pf, src, dst, &r);
+  ts_route_between(pf, ts_job_gpu(job, src), ts_job_gpu(job, dst), &r);
   if (rs->n_routes == rs->cap_routes) {
     rs->cap_routes = rs->cap_routes ? 2 * rs->cap_routes : 1024;
     rs->routes = realloc(rs->routes, (size_t)rs->cap_routes * sizeof *rs->routes);
@@ -246,13 +247,12 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
   for (long g = 0; g < job->n_groups; g++) {
     const ts_coll_group *cg = &eng.groups[g];
     for (int i = 0; cg->n > 1 && i < cg->n; i++)
-      add_pair(pf, &rs, ts_job_gpu(job, cg->ring_ranks[i]),
-               ts_job_gpu(job, cg->ring_ranks[(i + 1) % cg->n]));
+      add_pair(pf, job, &rs, cg->ring_ranks[i], cg->ring_ranks[(i + 1) % cg->n]);
   }
   for (long r = 0; r < job->n_ranks; r++)
     for (int p = 0; p < TS_PEERS; p++)
       if (job->rank_peer[r * TS_PEERS + p] >= 0)
-        add_pair(pf, &rs, ts_job_gpu(job, r), ts_job_gpu(job, job->rank_peer[r * TS_PEERS + p]));
+        add_pair(pf, job, &rs, r, job->rank_peer[r * TS_PEERS + p]);
 
   char **host_names = xcalloc((size_t)job->n_ranks, sizeof *host_names);
   for (long r = 0; r < job->n_ranks; r++) {

@@ -12,6 +12,7 @@
 #include "../workloads/layout.h"
 #include "../workloads/schedule.h"
 #include "../workloads/workload.h"
+#include "bench.h"
 #include "cli.h"
 #include "engine.h"
 #include "platform.h"
@@ -27,9 +28,10 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  run WORKLOAD [options]   simulate one training iteration and report it\n"
+    "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
     "\n"
-    "Run 'trainsim run --help' for the options of run. Exit status: 0 success, 2 input error,\n"
-    "1 other failure.\n";
+    "Run 'trainsim run --help' or 'trainsim bench --help' for their options.\n"
+    "Exit status: 0 success, 2 input error, 1 other failure.\n";
 
 static const char run_usage[] =
     "usage: trainsim run WORKLOAD [options]\n"
@@ -266,7 +268,10 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "run") == 0)
     return cmd_run(argc - 2, argv + 2);
-  fprintf(stderr, "trainsim: error: unknown command '%s' (commands: run; see 'trainsim --help')\n",
+  if (strcmp(argv[1], "bench") == 0)
+    return ts_bench_main(argc - 2, argv + 2);
+  fprintf(stderr,
+          "trainsim: error: unknown command '%s' (commands: run, bench; see 'trainsim --help')\n",
           argv[1]);
   return EXIT_INPUT;
 }

@@ -144,9 +144,42 @@ static void test_help_lists_every_flag(void **state) {
   spawn_free(&r);
 }
 
+/* The last line of a bench table: size and time in microseconds. */
+static void bench_last_row(const char *args, double *size, double *time_us) {
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  char *last = r.out;
+  for (char *p = r.out; *p != '\0'; p++)
+    if (*p == '\n' && p[1] != '\0')
+      last = p + 1;
+  assert_int_equal(sscanf(last, "%lf %lf", size, time_us), 2);
+  spawn_free(&r);
+}
+
+/* Expected values come from the link graph (REFERENCE.md section 2), not from the simulator:
+ * an 8-GCD ring on one node can use only direct Infinity Fabric links, the slowest being a
+ * single 50 GB/s link with 1 us latency; two nodes talk through one 25 GB/s NIC. The table
+ * prints times to the nanosecond, about 3e-8 of these times: the tolerance. */
+static void test_bench_against_link_graph(void **state) {
+  (void)state;
+  double n = 0, t_us = 0;
+  bench_last_row("bench allreduce --gpus 8 --min-bytes 1GiB --max-bytes 1GiB", &n, &t_us);
+  assert_rel(n, 1073741824.0, 1e-15);
+  assert_rel(t_us * 1e-6, 2 * 7 * (1e-6 + n / (8 * 50e9)), 1e-7);
+  bench_last_row("bench reducescatter --gpus 8 --min-bytes 1GiB --max-bytes 1GiB --fidelity flow",
+                 &n, &t_us);
+  assert_rel(t_us * 1e-6, 7 * (1e-6 + n / (8 * 50e9)), 1e-7);
+  /* GCD 0 of node 0 to GCD 0 of node 1: IF 0-1 (1 us), PCIe (0.5 us), NIC (1 us) on each side,
+   * no switch hop (same switch); the NIC's 25 GB/s is the bottleneck. */
+  bench_last_row("bench p2p --from 0 --to 8 --min-bytes 1GiB --max-bytes 1GiB", &n, &t_us);
+  assert_rel(t_us * 1e-6, 2 * (1e-6 + 0.5e-6 + 1e-6) + n / 25e9, 1e-7);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_result_consistent),
                                      cmocka_unit_test(test_flow_close_to_aggregate),
-                                     cmocka_unit_test(test_help_lists_every_flag)};
+                                     cmocka_unit_test(test_help_lists_every_flag),
+                                     cmocka_unit_test(test_bench_against_link_graph)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,273 @@
+/* bench: see bench.h. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../workloads/schedule.h"
+#include "cli.h"
+#include "coll.h"
+#include "engine.h"
+#include "route.h"
+
+#define EXIT_INPUT 2
+#define MAX_SIZES 64
+
+static const char usage[] =
+    "usage: trainsim bench allreduce|allgather|reducescatter|sendrecv [options]\n"
+    "       trainsim bench p2p --from GPU --to GPU [options]\n"
+    "\n"
+    "Simulated collective and point-to-point benchmarks, printed like nccl-tests/rccl-tests:\n"
+    "size, time, algbw = size / time and busbw (algbw x 2(n-1)/n for all-reduce, x (n-1)/n\n"
+    "for all-gather and reduce-scatter, x 1 for sendrecv and p2p). Sizes double from\n"
+    "--min-bytes to --max-bytes.\n"
+    "\n"
+    "options:\n"
+    "  --gpus N              GPUs taking part, the machine's first N (default 8)\n"
+    "  --from GPU, --to GPU  p2p: the two GPUs (global indices: node x GPUs per node + local)\n"
+    "  --platform FILE       platform file (default: the built-in platforms/frontier.yaml)\n"
+    "  --fidelity aggregate|flow\n"
+    "                        collective transfers per rank: one (default) or one per ring step\n"
+    "  --min-bytes SIZE      smallest size (default 8)\n"
+    "  --max-bytes SIZE      largest size (default 8GiB)\n"
+    "  -h, --help            show this help\n";
+
+typedef enum bench_op {
+  OP_ALLREDUCE,
+  OP_ALLGATHER,
+  OP_REDUCESCATTER,
+  OP_SENDRECV,
+  OP_P2P
+} bench_op;
+static const char *const op_names[] = {"allreduce", "allgather", "reducescatter",
+                                       "sendrecv",  "p2p",       NULL};
+
+typedef struct bench_args {
+  bench_op op;
+  long n_gpus, from, to;
+  const char *platform;
+  ts_fidelity fidelity;
+  double min_bytes, max_bytes;
+  bool is_from_set, is_to_set;
+} bench_args;
+
+static const char *const options[] = {"--gpus",     "--from",      "--to",        "--platform",
+                                      "--fidelity", "--min-bytes", "--max-bytes", NULL};
+
+static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
+  memset(a, 0, sizeof *a);
+  a->n_gpus = 8;
+  a->min_bytes = 8;
+  a->max_bytes = 8.0 * 1073741824.0;
+  bool has_op = false;
+  ts_cli cli = {argc, argv, 0, "bench", options, NULL};
+  const char *flag = NULL, *value = NULL;
+  for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
+    if (item < 0)
+      return -1;
+    int rc = 0, choice = 0;
+    if (item == TS_CLI_ARGUMENT) {
+      if (has_op)
+        return ts_err_plain(err, "bench takes one operation, found a second one: '%s'", value);
+      ts_loc loc = {NULL, 0, 0, "bench"};
+      if (ts_cli_choice("bench", value, op_names, &choice, err) != 0) {
+        err->is_set = false;
+        return ts_err_at(err, loc,
+                         "unknown operation '%s' (one of allreduce, allgather, "
+                         "reducescatter, sendrecv, p2p)",
+                         value);
+      }
+      a->op = (bench_op)choice;
+      has_op = true;
+    } else if (strcmp(flag, "--help") == 0) {
+      fputs(usage, stdout);
+      return 1;
+    } else if (strcmp(flag, "--gpus") == 0) {
+      rc = ts_cli_count(flag, value, 2, 100000000, &a->n_gpus, err);
+    } else if (strcmp(flag, "--from") == 0) {
+      rc = ts_cli_count(flag, value, 0, 100000000, &a->from, err);
+      a->is_from_set = true;
+    } else if (strcmp(flag, "--to") == 0) {
+      rc = ts_cli_count(flag, value, 0, 100000000, &a->to, err);
+      a->is_to_set = true;
+    } else if (strcmp(flag, "--platform") == 0) {
+      a->platform = value;
+    } else if (strcmp(flag, "--fidelity") == 0) {
+      rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
+      a->fidelity = (ts_fidelity)choice;
+    } else if (strcmp(flag, "--min-bytes") == 0) {
+      rc = ts_cli_bytes(flag, value, &a->min_bytes, err);
+    } else if (strcmp(flag, "--max-bytes") == 0) {
+      rc = ts_cli_bytes(flag, value, &a->max_bytes, err);
+    }
+    if (rc != 0)
+      return -1;
+  }
+  if (!has_op)
+    return ts_err_plain(err, "bench needs an operation (see 'trainsim bench --help')");
+  if (a->op == OP_P2P && (!a->is_from_set || !a->is_to_set))
+    return ts_err_plain(err, "bench p2p needs --from GPU and --to GPU");
+  if (a->op == OP_P2P && a->from == a->to) {
+    ts_loc loc = {NULL, 0, 0, "--to"};
+    return ts_err_at(err, loc, "expected a GPU other than --from (%ld)", a->from);
+  }
+  if (a->min_bytes > a->max_bytes) {
+    ts_loc loc = {NULL, 0, 0, "--max-bytes"};
+    return ts_err_at(err, loc, "expected at least --min-bytes (%.0f), found %.0f", a->min_bytes,
+                     a->max_bytes);
+  }
+  return 0;
+}
+
+static double busbw_factor(bench_op op, long n) {
+  double p = (double)n;
+  return op == OP_ALLREDUCE                             ? 2 * (p - 1) / p
+         : op == OP_ALLGATHER || op == OP_REDUCESCATTER ? (p - 1) / p
+                                                        : 1.0;
+}
+
+/* One block per size: a collective on the group of all ranks, or a send/receive pair. */
+static void build_job(const bench_args *a, const double *sizes, int n_sizes, ts_job *job) {
+  long n = a->op == OP_P2P ? 2 : a->n_gpus;
+  ts_job_init(job, n);
+  if (a->op == OP_P2P) {
+    job->rank_gpu = calloc(2, sizeof(long));
+    TS_ASSERT(job->rank_gpu != NULL);
+    job->rank_gpu[0] = a->from;
+    job->rank_gpu[1] = a->to;
+  }
+  long *members = calloc((size_t)n, sizeof(long));
+  TS_ASSERT(members != NULL);
+  for (long r = 0; r < n; r++) {
+    members[r] = r;
+    job->rank_peer[r * TS_PEERS + TS_PEER_NEXT] = (r + 1) % n;
+    job->rank_peer[r * TS_PEERS + TS_PEER_PREV] = (r + n - 1) % n;
+  }
+  if (a->op == OP_P2P) { /* one direction only */
+    job->rank_peer[0 * TS_PEERS + TS_PEER_PREV] = -1;
+    job->rank_peer[1 * TS_PEERS + TS_PEER_NEXT] = -1;
+  }
+  long g = ts_job_add_group(job, members, (int)n);
+  for (long r = 0; r < n; r++)
+    job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP] = g;
+  free(members);
+  static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER,
+                                       TS_COLL_REDUCE_SCATTER};
+  long send_ids[MAX_SIZES], recv_ids[MAX_SIZES], both_ids[MAX_SIZES];
+  for (int k = 0; k < n_sizes; k++) {
+    ts_event send = {
+        .kind = TS_EV_SEND, .category = TS_CAT_PP, .peer = TS_PEER_NEXT, .bytes = sizes[k]};
+    ts_event recv = {
+        .kind = TS_EV_RECV, .category = TS_CAT_PP, .peer = TS_PEER_PREV, .bytes = sizes[k]};
+    if (a->op <= OP_REDUCESCATTER) {
+      ts_event c = {.kind = TS_EV_COLL,
+                    .category = TS_CAT_TP,
+                    .coll_op = (uint8_t)coll_of[a->op],
+                    .group = TS_GROUP_TP,
+                    .bytes = sizes[k]};
+      both_ids[k] = ts_job_add_template(job, &c, 1);
+    } else {
+      ts_event pair[2] = {send, recv};
+      both_ids[k] = ts_job_add_template(job, pair, 2);
+      send_ids[k] = ts_job_add_template(job, &send, 1);
+      recv_ids[k] = ts_job_add_template(job, &recv, 1);
+    }
+  }
+  for (long r = 0; r < n; r++)
+    ts_job_set_blocks(job, r, a->op == OP_P2P ? (r == 0 ? send_ids : recv_ids) : both_ids, n_sizes);
+}
+
+static void print_header(const bench_args *a, const ts_platform *pf) {
+  if (a->op == OP_P2P) {
+    ts_route r;
+    ts_route_between(pf, a->from, a->to, &r);
+    printf("# trainsim bench p2p on %s: GPU %ld (node %ld, local %ld) -> GPU %ld (node %ld, "
+           "local %ld)\n",
+           pf->name, a->from, a->from / pf->gpus_per_node, a->from % pf->gpus_per_node, a->to,
+           a->to / pf->gpus_per_node, a->to % pf->gpus_per_node);
+    printf("# route: %d links, bottleneck %.1f GB/s, latency %.3f us:", r.n_links, r.bw_Bps / 1e9,
+           r.lat_s * 1e6);
+    for (int i = 0; i < r.n_links; i++) {
+      double bw, lat;
+      char name[64];
+      ts_route_link_info(pf, r.links[i], &bw, &lat, name, sizeof name);
+      printf(" %s", name);
+    }
+    printf("\n");
+  } else {
+    printf("# trainsim bench %s on %s: %ld x %s, ring, fidelity %s\n", op_names[a->op], pf->name,
+           a->n_gpus, pf->gpu.model, ts_fidelity_names[a->fidelity]);
+    long *gpus = calloc((size_t)a->n_gpus, sizeof(long)),
+         *ring = calloc((size_t)a->n_gpus, sizeof(long));
+    TS_ASSERT(gpus != NULL && ring != NULL);
+    for (long i = 0; i < a->n_gpus; i++)
+      gpus[i] = i;
+    ts_coll_ring_order(pf, gpus, (int)a->n_gpus, ring);
+    double width = 1e300;
+    for (long i = 0; i < a->n_gpus; i++) {
+      ts_route r;
+      ts_route_between(pf, ring[i], ring[(i + 1) % a->n_gpus], &r);
+      width = r.bw_Bps < width ? r.bw_Bps : width;
+    }
+    printf("# ring order (GPUs):");
+    for (long i = 0; i < a->n_gpus && i < 64; i++)
+      printf(" %ld", ring[i]);
+    printf("%s; slowest hop %.1f GB/s\n", a->n_gpus > 64 ? " ..." : "", width / 1e9);
+    free(gpus);
+    free(ring);
+  }
+  printf("# %14s %14s %12s %12s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+}
+
+int ts_bench_main(int argc, char **argv) {
+  ts_err err = {0};
+  bench_args a;
+  int rc = parse(argc, argv, &a, &err);
+  if (rc == 1)
+    return 0;
+  static ts_platform pf;
+  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return EXIT_INPUT;
+  }
+  long have = ts_platform_n_gpus(&pf);
+  long need = a.op == OP_P2P ? (a.from > a.to ? a.from : a.to) + 1 : a.n_gpus;
+  if (need > have) {
+    ts_loc loc = {NULL, 0, 0, a.op == OP_P2P ? (a.from > a.to ? "--from" : "--to") : "--gpus"};
+    ts_err_at(&err, loc, "platform '%s' has %ld GPUs (0 to %ld), found %ld", pf.name, have,
+              have - 1, a.op == OP_P2P ? need - 1 : need);
+    fprintf(stderr, "%s\n", err.msg);
+    return EXIT_INPUT;
+  }
+  double sizes[MAX_SIZES];
+  int n_sizes = 0;
+  for (double s = a.min_bytes; s <= a.max_bytes && n_sizes < MAX_SIZES; s *= 2)
+    sizes[n_sizes++] = s;
+
+  ts_job job;
+  build_job(&a, sizes, n_sizes, &job);
+  ts_engine_opts opts = {.fidelity = a.fidelity, .is_recording_blocks = true};
+  ts_sim_result sim;
+  if (ts_engine_run(&pf, &job, &opts, &sim, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    ts_job_fini(&job);
+    return EXIT_INPUT;
+  }
+  print_header(&a, &pf);
+  double prev = 0;
+  for (int k = 0; k < n_sizes; k++) {
+    double end = 0;
+    for (long r = 0; r < sim.n_ranks; r++)
+      end = fmax(end, sim.ranks[r].block_end_s[k]);
+    double t = end - prev;
+    prev = end;
+    double algbw = sizes[k] / t;
+    printf("  %14.0f %14.3f %12.3f %12.3f\n", sizes[k], t * 1e6, algbw / 1e9,
+           algbw * busbw_factor(a.op, sim.n_ranks) / 1e9);
+  }
+  ts_sim_result_fini(&sim);
+  ts_job_fini(&job);
+  return 0;
+}
