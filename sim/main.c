@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "platform.h"
+#include "platform_cmd.h"
 
 #define EXIT_INPUT 2
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -29,8 +30,10 @@ static const char usage[] =
     "commands:\n"
     "  run WORKLOAD [options]   simulate one training iteration and report it\n"
     "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
+    "  platform check|show [FILE]\n"
+    "                           validate a platform file, or print what it describes\n"
     "\n"
-    "Run 'trainsim run --help' or 'trainsim bench --help' for their options.\n"
+    "Run 'trainsim COMMAND --help' for a command's options.\n"
     "Exit status: 0 success, 2 input error, 1 other failure.\n";
 
 static const char run_usage[] =
@@ -270,8 +273,11 @@ int main(int argc, char **argv) {
     return cmd_run(argc - 2, argv + 2);
   if (strcmp(argv[1], "bench") == 0)
     return ts_bench_main(argc - 2, argv + 2);
+  if (strcmp(argv[1], "platform") == 0)
+    return ts_platform_main(argc - 2, argv + 2);
   fprintf(stderr,
-          "trainsim: error: unknown command '%s' (commands: run, bench; see 'trainsim --help')\n",
+          "trainsim: error: unknown command '%s' (commands: run, bench, platform; see 'trainsim "
+          "--help')\n",
           argv[1]);
   return EXIT_INPUT;
 }

@@ -176,10 +176,24 @@ static void test_bench_against_link_graph(void **state) {
   assert_rel(t_us * 1e-6, 2 * (1e-6 + 0.5e-6 + 1e-6) + n / 25e9, 1e-7);
 }
 
+/* Frontier's derived network figures against REFERENCE.md section 2: a global blocking factor
+ * of about 1.75, and bisection = 37 x 37 group pairs x 4 cables x 25 GB/s. */
+static void test_platform_show(void **state) {
+  (void)state;
+  spawn_result r = spawn_trainsim("platform show");
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "machine: 9408 nodes x 8 GPUs = 75264 GPUs"));
+  assert_non_null(strstr(r.out, "global taper : 1.75"));
+  assert_non_null(strstr(r.out, "bisection    : 136.9 TB/s"));
+  assert_non_null(strstr(r.out, "injection    : 9408 nodes x 100.0 GB/s = 940.8 TB/s"));
+  assert_non_null(strstr(r.out, "diameter     : 3 switch-to-switch hops"));
+  spawn_free(&r);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_result_consistent),
-                                     cmocka_unit_test(test_flow_close_to_aggregate),
-                                     cmocka_unit_test(test_help_lists_every_flag),
-                                     cmocka_unit_test(test_bench_against_link_graph)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_result_consistent), cmocka_unit_test(test_flow_close_to_aggregate),
+      cmocka_unit_test(test_help_lists_every_flag), cmocka_unit_test(test_bench_against_link_graph),
+      cmocka_unit_test(test_platform_show)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,178 @@
+/* platform_cmd: see platform_cmd.h. */
+#include "platform_cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "route.h"
+
+#define EXIT_INPUT 2
+
+static const char usage[] =
+    "usage: trainsim platform check [FILE]\n"
+    "       trainsim platform show [FILE]\n"
+    "\n"
+    "check validates a platform file (default: the built-in platforms/frontier.yaml) and says\n"
+    "what it holds; show prints the machine it describes: GPUs, the node's link graph, NICs,\n"
+    "the network's cables, injection and bisection bandwidth, and diameter.\n"
+    "The schema is documented in platforms/README.md.\n";
+
+static void show_node(const ts_platform *pf) {
+  int n = pf->gpus_per_node;
+  printf("\nnode: %d GPUs; direct links, GB/s per direction ('.': none)\n     ", n);
+  for (int b = 0; b < n; b++)
+    printf("%6d", b);
+  printf("\n");
+  for (int a = 0; a < n; a++) {
+    printf("  %2d ", a);
+    for (int b = 0; b < n; b++) {
+      int l = a == b ? -1 : ts_platform_node_link(pf, a, b);
+      if (a == b)
+        printf("%6s", "-");
+      else if (l < 0)
+        printf("%6s", ".");
+      else
+        printf("%6.0f", pf->node_links[l].bw_Bps / 1e9);
+    }
+    printf("\n");
+  }
+  printf("routes inside the node: links / bottleneck GB/s\n     ");
+  for (int b = 0; b < n; b++)
+    printf("%8d", b);
+  printf("\n");
+  for (int a = 0; a < n; a++) {
+    printf("  %2d ", a);
+    for (int b = 0; b < n; b++) {
+      if (a == b) {
+        printf("%8s", "-");
+        continue;
+      }
+      ts_route r;
+      ts_route_between(pf, a, b, &r);
+      char cell[16];
+      snprintf(cell, sizeof cell, "%d/%.0f", r.n_links, r.bw_Bps / 1e9);
+      printf("%8s", cell);
+    }
+    printf("\n");
+  }
+  for (int i = 0; i < pf->n_nics; i++) {
+    const ts_nic *nic = &pf->nics[i];
+    printf("NIC %d on GPU %d: %.1f GB/s per direction (latency %.2f us), PCIe %.1f GB/s; used "
+           "by GPUs",
+           i, nic->gpu, nic->bw_Bps / 1e9, nic->lat_s * 1e6, nic->pcie_Bps / 1e9);
+    for (int g = 0; g < n; g++)
+      if (pf->gpu_nic[g] == i)
+        printf(" %d", g);
+    printf("\n");
+  }
+}
+
+static void show_network(const ts_platform *pf) {
+  const ts_dragonfly *d = &pf->net;
+  long slots = d->n_groups * d->switches_per_group * d->nodes_per_switch;
+  double local_cables =
+      (double)d->n_groups * (double)d->switches_per_group * (double)(d->switches_per_group - 1) / 2;
+  double global_cables =
+      (double)d->n_groups * (double)(d->n_groups - 1) / 2 * (double)d->global_links_per_pair;
+  printf("\nnetwork: dragonfly, %ld groups x %ld switches x %ld nodes per switch (%ld node "
+         "slots, %ld nodes)\n",
+         d->n_groups, d->switches_per_group, d->nodes_per_switch, slots, pf->n_nodes);
+  printf("  local cables : %.0f (all-to-all in each group), %.1f GB/s, %.2f us\n", local_cables,
+         d->local.bw_Bps / 1e9, d->local.lat_s * 1e6);
+  printf("  global cables: %.0f (%ld per group pair), %.1f GB/s, %.2f us\n", global_cables,
+         d->global_links_per_pair, d->global.bw_Bps / 1e9, d->global.lat_s * 1e6);
+  printf("  routing      : %s", ts_routing_names[d->routing]);
+  if (d->routing == TS_ROUTING_ADAPTIVE)
+    printf(" (each switch's share of its group fabric: %.1f GB/s each way)",
+           ts_route_fabric_Bps(d) / 1e9);
+  printf("\n");
+  double nic_Bps = 0;
+  for (int i = 0; i < pf->n_nics; i++)
+    nic_Bps += pf->nics[i].bw_Bps;
+  printf("  injection    : %ld nodes x %.1f GB/s = %.1f TB/s per direction\n", pf->n_nodes,
+         nic_Bps / 1e9, (double)pf->n_nodes * nic_Bps / 1e12);
+  /* Bisection: halve the groups; every global cable between the halves crosses. With one
+   * group, halve its switches instead. */
+  double bisection;
+  if (d->n_groups > 1)
+    bisection = (double)(d->n_groups / 2) * (double)(d->n_groups - d->n_groups / 2) *
+                (double)d->global_links_per_pair * d->global.bw_Bps;
+  else
+    bisection = (double)(d->switches_per_group / 2) *
+                (double)(d->switches_per_group - d->switches_per_group / 2) * d->local.bw_Bps;
+  printf("  bisection    : %.1f TB/s per direction (%s)\n", bisection / 1e12,
+         d->n_groups > 1 ? "global cables between two halves of the groups"
+                         : "local cables between two halves of the switches");
+  if (d->n_groups > 1) { /* what a group can inject against what its global cables carry */
+    double per_group_inject = (double)(d->switches_per_group * d->nodes_per_switch) * nic_Bps;
+    double per_group_global =
+        (double)(d->n_groups - 1) * (double)d->global_links_per_pair * d->global.bw_Bps;
+    printf("  global taper : %.2f (a full group injects %.1f TB/s into %.1f TB/s of global "
+           "cables)\n",
+           per_group_inject / per_group_global, per_group_inject / 1e12, per_group_global / 1e12);
+  }
+  int diameter =
+      d->n_groups > 1 ? (d->switches_per_group > 1 ? 3 : 1) : (d->switches_per_group > 1 ? 1 : 0);
+  printf("  diameter     : %d switch-to-switch hops (minimal routes)\n", diameter);
+}
+
+static void show(const ts_platform *pf) {
+  const ts_gpu *g = &pf->gpu;
+  printf("platform %s (%s)\n", pf->name, pf->source_name);
+  printf("machine: %ld nodes x %d GPUs = %ld GPUs of %s\n", pf->n_nodes, pf->gpus_per_node,
+         ts_platform_n_gpus(pf), g->model);
+  printf("GPU: peak");
+  for (int p = 0; p < TS_PREC_COUNT; p++)
+    if (g->peak_flops_per_s[p] > 0)
+      printf(" %s %.1f", ts_precision_names[p], g->peak_flops_per_s[p] / 1e12);
+  printf(" TFLOPS; HBM %.1f GiB at %.0f GB/s\n", g->hbm_bytes / 1073741824.0, g->hbm_Bps / 1e9);
+  printf("     GEMM ceiling %.1f%% of peak, tiles %ld x %ld on %ld compute units; kernel launch "
+         "%.1f us\n",
+         100 * g->gemm_ceiling, g->gemm_tile_m, g->gemm_tile_n, g->n_compute_units,
+         g->kernel_launch_s * 1e6);
+  show_node(pf);
+  show_network(pf);
+}
+
+int ts_platform_main(int argc, char **argv) {
+  ts_err err = {0};
+  ts_cli cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL};
+  const char *flag = NULL, *value = NULL, *action = NULL, *file = NULL;
+  for (int item; (item = ts_cli_next(&cli, &flag, &value, &err)) != TS_CLI_END;) {
+    if (item < 0) {
+      fprintf(stderr, "%s\n", err.msg);
+      return EXIT_INPUT;
+    }
+    if (item == TS_CLI_OPTION) { /* --help is the only option */
+      fputs(usage, stdout);
+      return 0;
+    }
+    if (action == NULL) {
+      action = value;
+    } else if (file == NULL) {
+      file = value;
+    } else {
+      fprintf(stderr, "trainsim: error: platform takes one FILE, found a second one: '%s'\n",
+              value);
+      return EXIT_INPUT;
+    }
+  }
+  if (action == NULL || (strcmp(action, "check") != 0 && strcmp(action, "show") != 0)) {
+    fprintf(stderr, "trainsim: error: platform: expected 'check' or 'show', found '%s'\n",
+            action ? action : "nothing");
+    return EXIT_INPUT;
+  }
+  static ts_platform pf;
+  if (ts_cli_load_platform(file, &pf, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return EXIT_INPUT;
+  }
+  if (strcmp(action, "show") == 0)
+    show(&pf);
+  else
+    printf("%s: ok: platform '%s', %ld nodes x %d GPUs = %ld GPUs, dragonfly %ld x %ld x %ld\n",
+           pf.source_name, pf.name, pf.n_nodes, pf.gpus_per_node, ts_platform_n_gpus(&pf),
+           pf.net.n_groups, pf.net.switches_per_group, pf.net.nodes_per_switch);
+  return 0;
+}
