@@ -388,6 +388,20 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
                         "quarter of this machine's %.1f GiB of memory; simulate fewer GPUs (or "
                         "--force)",
                         job->n_ranks, table_bytes / 1073741824.0, ram_bytes / 1073741824.0);
+  /* Each actor's stack costs SimGrid two memory mappings (stack and guard page); past the
+   * kernel's vm.max_map_count it dies with "Failed to protect stack". */
+  long max_maps = 65530; /* Linux's default, when /proc does not say */
+  FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &max_maps) != 1)
+      max_maps = 65530;
+    fclose(f);
+  }
+  if (2 * job->n_ranks + 1000 > max_maps)
+    return ts_err_plain(err,
+                        "simulating %ld GPUs needs %ld memory mappings for actor stacks, more "
+                        "than this machine's vm.max_map_count (%ld); simulate fewer GPUs",
+                        job->n_ranks, 2 * job->n_ranks, max_maps);
   memset(&eng, 0, sizeof eng);
   eng.job = job;
   eng.fidelity = opts->fidelity;

@@ -176,6 +176,18 @@ static void test_bench_against_link_graph(void **state) {
   assert_rel(t_us * 1e-6, 2 * (1e-6 + 0.5e-6 + 1e-6) + n / 25e9, 1e-7);
 }
 
+/* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
+static void test_bench_deterministic(void **state) {
+  (void)state;
+  const char *args = "bench allgather --gpus 24 --max-bytes 64MiB --fidelity flow";
+  spawn_result a = spawn_trainsim(args), b = spawn_trainsim(args);
+  assert_int_equal(a.status, 0);
+  assert_int_equal(b.status, 0);
+  assert_string_equal(a.out, b.out);
+  spawn_free(&a);
+  spawn_free(&b);
+}
+
 /* Frontier's derived network figures against REFERENCE.md section 2: a global blocking factor
  * of about 1.75, and bisection = 37 x 37 group pairs x 4 cables x 25 GB/s. */
 static void test_platform_show(void **state) {
