@@ -204,8 +204,8 @@ static void test_platform_show(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_result_consistent), cmocka_unit_test(test_flow_close_to_aggregate),
+      cmocka_unit_test(test_result_consistent),     cmocka_unit_test(test_flow_close_to_aggregate),
       cmocka_unit_test(test_help_lists_every_flag), cmocka_unit_test(test_bench_against_link_graph),
-      cmocka_unit_test(test_platform_show)};
+      cmocka_unit_test(test_platform_show),         cmocka_unit_test(test_bench_deterministic)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
