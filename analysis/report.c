@@ -218,12 +218,12 @@ int ts_report_prepare_dir(const char *dir, ts_err *err) {
   return 0;
 }
 
-int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_info *info,
-                         const ts_metrics *m, ts_err *err) {
+int ts_report_write_file(const char *dir, const char *name, ts_report_writer write, const void *ctx,
+                         ts_err *err) {
   if (ts_report_prepare_dir(dir, err) != 0)
     return -1;
   char path[4096], tmp[4200];
-  snprintf(path, sizeof path, "%s/result.json", dir);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   /* Interrupts wait until the rename is done, so no temporary file is left behind. */
   sigset_t block, old;
@@ -237,7 +237,7 @@ int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_in
   if (f == NULL) {
     rc = ts_err_plain(err, "cannot write '%s': %s", tmp, strerror(errno));
   } else {
-    write_json(f, wl, info, m);
+    write(f, ctx);
     bool failed = ferror(f) != 0;
     failed = fclose(f) != 0 || failed;
     if (failed || rename(tmp, path) != 0) {
@@ -248,4 +248,21 @@ int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_in
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
   return rc;
+}
+
+typedef struct json_ctx {
+  const ts_workload *wl;
+  const ts_run_info *info;
+  const ts_metrics *m;
+} json_ctx;
+
+static void write_result(FILE *f, const void *ctx) {
+  const json_ctx *c = ctx;
+  write_json(f, c->wl, c->info, c->m);
+}
+
+int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_info *info,
+                         const ts_metrics *m, ts_err *err) {
+  json_ctx ctx = {wl, info, m};
+  return ts_report_write_file(dir, "result.json", write_result, &ctx, err);
 }

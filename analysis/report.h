@@ -26,6 +26,11 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m);
 /* Creates dir if missing and checks that it is a writable directory (an input error on the
  * --out flag otherwise), so a long run does not end unable to write. */
 int ts_report_prepare_dir(const char *dir, ts_err *err);
+/* Writes dir/name whole or not at all: through `write` into a temporary file in dir, then
+ * renamed, with SIGINT/SIGTERM/SIGHUP held back meanwhile. */
+typedef void (*ts_report_writer)(FILE *f, const void *ctx);
+int ts_report_write_file(const char *dir, const char *name, ts_report_writer write, const void *ctx,
+                         ts_err *err);
 /* Writes result.json into dir (created if missing). */
 int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_info *info,
                          const ts_metrics *m, ts_err *err);

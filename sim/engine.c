@@ -95,6 +95,7 @@ typedef struct rank_ctx {
   sg_comm_t *pending; /* posted pipeline sends */
   int n_pending, cap_pending;
   ts_rank_result *res;
+  bool is_traced;
   bool is_done;
 } rank_ctx;
 
@@ -128,7 +129,17 @@ static void do_send(rank_ctx *c, const ts_event *ev) {
 
 /* Receive, completing posted sends alongside (Megatron's batched isend/irecv). Waiting before
  * the sender posted is bubble; the rest is exposed pipeline communication. */
-static void do_recv(rank_ctx *c, const ts_event *ev) {
+static void trace(rank_ctx *c, int block, int event, double start_s, double sent_s) {
+  ts_rank_result *res = c->res;
+  if (res->n_spans == res->cap_spans) {
+    res->cap_spans = res->cap_spans ? 2 * res->cap_spans : 1024;
+    res->spans = realloc(res->spans, (size_t)res->cap_spans * sizeof *res->spans);
+    TS_ASSERT(res->spans != NULL);
+  }
+  res->spans[res->n_spans++] = (ts_span){start_s, simgrid_get_clock(), sent_s, block, event};
+}
+
+static double do_recv(rank_ctx *c, const ts_event *ev) {
   double t0 = simgrid_get_clock();
   void *data = NULL;
   TS_ASSERT(c->inbox[ev->peer] != NULL);
@@ -142,10 +153,12 @@ static void do_recv(rank_ctx *c, const ts_event *ev) {
   double bubble = sent > t0 ? sent - t0 : 0;
   c->res->time_s[TS_CAT_BUBBLE] += bubble;
   c->res->time_s[TS_CAT_PP] += t1 - t0 - bubble;
+  return sent;
 }
 
-static void run_event(rank_ctx *c, const ts_event *ev) {
-  double t0 = simgrid_get_clock();
+static void run_event(rank_ctx *c, int block, int event) {
+  const ts_event *ev = &c->prog->blocks[block].events[event];
+  double t0 = simgrid_get_clock(), sent = 0;
   switch ((ts_event_kind)ev->kind) {
   case TS_EV_COMPUTE:
     if (ev->time_s > 0) /* one compute stream per GPU: nothing shares it, no CPU model needed */
@@ -166,12 +179,15 @@ static void run_event(rank_ctx *c, const ts_event *ev) {
   }
   case TS_EV_SEND:
     do_send(c, ev);
-    return;
+    return; /* traced with its receive */
   case TS_EV_RECV:
-    do_recv(c, ev);
-    return;
+    sent = do_recv(c, ev);
+    break;
   }
-  c->res->time_s[ev->category] += simgrid_get_clock() - t0;
+  if (ev->kind != TS_EV_RECV) /* do_recv splits its time between bubble and transfer */
+    c->res->time_s[ev->category] += simgrid_get_clock() - t0;
+  if (c->is_traced)
+    trace(c, block, event, t0, sent);
 }
 
 static void rank_main(int argc, char **argv) {
@@ -181,7 +197,7 @@ static void rank_main(int argc, char **argv) {
   for (int b = 0; b < c->prog->n_blocks; b++) {
     const ts_block *blk = &c->prog->blocks[b];
     for (int e = 0; e < blk->n_events; e++)
-      run_event(c, &blk->events[e]);
+      run_event(c, b, e);
     eng.n_events += blk->n_events;
     if (c->res->block_end_s != NULL)
       c->res->block_end_s[b] = simgrid_get_clock();
@@ -427,6 +443,7 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     c->rank = r;
     c->prog = &job->programs[r];
     c->res = &res.ranks[r];
+    c->is_traced = opts->is_traced != NULL && opts->is_traced[r];
     if (opts->is_recording_blocks)
       c->res->block_end_s = xcalloc((size_t)c->prog->n_blocks, sizeof(double));
     for (int k = 0; k < TS_GROUP_KINDS; k++) {

@@ -29,6 +29,7 @@ typedef struct ts_engine_opts {
   ts_fidelity fidelity;
   bool is_forced; /* run even when the memory estimate exceeds the machine (--force) */
   bool is_recording_blocks; /* fill each rank's block_end_s (microbenchmarks) */
+  const bool *is_traced;    /* [rank]: record the rank's spans (timelines); NULL: none */
 } ts_engine_opts;
 
 /* Events the job plays (all ranks), to estimate its cost before running it. */

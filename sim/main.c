@@ -8,6 +8,7 @@
 
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
+#include "../analysis/timeline.h"
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
 #include "../workloads/schedule.h"
@@ -59,6 +60,11 @@ static const char run_usage[] =
     "                             (aggregate, default) or one per ring step (flow)\n"
     "  --out DIR                  output directory (default: trainsim-out)\n"
     "  --ignore-memory            simulate even when a rank's memory exceeds its HBM\n"
+    "  --timeline                 also write timeline.json (Chrome trace format: open it in\n"
+    "                             ui.perfetto.dev or chrome://tracing)\n"
+    "  --timeline-ranks WHICH     ranks in the timeline: pipeline (default: tp 0 of data-\n"
+    "                             parallel replica 0, every stage), replica (all of replica\n"
+    "                             0), all, or a list of ranks such as 0,8,16\n"
     "  --force                    run even when the job looks too big for this machine\n"
     "                             (more than 1e9 events, or a route table over a quarter\n"
     "                             of its memory)\n"
@@ -71,6 +77,8 @@ typedef struct run_args {
   ts_fidelity fidelity;
   bool ignore_memory;
   bool is_forced;
+  bool is_timeline;
+  const char *timeline_ranks;
   ts_overrides ov;
 } run_args;
 
@@ -86,8 +94,9 @@ static const char *const run_options[] = {"--platform",
                                           "--zero-stage",
                                           "--fidelity",
                                           "--out",
+                                          "--timeline-ranks",
                                           NULL};
-static const char *const run_switches[] = {"--ignore-memory", "--force", NULL};
+static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline", NULL};
 
 #define MAX_COUNT 100000000L
 
@@ -116,6 +125,10 @@ static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
       a->ignore_memory = true;
     } else if (strcmp(flag, "--force") == 0) {
       a->is_forced = true;
+    } else if (strcmp(flag, "--timeline") == 0) {
+      a->is_timeline = true;
+    } else if (strcmp(flag, "--timeline-ranks") == 0) {
+      a->timeline_ranks = value;
     } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
     } else if (strcmp(flag, "--out") == 0) {
@@ -161,6 +174,44 @@ static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
   if (a->workload == NULL)
     return ts_err_plain(err, "run needs a WORKLOAD file (see 'trainsim run --help')");
   return 0;
+}
+
+/* Spans a timeline may hold before its file gets unwieldy (about 200 bytes each). */
+#define TS_MAX_TRACED_EVENTS 2e7
+
+/* The ranks --timeline-ranks selects, as a new array of flags; NULL with an error. */
+static bool *traced_ranks(const ts_workload *wl, const char *which, ts_err *err) {
+  ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
+  bool *traced = calloc((size_t)wl->n_gpus, sizeof(bool));
+  TS_ASSERT(traced != NULL);
+  if (which == NULL || strcmp(which, "pipeline") == 0 || strcmp(which, "replica") == 0) {
+    bool replica = which != NULL && strcmp(which, "replica") == 0;
+    for (long r = 0; r < wl->n_gpus; r++) {
+      ts_coords c = ts_layout_coords(wl, r);
+      traced[r] = c.dp == 0 && (replica || c.tp == 0);
+    }
+    return traced;
+  }
+  if (strcmp(which, "all") == 0) {
+    for (long r = 0; r < wl->n_gpus; r++)
+      traced[r] = true;
+    return traced;
+  }
+  char copy[1024];
+  snprintf(copy, sizeof copy, "%s", which);
+  for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ",")) {
+    long r = 0;
+    if (ts_parse_long(tok, &r) != 0 || r < 0 || r >= wl->n_gpus) {
+      ts_err_at(err, flag,
+                "expected pipeline, replica, all or ranks from 0 to %ld separated by commas, "
+                "found '%s'",
+                wl->n_gpus - 1, tok);
+      free(traced);
+      return NULL;
+    }
+    traced[r] = true;
+  }
+  return traced;
 }
 
 /* Checks that need both the workload and the platform. */
@@ -235,13 +286,37 @@ static int cmd_run(int argc, char **argv) {
     ts_job_fini(&job);
     return EXIT_INPUT;
   }
-  ts_engine_opts opts = {.fidelity = a.fidelity, .is_forced = a.is_forced};
+  bool *traced = NULL;
+  if (a.is_timeline) {
+    traced = traced_ranks(&wl, a.timeline_ranks, &err);
+    double n_traced = 0;
+    for (long r = 0; traced != NULL && r < job.n_ranks; r++)
+      for (int b = 0; traced[r] && b < job.programs[r].n_blocks; b++)
+        n_traced += job.programs[r].blocks[b].n_events;
+    if (traced != NULL && n_traced > TS_MAX_TRACED_EVENTS && !a.is_forced) {
+      ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
+      ts_err_at(&err, flag,
+                "the timeline would hold %.3g events, more than %.0e; trace fewer ranks "
+                "(e.g. --timeline-ranks 0) or --force",
+                n_traced, TS_MAX_TRACED_EVENTS);
+      free(traced);
+      traced = NULL;
+    }
+    if (traced == NULL) {
+      fprintf(stderr, "%s\n", err.msg);
+      ts_job_fini(&job);
+      return EXIT_INPUT;
+    }
+  }
+  ts_engine_opts opts = {.fidelity = a.fidelity, .is_forced = a.is_forced, .is_traced = traced};
   ts_sim_result sim;
   if (ts_engine_run(&pf, &job, &opts, &sim, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
+    free(traced);
     ts_job_fini(&job);
     return EXIT_INPUT;
   }
+  free(traced);
   ts_metrics m;
   ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, &sim, &m);
   ts_run_info info = {pf.name,      pf.gpu.model,    ts_fidelity_names[a.fidelity],
@@ -249,10 +324,13 @@ static int cmd_run(int argc, char **argv) {
                       sim.n_routes};
   ts_report_summary(stdout, &wl, &info, &m);
   rc = ts_report_write_json(a.out_dir, &wl, &info, &m, &err);
+  if (rc == 0 && a.is_timeline)
+    rc = ts_timeline_write(a.out_dir, &wl, &job, &sim, pf.gpus_per_node, &err);
   if (rc != 0)
     fprintf(stderr, "%s\n", err.msg);
   else
-    printf("\nresults: %s/result.json\n", a.out_dir);
+    printf("\nresults: %s/result.json%s\n", a.out_dir,
+           a.is_timeline ? " and timeline.json (open in ui.perfetto.dev)" : "");
   ts_metrics_fini(&m);
   ts_sim_result_fini(&sim);
   ts_job_fini(&job);

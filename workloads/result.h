@@ -5,11 +5,20 @@
 
 #include "schedule.h"
 
+/* One event of a traced rank, as it played out (timelines). */
+typedef struct ts_span {
+  double start_s, end_s;
+  double sent_s; /* TS_EV_RECV: when the sender posted the message */
+  int block, event; /* where the event sits in the rank's program */
+} ts_span;
+
 typedef struct ts_rank_result {
   double finish_s; /* when the rank's program ended */
   double time_s[TS_CAT_COUNT]; /* sums to the iteration time */
   double flops; /* matrix FLOPs executed */
   double *block_end_s; /* [block]: when each block ended, if recorded (else NULL) */
+  ts_span *spans; /* traced ranks only: every event but sends, in order */
+  long n_spans, cap_spans;
 } ts_rank_result;
 
 typedef struct ts_sim_result {

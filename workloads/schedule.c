@@ -11,6 +11,9 @@
 const char *const ts_category_names[] = {"compute", "recompute", "optimizer", "tp_comm", "pp_comm",
                                          "dp_comm", "bubble",    "idle",      NULL};
 const char *const ts_coll_op_names[] = {"all-reduce", "reduce-scatter", "all-gather", NULL};
+const char *const ts_op_names[] = {"",          "attn",       "mlp",  "attn-core",
+                                   "layers",    "embedding",  "head", "optimizer",
+                                   "grad-sync", "activation", NULL};
 
 static void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size);
@@ -121,13 +124,22 @@ void ts_schedule_order(ts_schedule_kind kind, long n_stages, long stage, long n_
 typedef struct tpl {
   ts_event *ev;
   int n, cap;
+  ts_op op; /* label of the events being added */
+  int16_t layer;
 } tpl;
 
 static void push(tpl *t, ts_event e) {
-  if (e.kind == TS_EV_COMPUTE && t->n > 0 && t->ev[t->n - 1].kind == TS_EV_COMPUTE &&
-      t->ev[t->n - 1].category == e.category) {
-    t->ev[t->n - 1].time_s += e.time_s;
-    t->ev[t->n - 1].flops += e.flops;
+  ts_event *last = t->n > 0 ? &t->ev[t->n - 1] : NULL;
+  if (e.kind == TS_EV_COMPUTE && last != NULL && last->kind == TS_EV_COMPUTE &&
+      last->category == e.category) {
+    last->time_s += e.time_s;
+    last->flops += e.flops;
+    if (last->op != e.op || last->layer_first != e.layer_first)
+      last->op = TS_OP_LAYERS;
+    if (e.layer_first < last->layer_first)
+      last->layer_first = e.layer_first;
+    if (e.layer_last > last->layer_last)
+      last->layer_last = e.layer_last;
     return;
   }
   if (t->n == t->cap) {
@@ -138,9 +150,20 @@ static void push(tpl *t, ts_event e) {
   t->ev[t->n++] = e;
 }
 
+/* The template builders label what follows with an op and a layer (-1: none). */
+static void at(tpl *t, ts_op op, long layer) {
+  t->op = op;
+  t->layer = (int16_t)layer;
+}
+
 static void compute(tpl *t, ts_cost c, ts_category cat) {
-  ts_event e = {
-      .kind = TS_EV_COMPUTE, .category = (uint8_t)cat, .time_s = c.time_s, .flops = c.flops};
+  ts_event e = {.kind = TS_EV_COMPUTE,
+                .category = (uint8_t)cat,
+                .op = (uint8_t)t->op,
+                .layer_first = t->layer,
+                .layer_last = t->layer,
+                .time_s = c.time_s,
+                .flops = c.flops};
   push(t, e);
 }
 
@@ -151,13 +174,21 @@ static void coll(tpl *t, ts_coll_op op, ts_group_kind g, double bytes, ts_catego
                 .category = (uint8_t)cat,
                 .coll_op = (uint8_t)op,
                 .group = (uint8_t)g,
+                .op = (uint8_t)t->op,
+                .layer_first = t->layer,
+                .layer_last = t->layer,
                 .bytes = bytes};
   push(t, e);
 }
 
 static void p2p(tpl *t, ts_event_kind kind, ts_peer peer, double bytes) {
-  ts_event e = {
-      .kind = (uint8_t)kind, .category = TS_CAT_PP, .peer = (uint8_t)peer, .bytes = bytes};
+  ts_event e = {.kind = (uint8_t)kind,
+                .category = TS_CAT_PP,
+                .peer = (uint8_t)peer,
+                .op = TS_OP_ACTIVATION,
+                .layer_first = -1,
+                .layer_last = -1,
+                .bytes = bytes};
   push(t, e);
 }
 
@@ -172,16 +203,20 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, long s
   if (!first)
     p2p(t, TS_EV_RECV, TS_PEER_PREV, c->act_bytes);
   if (first) {
+    at(t, TS_OP_EMBEDDING, -1);
     compute(t, c->edge.embed_fwd, TS_CAT_COMPUTE);
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.embed_allreduce_bytes, TS_CAT_TP);
   }
   for (long l = 0; l < ts_workload_layers_per_stage(wl); l++) {
+    at(t, TS_OP_ATTN, l);
     compute(t, c->layer.fwd_attn, TS_CAT_COMPUTE);
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->layer.tp_allreduce_bytes, TS_CAT_TP);
+    at(t, TS_OP_MLP, l);
     compute(t, c->layer.fwd_mlp, TS_CAT_COMPUTE);
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->layer.tp_allreduce_bytes, TS_CAT_TP);
   }
   if (last) {
+    at(t, TS_OP_HEAD, -1);
     compute(t, c->edge.head_fwd, TS_CAT_COMPUTE);
     for (int i = 0; i < 3; i++) /* max logit, sum of exponentials, target logit */
       coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.loss_allreduce_bytes, TS_CAT_TP);
@@ -193,29 +228,37 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, long s
 static void backward_template(const ts_workload *wl, const stage_costs *c, long stage, tpl *t) {
   bool first = stage == 0, last = stage == wl->pp - 1;
   if (last) {
+    at(t, TS_OP_HEAD, -1);
     compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.head_allreduce_bytes, TS_CAT_TP);
   } else {
     p2p(t, TS_EV_RECV, TS_PEER_NEXT, c->act_bytes);
   }
   double ar = c->layer.tp_allreduce_bytes;
-  for (long l = 0; l < ts_workload_layers_per_stage(wl); l++) {
+  for (long l = ts_workload_layers_per_stage(wl) - 1; l >= 0; l--) {
     if (wl->recompute == TS_RECOMPUTE_FULL) {
+      at(t, TS_OP_ATTN, l);
       compute(t, c->layer.fwd_attn, TS_CAT_RECOMPUTE);
       coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
+      at(t, TS_OP_MLP, l);
       compute(t, c->layer.fwd_mlp, TS_CAT_RECOMPUTE);
       coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
     }
+    at(t, TS_OP_MLP, l);
     compute(t, c->layer.bwd_mlp, TS_CAT_COMPUTE);
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
-    if (wl->recompute == TS_RECOMPUTE_SELECTIVE)
+    if (wl->recompute == TS_RECOMPUTE_SELECTIVE) {
+      at(t, TS_OP_ATTN_CORE, l);
       compute(t, c->layer.attn_core_fwd, TS_CAT_RECOMPUTE);
+    }
+    at(t, TS_OP_ATTN, l);
     compute(t, c->layer.bwd_attn, TS_CAT_COMPUTE);
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
   }
-  if (first)
+  if (first) {
+    at(t, TS_OP_EMBEDDING, -1);
     compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
-  else
+  } else
     p2p(t, TS_EV_SEND, TS_PEER_PREV, c->act_bytes);
 }
 
@@ -228,6 +271,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   double params = ts_cost_stage_params(wl, stage);
   double grad_bytes = 4.0 * params;
   bool zero1 = wl->zero_stage >= 1 && wl->dp > 1;
+  at(t, TS_OP_GRAD_SYNC, -1);
   if (wl->dp > 1)
     coll(t, zero1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE, TS_GROUP_DP, grad_bytes, TS_CAT_DP);
   if (wl->pp > 1 && (stage == 0 || stage == wl->pp - 1)) {
@@ -235,7 +279,9 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
   }
   double shard = zero1 ? (double)wl->dp : 1.0;
+  at(t, TS_OP_OPTIMIZER, -1);
   compute(t, ts_cost_optimizer(wl, gpu, params / shard), TS_CAT_OPTIMIZER);
+  at(t, TS_OP_GRAD_SYNC, -1);
   if (zero1)
     coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, ts_cost_elem_bytes(wl->precision) * params, TS_CAT_DP);
 }
@@ -336,8 +382,10 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
 }
 
 void ts_sim_result_fini(ts_sim_result *res) {
-  for (long r = 0; res->ranks != NULL && r < res->n_ranks; r++)
+  for (long r = 0; res->ranks != NULL && r < res->n_ranks; r++) {
     free(res->ranks[r].block_end_s);
+    free(res->ranks[r].spans);
+  }
   free(res->ranks);
   memset(res, 0, sizeof *res);
 }

@@ -54,12 +54,30 @@ typedef enum ts_group_kind {
 
 typedef enum ts_peer { TS_PEER_PREV, TS_PEER_NEXT, TS_PEERS } ts_peer;
 
+/* What an event belongs to, for timelines and reports. */
+typedef enum ts_op {
+  TS_OP_NONE,
+  TS_OP_ATTN, /* LN, QKV, attention core, projection (forward) or their gradients */
+  TS_OP_MLP, /* LN, FC1, GeLU, FC2 and the bias-dropout-adds */
+  TS_OP_ATTN_CORE, /* the attention core alone (selective recomputation) */
+  TS_OP_LAYERS, /* several of the above, merged */
+  TS_OP_EMBEDDING,
+  TS_OP_HEAD, /* final LN, logits, cross-entropy */
+  TS_OP_OPTIMIZER,
+  TS_OP_GRAD_SYNC,
+  TS_OP_ACTIVATION, /* pipeline send/receive */
+  TS_OP_COUNT
+} ts_op;
+extern const char *const ts_op_names[];
+
 typedef struct ts_event {
   uint8_t kind; /* ts_event_kind */
   uint8_t category; /* ts_category */
   uint8_t coll_op; /* ts_coll_op, for TS_EV_COLL */
   uint8_t group; /* ts_group_kind, for TS_EV_COLL */
   uint8_t peer; /* ts_peer, for TS_EV_SEND / TS_EV_RECV */
+  uint8_t op; /* ts_op */
+  int16_t layer_first, layer_last; /* layers (of the stage) it covers; -1 when none */
   double time_s; /* TS_EV_COMPUTE: duration on the GPU */
   double flops; /* TS_EV_COMPUTE: matrix FLOPs executed */
   double bytes; /* communication events: payload (for a collective, the full buffer) */

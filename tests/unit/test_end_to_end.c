@@ -133,7 +133,9 @@ static void test_help_lists_every_flag(void **state) {
                                       "--fidelity",
                                       "--out",
                                       "--ignore-memory",
-                                      "--force"};
+                                      "--force",
+                                      "--timeline",
+                                      "--timeline-ranks"};
   for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
     if (strstr(r.out, flags[i]) == NULL)
       fail_msg("run --help does not document %s", flags[i]);
@@ -176,6 +178,62 @@ static void test_bench_against_link_graph(void **state) {
   assert_rel(t_us * 1e-6, 2 * (1e-6 + 0.5e-6 + 1e-6) + n / 25e9, 1e-7);
 }
 
+/* timeline.json is valid JSON in the Chrome trace format: slices with names, non-negative
+ * times, one thread per stream, and flows whose ends match. */
+static void test_timeline(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  free(run_tiny(dir, "--timeline --timeline-ranks all"));
+  char path[600];
+  snprintf(path, sizeof path, "%s/timeline.json", dir);
+  char *text = read_file(path, NULL);
+  assert_non_null(text);
+  json *j = json_parse(text);
+  assert_non_null(j);
+  const json *events = json_at(j, "traceEvents");
+  assert_true(events != NULL && events->type == JSON_ARRAY && events->n > 100);
+  long slices = 0, flows_out = 0, flows_in = 0, threads = 0, sends = 0;
+  double bind_sum_out = 0, bind_sum_in = 0;
+  for (size_t i = 0; i < events->n; i++) {
+    const json *e = events->items[i];
+    const json *ph = json_at(e, "ph");
+    assert_true(ph != NULL && ph->type == JSON_STRING);
+    if (strcmp(ph->string, "M") == 0) {
+      threads += strcmp(json_at(e, "name")->string, "thread_name") == 0;
+      continue;
+    }
+    assert_string_equal(ph->string, "X");
+    slices++;
+    assert_true(json_num(e, "ts") >= 0 && json_num(e, "dur") >= 0);
+    assert_true(json_num(e, "pid") >= 0 && json_num(e, "tid") >= 0);
+    assert_true(json_at(e, "name")->string[0] != '\0');
+    if (json_at(e, "flow_out") != NULL) {
+      flows_out++;
+      bind_sum_out += json_num(e, "bind_id");
+    }
+    if (json_at(e, "flow_in") != NULL) {
+      flows_in++;
+      bind_sum_in += json_num(e, "bind_id");
+    }
+    sends += strstr(json_at(e, "name")->string, " send ") != NULL;
+  }
+  /* 32 ranks x 4 streams; tiny runs 4 microbatches on 4 stages: each of the 24 ranks of
+   * stages 1-3 receives 4 activations, each of stages 0-2 receives 4 gradients. */
+  assert_int_equal(threads, 32 * 4);
+  assert_int_equal(flows_out, 2 * 24 * 4);
+  assert_int_equal(flows_in, flows_out);
+  assert_int_equal(sends, flows_out);
+  assert_true(bind_sum_out == bind_sum_in);
+  assert_true(slices > 1000);
+  json_free(j);
+  free(text);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
 static void test_bench_deterministic(void **state) {
   (void)state;
@@ -203,9 +261,12 @@ static void test_platform_show(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_result_consistent),     cmocka_unit_test(test_flow_close_to_aggregate),
-      cmocka_unit_test(test_help_lists_every_flag), cmocka_unit_test(test_bench_against_link_graph),
-      cmocka_unit_test(test_platform_show),         cmocka_unit_test(test_bench_deterministic)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_result_consistent),
+                                     cmocka_unit_test(test_flow_close_to_aggregate),
+                                     cmocka_unit_test(test_help_lists_every_flag),
+                                     cmocka_unit_test(test_bench_against_link_graph),
+                                     cmocka_unit_test(test_platform_show),
+                                     cmocka_unit_test(test_bench_deterministic),
+                                     cmocka_unit_test(test_timeline)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
