@@ -199,8 +199,9 @@ static void print_header(const bench_args *a, const ts_platform *pf) {
   } else {
     printf("# trainsim bench %s on %s: %ld x %s, ring, fidelity %s\n", op_names[a->op], pf->name,
            a->n_gpus, pf->gpu.model, ts_fidelity_names[a->fidelity]);
-    long *gpus = calloc((size_t)a->n_gpus, sizeof(long)),
-         *ring = calloc((size_t)a->n_gpus, sizeof(long));
+    /* The job's ranks are GPUs 0 .. n-1, so ring indices are GPUs. */
+    long *gpus = calloc((size_t)a->n_gpus, sizeof(long));
+    int *ring = calloc((size_t)a->n_gpus, sizeof(int));
     TS_ASSERT(gpus != NULL && ring != NULL);
     for (long i = 0; i < a->n_gpus; i++)
       gpus[i] = i;
@@ -213,7 +214,7 @@ static void print_header(const bench_args *a, const ts_platform *pf) {
     }
     printf("# ring order (GPUs):");
     for (long i = 0; i < a->n_gpus && i < 64; i++)
-      printf(" %ld", ring[i]);
+      printf(" %d", ring[i]);
     printf("%s; slowest hop %.1f GB/s\n", a->n_gpus > 64 ? " ..." : "", width / 1e9);
     free(gpus);
     free(ring);

@@ -51,36 +51,45 @@ static void search(ring_search *s, int depth, double width, int hops) {
   }
 }
 
-static int cmp_long(const void *a, const void *b) {
-  long x = *(const long *)a, y = *(const long *)b;
+typedef struct gpu_index {
+  long gpu;
+  int index;
+} gpu_index;
+
+static int by_gpu(const void *a, const void *b) {
+  long x = ((const gpu_index *)a)->gpu, y = ((const gpu_index *)b)->gpu;
   return (x > y) - (x < y);
 }
 
-void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, long *ring) {
-  memcpy(ring, gpus, (size_t)n * sizeof *ring);
-  qsort(ring, (size_t)n, sizeof *ring, cmp_long);
-  bool one_node = ring[0] / pf->gpus_per_node == ring[n - 1] / pf->gpus_per_node;
-  if (!one_node || n <= 3 || n > RING_SEARCH_MAX)
-    return; /* rings of 2 or 3 are the same in any order */
-  ring_search s;
-  memset(&s, 0, sizeof s);
-  s.n = n;
+void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *order) {
+  gpu_index *sorted = malloc((size_t)n * sizeof *sorted);
+  TS_ASSERT(sorted != NULL);
   for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++)
-      if (i != j) {
-        ts_route r;
-        ts_route_between(pf, ring[i], ring[j], &r);
-        s.bw[i][j] = r.bw_Bps;
-        s.hops[i][j] = r.n_links;
-      }
-  s.best_bw = -1;
-  s.perm[0] = 0;
-  s.used[0] = true;
-  search(&s, 1, 1e300, 0);
-  long sorted[RING_SEARCH_MAX];
-  memcpy(sorted, ring, (size_t)n * sizeof *ring);
+    sorted[i] = (gpu_index){gpus[i], i};
+  qsort(sorted, (size_t)n, sizeof *sorted, by_gpu);
   for (int i = 0; i < n; i++)
-    ring[i] = sorted[s.best[i]];
+    order[i] = sorted[i].index;
+  bool one_node = sorted[0].gpu / pf->gpus_per_node == sorted[n - 1].gpu / pf->gpus_per_node;
+  if (one_node && n > 3 && n <= RING_SEARCH_MAX) { /* rings of 2 or 3 are the same any way */
+    ring_search s;
+    memset(&s, 0, sizeof s);
+    s.n = n;
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        if (a != b) {
+          ts_route r;
+          ts_route_between(pf, sorted[a].gpu, sorted[b].gpu, &r);
+          s.bw[a][b] = r.bw_Bps;
+          s.hops[a][b] = r.n_links;
+        }
+    s.best_bw = -1;
+    s.perm[0] = 0;
+    s.used[0] = true;
+    search(&s, 1, 1e300, 0);
+    for (int i = 0; i < n; i++)
+      order[i] = sorted[s.best[i]].index;
+  }
+  free(sorted);
 }
 
 int ts_coll_steps(ts_coll_op op, int p) {

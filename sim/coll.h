@@ -26,8 +26,9 @@
 typedef enum ts_fidelity { TS_FIDELITY_AGGREGATE, TS_FIDELITY_FLOW } ts_fidelity;
 extern const char *const ts_fidelity_names[]; /* "aggregate", "flow" */
 
-/* Orders n GPUs (global indices) into a ring: writes a permutation of gpus to ring. */
-void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, long *ring);
+/* Orders n GPUs (global indices) into a ring: order[i] is the index in gpus of the GPU at
+ * ring position i. */
+void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *order);
 
 /* A group ready to run collectives: ring order, a mailbox per ring position, a barrier. */
 typedef struct ts_coll_group {

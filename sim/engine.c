@@ -220,22 +220,27 @@ typedef struct route_set {
   id_map links; /* link id -> link index */
   long n_routes, cap_routes;
   ts_sg_route *routes;
+  double *route_lat_s; /* [route]: latency, for the rings' latency terms */
   long n_links, cap_links;
   ts_link_id *link_ids;
 } route_set;
 
-/* Adds the route from rank src's GPU to rank dst's; hosts are numbered by rank. */
-static void add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, long src, long dst) {
+/* Adds the route from rank src's GPU to rank dst's (hosts are numbered by rank), once;
+ * returns its latency. */
+static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, long src,
+                       long dst) {
   bool is_new = false;
-  map_get_or_add(&rs->pairs, ((uint64_t)src << 32) | (uint64_t)dst, rs->n_routes, &is_new);
+  long id =
+      map_get_or_add(&rs->pairs, ((uint64_t)src << 32) | (uint64_t)dst, rs->n_routes, &is_new);
   if (!is_new)
-    return;
+    return rs->route_lat_s[id];
   ts_route r;
   ts_route_between(pf, ts_job_gpu(job, src), ts_job_gpu(job, dst), &r);
   if (rs->n_routes == rs->cap_routes) {
     rs->cap_routes = rs->cap_routes ? 2 * rs->cap_routes : 1024;
     rs->routes = realloc(rs->routes, (size_t)rs->cap_routes * sizeof *rs->routes);
-    TS_ASSERT(rs->routes != NULL);
+    rs->route_lat_s = realloc(rs->route_lat_s, (size_t)rs->cap_routes * sizeof(double));
+    TS_ASSERT(rs->routes != NULL && rs->route_lat_s != NULL);
   }
   long *idx = xcalloc((size_t)r.n_links, sizeof *idx);
   for (int k = 0; k < r.n_links; k++) {
@@ -250,20 +255,26 @@ static void add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, lo
       rs->link_ids[rs->n_links++] = r.links[k];
     }
   }
+  rs->route_lat_s[rs->n_routes] = r.lat_s;
   rs->routes[rs->n_routes++] = (ts_sg_route){src, dst, r.n_links, idx};
+  return r.lat_s;
 }
 
-/* Builds the SimGrid platform: one host per rank's GPU, routes for every ring neighbour and
- * pipeline peer. Ranks run on GPUs 0..n-1 (a contiguous allocation). */
+/* Builds the SimGrid platform: one host per rank, named after its GPU, and routes for every
+ * ring neighbour and pipeline peer; notes each ring's largest hop latency (the aggregate
+ * fidelity's latency terms). */
 static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_result *out) {
   route_set rs;
   memset(&rs, 0, sizeof rs);
   map_init(&rs.pairs, (size_t)job->n_ranks * 4);
   map_init(&rs.links, (size_t)job->n_ranks * 4);
   for (long g = 0; g < job->n_groups; g++) {
-    const ts_coll_group *cg = &eng.groups[g];
-    for (int i = 0; cg->n > 1 && i < cg->n; i++)
-      add_pair(pf, job, &rs, cg->ring_ranks[i], cg->ring_ranks[(i + 1) % cg->n]);
+    ts_coll_group *cg = &eng.groups[g];
+    for (int i = 0; cg->n > 1 && i < cg->n; i++) {
+      double lat = add_pair(pf, job, &rs, cg->ring_ranks[i], cg->ring_ranks[(i + 1) % cg->n]);
+      if (lat > cg->max_hop_lat_s)
+        cg->max_hop_lat_s = lat;
+    }
   }
   for (long r = 0; r < job->n_ranks; r++)
     for (int p = 0; p < TS_PEERS; p++)
@@ -286,17 +297,6 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
       job->n_ranks, (const char *const *)host_names,
       pf->gpu.peak_flops_per_s[TS_PREC_BF16] > 0 ? pf->gpu.peak_flops_per_s[TS_PREC_BF16] : 1e12,
       rs.n_links, links, rs.n_routes, rs.routes);
-  /* Largest hop latency of each ring, for the aggregate fidelity's latency terms. */
-  for (long g = 0; g < job->n_groups; g++) {
-    ts_coll_group *cg = &eng.groups[g];
-    for (int i = 0; cg->n > 1 && i < cg->n; i++) {
-      ts_route r;
-      ts_route_between(pf, ts_job_gpu(job, cg->ring_ranks[i]),
-                       ts_job_gpu(job, cg->ring_ranks[(i + 1) % cg->n]), &r);
-      if (r.lat_s > cg->max_hop_lat_s)
-        cg->max_hop_lat_s = r.lat_s;
-    }
-  }
   out->n_links = rs.n_links;
   out->n_routes = rs.n_routes;
   for (long r = 0; r < job->n_ranks; r++)
@@ -308,6 +308,7 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
   for (long i = 0; i < rs.n_routes; i++)
     free((long *)rs.routes[i].links);
   free(rs.routes);
+  free(rs.route_lat_s);
   free(rs.link_ids);
   map_fini(&rs.pairs);
   map_fini(&rs.links);
@@ -320,16 +321,15 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
     ts_coll_group *cg = &eng.groups[g];
     cg->n = grp->n_members;
     cg->ring_ranks = xcalloc((size_t)cg->n, sizeof(long));
-    long *gpus = xcalloc((size_t)cg->n, sizeof(long)), *ring = xcalloc((size_t)cg->n, sizeof(long));
+    long *gpus = xcalloc((size_t)cg->n, sizeof(long));
+    int *order = xcalloc((size_t)cg->n, sizeof(int));
     for (int i = 0; i < cg->n; i++)
       gpus[i] = ts_job_gpu(job, grp->members[i]);
-    ts_coll_ring_order(pf, gpus, cg->n, ring);
-    for (int i = 0; i < cg->n; i++) /* back from GPUs to ranks */
-      for (int k = 0; k < cg->n; k++)
-        if (gpus[k] == ring[i])
-          cg->ring_ranks[i] = grp->members[k];
+    ts_coll_ring_order(pf, gpus, cg->n, order);
+    for (int i = 0; i < cg->n; i++)
+      cg->ring_ranks[i] = grp->members[order[i]];
     free(gpus);
-    free(ring);
+    free(order);
     cg->mailboxes = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
   }
 }
