@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/trainsim}
+[ -x /usr/bin/time ] || { echo "bench/run.sh needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
+[ -x "$BIN" ] || { echo "bench/run.sh: build first (./build.sh test)" >&2; exit 1; }
 cases=("workloads/gpt-22b.yaml --gpus 64 --tp 2 --pp 4 --micro-batch-size 2")
 if [ "${1:-}" != "quick" ]; then
   cases+=("workloads/gpt-175b.yaml --gpus 1024 --tp 8 --pp 16"
