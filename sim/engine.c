@@ -485,10 +485,10 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   return 0;
 }
 
-double ts_engine_count_events(const ts_job *job) {
+double ts_engine_count_events(const ts_job *job, const bool *only) {
   double n = 0;
   for (long r = 0; r < job->n_ranks; r++)
-    for (int b = 0; b < job->programs[r].n_blocks; b++)
+    for (int b = 0; (only == NULL || only[r]) && b < job->programs[r].n_blocks; b++)
       n += job->programs[r].blocks[b].n_events;
   return n;
 }

@@ -29,11 +29,12 @@ typedef struct ts_engine_opts {
   ts_fidelity fidelity;
   bool is_forced; /* run even when the memory estimate exceeds the machine (--force) */
   bool is_recording_blocks; /* fill each rank's block_end_s (microbenchmarks) */
-  const bool *is_traced;    /* [rank]: record the rank's spans (timelines); NULL: none */
+  const bool *is_traced; /* [rank]: record the rank's spans (timelines); NULL: none */
 } ts_engine_opts;
 
-/* Events the job plays (all ranks), to estimate its cost before running it. */
-double ts_engine_count_events(const ts_job *job);
+/* Events the job plays on the ranks flagged in `only` (all ranks when NULL), to estimate a
+ * run's cost before running it. */
+double ts_engine_count_events(const ts_job *job, const bool *only);
 
 /* Simulates one iteration of job, each rank on its GPU (ts_job_gpu) of pf. On success fills *out
  * (free with ts_sim_result_fini). Returns -1 with an error when the job does not fit the platform.

@@ -225,8 +225,9 @@ static int check_fit(const ts_workload *wl, const ts_platform *pf, ts_err *err) 
                      pf->gpus_per_node);
   if (pf->gpu.peak_flops_per_s[wl->precision] <= 0) {
     ts_loc loc = {pf->source_name, 0, 0, NULL};
-    return ts_err_at(err, loc, "gpu.peak gives no %s entry, the precision workload '%s' trains in",
-                     ts_precision_names[wl->precision], wl->name);
+    return ts_err_at(err, loc, "gpu.peak has no %s entry, and workload '%s' trains in %s",
+                     ts_precision_names[wl->precision], wl->name,
+                     ts_precision_names[wl->precision]);
   }
   return 0;
 }
@@ -277,7 +278,7 @@ static int cmd_run(int argc, char **argv) {
   }
   /* Events cost the engine a few microseconds each (bench/run.sh): beyond 1e9 a run takes
    * hours, which is rarely what was meant. */
-  double events = ts_engine_count_events(&job);
+  double events = ts_engine_count_events(&job, NULL);
   if (events > TS_MAX_EVENTS && !a.is_forced) {
     fprintf(stderr,
             "trainsim: error: this run would play %.3g events, more than the %.0e that finish "
@@ -289,10 +290,7 @@ static int cmd_run(int argc, char **argv) {
   bool *traced = NULL;
   if (a.is_timeline) {
     traced = traced_ranks(&wl, a.timeline_ranks, &err);
-    double n_traced = 0;
-    for (long r = 0; traced != NULL && r < job.n_ranks; r++)
-      for (int b = 0; traced[r] && b < job.programs[r].n_blocks; b++)
-        n_traced += job.programs[r].blocks[b].n_events;
+    double n_traced = traced != NULL ? ts_engine_count_events(&job, traced) : 0;
     if (traced != NULL && n_traced > TS_MAX_TRACED_EVENTS && !a.is_forced) {
       ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
       ts_err_at(&err, flag,
