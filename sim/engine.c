@@ -184,8 +184,11 @@ static void run_event(rank_ctx *c, int block, int event) {
     sent = do_recv(c, ev);
     break;
   }
-  if (ev->kind != TS_EV_RECV) /* do_recv splits its time between bubble and transfer */
-    c->res->time_s[ev->category] += simgrid_get_clock() - t0;
+  if (ev->kind != TS_EV_RECV) { /* do_recv splits its time between bubble and transfer */
+    double elapsed = simgrid_get_clock() - t0;
+    c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s; /* merged compute events */
+    c->res->time_s[ev->category] += elapsed - ev->recompute_s;
+  }
   if (c->is_traced)
     trace(c, block, event, t0, sent);
 }

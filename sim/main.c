@@ -54,6 +54,9 @@ static const char run_usage[] =
     "  --schedule gpipe|1f1b      pipeline schedule (parallelism.schedule)\n"
     "  --recompute none|selective|full\n"
     "                             activation recomputation (parallelism.recompute)\n"
+    "  --sequence-parallel        Megatron sequence parallelism: layer norms and dropouts\n"
+    "                             on s/tp of the sequence, each TP all-reduce a reduce-\n"
+    "                             scatter and an all-gather (parallelism.sequence_parallel)\n"
     "  --zero-stage 0|1           0: all-reduce gradients; 1: shard optimizer states\n"
     "                             (reduce-scatter gradients, all-gather weights)\n"
     "  --fidelity aggregate|flow  collective transfers: one per rank and collective\n"
@@ -96,7 +99,8 @@ static const char *const run_options[] = {"--platform",
                                           "--out",
                                           "--timeline-ranks",
                                           NULL};
-static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline", NULL};
+static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline",
+                                           "--sequence-parallel", NULL};
 
 #define MAX_COUNT 100000000L
 
@@ -127,6 +131,8 @@ static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
       a->is_forced = true;
     } else if (strcmp(flag, "--timeline") == 0) {
       a->is_timeline = true;
+    } else if (strcmp(flag, "--sequence-parallel") == 0) {
+      ov->is_sequence_parallel_set = true;
     } else if (strcmp(flag, "--timeline-ranks") == 0) {
       a->timeline_ranks = value;
     } else if (strcmp(flag, "--platform") == 0) {

@@ -115,23 +115,22 @@ void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out)
 
   /* Memory-bound kernels: layer norm reads and writes the activation (plus fp32 statistics,
    * negligible); bias-dropout-add reads input and residual, writes output and a 1-byte mask;
-   * GeLU reads and writes the b x s x f/t intermediate. Backward moves about twice as much. */
-  ts_cost ln = ts_cost_memory_bound(gpu, 2 * eb * act);
-  ts_cost bda = ts_cost_memory_bound(gpu, (3 * eb + 1) * act);
+   * GeLU reads and writes the b x s x f/t intermediate. Backward moves about twice as much.
+   * With sequence parallelism, layer norms and bda's see s/t of the sequence. */
+  double shard = wl->sequence_parallel ? act / (double)t : act;
   double ffn_act = (double)bs * (double)(m->ffn_hidden / t);
+  out->ln1 = out->ln2 = ts_cost_memory_bound(gpu, 2 * eb * shard);
+  out->bda1 = out->bda2 = ts_cost_memory_bound(gpu, (3 * eb + 1) * shard);
+  out->ln1_bwd = out->ln2_bwd = ts_cost_memory_bound(gpu, 4 * eb * shard);
+  out->bda1_bwd = out->bda2_bwd = ts_cost_memory_bound(gpu, (2 * eb + 1) * shard);
+  out->attn = ts_cost_add(ts_cost_add(qkv.fwd, core_f), proj.fwd);
+  out->attn_bwd = ts_cost_add(ts_cost_add(proj.bwd, core_b), qkv.bwd);
   ts_cost gelu = ts_cost_memory_bound(gpu, 2 * eb * ffn_act);
-  ts_cost ln_b = ts_cost_memory_bound(gpu, 4 * eb * act);
-  ts_cost bda_b = ts_cost_memory_bound(gpu, (2 * eb + 1) * act);
   ts_cost gelu_b = ts_cost_memory_bound(gpu, 3 * eb * ffn_act);
-
-  out->fwd_attn = ts_cost_add(ts_cost_add(ln, qkv.fwd), ts_cost_add(core_f, proj.fwd));
-  out->fwd_mlp = ts_cost_add(ts_cost_add(ts_cost_add(bda, ln), ts_cost_add(fc1.fwd, gelu)),
-                             ts_cost_add(fc2.fwd, bda));
-  out->bwd_mlp = ts_cost_add(ts_cost_add(bda_b, fc2.bwd), ts_cost_add(gelu_b, fc1.bwd));
-  out->bwd_attn = ts_cost_add(ts_cost_add(ts_cost_add(ln_b, bda_b), proj.bwd),
-                              ts_cost_add(ts_cost_add(core_b, qkv.bwd), ln_b));
+  out->mlp = ts_cost_add(ts_cost_add(fc1.fwd, gelu), fc2.fwd);
+  out->mlp_bwd = ts_cost_add(ts_cost_add(fc2.bwd, gelu_b), fc1.bwd);
   out->attn_core_fwd = core_f;
-  out->tp_allreduce_bytes = t > 1 ? eb * act : 0;
+  out->tp_comm_bytes = t > 1 ? eb * act : 0;
 }
 
 void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) {

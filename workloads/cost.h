@@ -6,16 +6,18 @@
  * tiles of tm x tn, which run in ceil(tiles / CUs) waves, so the efficiency is
  * ceiling x M N / (waves x CUs x tm x tn).
  *
- * A transformer layer (Megatron-LM, tensor parallel t, no sequence parallelism) is cut where
- * its TP all-reduces fall:
- *
- *   forward : [LN1 QKV core proj]  AR  [bda LN2 FC1 GeLU FC2 bda]  AR
- *   backward: [bda' FC2' GeLU' FC1'] AR [LN2' bda' proj' core' QKV' LN1'] AR
- *
- * (bda = bias-dropout-add; column-parallel layers all-reduce their input gradient in backward,
- * row-parallel ones their output in forward). Matmul FLOPs per layer and microbatch sum to
- * Megatron's 24 b s h^2 (1 + s/6h) forward for f = 4h (Narayanan et al. SC'21, eq. 3).
- */
+ * A transformer layer (Megatron-LM, tensor parallel t) is kept as pieces, in forward order
+ *   ln1 | attn = QKV, attention core, projection | bda1 | ln2 | mlp = FC1, GeLU, FC2 | bda2
+ * (bda = bias-dropout-add), which the schedule joins around the TP collectives:
+ *   no sequence parallelism:
+ *     forward  [ln1 attn] AR [bda1 ln2 mlp] AR [bda2]
+ *     backward [bda2' mlp'] AR [ln2' bda1' attn'] AR [ln1']
+ *   sequence parallelism (Korthikanti et al. 2022): layer norms and bda's work on s/t of the
+ *   sequence, and each all-reduce becomes a reduce-scatter plus an all-gather:
+ *     forward  [ln1] AG [attn] RS [bda1 ln2] AG [mlp] RS [bda2]
+ *     backward [bda2'] AG [mlp'] RS [ln2' bda1'] AG [attn'] RS [ln1']
+ * Matrix FLOPs per layer and microbatch sum to Megatron's 24 b s h^2 (1 + s/6h) forward for
+ * f = 4h (Narayanan et al. SC'21, eq. 3). */
 #ifndef TS_COST_H
 #define TS_COST_H
 
@@ -29,12 +31,12 @@ typedef struct ts_cost {
   int n_kernels;
 } ts_cost;
 
-/* Pieces of one layer, one microbatch, one TP rank. */
+/* Pieces of one layer, one microbatch, one TP rank (see the diagram above). */
 typedef struct ts_layer_cost {
-  ts_cost fwd_attn, fwd_mlp; /* forward, before each all-reduce */
-  ts_cost bwd_mlp, bwd_attn; /* backward, before each all-reduce */
+  ts_cost ln1, attn, bda1, ln2, mlp, bda2; /* forward */
+  ts_cost ln1_bwd, attn_bwd, bda1_bwd, ln2_bwd, mlp_bwd, bda2_bwd; /* backward */
   ts_cost attn_core_fwd; /* the attention core alone: what selective recompute redoes */
-  double tp_allreduce_bytes; /* each of the 2 forward and 2 backward all-reduces */
+  double tp_comm_bytes; /* the b x s x h buffer of each TP collective (0 when tp = 1) */
 } ts_layer_cost;
 
 /* Work outside the layers: embedding on the first stage, output layer and loss on the last. */

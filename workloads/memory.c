@@ -12,7 +12,9 @@ double ts_memory_layer_activations(const ts_workload *wl) {
   const ts_model *m = &wl->model;
   double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
   double t = (double)wl->tp, a = (double)m->n_heads;
-  double per = 10.0 + 24.0 / t;
+  /* Table 2: 10 sbh of layer-norm inputs and bda masks are replicated across TP ranks unless
+   * sequence parallelism shards them too (34/t). */
+  double per = wl->sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t;
   if (!wl->flash_attention && wl->recompute == TS_RECOMPUTE_NONE)
     per += 5.0 * a * s / (h * t);
   return s * b * h * per;
@@ -34,9 +36,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double layers = (double)ts_workload_layers_per_stage(wl);
   double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
   double full = ts_memory_layer_activations(wl);
-  double act = wl->recompute == TS_RECOMPUTE_FULL
-                   ? layers * (double)in_flight * 2.0 * s * b * h + full
-                   : layers * (double)in_flight * full;
+  /* Full recomputation keeps each layer's input: 2sbh, or 2sbh/t sequence-sharded. */
+  double input = 2.0 * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0);
+  double act = wl->recompute == TS_RECOMPUTE_FULL ? layers * (double)in_flight * input + full
+                                                  : layers * (double)in_flight * full;
   if (stage == wl->pp - 1)
     act += (double)in_flight * 4.0 * s * b * (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
   out->bytes[TS_MEM_ACTIVATIONS] = act;

@@ -6,10 +6,11 @@
  * data-parallel ranks: 6 + 12/d; Rajbhandari et al., SC'20). fp32 training keeps no master
  * copy: 4 + 4 + 8.
  *
- * Activations per layer and microbatch (Korthikanti et al. 2022, Table 2, tensor parallel t,
- * no sequence parallelism): s b h (10 + 24/t + 5 a s/(h t)) bytes; flash attention never
- * stores the s x s scores, dropping the last term; selective recomputation drops it too; full
- * recomputation keeps only the layer input, 2 s b h, plus one layer's activations while it is
+ * Activations per layer and microbatch (Korthikanti et al. 2022, Table 2, tensor parallel t):
+ * s b h (10 + 24/t + 5 a s/(h t)) bytes, or s b h (34/t + 5 a s/(h t)) with sequence
+ * parallelism; flash attention never stores the s x s scores, dropping the last term;
+ * selective recomputation drops it too; full recomputation keeps only the layer input, 2 s b h
+ * (2 s b h / t with sequence parallelism), plus one layer's activations while it is
  * recomputed. Stage i of p holds min(p - i, m) microbatches in flight under 1F1B and all m
  * under GPipe. The last stage also holds the fp32 logits of the microbatches in flight,
  * 4 s b V/t (Korthikanti et al. section 4.3).

@@ -119,8 +119,9 @@ void ts_schedule_order(ts_schedule_kind kind, long n_stages, long stage, long n_
     steps[n++] = -1 - i;
 }
 
-/* A growing event template; adjacent compute events of one category merge into one (they run
- * back to back on the compute stream, so only their sum matters). */
+/* A growing event template; adjacent compute events merge into one (they run back to back on
+ * the compute stream, so only their sum matters), keeping apart the time that is
+ * recomputation. */
 typedef struct tpl {
   ts_event *ev;
   int n, cap;
@@ -130,10 +131,14 @@ typedef struct tpl {
 
 static void push(tpl *t, ts_event e) {
   ts_event *last = t->n > 0 ? &t->ev[t->n - 1] : NULL;
-  if (e.kind == TS_EV_COMPUTE && last != NULL && last->kind == TS_EV_COMPUTE &&
-      last->category == e.category) {
+  bool is_layer_work = e.category == TS_CAT_COMPUTE || e.category == TS_CAT_RECOMPUTE;
+  if (e.kind == TS_EV_COMPUTE && last != NULL && last->kind == TS_EV_COMPUTE && is_layer_work &&
+      (last->category == TS_CAT_COMPUTE || last->category == TS_CAT_RECOMPUTE)) {
     last->time_s += e.time_s;
+    last->recompute_s += e.recompute_s;
     last->flops += e.flops;
+    if (e.category == TS_CAT_COMPUTE)
+      last->category = TS_CAT_COMPUTE; /* holds some work that is not recomputation */
     if (last->op != e.op || last->layer_first != e.layer_first)
       last->op = TS_OP_LAYERS;
     if (e.layer_first < last->layer_first)
@@ -163,6 +168,7 @@ static void compute(tpl *t, ts_cost c, ts_category cat) {
                 .layer_first = t->layer,
                 .layer_last = t->layer,
                 .time_s = c.time_s,
+                .recompute_s = cat == TS_CAT_RECOMPUTE ? c.time_s : 0,
                 .flops = c.flops};
   push(t, e);
 }
@@ -198,6 +204,58 @@ typedef struct stage_costs {
   double act_bytes; /* one microbatch's b x s x h activation crossing a stage boundary */
 } stage_costs;
 
+/* The TP collective around a layer piece: an all-reduce, or with sequence parallelism the
+ * reduce-scatter (after a row-parallel GEMM) or all-gather (before a column-parallel one). */
+static void tp_coll(tpl *t, const ts_workload *wl, ts_coll_op sp_op, double bytes) {
+  coll(t, wl->sequence_parallel ? sp_op : TS_COLL_ALLREDUCE, TS_GROUP_TP, bytes, TS_CAT_TP);
+}
+
+/* One layer's forward (cost.h's diagram), as compute or as recomputation. Without sequence
+ * parallelism the first of each pair of collectives is skipped (an all-reduce, not an
+ * all-gather, closes the row-parallel GEMM). */
+static void layer_forward(tpl *t, const ts_workload *wl, const ts_layer_cost *lc, long l,
+                          ts_category cat) {
+  bool sp = wl->sequence_parallel;
+  double n = lc->tp_comm_bytes;
+  at(t, TS_OP_ATTN, l);
+  compute(t, lc->ln1, cat);
+  if (sp)
+    tp_coll(t, wl, TS_COLL_ALLGATHER, n);
+  compute(t, lc->attn, cat);
+  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, n);
+  at(t, TS_OP_MLP, l);
+  compute(t, lc->bda1, cat);
+  compute(t, lc->ln2, cat);
+  if (sp)
+    tp_coll(t, wl, TS_COLL_ALLGATHER, n);
+  compute(t, lc->mlp, cat);
+  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, n);
+  compute(t, lc->bda2, cat);
+}
+
+static void layer_backward(tpl *t, const ts_workload *wl, const ts_layer_cost *lc, long l) {
+  bool sp = wl->sequence_parallel;
+  double n = lc->tp_comm_bytes;
+  at(t, TS_OP_MLP, l);
+  compute(t, lc->bda2_bwd, TS_CAT_COMPUTE);
+  if (sp)
+    tp_coll(t, wl, TS_COLL_ALLGATHER, n);
+  compute(t, lc->mlp_bwd, TS_CAT_COMPUTE);
+  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, n);
+  compute(t, lc->ln2_bwd, TS_CAT_COMPUTE);
+  compute(t, lc->bda1_bwd, TS_CAT_COMPUTE);
+  if (sp)
+    tp_coll(t, wl, TS_COLL_ALLGATHER, n);
+  if (wl->recompute == TS_RECOMPUTE_SELECTIVE) {
+    at(t, TS_OP_ATTN_CORE, l);
+    compute(t, lc->attn_core_fwd, TS_CAT_RECOMPUTE);
+  }
+  at(t, TS_OP_ATTN, l);
+  compute(t, lc->attn_bwd, TS_CAT_COMPUTE);
+  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, n);
+  compute(t, lc->ln1_bwd, TS_CAT_COMPUTE);
+}
+
 static void forward_template(const ts_workload *wl, const stage_costs *c, long stage, tpl *t) {
   bool first = stage == 0, last = stage == wl->pp - 1;
   if (!first)
@@ -205,18 +263,14 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, long s
   if (first) {
     at(t, TS_OP_EMBEDDING, -1);
     compute(t, c->edge.embed_fwd, TS_CAT_COMPUTE);
-    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.embed_allreduce_bytes, TS_CAT_TP);
+    tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.embed_allreduce_bytes);
   }
-  for (long l = 0; l < ts_workload_layers_per_stage(wl); l++) {
-    at(t, TS_OP_ATTN, l);
-    compute(t, c->layer.fwd_attn, TS_CAT_COMPUTE);
-    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->layer.tp_allreduce_bytes, TS_CAT_TP);
-    at(t, TS_OP_MLP, l);
-    compute(t, c->layer.fwd_mlp, TS_CAT_COMPUTE);
-    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->layer.tp_allreduce_bytes, TS_CAT_TP);
-  }
+  for (long l = 0; l < ts_workload_layers_per_stage(wl); l++)
+    layer_forward(t, wl, &c->layer, l, TS_CAT_COMPUTE);
   if (last) {
     at(t, TS_OP_HEAD, -1);
+    if (wl->sequence_parallel) /* the final LN's sharded output, gathered for the logits */
+      tp_coll(t, wl, TS_COLL_ALLGATHER, c->edge.head_allreduce_bytes);
     compute(t, c->edge.head_fwd, TS_CAT_COMPUTE);
     for (int i = 0; i < 3; i++) /* max logit, sum of exponentials, target logit */
       coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.loss_allreduce_bytes, TS_CAT_TP);
@@ -230,36 +284,21 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, long 
   if (last) {
     at(t, TS_OP_HEAD, -1);
     compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
-    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.head_allreduce_bytes, TS_CAT_TP);
+    tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.head_allreduce_bytes);
   } else {
     p2p(t, TS_EV_RECV, TS_PEER_NEXT, c->act_bytes);
   }
-  double ar = c->layer.tp_allreduce_bytes;
   for (long l = ts_workload_layers_per_stage(wl) - 1; l >= 0; l--) {
-    if (wl->recompute == TS_RECOMPUTE_FULL) {
-      at(t, TS_OP_ATTN, l);
-      compute(t, c->layer.fwd_attn, TS_CAT_RECOMPUTE);
-      coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
-      at(t, TS_OP_MLP, l);
-      compute(t, c->layer.fwd_mlp, TS_CAT_RECOMPUTE);
-      coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
-    }
-    at(t, TS_OP_MLP, l);
-    compute(t, c->layer.bwd_mlp, TS_CAT_COMPUTE);
-    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
-    if (wl->recompute == TS_RECOMPUTE_SELECTIVE) {
-      at(t, TS_OP_ATTN_CORE, l);
-      compute(t, c->layer.attn_core_fwd, TS_CAT_RECOMPUTE);
-    }
-    at(t, TS_OP_ATTN, l);
-    compute(t, c->layer.bwd_attn, TS_CAT_COMPUTE);
-    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, ar, TS_CAT_TP);
+    if (wl->recompute == TS_RECOMPUTE_FULL)
+      layer_forward(t, wl, &c->layer, l, TS_CAT_RECOMPUTE);
+    layer_backward(t, wl, &c->layer, l);
   }
   if (first) {
     at(t, TS_OP_EMBEDDING, -1);
     compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
-  } else
+  } else {
     p2p(t, TS_EV_SEND, TS_PEER_PREV, c->act_bytes);
+  }
 }
 
 /* Gradient sync and optimizer step, in Megatron's order: data-parallel gradient all-reduce
@@ -349,8 +388,10 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   stage_costs c;
   ts_cost_layer(wl, gpu, &c.layer);
   ts_cost_edges(wl, gpu, &c.edge);
+  /* With sequence parallelism each TP rank holds, and sends, s/t of the sequence. */
   c.act_bytes = ts_cost_elem_bytes(wl->precision) * (double)wl->micro_batch *
-                (double)wl->model.seq * (double)wl->model.hidden;
+                (double)wl->model.seq * (double)wl->model.hidden /
+                (wl->sequence_parallel ? (double)wl->tp : 1.0);
 
   long *steps = xcalloc((size_t)(2 * m + 1), sizeof(long));
   long *ids = xcalloc((size_t)(2 * m + 1), sizeof(long));

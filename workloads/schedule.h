@@ -79,6 +79,7 @@ typedef struct ts_event {
   uint8_t op; /* ts_op */
   int16_t layer_first, layer_last; /* layers (of the stage) it covers; -1 when none */
   double time_s; /* TS_EV_COMPUTE: duration on the GPU */
+  double recompute_s; /* TS_EV_COMPUTE: the part of time_s that is recomputation */
   double flops; /* TS_EV_COMPUTE: matrix FLOPs executed */
   double bytes; /* communication events: payload (for a collective, the full buffer) */
 } ts_event;

@@ -24,8 +24,9 @@ static const char *const model_keys[] = {"num_layers",       "hidden_size", "num
                                          "ffn_hidden_size",  NULL};
 static const char *const training_keys[] = {"global_batch_size", "micro_batch_size", "precision",
                                             "optimizer",         "train_tokens",     NULL};
-static const char *const parallel_keys[] = {
-    "tensor", "pipeline", "data", "zero_stage", "schedule", "recompute", "flash_attention", NULL};
+static const char *const parallel_keys[] = {"tensor",          "pipeline",          "data",
+                                            "zero_stage",      "schedule",          "recompute",
+                                            "flash_attention", "sequence_parallel", NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 
@@ -148,6 +149,10 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   wl->flash_attention = true;
   if (ts_doc_get_bool(r->doc, p, "flash_attention", &wl->flash_attention, r->err) < 0)
     return -1;
+  int rc_sp = ts_doc_get_bool(r->doc, p, "sequence_parallel", &wl->sequence_parallel, r->err);
+  if (rc_sp < 0)
+    return -1;
+  l->sequence_parallel = rc_sp == 1 ? here(r, p, "sequence_parallel") : l->tp;
   return 0;
 }
 
@@ -223,6 +228,10 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
 #undef OVERRIDE
   if (ov->is_gpus_set)
     l->gpus = (ts_loc){NULL, 0, 0, "--gpus"};
+  if (ov->is_sequence_parallel_set) {
+    wl->sequence_parallel = true;
+    l->sequence_parallel = (ts_loc){NULL, 0, 0, "--sequence-parallel"};
+  }
 }
 
 int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
@@ -262,6 +271,11 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
   if (m->ffn_hidden % wl->tp != 0)
     return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide ffn_hidden_size (%ld)",
                      wl->tp, m->ffn_hidden);
+  if (wl->sequence_parallel && m->seq % wl->tp != 0)
+    return ts_err_at(err, l->sequence_parallel,
+                     "sequence parallelism splits seq_length (%ld) over tensor parallelism "
+                     "(%ld), which must divide it",
+                     m->seq, wl->tp);
   if (m->n_layers % wl->pp != 0)
     return ts_err_at(err, l->pp, "pipeline parallelism (%ld) must divide num_layers (%ld)", wl->pp,
                      m->n_layers);

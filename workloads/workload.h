@@ -3,8 +3,9 @@
  *
  * After ts_workload_resolve() every invariant the generators rely on holds: tp divides the
  * heads, the query groups and the FFN width; pp divides the layers; dp x micro-batch divides
- * the global batch; tp x pp x dp = GPUs. Each value remembers where it came from so an
- * inconsistency is reported at the key (or flag) that set it.
+ * the global batch; tp x pp x dp = GPUs; with sequence parallelism, tp divides the sequence. Each
+ * value remembers where it came from so an inconsistency is reported at the key (or flag) that set
+ * it.
  */
 #ifndef TS_WORKLOAD_H
 #define TS_WORKLOAD_H
@@ -41,7 +42,7 @@ typedef struct ts_model {
 typedef struct ts_workload_locs {
   ts_loc n_layers, hidden, n_heads, n_query_groups, seq, vocab, ffn_hidden;
   ts_loc global_batch, micro_batch, precision;
-  ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus;
+  ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel;
 } ts_workload_locs;
 
 typedef struct ts_workload {
@@ -57,6 +58,7 @@ typedef struct ts_workload {
   ts_schedule_kind schedule;
   ts_recompute recompute;
   bool flash_attention;
+  bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
   ts_axis order[TS_AXIS_COUNT]; /* innermost first; default tp, dp, pp */
   ts_workload_locs locs;
 } ts_workload;
@@ -68,7 +70,7 @@ typedef struct ts_overrides {
   ts_schedule_kind schedule;
   ts_recompute recompute;
   bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_micro_batch_set, is_global_batch_set;
-  bool is_zero_stage_set, is_schedule_set, is_recompute_set;
+  bool is_zero_stage_set, is_schedule_set, is_recompute_set, is_sequence_parallel_set;
 } ts_overrides;
 
 /* Reads a workload file into *out (written only on success). The file's path is kept in the

@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ts_memory mem;
   ts_memory_stage(&wl, 0, &mem);
   ts_memory_stage(&wl, wl.pp - 1, &mem);
-  if (!(layer.fwd_attn.time_s >= 0) || !(mem.total_bytes >= 0))
+  if (!(layer.attn.time_s >= 0) || !(mem.total_bytes >= 0))
     abort();
   return 0;
 }

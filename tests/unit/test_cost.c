@@ -32,10 +32,18 @@ static void test_layer_flops(void **state) {
   ts_cost_layer(&wl, &g, &c);
   double b = 1, s = 2048, h = 12288, t = 8;
   double fwd = 24 * b * s * h * h * (1 + s / (6 * h)) / t;
-  assert_rel(c.fwd_attn.flops + c.fwd_mlp.flops, fwd, 1e-12);
-  assert_rel(c.bwd_attn.flops + c.bwd_mlp.flops, 2 * fwd, 1e-12);
+  assert_rel(c.attn.flops + c.mlp.flops, fwd, 1e-12);
+  assert_rel(c.attn_bwd.flops + c.mlp_bwd.flops, 2 * fwd, 1e-12);
+  assert_true(c.ln1.flops == 0 && c.bda2_bwd.flops == 0); /* memory-bound pieces */
   assert_rel(c.attn_core_fwd.flops, 4 * b * s * s * h / t, 1e-12);
-  assert_rel(c.tp_allreduce_bytes, 2 * b * s * h, 1e-12);
+  assert_rel(c.tp_comm_bytes, 2 * b * s * h, 1e-12);
+  /* Sequence parallelism: the same matrix FLOPs; layer norms move 1/t of the bytes. */
+  ts_layer_cost sp;
+  wl.sequence_parallel = true;
+  ts_cost_layer(&wl, &g, &sp);
+  assert_rel(sp.attn.flops + sp.mlp.flops, fwd, 1e-12);
+  assert_rel(sp.ln1.bytes, c.ln1.bytes / t, 1e-12);
+  assert_rel(sp.bda1_bwd.bytes, c.bda1_bwd.bytes / t, 1e-12);
 }
 
 static void test_gemm_quantisation(void **state) {
@@ -64,6 +72,15 @@ static void test_hardware_flops_match_megatron(void **state) {
   ts_err err = {0};
   assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
   double flops = 0;
+  for (long r = 0; r < job.n_ranks; r++)
+    for (int b = 0; b < job.programs[r].n_blocks; b++)
+      for (int e = 0; e < job.programs[r].blocks[b].n_events; e++)
+        flops += job.programs[r].blocks[b].events[e].flops;
+  assert_rel(flops, ts_cost_megatron_flops(&wl), 1e-12);
+  ts_job_fini(&job);
+  wl.sequence_parallel = true; /* moves bytes, not FLOPs */
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  flops = 0;
   for (long r = 0; r < job.n_ranks; r++)
     for (int b = 0; b < job.programs[r].n_blocks; b++)
       for (int e = 0; e < job.programs[r].blocks[b].n_events; e++)

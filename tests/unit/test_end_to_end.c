@@ -135,7 +135,8 @@ static void test_help_lists_every_flag(void **state) {
                                       "--ignore-memory",
                                       "--force",
                                       "--timeline",
-                                      "--timeline-ranks"};
+                                      "--timeline-ranks",
+                                      "--sequence-parallel"};
   for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
     if (strstr(r.out, flags[i]) == NULL)
       fail_msg("run --help does not document %s", flags[i]);

@@ -21,6 +21,20 @@ static void test_activations(void **state) {
   wl.recompute = TS_RECOMPUTE_NONE;
   wl.flash_attention = true;
   assert_rel(ts_memory_layer_activations(&wl), s * b * h * (10 + 24 / t), 1e-12);
+  /* Sequence parallelism: sbh (34/t + 5as/(ht)); selective (or flash attention): 34 sbh/t. */
+  wl.sequence_parallel = true;
+  wl.flash_attention = false;
+  assert_rel(ts_memory_layer_activations(&wl), s * b * h * (34 / t + 5 * a * s / (h * t)), 1e-12);
+  wl.recompute = TS_RECOMPUTE_SELECTIVE;
+  assert_rel(ts_memory_layer_activations(&wl), s * b * h * 34 / t, 1e-12);
+  /* Full recomputation keeps each layer's input sharded: 2sbh/t per layer and microbatch. */
+  wl.recompute = TS_RECOMPUTE_FULL;
+  wl.pp = 16;
+  wl.dp = 8;
+  ts_memory m0;
+  ts_memory_stage(&wl, 0, &m0);
+  assert_rel(m0.bytes[TS_MEM_ACTIVATIONS],
+             6 * 16 * 2 * s * b * h / t + ts_memory_layer_activations(&wl), 1e-12);
 }
 
 static void test_stage_memory(void **state) {

@@ -81,7 +81,14 @@ static void test_templates(void **state) {
   assert_int_equal(count(fwd, TS_EV_COLL, TS_CAT_TP), 2 * 2); /* 2 layers x 2 all-reduces */
   const ts_block *bwd = &mid->blocks[2 * m - 1];
   assert_int_equal(count(bwd, TS_EV_COLL, TS_CAT_TP), 2 * 4); /* recompute + backward */
-  assert_int_equal(count(bwd, TS_EV_COMPUTE, TS_CAT_RECOMPUTE), 2 * 2);
+  /* Full recomputation redoes each layer's forward: the backward block holds, as recompute
+   * time, exactly the forward block's layer time (no embedding or head on stage 1). */
+  double fwd_s = 0, rec_s = 0;
+  for (int e = 0; e < fwd->n_events; e++)
+    fwd_s += fwd->events[e].time_s;
+  for (int e = 0; e < bwd->n_events; e++)
+    rec_s += bwd->events[e].recompute_s;
+  assert_rel(rec_s, fwd_s, 1e-12);
   const ts_block *epi = &mid->blocks[2 * m];
   assert_int_equal(count(epi, TS_EV_COLL, TS_CAT_DP), 2); /* reduce-scatter + all-gather */
   assert_int_equal(epi->events[0].coll_op, TS_COLL_REDUCE_SCATTER);
@@ -89,6 +96,24 @@ static void test_templates(void **state) {
   assert_int_equal(count(epi0, TS_EV_COLL, TS_CAT_DP), 3); /* + tied embedding */
   assert_int_equal(job.rank_peer[4 * TS_PEERS + TS_PEER_PREV], 0);
   assert_int_equal(job.rank_peer[4 * TS_PEERS + TS_PEER_NEXT], 8);
+  double act = fwd->events[0].bytes;
+  ts_job_fini(&job);
+
+  /* Sequence parallelism: each all-reduce becomes a reduce-scatter and an all-gather of the
+   * same buffer, and pipeline messages carry s/t of the sequence. */
+  wl.sequence_parallel = true;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  mid = &job.programs[4];
+  fwd = &mid->blocks[0];
+  assert_int_equal(count(fwd, TS_EV_COLL, TS_CAT_TP), 2 * 4);
+  int rs = 0, ag = 0;
+  for (int e = 0; e < fwd->n_events; e++) {
+    rs += fwd->events[e].coll_op == TS_COLL_REDUCE_SCATTER && fwd->events[e].kind == TS_EV_COLL;
+    ag += fwd->events[e].coll_op == TS_COLL_ALLGATHER && fwd->events[e].kind == TS_EV_COLL;
+  }
+  assert_int_equal(rs, 4);
+  assert_int_equal(ag, 4);
+  assert_rel(fwd->events[0].bytes, act / 2, 1e-15);
   ts_job_fini(&job);
 }
 
