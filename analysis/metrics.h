@@ -6,6 +6,8 @@
  *                     and all) / iteration time / GPUs
  *   MFU, HFU        = model and hardware TFLOPS / the GPU's peak for the training precision
  *   Megatron TFLOPS = Megatron-DeepSpeed's formula (the Frontier paper's "% of peak")
+ *   time to train   = training.train_tokens / tokens/s, when the workload gives it; GPU-hours
+ *                     = that x GPUs
  * Breakdown: the mean over ranks of each category; per stage, the mean over its ranks.
  */
 #ifndef TS_METRICS_H
@@ -24,6 +26,7 @@ typedef struct ts_metrics {
   double model_flops, hardware_flops, megatron_flops; /* per iteration, all GPUs */
   double model_tflops_per_gpu, hardware_tflops_per_gpu, megatron_tflops_per_gpu;
   double mfu, hfu, megatron_fraction_of_peak;
+  double train_s, train_gpu_hours; /* 0 when the workload gives no train_tokens */
   double breakdown_s[TS_CAT_COUNT]; /* mean over ranks */
   long n_stages;
   double *stage_breakdown_s; /* [stage * TS_CAT_COUNT + category] */

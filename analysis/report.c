@@ -48,8 +48,12 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
           m->hardware_tflops_per_gpu, 100 * m->hfu);
   fprintf(out, "  %-34s %12.1f TFLOPS/GPU  %5.2f%% of peak\n", "Megatron-DeepSpeed formula",
           m->megatron_tflops_per_gpu, 100 * m->megatron_fraction_of_peak);
-  fprintf(out, "  %-34s %12.1f TFLOPS (%s)\n\n", "peak per GPU", m->peak_flops_per_s / 1e12,
+  fprintf(out, "  %-34s %12.1f TFLOPS (%s)\n", "peak per GPU", m->peak_flops_per_s / 1e12,
           ts_precision_names[wl->precision]);
+  if (m->train_s > 0)
+    fprintf(out, "  %-34s %12.1f days, %.3g GPU-hours (%.3g tokens)\n", "time to train",
+            m->train_s / 86400.0, m->train_gpu_hours, wl->train_tokens);
+  fputc('\n', out);
   fprintf(out, "time breakdown, mean over ranks (s and share of the iteration)\n");
   for (int c = 0; c < TS_CAT_COUNT; c++)
     fprintf(out, "  %-12s %10.4f  %5.1f%%\n", ts_category_names[c], m->breakdown_s[c],
@@ -171,6 +175,11 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_num(f, 4, "mfu", m->mfu, &k);
   json_num(f, 4, "hfu", m->hfu, &k);
   json_num(f, 4, "megatron_fraction_of_peak", m->megatron_fraction_of_peak, &k);
+  if (m->train_s > 0) {
+    json_num(f, 4, "train_tokens", wl->train_tokens, &k);
+    json_num(f, 4, "time_to_train_s", m->train_s, &k);
+    json_num(f, 4, "train_gpu_hours", m->train_gpu_hours, &k);
+  }
   fputs("\n  }", f);
   json_key(f, 2, "breakdown_s", &first);
   breakdown(f, 2, m->breakdown_s);

@@ -48,6 +48,12 @@ static void test_definitions(void **state) {
   assert_rel(m.stage_breakdown_s[0 * TS_CAT_COUNT + TS_CAT_TP], 0.25, 1e-15);
   assert_rel(m.stage_breakdown_s[1 * TS_CAT_COUNT + TS_CAT_BUBBLE], 0.25, 1e-15);
   assert_true(m.is_memory_ok);
+  assert_true(m.train_s == 0); /* no train_tokens: no time to train */
+  ts_metrics_fini(&m);
+  wl.train_tokens = 4096e6; /* 1e6 iterations of 8 x 512 tokens, 2 s each */
+  ts_metrics_compute(&wl, 100e12, 64e9, &sim, &m);
+  assert_rel(m.train_s, 2e6, 1e-15);
+  assert_rel(m.train_gpu_hours, 2e6 / 3600 * 4, 1e-15);
 
   char dir[] = "/tmp/trainsim-metrics-XXXXXX";
   assert_non_null(mkdtemp(dir));
@@ -63,6 +69,7 @@ static void test_definitions(void **state) {
   assert_rel(json_num(j, "metrics.mfu"), m.mfu, 1e-11);
   assert_rel(json_num(j, "stages.1.breakdown_s.bubble"), 0.25, 1e-12);
   assert_int_equal((int)json_num(j, "simulation.routes"), 4);
+  assert_rel(json_num(j, "metrics.time_to_train_s"), 2e6, 1e-11);
   json_free(j);
   free(text);
   unlink(path);
