@@ -13,6 +13,9 @@
  * Ring order: a group inside one node takes the order that maximises its slowest hop's
  * bandwidth (as NCCL's topology search does), then the fewest links; a group spanning nodes
  * goes in GPU order, so members on one node are neighbours and each node is entered once.
+ * Not modelled yet: RCCL/NCCL split large messages over several rings (channels), some in the
+ * opposite direction, and switch to tree or hierarchical algorithms by size; one ring here
+ * uses each link in one direction only, so it is a lower bound on bandwidth inside a node.
  */
 #ifndef TS_COLL_H
 #define TS_COLL_H
