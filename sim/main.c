@@ -9,8 +9,10 @@
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
 #include "../analysis/timeline.h"
+#include "../workloads/cost.h"
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
+#include "../workloads/memory.h"
 #include "../workloads/schedule.h"
 #include "../workloads/workload.h"
 #include "bench.h"
@@ -30,6 +32,7 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  run WORKLOAD [options]   simulate one training iteration and report it\n"
+    "  memory WORKLOAD          memory per GPU by stage, and the fewest GPUs that fit\n"
     "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
     "  platform check|show [FILE]\n"
     "                           validate a platform file, or print what it describes\n"
@@ -104,26 +107,29 @@ static const char *const run_switches[] = {"--ignore-memory", "--force", "--time
 
 #define MAX_COUNT 100000000L
 
-/* Parses `run` arguments; returns 1 when help was printed, 0 to go on, -1 on error. */
-static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
+/* Parses the arguments of `run` (or `memory`, which takes the same); returns 1 when help was
+ * printed, 0 to go on, -1 on error. */
+static int parse_run(int argc, char **argv, const char *command, const char *usage_text,
+                     run_args *a, ts_err *err) {
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->fidelity = TS_FIDELITY_AGGREGATE;
   ts_overrides *ov = &a->ov;
-  ts_cli cli = {argc, argv, 0, "run", run_options, run_switches};
+  ts_cli cli = {argc, argv, 0, command, run_options, run_switches};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
     if (item < 0)
       return -1;
     if (item == TS_CLI_ARGUMENT) {
       if (a->workload != NULL)
-        return ts_err_plain(err, "run takes one WORKLOAD file, found a second one: '%s'", value);
+        return ts_err_plain(err, "%s takes one WORKLOAD file, found a second one: '%s'", command,
+                            value);
       a->workload = value;
       continue;
     }
     int choice = 0, rc = 0;
     if (strcmp(flag, "--help") == 0) {
-      fputs(run_usage, stdout);
+      fputs(usage_text, stdout);
       return 1;
     } else if (strcmp(flag, "--ignore-memory") == 0) {
       a->ignore_memory = true;
@@ -178,7 +184,8 @@ static int parse_run(int argc, char **argv, run_args *a, ts_err *err) {
       return -1;
   }
   if (a->workload == NULL)
-    return ts_err_plain(err, "run needs a WORKLOAD file (see 'trainsim run --help')");
+    return ts_err_plain(err, "%s needs a WORKLOAD file (see 'trainsim %s --help')", command,
+                        command);
   return 0;
 }
 
@@ -241,7 +248,7 @@ static int check_fit(const ts_workload *wl, const ts_platform *pf, ts_err *err) 
 static int cmd_run(int argc, char **argv) {
   ts_err err = {0};
   run_args a;
-  int rc = parse_run(argc, argv, &a, &err);
+  int rc = parse_run(argc, argv, "run", run_usage, &a, &err);
   if (rc == 1)
     return 0;
   static ts_platform pf;
@@ -341,6 +348,79 @@ static int cmd_run(int argc, char **argv) {
   return rc == 0 ? 0 : 1;
 }
 
+static const char memory_usage[] =
+    "usage: trainsim memory WORKLOAD [options]\n"
+    "\n"
+    "Memory per GPU of each pipeline stage (weights, gradients, optimizer states, activations),\n"
+    "the model states in all, and the layout with the fewest GPUs that fits (TP inside a\n"
+    "node, this batch, recomputation and ZeRO stage). No simulation: it takes a moment.\n"
+    "Options are those of 'trainsim run' that shape memory: --platform, --gpus, --tp, --pp,\n"
+    "--dp, --micro-batch-size, --global-batch-size, --schedule, --recompute, --zero-stage,\n"
+    "--sequence-parallel.\n";
+
+/* Bytes of model state per parameter and in all, for the whole model (no replicas). */
+static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
+  double params = ts_cost_model_params(wl), held = 0;
+  for (long s = 0; s < wl->pp; s++)
+    held +=
+        (mem->stage_memory[s].bytes[TS_MEM_WEIGHTS] + mem->stage_memory[s].bytes[TS_MEM_GRADIENTS] +
+         mem->stage_memory[s].bytes[TS_MEM_OPTIMIZER]) *
+        (double)(wl->tp * wl->dp);
+  double eb = ts_cost_elem_bytes(wl->precision);
+  double per_param = eb + 4.0 + (wl->precision == TS_PREC_FP32 ? 8.0 : 12.0);
+  printf("\nmodel states for %.4g parameters:\n", params);
+  printf("  one copy: %.0f B/parameter (%.0f weight + 4 fp32 gradient + %s) = %.3g TB\n", per_param,
+         eb,
+         wl->precision == TS_PREC_FP32 ? "8 Adam moments" : "4 fp32 master weight + 8 Adam moments",
+         per_param * params / 1e12);
+  printf("  held by this layout's %ld GPUs (replicas%s): %.3g TB\n", wl->n_gpus,
+         wl->zero_stage >= 1 ? ", optimizer sharded by ZeRO-1" : "", held / 1e12);
+}
+
+static int cmd_memory(int argc, char **argv) {
+  ts_err err = {0};
+  run_args a;
+  int rc = parse_run(argc, argv, "memory", memory_usage, &a, &err);
+  if (rc == 1)
+    return 0;
+  static ts_platform pf;
+  ts_workload wl;
+  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0 ||
+      ts_workload_load_file(a.workload, &wl, &err) != 0 ||
+      ts_workload_resolve(&wl, &a.ov, &err) != 0 || check_fit(&wl, &pf, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return EXIT_INPUT;
+  }
+  ts_metrics mem;
+  ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
+  printf(
+      "trainsim memory: %s, TP %ld x PP %ld x DP %ld = %ld GPUs, %s, recompute %s, ZeRO-%d%s\n\n",
+      wl.name, wl.tp, wl.pp, wl.dp, wl.n_gpus, ts_schedule_names[wl.schedule],
+      ts_recompute_names[wl.recompute], wl.zero_stage,
+      wl.sequence_parallel ? ", sequence parallel" : "");
+  ts_report_memory(stdout, &wl, &mem);
+  printf("peak: %.2f GiB per GPU on stage %ld: %s\n",
+         mem.stage_memory[mem.peak_memory_stage].total_bytes / GIB, mem.peak_memory_stage,
+         mem.is_memory_ok ? "fits" : "DOES NOT FIT");
+  report_model_states(&wl, &mem);
+  ts_workload smallest;
+  long max_tp = pf.gpus_per_node;
+  if (ts_memory_smallest_layout(&wl, max_tp, ts_platform_n_gpus(&pf), pf.gpu.hbm_bytes,
+                                &smallest) == 0) {
+    long stage = 0;
+    double peak = ts_memory_peak(&smallest, &stage);
+    printf("\nfewest GPUs that fit (%.1f GiB each): TP %ld x PP %ld x DP %ld = %ld GPUs, peak "
+           "%.2f GiB on stage %ld\n",
+           pf.gpu.hbm_bytes / GIB, smallest.tp, smallest.pp, smallest.dp, smallest.n_gpus,
+           peak / GIB, stage);
+  } else {
+    printf("\nno layout with TP up to %ld fits in %.1f GiB per GPU on platform '%s'\n", max_tp,
+           pf.gpu.hbm_bytes / GIB, pf.name);
+  }
+  ts_metrics_fini(&mem);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage, stderr);
@@ -353,13 +433,15 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "run") == 0)
     return cmd_run(argc - 2, argv + 2);
+  if (strcmp(argv[1], "memory") == 0)
+    return cmd_memory(argc - 2, argv + 2);
   if (strcmp(argv[1], "bench") == 0)
     return ts_bench_main(argc - 2, argv + 2);
   if (strcmp(argv[1], "platform") == 0)
     return ts_platform_main(argc - 2, argv + 2);
   fprintf(stderr,
-          "trainsim: error: unknown command '%s' (commands: run, bench, platform; see 'trainsim "
-          "--help')\n",
+          "trainsim: error: unknown command '%s' (commands: run, memory, bench, platform; see "
+          "'trainsim --help')\n",
           argv[1]);
   return EXIT_INPUT;
 }

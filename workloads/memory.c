@@ -48,3 +48,52 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   for (int c = 0; c < TS_MEM_COUNT; c++)
     out->total_bytes += out->bytes[c];
 }
+
+double ts_memory_peak(const ts_workload *wl, long *stage) {
+  ts_memory first, last;
+  ts_memory_stage(wl, 0, &first);
+  ts_memory_stage(wl, wl->pp - 1, &last);
+  bool is_last = last.total_bytes > first.total_bytes;
+  if (stage != NULL)
+    *stage = is_last ? wl->pp - 1 : 0;
+  return is_last ? last.total_bytes : first.total_bytes;
+}
+
+int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus, double hbm_bytes,
+                              ts_workload *out) {
+  const ts_model *m = &wl->model;
+  ts_workload best, c = *wl;
+  double best_peak = 0;
+  long best_gpus = 0;
+  for (long tp = 1; tp <= max_tp; tp++) {
+    if (m->n_heads % tp != 0 || m->n_query_groups % tp != 0 || m->ffn_hidden % tp != 0 ||
+        (wl->sequence_parallel && m->seq % tp != 0))
+      continue;
+    for (long pp = 1; pp <= m->n_layers; pp++) {
+      if (m->n_layers % pp != 0)
+        continue;
+      for (long dp = 1; dp * wl->micro_batch <= wl->global_batch; dp++) {
+        long gpus = tp * pp * dp;
+        if (gpus > max_gpus || (best_gpus > 0 && gpus > best_gpus))
+          break; /* larger dp only adds GPUs */
+        if (wl->global_batch % (wl->micro_batch * dp) != 0)
+          continue;
+        c.tp = tp;
+        c.pp = pp;
+        c.dp = dp;
+        c.n_gpus = gpus;
+        double peak = ts_memory_peak(&c, NULL);
+        if (peak <= hbm_bytes &&
+            (best_gpus == 0 || gpus < best_gpus || (gpus == best_gpus && peak < best_peak))) {
+          best = c;
+          best_gpus = gpus;
+          best_peak = peak;
+        }
+      }
+    }
+  }
+  if (best_gpus == 0)
+    return -1;
+  *out = best;
+  return 0;
+}

@@ -41,4 +41,16 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out);
 /* Activation bytes of one layer for one microbatch when its activations are all kept. */
 double ts_memory_layer_activations(const ts_workload *wl);
 
+/* The most loaded stage: stage 0 holds the most microbatches in flight and the embedding, the
+ * last stage the logits; the stages between hold no more than stage 0. Writes its index. */
+double ts_memory_peak(const ts_workload *wl, long *stage);
+
+/* The layout with the fewest GPUs (then the lowest peak) whose every rank fits in hbm_bytes,
+ * keeping wl's batch, recomputation, ZeRO stage and schedule: tp dividing the heads, query
+ * groups and FFN width, at most max_tp (a node); pp dividing the layers; dp such that
+ * micro-batch x dp divides the global batch; at most max_gpus in all. Returns 0 and writes
+ * *out (wl with tp, pp, dp and n_gpus set), or -1 when nothing fits. */
+int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus, double hbm_bytes,
+                              ts_workload *out);
+
 #endif

@@ -235,6 +235,15 @@ static void test_timeline(void **state) {
   rmdir(dir);
 }
 
+static void test_memory_command(void **state) {
+  (void)state;
+  spawn_result r = spawn_trainsim("memory workloads/gpt-1t.yaml");
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "one copy: 18 B/parameter"));
+  assert_non_null(strstr(r.out, "fewest GPUs that fit (64.0 GiB each): TP 8 x PP 64 x DP 1 = 512"));
+  spawn_free(&r);
+}
+
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
 static void test_bench_deterministic(void **state) {
   (void)state;
@@ -268,6 +277,7 @@ int main(void) {
                                      cmocka_unit_test(test_bench_against_link_graph),
                                      cmocka_unit_test(test_platform_show),
                                      cmocka_unit_test(test_bench_deterministic),
-                                     cmocka_unit_test(test_timeline)};
+                                     cmocka_unit_test(test_timeline),
+                                     cmocka_unit_test(test_memory_command)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,8 +62,31 @@ static void test_stage_memory(void **state) {
   assert_int_equal(m1.microbatches_in_flight, 1536 / 8);
 }
 
+/* GPT-1T (full recomputation, ZeRO-1, batch 3072): TP 8 x PP 32 needs about 65 GiB of model
+ * states alone (1e12 x 18 B / 256), so the fewest GPUs is TP 8 x PP 64 = 512. */
+static void test_smallest_layout(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(128, 25600, 200, 2048, 50257, 8, 64, 6, 3072, 1);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  wl.zero_stage = 1;
+  double hbm = 64.0 * 1073741824.0;
+  ts_workload best;
+  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 75264, hbm, &best), 0);
+  assert_int_equal(best.tp, 8);
+  assert_int_equal(best.pp, 64);
+  assert_int_equal(best.dp, 1);
+  assert_int_equal(best.n_gpus, 512);
+  assert_true(ts_memory_peak(&best, NULL) <= hbm);
+  ts_workload fewer = best;
+  fewer.pp = 32;
+  fewer.n_gpus = 256;
+  assert_true(ts_memory_peak(&fewer, NULL) > hbm);
+  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 500, hbm, &best), -1); /* machine too small */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_activations),
-                                     cmocka_unit_test(test_stage_memory)};
+                                     cmocka_unit_test(test_stage_memory),
+                                     cmocka_unit_test(test_smallest_layout)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
