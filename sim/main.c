@@ -110,12 +110,13 @@ static const char *const run_switches[] = {"--ignore-memory", "--force", "--time
 /* Parses the arguments of `run` (or `memory`, which takes the same); returns 1 when help was
  * printed, 0 to go on, -1 on error. */
 static int parse_run(int argc, char **argv, const char *command, const char *usage_text,
-                     run_args *a, ts_err *err) {
+                     const char *const *options, const char *const *switches, run_args *a,
+                     ts_err *err) {
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->fidelity = TS_FIDELITY_AGGREGATE;
   ts_overrides *ov = &a->ov;
-  ts_cli cli = {argc, argv, 0, command, run_options, run_switches};
+  ts_cli cli = {argc, argv, 0, command, options, switches};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
     if (item < 0)
@@ -248,7 +249,7 @@ static int check_fit(const ts_workload *wl, const ts_platform *pf, ts_err *err) 
 static int cmd_run(int argc, char **argv) {
   ts_err err = {0};
   run_args a;
-  int rc = parse_run(argc, argv, "run", run_usage, &a, &err);
+  int rc = parse_run(argc, argv, "run", run_usage, run_options, run_switches, &a, &err);
   if (rc == 1)
     return 0;
   static ts_platform pf;
@@ -380,7 +381,19 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
 static int cmd_memory(int argc, char **argv) {
   ts_err err = {0};
   run_args a;
-  int rc = parse_run(argc, argv, "memory", memory_usage, &a, &err);
+  static const char *const options[] = {"--platform",
+                                        "--gpus",
+                                        "--tp",
+                                        "--pp",
+                                        "--dp",
+                                        "--micro-batch-size",
+                                        "--global-batch-size",
+                                        "--schedule",
+                                        "--recompute",
+                                        "--zero-stage",
+                                        NULL};
+  static const char *const switches[] = {"--sequence-parallel", NULL};
+  int rc = parse_run(argc, argv, "memory", memory_usage, options, switches, &a, &err);
   if (rc == 1)
     return 0;
   static ts_platform pf;
