@@ -37,9 +37,10 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
           info->gpu_model);
   fprintf(out,
           "layout: TP %ld x PP %ld x DP %ld, %s, %ld microbatches of %ld per pipeline, "
-          "recompute %s, ZeRO-%d, fidelity %s\n\n",
+          "recompute %s, ZeRO-%d, fidelity %s, placement %s\n\n",
           wl->tp, wl->pp, wl->dp, ts_schedule_names[wl->schedule], ts_workload_microbatches(wl),
-          wl->micro_batch, ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity);
+          wl->micro_batch, ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity,
+          info->placement);
   fprintf(out, "  %-34s %12.4f s\n", "iteration time", m->iteration_s);
   fprintf(out, "  %-34s %12.0f tokens/s\n", "throughput", m->tokens_per_s);
   fprintf(out, "  %-34s %12.1f TFLOPS/GPU  MFU %5.2f%%\n", "model FLOPs", m->model_tflops_per_gpu,
@@ -158,6 +159,10 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "zero_stage", wl->zero_stage, &k);
   json_bool(f, 4, "flash_attention", wl->flash_attention, &k);
   json_str(f, 4, "precision", ts_precision_names[wl->precision], &k);
+  json_bool(f, 4, "sequence_parallel", wl->sequence_parallel, &k);
+  json_str(f, 4, "placement", info->placement, &k);
+  if (info->seed >= 0)
+    json_long(f, 4, "seed", info->seed, &k);
   fputs("\n  }", f);
   json_str(f, 2, "fidelity", info->fidelity, &first);
   json_key(f, 2, "metrics", &first);

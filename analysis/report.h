@@ -16,6 +16,8 @@ typedef struct ts_run_info {
   const char *platform_name;
   const char *gpu_model;
   const char *fidelity;
+  const char *placement; /* "contiguous", "spread", "random" */
+  long seed; /* of a random placement; -1 otherwise */
   long n_events, n_transfers, n_links, n_routes;
 } ts_run_info;
 

@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "engine.h"
+#include "placement.h"
 #include "platform.h"
 #include "platform_cmd.h"
 
@@ -71,6 +72,10 @@ static const char run_usage[] =
     "  --timeline-ranks WHICH     ranks in the timeline: pipeline (default: tp 0 of data-\n"
     "                             parallel replica 0, every stage), replica (all of replica\n"
     "                             0), all, or a list of ranks such as 0,8,16\n"
+    "  --placement contiguous|spread|random\n"
+    "                             which nodes the job gets: the first ones (default), round\n"
+    "                             robin over the dragonfly groups, or drawn at random (a busy\n"
+    "                             machine; --seed N, default 1)\n"
     "  --force                    run even when the job looks too big for this machine\n"
     "                             (more than 1e9 events, or a route table over a quarter\n"
     "                             of its memory)\n"
@@ -85,6 +90,8 @@ typedef struct run_args {
   bool is_forced;
   bool is_timeline;
   const char *timeline_ranks;
+  ts_placement placement;
+  long seed;
   ts_overrides ov;
 } run_args;
 
@@ -101,6 +108,8 @@ static const char *const run_options[] = {"--platform",
                                           "--fidelity",
                                           "--out",
                                           "--timeline-ranks",
+                                          "--placement",
+                                          "--seed",
                                           NULL};
 static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline",
                                            "--sequence-parallel", NULL};
@@ -115,6 +124,7 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->fidelity = TS_FIDELITY_AGGREGATE;
+  a->seed = 1;
   ts_overrides *ov = &a->ov;
   ts_cli cli = {argc, argv, 0, command, options, switches};
   const char *flag = NULL, *value = NULL;
@@ -142,6 +152,11 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
       ov->is_sequence_parallel_set = true;
     } else if (strcmp(flag, "--timeline-ranks") == 0) {
       a->timeline_ranks = value;
+    } else if (strcmp(flag, "--placement") == 0) {
+      rc = ts_cli_choice(flag, value, ts_placement_names, &choice, err);
+      a->placement = (ts_placement)choice;
+    } else if (strcmp(flag, "--seed") == 0) {
+      rc = ts_cli_count(flag, value, 0, MAX_COUNT, &a->seed, err);
     } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
     } else if (strcmp(flag, "--out") == 0) {
@@ -301,6 +316,13 @@ static int cmd_run(int argc, char **argv) {
     ts_job_fini(&job);
     return EXIT_INPUT;
   }
+  job.rank_gpu = ts_placement_gpus(&pf, a.placement, (uint64_t)a.seed, job.n_ranks);
+  if (job.rank_gpu == NULL) {
+    fprintf(stderr, "trainsim: error: --placement: platform '%s' has too few nodes for %s\n",
+            pf.name, ts_placement_names[a.placement]);
+    ts_job_fini(&job);
+    return EXIT_INPUT;
+  }
   bool *traced = NULL;
   if (a.is_timeline) {
     traced = traced_ranks(&wl, a.timeline_ranks, &err);
@@ -331,9 +353,15 @@ static int cmd_run(int argc, char **argv) {
   free(traced);
   ts_metrics m;
   ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, &sim, &m);
-  ts_run_info info = {pf.name,      pf.gpu.model,    ts_fidelity_names[a.fidelity],
-                      sim.n_events, sim.n_transfers, sim.n_links,
-                      sim.n_routes};
+  ts_run_info info = {.platform_name = pf.name,
+                      .gpu_model = pf.gpu.model,
+                      .fidelity = ts_fidelity_names[a.fidelity],
+                      .placement = ts_placement_names[a.placement],
+                      .seed = a.placement == TS_PLACEMENT_RANDOM ? a.seed : -1,
+                      .n_events = sim.n_events,
+                      .n_transfers = sim.n_transfers,
+                      .n_links = sim.n_links,
+                      .n_routes = sim.n_routes};
   ts_report_summary(stdout, &wl, &info, &m);
   rc = ts_report_write_json(a.out_dir, &wl, &info, &m, &err);
   if (rc == 0 && a.is_timeline)

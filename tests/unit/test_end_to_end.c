@@ -136,7 +136,9 @@ static void test_help_lists_every_flag(void **state) {
                                       "--force",
                                       "--timeline",
                                       "--timeline-ranks",
-                                      "--sequence-parallel"};
+                                      "--sequence-parallel",
+                                      "--placement",
+                                      "--seed"};
   for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
     if (strstr(r.out, flags[i]) == NULL)
       fail_msg("run --help does not document %s", flags[i]);
