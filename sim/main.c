@@ -61,8 +61,9 @@ static const char run_usage[] =
     "  --sequence-parallel        Megatron sequence parallelism: layer norms and dropouts\n"
     "                             on s/tp of the sequence, each TP all-reduce a reduce-\n"
     "                             scatter and an all-gather (parallelism.sequence_parallel)\n"
-    "  --zero-stage 0|1           0: all-reduce gradients; 1: shard optimizer states\n"
-    "                             (reduce-scatter gradients, all-gather weights)\n"
+    "  --zero-stage 0|1|2         0: all-reduce gradients; 1: shard optimizer states\n"
+    "                             (reduce-scatter gradients, all-gather weights); 2: shard\n"
+    "                             gradients too (needs --pp 1, as in DeepSpeed)\n"
     "  --fidelity aggregate|flow  collective transfers: one per rank and collective\n"
     "                             (aggregate, default) or one per ring step (flow)\n"
     "  --out DIR                  output directory (default: trainsim-out)\n"
@@ -180,7 +181,7 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
       rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->global_batch, err);
       ov->is_global_batch_set = true;
     } else if (strcmp(flag, "--zero-stage") == 0) {
-      static const char *const stages[] = {"0", "1", NULL};
+      static const char *const stages[] = {"0", "1", "2", NULL};
       rc = ts_cli_choice(flag, value, stages, &choice, err);
       ov->zero_stage = choice;
       ov->is_zero_stage_set = true;
@@ -403,7 +404,10 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
          wl->precision == TS_PREC_FP32 ? "8 Adam moments" : "4 fp32 master weight + 8 Adam moments",
          per_param * params / 1e12);
   printf("  held by this layout's %ld GPUs (replicas%s): %.3g TB\n", wl->n_gpus,
-         wl->zero_stage >= 1 ? ", optimizer sharded by ZeRO-1" : "", held / 1e12);
+         wl->zero_stage >= 2   ? ", gradients and optimizer sharded by ZeRO-2"
+         : wl->zero_stage >= 1 ? ", optimizer sharded by ZeRO-1"
+                               : "",
+         held / 1e12);
 }
 
 static int cmd_memory(int argc, char **argv) {

@@ -26,7 +26,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   bool low_precision = wl->precision != TS_PREC_FP32;
   double shard = wl->zero_stage >= 1 ? (double)wl->dp : 1.0;
   out->bytes[TS_MEM_WEIGHTS] = params * ts_cost_elem_bytes(wl->precision);
-  out->bytes[TS_MEM_GRADIENTS] = params * 4.0;
+  out->bytes[TS_MEM_GRADIENTS] = params * 4.0 / (wl->zero_stage >= 2 ? (double)wl->dp : 1.0);
   out->bytes[TS_MEM_OPTIMIZER] = params * (low_precision ? 12.0 : 8.0) / shard;
 
   long micro = ts_workload_microbatches(wl);

@@ -3,7 +3,8 @@
  * Model states (per parameter held by the rank; Megatron-LM's distributed-optimizer table:
  * bf16/fp16 weights with fp32 gradients are 2 + 4 + 12 = 18 B, and ZeRO-1 / the distributed
  * optimizer shards the 12 B of fp32 master weight, momentum and variance over the d
- * data-parallel ranks: 6 + 12/d; Rajbhandari et al., SC'20). fp32 training keeps no master
+ * data-parallel ranks: 6 + 12/d; ZeRO-2 shards the gradients too: 2 + 16/d; Rajbhandari et
+ * al., SC'20). fp32 training keeps no master
  * copy: 4 + 4 + 8.
  *
  * Activations per layer and microbatch (Korthikanti et al. 2022, Table 2, tensor parallel t):

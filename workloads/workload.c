@@ -136,10 +136,11 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
       get_long(r, p, "parallelism", "data", false, 1, &wl->dp, &l->dp) != 0)
     return -1;
   long zero = 0;
-  int rc = ts_doc_get_long(r->doc, p, "zero_stage", 0, 1, &zero, r->err);
+  int rc = ts_doc_get_long(r->doc, p, "zero_stage", 0, 2, &zero, r->err);
   if (rc < 0)
     return -1;
   wl->zero_stage = (int)zero;
+  l->zero_stage = rc == 1 ? here(r, p, "zero_stage") : l->tp;
   int sched = TS_SCHED_1F1B, rec = TS_RECOMPUTE_NONE;
   if (ts_doc_get_enum(r->doc, p, "schedule", ts_schedule_names, &sched, r->err) < 0 ||
       ts_doc_get_enum(r->doc, p, "recompute", ts_recompute_names, &rec, r->err) < 0)
@@ -271,6 +272,11 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
   if (m->ffn_hidden % wl->tp != 0)
     return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide ffn_hidden_size (%ld)",
                      wl->tp, m->ffn_hidden);
+  if (wl->zero_stage >= 2 && wl->pp > 1)
+    return ts_err_at(err, l->zero_stage,
+                     "ZeRO-%d shards gradients over data-parallel ranks, which DeepSpeed does "
+                     "not support with pipeline parallelism (pipeline %ld); use ZeRO-1",
+                     wl->zero_stage, wl->pp);
   if (wl->sequence_parallel && m->seq % wl->tp != 0)
     return ts_err_at(err, l->sequence_parallel,
                      "sequence parallelism splits seq_length (%ld) over tensor parallelism "

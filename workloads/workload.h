@@ -54,7 +54,7 @@ typedef struct ts_workload {
   double train_tokens; /* 0 = not given */
   long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
   long n_gpus; /* 0 until resolved */
-  int zero_stage; /* 0 or 1 */
+  int zero_stage; /* 0, 1 (optimizer states sharded) or 2 (gradients too; pp = 1) */
   ts_schedule_kind schedule;
   ts_recompute recompute;
   bool flash_attention;

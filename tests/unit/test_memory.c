@@ -50,6 +50,12 @@ static void test_stage_memory(void **state) {
   wl.zero_stage = 1;
   ts_memory_stage(&wl, 1, &m1);
   assert_rel(m1.bytes[TS_MEM_OPTIMIZER], 12 * p1 / 8, 1e-12); /* 6 + 12/d */
+  assert_rel(m1.bytes[TS_MEM_GRADIENTS], 4 * p1, 1e-12);
+  wl.zero_stage = 2; /* 2 + 16/d */
+  ts_memory_stage(&wl, 1, &m1);
+  assert_rel(m1.bytes[TS_MEM_GRADIENTS], 4 * p1 / 8, 1e-12);
+  assert_rel(m1.bytes[TS_MEM_OPTIMIZER], 12 * p1 / 8, 1e-12);
+  wl.zero_stage = 1;
   /* 1F1B: stage i holds p - i microbatches; full recompute keeps 2sbh per layer each, plus
    * one layer's activations while it is recomputed. */
   ts_memory_stage(&wl, 0, &m0);
