@@ -22,7 +22,7 @@ void ts_metrics_memory(const ts_workload *wl, double hbm_bytes, ts_metrics *out)
 }
 
 void ts_metrics_compute(const ts_workload *wl, double peak_flops_per_s, double hbm_bytes,
-                        const ts_sim_result *sim, ts_metrics *out) {
+                        double gpu_power_w, const ts_sim_result *sim, ts_metrics *out) {
   ts_metrics_memory(wl, hbm_bytes, out);
   double n = (double)wl->n_gpus, t = sim->iteration_s;
   out->iteration_s = t;
@@ -43,6 +43,9 @@ void ts_metrics_compute(const ts_workload *wl, double peak_flops_per_s, double h
     out->train_s = wl->train_tokens / out->tokens_per_s;
     out->train_gpu_hours = out->train_s / 3600.0 * n;
   }
+  out->gpu_power_w = gpu_power_w;
+  out->iteration_energy_j = n * gpu_power_w * t;
+  out->train_energy_j = n * gpu_power_w * out->train_s;
 
   out->stage_breakdown_s = calloc((size_t)(wl->pp * TS_CAT_COUNT), sizeof(double));
   TS_ASSERT(out->stage_breakdown_s != NULL);

@@ -8,6 +8,7 @@
  *   Megatron TFLOPS = Megatron-DeepSpeed's formula (the Frontier paper's "% of peak")
  *   time to train   = training.train_tokens / tokens/s, when the workload gives it; GPU-hours
  *                     = that x GPUs
+ *   GPU energy      = GPUs x the platform's GPU power x time (GPUs only, at that power)
  * Breakdown: the mean over ranks of each category; per stage, the mean over its ranks.
  */
 #ifndef TS_METRICS_H
@@ -27,6 +28,8 @@ typedef struct ts_metrics {
   double model_tflops_per_gpu, hardware_tflops_per_gpu, megatron_tflops_per_gpu;
   double mfu, hfu, megatron_fraction_of_peak;
   double train_s, train_gpu_hours; /* 0 when the workload gives no train_tokens */
+  double gpu_power_w; /* per GPU; 0 when the platform gives none */
+  double iteration_energy_j, train_energy_j;
   double breakdown_s[TS_CAT_COUNT]; /* mean over ranks */
   long n_stages;
   double *stage_breakdown_s; /* [stage * TS_CAT_COUNT + category] */
@@ -39,7 +42,7 @@ typedef struct ts_metrics {
 /* Computes metrics of a simulated iteration; peak is the GPU's flop/s at the workload's
  * precision. Free with ts_metrics_fini. */
 void ts_metrics_compute(const ts_workload *wl, double peak_flops_per_s, double hbm_bytes,
-                        const ts_sim_result *sim, ts_metrics *out);
+                        double gpu_power_w, const ts_sim_result *sim, ts_metrics *out);
 /* Memory only (no simulation): stage footprints, peak stage and the verdict. */
 void ts_metrics_memory(const ts_workload *wl, double hbm_bytes, ts_metrics *out);
 void ts_metrics_fini(ts_metrics *m);

@@ -54,6 +54,14 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   if (m->train_s > 0)
     fprintf(out, "  %-34s %12.1f days, %.3g GPU-hours (%.3g tokens)\n", "time to train",
             m->train_s / 86400.0, m->train_gpu_hours, wl->train_tokens);
+  if (m->gpu_power_w > 0) {
+    char label[64];
+    snprintf(label, sizeof label, "GPU energy (%.0f W per GPU)", m->gpu_power_w);
+    fprintf(out, "  %-34s %12.3g kWh per iteration", label, m->iteration_energy_j / 3.6e6);
+    if (m->train_s > 0)
+      fprintf(out, ", %.3g MWh to train", m->train_energy_j / 3.6e9);
+    fputc('\n', out);
+  }
   fputc('\n', out);
   fprintf(out, "time breakdown, mean over ranks (s and share of the iteration)\n");
   for (int c = 0; c < TS_CAT_COUNT; c++)
@@ -180,10 +188,16 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_num(f, 4, "mfu", m->mfu, &k);
   json_num(f, 4, "hfu", m->hfu, &k);
   json_num(f, 4, "megatron_fraction_of_peak", m->megatron_fraction_of_peak, &k);
+  if (m->gpu_power_w > 0) {
+    json_num(f, 4, "gpu_power_w", m->gpu_power_w, &k);
+    json_num(f, 4, "iteration_gpu_energy_j", m->iteration_energy_j, &k);
+  }
   if (m->train_s > 0) {
     json_num(f, 4, "train_tokens", wl->train_tokens, &k);
     json_num(f, 4, "time_to_train_s", m->train_s, &k);
     json_num(f, 4, "train_gpu_hours", m->train_gpu_hours, &k);
+    if (m->gpu_power_w > 0)
+      json_num(f, 4, "train_gpu_energy_j", m->train_energy_j, &k);
   }
   fputs("\n  }", f);
   json_key(f, 2, "breakdown_s", &first);

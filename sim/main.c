@@ -353,7 +353,8 @@ static int cmd_run(int argc, char **argv) {
   }
   free(traced);
   ts_metrics m;
-  ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, &sim, &m);
+  ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, pf.gpu.power_w,
+                     &sim, &m);
   ts_run_info info = {.platform_name = pf.name,
                       .gpu_model = pf.gpu.model,
                       .fidelity = ts_fidelity_names[a.fidelity],

@@ -11,9 +11,9 @@
 
 static const char *const top_keys[] = {"name", "description", "sources", "gpu",
                                        "node", "network",     "nodes",   NULL};
-static const char *const gpu_keys[] = {"model",         "peak",          "hbm_capacity",
-                                       "hbm_bandwidth", "gemm_ceiling",  "gemm_tile",
-                                       "compute_units", "kernel_launch", NULL};
+static const char *const gpu_keys[] = {
+    "model",     "peak",          "hbm_capacity",  "hbm_bandwidth", "gemm_ceiling",
+    "gemm_tile", "compute_units", "kernel_launch", "power",         NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
 static const char *const node_keys[] = {"gpus", "links", "nics", NULL};
 static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
@@ -94,6 +94,8 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
           "gpu", "compute_units", err);
   REQUIRE(ts_doc_get_unit(doc, g, "kernel_launch", TS_UNITS_TIME, true, &gpu->kernel_launch_s, err),
           doc, g, "gpu", "kernel_launch", err);
+  if (ts_doc_get_unit(doc, g, "power", TS_UNITS_POWER, false, &gpu->power_w, err) < 0)
+    return -1;
   return 0;
 }
 

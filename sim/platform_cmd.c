@@ -126,7 +126,10 @@ static void show(const ts_platform *pf) {
   for (int p = 0; p < TS_PREC_COUNT; p++)
     if (g->peak_flops_per_s[p] > 0)
       printf(" %s %.1f", ts_precision_names[p], g->peak_flops_per_s[p] / 1e12);
-  printf(" TFLOPS; HBM %.1f GiB at %.0f GB/s\n", g->hbm_bytes / 1073741824.0, g->hbm_Bps / 1e9);
+  printf(" TFLOPS; HBM %.1f GiB at %.0f GB/s", g->hbm_bytes / 1073741824.0, g->hbm_Bps / 1e9);
+  if (g->power_w > 0)
+    printf("; %.0f W", g->power_w);
+  printf("\n");
   printf("     GEMM ceiling %.1f%% of peak, tiles %ld x %ld on %ld compute units; kernel launch "
          "%.1f us\n",
          100 * g->gemm_ceiling, g->gemm_tile_m, g->gemm_tile_n, g->n_compute_units,

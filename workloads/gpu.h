@@ -27,6 +27,7 @@ typedef struct ts_gpu {
   long gemm_tile_n;
   long n_compute_units; /* workgroups that run at once (one per CU) */
   double kernel_launch_s; /* fixed cost per kernel */
+  double power_w; /* board power while training (0 = not given): energy figures */
 } ts_gpu;
 
 #endif

@@ -19,6 +19,7 @@ static const unit_suffix flop_units[] = {
     {"FLOPS", 1.0}, {"flops", 1.0}, {"f", 1.0}, {"F", 1.0}, {NULL, 0}};
 /* Sub-second units divide (350 / 1e9 rounds exactly as the literal 350e-9; 350 * 1e-9 does
  * not): their factor is stored negated, as a divisor. */
+static const unit_suffix power_units[] = {{"W", 1.0}, {NULL, 0}};
 static const unit_suffix time_units[] = {
     {"s", 1.0}, {"ms", -1e3}, {"us", -1e6}, {"ns", -1e9}, {NULL, 0}};
 
@@ -46,6 +47,8 @@ const char *ts_units_expected(ts_unit_kind kind) {
     return "a flop rate such as '191.5Tf'";
   case TS_UNITS_TIME:
     return "a duration such as '2us'";
+  case TS_UNITS_POWER:
+    return "a power such as '250W'";
   }
   return "a quantity";
 }
@@ -55,6 +58,7 @@ static int match_suffix(const char *rest, ts_unit_kind kind, double *factor) {
   const unit_suffix *dims = kind == TS_UNITS_BYTES       ? bytes_units
                             : kind == TS_UNITS_BANDWIDTH ? bw_units
                             : kind == TS_UNITS_FLOP_RATE ? flop_units
+                            : kind == TS_UNITS_POWER     ? power_units
                                                          : time_units;
   if (kind == TS_UNITS_TIME) {
     for (const unit_suffix *d = dims; d->text != NULL; d++)

@@ -6,6 +6,7 @@
  *   bandwidth  "25GBps", "25GB/s", "200Gbps", "200Gb/s"   (b = bit, B = byte)
  *   flop rate  "191.5Tf", "191.5TFLOPS", "47.9Tflops"
  *   time       "2us", "1.5ms", "350ns", "1s"
+ *   power      "250W", "1.5kW"
  * Decimal prefixes k M G T P are powers of 1000; binary prefixes Ki Mi Gi Ti Pi of 1024.
  * Numbers must be finite and >= 0; nan, inf, hex and signs other than none are refused.
  */
@@ -17,6 +18,7 @@ typedef enum ts_unit_kind {
   TS_UNITS_BANDWIDTH,
   TS_UNITS_FLOP_RATE,
   TS_UNITS_TIME,
+  TS_UNITS_POWER,
 } ts_unit_kind;
 
 /* Parses text as a quantity of the given kind into *out (SI base units). Returns 0 on success;

@@ -36,7 +36,7 @@ static void test_definitions(void **state) {
   ts_sim_result sim;
   synthetic(&wl, &sim);
   ts_metrics m;
-  ts_metrics_compute(&wl, 100e12, 64e9, &sim, &m);
+  ts_metrics_compute(&wl, 100e12, 64e9, 300, &sim, &m);
   assert_rel(m.tokens_per_s, 8.0 * 512 / 2.0, 1e-15);
   assert_rel(m.model_tflops_per_gpu, ts_cost_model_flops(&wl) / 2.0 / 4 / 1e12, 1e-15);
   assert_rel(m.mfu, m.model_tflops_per_gpu * 1e12 / 100e12, 1e-15);
@@ -51,9 +51,11 @@ static void test_definitions(void **state) {
   assert_true(m.train_s == 0); /* no train_tokens: no time to train */
   ts_metrics_fini(&m);
   wl.train_tokens = 4096e6; /* 1e6 iterations of 8 x 512 tokens, 2 s each */
-  ts_metrics_compute(&wl, 100e12, 64e9, &sim, &m);
+  ts_metrics_compute(&wl, 100e12, 64e9, 300, &sim, &m);
   assert_rel(m.train_s, 2e6, 1e-15);
   assert_rel(m.train_gpu_hours, 2e6 / 3600 * 4, 1e-15);
+  assert_rel(m.iteration_energy_j, 4 * 300 * 2.0, 1e-15); /* 4 GPUs x 300 W x 2 s */
+  assert_rel(m.train_energy_j, 4 * 300 * 2e6, 1e-15);
 
   char dir[] = "/tmp/trainsim-metrics-XXXXXX";
   assert_non_null(mkdtemp(dir));

@@ -58,6 +58,9 @@ static void test_flops_and_time(void **state) {
   refuse("2 us", TS_UNITS_TIME);
   refuse("2Gus", TS_UNITS_TIME);
   refuse("infTf", TS_UNITS_FLOP_RATE);
+  assert_true(parse_ok("250W", TS_UNITS_POWER) == 250);
+  assert_true(parse_ok("1.5kW", TS_UNITS_POWER) == 1500);
+  refuse("250", TS_UNITS_POWER);
   refuse("1e999Tf", TS_UNITS_FLOP_RATE);
 }
 
