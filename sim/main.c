@@ -21,6 +21,7 @@
 #include "placement.h"
 #include "platform.h"
 #include "platform_cmd.h"
+#include "scale.h"
 
 #define EXIT_INPUT 2
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -33,6 +34,8 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  run WORKLOAD [options]   simulate one training iteration and report it\n"
+    "  scale WORKLOAD --gpus N1,N2,... --weak|--strong\n"
+    "                           a scaling study with efficiencies (scale.csv)\n"
     "  memory WORKLOAD          memory per GPU by stage, and the fewest GPUs that fit\n"
     "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
     "  platform check|show [FILE]\n"
@@ -481,13 +484,16 @@ int main(int argc, char **argv) {
     return cmd_run(argc - 2, argv + 2);
   if (strcmp(argv[1], "memory") == 0)
     return cmd_memory(argc - 2, argv + 2);
+  if (strcmp(argv[1], "scale") == 0)
+    return ts_scale_main(argc - 2, argv + 2);
   if (strcmp(argv[1], "bench") == 0)
     return ts_bench_main(argc - 2, argv + 2);
   if (strcmp(argv[1], "platform") == 0)
     return ts_platform_main(argc - 2, argv + 2);
-  fprintf(stderr,
-          "trainsim: error: unknown command '%s' (commands: run, memory, bench, platform; see "
-          "'trainsim --help')\n",
-          argv[1]);
+  fprintf(
+      stderr,
+      "trainsim: error: unknown command '%s' (commands: run, scale, memory, bench, platform; see "
+      "'trainsim --help')\n",
+      argv[1]);
   return EXIT_INPUT;
 }

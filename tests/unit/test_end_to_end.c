@@ -246,6 +246,47 @@ static void test_memory_command(void **state) {
   spawn_free(&r);
 }
 
+/* A strong-scaling study: scale.csv has one row per point, the batch stays, efficiency is
+ * computed from the rows' own times; a rerun reuses the points and writes the same file. */
+static void test_scale(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[256], path[600];
+  assert_non_null(mkdtemp(dir));
+  snprintf(args, sizeof args, "scale tests/data/good/tiny.yaml --gpus 8,16,32 --strong --out %s",
+           dir);
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_free(&r);
+  snprintf(path, sizeof path, "%s/scale.csv", dir);
+  char *csv = read_file(path, NULL);
+  assert_non_null(csv);
+  long gpus[3], batch[3];
+  double t[3], eff[3];
+  char *line = strchr(strchr(csv, '\n') + 1, '\n') + 1; /* past the comment and the header */
+  for (int i = 0; i < 3; i++) {
+    long tp, pp, dp;
+    double tok, tf, mp, mfu, gib;
+    assert_int_equal(sscanf(line, "%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &gpus[i], &tp,
+                            &pp, &dp, &batch[i], &t[i], &tok, &tf, &mp, &mfu, &eff[i], &gib),
+                     12);
+    assert_int_equal(gpus[i], 8L << i);
+    assert_int_equal(batch[i], 32);
+    assert_rel(eff[i], (t[0] * 8) / (t[i] * (double)gpus[i]), 1e-9);
+    line = strchr(line, '\n') + 1;
+  }
+  assert_true(t[2] < t[0]); /* more GPUs, same batch: faster */
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  spawn_free(&r);
+  char *again = read_file(path, NULL);
+  assert_string_equal(csv, again);
+  free(again);
+  free(csv);
+  unlink(path);
+  rmdir(dir);
+}
+
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
 static void test_bench_deterministic(void **state) {
   (void)state;
@@ -280,6 +321,7 @@ int main(void) {
                                      cmocka_unit_test(test_platform_show),
                                      cmocka_unit_test(test_bench_deterministic),
                                      cmocka_unit_test(test_timeline),
-                                     cmocka_unit_test(test_memory_command)};
+                                     cmocka_unit_test(test_memory_command),
+                                     cmocka_unit_test(test_scale)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

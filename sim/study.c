@@ -1,0 +1,101 @@
+/* study: see study.h. */
+#include "study.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../analysis/metrics.h"
+#include "../workloads/schedule.h"
+
+/* Events beyond which a study point is refused (as `run` does without --force). */
+#define STUDY_MAX_EVENTS 1e9
+
+typedef struct child_reply {
+  int rc;
+  ts_point point;
+  ts_err err;
+} child_reply;
+
+static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
+                     child_reply *reply) {
+  ts_metrics mem;
+  ts_metrics_memory(wl, pf->gpu.hbm_bytes, &mem);
+  double peak = mem.stage_memory[mem.peak_memory_stage].total_bytes;
+  bool fits = mem.is_memory_ok;
+  long stage = mem.peak_memory_stage;
+  ts_metrics_fini(&mem);
+  if (!fits) {
+    reply->rc = ts_err_plain(&reply->err,
+                             "out of memory: pipeline stage %ld needs %.2f GiB per GPU, the GPU "
+                             "has %.2f GiB",
+                             stage, peak / 1073741824.0, pf->gpu.hbm_bytes / 1073741824.0);
+    return;
+  }
+  ts_job job;
+  if (ts_schedule_build(wl, &pf->gpu, &job, &reply->err) != 0) {
+    reply->rc = -1;
+    return;
+  }
+  double events = ts_engine_count_events(&job, NULL);
+  ts_sim_result sim;
+  ts_engine_opts opts = {.fidelity = fidelity};
+  if (events > STUDY_MAX_EVENTS) {
+    reply->rc = ts_err_plain(&reply->err, "%.3g events, more than the %.0e a study point may have",
+                             events, STUDY_MAX_EVENTS);
+  } else if (ts_engine_run(pf, &job, &opts, &sim, &reply->err) != 0) {
+    reply->rc = -1;
+  } else {
+    ts_metrics m;
+    ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
+                       pf->gpu.power_w, &sim, &m);
+    reply->point = (ts_point){
+        m.iteration_s, m.tokens_per_s, m.model_tflops_per_gpu, m.megatron_fraction_of_peak, m.mfu,
+        peak};
+    reply->rc = 0;
+    ts_metrics_fini(&m);
+    ts_sim_result_fini(&sim);
+  }
+  ts_job_fini(&job);
+}
+
+int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
+                   ts_point *out, ts_err *err) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return ts_err_plain(err, "cannot create a pipe for a study point");
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return ts_err_plain(err, "cannot fork a study point");
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    child_reply reply;
+    memset(&reply, 0, sizeof reply);
+    simulate(pf, wl, fidelity, &reply);
+    ssize_t n = write(fds[1], &reply, sizeof reply);
+    _exit(n == (ssize_t)sizeof reply ? 0 : 1);
+  }
+  close(fds[1]);
+  child_reply reply;
+  ssize_t got = 0;
+  for (ssize_t n; got < (ssize_t)sizeof reply &&
+                  (n = read(fds[0], (char *)&reply + got, sizeof reply - (size_t)got)) > 0;)
+    got += n;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != (ssize_t)sizeof reply || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return ts_err_plain(err, "the simulation of %ld GPUs ended without a result (status %d)",
+                        wl->n_gpus, status);
+  if (reply.rc != 0) {
+    *err = reply.err;
+    return -1;
+  }
+  *out = reply.point;
+  return 0;
+}
