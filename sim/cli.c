@@ -93,6 +93,45 @@ int ts_cli_bytes(const char *flag, const char *text, double *out, ts_err *err) {
   return 0;
 }
 
+int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_err *err) {
+  static const char *const stages[] = {"0", "1", "2", NULL};
+  const long max = 100000000;
+  int choice = 0, rc = 0;
+  if (strcmp(flag, "--sequence-parallel") == 0) {
+    ov->is_sequence_parallel_set = true;
+  } else if (strcmp(flag, "--tp") == 0) {
+    rc = ts_cli_count(flag, value, 1, max, &ov->tp, err);
+    ov->is_tp_set = true;
+  } else if (strcmp(flag, "--pp") == 0) {
+    rc = ts_cli_count(flag, value, 1, max, &ov->pp, err);
+    ov->is_pp_set = true;
+  } else if (strcmp(flag, "--dp") == 0) {
+    rc = ts_cli_count(flag, value, 1, max, &ov->dp, err);
+    ov->is_dp_set = true;
+  } else if (strcmp(flag, "--micro-batch-size") == 0) {
+    rc = ts_cli_count(flag, value, 1, max, &ov->micro_batch, err);
+    ov->is_micro_batch_set = true;
+  } else if (strcmp(flag, "--global-batch-size") == 0) {
+    rc = ts_cli_count(flag, value, 1, max, &ov->global_batch, err);
+    ov->is_global_batch_set = true;
+  } else if (strcmp(flag, "--zero-stage") == 0) {
+    rc = ts_cli_choice(flag, value, stages, &choice, err);
+    ov->zero_stage = choice;
+    ov->is_zero_stage_set = true;
+  } else if (strcmp(flag, "--schedule") == 0) {
+    rc = ts_cli_choice(flag, value, ts_schedule_names, &choice, err);
+    ov->schedule = (ts_schedule_kind)choice;
+    ov->is_schedule_set = true;
+  } else if (strcmp(flag, "--recompute") == 0) {
+    rc = ts_cli_choice(flag, value, ts_recompute_names, &choice, err);
+    ov->recompute = (ts_recompute)choice;
+    ov->is_recompute_set = true;
+  } else {
+    return 0;
+  }
+  return rc != 0 ? -1 : 1;
+}
+
 int ts_cli_load_platform(const char *path, ts_platform *pf, ts_err *err) {
   if (path != NULL)
     return ts_platform_load_file(path, pf, err);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "../workloads/err.h"
+#include "../workloads/workload.h"
 #include "platform.h"
 
 typedef struct ts_cli {
@@ -32,6 +33,12 @@ int ts_cli_count(const char *flag, const char *text, long lo, long hi, long *out
 int ts_cli_choice(const char *flag, const char *text, const char *const *names, int *out,
                   ts_err *err);
 int ts_cli_bytes(const char *flag, const char *text, double *out, ts_err *err);
+
+/* Options that override the workload file (--tp, --pp, --dp, --micro-batch-size,
+ * --global-batch-size, --schedule, --recompute, --zero-stage, --sequence-parallel), shared
+ * by the commands that take them: returns 1 when flag is one of them and was stored in *ov,
+ * 0 when it is not one of them, -1 on a bad value. */
+int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_err *err);
 
 /* Loads the platform file at path, or the built-in default when path is NULL. */
 int ts_cli_load_platform(const char *path, ts_platform *pf, ts_err *err);

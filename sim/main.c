@@ -142,7 +142,12 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
       a->workload = value;
       continue;
     }
-    int choice = 0, rc = 0;
+    int choice = 0, rc = ts_cli_override(flag, value, ov, err);
+    if (rc != 0) {
+      if (rc < 0)
+        return -1;
+      continue;
+    }
     if (strcmp(flag, "--help") == 0) {
       fputs(usage_text, stdout);
       return 1;
@@ -152,8 +157,6 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
       a->is_forced = true;
     } else if (strcmp(flag, "--timeline") == 0) {
       a->is_timeline = true;
-    } else if (strcmp(flag, "--sequence-parallel") == 0) {
-      ov->is_sequence_parallel_set = true;
     } else if (strcmp(flag, "--timeline-ranks") == 0) {
       a->timeline_ranks = value;
     } else if (strcmp(flag, "--placement") == 0) {
@@ -168,34 +171,6 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
     } else if (strcmp(flag, "--gpus") == 0) {
       rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->gpus, err);
       ov->is_gpus_set = true;
-    } else if (strcmp(flag, "--tp") == 0) {
-      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->tp, err);
-      ov->is_tp_set = true;
-    } else if (strcmp(flag, "--pp") == 0) {
-      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->pp, err);
-      ov->is_pp_set = true;
-    } else if (strcmp(flag, "--dp") == 0) {
-      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->dp, err);
-      ov->is_dp_set = true;
-    } else if (strcmp(flag, "--micro-batch-size") == 0) {
-      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->micro_batch, err);
-      ov->is_micro_batch_set = true;
-    } else if (strcmp(flag, "--global-batch-size") == 0) {
-      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->global_batch, err);
-      ov->is_global_batch_set = true;
-    } else if (strcmp(flag, "--zero-stage") == 0) {
-      static const char *const stages[] = {"0", "1", "2", NULL};
-      rc = ts_cli_choice(flag, value, stages, &choice, err);
-      ov->zero_stage = choice;
-      ov->is_zero_stage_set = true;
-    } else if (strcmp(flag, "--schedule") == 0) {
-      rc = ts_cli_choice(flag, value, ts_schedule_names, &choice, err);
-      ov->schedule = (ts_schedule_kind)choice;
-      ov->is_schedule_set = true;
-    } else if (strcmp(flag, "--recompute") == 0) {
-      rc = ts_cli_choice(flag, value, ts_recompute_names, &choice, err);
-      ov->recompute = (ts_recompute)choice;
-      ov->is_recompute_set = true;
     } else if (strcmp(flag, "--fidelity") == 0) {
       rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;

@@ -95,39 +95,14 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
       if (a->is_weak >= 0 && a->is_weak != weak)
         return ts_err_plain(err, "give one of --weak and --strong, not both");
       a->is_weak = weak;
-    } else if (strcmp(flag, "--sequence-parallel") == 0) {
-      ov->is_sequence_parallel_set = true;
     } else if (strcmp(flag, "--gpus") == 0) {
       rc = parse_gpus(value, a, err);
     } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
     } else if (strcmp(flag, "--out") == 0) {
       a->out_dir = value;
-    } else if (strcmp(flag, "--tp") == 0) {
-      rc = ts_cli_count(flag, value, 1, 100000000, &ov->tp, err);
-      ov->is_tp_set = true;
-    } else if (strcmp(flag, "--pp") == 0) {
-      rc = ts_cli_count(flag, value, 1, 100000000, &ov->pp, err);
-      ov->is_pp_set = true;
-    } else if (strcmp(flag, "--micro-batch-size") == 0) {
-      rc = ts_cli_count(flag, value, 1, 100000000, &ov->micro_batch, err);
-      ov->is_micro_batch_set = true;
-    } else if (strcmp(flag, "--global-batch-size") == 0) {
-      rc = ts_cli_count(flag, value, 1, 100000000, &ov->global_batch, err);
-      ov->is_global_batch_set = true;
-    } else if (strcmp(flag, "--schedule") == 0) {
-      rc = ts_cli_choice(flag, value, ts_schedule_names, &choice, err);
-      ov->schedule = (ts_schedule_kind)choice;
-      ov->is_schedule_set = true;
-    } else if (strcmp(flag, "--recompute") == 0) {
-      rc = ts_cli_choice(flag, value, ts_recompute_names, &choice, err);
-      ov->recompute = (ts_recompute)choice;
-      ov->is_recompute_set = true;
-    } else if (strcmp(flag, "--zero-stage") == 0) {
-      static const char *const stages[] = {"0", "1", "2", NULL};
-      rc = ts_cli_choice(flag, value, stages, &choice, err);
-      ov->zero_stage = choice;
-      ov->is_zero_stage_set = true;
+    } else if ((rc = ts_cli_override(flag, value, ov, err)) != 0) {
+      rc = rc < 0 ? -1 : 0;
     } else if (strcmp(flag, "--fidelity") == 0) {
       rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;
