@@ -153,12 +153,12 @@ static void write_csv(FILE *f, const void *ctx) {
 
 /* Points a previous run of the same study left in dir/scale.csv. */
 static void reuse_points(const char *dir, table *t) {
-  char path[4096], line[1024];
+  char path[4096], line[2048];
   snprintf(path, sizeof path, "%s/scale.csv", dir);
   FILE *f = fopen(path, "r");
   if (f == NULL)
     return;
-  char first[1024];
+  char first[2048];
   snprintf(first, sizeof first, "# %s\n", t->study);
   if (fgets(line, sizeof line, f) == NULL || strcmp(line, first) != 0 ||
       fgets(line, sizeof line, f) == NULL) {
@@ -235,9 +235,19 @@ int ts_scale_main(int argc, char **argv) {
                       .global_batch = points[i].global_batch};
   }
   t.n_rows = a.n_points;
-  char study[512];
-  snprintf(study, sizeof study, "trainsim scale %s %s on %s, fidelity %s", base.name,
-           a.is_weak ? "weak" : "strong", pf.name, ts_fidelity_names[a.fidelity]);
+  char study[1024];
+  /* Everything a point's result depends on besides its row, so a rerun reuses only points of
+   * the same study. */
+  const ts_workload *w = &points[0];
+  const ts_model *md = &w->model;
+  snprintf(study, sizeof study,
+           "trainsim scale %s %s on %s, fidelity %s, model %ld/%ld/%ld/%ld/%ld/%ld/%ld, %s, "
+           "micro-batch %ld, %s, recompute %s, ZeRO-%d, sequence parallel %d, flash %d",
+           base.name, a.is_weak ? "weak" : "strong", pf.name, ts_fidelity_names[a.fidelity],
+           md->n_layers, md->hidden, md->n_heads, md->n_query_groups, md->seq, md->vocab,
+           md->ffn_hidden, ts_precision_names[w->precision], w->micro_batch,
+           ts_schedule_names[w->schedule], ts_recompute_names[w->recompute], w->zero_stage,
+           w->sequence_parallel, w->flash_attention);
   t.study = study;
   reuse_points(a.out_dir, &t);
 

@@ -282,6 +282,19 @@ static void test_scale(void **state) {
   char *again = read_file(path, NULL);
   assert_string_equal(csv, again);
   free(again);
+  /* A different study (no recomputation) must not reuse those points. */
+  snprintf(args, sizeof args,
+           "scale tests/data/good/tiny.yaml --gpus 8,16,32 --strong --recompute none --out %s",
+           dir);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  spawn_free(&r);
+  char *other = read_file(path, NULL);
+  double t0_other = 0;
+  char *row = strchr(strchr(other, '\n') + 1, '\n') + 1;
+  assert_int_equal(sscanf(row, "%*d,%*d,%*d,%*d,%*d,%lf", &t0_other), 1);
+  assert_true(t0_other < t[0]); /* no recomputation: a faster iteration */
+  free(other);
   free(csv);
   unlink(path);
   rmdir(dir);
