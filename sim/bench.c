@@ -62,7 +62,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   a->min_bytes = 8;
   a->max_bytes = 8.0 * 1073741824.0;
   bool has_op = false;
-  ts_cli cli = {argc, argv, 0, "bench", options, NULL};
+  ts_cli cli = {argc, argv, 0, "bench", options, NULL, false};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
     if (item < 0)

@@ -6,6 +6,11 @@
 
 #include "../workloads/doc.h"
 
+const char *const ts_cli_override_options[] = {
+    "--tp",       "--pp",        "--micro-batch-size", "--global-batch-size",
+    "--schedule", "--recompute", "--zero-stage",       NULL};
+const char *const ts_cli_override_switches[] = {"--sequence-parallel", NULL};
+
 static bool listed(const char *const *names, const char *name) {
   for (const char *const *n = names; n != NULL && *n != NULL; n++)
     if (strcmp(*n, name) == 0)
@@ -28,18 +33,22 @@ int ts_cli_next(ts_cli *cli, const char **flag, const char **value, ts_err *err)
     snprintf(name, sizeof name, "--help");
   *flag = name;
   *value = NULL;
-  if (strcmp(name, "--help") == 0 || listed(cli->switches, name)) {
+  bool overrides = cli->takes_overrides;
+  if (strcmp(name, "--help") == 0 || listed(cli->switches, name) ||
+      (overrides && listed(ts_cli_override_switches, name))) {
     if (eq != NULL)
       return ts_err_plain(err, "%s takes no value", name);
     return TS_CLI_OPTION;
   }
-  if (!listed(cli->options, name)) {
+  if (!listed(cli->options, name) && !(overrides && listed(ts_cli_override_options, name))) {
+    const char *const *lists[] = {cli->options, cli->switches,
+                                  overrides ? ts_cli_override_options : NULL,
+                                  overrides ? ts_cli_override_switches : NULL};
     const char *all[128];
     int n = 0;
-    for (const char *const *o = cli->options; *o != NULL && n < 120; o++)
-      all[n++] = *o;
-    for (const char *const *s = cli->switches; s != NULL && *s != NULL && n < 126; s++)
-      all[n++] = *s;
+    for (int l = 0; l < 4; l++)
+      for (const char *const *o = lists[l]; o != NULL && *o != NULL && n < 127; o++)
+        all[n++] = *o;
     all[n] = NULL;
     const char *hint = ts_did_you_mean(name, all);
     if (hint != NULL)
@@ -105,9 +114,6 @@ int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_er
   } else if (strcmp(flag, "--pp") == 0) {
     rc = ts_cli_count(flag, value, 1, max, &ov->pp, err);
     ov->is_pp_set = true;
-  } else if (strcmp(flag, "--dp") == 0) {
-    rc = ts_cli_count(flag, value, 1, max, &ov->dp, err);
-    ov->is_dp_set = true;
   } else if (strcmp(flag, "--micro-batch-size") == 0) {
     rc = ts_cli_count(flag, value, 1, max, &ov->micro_batch, err);
     ov->is_micro_batch_set = true;

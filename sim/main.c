@@ -99,24 +99,11 @@ typedef struct run_args {
   ts_overrides ov;
 } run_args;
 
-static const char *const run_options[] = {"--platform",
-                                          "--gpus",
-                                          "--tp",
-                                          "--pp",
-                                          "--dp",
-                                          "--micro-batch-size",
-                                          "--global-batch-size",
-                                          "--schedule",
-                                          "--recompute",
-                                          "--zero-stage",
-                                          "--fidelity",
-                                          "--out",
-                                          "--timeline-ranks",
-                                          "--placement",
-                                          "--seed",
-                                          NULL};
-static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline",
-                                           "--sequence-parallel", NULL};
+/* Besides ts_cli_override's options, which every simulating command takes. */
+static const char *const run_options[] = {"--platform",  "--gpus", "--dp",
+                                          "--fidelity",  "--out",  "--timeline-ranks",
+                                          "--placement", "--seed", NULL};
+static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline", NULL};
 
 #define MAX_COUNT 100000000L
 
@@ -130,7 +117,7 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
   a->fidelity = TS_FIDELITY_AGGREGATE;
   a->seed = 1;
   ts_overrides *ov = &a->ov;
-  ts_cli cli = {argc, argv, 0, command, options, switches};
+  ts_cli cli = {argc, argv, 0, command, options, switches, true};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
     if (item < 0)
@@ -171,6 +158,9 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
     } else if (strcmp(flag, "--gpus") == 0) {
       rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->gpus, err);
       ov->is_gpus_set = true;
+    } else if (strcmp(flag, "--dp") == 0) {
+      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->dp, err);
+      ov->is_dp_set = true;
     } else if (strcmp(flag, "--fidelity") == 0) {
       rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;
@@ -392,19 +382,8 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
 static int cmd_memory(int argc, char **argv) {
   ts_err err = {0};
   run_args a;
-  static const char *const options[] = {"--platform",
-                                        "--gpus",
-                                        "--tp",
-                                        "--pp",
-                                        "--dp",
-                                        "--micro-batch-size",
-                                        "--global-batch-size",
-                                        "--schedule",
-                                        "--recompute",
-                                        "--zero-stage",
-                                        NULL};
-  static const char *const switches[] = {"--sequence-parallel", NULL};
-  int rc = parse_run(argc, argv, "memory", memory_usage, options, switches, &a, &err);
+  static const char *const options[] = {"--platform", "--gpus", "--dp", NULL};
+  int rc = parse_run(argc, argv, "memory", memory_usage, options, NULL, &a, &err);
   if (rc == 1)
     return 0;
   static ts_platform pf;

@@ -140,7 +140,7 @@ static void show(const ts_platform *pf) {
 
 int ts_platform_main(int argc, char **argv) {
   ts_err err = {0};
-  ts_cli cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL};
+  ts_cli cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL, false};
   const char *flag = NULL, *value = NULL, *action = NULL, *file = NULL;
   for (int item; (item = ts_cli_next(&cli, &flag, &value, &err)) != TS_CLI_END;) {
     if (item < 0) {

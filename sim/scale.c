@@ -38,19 +38,9 @@ typedef struct scale_args {
   ts_overrides ov;
 } scale_args;
 
-static const char *const options[] = {"--gpus",
-                                      "--platform",
-                                      "--tp",
-                                      "--pp",
-                                      "--micro-batch-size",
-                                      "--global-batch-size",
-                                      "--schedule",
-                                      "--recompute",
-                                      "--zero-stage",
-                                      "--fidelity",
-                                      "--out",
-                                      NULL};
-static const char *const switches[] = {"--weak", "--strong", "--sequence-parallel", NULL};
+/* Besides ts_cli_override's options. */
+static const char *const options[] = {"--gpus", "--platform", "--fidelity", "--out", NULL};
+static const char *const switches[] = {"--weak", "--strong", NULL};
 
 static int parse_gpus(const char *text, scale_args *a, ts_err *err) {
   ts_loc flag = {NULL, 0, 0, "--gpus"};
@@ -76,7 +66,7 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->is_weak = -1;
-  ts_cli cli = {argc, argv, 0, "scale", options, switches};
+  ts_cli cli = {argc, argv, 0, "scale", options, switches, true};
   const char *flag = NULL, *value = NULL;
   ts_overrides *ov = &a->ov;
   for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
