@@ -230,6 +230,14 @@ static int check_fit(const ts_workload *wl, const ts_platform *pf, ts_err *err) 
   return 0;
 }
 
+/* The platform and the resolved workload a command's arguments name, checked together. */
+static int load_inputs(const run_args *a, ts_platform *pf, ts_workload *wl, ts_err *err) {
+  if (ts_cli_load_platform(a->platform, pf, err) != 0 ||
+      ts_workload_load_file(a->workload, wl, err) != 0 || ts_workload_resolve(wl, &a->ov, err) != 0)
+    return -1;
+  return check_fit(wl, pf, err);
+}
+
 static int cmd_run(int argc, char **argv) {
   ts_err err = {0};
   run_args a;
@@ -238,9 +246,7 @@ static int cmd_run(int argc, char **argv) {
     return 0;
   static ts_platform pf;
   ts_workload wl;
-  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0 ||
-      ts_workload_load_file(a.workload, &wl, &err) != 0 ||
-      ts_workload_resolve(&wl, &a.ov, &err) != 0 || check_fit(&wl, &pf, &err) != 0 ||
+  if (rc != 0 || load_inputs(&a, &pf, &wl, &err) != 0 ||
       ts_report_prepare_dir(a.out_dir, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     return EXIT_INPUT;
@@ -388,9 +394,7 @@ static int cmd_memory(int argc, char **argv) {
     return 0;
   static ts_platform pf;
   ts_workload wl;
-  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0 ||
-      ts_workload_load_file(a.workload, &wl, &err) != 0 ||
-      ts_workload_resolve(&wl, &a.ov, &err) != 0 || check_fit(&wl, &pf, &err) != 0) {
+  if (rc != 0 || load_inputs(&a, &pf, &wl, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     return EXIT_INPUT;
   }
