@@ -42,7 +42,7 @@ case "${1:-}" in
     "$BUILD_DIR/trainsim" run workloads/gpt-175b.yaml --gpus 1024 --tp 8 --pp 16
     ;;
   test)
-    install_missing
+    install_missing chromium # renders report.html in tests/report/render.sh
     build
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
     ;;

@@ -16,8 +16,14 @@ typedef struct timeline_ctx {
   const ts_job *job;
   const ts_sim_result *sim;
   int gpus_per_node;
+  const ts_timeline_opts *opts;
   long **steps; /* [stage][block]: microbatch, negative for backward (ts_schedule_order) */
 } timeline_ctx;
+
+static bool is_written(const timeline_ctx *c, long rank) {
+  return c->sim->ranks[rank].spans != NULL &&
+         (c->opts->is_shown == NULL || c->opts->is_shown[rank]);
+}
 
 static void thread_of(const timeline_ctx *c, long rank, enum stream st, long *pid, long *tid) {
   long gpu = ts_job_gpu(c->job, rank);
@@ -83,7 +89,7 @@ static void slice(FILE *f, bool *first, const char *name, const char *cat, doubl
 static void write_metadata(FILE *f, const timeline_ctx *c, bool *first) {
   long last_pid = -1;
   for (long r = 0; r < c->sim->n_ranks; r++) {
-    if (c->sim->ranks[r].spans == NULL)
+    if (!is_written(c, r))
       continue;
     long pid, tid;
     thread_of(c, r, STREAM_COMPUTE, &pid, &tid);
@@ -122,8 +128,12 @@ static void write_trace(FILE *f, const void *ctx) {
   write_metadata(f, c, &first);
   for (long r = 0; r < c->sim->n_ranks; r++) {
     const ts_rank_result *res = &c->sim->ranks[r];
+    if (!is_written(c, r))
+      continue;
     for (long i = 0; i < res->n_spans; i++) {
       const ts_span *sp = &res->spans[i];
+      if (sp->end_s < c->opts->window_start_s || sp->start_s > c->opts->window_end_s)
+        continue;
       const ts_event *ev = &c->job->programs[r].blocks[sp->block].events[sp->event];
       char name[96];
       long pid, tid;
@@ -139,7 +149,7 @@ static void write_trace(FILE *f, const void *ctx) {
       } else { /* a receive, and its send on the sender's pp thread */
         double bubble = sp->sent_s > sp->start_s ? sp->sent_s - sp->start_s : 0;
         long sender = c->job->rank_peer[r * TS_PEERS + ev->peer];
-        bool linked = sender >= 0 && c->sim->ranks[sender].spans != NULL;
+        bool linked = sender >= 0 && is_written(c, sender);
         fprintf(f, ",\"args\":{\"bytes\":%.0f,\"from_rank\":%ld,\"bubble_us\":%.3f}", ev->bytes,
                 sender, bubble * 1e6);
         if (linked)
@@ -162,9 +172,10 @@ static void write_trace(FILE *f, const void *ctx) {
 }
 
 int ts_timeline_write(const char *dir, const ts_workload *wl, const ts_job *job,
-                      const ts_sim_result *sim, int gpus_per_node, ts_err *err) {
+                      const ts_sim_result *sim, int gpus_per_node, const ts_timeline_opts *opts,
+                      ts_err *err) {
   long m = ts_workload_microbatches(wl);
-  timeline_ctx c = {wl, job, sim, gpus_per_node, calloc((size_t)wl->pp, sizeof(long *))};
+  timeline_ctx c = {wl, job, sim, gpus_per_node, opts, calloc((size_t)wl->pp, sizeof(long *))};
   TS_ASSERT(c.steps != NULL);
   for (long s = 0; s < wl->pp; s++) {
     c.steps[s] = calloc((size_t)(2 * m), sizeof(long));

@@ -2,10 +2,12 @@
  * 0 success, 2 input error (bad file, flag or layout, or a model that does not fit), 1 other
  * failures (cannot write results). */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analysis/html.h"
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
 #include "../analysis/timeline.h"
@@ -75,7 +77,13 @@ static const char run_usage[] =
     "                             ui.perfetto.dev or chrome://tracing)\n"
     "  --timeline-ranks WHICH     ranks in the timeline: pipeline (default: tp 0 of data-\n"
     "                             parallel replica 0, every stage), replica (all of replica\n"
-    "                             0), all, or a list of ranks such as 0,8,16\n"
+    "                             0), all, or a list of ranks and nodes such as\n"
+    "                             0,8,node:3 (node:N = every rank placed on node N)\n"
+    "  --timeline-window T0:T1    only spans that overlap simulated times T0 to T1, e.g.\n"
+    "                             10s:12.5s or 0s:500ms (default: the whole iteration)\n"
+    "  --report                   also write report.html: summary, time breakdown, a Gantt\n"
+    "                             chart of the pipeline of replica 0, memory per stage and\n"
+    "                             the definitions (self-contained: open it in a browser)\n"
     "  --placement contiguous|spread|random\n"
     "                             which nodes the job gets: the first ones (default), round\n"
     "                             robin over the dragonfly groups, or drawn at random (a busy\n"
@@ -93,19 +101,42 @@ typedef struct run_args {
   bool ignore_memory;
   bool is_forced;
   bool is_timeline;
+  bool is_report;
   const char *timeline_ranks;
+  double window_start_s, window_end_s; /* --timeline-window; end INFINITY when not given */
   ts_placement placement;
   long seed;
   ts_overrides ov;
 } run_args;
 
 /* Besides ts_cli_override's options, which every simulating command takes. */
-static const char *const run_options[] = {"--platform",  "--gpus", "--dp",
-                                          "--fidelity",  "--out",  "--timeline-ranks",
-                                          "--placement", "--seed", NULL};
-static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline", NULL};
+static const char *const run_options[] = {
+    "--platform",       "--gpus",      "--dp",   "--fidelity",        "--out",
+    "--timeline-ranks", "--placement", "--seed", "--timeline-window", NULL};
+static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline", "--report",
+                                           NULL};
 
 #define MAX_COUNT 100000000L
+
+/* --timeline-window T0:T1, two times (units.h) with T0 < T1. */
+static int parse_window(const char *text, run_args *a, ts_err *err) {
+  ts_loc flag = {NULL, 0, 0, "--timeline-window"};
+  char copy[256];
+  snprintf(copy, sizeof copy, "%s", text);
+  char *colon = strchr(copy, ':');
+  double t0 = 0, t1 = 0;
+  if (colon != NULL)
+    *colon = '\0';
+  if (colon == NULL || ts_units_parse(copy, TS_UNITS_TIME, &t0, NULL) != 0 ||
+      ts_units_parse(colon + 1, TS_UNITS_TIME, &t1, NULL) != 0 || !(t1 > t0))
+    return ts_err_at(err, flag,
+                     "expected two times T0:T1 with T0 < T1 such as 10s:12.5s or 0s:500ms, "
+                     "found '%s'",
+                     text);
+  a->window_start_s = t0;
+  a->window_end_s = t1;
+  return 0;
+}
 
 /* Parses the arguments of `run` (or `memory`, which takes the same); returns 1 when help was
  * printed, 0 to go on, -1 on error. */
@@ -116,6 +147,7 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
   a->out_dir = "trainsim-out";
   a->fidelity = TS_FIDELITY_AGGREGATE;
   a->seed = 1;
+  a->window_end_s = INFINITY;
   ts_overrides *ov = &a->ov;
   ts_cli cli = {argc, argv, 0, command, options, switches, true};
   const char *flag = NULL, *value = NULL;
@@ -144,8 +176,12 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
       a->is_forced = true;
     } else if (strcmp(flag, "--timeline") == 0) {
       a->is_timeline = true;
+    } else if (strcmp(flag, "--report") == 0) {
+      a->is_report = true;
     } else if (strcmp(flag, "--timeline-ranks") == 0) {
       a->timeline_ranks = value;
+    } else if (strcmp(flag, "--timeline-window") == 0) {
+      rc = parse_window(value, a, err);
     } else if (strcmp(flag, "--placement") == 0) {
       rc = ts_cli_choice(flag, value, ts_placement_names, &choice, err);
       a->placement = (ts_placement)choice;
@@ -177,8 +213,10 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
 /* Spans a timeline may hold before its file gets unwieldy (about 200 bytes each). */
 #define TS_MAX_TRACED_EVENTS 2e7
 
-/* The ranks --timeline-ranks selects, as a new array of flags; NULL with an error. */
-static bool *traced_ranks(const ts_workload *wl, const char *which, ts_err *err) {
+/* The ranks --timeline-ranks selects, as a new array of flags; NULL with an error. Nodes
+ * (node:N) are those of the job's placement. */
+static bool *traced_ranks(const ts_workload *wl, const ts_job *job, int gpus_per_node,
+                          const char *which, ts_err *err) {
   ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
   bool *traced = calloc((size_t)wl->n_gpus, sizeof(bool));
   TS_ASSERT(traced != NULL);
@@ -198,16 +236,26 @@ static bool *traced_ranks(const ts_workload *wl, const char *which, ts_err *err)
   char copy[1024];
   snprintf(copy, sizeof copy, "%s", which);
   for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ",")) {
-    long r = 0;
-    if (ts_parse_long(tok, &r) != 0 || r < 0 || r >= wl->n_gpus) {
-      ts_err_at(err, flag,
-                "expected pipeline, replica, all or ranks from 0 to %ld separated by commas, "
-                "found '%s'",
-                wl->n_gpus - 1, tok);
-      free(traced);
-      return NULL;
+    long r = 0, node = 0;
+    bool is_node = strncmp(tok, "node:", 5) == 0;
+    if (is_node && ts_parse_long(tok + 5, &node) == 0 && node >= 0) {
+      bool any = false;
+      for (long k = 0; k < wl->n_gpus; k++) {
+        if (ts_job_gpu(job, k) / gpus_per_node == node)
+          traced[k] = any = true;
+      }
+      if (any)
+        continue;
+    } else if (!is_node && ts_parse_long(tok, &r) == 0 && r >= 0 && r < wl->n_gpus) {
+      traced[r] = true;
+      continue;
     }
-    traced[r] = true;
+    ts_err_at(err, flag,
+              "expected pipeline, replica, all, or ranks from 0 to %ld and node:N (a node the "
+              "job runs on) separated by commas, found '%s'",
+              wl->n_gpus - 1, tok);
+    free(traced);
+    return NULL;
   }
   return traced;
 }
@@ -298,34 +346,41 @@ static int cmd_run(int argc, char **argv) {
     ts_job_fini(&job);
     return EXIT_INPUT;
   }
-  bool *traced = NULL;
-  if (a.is_timeline) {
-    traced = traced_ranks(&wl, a.timeline_ranks, &err);
-    double n_traced = traced != NULL ? ts_engine_count_events(&job, traced) : 0;
-    if (traced != NULL && n_traced > TS_MAX_TRACED_EVENTS && !a.is_forced) {
+  /* Ranks whose spans are kept: the timeline's, and the report's pipeline Gantt chart. */
+  bool *shown = NULL, *traced = NULL;
+  if (a.is_timeline || a.is_report) {
+    shown =
+        traced_ranks(&wl, &job, pf.gpus_per_node, a.is_timeline ? a.timeline_ranks : NULL, &err);
+    traced = traced_ranks(&wl, &job, pf.gpus_per_node, "pipeline", &err);
+    for (long r = 0; shown != NULL && r < wl.n_gpus; r++)
+      traced[r] = (traced[r] && a.is_report) || (shown[r] && a.is_timeline);
+    double n_traced = shown != NULL ? ts_engine_count_events(&job, traced) : 0;
+    if (shown != NULL && n_traced > TS_MAX_TRACED_EVENTS && !a.is_forced) {
       ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
       ts_err_at(&err, flag,
                 "the timeline would hold %.3g events, more than %.0e; trace fewer ranks "
                 "(e.g. --timeline-ranks 0) or --force",
                 n_traced, TS_MAX_TRACED_EVENTS);
-      free(traced);
-      traced = NULL;
+      free(shown);
+      shown = NULL;
     }
-    if (traced == NULL) {
+    if (shown == NULL) {
       fprintf(stderr, "%s\n", err.msg);
+      free(traced);
       ts_job_fini(&job);
       return EXIT_INPUT;
     }
   }
   ts_engine_opts opts = {.fidelity = a.fidelity, .is_forced = a.is_forced, .is_traced = traced};
   ts_sim_result sim;
-  if (ts_engine_run(&pf, &job, &opts, &sim, &err) != 0) {
+  int engine_rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
+  free(traced);
+  if (engine_rc != 0) {
     fprintf(stderr, "%s\n", err.msg);
-    free(traced);
+    free(shown);
     ts_job_fini(&job);
     return EXIT_INPUT;
   }
-  free(traced);
   ts_metrics m;
   ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, pf.gpu.power_w,
                      &sim, &m);
@@ -340,13 +395,18 @@ static int cmd_run(int argc, char **argv) {
                       .n_routes = sim.n_routes};
   ts_report_summary(stdout, &wl, &info, &m);
   rc = ts_report_write_json(a.out_dir, &wl, &info, &m, &err);
+  ts_timeline_opts tl = {shown, a.window_start_s, a.window_end_s};
   if (rc == 0 && a.is_timeline)
-    rc = ts_timeline_write(a.out_dir, &wl, &job, &sim, pf.gpus_per_node, &err);
+    rc = ts_timeline_write(a.out_dir, &wl, &job, &sim, pf.gpus_per_node, &tl, &err);
+  if (rc == 0 && a.is_report)
+    rc = ts_html_run_report(a.out_dir, &wl, &info, &m, &job, &sim, &err);
+  free(shown);
   if (rc != 0)
     fprintf(stderr, "%s\n", err.msg);
   else
-    printf("\nresults: %s/result.json%s\n", a.out_dir,
-           a.is_timeline ? " and timeline.json (open in ui.perfetto.dev)" : "");
+    printf("\nresults: %s/result.json%s%s\n", a.out_dir,
+           a.is_timeline ? ", timeline.json (open in ui.perfetto.dev)" : "",
+           a.is_report ? ", report.html" : "");
   ts_metrics_fini(&m);
   ts_sim_result_fini(&sim);
   ts_job_fini(&job);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../analysis/html.h"
 #include "../analysis/report.h"
 #include "../analysis/scaling.h"
 #include "../workloads/doc.h"
@@ -16,31 +17,36 @@
 #define MAX_POINTS 64
 
 static const char usage[] =
-    "usage: trainsim scale WORKLOAD --gpus N1,N2,... --weak|--strong [options]\n"
+    "usage: trainsim scale WORKLOAD [WORKLOAD...] --gpus N1,N2,... --weak|--strong [options]\n"
     "\n"
     "A scaling study: one simulated iteration per GPU count, each in its own process.\n"
-    "  --weak                 the global batch grows with the GPUs (batch x N / N1)\n"
+    "  --weak                 the global batch grows with the GPUs (batch x N / N1); or, given\n"
+    "                         one WORKLOAD per GPU count, the model grows instead (each file\n"
+    "                         keeps its own batch and layout)\n"
     "  --strong               the global batch stays\n"
-    "Efficiency: weak = tokens/s per GPU at N / at N1; strong = T(N1) N1 / (T(N) N).\n"
-    "Prints a table and writes scale.csv into --out after every point; rerunning the same\n"
-    "study reuses the points already in scale.csv.\n"
+    "  --report               also write report.html (scaling curve, time breakdown per point)\n"
+    "Efficiency: weak = model FLOP/s per GPU at N / at N1 (for one model: tokens/s per GPU);\n"
+    "strong = T(N1) N1 / (T(N) N). Prints a table and writes scale.csv into --out after every\n"
+    "point; rerunning the same study reuses the points already in scale.csv.\n"
     "\n"
-    "options (as for 'trainsim run'): --platform FILE, --tp N, --pp N, --micro-batch-size N,\n"
-    "--global-batch-size N (at N1), --schedule, --recompute, --zero-stage, --sequence-parallel,\n"
-    "--fidelity, --out DIR (default trainsim-out)\n";
+    "options (as for 'trainsim run'; each applies to every point): --platform FILE, --tp N,\n"
+    "--pp N, --micro-batch-size N, --global-batch-size N (at N1), --schedule, --recompute,\n"
+    "--zero-stage, --sequence-parallel, --fidelity, --out DIR (default trainsim-out)\n";
 
 typedef struct scale_args {
-  const char *workload, *platform, *out_dir;
+  const char *workloads[MAX_POINTS], *platform, *out_dir;
+  int n_workloads;
   long gpus[MAX_POINTS];
   int n_points;
   int is_weak; /* -1 until --weak or --strong */
+  bool is_report;
   ts_fidelity fidelity;
   ts_overrides ov;
 } scale_args;
 
 /* Besides ts_cli_override's options. */
 static const char *const options[] = {"--gpus", "--platform", "--fidelity", "--out", NULL};
-static const char *const switches[] = {"--weak", "--strong", NULL};
+static const char *const switches[] = {"--weak", "--strong", "--report", NULL};
 
 static int parse_gpus(const char *text, scale_args *a, ts_err *err) {
   ts_loc flag = {NULL, 0, 0, "--gpus"};
@@ -74,9 +80,9 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
       return -1;
     int rc = 0, choice = 0;
     if (item == TS_CLI_ARGUMENT) {
-      if (a->workload != NULL)
-        return ts_err_plain(err, "scale takes one WORKLOAD file, found a second one: '%s'", value);
-      a->workload = value;
+      if (a->n_workloads == MAX_POINTS)
+        return ts_err_plain(err, "scale takes at most %d WORKLOAD files", MAX_POINTS);
+      a->workloads[a->n_workloads++] = value;
     } else if (strcmp(flag, "--help") == 0) {
       fputs(usage, stdout);
       return 1;
@@ -85,6 +91,8 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
       if (a->is_weak >= 0 && a->is_weak != weak)
         return ts_err_plain(err, "give one of --weak and --strong, not both");
       a->is_weak = weak;
+    } else if (strcmp(flag, "--report") == 0) {
+      a->is_report = true;
     } else if (strcmp(flag, "--gpus") == 0) {
       rc = parse_gpus(value, a, err);
     } else if (strcmp(flag, "--platform") == 0) {
@@ -100,20 +108,22 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
     if (rc != 0)
       return -1;
   }
-  if (a->workload == NULL)
+  if (a->n_workloads == 0)
     return ts_err_plain(err, "scale needs a WORKLOAD file (see 'trainsim scale --help')");
   if (a->n_points == 0)
     return ts_err_plain(err, "scale needs --gpus N1,N2,...");
   if (a->is_weak < 0)
     return ts_err_plain(err, "scale needs --weak or --strong");
+  if (a->n_workloads > 1 && (!a->is_weak || a->n_workloads != a->n_points))
+    return ts_err_plain(err,
+                        "scale with several WORKLOAD files is weak scaling by model size: it "
+                        "needs --weak and one file per GPU count (%d files, %d GPU counts)",
+                        a->n_workloads, a->n_points);
   return 0;
 }
 
 typedef struct row {
-  long gpus, tp, pp, dp, global_batch;
-  ts_point point;
-  double megatron_pct, mfu_pct, peak_gib; /* as written to (and read from) scale.csv */
-  double efficiency;
+  ts_scaling_point p;
   bool is_done;
 } row;
 
@@ -124,31 +134,78 @@ typedef struct table {
 } table;
 
 static const char csv_header[] =
-    "gpus,tp,pp,dp,global_batch,iteration_s,tokens_per_s,model_tflops_per_gpu,"
+    "workload,gpus,tp,pp,dp,global_batch,iteration_s,tokens_per_s,model_tflops_per_gpu,"
     "megatron_percent_of_peak,mfu_percent,efficiency,peak_memory_gib";
 
-/* Numbers print with 17 digits so that a resumed study reads back exactly what it wrote. */
+/* Numbers print with 17 digits so that a resumed study reads back exactly what it wrote; the
+ * workload name is a quoted CSV field (RFC 4180). */
 static void write_csv(FILE *f, const void *ctx) {
   const table *t = ctx;
-  fprintf(f, "# %s\n%s\n", t->study, csv_header);
+  fprintf(f, "# %s\n%s", t->study, csv_header);
+  for (int c = 0; c < TS_CAT_COUNT; c++)
+    fprintf(f, ",%s_s", ts_category_names[c]);
+  fputc('\n', f);
   for (int i = 0; i < t->n_rows; i++) {
-    const row *r = &t->rows[i];
-    if (!r->is_done)
+    const ts_scaling_point *p = &t->rows[i].p;
+    if (!t->rows[i].is_done)
       continue;
-    fprintf(f, "%ld,%ld,%ld,%ld,%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", r->gpus, r->tp,
-            r->pp, r->dp, r->global_batch, r->point.iteration_s, r->point.tokens_per_s,
-            r->point.model_tflops_per_gpu, r->megatron_pct, r->mfu_pct, r->efficiency, r->peak_gib);
+    fputc('"', f);
+    for (const char *c = p->workload; *c != '\0'; c++) {
+      if (*c == '"')
+        fputc('"', f); /* doubled, as RFC 4180 quotes a quote */
+      fputc(*c, f);
+    }
+    fprintf(f, "\",%ld,%ld,%ld,%ld,%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", p->gpus, p->tp,
+            p->pp, p->dp, p->global_batch, p->iteration_s, p->tokens_per_s, p->model_tflops_per_gpu,
+            p->megatron_percent, p->mfu_percent, p->efficiency, p->peak_memory_gib);
+    for (int c = 0; c < TS_CAT_COUNT; c++)
+      fprintf(f, ",%.17g", p->breakdown_s[c]);
+    fputc('\n', f);
   }
 }
 
+/* One data line of scale.csv; false when it is not one write_csv wrote. */
+static bool read_csv_row(const char *line, ts_scaling_point *p) {
+  memset(p, 0, sizeof *p);
+  if (*line++ != '"')
+    return false;
+  size_t n = 0;
+  for (; *line != '\0'; line++) {
+    if (*line == '"' && line[1] != '"')
+      break;
+    if (*line == '"')
+      line++;
+    if (n + 1 == sizeof p->workload)
+      return false;
+    p->workload[n++] = *line;
+  }
+  if (*line++ != '"' || *line++ != ',')
+    return false;
+  int used = 0;
+  if (sscanf(line, "%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf,%lf%n", &p->gpus, &p->tp, &p->pp,
+             &p->dp, &p->global_batch, &p->iteration_s, &p->tokens_per_s, &p->model_tflops_per_gpu,
+             &p->megatron_percent, &p->mfu_percent, &p->efficiency, &p->peak_memory_gib,
+             &used) != 12)
+    return false;
+  line += used;
+  for (int c = 0; c < TS_CAT_COUNT; c++) {
+    if (sscanf(line, ",%lf%n", &p->breakdown_s[c], &used) != 1)
+      return false;
+    line += used;
+  }
+  return *line == '\n' || *line == '\0';
+}
+
+#define CSV_LINE 16384
+
 /* Points a previous run of the same study left in dir/scale.csv. */
 static void reuse_points(const char *dir, table *t) {
-  char path[4096], line[2048];
+  char path[4096];
+  static char line[CSV_LINE], first[CSV_LINE];
   snprintf(path, sizeof path, "%s/scale.csv", dir);
   FILE *f = fopen(path, "r");
   if (f == NULL)
     return;
-  char first[2048];
   snprintf(first, sizeof first, "# %s\n", t->study);
   if (fgets(line, sizeof line, f) == NULL || strcmp(line, first) != 0 ||
       fgets(line, sizeof line, f) == NULL) {
@@ -156,17 +213,15 @@ static void reuse_points(const char *dir, table *t) {
     return;
   }
   while (fgets(line, sizeof line, f) != NULL) {
-    row r;
-    if (sscanf(line, "%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &r.gpus, &r.tp, &r.pp,
-               &r.dp, &r.global_batch, &r.point.iteration_s, &r.point.tokens_per_s,
-               &r.point.model_tflops_per_gpu, &r.megatron_pct, &r.mfu_pct, &r.efficiency,
-               &r.peak_gib) != 12)
+    ts_scaling_point p;
+    if (!read_csv_row(line, &p))
       continue;
     for (int i = 0; i < t->n_rows; i++) {
       row *want = &t->rows[i];
-      if (want->gpus == r.gpus && want->tp == r.tp && want->pp == r.pp && want->dp == r.dp &&
-          want->global_batch == r.global_batch) {
-        *want = r;
+      if (strcmp(want->p.workload, p.workload) == 0 && want->p.gpus == p.gpus &&
+          want->p.tp == p.tp && want->p.pp == p.pp && want->p.dp == p.dp &&
+          want->p.global_batch == p.global_batch) {
+        want->p = p;
         want->is_done = true;
       }
     }
@@ -174,42 +229,82 @@ static void reuse_points(const char *dir, table *t) {
   fclose(f);
 }
 
+/* Everything a point's result depends on besides its row, so that a rerun reuses only points
+ * of the same study: one clause per workload configuration, in point order. */
+static void describe_study(const scale_args *a, const ts_platform *pf, const ts_workload *points,
+                           char *out, size_t size) {
+  size_t n =
+      (size_t)snprintf(out, size, "trainsim scale %s on %s, fidelity %s",
+                       a->is_weak ? "weak" : "strong", pf->name, ts_fidelity_names[a->fidelity]);
+  char prev[512] = "", clause[512];
+  for (int i = 0; i < a->n_points && n < size; i++) {
+    const ts_workload *w = &points[i];
+    const ts_model *md = &w->model;
+    snprintf(clause, sizeof clause,
+             "; %.63s: model %ld/%ld/%ld/%ld/%ld/%ld/%ld, %s, micro-batch %ld, %s, recompute %s, "
+             "ZeRO-%d, sequence parallel %d, flash %d",
+             w->name, md->n_layers, md->hidden, md->n_heads, md->n_query_groups, md->seq, md->vocab,
+             md->ffn_hidden, ts_precision_names[w->precision], w->micro_batch,
+             ts_schedule_names[w->schedule], ts_recompute_names[w->recompute], w->zero_stage,
+             w->sequence_parallel, w->flash_attention);
+    if (strcmp(clause, prev) == 0)
+      continue;
+    n += (size_t)snprintf(out + n, size - n, "%s", clause);
+    snprintf(prev, sizeof prev, "%s", clause);
+  }
+}
+
+/* Resolves point i: its workload file (or the only one), the GPU count and, for weak scaling
+ * of one model, the grown batch. */
+static int resolve_point(const scale_args *a, int i, const ts_workload *files, long gb0,
+                         ts_workload *out, ts_err *err) {
+  bool by_model = a->n_workloads > 1;
+  ts_overrides ov = a->ov;
+  ov.gpus = a->gpus[i];
+  ov.is_gpus_set = true;
+  if (!by_model) {
+    ov.is_global_batch_set = true;
+    ov.global_batch = gb0;
+    if (a->is_weak) {
+      if (gb0 * a->gpus[i] % a->gpus[0] != 0)
+        return ts_err_plain(err,
+                            "--gpus: weak scaling needs the global batch (%ld) x %ld / %ld to be "
+                            "a whole number",
+                            gb0, a->gpus[i], a->gpus[0]);
+      ov.global_batch = gb0 * a->gpus[i] / a->gpus[0];
+    }
+  }
+  *out = files[by_model ? i : 0];
+  return ts_workload_resolve(out, &ov, err);
+}
+
 int ts_scale_main(int argc, char **argv) {
   ts_err err = {0};
-  scale_args a;
+  static scale_args a;
   int rc = parse(argc, argv, &a, &err);
   if (rc == 1)
     return 0;
   static ts_platform pf;
-  ts_workload base;
-  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0 ||
-      ts_workload_load_file(a.workload, &base, &err) != 0 ||
-      ts_report_prepare_dir(a.out_dir, &err) != 0) {
+  static ts_workload files[MAX_POINTS], points[MAX_POINTS];
+  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return EXIT_INPUT;
+  }
+  for (int i = 0; i < a.n_workloads; i++) {
+    if (ts_workload_load_file(a.workloads[i], &files[i], &err) != 0) {
+      fprintf(stderr, "%s\n", err.msg);
+      return EXIT_INPUT;
+    }
+  }
+  if (ts_report_prepare_dir(a.out_dir, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     return EXIT_INPUT;
   }
   /* Resolve every point first: a bad point is an input error before any simulation. */
-  static ts_workload points[MAX_POINTS];
   static table t;
-  long gb0 = a.ov.is_global_batch_set ? a.ov.global_batch : base.global_batch;
+  long gb0 = a.ov.is_global_batch_set ? a.ov.global_batch : files[0].global_batch;
   for (int i = 0; i < a.n_points; i++) {
-    ts_overrides ov = a.ov;
-    ov.gpus = a.gpus[i];
-    ov.is_gpus_set = true;
-    ov.is_global_batch_set = true;
-    ov.global_batch = gb0;
-    if (a.is_weak) {
-      if (gb0 * a.gpus[i] % a.gpus[0] != 0) {
-        fprintf(stderr,
-                "trainsim: error: --gpus: weak scaling needs the global batch (%ld) x %ld / "
-                "%ld to be a whole number\n",
-                gb0, a.gpus[i], a.gpus[0]);
-        return EXIT_INPUT;
-      }
-      ov.global_batch = gb0 * a.gpus[i] / a.gpus[0];
-    }
-    points[i] = base;
-    if (ts_workload_resolve(&points[i], &ov, &err) != 0) {
+    if (resolve_point(&a, i, files, gb0, &points[i], &err) != 0) {
       fprintf(stderr, "%s (at %ld GPUs)\n", err.msg, a.gpus[i]);
       return EXIT_INPUT;
     }
@@ -218,65 +313,62 @@ int ts_scale_main(int argc, char **argv) {
               ts_platform_n_gpus(&pf), points[i].n_gpus);
       return EXIT_INPUT;
     }
-    t.rows[i] = (row){.gpus = points[i].n_gpus,
-                      .tp = points[i].tp,
-                      .pp = points[i].pp,
-                      .dp = points[i].dp,
-                      .global_batch = points[i].global_batch};
+    ts_scaling_point *p = &t.rows[i].p;
+    snprintf(p->workload, sizeof p->workload, "%.63s", points[i].name);
+    p->gpus = points[i].n_gpus;
+    p->tp = points[i].tp;
+    p->pp = points[i].pp;
+    p->dp = points[i].dp;
+    p->global_batch = points[i].global_batch;
   }
   t.n_rows = a.n_points;
-  char study[1024];
-  /* Everything a point's result depends on besides its row, so a rerun reuses only points of
-   * the same study. */
-  const ts_workload *w = &points[0];
-  const ts_model *md = &w->model;
-  snprintf(study, sizeof study,
-           "trainsim scale %s %s on %s, fidelity %s, model %ld/%ld/%ld/%ld/%ld/%ld/%ld, %s, "
-           "micro-batch %ld, %s, recompute %s, ZeRO-%d, sequence parallel %d, flash %d",
-           base.name, a.is_weak ? "weak" : "strong", pf.name, ts_fidelity_names[a.fidelity],
-           md->n_layers, md->hidden, md->n_heads, md->n_query_groups, md->seq, md->vocab,
-           md->ffn_hidden, ts_precision_names[w->precision], w->micro_batch,
-           ts_schedule_names[w->schedule], ts_recompute_names[w->recompute], w->zero_stage,
-           w->sequence_parallel, w->flash_attention);
+  static char study[CSV_LINE - 8];
+  describe_study(&a, &pf, points, study, sizeof study);
   t.study = study;
   reuse_points(a.out_dir, &t);
 
-  printf("%s scaling of %s on %s\n\n", a.is_weak ? "weak" : "strong", base.name, pf.name);
-  printf("  %8s %14s %8s %13s %14s %12s %9s %10s\n", "GPUs", "TPxPPxDP", "batch", "iteration_s",
-         "tokens/s", "TFLOPS/GPU", "% peak", "efficiency");
+  bool by_model = a.n_workloads > 1;
+  printf("%s scaling%s of %s on %s\n\n", a.is_weak ? "weak" : "strong",
+         by_model ? " by model size" : "", by_model ? "several models" : files[0].name, pf.name);
+  printf("  %-16s %8s %14s %8s %13s %14s %12s %9s %10s\n", "model", "GPUs", "TPxPPxDP", "batch",
+         "iteration_s", "tokens/s", "TFLOPS/GPU", "% peak", "efficiency");
   bool tty = isatty(2);
+  static ts_scaling_point done[MAX_POINTS];
   for (int i = 0; i < t.n_rows; i++) {
     row *r = &t.rows[i];
     if (!r->is_done) {
       if (tty)
-        fprintf(stderr, "[%d/%d] simulating %ld GPUs...\r", i + 1, t.n_rows, r->gpus);
-      if (ts_study_point(&pf, &points[i], a.fidelity, &r->point, &err) != 0) {
-        fprintf(stderr, "%s (at %ld GPUs)\n", err.msg, r->gpus);
+        fprintf(stderr, "[%d/%d] simulating %ld GPUs...\r", i + 1, t.n_rows, r->p.gpus);
+      if (ts_study_point(&pf, &points[i], a.fidelity, &r->p, &err) != 0) {
+        fprintf(stderr, "%s (at %ld GPUs)\n", err.msg, r->p.gpus);
         return EXIT_INPUT;
       }
-      r->megatron_pct = 100 * r->point.megatron_fraction_of_peak;
-      r->mfu_pct = 100 * r->point.mfu;
-      r->peak_gib = r->point.peak_memory_bytes / 1073741824.0;
       r->is_done = true;
     }
-    const row *r0 = &t.rows[0];
-    r->efficiency = a.is_weak ? ts_scaling_weak_efficiency(r0->point.tokens_per_s, r0->gpus,
-                                                           r->point.tokens_per_s, r->gpus)
-                              : ts_scaling_strong_efficiency(r0->point.iteration_s, r0->gpus,
-                                                             r->point.iteration_s, r->gpus);
+    for (int j = 0; j <= i; j++)
+      done[j] = t.rows[j].p;
+    ts_scaling_fill(a.is_weak, i + 1, done);
+    r->p.efficiency = done[i].efficiency;
+    r->p.speedup = done[i].speedup;
     if (ts_report_write_file(a.out_dir, "scale.csv", write_csv, &t, &err) != 0) {
       fprintf(stderr, "%s\n", err.msg);
       return 1;
     }
+    const ts_scaling_point *p = &r->p;
     char layout[64];
-    snprintf(layout, sizeof layout, "%ldx%ldx%ld", r->tp, r->pp, r->dp);
-    printf("  %8ld %14s %8ld %13.4f %14.0f %12.1f %8.2f%% %9.2f%%\n", r->gpus, layout,
-           r->global_batch, r->point.iteration_s, r->point.tokens_per_s,
-           r->point.model_tflops_per_gpu, r->megatron_pct, 100 * r->efficiency);
+    snprintf(layout, sizeof layout, "%ldx%ldx%ld", p->tp, p->pp, p->dp);
+    printf("  %-16s %8ld %14s %8ld %13.4f %14.0f %12.1f %8.2f%% %9.2f%%\n", p->workload, p->gpus,
+           layout, p->global_batch, p->iteration_s, p->tokens_per_s, p->model_tflops_per_gpu,
+           p->megatron_percent, 100 * p->efficiency);
     fflush(stdout);
   }
-  printf("\nresults: %s/scale.csv (TFLOPS/GPU: model FLOPs; %% peak: Megatron-DeepSpeed's "
+  if (a.is_report &&
+      ts_html_scale_report(a.out_dir, study, a.is_weak, pf.name, t.n_rows, done, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  printf("\nresults: %s/scale.csv%s (TFLOPS/GPU: model FLOPs; %% peak: Megatron-DeepSpeed's "
          "formula)\n",
-         a.out_dir);
+         a.out_dir, a.is_report ? " and report.html" : "");
   return 0;
 }

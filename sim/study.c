@@ -14,7 +14,7 @@
 
 typedef struct child_reply {
   int rc;
-  ts_point point;
+  ts_scaling_point point;
   ts_err err;
 } child_reply;
 
@@ -50,9 +50,20 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity f
     ts_metrics m;
     ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
                        pf->gpu.power_w, &sim, &m);
-    reply->point = (ts_point){
-        m.iteration_s, m.tokens_per_s, m.model_tflops_per_gpu, m.megatron_fraction_of_peak, m.mfu,
-        peak};
+    ts_scaling_point *p = &reply->point;
+    snprintf(p->workload, sizeof p->workload, "%s", wl->name);
+    p->gpus = wl->n_gpus;
+    p->tp = wl->tp;
+    p->pp = wl->pp;
+    p->dp = wl->dp;
+    p->global_batch = wl->global_batch;
+    p->iteration_s = m.iteration_s;
+    p->tokens_per_s = m.tokens_per_s;
+    p->model_tflops_per_gpu = m.model_tflops_per_gpu;
+    p->megatron_percent = 100 * m.megatron_fraction_of_peak;
+    p->mfu_percent = 100 * m.mfu;
+    p->peak_memory_gib = peak / 1073741824.0;
+    memcpy(p->breakdown_s, m.breakdown_s, sizeof p->breakdown_s);
     reply->rc = 0;
     ts_metrics_fini(&m);
     ts_sim_result_fini(&sim);
@@ -61,7 +72,7 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity f
 }
 
 int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
-                   ts_point *out, ts_err *err) {
+                   ts_scaling_point *out, ts_err *err) {
   int fds[2];
   if (pipe(fds) != 0)
     return ts_err_plain(err, "cannot create a pipe for a study point");

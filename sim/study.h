@@ -4,23 +4,17 @@
 #ifndef TS_STUDY_H
 #define TS_STUDY_H
 
+#include "../analysis/scaling.h"
 #include "../workloads/workload.h"
 #include "engine.h"
 #include "placement.h"
 #include "platform.h"
 
-typedef struct ts_point {
-  double iteration_s;
-  double tokens_per_s;
-  double model_tflops_per_gpu;
-  double megatron_fraction_of_peak;
-  double mfu;
-  double peak_memory_bytes;
-} ts_point;
 
-/* Simulates wl (resolved) on pf in a child process. Returns 0 with *out filled, or -1 with
- * the child's error (input errors such as a layout that does not fit). */
+/* Simulates wl (resolved) on pf in a child process. Returns 0 with *out filled (all but
+ * efficiency and speed-up), or -1 with the child's error (input errors such as a layout that
+ * does not fit). */
 int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
-                   ts_point *out, ts_err *err);
+                   ts_scaling_point *out, ts_err *err);
 
 #endif

@@ -136,6 +136,8 @@ static void test_help_lists_every_flag(void **state) {
                                       "--force",
                                       "--timeline",
                                       "--timeline-ranks",
+                                      "--timeline-window",
+                                      "--report",
                                       "--sequence-parallel",
                                       "--placement",
                                       "--seed"};
@@ -267,8 +269,9 @@ static void test_scale(void **state) {
   for (int i = 0; i < 3; i++) {
     long tp, pp, dp;
     double tok, tf, mp, mfu, gib;
-    assert_int_equal(sscanf(line, "%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &gpus[i], &tp,
-                            &pp, &dp, &batch[i], &t[i], &tok, &tf, &mp, &mfu, &eff[i], &gib),
+    assert_int_equal(sscanf(line, "\"tiny\",%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
+                            &gpus[i], &tp, &pp, &dp, &batch[i], &t[i], &tok, &tf, &mp, &mfu,
+                            &eff[i], &gib),
                      12);
     assert_int_equal(gpus[i], 8L << i);
     assert_int_equal(batch[i], 32);
@@ -292,12 +295,101 @@ static void test_scale(void **state) {
   char *other = read_file(path, NULL);
   double t0_other = 0;
   char *row = strchr(strchr(other, '\n') + 1, '\n') + 1;
-  assert_int_equal(sscanf(row, "%*d,%*d,%*d,%*d,%*d,%lf", &t0_other), 1);
+  assert_int_equal(sscanf(row, "\"tiny\",%*d,%*d,%*d,%*d,%*d,%lf", &t0_other), 1);
   assert_true(t0_other < t[0]); /* no recomputation: a faster iteration */
   free(other);
   free(csv);
   unlink(path);
   rmdir(dir);
+}
+
+/* A node's ranks in a time window: only node 1's threads, only slices overlapping the window. */
+static void test_timeline_subset(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", extra[256], path[600];
+  assert_non_null(mkdtemp(dir));
+  char *text = run_tiny(dir, "");
+  json *res = json_parse(text);
+  double t = json_num(res, "metrics.iteration_s");
+  json_free(res);
+  free(text);
+  double w0 = 0.3 * t, w1 = 0.5 * t;
+  snprintf(extra, sizeof extra, "--timeline --timeline-ranks node:1 --timeline-window %.9fs:%.9fs",
+           w0, w1);
+  free(run_tiny(dir, extra));
+  snprintf(path, sizeof path, "%s/timeline.json", dir);
+  text = read_file(path, NULL);
+  json *j = json_parse(text);
+  assert_non_null(j);
+  const json *events = json_at(j, "traceEvents");
+  long threads = 0, slices = 0;
+  for (size_t i = 0; i < events->n; i++) {
+    const json *e = events->items[i];
+    assert_true(json_num(e, "pid") == 1); /* contiguous placement: ranks 8-15 on node 1 */
+    if (strcmp(json_at(e, "ph")->string, "M") == 0) {
+      threads += strcmp(json_at(e, "name")->string, "thread_name") == 0;
+      continue;
+    }
+    slices++;
+    double ts = json_num(e, "ts") * 1e-6, end = ts + json_num(e, "dur") * 1e-6;
+    assert_true(end >= w0 - 1e-9 && ts <= w1 + 1e-9);
+  }
+  assert_int_equal(threads, 8 * 4);
+  assert_true(slices > 100);
+  json_free(j);
+  free(text);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* Weak scaling by model size: one workload file per GPU count, each keeps its batch; the
+ * efficiency is the ratio of model TFLOPS per GPU; report.html is written. */
+static void test_scale_by_model(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[256], path[600];
+  assert_non_null(mkdtemp(dir));
+  snprintf(args, sizeof args,
+           "scale tests/data/good/tiny.yaml tests/data/good/tiny-wide.yaml --gpus 32,64 --weak "
+           "--report --out %s",
+           dir);
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  assert_non_null(strstr(r.out, "weak scaling by model size"));
+  spawn_free(&r);
+  snprintf(path, sizeof path, "%s/scale.csv", dir);
+  char *csv = read_file(path, NULL);
+  char *line = strchr(strchr(csv, '\n') + 1, '\n') + 1;
+  long gpus[2], batch[2];
+  double tf[2], eff[2];
+  for (int i = 0; i < 2; i++) {
+    char name[32];
+    assert_int_equal(sscanf(line, "\"%31[^\"]\",%ld,%*d,%*d,%*d,%ld,%*f,%*f,%lf,%*f,%*f,%lf", name,
+                            &gpus[i], &batch[i], &tf[i], &eff[i]),
+                     5);
+    assert_string_equal(name, i == 0 ? "tiny" : "tiny-wide");
+    assert_int_equal(gpus[i], 32L << i);
+    assert_int_equal(batch[i], 32); /* the model grew, not the batch */
+    line = strchr(line, '\n') + 1;
+  }
+  assert_rel(eff[1], tf[1] / tf[0], 1e-12);
+  free(csv);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/report.html", dir);
+  char *html = read_file(path, NULL);
+  assert_non_null(html);
+  assert_non_null(strstr(html, "weak scaling by model size"));
+  free(html);
+  unlink(path);
+  rmdir(dir);
+  /* Several files are weak scaling by model: one per GPU count, --weak only. */
+  r = spawn_trainsim("scale tests/data/good/tiny.yaml tests/data/good/tiny-wide.yaml --gpus "
+                     "32,64 --strong");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "needs --weak and one file per GPU count"));
+  spawn_free(&r);
 }
 
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
@@ -335,6 +427,8 @@ int main(void) {
                                      cmocka_unit_test(test_bench_deterministic),
                                      cmocka_unit_test(test_timeline),
                                      cmocka_unit_test(test_memory_command),
-                                     cmocka_unit_test(test_scale)};
+                                     cmocka_unit_test(test_scale),
+                                     cmocka_unit_test(test_timeline_subset),
+                                     cmocka_unit_test(test_scale_by_model)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

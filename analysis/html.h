@@ -1,0 +1,29 @@
+/* html: report.html, one self-contained page per run or study: configuration, summary table,
+ * SVG plots (plots.h) and the definition of every metric. Inline CSS and SVG only, no scripts
+ * and nothing fetched at view time. The page is well-formed XML (XHTML-compatible HTML5), so
+ * an XML parser can check it; written whole or not at all (ts_report_write_file).
+ */
+#ifndef TS_HTML_H
+#define TS_HTML_H
+
+#include <stdbool.h>
+
+#include "../workloads/err.h"
+#include "../workloads/result.h"
+#include "../workloads/schedule.h"
+#include "metrics.h"
+#include "report.h"
+#include "scaling.h"
+
+/* dir/report.html for one simulated iteration. The Gantt chart shows the pipeline ranks of
+ * replica 0 that were traced (sim spans); none traced, no Gantt. */
+int ts_html_run_report(const char *dir, const ts_workload *wl, const ts_run_info *info,
+                       const ts_metrics *m, const ts_job *job, const ts_sim_result *sim,
+                       ts_err *err);
+
+/* dir/report.html for a scaling study of n points (GPU counts ascending). `study` describes
+ * it in one line (scale.csv's first line). */
+int ts_html_scale_report(const char *dir, const char *study, bool is_weak, const char *platform,
+                         int n_points, const ts_scaling_point *points, ts_err *err);
+
+#endif
