@@ -55,12 +55,11 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
     fprintf(out, "  %-34s %12.1f days, %.3g GPU-hours (%.3g tokens)\n", "time to train",
             m->train_s / 86400.0, m->train_gpu_hours, wl->train_tokens);
   if (m->gpu_power_w > 0) {
-    char label[64];
-    snprintf(label, sizeof label, "GPU energy (%.0f W per GPU)", m->gpu_power_w);
-    fprintf(out, "  %-34s %12.3g kWh per iteration", label, m->iteration_energy_j / 3.6e6);
+    fprintf(out, "  %-34s %12.3g kWh per iteration", "GPU energy", m->iteration_energy_j / 3.6e6);
     if (m->train_s > 0)
       fprintf(out, ", %.3g MWh to train", m->train_energy_j / 3.6e9);
-    fputc('\n', out);
+    fprintf(out, "\n  %-34s (assumed: each GPU draws gpu.power, %.0f W, throughout)\n", "",
+            m->gpu_power_w);
   }
   fputc('\n', out);
   fprintf(out, "time breakdown, mean over ranks (s and share of the iteration)\n");
