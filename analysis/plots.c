@@ -139,20 +139,20 @@ typedef struct gantt_column {
 typedef struct gantt_row {
   const ts_svg_frame *f;
   const long *steps; /* the stage's pass order (ts_schedule_order) */
+  long n_chunks;
   int n_blocks;
   long stage;
   int n_columns;
   gantt_column *columns;
 } gantt_row;
 
-/* "F12", "B3" or "sync" (the end-of-iteration block). */
+/* "F12", "B3", "F12c1" or "sync" (the end-of-iteration block). */
 static void block_name(const gantt_row *row, int block, char *out, size_t size) {
   if (block >= row->n_blocks - 1) {
     snprintf(out, size, "sync");
     return;
   }
-  long step = row->steps[block];
-  snprintf(out, size, "%c%ld", step >= 0 ? 'F' : 'B', step >= 0 ? step : -1 - step);
+  ts_schedule_step_name(row->steps[block], row->n_chunks, 0, out, size);
 }
 
 static void add_span(gantt_row *row, int kind, double t0_s, double t1_s, int block) {
@@ -232,8 +232,7 @@ static void draw_row(FILE *out, const gantt_row *row, double y_px, double h_px) 
 
 void ts_plot_gantt(FILE *out, const ts_workload *wl, const ts_job *job, const ts_sim_result *sim) {
   const char *title = "Pipeline of one iteration, data-parallel replica 0 (tensor rank 0)";
-  long m = ts_workload_microbatches(wl);
-  long *steps = malloc((size_t)(2 * m) * sizeof(long));
+  long *steps = malloc((size_t)(ts_schedule_n_blocks(wl) - 1) * sizeof(long));
   TS_ASSERT(steps != NULL);
   long n_rows = 0;
   for (long s = 0; s < wl->pp; s++)
@@ -257,7 +256,7 @@ void ts_plot_gantt(FILE *out, const ts_workload *wl, const ts_job *job, const ts
   double ticks[12];
   int n_ticks = ts_svg_ticks(0, sim->iteration_s, false, ticks, 9);
   ts_svg_axes(out, &f, ticks, n_ticks, NULL, 0, "seconds (gaps: pipeline bubbles and waits)", "");
-  gantt_row row = {.f = &f, .steps = steps, .n_columns = (int)f.w_px};
+  gantt_row row = {.f = &f, .steps = steps, .n_chunks = wl->virtual_stages, .n_columns = (int)f.w_px};
   row.columns = malloc((size_t)row.n_columns * sizeof *row.columns);
   TS_ASSERT(row.columns != NULL);
   long row_index = 0;
@@ -266,7 +265,8 @@ void ts_plot_gantt(FILE *out, const ts_workload *wl, const ts_job *job, const ts
     const ts_rank_result *res = &sim->ranks[rank];
     if (res->spans == NULL)
       continue;
-    ts_schedule_order(wl->schedule, wl->pp, s, m, steps);
+    ts_schedule_order(wl->schedule, wl->pp, wl->virtual_stages, s, ts_workload_microbatches(wl),
+                      steps);
     row.n_blocks = job->programs[rank].n_blocks;
     row.stage = s;
     memset(row.columns, 0, (size_t)row.n_columns * sizeof *row.columns);

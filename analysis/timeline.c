@@ -17,7 +17,7 @@ typedef struct timeline_ctx {
   const ts_sim_result *sim;
   int gpus_per_node;
   const ts_timeline_opts *opts;
-  long **steps; /* [stage][block]: microbatch, negative for backward (ts_schedule_order) */
+  long **steps; /* [stage][block]: the step of ts_schedule_order */
 } timeline_ctx;
 
 static bool is_written(const timeline_ctx *c, long rank) {
@@ -49,8 +49,8 @@ static void pass_name(const timeline_ctx *c, long rank, int block, const ts_even
     return;
   }
   long step = c->steps[stage][block];
-  char pass = step >= 0 ? 'F' : ev->category == TS_CAT_RECOMPUTE ? 'R' : 'B';
-  snprintf(out, size, "%c%ld", pass, step >= 0 ? step : -1 - step);
+  ts_schedule_step_name(step, c->wl->virtual_stages,
+                        step < 0 && ev->category == TS_CAT_RECOMPUTE ? 'R' : 0, out, size);
 }
 
 static void event_name(const timeline_ctx *c, long rank, int block, const ts_event *ev,
@@ -174,13 +174,14 @@ static void write_trace(FILE *f, const void *ctx) {
 int ts_timeline_write(const char *dir, const ts_workload *wl, const ts_job *job,
                       const ts_sim_result *sim, int gpus_per_node, const ts_timeline_opts *opts,
                       ts_err *err) {
-  long m = ts_workload_microbatches(wl);
+  long n_steps = ts_schedule_n_blocks(wl) - 1;
   timeline_ctx c = {wl, job, sim, gpus_per_node, opts, calloc((size_t)wl->pp, sizeof(long *))};
   TS_ASSERT(c.steps != NULL);
   for (long s = 0; s < wl->pp; s++) {
-    c.steps[s] = calloc((size_t)(2 * m), sizeof(long));
+    c.steps[s] = calloc((size_t)n_steps, sizeof(long));
     TS_ASSERT(c.steps[s] != NULL);
-    ts_schedule_order(wl->schedule, wl->pp, s, m, c.steps[s]);
+    ts_schedule_order(wl->schedule, wl->pp, wl->virtual_stages, s,
+                      ts_workload_microbatches(wl), c.steps[s]);
   }
   int rc = ts_report_write_file(dir, "timeline.json", write_trace, &c, err);
   for (long s = 0; s < wl->pp; s++)

@@ -8,7 +8,8 @@
 
 const char *const ts_cli_override_options[] = {
     "--tp",       "--pp",        "--micro-batch-size", "--global-batch-size",
-    "--schedule", "--recompute", "--zero-stage",       NULL};
+    "--schedule", "--recompute", "--zero-stage",       "--virtual-stages",
+    NULL};
 const char *const ts_cli_override_switches[] = {"--sequence-parallel", NULL};
 
 static bool listed(const char *const *names, const char *name) {
@@ -128,6 +129,9 @@ int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_er
     rc = ts_cli_choice(flag, value, ts_schedule_names, &choice, err);
     ov->schedule = (ts_schedule_kind)choice;
     ov->is_schedule_set = true;
+  } else if (strcmp(flag, "--virtual-stages") == 0) {
+    rc = ts_cli_count(flag, value, 1, max, &ov->virtual_stages, err);
+    ov->is_virtual_stages_set = true;
   } else if (strcmp(flag, "--recompute") == 0) {
     rc = ts_cli_choice(flag, value, ts_recompute_names, &choice, err);
     ov->recompute = (ts_recompute)choice;

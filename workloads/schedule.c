@@ -1,6 +1,7 @@
 /* schedule: per-rank programs for pipeline schedules; see schedule.h. */
 #include "schedule.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,9 +97,9 @@ void ts_job_fini(ts_job *job) {
   memset(job, 0, sizeof *job);
 }
 
-void ts_schedule_order(ts_schedule_kind kind, long n_stages, long stage, long n_micro,
-                       long *steps) {
-  long n = 0;
+void ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long stage,
+                       long n_micro, long *steps) {
+  long n = 0, p = n_stages, v = n_chunks, total = n_micro * n_chunks;
   if (kind == TS_SCHED_GPIPE) {
     for (long i = 0; i < n_micro; i++)
       steps[n++] = i;
@@ -106,17 +107,45 @@ void ts_schedule_order(ts_schedule_kind kind, long n_stages, long stage, long n_
       steps[n++] = -1 - i;
     return;
   }
-  long warm = n_stages - stage - 1;
-  if (warm > n_micro)
-    warm = n_micro;
-  for (long i = 0; i < warm; i++)
-    steps[n++] = i;
-  for (long k = 0; k < n_micro - warm; k++) {
-    steps[n++] = warm + k;
-    steps[n++] = -1 - k;
+  long warm = kind == TS_SCHED_INTERLEAVED ? 2 * (p - stage - 1) + (v - 1) * p : p - stage - 1;
+  if (warm > total)
+    warm = total;
+  /* Forward and backward step k: which microbatch and chunk (for v = 1, microbatch k). */
+#define MICRO(k) (((k) / (p * v)) * p + (k) % p)
+#define FWD(k) (MICRO(k) * v + ((k) / p) % v)
+#define BWD(k) (-1 - (MICRO(k) * v + v - 1 - ((k) / p) % v))
+  for (long k = 0; k < warm; k++)
+    steps[n++] = FWD(k);
+  for (long k = 0; k < total - warm; k++) {
+    steps[n++] = FWD(warm + k);
+    steps[n++] = BWD(k);
   }
-  for (long i = n_micro - warm; i < n_micro; i++)
-    steps[n++] = -1 - i;
+  for (long k = total - warm; k < total; k++)
+    steps[n++] = BWD(k);
+#undef MICRO
+#undef FWD
+#undef BWD
+}
+
+long ts_schedule_step_micro(long step, long n_chunks) {
+  return (step >= 0 ? step : -1 - step) / n_chunks;
+}
+
+long ts_schedule_step_chunk(long step, long n_chunks) {
+  return (step >= 0 ? step : -1 - step) % n_chunks;
+}
+
+void ts_schedule_step_name(long step, long n_chunks, char pass, char *out, size_t size) {
+  long micro = ts_schedule_step_micro(step, n_chunks);
+  char letter = pass != 0 ? pass : step >= 0 ? 'F' : 'B';
+  if (n_chunks > 1)
+    snprintf(out, size, "%c%ldc%ld", letter, micro, ts_schedule_step_chunk(step, n_chunks));
+  else
+    snprintf(out, size, "%c%ld", letter, micro);
+}
+
+long ts_schedule_n_blocks(const ts_workload *wl) {
+  return 2 * ts_workload_microbatches(wl) * wl->virtual_stages + 1;
 }
 
 /* A growing event template; adjacent compute events merge into one (they run back to back on
@@ -256,8 +285,20 @@ static void layer_backward(tpl *t, const ts_workload *wl, const ts_layer_cost *l
   compute(t, lc->ln1_bwd, TS_CAT_COMPUTE);
 }
 
-static void forward_template(const ts_workload *wl, const stage_costs *c, long stage, tpl *t) {
-  bool first = stage == 0, last = stage == wl->pp - 1;
+/* A chunk's place in the model: virtual stage chunk x p + stage (the stage itself when v = 1);
+ * layers are labelled by their index among the stage's layers. */
+typedef struct chunk_place {
+  bool is_first, is_last; /* holds the embedding / the logits and loss */
+  long layer0, n_layers;
+} chunk_place;
+
+static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
+  long vstage = chunk * wl->pp + stage, n = ts_workload_layers_per_chunk(wl);
+  return (chunk_place){vstage == 0, vstage == wl->pp * wl->virtual_stages - 1, chunk * n, n};
+}
+
+static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl, tpl *t) {
+  bool first = pl.is_first, last = pl.is_last;
   if (!first)
     p2p(t, TS_EV_RECV, TS_PEER_PREV, c->act_bytes);
   if (first) {
@@ -265,7 +306,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, long s
     compute(t, c->edge.embed_fwd, TS_CAT_COMPUTE);
     tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.embed_allreduce_bytes);
   }
-  for (long l = 0; l < ts_workload_layers_per_stage(wl); l++)
+  for (long l = pl.layer0; l < pl.layer0 + pl.n_layers; l++)
     layer_forward(t, wl, &c->layer, l, TS_CAT_COMPUTE);
   if (last) {
     at(t, TS_OP_HEAD, -1);
@@ -279,8 +320,9 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, long s
   }
 }
 
-static void backward_template(const ts_workload *wl, const stage_costs *c, long stage, tpl *t) {
-  bool first = stage == 0, last = stage == wl->pp - 1;
+static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
+                              tpl *t) {
+  bool first = pl.is_first, last = pl.is_last;
   if (last) {
     at(t, TS_OP_HEAD, -1);
     compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
@@ -288,7 +330,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, long 
   } else {
     p2p(t, TS_EV_RECV, TS_PEER_NEXT, c->act_bytes);
   }
-  for (long l = ts_workload_layers_per_stage(wl) - 1; l >= 0; l--) {
+  for (long l = pl.layer0 + pl.n_layers - 1; l >= pl.layer0; l--) {
     if (wl->recompute == TS_RECOMPUTE_FULL)
       layer_forward(t, wl, &c->layer, l, TS_CAT_RECOMPUTE);
     layer_backward(t, wl, &c->layer, l);
@@ -360,22 +402,25 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
         job->rank_group[members[1] * TS_GROUP_KINDS + TS_GROUP_EMBEDDING] = g;
       }
   free(members);
+  /* With virtual stages the pipeline wraps: the last stage's chunk c feeds the first stage's
+   * chunk c + 1. */
+  bool wraps = wl->virtual_stages > 1;
   for (long r = 0; r < job->n_ranks; r++) {
     ts_coords c = ts_layout_coords(wl, r);
-    if (c.pp > 0)
+    if (c.pp > 0 || wraps)
       job->rank_peer[r * TS_PEERS + TS_PEER_PREV] =
-          ts_layout_rank(wl, (ts_coords){c.tp, c.dp, c.pp - 1});
-    if (c.pp < wl->pp - 1)
+          ts_layout_rank(wl, (ts_coords){c.tp, c.dp, (c.pp + wl->pp - 1) % wl->pp});
+    if (c.pp < wl->pp - 1 || wraps)
       job->rank_peer[r * TS_PEERS + TS_PEER_NEXT] =
-          ts_layout_rank(wl, (ts_coords){c.tp, c.dp, c.pp + 1});
+          ts_layout_rank(wl, (ts_coords){c.tp, c.dp, (c.pp + 1) % wl->pp});
   }
 }
 
 int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_err *err) {
   /* Limits that keep the programs' own storage (blocks per stage, events per template) well
    * under a few GiB; the engine applies its own, machine-dependent limit afterwards. */
-  long m = ts_workload_microbatches(wl);
-  if (m > 1000000 || wl->n_gpus > 10000000 || (double)wl->pp * (double)(2 * m + 1) > 5e7 ||
+  long m = ts_workload_microbatches(wl), v = wl->virtual_stages;
+  if (m > 1000000 || wl->n_gpus > 10000000 || (double)wl->pp * (double)(2 * m * v + 1) > 5e7 ||
       (double)wl->model.n_layers * 16.0 > 5e7)
     return ts_err_plain(err,
                         "%ld layers in %ld stages with %ld microbatches on %ld GPUs is more than "
@@ -393,28 +438,36 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
                 (double)wl->model.seq * (double)wl->model.hidden /
                 (wl->sequence_parallel ? (double)wl->tp : 1.0);
 
-  long *steps = xcalloc((size_t)(2 * m + 1), sizeof(long));
-  long *ids = xcalloc((size_t)(2 * m + 1), sizeof(long));
+  long n_blocks = ts_schedule_n_blocks(wl);
+  long *steps = xcalloc((size_t)n_blocks, sizeof(long));
+  long *ids = xcalloc((size_t)n_blocks, sizeof(long));
+  long *fwd = xcalloc((size_t)v, sizeof(long)), *bwd = xcalloc((size_t)v, sizeof(long));
   ts_block **stage_blocks = xcalloc((size_t)wl->pp, sizeof(ts_block *));
   for (long s = 0; s < wl->pp; s++) {
     tpl t = {0};
-    forward_template(wl, &c, s, &t);
-    long fwd = add_tpl(&job, &t);
-    backward_template(wl, &c, s, &t);
-    long bwd = add_tpl(&job, &t);
+    for (long chunk = 0; chunk < v; chunk++) {
+      forward_template(wl, &c, place_of(wl, s, chunk), &t);
+      fwd[chunk] = add_tpl(&job, &t);
+      backward_template(wl, &c, place_of(wl, s, chunk), &t);
+      bwd[chunk] = add_tpl(&job, &t);
+    }
     epilogue_template(wl, gpu, s, &t);
     long epi = add_tpl(&job, &t);
-    ts_schedule_order(wl->schedule, wl->pp, s, m, steps);
-    for (long k = 0; k < 2 * m; k++)
-      ids[k] = steps[k] >= 0 ? fwd : bwd;
-    ids[2 * m] = epi;
-    stage_blocks[s] = blocks_from(&job, ids, (int)(2 * m + 1));
+    ts_schedule_order(wl->schedule, wl->pp, v, s, m, steps);
+    for (long k = 0; k < n_blocks - 1; k++) {
+      long chunk = ts_schedule_step_chunk(steps[k], v);
+      ids[k] = steps[k] >= 0 ? fwd[chunk] : bwd[chunk];
+    }
+    ids[n_blocks - 1] = epi;
+    stage_blocks[s] = blocks_from(&job, ids, (int)n_blocks);
   }
   for (long r = 0; r < job.n_ranks; r++) {
     long s = ts_layout_coords(wl, r).pp;
     job.programs[r].blocks = stage_blocks[s];
-    job.programs[r].n_blocks = (int)(2 * m + 1);
+    job.programs[r].n_blocks = (int)n_blocks;
   }
+  free(fwd);
+  free(bwd);
   free(stage_blocks);
   free(steps);
   free(ids);

@@ -11,6 +11,9 @@
  *   steady   m - w pairs:                    F(w+k) B(k)
  *   drain    w backwards:                    B(m-w) .. B(m-1)
  * GPipe: F0 .. F(m-1) then B0 .. B(m-1).
+ * Interleaved 1F1B: each rank holds v chunks of L / (p v) layers (chunk c of stage i is virtual
+ * stage c p + i); the last stage's chunk c feeds the first stage's chunk c + 1. The bubble
+ * shrinks from (p - 1) to (p - 1) / v passes (Narayanan et al. SC'21, section 2.2).
  *
  *   stage 0 |F0 F1 F2 F3 B0 F4 B1 ...        (p = 4)
  *   stage 3 |         F0 B0 F1 B1 ...
@@ -120,9 +123,22 @@ typedef struct ts_job {
 int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_err *err);
 void ts_job_fini(ts_job *job);
 
-/* The pass order of one stage: steps[k] = microbatch index, negative for backward
- * (-1 - microbatch). `steps` must hold 2 m entries. */
-void ts_schedule_order(ts_schedule_kind kind, long n_stages, long stage, long n_micro, long *steps);
+/* The pass order of one stage over v model chunks (v = 1 but for the interleaved schedule):
+ * steps[k] = microbatch x v + chunk for a forward pass, -1 - (microbatch x v + chunk) for a
+ * backward pass. `steps` must hold 2 m v entries. Interleaved (Megatron-LM's
+ * forward_backward_pipelining_with_interleaving; needs p | m), forward k runs chunk
+ * (k / p) mod v of microbatch (k / pv) p + k mod p, backward k the chunks in reverse order;
+ * w = min(2 (p - stage - 1) + (v - 1) p, m v) forwards warm up, then 1F1B pairs. */
+void ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long stage,
+                       long n_micro, long *steps);
+/* The microbatch and the chunk of a step of ts_schedule_order. */
+long ts_schedule_step_micro(long step, long n_chunks);
+long ts_schedule_step_chunk(long step, long n_chunks);
+/* "F12" (forward of microbatch 12), "B12" (backward) or, with v > 1 chunks, "F12c1" (of
+ * chunk 1); `pass` replaces the letter when not 0 (e.g. 'R' for recomputation). */
+void ts_schedule_step_name(long step, long n_chunks, char pass, char *out, size_t size);
+/* Blocks of a stage's program: one per step, then the gradient sync and optimizer step. */
+long ts_schedule_n_blocks(const ts_workload *wl);
 
 /* Helpers for building jobs by hand (tests, microbenchmarks). */
 void ts_job_init(ts_job *job, long n_ranks);

@@ -8,7 +8,7 @@
 #include "doc.h"
 
 const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
-const char *const ts_schedule_names[] = {"gpipe", "1f1b", NULL};
+const char *const ts_schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
 const char *const ts_recompute_names[] = {"none", "selective", "full", NULL};
 const char *const ts_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                       "pp-tp-dp", "pp-dp-tp", NULL};
@@ -26,7 +26,8 @@ static const char *const training_keys[] = {"global_batch_size", "micro_batch_si
                                             "optimizer",         "train_tokens",     NULL};
 static const char *const parallel_keys[] = {"tensor",          "pipeline",          "data",
                                             "zero_stage",      "schedule",          "recompute",
-                                            "flash_attention", "sequence_parallel", NULL};
+                                            "flash_attention", "sequence_parallel", "virtual_stages",
+                                            NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 
@@ -147,6 +148,12 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
     return -1;
   wl->schedule = (ts_schedule_kind)sched;
   wl->recompute = (ts_recompute)rec;
+  l->schedule = ts_doc_get(r->doc, p, "schedule") != 0 ? here(r, p, "schedule") : l->tp;
+  wl->virtual_stages = 1;
+  l->virtual_stages = l->tp;
+  if (get_long(r, p, "parallelism", "virtual_stages", false, 1, &wl->virtual_stages,
+               &l->virtual_stages) != 0)
+    return -1;
   wl->flash_attention = true;
   if (ts_doc_get_bool(r->doc, p, "flash_attention", &wl->flash_attention, r->err) < 0)
     return -1;
@@ -225,6 +232,8 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   OVERRIDE(is_global_batch_set, global_batch, global_batch, global_batch, "--global-batch-size")
   OVERRIDE(is_zero_stage_set, zero_stage, zero_stage, zero_stage, "--zero-stage")
   OVERRIDE(is_schedule_set, schedule, schedule, schedule, "--schedule")
+  OVERRIDE(is_virtual_stages_set, virtual_stages, virtual_stages, virtual_stages,
+           "--virtual-stages")
   OVERRIDE(is_recompute_set, recompute, recompute, recompute, "--recompute")
 #undef OVERRIDE
   if (ov->is_gpus_set)
@@ -233,6 +242,39 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
     wl->sequence_parallel = true;
     l->sequence_parallel = (ts_loc){NULL, 0, 0, "--sequence-parallel"};
   }
+}
+
+/* Megatron-LM's interleaved schedule: 1F1B over v model chunks per rank. With v > 1 the 1f1b
+ * schedule becomes interleaved (as in Megatron); GPipe has no interleaved form here. */
+static int resolve_virtual_stages(ts_workload *wl, ts_err *err) {
+  const ts_workload_locs *l = &wl->locs;
+  long v = wl->virtual_stages, m = ts_workload_microbatches(wl);
+  if (v == 1) {
+    if (wl->schedule == TS_SCHED_INTERLEAVED)
+      return ts_err_at(err, l->schedule,
+                       "the interleaved schedule needs virtual_stages > 1 (model chunks per "
+                       "pipeline rank), found 1");
+    return 0;
+  }
+  if (wl->schedule == TS_SCHED_GPIPE)
+    return ts_err_at(err, l->virtual_stages,
+                     "virtual_stages (%ld) interleave the 1f1b schedule; the gpipe schedule has "
+                     "no interleaved form",
+                     v);
+  wl->schedule = TS_SCHED_INTERLEAVED;
+  if (wl->pp < 2)
+    return ts_err_at(err, l->virtual_stages,
+                     "virtual_stages (%ld) interleave a pipeline, but pipeline parallelism is 1", v);
+  if (v > BIG / wl->pp || wl->model.n_layers % (wl->pp * v) != 0)
+    return ts_err_at(err, l->virtual_stages,
+                     "pipeline (%ld) x virtual_stages (%ld) must divide num_layers (%ld)", wl->pp,
+                     v, wl->model.n_layers);
+  if (m % wl->pp != 0)
+    return ts_err_at(err, l->virtual_stages,
+                     "the interleaved schedule runs microbatches in groups of the pipeline size "
+                     "(%ld), which must divide the %ld microbatches per pipeline",
+                     wl->pp, m);
+  return 0;
 }
 
 int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
@@ -291,7 +333,7 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "global_batch_size (%ld) must be a multiple of micro_batch_size (%ld) x "
                      "data parallelism (%ld) = %ld",
                      wl->global_batch, wl->micro_batch, wl->dp, per_step);
-  return 0;
+  return resolve_virtual_stages(wl, err);
 }
 
 long ts_workload_padded_vocab(const ts_workload *wl) {
@@ -305,4 +347,8 @@ long ts_workload_microbatches(const ts_workload *wl) {
 
 long ts_workload_layers_per_stage(const ts_workload *wl) {
   return wl->model.n_layers / wl->pp;
+}
+
+long ts_workload_layers_per_chunk(const ts_workload *wl) {
+  return wl->model.n_layers / (wl->pp * wl->virtual_stages);
 }

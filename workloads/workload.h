@@ -3,7 +3,9 @@
  *
  * After ts_workload_resolve() every invariant the generators rely on holds: tp divides the
  * heads, the query groups and the FFN width; pp divides the layers; dp x micro-batch divides
- * the global batch; tp x pp x dp = GPUs; with sequence parallelism, tp divides the sequence. Each
+ * the global batch; tp x pp x dp = GPUs; with sequence parallelism, tp divides the sequence;
+ * with virtual stages v > 1 the schedule is interleaved, pp x v divides the layers and pp divides
+ * the microbatches (Megatron-LM's conditions for its interleaved schedule). Each
  * value remembers where it came from so an inconsistency is reported at the key (or flag) that set
  * it.
  */
@@ -16,7 +18,11 @@
 #include "err.h"
 #include "gpu.h"
 
-typedef enum ts_schedule_kind { TS_SCHED_GPIPE, TS_SCHED_1F1B } ts_schedule_kind;
+typedef enum ts_schedule_kind {
+  TS_SCHED_GPIPE,
+  TS_SCHED_1F1B,
+  TS_SCHED_INTERLEAVED /* 1F1B over virtual stages (Narayanan et al. SC'21, section 2.2) */
+} ts_schedule_kind;
 typedef enum ts_recompute {
   TS_RECOMPUTE_NONE,
   TS_RECOMPUTE_SELECTIVE,
@@ -24,7 +30,7 @@ typedef enum ts_recompute {
 } ts_recompute;
 typedef enum ts_axis { TS_AXIS_TP, TS_AXIS_DP, TS_AXIS_PP, TS_AXIS_COUNT } ts_axis;
 
-extern const char *const ts_schedule_names[]; /* "gpipe", "1f1b" */
+extern const char *const ts_schedule_names[]; /* "gpipe", "1f1b", "interleaved" */
 extern const char *const ts_recompute_names[]; /* "none", "selective", "full" */
 extern const char *const ts_order_names[]; /* "tp-dp-pp", ... innermost first */
 
@@ -42,7 +48,7 @@ typedef struct ts_model {
 typedef struct ts_workload_locs {
   ts_loc n_layers, hidden, n_heads, n_query_groups, seq, vocab, ffn_hidden;
   ts_loc global_batch, micro_batch, precision;
-  ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel;
+  ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
 } ts_workload_locs;
 
 typedef struct ts_workload {
@@ -56,6 +62,7 @@ typedef struct ts_workload {
   long n_gpus; /* 0 until resolved */
   int zero_stage; /* 0, 1 (optimizer states sharded) or 2 (gradients too; pp = 1) */
   ts_schedule_kind schedule;
+  long virtual_stages; /* model chunks per pipeline rank; > 1 only with TS_SCHED_INTERLEAVED */
   ts_recompute recompute;
   bool flash_attention;
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
@@ -65,12 +72,13 @@ typedef struct ts_workload {
 
 /* Command-line values; a field is used when its is_set flag is true. */
 typedef struct ts_overrides {
-  long gpus, tp, pp, dp, micro_batch, global_batch;
+  long gpus, tp, pp, dp, micro_batch, global_batch, virtual_stages;
   int zero_stage;
   ts_schedule_kind schedule;
   ts_recompute recompute;
   bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_micro_batch_set, is_global_batch_set;
   bool is_zero_stage_set, is_schedule_set, is_recompute_set, is_sequence_parallel_set;
+  bool is_virtual_stages_set;
 } ts_overrides;
 
 /* Reads a workload file into *out (written only on success). The file's path is kept in the
@@ -87,5 +95,6 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err);
 long ts_workload_padded_vocab(const ts_workload *wl);
 long ts_workload_microbatches(const ts_workload *wl); /* per pipeline, per iteration */
 long ts_workload_layers_per_stage(const ts_workload *wl);
+long ts_workload_layers_per_chunk(const ts_workload *wl); /* per virtual stage */
 
 #endif

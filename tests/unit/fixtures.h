@@ -23,6 +23,7 @@ static inline ts_workload test_workload(long layers, long hidden, long heads, lo
   wl.dp = dp;
   wl.n_gpus = tp * pp * dp;
   wl.schedule = TS_SCHED_1F1B;
+  wl.virtual_stages = 1;
   wl.recompute = TS_RECOMPUTE_NONE;
   wl.flash_attention = true;
   wl.order[0] = TS_AXIS_TP;

@@ -175,7 +175,7 @@ static void build_pipeline(ts_job *job) {
       b[nb++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_PREV};
     long fwd = ts_job_add_template(job, f, nf), bwd = ts_job_add_template(job, b, nb);
     long steps[2 * PIPE_M], ids[2 * PIPE_M];
-    ts_schedule_order(pipe_kind, PIPE_P, s, PIPE_M, steps);
+    ts_schedule_order(pipe_kind, PIPE_P, 1, s, PIPE_M, steps);
     for (int k = 0; k < 2 * PIPE_M; k++)
       ids[k] = steps[k] >= 0 ? fwd : bwd;
     ts_job_set_blocks(job, s, ids, 2 * PIPE_M);

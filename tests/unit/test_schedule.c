@@ -11,15 +11,15 @@
 static void test_1f1b_order(void **state) {
   (void)state;
   long steps[16];
-  ts_schedule_order(TS_SCHED_1F1B, 4, 0, 8, steps);
+  ts_schedule_order(TS_SCHED_1F1B, 4, 1, 0, 8, steps);
   const long stage0[16] = {0, 1, 2, 3, -1, 4, -2, 5, -3, 6, -4, 7, -5, -6, -7, -8};
   assert_memory_equal(steps, stage0, sizeof stage0);
-  ts_schedule_order(TS_SCHED_1F1B, 4, 3, 8, steps);
+  ts_schedule_order(TS_SCHED_1F1B, 4, 1, 3, 8, steps);
   for (long k = 0; k < 16; k++) /* the last stage alternates from the start */
     assert_int_equal(steps[k], k % 2 == 0 ? k / 2 : -1 - k / 2);
   /* Every stage: each microbatch forward before its backward, at most p - i in flight. */
   for (long s = 0; s < 4; s++) {
-    ts_schedule_order(TS_SCHED_1F1B, 4, s, 8, steps);
+    ts_schedule_order(TS_SCHED_1F1B, 4, 1, s, 8, steps);
     long in_flight = 0, peak = 0, seen_f = 0, seen_b = 0;
     for (int k = 0; k < 16; k++) {
       if (steps[k] >= 0) {
@@ -34,7 +34,7 @@ static void test_1f1b_order(void **state) {
     }
     assert_int_equal(peak, 4 - s);
   }
-  ts_schedule_order(TS_SCHED_1F1B, 8, 0, 3, steps); /* fewer microbatches than stages */
+  ts_schedule_order(TS_SCHED_1F1B, 8, 1, 0, 3, steps); /* fewer microbatches than stages */
   const long short_run[6] = {0, 1, 2, -1, -2, -3};
   assert_memory_equal(steps, short_run, sizeof short_run);
 }
@@ -42,7 +42,7 @@ static void test_1f1b_order(void **state) {
 static void test_gpipe_order(void **state) {
   (void)state;
   long steps[6];
-  ts_schedule_order(TS_SCHED_GPIPE, 2, 1, 3, steps);
+  ts_schedule_order(TS_SCHED_GPIPE, 2, 1, 1, 3, steps);
   const long expect[6] = {0, 1, 2, -1, -2, -3};
   assert_memory_equal(steps, expect, sizeof expect);
 }
