@@ -141,8 +141,10 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
   kv_row(f, "layout", "TP %ld x PP %ld x DP %ld", wl->tp, wl->pp, wl->dp);
   kv_row(f, "batch", "global %ld sequences, micro-batch %ld, %ld microbatches per pipeline",
          wl->global_batch, wl->micro_batch, ts_workload_microbatches(wl));
+  char schedule[64];
+  ts_workload_schedule_label(wl, schedule, sizeof schedule);
   kv_row(f, "schedule", "%s, recompute %s, ZeRO-%d, sequence parallel %s, flash attention %s",
-         ts_schedule_names[wl->schedule], ts_recompute_names[wl->recompute], wl->zero_stage,
+         schedule, ts_recompute_names[wl->recompute], wl->zero_stage,
          wl->sequence_parallel ? "on" : "off", wl->flash_attention ? "on" : "off");
   kv_row(f, "precision", "%s", ts_precision_names[wl->precision]);
   kv_row(f, "simulation", "fidelity %s, placement %s; %ld events, %ld transfers", info->fidelity,

@@ -256,7 +256,8 @@ void ts_plot_gantt(FILE *out, const ts_workload *wl, const ts_job *job, const ts
   double ticks[12];
   int n_ticks = ts_svg_ticks(0, sim->iteration_s, false, ticks, 9);
   ts_svg_axes(out, &f, ticks, n_ticks, NULL, 0, "seconds (gaps: pipeline bubbles and waits)", "");
-  gantt_row row = {.f = &f, .steps = steps, .n_chunks = wl->virtual_stages, .n_columns = (int)f.w_px};
+  gantt_row row = {
+      .f = &f, .steps = steps, .n_chunks = wl->virtual_stages, .n_columns = (int)f.w_px};
   row.columns = malloc((size_t)row.n_columns * sizeof *row.columns);
   TS_ASSERT(row.columns != NULL);
   long row_index = 0;

@@ -22,7 +22,7 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
     /* Long pipelines: the first two, the peak and the last stage tell the story. */
     if (m->n_stages > 6 && s > 1 && s != m->peak_memory_stage && s != m->n_stages - 1)
       continue;
-    fprintf(out, "  %-6ld %9.2f %9.2f %9.2f %11.2f %9.2f %9ld%s\n", s,
+    fprintf(out, "  %-6ld %9.2f %9.2f %9.2f %11.2f %9.2f %9.4g%s\n", s,
             mem->bytes[TS_MEM_WEIGHTS] / GIB, mem->bytes[TS_MEM_GRADIENTS] / GIB,
             mem->bytes[TS_MEM_OPTIMIZER] / GIB, mem->bytes[TS_MEM_ACTIVATIONS] / GIB,
             mem->total_bytes / GIB, mem->microbatches_in_flight,
@@ -35,12 +35,13 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
                        const ts_metrics *m) {
   fprintf(out, "trainsim: %s on %s, %ld x %s\n", wl->name, info->platform_name, wl->n_gpus,
           info->gpu_model);
+  char schedule[64];
+  ts_workload_schedule_label(wl, schedule, sizeof schedule);
   fprintf(out,
           "layout: TP %ld x PP %ld x DP %ld, %s, %ld microbatches of %ld per pipeline, "
           "recompute %s, ZeRO-%d, fidelity %s, placement %s\n\n",
-          wl->tp, wl->pp, wl->dp, ts_schedule_names[wl->schedule], ts_workload_microbatches(wl),
-          wl->micro_batch, ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity,
-          info->placement);
+          wl->tp, wl->pp, wl->dp, schedule, ts_workload_microbatches(wl), wl->micro_batch,
+          ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity, info->placement);
   fprintf(out, "  %-34s %12.4f s\n", "iteration time", m->iteration_s);
   fprintf(out, "  %-34s %12.0f tokens/s\n", "throughput", m->tokens_per_s);
   fprintf(out, "  %-34s %12.1f TFLOPS/GPU  MFU %5.2f%%\n", "model FLOPs", m->model_tflops_per_gpu,
@@ -162,6 +163,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "micro_batch_size", wl->micro_batch, &k);
   json_long(f, 4, "microbatches_per_pipeline", ts_workload_microbatches(wl), &k);
   json_str(f, 4, "schedule", ts_schedule_names[wl->schedule], &k);
+  json_long(f, 4, "virtual_stages", wl->virtual_stages, &k);
   json_str(f, 4, "recompute", ts_recompute_names[wl->recompute], &k);
   json_long(f, 4, "zero_stage", wl->zero_stage, &k);
   json_bool(f, 4, "flash_attention", wl->flash_attention, &k);
@@ -211,7 +213,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
     breakdown(f, 6, m->stage_breakdown_s + s * TS_CAT_COUNT);
     json_key(f, 6, "memory_bytes", &sf);
     memory(f, 6, &m->stage_memory[s]);
-    json_long(f, 6, "microbatches_in_flight", m->stage_memory[s].microbatches_in_flight, &sf);
+    json_num(f, 6, "microbatches_in_flight", m->stage_memory[s].microbatches_in_flight, &sf);
     fputs("\n    }", f);
   }
   fputs("\n  ]", f);

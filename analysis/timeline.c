@@ -180,8 +180,8 @@ int ts_timeline_write(const char *dir, const ts_workload *wl, const ts_job *job,
   for (long s = 0; s < wl->pp; s++) {
     c.steps[s] = calloc((size_t)n_steps, sizeof(long));
     TS_ASSERT(c.steps[s] != NULL);
-    ts_schedule_order(wl->schedule, wl->pp, wl->virtual_stages, s,
-                      ts_workload_microbatches(wl), c.steps[s]);
+    ts_schedule_order(wl->schedule, wl->pp, wl->virtual_stages, s, ts_workload_microbatches(wl),
+                      c.steps[s]);
   }
   int rc = ts_report_write_file(dir, "timeline.json", write_trace, &c, err);
   for (long s = 0; s < wl->pp; s++)

@@ -197,6 +197,11 @@ static void rank_main(int argc, char **argv) {
   (void)argc;
   (void)argv;
   rank_ctx *c = sg_actor_self_get_data();
+  /* Pipeline messages flow as soon as they are sent, whether or not this rank is receiving
+   * yet (the interleaved schedule's wrap-around would otherwise couple a sender to a receiver
+   * busy elsewhere); a send still completes only once its bytes have crossed the links. */
+  for (int k = 0; k < TS_PEERS; k++)
+    sg_mailbox_set_receiver(sg_mailbox_get_name(c->inbox[k]));
   for (int b = 0; b < c->prog->n_blocks; b++) {
     const ts_block *blk = &c->prog->blocks[b];
     for (int e = 0; e < blk->n_events; e++)

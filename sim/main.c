@@ -463,11 +463,12 @@ static int cmd_memory(int argc, char **argv) {
   }
   ts_metrics mem;
   ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
+  char schedule[64];
+  ts_workload_schedule_label(&wl, schedule, sizeof schedule);
   printf(
       "trainsim memory: %s, TP %ld x PP %ld x DP %ld = %ld GPUs, %s, recompute %s, ZeRO-%d%s\n\n",
-      wl.name, wl.tp, wl.pp, wl.dp, wl.n_gpus, ts_schedule_names[wl.schedule],
-      ts_recompute_names[wl.recompute], wl.zero_stage,
-      wl.sequence_parallel ? ", sequence parallel" : "");
+      wl.name, wl.tp, wl.pp, wl.dp, wl.n_gpus, schedule, ts_recompute_names[wl.recompute],
+      wl.zero_stage, wl.sequence_parallel ? ", sequence parallel" : "");
   ts_report_memory(stdout, &wl, &mem);
   printf("peak: %.2f GiB per GPU on stage %ld: %s\n",
          mem.stage_memory[mem.peak_memory_stage].total_bytes / GIB, mem.peak_memory_stage,

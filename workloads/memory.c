@@ -20,6 +20,14 @@ double ts_memory_layer_activations(const ts_workload *wl) {
   return s * b * h * per;
 }
 
+long ts_memory_chunks_in_flight(const ts_workload *wl, long stage) {
+  long p = wl->pp, v = wl->virtual_stages, total = ts_workload_microbatches(wl) * v;
+  long held = wl->schedule == TS_SCHED_GPIPE  ? total
+              : wl->schedule == TS_SCHED_1F1B ? p - stage
+                                              : 2 * (p - stage - 1) + (v - 1) * p + 1;
+  return held < total ? held : total;
+}
+
 void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   const ts_model *m = &wl->model;
   double params = ts_cost_stage_params(wl, stage);
@@ -30,18 +38,19 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   out->bytes[TS_MEM_OPTIMIZER] = params * (low_precision ? 12.0 : 8.0) / shard;
 
   long micro = ts_workload_microbatches(wl);
-  long in_flight = wl->schedule == TS_SCHED_GPIPE ? micro : wl->pp - stage;
-  if (in_flight > micro)
-    in_flight = micro;
+  /* Layer activations scale with stage-microbatches in flight: chunks / v. The logits live
+   * from the last chunk's forward to its backward: one microbatch but under GPipe. */
+  double in_flight = (double)ts_memory_chunks_in_flight(wl, stage) / (double)wl->virtual_stages;
+  double logits_in_flight = wl->schedule == TS_SCHED_GPIPE ? (double)micro : 1.0;
   double layers = (double)ts_workload_layers_per_stage(wl);
   double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
   double full = ts_memory_layer_activations(wl);
   /* Full recomputation keeps each layer's input: 2sbh, or 2sbh/t sequence-sharded. */
   double input = 2.0 * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0);
-  double act = wl->recompute == TS_RECOMPUTE_FULL ? layers * (double)in_flight * input + full
-                                                  : layers * (double)in_flight * full;
+  double act = wl->recompute == TS_RECOMPUTE_FULL ? layers * in_flight * input + full
+                                                  : layers * in_flight * full;
   if (stage == wl->pp - 1)
-    act += (double)in_flight * 4.0 * s * b * (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
+    act += logits_in_flight * 4.0 * s * b * (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
   out->bytes[TS_MEM_ACTIVATIONS] = act;
   out->microbatches_in_flight = in_flight;
   out->total_bytes = 0;
@@ -70,13 +79,16 @@ int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus,
         (wl->sequence_parallel && m->seq % tp != 0))
       continue;
     for (long pp = 1; pp <= m->n_layers; pp++) {
-      if (m->n_layers % pp != 0)
+      bool interleaved = wl->virtual_stages > 1;
+      if (m->n_layers % pp != 0 ||
+          (interleaved && (pp < 2 || m->n_layers % (pp * wl->virtual_stages) != 0)))
         continue;
       for (long dp = 1; dp * wl->micro_batch <= wl->global_batch; dp++) {
         long gpus = tp * pp * dp;
         if (gpus > max_gpus || (best_gpus > 0 && gpus > best_gpus))
           break; /* larger dp only adds GPUs */
-        if (wl->global_batch % (wl->micro_batch * dp) != 0)
+        if (wl->global_batch % (wl->micro_batch * dp) != 0 ||
+            (interleaved && wl->global_batch / (wl->micro_batch * dp) % pp != 0))
           continue;
         c.tp = tp;
         c.pp = pp;

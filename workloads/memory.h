@@ -13,8 +13,10 @@
  * selective recomputation drops it too; full recomputation keeps only the layer input, 2 s b h
  * (2 s b h / t with sequence parallelism), plus one layer's activations while it is
  * recomputed. Stage i of p holds min(p - i, m) microbatches in flight under 1F1B and all m
- * under GPipe. The last stage also holds the fp32 logits of the microbatches in flight,
- * 4 s b V/t (Korthikanti et al. section 4.3).
+ * under GPipe; interleaved over v chunks, min(2 (p - i - 1) + (v - 1) p + 1, m v) chunks of
+ * L / (p v) layers (its warm-up plus one), i.e. stage 0 holds p (1 + (p - 1) / (p v))
+ * microbatches' worth (Korthikanti et al. section 4.2.3). The last stage also holds the fp32
+ * logits, 4 s b V/t, of one microbatch (all m under GPipe) (Korthikanti et al. section 4.3).
  */
 #ifndef TS_MEMORY_H
 #define TS_MEMORY_H
@@ -34,11 +36,13 @@ extern const char *const ts_mem_category_names[]; /* "weights", ... */
 typedef struct ts_memory {
   double bytes[TS_MEM_COUNT];
   double total_bytes;
-  long microbatches_in_flight;
+  double microbatches_in_flight; /* of the whole stage: chunks in flight / v */
 } ts_memory;
 
 /* Footprint of any rank of pipeline stage `stage` (all TP and DP ranks of a stage match). */
 void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out);
+/* Microbatch-chunks whose activations stage `stage` holds at its peak. */
+long ts_memory_chunks_in_flight(const ts_workload *wl, long stage);
 /* Activation bytes of one layer for one microbatch when its activations are all kept. */
 double ts_memory_layer_activations(const ts_workload *wl);
 

@@ -110,7 +110,7 @@ void ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long
   long warm = kind == TS_SCHED_INTERLEAVED ? 2 * (p - stage - 1) + (v - 1) * p : p - stage - 1;
   if (warm > total)
     warm = total;
-  /* Forward and backward step k: which microbatch and chunk (for v = 1, microbatch k). */
+    /* Forward and backward step k: which microbatch and chunk (for v = 1, microbatch k). */
 #define MICRO(k) (((k) / (p * v)) * p + (k) % p)
 #define FWD(k) (MICRO(k) * v + ((k) / p) % v)
 #define BWD(k) (-1 - (MICRO(k) * v + v - 1 - ((k) / p) % v))
@@ -320,8 +320,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   }
 }
 
-static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
-                              tpl *t) {
+static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl, tpl *t) {
   bool first = pl.is_first, last = pl.is_last;
   if (last) {
     at(t, TS_OP_HEAD, -1);

@@ -24,10 +24,9 @@ static const char *const model_keys[] = {"num_layers",       "hidden_size", "num
                                          "ffn_hidden_size",  NULL};
 static const char *const training_keys[] = {"global_batch_size", "micro_batch_size", "precision",
                                             "optimizer",         "train_tokens",     NULL};
-static const char *const parallel_keys[] = {"tensor",          "pipeline",          "data",
-                                            "zero_stage",      "schedule",          "recompute",
-                                            "flash_attention", "sequence_parallel", "virtual_stages",
-                                            NULL};
+static const char *const parallel_keys[] = {
+    "tensor",          "pipeline",          "data",           "zero_stage", "schedule", "recompute",
+    "flash_attention", "sequence_parallel", "virtual_stages", NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 
@@ -264,7 +263,8 @@ static int resolve_virtual_stages(ts_workload *wl, ts_err *err) {
   wl->schedule = TS_SCHED_INTERLEAVED;
   if (wl->pp < 2)
     return ts_err_at(err, l->virtual_stages,
-                     "virtual_stages (%ld) interleave a pipeline, but pipeline parallelism is 1", v);
+                     "virtual_stages (%ld) interleave a pipeline, but pipeline parallelism is 1",
+                     v);
   if (v > BIG / wl->pp || wl->model.n_layers % (wl->pp * v) != 0)
     return ts_err_at(err, l->virtual_stages,
                      "pipeline (%ld) x virtual_stages (%ld) must divide num_layers (%ld)", wl->pp,
@@ -347,6 +347,14 @@ long ts_workload_microbatches(const ts_workload *wl) {
 
 long ts_workload_layers_per_stage(const ts_workload *wl) {
   return wl->model.n_layers / wl->pp;
+}
+
+void ts_workload_schedule_label(const ts_workload *wl, char *out, size_t size) {
+  if (wl->virtual_stages > 1)
+    snprintf(out, size, "%s, %ld virtual stages", ts_schedule_names[wl->schedule],
+             wl->virtual_stages);
+  else
+    snprintf(out, size, "%s", ts_schedule_names[wl->schedule]);
 }
 
 long ts_workload_layers_per_chunk(const ts_workload *wl) {

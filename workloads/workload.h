@@ -96,5 +96,7 @@ long ts_workload_padded_vocab(const ts_workload *wl);
 long ts_workload_microbatches(const ts_workload *wl); /* per pipeline, per iteration */
 long ts_workload_layers_per_stage(const ts_workload *wl);
 long ts_workload_layers_per_chunk(const ts_workload *wl); /* per virtual stage */
+/* The schedule for people: "1f1b", "gpipe" or "interleaved, 2 virtual stages". */
+void ts_workload_schedule_label(const ts_workload *wl, char *out, size_t size);
 
 #endif

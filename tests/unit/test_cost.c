@@ -85,6 +85,9 @@ static void test_hardware_flops_match_megatron(void **state) {
   assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
   wl.sequence_parallel = true; /* moves bytes, not FLOPs */
   assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
+  wl.schedule = TS_SCHED_INTERLEAVED; /* reorders work, every layer once per microbatch */
+  wl.virtual_stages = 2;
+  assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
 }
 
 static void test_params(void **state) {

@@ -139,6 +139,7 @@ static void test_help_lists_every_flag(void **state) {
                                       "--timeline-window",
                                       "--report",
                                       "--sequence-parallel",
+                                      "--virtual-stages",
                                       "--placement",
                                       "--seed"};
   for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)

@@ -33,6 +33,9 @@ static const char ring4[] =
 typedef void (*build_fn)(ts_job *job);
 
 /* Runs build's job on platform text in a child; returns the iteration time. */
+/* Mean over ranks of the time spent waiting (bubble and idle) in the last simulate(). */
+static double sim_waiting_s;
+
 static double simulate(const char *platform, build_fn build, ts_fidelity fidelity) {
   int fds[2];
   assert_int_equal(pipe(fds), 0);
@@ -42,27 +45,33 @@ static double simulate(const char *platform, build_fn build, ts_fidelity fidelit
   if (pid == 0) {
     static ts_platform pf;
     ts_err err = {0};
-    double t = -1;
+    double out[2] = {-1, 0}; /* iteration, mean waiting */
     ts_job job;
     ts_sim_result res;
     ts_engine_opts opts = {.fidelity = fidelity};
     if (ts_platform_load_string("test.yaml", platform, &pf, &err) == 0) {
       build(&job);
-      if (ts_engine_run(&pf, &job, &opts, &res, &err) == 0)
-        t = res.iteration_s;
+      if (ts_engine_run(&pf, &job, &opts, &res, &err) == 0) {
+        out[0] = res.iteration_s;
+        for (long r = 0; r < res.n_ranks; r++)
+          out[1] += (res.ranks[r].time_s[TS_CAT_BUBBLE] + res.ranks[r].time_s[TS_CAT_IDLE]) /
+                    (double)res.n_ranks;
+      }
     }
     if (err.is_set)
       fprintf(stderr, "%s\n", err.msg);
-    ssize_t n = write(fds[1], &t, sizeof t);
-    _exit(n == sizeof t ? 0 : 1);
+    ssize_t n = write(fds[1], out, sizeof out);
+    _exit(n == sizeof out ? 0 : 1);
   }
   close(fds[1]);
-  double t = -1;
-  assert_int_equal(read(fds[0], &t, sizeof t), sizeof t);
+  double out[2] = {-1, 0};
+  assert_int_equal(read(fds[0], out, sizeof out), sizeof out);
   close(fds[0]);
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  double t = out[0];
+  sim_waiting_s = out[1];
   assert_true(t >= 0);
   return t;
 }
@@ -149,36 +158,49 @@ static void test_ring_allreduce(void **state) {
 /* ---- pipelines with uniform stages: (m + p - 1)(t_f + t_b) ---- */
 
 static ts_schedule_kind pipe_kind = TS_SCHED_1F1B;
+static long pipe_chunks = 1;
 #define PIPE_P 4
 #define PIPE_M 8
 #define T_F 0.003
 #define T_B 0.005
 
+/* PIPE_P stages of pipe_chunks chunks each (chunk c of stage s is virtual stage c P + s, the
+ * pipeline wrapping from the last stage to the first); a chunk's forward takes T_F / v, its
+ * backward T_B / v. */
 static void build_pipeline(ts_job *job) {
+  long v = pipe_chunks, n_steps = 2 * PIPE_M * v;
   ts_job_init(job, PIPE_P);
   for (long s = 0; s < PIPE_P; s++) {
-    if (s > 0)
-      job->rank_peer[s * TS_PEERS + TS_PEER_PREV] = s - 1;
-    if (s < PIPE_P - 1)
-      job->rank_peer[s * TS_PEERS + TS_PEER_NEXT] = s + 1;
-    ts_event f[3], b[3];
-    int nf = 0, nb = 0;
-    if (s > 0)
-      f[nf++] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_PREV};
-    f[nf++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_F};
-    if (s < PIPE_P - 1) {
-      f[nf++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_NEXT};
-      b[nb++] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_NEXT};
+    if (s > 0 || v > 1)
+      job->rank_peer[s * TS_PEERS + TS_PEER_PREV] = (s + PIPE_P - 1) % PIPE_P;
+    if (s < PIPE_P - 1 || v > 1)
+      job->rank_peer[s * TS_PEERS + TS_PEER_NEXT] = (s + 1) % PIPE_P;
+    long fwd[4], bwd[4];
+    for (long c = 0; c < v; c++) {
+      long vstage = c * PIPE_P + s;
+      bool first = vstage == 0, last = vstage == PIPE_P * v - 1;
+      ts_event f[3], b[3];
+      int nf = 0, nb = 0;
+      if (!first)
+        f[nf++] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_PREV};
+      f[nf++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_F / (double)v};
+      if (!last) {
+        f[nf++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_NEXT};
+        b[nb++] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_NEXT};
+      }
+      b[nb++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_B / (double)v};
+      if (!first)
+        b[nb++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_PREV};
+      fwd[c] = ts_job_add_template(job, f, nf);
+      bwd[c] = ts_job_add_template(job, b, nb);
     }
-    b[nb++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_B};
-    if (s > 0)
-      b[nb++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_PREV};
-    long fwd = ts_job_add_template(job, f, nf), bwd = ts_job_add_template(job, b, nb);
-    long steps[2 * PIPE_M], ids[2 * PIPE_M];
-    ts_schedule_order(pipe_kind, PIPE_P, 1, s, PIPE_M, steps);
-    for (int k = 0; k < 2 * PIPE_M; k++)
-      ids[k] = steps[k] >= 0 ? fwd : bwd;
-    ts_job_set_blocks(job, s, ids, 2 * PIPE_M);
+    long steps[2 * PIPE_M * 4], ids[2 * PIPE_M * 4];
+    ts_schedule_order(pipe_kind, PIPE_P, v, s, PIPE_M, steps);
+    for (long k = 0; k < n_steps; k++) {
+      long c = ts_schedule_step_chunk(steps[k], v);
+      ids[k] = steps[k] >= 0 ? fwd[c] : bwd[c];
+    }
+    ts_job_set_blocks(job, s, ids, (int)n_steps);
   }
 }
 
@@ -194,13 +216,25 @@ static const char *instant_links(void) {
   return text;
 }
 
+/* Uniform stages, free communication: (m + p - 1)(t_f + t_b) for 1F1B and GPipe, and
+ * (m + (p - 1) / v)(t_f + t_b) interleaved (Narayanan et al. SC'21, section 2.2); the bubble
+ * measured on each rank (waiting, before and after its work) is (p - 1) / (v m) of the work. */
 static void test_pipelines(void **state) {
   (void)state;
-  double expect = (PIPE_M + PIPE_P - 1) * (T_F + T_B);
+  double work = PIPE_M * (T_F + T_B), expect = (PIPE_M + PIPE_P - 1) * (T_F + T_B);
   pipe_kind = TS_SCHED_1F1B;
   assert_rel(simulate(instant_links(), build_pipeline, TS_FIDELITY_AGGREGATE), expect, 1e-9);
+  assert_rel(sim_waiting_s / work, (PIPE_P - 1.0) / PIPE_M, 1e-9);
   pipe_kind = TS_SCHED_GPIPE;
   assert_rel(simulate(instant_links(), build_pipeline, TS_FIDELITY_AGGREGATE), expect, 1e-9);
+  pipe_kind = TS_SCHED_INTERLEAVED;
+  for (pipe_chunks = 2; pipe_chunks <= 4; pipe_chunks++) {
+    double v = (double)pipe_chunks;
+    assert_rel(simulate(instant_links(), build_pipeline, TS_FIDELITY_AGGREGATE),
+               (PIPE_M + (PIPE_P - 1) / v) * (T_F + T_B), 1e-9);
+    assert_rel(sim_waiting_s / work, (PIPE_P - 1.0) / (v * PIPE_M), 1e-9);
+  }
+  pipe_chunks = 1;
 }
 
 int main(void) {

@@ -1,4 +1,4 @@
-/* schedule: pass orders of GPipe and 1F1B, and the events of stage templates. */
+/* schedule: pass orders of GPipe, 1F1B and interleaved 1F1B, and the events of stage templates. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,6 +45,50 @@ static void test_gpipe_order(void **state) {
   ts_schedule_order(TS_SCHED_GPIPE, 2, 1, 1, 3, steps);
   const long expect[6] = {0, 1, 2, -1, -2, -3};
   assert_memory_equal(steps, expect, sizeof expect);
+}
+
+/* Interleaved, p = 2, v = 2, m = 2 (steps: microbatch x v + chunk, negative backward). Stage 0
+ * warms up with 2 (p - 1) + (v - 1) p = 4 = all forwards: F0c0 F1c0 F0c1 F1c1, then backwards
+ * chunk 1 first; stage 1 warms up with 2: F0c0 F1c0, then pairs F0c1 B0c1, F1c1 B1c1. */
+static void test_interleaved_order(void **state) {
+  (void)state;
+  long steps[8];
+  ts_schedule_order(TS_SCHED_INTERLEAVED, 2, 2, 0, 2, steps);
+  const long stage0[8] = {0, 2, 1, 3, -2, -4, -1, -3};
+  assert_memory_equal(steps, stage0, sizeof stage0);
+  ts_schedule_order(TS_SCHED_INTERLEAVED, 2, 2, 1, 2, steps);
+  const long stage1[8] = {0, 2, 1, -2, 3, -4, -1, -3};
+  assert_memory_equal(steps, stage1, sizeof stage1);
+  /* p = 4, v = 3, m = 8: every (microbatch, chunk) once each way, a chunk's backward after its
+   * forward; the peak of chunks in flight is the warm-up plus one. */
+  long big[2 * 8 * 3];
+  for (long s = 0; s < 4; s++) {
+    ts_schedule_order(TS_SCHED_INTERLEAVED, 4, 3, s, 8, big);
+    int fwd[24] = {0}, bwd[24] = {0};
+    long in_flight = 0, peak = 0;
+    for (int k = 0; k < 48; k++) {
+      long unit = big[k] >= 0 ? big[k] : -1 - big[k];
+      assert_true(unit >= 0 && unit < 24);
+      if (big[k] >= 0) {
+        fwd[unit]++;
+        in_flight++;
+      } else {
+        assert_int_equal(fwd[unit], 1);
+        bwd[unit]++;
+        in_flight--;
+      }
+      peak = in_flight > peak ? in_flight : peak;
+    }
+    for (int u = 0; u < 24; u++)
+      assert_true(fwd[u] == 1 && bwd[u] == 1);
+    assert_int_equal(peak, 2 * (4 - s - 1) + 2 * 4 + 1);
+    assert_int_equal(ts_schedule_step_micro(big[0], 3), 0);
+  }
+  char name[16];
+  ts_schedule_step_name(-1 - (12 * 3 + 1), 3, 0, name, sizeof name);
+  assert_string_equal(name, "B12c1");
+  ts_schedule_step_name(12, 1, 'R', name, sizeof name);
+  assert_string_equal(name, "R12");
 }
 
 static int count(const ts_block *b, ts_event_kind kind, int category) {
@@ -115,11 +159,38 @@ static void test_templates(void **state) {
   assert_int_equal(ag, 4);
   assert_rel(fwd->events[0].bytes, act / 2, 1e-15);
   ts_job_fini(&job);
+
+  /* Interleaved over 2 chunks of 1 layer: 2 m v + 1 blocks; the pipeline wraps (stage 0's
+   * previous is stage 3); stage 0's chunk 0 embeds and sends, its chunk 1 receives from stage 3;
+   * stage 3's chunk 1 computes the loss, its chunk 0 sends on to stage 0. */
+  wl.sequence_parallel = false;
+  wl.schedule = TS_SCHED_INTERLEAVED;
+  wl.virtual_stages = 2;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  const ts_program *first = &job.programs[0], *last = &job.programs[12]; /* tp 0, dp 0 */
+  assert_int_equal(first->n_blocks, 2 * m * 2 + 1);
+  assert_int_equal(job.rank_peer[0 * TS_PEERS + TS_PEER_PREV], 12);
+  assert_int_equal(job.rank_peer[12 * TS_PEERS + TS_PEER_NEXT], 0);
+  const ts_block *c0 = &first->blocks[0], *c1 = &first->blocks[4]; /* F0c0, F0c1 (p = 4) */
+  assert_int_equal(c0->events[0].op, TS_OP_EMBEDDING);
+  assert_int_equal(c0->events[c0->n_events - 1].kind, TS_EV_SEND);
+  assert_int_equal(c1->events[0].kind, TS_EV_RECV);
+  assert_int_equal(c1->events[1].layer_first, 1); /* the stage's second layer */
+  assert_int_equal(count(c0, TS_EV_COLL, TS_CAT_TP), 1 + 2); /* embedding + 1 layer */
+  const ts_block *l0 = &last->blocks[0], *l1 = &last->blocks[1]; /* stage 3: F0c0, F1c0 */
+  assert_int_equal(l0->events[l0->n_events - 1].kind, TS_EV_SEND);
+  bool has_head = false;
+  for (int b = 0; b < last->n_blocks - 1; b++)
+    for (int e = 0; e < last->blocks[b].n_events; e++)
+      has_head = has_head || last->blocks[b].events[e].op == TS_OP_HEAD;
+  assert_true(has_head);
+  assert_int_equal(l1->events[l1->n_events - 1].kind, TS_EV_SEND);
+  ts_job_fini(&job);
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
-                                     cmocka_unit_test(test_gpipe_order),
-                                     cmocka_unit_test(test_templates)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_1f1b_order), cmocka_unit_test(test_gpipe_order),
+      cmocka_unit_test(test_interleaved_order), cmocka_unit_test(test_templates)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
