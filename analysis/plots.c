@@ -26,7 +26,8 @@ const char *const ts_plot_category_colors[TS_CAT_COUNT] = {
     "#e8e8e8", /* idle */
 };
 
-static const char *const mem_colors[TS_MEM_COUNT] = {"#4e79a7", "#59a14f", "#b07aa1", "#f28e2b"};
+static const char *const mem_colors[TS_MEM_COUNT] = {"#4e79a7", "#59a14f", "#b07aa1", "#f28e2b",
+                                                     "#9c755f"};
 
 void ts_plot_breakdown(FILE *out, const char *title, int n_bars, const char *const *labels,
                        const double *secs) {
@@ -92,8 +93,8 @@ void ts_plot_memory(FILE *out, long n_stages, const ts_memory *stage_memory, dou
   ts_svg_open(out, WIDTH_PX, 360, title);
   ts_svg_text(out, WIDTH_PX / 2.0, 18, "middle", "title", title);
   for (int c = 0; c < TS_MEM_COUNT; c++)
-    ts_svg_legend_item(out, 70 + c * 120.0, 40, mem_colors[c], ts_mem_category_names[c]);
-  ts_svg_legend_item(out, 70 + TS_MEM_COUNT * 120.0, 40, "#000000", "HBM capacity (dashed)");
+    ts_svg_legend_item(out, 70 + c * 110.0, 40, mem_colors[c], ts_mem_category_names[c]);
+  ts_svg_legend_item(out, 70 + TS_MEM_COUNT * 110.0, 40, "#000000", "HBM capacity (dashed)");
   double x_ticks[16], y_ticks[12];
   int n_x = 0;
   long stride = n_stages <= 16 ? 1 : (n_stages + 15) / 16;
@@ -186,8 +187,12 @@ static void add_event(gantt_row *row, const ts_event *ev, const ts_span *sp) {
                                                 : pass,
              sp->start_s, sp->end_s, sp->block);
     break;
-  case TS_EV_COLL:
-    add_span(row, ev->group == TS_GROUP_TP ? pass : G_COMM, sp->start_s, sp->end_s, sp->block);
+  case TS_EV_COLL: /* one overlapped with compute does not hold the compute stream */
+    if (!ev->is_async)
+      add_span(row, ev->group == TS_GROUP_TP ? pass : G_COMM, sp->start_s, sp->end_s, sp->block);
+    break;
+  case TS_EV_WAIT:
+    add_span(row, G_COMM, sp->start_s, sp->end_s, sp->block);
     break;
   default:
     add_span(row, G_COMM, fmax(sp->start_s, sp->sent_s), sp->end_s, sp->block);

@@ -15,17 +15,17 @@
 
 void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
   fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB)\n", m->hbm_bytes / GIB);
-  fprintf(out, "  %-6s %9s %9s %9s %11s %9s %9s\n", "stage", "weights", "grads", "optimizer",
-          "activations", "total", "in-flight");
+  fprintf(out, "  %-6s %9s %9s %9s %11s %9s %9s %9s\n", "stage", "weights", "grads", "optimizer",
+          "activations", "buffers", "total", "in-flight");
   for (long s = 0; s < m->n_stages; s++) {
     const ts_memory *mem = &m->stage_memory[s];
     /* Long pipelines: the first two, the peak and the last stage tell the story. */
     if (m->n_stages > 6 && s > 1 && s != m->peak_memory_stage && s != m->n_stages - 1)
       continue;
-    fprintf(out, "  %-6ld %9.2f %9.2f %9.2f %11.2f %9.2f %9.4g%s\n", s,
+    fprintf(out, "  %-6ld %9.2f %9.2f %9.2f %11.2f %9.2f %9.2f %9.4g%s\n", s,
             mem->bytes[TS_MEM_WEIGHTS] / GIB, mem->bytes[TS_MEM_GRADIENTS] / GIB,
             mem->bytes[TS_MEM_OPTIMIZER] / GIB, mem->bytes[TS_MEM_ACTIVATIONS] / GIB,
-            mem->total_bytes / GIB, mem->microbatches_in_flight,
+            mem->bytes[TS_MEM_BUFFERS] / GIB, mem->total_bytes / GIB, mem->microbatches_in_flight,
             mem->total_bytes > m->hbm_bytes ? "  DOES NOT FIT" : "");
   }
   (void)wl;

@@ -31,8 +31,9 @@ static void thread_of(const timeline_ctx *c, long rank, enum stream st, long *pi
   *tid = (gpu % c->gpus_per_node) * N_STREAMS + st;
 }
 
+/* A wait for the communication stream blocks the compute stream: it shows there. */
 static enum stream stream_of(const ts_event *ev) {
-  if (ev->kind == TS_EV_COMPUTE)
+  if (ev->kind == TS_EV_COMPUTE || ev->kind == TS_EV_WAIT)
     return STREAM_COMPUTE;
   if (ev->kind == TS_EV_COLL)
     return ev->group == TS_GROUP_TP ? STREAM_TP : STREAM_DP;
@@ -67,7 +68,11 @@ static void event_name(const timeline_ctx *c, long rank, int block, const ts_eve
     snprintf(out, size, "%s%s %s", pass, layers, op);
     break;
   case TS_EV_COLL:
-    snprintf(out, size, "%s %s%s %s", pass, ts_coll_op_names[ev->coll_op], layers, op);
+    snprintf(out, size, "%s %s%s %s%s", pass, ts_coll_op_names[ev->coll_op], layers, op,
+             ev->is_async ? " (overlapped)" : "");
+    break;
+  case TS_EV_WAIT:
+    snprintf(out, size, "%s wait for communication%s %s", pass, layers, op);
     break;
   default: {
     bool grad = ev->peer == TS_PEER_NEXT; /* ev is the receive: gradients come from next */
@@ -142,6 +147,8 @@ static void write_trace(FILE *f, const void *ctx) {
       slice(f, &first, name, ts_category_names[ev->category], sp->start_s, sp->end_s, pid, tid);
       if (ev->kind == TS_EV_COMPUTE) {
         fprintf(f, ",\"args\":{\"flops\":%.6g}}", ev->flops);
+      } else if (ev->kind == TS_EV_WAIT) {
+        fputc('}', f);
       } else if (ev->kind == TS_EV_COLL) {
         long g = c->job->rank_group[r * TS_GROUP_KINDS + ev->group];
         fprintf(f, ",\"args\":{\"bytes\":%.0f,\"ranks\":%d,\"algorithm\":\"ring\"}}", ev->bytes,

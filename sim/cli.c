@@ -7,10 +7,9 @@
 #include "../workloads/doc.h"
 
 const char *const ts_cli_override_options[] = {
-    "--tp",       "--pp",        "--micro-batch-size", "--global-batch-size",
-    "--schedule", "--recompute", "--zero-stage",       "--virtual-stages",
-    NULL};
-const char *const ts_cli_override_switches[] = {"--sequence-parallel", NULL};
+    "--tp",        "--pp",         "--micro-batch-size", "--global-batch-size", "--schedule",
+    "--recompute", "--zero-stage", "--virtual-stages",   "--dp-bucket-size",    NULL};
+const char *const ts_cli_override_switches[] = {"--sequence-parallel", "--fsdp", NULL};
 
 static bool listed(const char *const *names, const char *name) {
   for (const char *const *n = names; n != NULL && *n != NULL; n++)
@@ -104,7 +103,7 @@ int ts_cli_bytes(const char *flag, const char *text, double *out, ts_err *err) {
 }
 
 int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_err *err) {
-  static const char *const stages[] = {"0", "1", "2", NULL};
+  static const char *const stages[] = {"0", "1", "2", "3", NULL};
   const long max = 100000000;
   int choice = 0, rc = 0;
   if (strcmp(flag, "--sequence-parallel") == 0) {
@@ -129,6 +128,15 @@ int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_er
     rc = ts_cli_choice(flag, value, ts_schedule_names, &choice, err);
     ov->schedule = (ts_schedule_kind)choice;
     ov->is_schedule_set = true;
+  } else if (strcmp(flag, "--fsdp") == 0) { /* PyTorch FSDP's FULL_SHARD is ZeRO-3 */
+    ov->zero_stage = 3;
+    ov->is_zero_stage_set = true;
+    ov->is_fsdp = true;
+  } else if (strcmp(flag, "--dp-bucket-size") == 0) {
+    rc = strcmp(value, "0") == 0 ? 0 : ts_cli_bytes(flag, value, &ov->dp_bucket_bytes, err);
+    if (strcmp(value, "0") == 0)
+      ov->dp_bucket_bytes = 0;
+    ov->is_dp_bucket_set = true;
   } else if (strcmp(flag, "--virtual-stages") == 0) {
     rc = ts_cli_count(flag, value, 1, max, &ov->virtual_stages, err);
     ov->is_virtual_stages_set = true;

@@ -6,6 +6,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,11 +98,22 @@ typedef struct rank_ctx {
   ts_rank_result *res;
   bool is_traced;
   bool is_done;
+  /* The communication stream, an actor of its own for ranks with asynchronous collectives:
+   * it runs async[] in order, each once the rank has posted it. */
+  long n_async;
+  struct async_coll {
+    const ts_event *ev;
+    int block, event;
+  } * async;
+  sg_sem_t posted, finished; /* one release per collective posted / finished */
+  long n_posted, n_finished_seen;
+  bool is_comm_busy;
 } rank_ctx;
 
 static struct {
   const ts_job *job;
   ts_fidelity fidelity;
+  double overlap_slowdown;
   ts_coll_group *groups;
   long n_events;
   long n_transfers;
@@ -156,27 +168,48 @@ static double do_recv(rank_ctx *c, const ts_event *ev) {
   return sent;
 }
 
+static void run_coll(rank_ctx *c, const ts_event *ev) {
+  long g = eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group];
+  TS_ASSERT(g >= 0);
+  ts_coll_run(&eng.groups[g], c->group_pos[ev->group], (ts_coll_op)ev->coll_op, ev->bytes,
+              eng.fidelity, &eng.n_transfers);
+}
+
+/* Blocks until at most `keep` posted collectives are unfinished. */
+static void wait_stream(rank_ctx *c, long keep) {
+  while (c->n_posted - c->n_finished_seen > keep) {
+    sg_sem_acquire(c->finished);
+    c->n_finished_seen++;
+  }
+}
+
 static void run_event(rank_ctx *c, int block, int event) {
   const ts_event *ev = &c->prog->blocks[block].events[event];
-  double t0 = simgrid_get_clock(), sent = 0;
+  double t0 = simgrid_get_clock(), sent = 0, slow = 1;
   switch ((ts_event_kind)ev->kind) {
   case TS_EV_COMPUTE:
+    if (c->is_comm_busy)
+      slow += eng.overlap_slowdown;
     if (ev->time_s > 0) /* one compute stream per GPU: nothing shares it, no CPU model needed */
-      sg_actor_sleep_for(ev->time_s);
+      sg_actor_sleep_for(ev->time_s * slow);
     c->res->flops += ev->flops;
     break;
-  case TS_EV_COLL: {
-    long g = eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group];
-    TS_ASSERT(g >= 0);
+  case TS_EV_COLL:
+    if (ev->is_async) { /* traced by the stream when it runs */
+      c->n_posted++;
+      sg_sem_release(c->posted);
+      return;
+    }
     if (ev->group != TS_GROUP_TP && c->n_pending > 0) { /* the pipeline phase is over */
       flush_sends(c);
       c->res->time_s[TS_CAT_PP] += simgrid_get_clock() - t0;
       t0 = simgrid_get_clock();
     }
-    ts_coll_run(&eng.groups[g], c->group_pos[ev->group], (ts_coll_op)ev->coll_op, ev->bytes,
-                eng.fidelity, &eng.n_transfers);
+    run_coll(c, ev);
     break;
-  }
+  case TS_EV_WAIT:
+    wait_stream(c, ev->wait_keep);
+    break;
   case TS_EV_SEND:
     do_send(c, ev);
     return; /* traced with its receive */
@@ -186,11 +219,46 @@ static void run_event(rank_ctx *c, int block, int event) {
   }
   if (ev->kind != TS_EV_RECV) { /* do_recv splits its time between bubble and transfer */
     double elapsed = simgrid_get_clock() - t0;
-    c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s; /* merged compute events */
-    c->res->time_s[ev->category] += elapsed - ev->recompute_s;
+    c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s * slow; /* merged compute events */
+    c->res->time_s[ev->category] += elapsed - ev->recompute_s * slow;
   }
   if (c->is_traced)
     trace(c, block, event, t0, sent);
+}
+
+/* The communication stream of a rank: its asynchronous collectives, in program order. */
+static void stream_main(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  rank_ctx *c = sg_actor_self_get_data();
+  for (long i = 0; i < c->n_async; i++) {
+    sg_sem_acquire(c->posted);
+    double t0 = simgrid_get_clock();
+    c->is_comm_busy = true;
+    run_coll(c, c->async[i].ev);
+    c->is_comm_busy = false;
+    if (c->is_traced)
+      trace(c, c->async[i].block, c->async[i].event, t0, 0);
+    sg_sem_release(c->finished);
+  }
+}
+
+/* The asynchronous collectives of c's program, for its stream. */
+static void collect_async(rank_ctx *c) {
+  for (int pass = 0; pass < 2; pass++) {
+    c->n_async = 0;
+    for (int b = 0; b < c->prog->n_blocks; b++)
+      for (int e = 0; e < c->prog->blocks[b].n_events; e++) {
+        const ts_event *ev = &c->prog->blocks[b].events[e];
+        if (ev->kind != TS_EV_COLL || !ev->is_async)
+          continue;
+        if (pass == 1)
+          c->async[c->n_async] = (struct async_coll){ev, b, e};
+        c->n_async++;
+      }
+    if (pass == 0)
+      c->async = c->n_async > 0 ? xcalloc((size_t)c->n_async, sizeof *c->async) : NULL;
+  }
 }
 
 static void rank_main(int argc, char **argv) {
@@ -213,6 +281,9 @@ static void rank_main(int argc, char **argv) {
   double t0 = simgrid_get_clock();
   flush_sends(c);
   c->res->time_s[TS_CAT_PP] += simgrid_get_clock() - t0;
+  t0 = simgrid_get_clock();
+  wait_stream(c, 0); /* schedules wait before the optimizer; this only guards the end */
+  c->res->time_s[TS_CAT_DP] += simgrid_get_clock() - t0;
   c->res->finish_s = simgrid_get_clock();
   c->is_done = true;
 }
@@ -421,14 +492,23 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
       max_maps = 65530;
     fclose(f);
   }
-  if (2 * job->n_ranks + 1000 > max_maps)
+  long n_actors = job->n_ranks; /* and a communication stream per rank that has one */
+  for (long r = 0; r < job->n_ranks; r++) {
+    bool has_stream = false;
+    for (int b = 0; b < job->programs[r].n_blocks && !has_stream; b++)
+      for (int e = 0; e < job->programs[r].blocks[b].n_events && !has_stream; e++)
+        has_stream = job->programs[r].blocks[b].events[e].is_async;
+    n_actors += has_stream;
+  }
+  if (2 * n_actors + 1000 > max_maps)
     return ts_err_plain(err,
                         "simulating %ld GPUs needs %ld memory mappings for actor stacks, more "
                         "than this machine's vm.max_map_count (%ld); simulate fewer GPUs",
-                        job->n_ranks, 2 * job->n_ranks, max_maps);
+                        job->n_ranks, 2 * n_actors, max_maps);
   memset(&eng, 0, sizeof eng);
   eng.job = job;
   eng.fidelity = opts->fidelity;
+  eng.overlap_slowdown = opts->overlap_slowdown;
   ts_sim_result res;
   memset(&res, 0, sizeof res);
   res.n_ranks = job->n_ranks;
@@ -474,6 +554,15 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     sg_actor_t a = sg_actor_init(name, h);
     sg_actor_set_data(a, c);
     sg_actor_start(a, rank_main, 0, NULL);
+    collect_async(c);
+    if (c->n_async > 0) {
+      c->posted = sg_sem_init(0);
+      c->finished = sg_sem_init(0);
+      snprintf(name, sizeof name, "stream%ld", r);
+      sg_actor_t st = sg_actor_init(name, h);
+      sg_actor_set_data(st, c);
+      sg_actor_start(st, stream_main, 0, NULL);
+    }
   }
   simgrid_run();
 
@@ -482,6 +571,11 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     if (res.ranks[r].finish_s > res.iteration_s)
       res.iteration_s = res.ranks[r].finish_s;
     free(ctx[r].pending);
+    free(ctx[r].async);
+    if (ctx[r].n_async > 0) {
+      sg_sem_destroy(ctx[r].posted);
+      sg_sem_destroy(ctx[r].finished);
+    }
   }
   for (long r = 0; r < job->n_ranks; r++)
     res.ranks[r].time_s[TS_CAT_IDLE] = res.iteration_s - res.ranks[r].finish_s;

@@ -30,6 +30,10 @@ typedef struct ts_engine_opts {
   bool is_forced; /* run even when the memory estimate exceeds the machine (--force) */
   bool is_recording_blocks; /* fill each rank's block_end_s (microbenchmarks) */
   const bool *is_traced; /* [rank]: record the rank's spans (timelines); NULL: none */
+  /* Compute events that start while the rank's communication stream runs a collective take
+   * (1 + this) times longer: communication kernels share the GPU's compute units and memory
+   * bandwidth. 0 (default): overlap is free. */
+  double overlap_slowdown;
 } ts_engine_opts;
 
 /* Events the job plays on the ranks flagged in `only` (all ranks when NULL), to estimate a

@@ -46,6 +46,7 @@ static const char usage[] =
     "Run 'trainsim COMMAND --help' for a command's options.\n"
     "Exit status: 0 success, 2 input error, 1 other failure.\n";
 
+/* In two parts: C11 compilers need only accept string literals of 4,095 characters. */
 static const char run_usage[] =
     "usage: trainsim run WORKLOAD [options]\n"
     "\n"
@@ -69,9 +70,20 @@ static const char run_usage[] =
     "  --sequence-parallel        Megatron sequence parallelism: layer norms and dropouts\n"
     "                             on s/tp of the sequence, each TP all-reduce a reduce-\n"
     "                             scatter and an all-gather (parallelism.sequence_parallel)\n"
-    "  --zero-stage 0|1|2         0: all-reduce gradients; 1: shard optimizer states\n"
+    "  --zero-stage 0|1|2|3       0: all-reduce gradients; 1: shard optimizer states\n"
     "                             (reduce-scatter gradients, all-gather weights); 2: shard\n"
-    "                             gradients too (needs --pp 1, as in DeepSpeed)\n"
+    "                             gradients too, reduce-scattered every microbatch; 3: shard\n"
+    "                             weights too, all-gathered per layer in forward and backward\n"
+    "                             with the next layer prefetched (2 and 3 need --pp 1, as in\n"
+    "                             DeepSpeed)\n"
+    "  --fsdp                     PyTorch FSDP (FULL_SHARD): the same as --zero-stage 3\n"
+    "  --dp-bucket-size BYTES     reduce gradients in buckets of BYTES (fp32) while the\n"
+    "                             backward pass runs, overlapped with it (Megatron-LM's\n"
+    "                             --overlap-grad-reduce: 160MB = its 40M parameters); 0\n"
+    "                             (default): after the pipeline flush, as DeepSpeed does\n"
+    "  --overlap-slowdown F       compute that overlaps communication runs (1 + F) times\n"
+    "                             longer (kernels share the GPU; default 0)\n";
+static const char run_usage_output[] =
     "  --fidelity aggregate|flow  collective transfers: one per rank and collective\n"
     "                             (aggregate, default) or one per ring step (flow)\n"
     "  --out DIR                  output directory (default: trainsim-out)\n"
@@ -107,15 +119,17 @@ typedef struct run_args {
   bool is_report;
   const char *timeline_ranks;
   double window_start_s, window_end_s; /* --timeline-window; end INFINITY when not given */
+  double overlap_slowdown;
   ts_placement placement;
   long seed;
   ts_overrides ov;
 } run_args;
 
 /* Besides ts_cli_override's options, which every simulating command takes. */
-static const char *const run_options[] = {
-    "--platform",       "--gpus",      "--dp",   "--fidelity",        "--out",
-    "--timeline-ranks", "--placement", "--seed", "--timeline-window", NULL};
+static const char *const run_options[] = {"--platform",         "--gpus", "--dp",
+                                          "--fidelity",         "--out",  "--timeline-ranks",
+                                          "--placement",        "--seed", "--timeline-window",
+                                          "--overlap-slowdown", NULL};
 static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline", "--report",
                                            NULL};
 
@@ -143,7 +157,7 @@ static int parse_window(const char *text, run_args *a, ts_err *err) {
 
 /* Parses the arguments of `run` (or `memory`, which takes the same); returns 1 when help was
  * printed, 0 to go on, -1 on error. */
-static int parse_run(int argc, char **argv, const char *command, const char *usage_text,
+static int parse_run(int argc, char **argv, const char *command, const char *const *usage_text,
                      const char *const *options, const char *const *switches, run_args *a,
                      ts_err *err) {
   memset(a, 0, sizeof *a);
@@ -171,7 +185,8 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
       continue;
     }
     if (strcmp(flag, "--help") == 0) {
-      fputs(usage_text, stdout);
+      for (const char *const *part = usage_text; *part != NULL; part++)
+        fputs(*part, stdout);
       return 1;
     } else if (strcmp(flag, "--ignore-memory") == 0) {
       a->ignore_memory = true;
@@ -185,6 +200,12 @@ static int parse_run(int argc, char **argv, const char *command, const char *usa
       a->timeline_ranks = value;
     } else if (strcmp(flag, "--timeline-window") == 0) {
       rc = parse_window(value, a, err);
+    } else if (strcmp(flag, "--overlap-slowdown") == 0) {
+      if (ts_parse_double(value, &a->overlap_slowdown) != 0 || !(a->overlap_slowdown >= 0) ||
+          a->overlap_slowdown > 10) {
+        ts_loc loc = {NULL, 0, 0, flag};
+        rc = ts_err_at(err, loc, "expected a fraction from 0 to 10 such as 0.1, found '%s'", value);
+      }
     } else if (strcmp(flag, "--placement") == 0) {
       rc = ts_cli_choice(flag, value, ts_placement_names, &choice, err);
       a->placement = (ts_placement)choice;
@@ -292,7 +313,8 @@ static int load_inputs(const run_args *a, ts_platform *pf, ts_workload *wl, ts_e
 static int cmd_run(int argc, char **argv) {
   ts_err err = {0};
   run_args a;
-  int rc = parse_run(argc, argv, "run", run_usage, run_options, run_switches, &a, &err);
+  static const char *const help[] = {run_usage, run_usage_output, NULL};
+  int rc = parse_run(argc, argv, "run", help, run_options, run_switches, &a, &err);
   if (rc == 1)
     return 0;
   static ts_platform pf;
@@ -315,11 +337,11 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr,
             "trainsim: error: out of memory: each GPU of pipeline stage %ld (first rank: %ld) "
             "needs %.2f GiB but has %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, "
-            "activations %.2f GiB); try %s, or --ignore-memory\n",
+            "activations %.2f, buffers %.2f GiB); try %s, or --ignore-memory\n",
             mem.peak_memory_stage, ts_layout_rank(&wl, (ts_coords){0, 0, mem.peak_memory_stage}),
             peak->total_bytes / GIB, pf.gpu.hbm_bytes / GIB, peak->bytes[TS_MEM_WEIGHTS] / GIB,
             peak->bytes[TS_MEM_GRADIENTS] / GIB, peak->bytes[TS_MEM_OPTIMIZER] / GIB,
-            peak->bytes[TS_MEM_ACTIVATIONS] / GIB, hints);
+            peak->bytes[TS_MEM_ACTIVATIONS] / GIB, peak->bytes[TS_MEM_BUFFERS] / GIB, hints);
     ts_report_memory(stderr, &wl, &mem);
     ts_metrics_fini(&mem);
     return EXIT_INPUT;
@@ -374,7 +396,10 @@ static int cmd_run(int argc, char **argv) {
       return EXIT_INPUT;
     }
   }
-  ts_engine_opts opts = {.fidelity = a.fidelity, .is_forced = a.is_forced, .is_traced = traced};
+  ts_engine_opts opts = {.fidelity = a.fidelity,
+                         .is_forced = a.is_forced,
+                         .is_traced = traced,
+                         .overlap_slowdown = a.overlap_slowdown};
   ts_sim_result sim;
   int engine_rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
   free(traced);
@@ -452,7 +477,8 @@ static int cmd_memory(int argc, char **argv) {
   ts_err err = {0};
   run_args a;
   static const char *const options[] = {"--platform", "--gpus", "--dp", NULL};
-  int rc = parse_run(argc, argv, "memory", memory_usage, options, NULL, &a, &err);
+  static const char *const help[] = {memory_usage, NULL};
+  int rc = parse_run(argc, argv, "memory", help, options, NULL, &a, &err);
   if (rc == 1)
     return 0;
   static ts_platform pf;

@@ -182,6 +182,10 @@ static double layer_params(const ts_model *m, long t) {
   return split / (double)t + h + h + 4.0 * h;
 }
 
+double ts_cost_layer_params(const ts_workload *wl) {
+  return layer_params(&wl->model, wl->tp);
+}
+
 double ts_cost_stage_params(const ts_workload *wl, long stage) {
   const ts_model *m = &wl->model;
   double h = (double)m->hidden;

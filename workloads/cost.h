@@ -66,6 +66,8 @@ ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_par
 /* Parameters held by one TP rank of one pipeline stage (embeddings on the first stage, final
  * LN and - when pp > 1 - the tied word-embedding copy on the last). */
 double ts_cost_stage_params(const ts_workload *wl, long stage);
+/* Parameters of one transformer layer held by one tensor-parallel rank. */
+double ts_cost_layer_params(const ts_workload *wl);
 /* Parameters of the whole model (unpadded vocabulary, tied embeddings counted once). */
 double ts_cost_model_params(const ts_workload *wl);
 

@@ -5,8 +5,8 @@
 
 #include "cost.h"
 
-const char *const ts_mem_category_names[] = {"weights", "gradients", "optimizer", "activations",
-                                             NULL};
+const char *const ts_mem_category_names[] = {"weights",     "gradients", "optimizer",
+                                             "activations", "buffers",   NULL};
 
 double ts_memory_layer_activations(const ts_workload *wl) {
   const ts_model *m = &wl->model;
@@ -33,9 +33,21 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double params = ts_cost_stage_params(wl, stage);
   bool low_precision = wl->precision != TS_PREC_FP32;
   double shard = wl->zero_stage >= 1 ? (double)wl->dp : 1.0;
-  out->bytes[TS_MEM_WEIGHTS] = params * ts_cost_elem_bytes(wl->precision);
-  out->bytes[TS_MEM_GRADIENTS] = params * 4.0 / (wl->zero_stage >= 2 ? (double)wl->dp : 1.0);
+  double elem = ts_cost_elem_bytes(wl->precision), d = (double)wl->dp;
+  out->bytes[TS_MEM_WEIGHTS] = params * elem / (wl->zero_stage >= 3 ? d : 1.0);
+  out->bytes[TS_MEM_GRADIENTS] = params * 4.0 / (wl->zero_stage >= 2 ? d : 1.0);
   out->bytes[TS_MEM_OPTIMIZER] = params * (low_precision ? 12.0 : 8.0) / shard;
+  double layer = ts_cost_layer_params(wl),
+         word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden;
+  out->bytes[TS_MEM_BUFFERS] = 0;
+  double embedding = word + (double)m->seq * (double)m->hidden;
+  if (wl->zero_stage == 3 && wl->dp > 1) /* the first gather carries the embedding too */
+    out->bytes[TS_MEM_BUFFERS] =
+        elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);
+  else if (wl->zero_stage == 2 && wl->dp > 1)
+    out->bytes[TS_MEM_BUFFERS] = wl->dp_bucket_bytes > 0 && wl->dp_bucket_bytes < 4.0 * params
+                                     ? wl->dp_bucket_bytes
+                                     : 4.0 * params;
 
   long micro = ts_workload_microbatches(wl);
   /* Layer activations scale with stage-microbatches in flight: chunks / v. The logits live

@@ -17,6 +17,13 @@
  * L / (p v) layers (its warm-up plus one), i.e. stage 0 holds p (1 + (p - 1) / (p v))
  * microbatches' worth (Korthikanti et al. section 4.2.3). The last stage also holds the fp32
  * logits, 4 s b V/t, of one microbatch (all m under GPipe) (Korthikanti et al. section 4.3).
+ *
+ * ZeRO-3 / FSDP shards the weights too (2 + 4 + 12 = 18 B / d per parameter) and needs
+ * communication buffers: two layers' gathered weights (the one computing and the one
+ * prefetched) and one layer's fp32 gradients before their reduce-scatter. ZeRO-2 holds a
+ * microbatch's gradients until their reduce-scatter: a bucket (dp_bucket_size), or the whole
+ * stage's without one. Other buffers (RCCL/NCCL channels, pipeline receive tensors) are not
+ * counted.
  */
 #ifndef TS_MEMORY_H
 #define TS_MEMORY_H
@@ -28,6 +35,7 @@ typedef enum ts_mem_category {
   TS_MEM_GRADIENTS,
   TS_MEM_OPTIMIZER,
   TS_MEM_ACTIVATIONS,
+  TS_MEM_BUFFERS, /* communication buffers beyond the model states (see above) */
   TS_MEM_COUNT
 } ts_mem_category;
 

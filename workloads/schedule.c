@@ -297,17 +297,98 @@ static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
   return (chunk_place){vstage == 0, vstage == wl->pp * wl->virtual_stages - 1, chunk * n, n};
 }
 
+/* ---- data-parallel communication on the rank's communication stream ---- */
+
+/* A collective posted to the communication stream (it runs while the rank computes). */
+static void post(tpl *t, ts_coll_op op, double bytes) {
+  if (bytes <= 0)
+    return;
+  ts_event e = {.kind = TS_EV_COLL,
+                .category = TS_CAT_DP,
+                .coll_op = (uint8_t)op,
+                .group = TS_GROUP_DP,
+                .op = TS_OP_GRAD_SYNC,
+                .is_async = 1,
+                .layer_first = t->layer,
+                .layer_last = t->layer,
+                .bytes = bytes};
+  push(t, e);
+}
+
+/* Waits until at most `keep` posted collectives are unfinished; the wait is exposed dp time. */
+static void wait_posted(tpl *t, int keep) {
+  ts_event e = {.kind = TS_EV_WAIT,
+                .category = TS_CAT_DP,
+                .op = TS_OP_GRAD_SYNC,
+                .wait_keep = (int16_t)keep,
+                .layer_first = t->layer,
+                .layer_last = t->layer};
+  push(t, e);
+}
+
+/* How a backward pass hands its gradients to data parallelism. */
+typedef enum grad_sync {
+  GRADS_KEEP, /* accumulate; the epilogue reduces them (after the pipeline flush) */
+  GRADS_BUCKETS, /* reduce bucket by bucket as they are final, overlapped (last microbatch) */
+  GRADS_EACH_MICROBATCH, /* ZeRO-2: reduce-scatter every microbatch's gradients */
+} grad_sync;
+
+/* Gradient buckets of one backward pass: fp32 gradients gather in a bucket of
+ * wl->dp_bucket_bytes, posted when full (reduce-scatter with a sharded optimizer, all-reduce
+ * without), as Megatron-LM's overlap_grad_reduce and DeepSpeed's reduce buckets do. With no
+ * bucket size, the whole pass's gradients go in one collective at its end. */
+typedef struct buckets {
+  double size_bytes, filled_bytes;
+  ts_coll_op op;
+} buckets;
+
+static void bucket_add(tpl *t, buckets *bk, double params) {
+  bk->filled_bytes += 4.0 * params;
+  if (bk->size_bytes > 0 && bk->filled_bytes >= bk->size_bytes) {
+    post(t, bk->op, bk->filled_bytes);
+    bk->filled_bytes = 0;
+  }
+}
+
+/* ---- the passes of one chunk ---- */
+
+/* ZeRO-3 keeps 1/d of each layer's weights; a layer's forward or backward first all-gathers
+ * them (the first and last gathers carry the embeddings and the final LN), and the gather of
+ * the next layer is posted before this one computes (prefetch of one layer, as DeepSpeed's
+ * and FSDP's defaults). */
+static double zero3_gather_bytes(const ts_workload *wl, long l, long n_layers) {
+  double params = ts_cost_layer_params(wl), h = (double)wl->model.hidden;
+  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
+  if (l == 0)
+    params += word + (double)wl->model.seq * h;
+  if (l == n_layers - 1)
+    params += word + 2.0 * h; /* the tied output embedding and the final LN */
+  return ts_cost_elem_bytes(wl->precision) * params;
+}
+
 static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl, tpl *t) {
-  bool first = pl.is_first, last = pl.is_last;
+  bool first = pl.is_first, last = pl.is_last, zero3 = wl->zero_stage == 3 && wl->dp > 1;
+  long n = pl.n_layers;
   if (!first)
     p2p(t, TS_EV_RECV, TS_PEER_PREV, c->act_bytes);
-  if (first) {
-    at(t, TS_OP_EMBEDDING, -1);
-    compute(t, c->edge.embed_fwd, TS_CAT_COMPUTE);
-    tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.embed_allreduce_bytes);
+  if (zero3) {
+    at(t, TS_OP_GRAD_SYNC, pl.layer0);
+    post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, 0, n));
   }
-  for (long l = pl.layer0; l < pl.layer0 + pl.n_layers; l++)
+  for (long l = pl.layer0; l < pl.layer0 + n; l++) {
+    if (zero3) {
+      at(t, TS_OP_GRAD_SYNC, l);
+      wait_posted(t, 0);
+      if (l + 1 < pl.layer0 + n)
+        post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, l + 1 - pl.layer0, n));
+    }
+    if (first && l == pl.layer0) {
+      at(t, TS_OP_EMBEDDING, -1);
+      compute(t, c->edge.embed_fwd, TS_CAT_COMPUTE);
+      tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.embed_allreduce_bytes);
+    }
     layer_forward(t, wl, &c->layer, l, TS_CAT_COMPUTE);
+  }
   if (last) {
     at(t, TS_OP_HEAD, -1);
     if (wl->sequence_parallel) /* the final LN's sharded output, gathered for the logits */
@@ -320,49 +401,95 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   }
 }
 
-static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl, tpl *t) {
-  bool first = pl.is_first, last = pl.is_last;
-  if (last) {
-    at(t, TS_OP_HEAD, -1);
-    compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
-    tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.head_allreduce_bytes);
-  } else {
+static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
+                              grad_sync sync, tpl *t) {
+  bool first = pl.is_first, last = pl.is_last, zero3 = wl->zero_stage == 3 && wl->dp > 1;
+  long n = pl.n_layers, top = pl.layer0 + n - 1;
+  double h = (double)wl->model.hidden;
+  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
+  buckets bk = {sync == GRADS_KEEP ? 0 : wl->dp_bucket_bytes, 0,
+                wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE};
+  if (!last)
     p2p(t, TS_EV_RECV, TS_PEER_NEXT, c->act_bytes);
+  if (zero3) {
+    at(t, TS_OP_GRAD_SYNC, top);
+    post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, n - 1, n));
   }
-  for (long l = pl.layer0 + pl.n_layers - 1; l >= pl.layer0; l--) {
+  for (long l = top; l >= pl.layer0; l--) {
+    if (zero3) { /* this layer's weights; the next layer's gradients were posted after them */
+      at(t, TS_OP_GRAD_SYNC, l);
+      wait_posted(t, l == top ? 0 : 1);
+      if (l > pl.layer0)
+        post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, l - 1 - pl.layer0, n));
+    }
+    /* Gradients of this layer (and of the final LN and, with pp > 1, the tied output
+     * embedding copy, on the last chunk). */
+    double params = ts_cost_layer_params(wl);
+    if (last && l == top) {
+      at(t, TS_OP_HEAD, -1);
+      compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
+      tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.head_allreduce_bytes);
+      params += 2.0 * h + (wl->pp > 1 ? word : 0);
+    }
     if (wl->recompute == TS_RECOMPUTE_FULL)
       layer_forward(t, wl, &c->layer, l, TS_CAT_RECOMPUTE);
     layer_backward(t, wl, &c->layer, l);
+    at(t, TS_OP_GRAD_SYNC, l);
+    if (zero3)
+      post(t, TS_COLL_REDUCE_SCATTER, 4.0 * params);
+    else if (sync != GRADS_KEEP)
+      bucket_add(t, &bk, params);
   }
   if (first) {
     at(t, TS_OP_EMBEDDING, -1);
     compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
+    at(t, TS_OP_GRAD_SYNC, -1);
+    double embedding = word + (double)wl->model.seq * h;
+    if (zero3)
+      post(t, TS_COLL_REDUCE_SCATTER, 4.0 * embedding);
+    else if (sync != GRADS_KEEP)
+      bucket_add(t, &bk, embedding);
   } else {
     p2p(t, TS_EV_SEND, TS_PEER_PREV, c->act_bytes);
   }
+  if (zero3 || sync == GRADS_KEEP)
+    return;
+  at(t, TS_OP_GRAD_SYNC, -1);
+  if (bk.filled_bytes > 0 && bk.size_bytes > 0)
+    post(t, bk.op, bk.filled_bytes);
+  else if (bk.filled_bytes > 0) /* ZeRO-2 without buckets: one reduce-scatter per pass */
+    coll(t, bk.op, TS_GROUP_DP, bk.filled_bytes, TS_CAT_DP);
+  if (sync == GRADS_EACH_MICROBATCH && bk.size_bytes > 0)
+    wait_posted(t, 0); /* DeepSpeed syncs its reduction stream at the end of each backward */
 }
 
 /* Gradient sync and optimizer step, in Megatron's order: data-parallel gradient all-reduce
- * (or, with ZeRO-1 / the distributed optimizer, reduce-scatter), then the tied-embedding
- * all-reduce between first and last stage, the optimizer step on this rank's share, and with
- * ZeRO-1 the all-gather of updated weights. Gradients travel in fp32 (Megatron-LM accumulates
- * and all-reduces bf16 models' gradients in fp32: accumulate_allreduce_grads_in_fp32). */
-static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long stage, tpl *t) {
+ * (or, with ZeRO-1 / the distributed optimizer, reduce-scatter) unless the backward passes
+ * already posted them (then: wait for them), the tied-embedding all-reduce between first and
+ * last stage, the optimizer step on this rank's share, and with ZeRO-1/2 the all-gather of
+ * updated weights (ZeRO-3 gathers them layer by layer in the next forward). Gradients travel
+ * in fp32 (Megatron-LM accumulates and all-reduces bf16 models' gradients in fp32:
+ * accumulate_allreduce_grads_in_fp32). */
+static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long stage, grad_sync sync,
+                              tpl *t) {
   double params = ts_cost_stage_params(wl, stage);
   double grad_bytes = 4.0 * params;
-  bool zero1 = wl->zero_stage >= 1 && wl->dp > 1;
+  bool sharded = wl->zero_stage >= 1 && wl->dp > 1;
   at(t, TS_OP_GRAD_SYNC, -1);
-  if (wl->dp > 1)
-    coll(t, zero1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE, TS_GROUP_DP, grad_bytes, TS_CAT_DP);
+  if (wl->dp > 1 && sync == GRADS_KEEP)
+    coll(t, sharded ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE, TS_GROUP_DP, grad_bytes,
+         TS_CAT_DP);
+  else if (wl->dp > 1)
+    wait_posted(t, 0);
   if (wl->pp > 1 && (stage == 0 || stage == wl->pp - 1)) {
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
   }
-  double shard = zero1 ? (double)wl->dp : 1.0;
+  double shard = sharded ? (double)wl->dp : 1.0;
   at(t, TS_OP_OPTIMIZER, -1);
   compute(t, ts_cost_optimizer(wl, gpu, params / shard), TS_CAT_OPTIMIZER);
   at(t, TS_OP_GRAD_SYNC, -1);
-  if (zero1)
+  if (sharded && wl->zero_stage < 3)
     coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, ts_cost_elem_bytes(wl->precision) * params, TS_CAT_DP);
 }
 
@@ -442,24 +569,39 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   long *ids = xcalloc((size_t)n_blocks, sizeof(long));
   long *fwd = xcalloc((size_t)v, sizeof(long)), *bwd = xcalloc((size_t)v, sizeof(long));
   ts_block **stage_blocks = xcalloc((size_t)wl->pp, sizeof(ts_block *));
+  /* Which backward passes reduce gradients: ZeRO-2/3 every one; with buckets, the last of
+   * each chunk (its gradients are final then); otherwise none (the epilogue does). */
+  grad_sync sync = wl->dp <= 1               ? GRADS_KEEP
+                   : wl->zero_stage >= 2     ? GRADS_EACH_MICROBATCH
+                   : wl->dp_bucket_bytes > 0 ? GRADS_BUCKETS
+                                             : GRADS_KEEP;
+  long *last_bwd = xcalloc((size_t)v, sizeof(long));
   for (long s = 0; s < wl->pp; s++) {
     tpl t = {0};
     for (long chunk = 0; chunk < v; chunk++) {
-      forward_template(wl, &c, place_of(wl, s, chunk), &t);
+      chunk_place pl = place_of(wl, s, chunk);
+      forward_template(wl, &c, pl, &t);
       fwd[chunk] = add_tpl(&job, &t);
-      backward_template(wl, &c, place_of(wl, s, chunk), &t);
+      backward_template(wl, &c, pl, sync == GRADS_BUCKETS ? GRADS_KEEP : sync, &t);
       bwd[chunk] = add_tpl(&job, &t);
+      last_bwd[chunk] = bwd[chunk];
+      if (sync == GRADS_BUCKETS) {
+        backward_template(wl, &c, pl, GRADS_BUCKETS, &t);
+        last_bwd[chunk] = add_tpl(&job, &t);
+      }
     }
-    epilogue_template(wl, gpu, s, &t);
+    epilogue_template(wl, gpu, s, sync, &t);
     long epi = add_tpl(&job, &t);
     ts_schedule_order(wl->schedule, wl->pp, v, s, m, steps);
     for (long k = 0; k < n_blocks - 1; k++) {
       long chunk = ts_schedule_step_chunk(steps[k], v);
-      ids[k] = steps[k] >= 0 ? fwd[chunk] : bwd[chunk];
+      bool is_last = ts_schedule_step_micro(steps[k], v) == m - 1;
+      ids[k] = steps[k] >= 0 ? fwd[chunk] : is_last ? last_bwd[chunk] : bwd[chunk];
     }
     ids[n_blocks - 1] = epi;
     stage_blocks[s] = blocks_from(&job, ids, (int)n_blocks);
   }
+  free(last_bwd);
   for (long r = 0; r < job.n_ranks; r++) {
     long s = ts_layout_coords(wl, r).pp;
     job.programs[r].blocks = stage_blocks[s];

@@ -29,7 +29,17 @@
 #include "cost.h"
 #include "workload.h"
 
-typedef enum ts_event_kind { TS_EV_COMPUTE, TS_EV_COLL, TS_EV_SEND, TS_EV_RECV } ts_event_kind;
+/* TS_EV_COLL with is_async set is posted to the rank's communication stream, which runs its
+ * collectives in order while the rank computes; TS_EV_WAIT blocks until at most wait_keep of
+ * the posted collectives are unfinished (a single stream: waiting for one waits for those
+ * posted before it). */
+typedef enum ts_event_kind {
+  TS_EV_COMPUTE,
+  TS_EV_COLL,
+  TS_EV_SEND,
+  TS_EV_RECV,
+  TS_EV_WAIT
+} ts_event_kind;
 
 /* Where a rank's time goes; events carry the category they count under. */
 typedef enum ts_category {
@@ -80,6 +90,8 @@ typedef struct ts_event {
   uint8_t group; /* ts_group_kind, for TS_EV_COLL */
   uint8_t peer; /* ts_peer, for TS_EV_SEND / TS_EV_RECV */
   uint8_t op; /* ts_op */
+  uint8_t is_async; /* TS_EV_COLL: runs on the communication stream */
+  int16_t wait_keep; /* TS_EV_WAIT: posted collectives that may stay unfinished */
   int16_t layer_first, layer_last; /* layers (of the stage) it covers; -1 when none */
   double time_s; /* TS_EV_COMPUTE: duration on the GPU */
   double recompute_s; /* TS_EV_COMPUTE: the part of time_s that is recomputation */

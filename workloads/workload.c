@@ -24,9 +24,17 @@ static const char *const model_keys[] = {"num_layers",       "hidden_size", "num
                                          "ffn_hidden_size",  NULL};
 static const char *const training_keys[] = {"global_batch_size", "micro_batch_size", "precision",
                                             "optimizer",         "train_tokens",     NULL};
-static const char *const parallel_keys[] = {
-    "tensor",          "pipeline",          "data",           "zero_stage", "schedule", "recompute",
-    "flash_attention", "sequence_parallel", "virtual_stages", NULL};
+static const char *const parallel_keys[] = {"tensor",
+                                            "pipeline",
+                                            "data",
+                                            "zero_stage",
+                                            "schedule",
+                                            "recompute",
+                                            "flash_attention",
+                                            "sequence_parallel",
+                                            "virtual_stages",
+                                            "dp_bucket_size",
+                                            NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 
@@ -136,7 +144,7 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
       get_long(r, p, "parallelism", "data", false, 1, &wl->dp, &l->dp) != 0)
     return -1;
   long zero = 0;
-  int rc = ts_doc_get_long(r->doc, p, "zero_stage", 0, 2, &zero, r->err);
+  int rc = ts_doc_get_long(r->doc, p, "zero_stage", 0, 3, &zero, r->err);
   if (rc < 0)
     return -1;
   wl->zero_stage = (int)zero;
@@ -153,6 +161,11 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (get_long(r, p, "parallelism", "virtual_stages", false, 1, &wl->virtual_stages,
                &l->virtual_stages) != 0)
     return -1;
+  int rc_bucket = ts_doc_get_unit(r->doc, p, "dp_bucket_size", TS_UNITS_BYTES, true,
+                                  &wl->dp_bucket_bytes, r->err);
+  if (rc_bucket < 0)
+    return -1;
+  l->dp_bucket = rc_bucket == 1 ? here(r, p, "dp_bucket_size") : l->tp;
   wl->flash_attention = true;
   if (ts_doc_get_bool(r->doc, p, "flash_attention", &wl->flash_attention, r->err) < 0)
     return -1;
@@ -229,10 +242,12 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   OVERRIDE(is_dp_set, dp, dp, dp, "--dp")
   OVERRIDE(is_micro_batch_set, micro_batch, micro_batch, micro_batch, "--micro-batch-size")
   OVERRIDE(is_global_batch_set, global_batch, global_batch, global_batch, "--global-batch-size")
-  OVERRIDE(is_zero_stage_set, zero_stage, zero_stage, zero_stage, "--zero-stage")
+  OVERRIDE(is_zero_stage_set, zero_stage, zero_stage, zero_stage,
+           ov->is_fsdp ? "--fsdp" : "--zero-stage")
   OVERRIDE(is_schedule_set, schedule, schedule, schedule, "--schedule")
   OVERRIDE(is_virtual_stages_set, virtual_stages, virtual_stages, virtual_stages,
            "--virtual-stages")
+  OVERRIDE(is_dp_bucket_set, dp_bucket_bytes, dp_bucket_bytes, dp_bucket, "--dp-bucket-size")
   OVERRIDE(is_recompute_set, recompute, recompute, recompute, "--recompute")
 #undef OVERRIDE
   if (ov->is_gpus_set)
@@ -316,9 +331,10 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      wl->tp, m->ffn_hidden);
   if (wl->zero_stage >= 2 && wl->pp > 1)
     return ts_err_at(err, l->zero_stage,
-                     "ZeRO-%d shards gradients over data-parallel ranks, which DeepSpeed does "
-                     "not support with pipeline parallelism (pipeline %ld); use ZeRO-1",
-                     wl->zero_stage, wl->pp);
+                     "ZeRO-%d shards %s over data-parallel ranks, which DeepSpeed does not "
+                     "support with pipeline parallelism (pipeline %ld); use ZeRO-1 or pipeline 1",
+                     wl->zero_stage, wl->zero_stage == 2 ? "gradients" : "weights and gradients",
+                     wl->pp);
   if (wl->sequence_parallel && m->seq % wl->tp != 0)
     return ts_err_at(err, l->sequence_parallel,
                      "sequence parallelism splits seq_length (%ld) over tensor parallelism "

@@ -49,6 +49,7 @@ typedef struct ts_workload_locs {
   ts_loc n_layers, hidden, n_heads, n_query_groups, seq, vocab, ffn_hidden;
   ts_loc global_batch, micro_batch, precision;
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
+  ts_loc dp_bucket;
 } ts_workload_locs;
 
 typedef struct ts_workload {
@@ -60,7 +61,10 @@ typedef struct ts_workload {
   double train_tokens; /* 0 = not given */
   long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
   long n_gpus; /* 0 until resolved */
-  int zero_stage; /* 0, 1 (optimizer states sharded) or 2 (gradients too; pp = 1) */
+  int zero_stage; /* 0, 1 (optimizer states sharded), 2 (gradients too) or 3 (weights too: ZeRO-3
+                    / FSDP); 2 and 3 need pp = 1 */
+  double dp_bucket_bytes; /* > 0: gradients reduced in buckets of this size during the backward
+                             pass, overlapped with it; 0: after the pipeline flush */
   ts_schedule_kind schedule;
   long virtual_stages; /* model chunks per pipeline rank; > 1 only with TS_SCHED_INTERLEAVED */
   ts_recompute recompute;
@@ -74,11 +78,13 @@ typedef struct ts_workload {
 typedef struct ts_overrides {
   long gpus, tp, pp, dp, micro_batch, global_batch, virtual_stages;
   int zero_stage;
+  double dp_bucket_bytes;
   ts_schedule_kind schedule;
   ts_recompute recompute;
   bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_micro_batch_set, is_global_batch_set;
   bool is_zero_stage_set, is_schedule_set, is_recompute_set, is_sequence_parallel_set;
-  bool is_virtual_stages_set;
+  bool is_virtual_stages_set, is_dp_bucket_set;
+  bool is_fsdp; /* ZeRO-3 came from --fsdp (messages name that flag) */
 } ts_overrides;
 
 /* Reads a workload file into *out (written only on success). The file's path is kept in the

@@ -88,6 +88,12 @@ static void test_hardware_flops_match_megatron(void **state) {
   wl.schedule = TS_SCHED_INTERLEAVED; /* reorders work, every layer once per microbatch */
   wl.virtual_stages = 2;
   assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
+  wl.dp_bucket_bytes = 1e6; /* moves gradients earlier, not FLOPs */
+  assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
+  wl = test_workload(8, 1024, 16, 512, 50257, 2, 1, 4, 32, 2);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  wl.zero_stage = 3;
+  assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
 }
 
 static void test_params(void **state) {

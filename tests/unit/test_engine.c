@@ -35,6 +35,7 @@ typedef void (*build_fn)(ts_job *job);
 /* Runs build's job on platform text in a child; returns the iteration time. */
 /* Mean over ranks of the time spent waiting (bubble and idle) in the last simulate(). */
 static double sim_waiting_s;
+static double sim_overlap_slowdown; /* ts_engine_opts.overlap_slowdown of simulate() */
 
 static double simulate(const char *platform, build_fn build, ts_fidelity fidelity) {
   int fds[2];
@@ -48,7 +49,7 @@ static double simulate(const char *platform, build_fn build, ts_fidelity fidelit
     double out[2] = {-1, 0}; /* iteration, mean waiting */
     ts_job job;
     ts_sim_result res;
-    ts_engine_opts opts = {.fidelity = fidelity};
+    ts_engine_opts opts = {.fidelity = fidelity, .overlap_slowdown = sim_overlap_slowdown};
     if (ts_platform_load_string("test.yaml", platform, &pf, &err) == 0) {
       build(&job);
       if (ts_engine_run(&pf, &job, &opts, &res, &err) == 0) {
@@ -155,6 +156,59 @@ static void test_ring_allreduce(void **state) {
   assert_rel(simulate(ring4, build_ring, TS_FIDELITY_AGGREGATE), expect / 2, 1e-9);
 }
 
+/* ---- the communication stream: collectives overlapped with compute ---- */
+
+/* Each of 4 ranks posts an all-reduce of 4e8 bytes (T_ar = 2 (p - 1)(alpha + n / (p B)) =
+ * 0.060012 s on ring4), computes overlap_s, then waits: the iteration is max(overlap, T_ar)
+ * and only the excess shows as exposed dp time. A second variant posts two all-reduces and
+ * waits keeping one unfinished: the single stream runs them in order, so that wait ends with
+ * the first, and a final wait with the second. */
+static double overlap_s;
+static bool is_two_posted;
+
+static void build_overlap(ts_job *job) {
+  ts_job_init(job, 4);
+  long members[4] = {0, 1, 2, 3};
+  long g = ts_job_add_group(job, members, 4);
+  for (long r = 0; r < 4; r++)
+    job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_DP] = g;
+  ts_event post = {.kind = TS_EV_COLL,
+                   .category = TS_CAT_DP,
+                   .coll_op = TS_COLL_ALLREDUCE,
+                   .group = TS_GROUP_DP,
+                   .is_async = 1,
+                   .bytes = 4e8};
+  ts_event work = {.kind = TS_EV_COMPUTE, .category = TS_CAT_COMPUTE, .time_s = overlap_s};
+  ts_event wait_one = {.kind = TS_EV_WAIT, .category = TS_CAT_DP, .wait_keep = 1};
+  ts_event wait_all = {.kind = TS_EV_WAIT, .category = TS_CAT_DP, .wait_keep = 0};
+  ts_event one[3] = {post, work, wait_all};
+  ts_event two[5] = {post, post, wait_one, work, wait_all};
+  for (long r = 0; r < 4; r++) {
+    long tpl = is_two_posted ? ts_job_add_template(job, two, 5) : ts_job_add_template(job, one, 3);
+    ts_job_set_blocks(job, r, &tpl, 1);
+  }
+}
+
+static void test_overlap(void **state) {
+  (void)state;
+  double ar = 2 * 3 * (2e-6 + 4e8 / (4 * 10e9));
+  is_two_posted = false;
+  overlap_s = 0.1; /* longer than the all-reduce: hidden */
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_AGGREGATE), 0.1, 1e-9);
+  assert_true(sim_waiting_s == 0);
+  overlap_s = 0.02; /* shorter: the wait exposes the rest */
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_FLOW), ar, 1e-9);
+  is_two_posted = true; /* wait for the first, compute 0.02 s beside the second, wait */
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_AGGREGATE), 2 * ar, 1e-9);
+  overlap_s = 0.1;
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_AGGREGATE), ar + 0.1, 1e-9);
+  /* Compute that starts beside a running collective is slowed by the option's factor. */
+  is_two_posted = false;
+  sim_overlap_slowdown = 0.5;
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_AGGREGATE), 0.15, 1e-9);
+  sim_overlap_slowdown = 0;
+}
+
 /* ---- pipelines with uniform stages: (m + p - 1)(t_f + t_b) ---- */
 
 static ts_schedule_kind pipe_kind = TS_SCHED_1F1B;
@@ -240,6 +294,7 @@ static void test_pipelines(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_transfer), cmocka_unit_test(test_shared_link),
-      cmocka_unit_test(test_ring_allreduce), cmocka_unit_test(test_pipelines)};
+      cmocka_unit_test(test_ring_allreduce), cmocka_unit_test(test_overlap),
+      cmocka_unit_test(test_pipelines)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

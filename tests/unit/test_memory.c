@@ -55,7 +55,15 @@ static void test_stage_memory(void **state) {
   ts_memory_stage(&wl, 1, &m1);
   assert_rel(m1.bytes[TS_MEM_GRADIENTS], 4 * p1 / 8, 1e-12);
   assert_rel(m1.bytes[TS_MEM_OPTIMIZER], 12 * p1 / 8, 1e-12);
+  wl.zero_stage = 3; /* 18 B / d, plus two gathered layers and one layer's gradients */
+  ts_memory_stage(&wl, 1, &m1);
+  assert_rel(m1.bytes[TS_MEM_WEIGHTS], 2 * p1 / 8, 1e-12);
+  double lp = ts_cost_layer_params(&wl), word = 50304.0 / 8 * 12288, emb = word + 2048.0 * 12288;
+  assert_rel(m1.bytes[TS_MEM_BUFFERS], 2 * (2 * lp + emb) + 4 * lp, 1e-12); /* layer > emb */
+  assert_true(lp > emb);
   wl.zero_stage = 1;
+  ts_memory_stage(&wl, 1, &m1);
+  assert_true(m1.bytes[TS_MEM_BUFFERS] == 0);
   /* 1F1B: stage i holds p - i microbatches; full recompute keeps 2sbh per layer each, plus
    * one layer's activations while it is recomputed. */
   ts_memory_stage(&wl, 0, &m0);

@@ -5,6 +5,7 @@
 
 #include <cmocka.h>
 
+#include "../../workloads/layout.h"
 #include "../../workloads/schedule.h"
 #include "fixtures.h"
 
@@ -188,9 +189,79 @@ static void test_templates(void **state) {
   ts_job_fini(&job);
 }
 
+/* Bytes of the asynchronous collectives of kind op in a block, and its waits. */
+static double posted_bytes(const ts_block *b, ts_coll_op op, int *waits) {
+  double bytes = 0;
+  *waits = 0;
+  for (int e = 0; e < b->n_events; e++) {
+    const ts_event *ev = &b->events[e];
+    if (ev->kind == TS_EV_COLL && ev->is_async && ev->coll_op == op)
+      bytes += ev->bytes;
+    *waits += ev->kind == TS_EV_WAIT;
+  }
+  return bytes;
+}
+
+/* Gradient buckets (ZeRO-1): only each stage's last backward pass posts reduce-scatters, of
+ * all the stage's fp32 gradients, in buckets; the epilogue waits for them instead of reducing.
+ * ZeRO-3 (pp 1): every forward gathers each layer's weights (the embedding twice: input and
+ * tied output), every backward gathers them again and reduce-scatters all gradients. */
+static void test_data_parallel_streams(void **state) {
+  (void)state;
+  ts_gpu g = {0};
+  g.peak_flops_per_s[TS_PREC_BF16] = 191.5e12;
+  g.hbm_Bps = 1.6e12;
+  g.gemm_ceiling = 0.767;
+  g.gemm_tile_m = g.gemm_tile_n = 128;
+  g.n_compute_units = 100;
+  ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 2, 4, 2, 16, 1);
+  wl.zero_stage = 1;
+  wl.dp_bucket_bytes = 5e6;
+  ts_job job;
+  ts_err err = {0};
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  long m = 8;
+  int waits = 0;
+  for (long s = 0; s < 4; s++) {
+    const ts_program *prog = &job.programs[ts_layout_rank(&wl, (ts_coords){0, 0, s})];
+    double last = 0;
+    for (int b = 0; b < prog->n_blocks - 1; b++) {
+      double bytes = posted_bytes(&prog->blocks[b], TS_COLL_REDUCE_SCATTER, &waits);
+      if (b == prog->n_blocks - 2) /* 1F1B ends with the last microbatch's backward */
+        last = bytes;
+      else
+        assert_true(bytes == 0);
+    }
+    assert_rel(last, 4.0 * ts_cost_stage_params(&wl, s), 1e-12);
+    const ts_block *epi = &prog->blocks[2 * m];
+    assert_true(posted_bytes(epi, TS_COLL_REDUCE_SCATTER, &waits) == 0);
+    assert_int_equal(waits, 1);
+    assert_int_equal(epi->events[0].kind, TS_EV_WAIT);
+  }
+  ts_job_fini(&job);
+
+  wl = test_workload(8, 1024, 16, 512, 1000, 2, 1, 4, 16, 1);
+  wl.zero_stage = 3;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  const ts_program *prog = &job.programs[0];
+  double params = ts_cost_stage_params(&wl, 0);
+  double word = (double)ts_workload_padded_vocab(&wl) / 2.0 * 1024.0;
+  double gathered = posted_bytes(&prog->blocks[0], TS_COLL_ALLGATHER, &waits);
+  assert_rel(gathered, 2.0 * (params + word), 1e-12);
+  assert_int_equal(waits, 8); /* before each layer */
+  const ts_block *bwd = &prog->blocks[1]; /* pp 1: F0 B0 F1 B1 ... */
+  assert_rel(posted_bytes(bwd, TS_COLL_ALLGATHER, &waits), 2.0 * (params + word), 1e-12);
+  assert_int_equal(waits, 8);
+  assert_rel(posted_bytes(bwd, TS_COLL_REDUCE_SCATTER, &waits), 4.0 * params, 1e-12);
+  const ts_block *epi = &prog->blocks[prog->n_blocks - 1];
+  assert_int_equal(count(epi, TS_EV_COLL, TS_CAT_DP), 0); /* no all-gather: weights stay sharded */
+  ts_job_fini(&job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_1f1b_order), cmocka_unit_test(test_gpipe_order),
-      cmocka_unit_test(test_interleaved_order), cmocka_unit_test(test_templates)};
+      cmocka_unit_test(test_interleaved_order), cmocka_unit_test(test_templates),
+      cmocka_unit_test(test_data_parallel_streams)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
