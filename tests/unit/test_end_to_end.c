@@ -140,6 +140,9 @@ static void test_help_lists_every_flag(void **state) {
                                       "--report",
                                       "--sequence-parallel",
                                       "--virtual-stages",
+                                      "--fsdp",
+                                      "--dp-bucket-size",
+                                      "--overlap-slowdown",
                                       "--placement",
                                       "--seed"};
   for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
