@@ -273,7 +273,7 @@ static void write_scale(FILE *f, const void *ctx) {
     fputs("<tr><td>", f);
     ts_svg_escape(f, p[i].workload);
     fprintf(f,
-            "</td><td class=\"n\">%ld</td><td>%ld x %ld x %ld</td><td class=\"n\">%ld</td>"
+            "</td><td class=\"n\">%ld</td><td>%ldx%ldx%ld</td><td class=\"n\">%ld</td>"
             "<td class=\"n\">%.4f</td><td class=\"n\">%.0f</td><td class=\"n\">%.1f</td>"
             "<td class=\"n\">%.2f%%</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f</td>"
             "<td class=\"n\">%.2f%%</td></tr>\n",

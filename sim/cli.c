@@ -9,7 +9,8 @@
 const char *const ts_cli_override_options[] = {
     "--tp",        "--pp",         "--micro-batch-size", "--global-batch-size", "--schedule",
     "--recompute", "--zero-stage", "--virtual-stages",   "--dp-bucket-size",    NULL};
-const char *const ts_cli_override_switches[] = {"--sequence-parallel", "--fsdp", NULL};
+const char *const ts_cli_override_switches[] = {"--sequence-parallel", "--fsdp", "--scatter-gather",
+                                                NULL};
 
 static bool listed(const char *const *names, const char *name) {
   for (const char *const *n = names; n != NULL && *n != NULL; n++)
@@ -128,6 +129,8 @@ int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_er
     rc = ts_cli_choice(flag, value, ts_schedule_names, &choice, err);
     ov->schedule = (ts_schedule_kind)choice;
     ov->is_schedule_set = true;
+  } else if (strcmp(flag, "--scatter-gather") == 0) {
+    ov->is_scatter_gather_set = true;
   } else if (strcmp(flag, "--fsdp") == 0) { /* PyTorch FSDP's FULL_SHARD is ZeRO-3 */
     ov->zero_stage = 3;
     ov->is_zero_stage_set = true;

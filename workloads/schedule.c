@@ -230,8 +230,18 @@ static void p2p(tpl *t, ts_event_kind kind, ts_peer peer, double bytes) {
 typedef struct stage_costs {
   ts_layer_cost layer;
   ts_edge_cost edge;
-  double act_bytes; /* one microbatch's b x s x h activation crossing a stage boundary */
+  double act_bytes; /* what one rank sends of a microbatch's b x s x h activation */
+  double gather_bytes; /* > 0: the activation all-gathered over TP after it arrives */
 } stage_costs;
+
+/* A pipeline receive, and with the scatter/gather optimisation the all-gather that rebuilds
+ * the whole activation (or gradient) from the tp slices. */
+static void p2p_recv(tpl *t, const stage_costs *c, ts_peer peer) {
+  p2p(t, TS_EV_RECV, peer, c->act_bytes);
+  at(t, TS_OP_ACTIVATION, -1);
+  if (c->gather_bytes > 0)
+    coll(t, TS_COLL_ALLGATHER, TS_GROUP_TP, c->gather_bytes, TS_CAT_PP);
+}
 
 /* The TP collective around a layer piece: an all-reduce, or with sequence parallelism the
  * reduce-scatter (after a row-parallel GEMM) or all-gather (before a column-parallel one). */
@@ -370,7 +380,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   bool first = pl.is_first, last = pl.is_last, zero3 = wl->zero_stage == 3 && wl->dp > 1;
   long n = pl.n_layers;
   if (!first)
-    p2p(t, TS_EV_RECV, TS_PEER_PREV, c->act_bytes);
+    p2p_recv(t, c, TS_PEER_PREV);
   if (zero3) {
     at(t, TS_OP_GRAD_SYNC, pl.layer0);
     post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, 0, n));
@@ -410,7 +420,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   buckets bk = {sync == GRADS_KEEP ? 0 : wl->dp_bucket_bytes, 0,
                 wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE};
   if (!last)
-    p2p(t, TS_EV_RECV, TS_PEER_NEXT, c->act_bytes);
+    p2p_recv(t, c, TS_PEER_NEXT);
   if (zero3) {
     at(t, TS_OP_GRAD_SYNC, top);
     post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, n - 1, n));
@@ -560,9 +570,12 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   ts_cost_layer(wl, gpu, &c.layer);
   ts_cost_edges(wl, gpu, &c.edge);
   /* With sequence parallelism each TP rank holds, and sends, s/t of the sequence. */
-  c.act_bytes = ts_cost_elem_bytes(wl->precision) * (double)wl->micro_batch *
-                (double)wl->model.seq * (double)wl->model.hidden /
-                (wl->sequence_parallel ? (double)wl->tp : 1.0);
+  double act = ts_cost_elem_bytes(wl->precision) * (double)wl->micro_batch * (double)wl->model.seq *
+               (double)wl->model.hidden;
+  bool sliced = wl->tp > 1 && (wl->sequence_parallel || wl->pipeline_scatter_gather);
+  c.act_bytes = sliced ? act / (double)wl->tp : act;
+  /* Sequence parallelism keeps activations sliced; otherwise the slices are gathered. */
+  c.gather_bytes = sliced && !wl->sequence_parallel ? act : 0;
 
   long n_blocks = ts_schedule_n_blocks(wl);
   long *steps = xcalloc((size_t)n_blocks, sizeof(long));

@@ -24,17 +24,11 @@ static const char *const model_keys[] = {"num_layers",       "hidden_size", "num
                                          "ffn_hidden_size",  NULL};
 static const char *const training_keys[] = {"global_batch_size", "micro_batch_size", "precision",
                                             "optimizer",         "train_tokens",     NULL};
-static const char *const parallel_keys[] = {"tensor",
-                                            "pipeline",
-                                            "data",
-                                            "zero_stage",
-                                            "schedule",
-                                            "recompute",
-                                            "flash_attention",
-                                            "sequence_parallel",
-                                            "virtual_stages",
-                                            "dp_bucket_size",
-                                            NULL};
+static const char *const parallel_keys[] = {
+    "tensor",          "pipeline",          "data",
+    "zero_stage",      "schedule",          "recompute",
+    "flash_attention", "sequence_parallel", "scatter_gather_tensors_in_pipeline",
+    "virtual_stages",  "dp_bucket_size",    NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 
@@ -173,6 +167,9 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (rc_sp < 0)
     return -1;
   l->sequence_parallel = rc_sp == 1 ? here(r, p, "sequence_parallel") : l->tp;
+  if (ts_doc_get_bool(r->doc, p, "scatter_gather_tensors_in_pipeline", &wl->pipeline_scatter_gather,
+                      r->err) < 0)
+    return -1;
   return 0;
 }
 
@@ -252,6 +249,8 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
 #undef OVERRIDE
   if (ov->is_gpus_set)
     l->gpus = (ts_loc){NULL, 0, 0, "--gpus"};
+  if (ov->is_scatter_gather_set)
+    wl->pipeline_scatter_gather = true;
   if (ov->is_sequence_parallel_set) {
     wl->sequence_parallel = true;
     l->sequence_parallel = (ts_loc){NULL, 0, 0, "--sequence-parallel"};

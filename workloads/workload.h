@@ -70,6 +70,9 @@ typedef struct ts_workload {
   ts_recompute recompute;
   bool flash_attention;
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
+  /* Megatron-LM's scatter_gather_tensors_in_pipeline: each TP rank sends 1/tp of an activation
+   * to the next stage, which all-gathers it over TP (Narayanan et al. SC'21, section 4.1) */
+  bool pipeline_scatter_gather;
   ts_axis order[TS_AXIS_COUNT]; /* innermost first; default tp, dp, pp */
   ts_workload_locs locs;
 } ts_workload;
@@ -83,6 +86,7 @@ typedef struct ts_overrides {
   ts_recompute recompute;
   bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_micro_batch_set, is_global_batch_set;
   bool is_zero_stage_set, is_schedule_set, is_recompute_set, is_sequence_parallel_set;
+  bool is_scatter_gather_set;
   bool is_virtual_stages_set, is_dp_bucket_set;
   bool is_fsdp; /* ZeRO-3 came from --fsdp (messages name that flag) */
 } ts_overrides;

@@ -143,6 +143,7 @@ static void test_help_lists_every_flag(void **state) {
                                       "--fsdp",
                                       "--dp-bucket-size",
                                       "--overlap-slowdown",
+                                      "--scatter-gather",
                                       "--placement",
                                       "--seed"};
   for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)

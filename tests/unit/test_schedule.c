@@ -161,6 +161,21 @@ static void test_templates(void **state) {
   assert_rel(fwd->events[0].bytes, act / 2, 1e-15);
   ts_job_fini(&job);
 
+  /* Scatter/gather without sequence parallelism: 1/t of the activation crosses, then a TP
+   * all-gather rebuilds it (exposed pipeline time). */
+  wl.sequence_parallel = false;
+  wl.pipeline_scatter_gather = true;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  fwd = &job.programs[4].blocks[0];
+  assert_rel(fwd->events[0].bytes, act / 2, 1e-15);
+  assert_int_equal(fwd->events[1].kind, TS_EV_COLL);
+  assert_int_equal(fwd->events[1].coll_op, TS_COLL_ALLGATHER);
+  assert_int_equal(fwd->events[1].category, TS_CAT_PP);
+  assert_rel(fwd->events[1].bytes, act, 1e-15);
+  assert_rel(fwd->events[fwd->n_events - 1].bytes, act / 2, 1e-15); /* the send */
+  ts_job_fini(&job);
+  wl.pipeline_scatter_gather = false;
+
   /* Interleaved over 2 chunks of 1 layer: 2 m v + 1 blocks; the pipeline wraps (stage 0's
    * previous is stage 3); stage 0's chunk 0 embeds and sends, its chunk 1 receives from stage 3;
    * stage 3's chunk 1 computes the loss, its chunk 0 sends on to stage 0. */
