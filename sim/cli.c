@@ -6,9 +6,18 @@
 
 #include "../workloads/doc.h"
 
-const char *const ts_cli_override_options[] = {
-    "--tp",        "--pp",         "--micro-batch-size", "--global-batch-size", "--schedule",
-    "--recompute", "--zero-stage", "--virtual-stages",   "--dp-bucket-size",    NULL};
+const char *const ts_cli_override_options[] = {"--tp",
+                                               "--pp",
+                                               "--micro-batch-size",
+                                               "--global-batch-size",
+                                               "--schedule",
+                                               "--recompute",
+                                               "--zero-stage",
+                                               "--virtual-stages",
+                                               "--dp-bucket-size",
+                                               "--first-stage-layers",
+                                               "--last-stage-layers",
+                                               NULL};
 const char *const ts_cli_override_switches[] = {"--sequence-parallel", "--fsdp", "--scatter-gather",
                                                 NULL};
 
@@ -140,6 +149,12 @@ int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_er
     if (strcmp(value, "0") == 0)
       ov->dp_bucket_bytes = 0;
     ov->is_dp_bucket_set = true;
+  } else if (strcmp(flag, "--first-stage-layers") == 0) {
+    rc = ts_cli_count(flag, value, 1, max, &ov->first_stage_layers, err);
+    ov->is_first_stage_layers_set = true;
+  } else if (strcmp(flag, "--last-stage-layers") == 0) {
+    rc = ts_cli_count(flag, value, 1, max, &ov->last_stage_layers, err);
+    ov->is_last_stage_layers_set = true;
   } else if (strcmp(flag, "--virtual-stages") == 0) {
     rc = ts_cli_count(flag, value, 1, max, &ov->virtual_stages, err);
     ov->is_virtual_stages_set = true;

@@ -190,7 +190,7 @@ double ts_cost_stage_params(const ts_workload *wl, long stage) {
   const ts_model *m = &wl->model;
   double h = (double)m->hidden;
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
-  double p = (double)ts_workload_layers_per_stage(wl) * layer_params(m, wl->tp);
+  double p = (double)ts_workload_stage_layers(wl, stage) * layer_params(m, wl->tp);
   if (stage == 0)
     p += word + (double)m->seq * h; /* word and position embeddings */
   if (stage == wl->pp - 1) {

@@ -54,7 +54,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * from the last chunk's forward to its backward: one microbatch but under GPipe. */
   double in_flight = (double)ts_memory_chunks_in_flight(wl, stage) / (double)wl->virtual_stages;
   double logits_in_flight = wl->schedule == TS_SCHED_GPIPE ? (double)micro : 1.0;
-  double layers = (double)ts_workload_layers_per_stage(wl);
+  double layers = (double)ts_workload_stage_layers(wl, stage);
   double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
   double full = ts_memory_layer_activations(wl);
   /* Full recomputation keeps each layer's input: 2sbh, or 2sbh/t sequence-sharded. */
@@ -71,19 +71,27 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
 }
 
 double ts_memory_peak(const ts_workload *wl, long *stage) {
-  ts_memory first, last;
-  ts_memory_stage(wl, 0, &first);
-  ts_memory_stage(wl, wl->pp - 1, &last);
-  bool is_last = last.total_bytes > first.total_bytes;
+  /* Stage 1 leads the middle stages (the most in flight, and as many layers as any). */
+  long candidates[3] = {0, wl->pp > 2 ? 1 : 0, wl->pp - 1}, best = 0;
+  double peak = -1;
+  for (int i = 0; i < 3; i++) {
+    ts_memory mem;
+    ts_memory_stage(wl, candidates[i], &mem);
+    if (mem.total_bytes > peak) {
+      peak = mem.total_bytes;
+      best = candidates[i];
+    }
+  }
   if (stage != NULL)
-    *stage = is_last ? wl->pp - 1 : 0;
-  return is_last ? last.total_bytes : first.total_bytes;
+    *stage = best;
+  return peak;
 }
 
 int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus, double hbm_bytes,
                               ts_workload *out) {
   const ts_model *m = &wl->model;
   ts_workload best, c = *wl;
+  c.first_stage_layers = c.last_stage_layers = 0; /* even splits */
   double best_peak = 0;
   long best_gpus = 0;
   for (long tp = 1; tp <= max_tp; tp++) {

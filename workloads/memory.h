@@ -55,7 +55,8 @@ long ts_memory_chunks_in_flight(const ts_workload *wl, long stage);
 double ts_memory_layer_activations(const ts_workload *wl);
 
 /* The most loaded stage: stage 0 holds the most microbatches in flight and the embedding, the
- * last stage the logits; the stages between hold no more than stage 0. Writes its index. */
+ * last stage the logits, and with uneven stages stage 1 leads the middle ones. Writes its
+ * index. */
 double ts_memory_peak(const ts_workload *wl, long *stage);
 
 /* The layout with the fewest GPUs (then the lowest peak) whose every rank fits in hbm_bytes,

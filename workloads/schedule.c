@@ -303,7 +303,9 @@ typedef struct chunk_place {
 } chunk_place;
 
 static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
-  long vstage = chunk * wl->pp + stage, n = ts_workload_layers_per_chunk(wl);
+  long vstage = chunk * wl->pp + stage;
+  long n = wl->virtual_stages > 1 ? ts_workload_layers_per_chunk(wl)
+                                  : ts_workload_stage_layers(wl, stage);
   return (chunk_place){vstage == 0, vstage == wl->pp * wl->virtual_stages - 1, chunk * n, n};
 }
 

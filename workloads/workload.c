@@ -155,6 +155,12 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (get_long(r, p, "parallelism", "virtual_stages", false, 1, &wl->virtual_stages,
                &l->virtual_stages) != 0)
     return -1;
+  l->first_stage_layers = l->last_stage_layers = l->pp;
+  if (get_long(r, p, "parallelism", "decoder_first_pipeline_num_layers", false, 1,
+               &wl->first_stage_layers, &l->first_stage_layers) != 0 ||
+      get_long(r, p, "parallelism", "decoder_last_pipeline_num_layers", false, 1,
+               &wl->last_stage_layers, &l->last_stage_layers) != 0)
+    return -1;
   int rc_bucket = ts_doc_get_unit(r->doc, p, "dp_bucket_size", TS_UNITS_BYTES, true,
                                   &wl->dp_bucket_bytes, r->err);
   if (rc_bucket < 0)
@@ -245,6 +251,10 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   OVERRIDE(is_virtual_stages_set, virtual_stages, virtual_stages, virtual_stages,
            "--virtual-stages")
   OVERRIDE(is_dp_bucket_set, dp_bucket_bytes, dp_bucket_bytes, dp_bucket, "--dp-bucket-size")
+  OVERRIDE(is_first_stage_layers_set, first_stage_layers, first_stage_layers, first_stage_layers,
+           "--first-stage-layers")
+  OVERRIDE(is_last_stage_layers_set, last_stage_layers, last_stage_layers, last_stage_layers,
+           "--last-stage-layers")
   OVERRIDE(is_recompute_set, recompute, recompute, recompute, "--recompute")
 #undef OVERRIDE
   if (ov->is_gpus_set)
@@ -255,6 +265,38 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
     wl->sequence_parallel = true;
     l->sequence_parallel = (ts_loc){NULL, 0, 0, "--sequence-parallel"};
   }
+}
+
+/* The layers of each stage: an even split, or the first and last stages' own counts and the
+ * rest split evenly between the stages in the middle. */
+static int resolve_stage_layers(const ts_workload *wl, ts_err *err) {
+  const ts_workload_locs *l = &wl->locs;
+  long first = wl->first_stage_layers, last = wl->last_stage_layers, pp = wl->pp;
+  long n = wl->model.n_layers;
+  if (first == 0 && last == 0) {
+    if (n % pp != 0)
+      return ts_err_at(err, l->pp, "pipeline parallelism (%ld) must divide num_layers (%ld)", pp,
+                       n);
+    return 0;
+  }
+  ts_loc at = first > 0 ? l->first_stage_layers : l->last_stage_layers;
+  if (pp < 2)
+    return ts_err_at(err, at,
+                     "the first or last stage's layers need pipeline parallelism > 1, "
+                     "found 1");
+  if (wl->virtual_stages > 1)
+    return ts_err_at(err, at,
+                     "uneven first or last stages are not combined with virtual stages (%ld); "
+                     "use one or the other",
+                     wl->virtual_stages);
+  long middle = pp - (first > 0) - (last > 0), rest = n - first - last;
+  if (rest < 0 || (middle == 0 && rest != 0) ||
+      (middle > 0 && (rest < middle || rest % middle != 0)))
+    return ts_err_at(err, at,
+                     "first stage %ld and last stage %ld layers leave %ld of num_layers (%ld) for "
+                     "%ld middle stages, which must split them evenly (at least one each)",
+                     first, last, rest, n, middle);
+  return 0;
 }
 
 /* Megatron-LM's interleaved schedule: 1F1B over v model chunks per rank. With v > 1 the 1f1b
@@ -339,9 +381,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "sequence parallelism splits seq_length (%ld) over tensor parallelism "
                      "(%ld), which must divide it",
                      m->seq, wl->tp);
-  if (m->n_layers % wl->pp != 0)
-    return ts_err_at(err, l->pp, "pipeline parallelism (%ld) must divide num_layers (%ld)", wl->pp,
-                     m->n_layers);
+  if (resolve_stage_layers(wl, err) != 0)
+    return -1;
   long per_step = wl->micro_batch * wl->dp;
   if (wl->micro_batch > BIG / wl->dp || wl->global_batch % per_step != 0)
     return ts_err_at(err, l->global_batch,
@@ -360,8 +401,16 @@ long ts_workload_microbatches(const ts_workload *wl) {
   return wl->global_batch / (wl->micro_batch * wl->dp);
 }
 
-long ts_workload_layers_per_stage(const ts_workload *wl) {
-  return wl->model.n_layers / wl->pp;
+long ts_workload_stage_layers(const ts_workload *wl, long stage) {
+  long first = wl->first_stage_layers, last = wl->last_stage_layers, pp = wl->pp;
+  if (first == 0 && last == 0)
+    return wl->model.n_layers / pp;
+  if (stage == 0 && first > 0)
+    return first;
+  if (stage == pp - 1 && last > 0)
+    return last;
+  long middle = pp - (first > 0) - (last > 0);
+  return (wl->model.n_layers - first - last) / middle;
 }
 
 void ts_workload_schedule_label(const ts_workload *wl, char *out, size_t size) {

@@ -2,8 +2,10 @@
  * (keys follow Megatron-LM's argument names) and overridden from the command line.
  *
  * After ts_workload_resolve() every invariant the generators rely on holds: tp divides the
- * heads, the query groups and the FFN width; pp divides the layers; dp x micro-batch divides
+ * heads, the query groups and the FFN width; dp x micro-batch divides
  * the global batch; tp x pp x dp = GPUs; with sequence parallelism, tp divides the sequence;
+ * the stages' layers add up to num_layers (pp divides them, or the middle stages split evenly
+ * what the first and last stages leave);
  * with virtual stages v > 1 the schedule is interleaved, pp x v divides the layers and pp divides
  * the microbatches (Megatron-LM's conditions for its interleaved schedule). Each
  * value remembers where it came from so an inconsistency is reported at the key (or flag) that set
@@ -49,7 +51,7 @@ typedef struct ts_workload_locs {
   ts_loc n_layers, hidden, n_heads, n_query_groups, seq, vocab, ffn_hidden;
   ts_loc global_batch, micro_batch, precision;
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
-  ts_loc dp_bucket;
+  ts_loc dp_bucket, first_stage_layers, last_stage_layers;
 } ts_workload_locs;
 
 typedef struct ts_workload {
@@ -67,6 +69,10 @@ typedef struct ts_workload {
                              pass, overlapped with it; 0: after the pipeline flush */
   ts_schedule_kind schedule;
   long virtual_stages; /* model chunks per pipeline rank; > 1 only with TS_SCHED_INTERLEAVED */
+  /* Layers of the first and last pipeline stages when not an even share (0), as Megatron-LM's
+   * --decoder-first/last-pipeline-num-layers: fewer layers beside the embedding and the
+   * logits balance the stages; the stages between split the rest evenly. */
+  long first_stage_layers, last_stage_layers;
   ts_recompute recompute;
   bool flash_attention;
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
@@ -80,6 +86,7 @@ typedef struct ts_workload {
 /* Command-line values; a field is used when its is_set flag is true. */
 typedef struct ts_overrides {
   long gpus, tp, pp, dp, micro_batch, global_batch, virtual_stages;
+  long first_stage_layers, last_stage_layers;
   int zero_stage;
   double dp_bucket_bytes;
   ts_schedule_kind schedule;
@@ -87,7 +94,7 @@ typedef struct ts_overrides {
   bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_micro_batch_set, is_global_batch_set;
   bool is_zero_stage_set, is_schedule_set, is_recompute_set, is_sequence_parallel_set;
   bool is_scatter_gather_set;
-  bool is_virtual_stages_set, is_dp_bucket_set;
+  bool is_virtual_stages_set, is_dp_bucket_set, is_first_stage_layers_set, is_last_stage_layers_set;
   bool is_fsdp; /* ZeRO-3 came from --fsdp (messages name that flag) */
 } ts_overrides;
 
@@ -104,7 +111,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err);
 /* Megatron-LM pads the vocabulary to a multiple of 128 x tp (make-vocab-size-divisible-by). */
 long ts_workload_padded_vocab(const ts_workload *wl);
 long ts_workload_microbatches(const ts_workload *wl); /* per pipeline, per iteration */
-long ts_workload_layers_per_stage(const ts_workload *wl);
+/* Layers of pipeline stage `stage` (all its chunks). */
+long ts_workload_stage_layers(const ts_workload *wl, long stage);
 long ts_workload_layers_per_chunk(const ts_workload *wl); /* per virtual stage */
 /* The schedule for people: "1f1b", "gpipe" or "interleaved, 2 virtual stages". */
 void ts_workload_schedule_label(const ts_workload *wl, char *out, size_t size);

@@ -90,6 +90,10 @@ static void test_hardware_flops_match_megatron(void **state) {
   assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
   wl.dp_bucket_bytes = 1e6; /* moves gradients earlier, not FLOPs */
   assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
+  wl.schedule = TS_SCHED_1F1B; /* uneven stages: 1 + 3 + 3 + 1 layers */
+  wl.virtual_stages = 1;
+  wl.first_stage_layers = wl.last_stage_layers = 1;
+  assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
   wl = test_workload(8, 1024, 16, 512, 50257, 2, 1, 4, 32, 2);
   wl.recompute = TS_RECOMPUTE_FULL;
   wl.zero_stage = 3;

@@ -144,6 +144,8 @@ static void test_help_lists_every_flag(void **state) {
                                       "--dp-bucket-size",
                                       "--overlap-slowdown",
                                       "--scatter-gather",
+                                      "--first-stage-layers",
+                                      "--last-stage-layers",
                                       "--placement",
                                       "--seed"};
   for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)

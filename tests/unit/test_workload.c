@@ -64,8 +64,43 @@ static void test_overrides(void **state) {
                                "/ (tp 4 x pp 4) = 4");
 }
 
+/* Uneven stages: 48 layers on 4 stages with 9 on the first and 12 on the last leave 27 for
+ * the two middle stages: 13.5 is not whole, an error; 10 and 12 leave 13 each. Virtual stages
+ * become the interleaved schedule. */
+static void test_stage_layers(void **state) {
+  (void)state;
+  ts_workload wl;
+  ts_err err = {0};
+  load("gpt-22b.yaml", &wl);
+  ts_overrides ov = {.gpus = 64,
+                     .is_gpus_set = true,
+                     .first_stage_layers = 9,
+                     .is_first_stage_layers_set = true,
+                     .last_stage_layers = 12,
+                     .is_last_stage_layers_set = true};
+  assert_int_equal(ts_workload_resolve(&wl, &ov, &err), -1);
+  load("gpt-22b.yaml", &wl);
+  ov.first_stage_layers = 10;
+  assert_int_equal(ts_workload_resolve(&wl, &ov, &err), 0);
+  long layers[4] = {0}, sum = 0;
+  for (long s = 0; s < 4; s++)
+    sum += layers[s] = ts_workload_stage_layers(&wl, s);
+  assert_int_equal(layers[0], 10);
+  assert_int_equal(layers[1], 13);
+  assert_int_equal(layers[2], 13);
+  assert_int_equal(layers[3], 12);
+  assert_int_equal(sum, 48);
+  load("gpt-22b.yaml", &wl);
+  ts_overrides il = {
+      .gpus = 64, .is_gpus_set = true, .virtual_stages = 3, .is_virtual_stages_set = true};
+  assert_int_equal(ts_workload_resolve(&wl, &il, &err), 0);
+  assert_int_equal(wl.schedule, TS_SCHED_INTERLEAVED);
+  assert_int_equal(ts_workload_layers_per_chunk(&wl), 4);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_presets),
-                                     cmocka_unit_test(test_overrides)};
+                                     cmocka_unit_test(test_overrides),
+                                     cmocka_unit_test(test_stage_layers)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
