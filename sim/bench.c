@@ -197,22 +197,23 @@ static void print_header(const bench_args *a, const ts_platform *pf) {
     }
     printf("\n");
   } else {
-    printf("# trainsim bench %s on %s: %ld x %s, ring, fidelity %s\n", op_names[a->op], pf->name,
-           a->n_gpus, pf->gpu.model, ts_fidelity_names[a->fidelity]);
     /* The job's ranks are GPUs 0 .. n-1, so ring indices are GPUs. */
     long *gpus = calloc((size_t)a->n_gpus, sizeof(long));
-    int *ring = calloc((size_t)a->n_gpus, sizeof(int));
+    int *ring = calloc((size_t)a->n_gpus * TS_COLL_MAX_RINGS, sizeof(int));
     TS_ASSERT(gpus != NULL && ring != NULL);
     for (long i = 0; i < a->n_gpus; i++)
       gpus[i] = i;
-    ts_coll_ring_order(pf, gpus, (int)a->n_gpus, ring);
+    int n_rings = ts_coll_rings(pf, gpus, (int)a->n_gpus, ring);
+    printf("# trainsim bench %s on %s: %ld x %s, %d ring%s, fidelity %s\n", op_names[a->op],
+           pf->name, a->n_gpus, pf->gpu.model, n_rings, n_rings > 1 ? "s" : "",
+           ts_fidelity_names[a->fidelity]);
     double width = 1e300;
     for (long i = 0; i < a->n_gpus; i++) {
       ts_route r;
       ts_route_between(pf, ring[i], ring[(i + 1) % a->n_gpus], &r);
       width = r.bw_Bps < width ? r.bw_Bps : width;
     }
-    printf("# ring order (GPUs):");
+    printf("# ring 0 order (GPUs):");
     for (long i = 0; i < a->n_gpus && i < 64; i++)
       printf(" %d", ring[i]);
     printf("%s; slowest hop %.1f GB/s\n", a->n_gpus > 64 ? " ..." : "", width / 1e9);

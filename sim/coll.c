@@ -92,6 +92,34 @@ void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *ord
   free(sorted);
 }
 
+int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
+  ts_coll_ring_order(pf, gpus, n, orders);
+  /* Members per node: equal on every node of the group, and more than one, for channels. */
+  int per_node = 0, run = 0;
+  bool even = true;
+  for (int i = 0; i < n; i++) {
+    long node = gpus[orders[i]] / pf->gpus_per_node;
+    run = i > 0 && node == gpus[orders[i - 1]] / pf->gpus_per_node ? run + 1 : 1;
+    bool ends = i == n - 1 || gpus[orders[i + 1]] / pf->gpus_per_node != node;
+    if (ends) {
+      even = even && (per_node == 0 || per_node == run);
+      per_node = run;
+    }
+  }
+  int k = pf->n_nics < per_node ? pf->n_nics : per_node;
+  if (k > TS_COLL_MAX_RINGS)
+    k = TS_COLL_MAX_RINGS;
+  if (!even || per_node == n || k < 2)
+    return 1;
+  int shift = per_node / k;
+  for (int r = 1; r < k; r++)
+    for (int i = 0; i < n; i++) {
+      int base = i - i % per_node; /* the node's segment */
+      orders[r * n + i] = orders[base + (i % per_node + r * shift) % per_node];
+    }
+  return k;
+}
+
 int ts_coll_steps(ts_coll_op op, int p) {
   return op == TS_COLL_ALLREDUCE ? 2 * (p - 1) : p - 1;
 }
@@ -99,13 +127,20 @@ int ts_coll_steps(ts_coll_op op, int p) {
 /* Collective payloads carry no data; SimGrid only needs a non-NULL pointer. */
 static char payload;
 
+/* One step on every ring at once: each ring's position sends to its successor and receives
+ * from its predecessor. */
 static void exchange(const ts_coll_group *g, int pos, double bytes, long *n_transfers) {
-  void *got = NULL;
-  sg_comm_t comms[2];
-  comms[0] = sg_mailbox_put_async(g->mailboxes[(pos + 1) % g->n], &payload, (long)(bytes + 0.5));
-  comms[1] = sg_mailbox_get_async(g->mailboxes[pos], &got);
-  sg_comm_wait_all(comms, 2);
-  (*n_transfers)++;
+  void *got[TS_COLL_MAX_RINGS];
+  sg_comm_t comms[2 * TS_COLL_MAX_RINGS];
+  int n = g->n;
+  for (int r = 0; r < g->n_rings; r++) {
+    int p = g->ring_pos[r * n + pos];
+    comms[2 * r] = sg_mailbox_put_async(g->mailboxes[r * n + (p + 1) % n], &payload,
+                                        (long)(bytes / g->n_rings + 0.5));
+    comms[2 * r + 1] = sg_mailbox_get_async(g->mailboxes[r * n + p], &got[r]);
+  }
+  sg_comm_wait_all(comms, (size_t)(2 * g->n_rings));
+  *n_transfers += g->n_rings;
 }
 
 void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,

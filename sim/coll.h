@@ -13,9 +13,14 @@
  * Ring order: a group inside one node takes the order that maximises its slowest hop's
  * bandwidth (as NCCL's topology search does), then the fewest links; a group spanning nodes
  * goes in GPU order, so members on one node are neighbours and each node is entered once.
- * Not modelled yet: RCCL/NCCL split large messages over several rings (channels), some in the
- * opposite direction, and switch to tree or hierarchical algorithms by size; one ring here
- * uses each link in one direction only, so it is a lower bound on bandwidth inside a node.
+ * Rings (NCCL/RCCL channels): a group with m > 1 members on each of its nodes splits every
+ * collective over k = min(m, NICs per node) rings, each carrying 1/k of the bytes; ring r
+ * rotates each node's members by r m / k, so each ring leaves a node from a different member
+ * and thus through a different NIC (on a DGX, ring r leaves through GPU r-1's NIC and enters
+ * through GPU r's), as NCCL spreads channels over the NICs. Groups inside one node, or with
+ * one member per node, keep one ring (their members' NICs already carry them in parallel).
+ * Not modelled yet: rings in the opposite direction, and tree or hierarchical algorithms;
+ * one ring per direction inside a node is a lower bound on its bandwidth.
  */
 #ifndef TS_COLL_H
 #define TS_COLL_H
@@ -33,11 +38,18 @@ extern const char *const ts_fidelity_names[]; /* "aggregate", "flow" */
  * ring position i. */
 void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *order);
 
-/* A group ready to run collectives: ring order, a mailbox per ring position, a barrier. */
+/* The rings (channels) of a group of n GPUs: writes k orders into orders[r * n + i] (each as
+ * ts_coll_ring_order's) and returns k >= 1. orders must hold n x TS_COLL_MAX_RINGS ints. */
+#define TS_COLL_MAX_RINGS 16
+int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders);
+
+/* A group ready to run collectives: its rings, a mailbox per ring position, a barrier. */
 typedef struct ts_coll_group {
   int n;
-  long *ring_ranks; /* ranks in ring order */
-  sg_mailbox_t *mailboxes; /* [i]: where ring position i receives */
+  int n_rings;
+  long *ring_ranks; /* [r * n + i]: the rank at position i of ring r */
+  int *ring_pos; /* [r * n + i]: position in ring r of the member at position i of ring 0 */
+  sg_mailbox_t *mailboxes; /* [r * n + i]: where position i of ring r receives */
   sg_bar_t barrier; /* aggregate fidelity only */
   double max_hop_lat_s; /* largest route latency between ring neighbours */
 } ts_coll_group;
@@ -45,8 +57,9 @@ typedef struct ts_coll_group {
 /* Ring steps of an operation on p ranks (2(p-1) for all-reduce, p-1 otherwise). */
 int ts_coll_steps(ts_coll_op op, int p);
 
-/* Runs one collective from ring position pos (called by every member's actor, in the same
- * order on every member). Counts the transfers it starts into *n_transfers. */
+/* Runs one collective from ring-0 position pos (called by every member's actor, in the same
+ * order on every member), on all the group's rings at once. Counts the transfers it starts into
+ * *n_transfers. */
 void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,
                  long *n_transfers);
 

@@ -349,11 +349,13 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
   map_init(&rs.links, (size_t)job->n_ranks * 4);
   for (long g = 0; g < job->n_groups; g++) {
     ts_coll_group *cg = &eng.groups[g];
-    for (int i = 0; cg->n > 1 && i < cg->n; i++) {
-      double lat = add_pair(pf, job, &rs, cg->ring_ranks[i], cg->ring_ranks[(i + 1) % cg->n]);
-      if (lat > cg->max_hop_lat_s)
-        cg->max_hop_lat_s = lat;
-    }
+    for (int r = 0; r < cg->n_rings; r++)
+      for (int i = 0; cg->n > 1 && i < cg->n; i++) {
+        const long *ring = &cg->ring_ranks[r * cg->n];
+        double lat = add_pair(pf, job, &rs, ring[i], ring[(i + 1) % cg->n]);
+        if (lat > cg->max_hop_lat_s)
+          cg->max_hop_lat_s = lat;
+      }
   }
   for (long r = 0; r < job->n_ranks; r++)
     for (int p = 0; p < TS_PEERS; p++)
@@ -398,24 +400,34 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
   for (long g = 0; g < job->n_groups; g++) {
     const ts_group *grp = &job->groups[g];
     ts_coll_group *cg = &eng.groups[g];
-    cg->n = grp->n_members;
-    cg->ring_ranks = xcalloc((size_t)cg->n, sizeof(long));
-    long *gpus = xcalloc((size_t)cg->n, sizeof(long));
-    int *order = xcalloc((size_t)cg->n, sizeof(int));
-    for (int i = 0; i < cg->n; i++)
+    int n = cg->n = grp->n_members;
+    long *gpus = xcalloc((size_t)n, sizeof(long));
+    int *order = xcalloc((size_t)n * TS_COLL_MAX_RINGS, sizeof(int));
+    for (int i = 0; i < n; i++)
       gpus[i] = ts_job_gpu(job, grp->members[i]);
-    ts_coll_ring_order(pf, gpus, cg->n, order);
-    for (int i = 0; i < cg->n; i++)
-      cg->ring_ranks[i] = grp->members[order[i]];
+    int k = cg->n_rings = ts_coll_rings(pf, gpus, n, order);
+    cg->ring_ranks = xcalloc((size_t)(k * n), sizeof(long));
+    cg->ring_pos = xcalloc((size_t)(k * n), sizeof(int));
+    int *member_pos = xcalloc((size_t)n, sizeof(int)); /* member index -> position in ring r */
+    for (int r = 0; r < k; r++) {
+      for (int i = 0; i < n; i++) {
+        cg->ring_ranks[r * n + i] = grp->members[order[r * n + i]];
+        member_pos[order[r * n + i]] = i;
+      }
+      for (int i = 0; i < n; i++)
+        cg->ring_pos[r * n + i] = member_pos[order[i]];
+    }
+    free(member_pos);
     free(gpus);
     free(order);
-    cg->mailboxes = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
+    cg->mailboxes = xcalloc((size_t)(k * n), sizeof(sg_mailbox_t));
   }
 }
 
 static void teardown_groups(const ts_job *job) {
   for (long g = 0; g < job->n_groups; g++) {
     free(eng.groups[g].ring_ranks);
+    free(eng.groups[g].ring_pos);
     free(eng.groups[g].mailboxes);
     if (eng.groups[g].barrier != NULL)
       sg_barrier_destroy(eng.groups[g].barrier);
@@ -520,7 +532,7 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
 
   for (long g = 0; g < job->n_groups; g++) {
     ts_coll_group *cg = &eng.groups[g];
-    for (int i = 0; i < cg->n; i++)
+    for (int i = 0; i < cg->n * cg->n_rings; i++)
       cg->mailboxes[i] = mailbox("ring", g, i);
     if (opts->fidelity == TS_FIDELITY_AGGREGATE && cg->n > 1)
       cg->barrier = sg_barrier_init((unsigned)cg->n);

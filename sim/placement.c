@@ -29,7 +29,7 @@ static int pick_nodes(const ts_platform *pf, ts_placement how, uint64_t seed, lo
     return 0;
   }
   if (how == TS_PLACEMENT_SPREAD) {
-    long per_group = pf->net.switches_per_group * pf->net.nodes_per_switch;
+    long per_group = ts_platform_unit_nodes(pf);
     long groups = (total + per_group - 1) / per_group;
     long n = 0;
     for (long slot = 0; n < k && slot < per_group; slot++)

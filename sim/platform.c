@@ -15,21 +15,23 @@ static const char *const gpu_keys[] = {
     "model",     "peak",          "hbm_capacity",  "hbm_bandwidth", "gemm_ceiling",
     "gemm_tile", "compute_units", "kernel_launch", "power",         NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
-static const char *const node_keys[] = {"gpus", "links", "nics", NULL};
+static const char *const node_keys[] = {"gpus", "links", "switch", "nics", NULL};
 static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
 static const char *const nic_keys[] = {"gpu",          "bandwidth", "latency", "pcie_bandwidth",
                                        "pcie_latency", NULL};
-static const char *const net_keys[] = {"topology",
-                                       "groups",
-                                       "switches_per_group",
-                                       "nodes_per_switch",
-                                       "global_links_per_group_pair",
-                                       "local_link",
-                                       "global_link",
-                                       "routing",
-                                       NULL};
+static const char *const dragonfly_keys[] = {"topology",
+                                             "groups",
+                                             "switches_per_group",
+                                             "nodes_per_switch",
+                                             "global_links_per_group_pair",
+                                             "local_link",
+                                             "global_link",
+                                             "routing",
+                                             NULL};
+static const char *const fat_tree_keys[] = {"topology",       "levels", "radix", "oversubscription",
+                                            "rail_optimized", "link",   NULL};
 static const char *const params_keys[] = {"bandwidth", "latency", NULL};
-static const char *const topologies[] = {"dragonfly", NULL};
+const char *const ts_topology_names[] = {"dragonfly", "fat-tree", NULL};
 const char *const ts_routing_names[] = {"adaptive", "minimal", NULL};
 
 /* Reads a required key through a getter: absent is an error naming the mapping. */
@@ -155,6 +157,9 @@ static int load_nic(const ts_doc *doc, int item, int n_gpus, ts_nic *out, ts_err
   return 0;
 }
 
+static int load_params(const ts_doc *doc, int map, const char *what, const char *key,
+                       ts_link_params *out, ts_err *err);
+
 static int load_node(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) {
   int n = 0;
   if (required_map(doc, root, "platform", "node", node_keys, &n, err) != 0)
@@ -184,6 +189,16 @@ static int load_node(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) 
                          l->gpu_a, l->gpu_b);
   }
   pf->n_node_links = n_links;
+  int sw = ts_doc_get(doc, n, "switch");
+  if (sw != 0) {
+    if (n_links > 0)
+      return ts_err_at(err, ts_doc_loc(doc, sw),
+                       "key 'switch': a node has either links between GPUs or a switch, found "
+                       "both");
+    if (load_params(doc, n, "node", "switch", &pf->node_switch, err) != 0)
+      return -1;
+    pf->has_node_switch = true;
+  }
 
   int nics = ts_doc_get(doc, n, "nics");
   if (nics != 0 && !ts_doc_is_seq(doc, nics))
@@ -206,10 +221,10 @@ static int load_node(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) 
   return 0;
 }
 
-static int load_params(const ts_doc *doc, int net, const char *key, ts_link_params *out,
-                       ts_err *err) {
+static int load_params(const ts_doc *doc, int map, const char *what, const char *key,
+                       ts_link_params *out, ts_err *err) {
   int m = 0;
-  if (required_map(doc, net, "network", key, params_keys, &m, err) != 0)
+  if (required_map(doc, map, what, key, params_keys, &m, err) != 0)
     return -1;
   REQUIRE(ts_doc_get_unit(doc, m, "bandwidth", TS_UNITS_BANDWIDTH, false, &out->bw_Bps, err), doc,
           m, key, "bandwidth", err);
@@ -218,14 +233,9 @@ static int load_params(const ts_doc *doc, int net, const char *key, ts_link_para
   return 0;
 }
 
-static int load_network(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) {
-  int net = 0;
-  if (required_map(doc, root, "platform", "network", net_keys, &net, err) != 0)
+static int load_dragonfly(const ts_doc *doc, int net, ts_dragonfly *d, ts_err *err) {
+  if (ts_doc_check_map(doc, net, "network", dragonfly_keys, err) != 0)
     return -1;
-  int topo = 0;
-  REQUIRE(ts_doc_get_enum(doc, net, "topology", topologies, &topo, err), doc, net, "network",
-          "topology", err);
-  ts_dragonfly *d = &pf->net;
   REQUIRE(ts_doc_get_long(doc, net, "groups", 1, 4096, &d->n_groups, err), doc, net, "network",
           "groups", err);
   REQUIRE(ts_doc_get_long(doc, net, "switches_per_group", 1, 1024, &d->switches_per_group, err),
@@ -235,14 +245,64 @@ static int load_network(const ts_doc *doc, int root, ts_platform *pf, ts_err *er
   REQUIRE(ts_doc_get_long(doc, net, "global_links_per_group_pair", 1, 64, &d->global_links_per_pair,
                           err),
           doc, net, "network", "global_links_per_group_pair", err);
-  if (load_params(doc, net, "local_link", &d->local, err) != 0 ||
-      load_params(doc, net, "global_link", &d->global, err) != 0)
+  if (load_params(doc, net, "network", "local_link", &d->local, err) != 0 ||
+      load_params(doc, net, "network", "global_link", &d->global, err) != 0)
     return -1;
   int routing = TS_ROUTING_ADAPTIVE;
   if (ts_doc_get_enum(doc, net, "routing", ts_routing_names, &routing, err) < 0)
     return -1;
   d->routing = (ts_routing)routing;
   return 0;
+}
+
+static int load_fat_tree(const ts_doc *doc, int net, ts_fat_tree *ft, ts_err *err) {
+  if (ts_doc_check_map(doc, net, "network", fat_tree_keys, err) != 0)
+    return -1;
+  long levels = 2;
+  if (ts_doc_get_long(doc, net, "levels", 2, 3, &levels, err) < 0)
+    return -1;
+  ft->levels = (int)levels;
+  REQUIRE(ts_doc_get_long(doc, net, "radix", 2, 4096, &ft->radix, err), doc, net, "network",
+          "radix", err);
+  ft->oversubscription = 1;
+  if (ts_doc_get_double(doc, net, "oversubscription", 1, 64, &ft->oversubscription, err) < 0 ||
+      ts_doc_get_bool(doc, net, "rail_optimized", &ft->is_rail_optimized, err) < 0 ||
+      load_params(doc, net, "network", "link", &ft->link, err) != 0)
+    return -1;
+  /* down : up = oversubscription : 1, at least one port each way */
+  ft->down_ports = (long)((double)ft->radix * ft->oversubscription / (ft->oversubscription + 1));
+  if (ft->down_ports < 1 || ft->down_ports >= ft->radix)
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, net, "radix")),
+                     "key 'radix': %ld ports leave no port %s at oversubscription %g", ft->radix,
+                     ft->down_ports < 1 ? "down" : "up", ft->oversubscription);
+  ft->up_ports = ft->radix - ft->down_ports;
+  ft->leaves_per_pod = ft->levels == 3 ? ft->radix / 2 : ft->radix;
+  return 0;
+}
+
+static int load_network(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) {
+  int net = ts_doc_get(doc, root, "network");
+  if (net == 0)
+    return ts_doc_missing(doc, root, "platform", "network", err);
+  if (!ts_doc_is_map(doc, net))
+    return ts_err_at(err, ts_doc_loc(doc, net), "key 'network': expected a mapping");
+  int topo = 0;
+  REQUIRE(ts_doc_get_enum(doc, net, "topology", ts_topology_names, &topo, err), doc, net, "network",
+          "topology", err);
+  pf->topology = (ts_topology)topo;
+  return pf->topology == TS_TOPO_DRAGONFLY ? load_dragonfly(doc, net, &pf->net, err)
+                                           : load_fat_tree(doc, net, &pf->ft, err);
+}
+
+/* Nodes the network can hold. */
+static long network_capacity(const ts_platform *pf) {
+  if (pf->topology == TS_TOPO_DRAGONFLY)
+    return pf->net.n_groups * pf->net.switches_per_group * pf->net.nodes_per_switch;
+  const ts_fat_tree *ft = &pf->ft;
+  /* a spine has a port per leaf under it; 3 levels: a core has a port per pod */
+  long leaves = ft->levels == 2 ? ft->radix : ft->radix * ft->leaves_per_pod;
+  long nics = pf->n_nics > 0 ? pf->n_nics : 1;
+  return ft->is_rail_optimized ? leaves / nics * ft->down_ports : leaves * (ft->down_ports / nics);
 }
 
 static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
@@ -256,19 +316,40 @@ static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
   const char *name = NULL;
   REQUIRE(ts_doc_get_string(doc, root, "name", &name, err), doc, root, "platform", "name", err);
   snprintf(pf->name, sizeof pf->name, "%s", name);
-  if (load_gpu(doc, root, &pf->gpu, err) != 0 || load_node(doc, root, pf, err) != 0 ||
-      load_network(doc, root, pf, err) != 0)
+  if (load_gpu(doc, root, &pf->gpu, err) != 0 || load_node(doc, root, pf, err) != 0)
     return -1;
   REQUIRE(ts_doc_get_long(doc, root, "nodes", 1, 10000000, &pf->n_nodes, err), doc, root,
           "platform", "nodes", err);
-  const ts_dragonfly *d = &pf->net;
-  long capacity = d->n_groups * d->switches_per_group * d->nodes_per_switch;
-  if (pf->n_nodes > capacity)
+  /* One node needs no network: it is then a one-switch fat tree nobody crosses. */
+  if (pf->n_nodes == 1 && ts_doc_get(doc, root, "network") == 0) {
+    pf->topology = TS_TOPO_FAT_TREE;
+    pf->ft = (ts_fat_tree){.levels = 2,
+                           .radix = 2,
+                           .oversubscription = 1,
+                           .down_ports = 1,
+                           .up_ports = 1,
+                           .leaves_per_pod = 2};
+    pf->ft.link = (ts_link_params){1e9, 0};
+  } else if (load_network(doc, root, pf, err) != 0) {
+    return -1;
+  }
+  long capacity = network_capacity(pf);
+  if (pf->n_nodes > capacity && pf->topology == TS_TOPO_DRAGONFLY)
     return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, root, "nodes")),
                      "key 'nodes': %ld nodes do not fit the network's %ld groups x %ld switches "
                      "x %ld nodes per switch = %ld",
-                     pf->n_nodes, d->n_groups, d->switches_per_group, d->nodes_per_switch,
-                     capacity);
+                     pf->n_nodes, pf->net.n_groups, pf->net.switches_per_group,
+                     pf->net.nodes_per_switch, capacity);
+  if (pf->n_nodes > capacity)
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, root, "nodes")),
+                     "key 'nodes': %ld nodes do not fit a %d-level fat tree of radix %ld with %ld "
+                     "NICs per node (at most %ld)",
+                     pf->n_nodes, pf->ft.levels, pf->ft.radix, (long)pf->n_nics, capacity);
+  if (pf->topology == TS_TOPO_FAT_TREE && !pf->ft.is_rail_optimized && pf->n_nics > 0 &&
+      pf->ft.down_ports < pf->n_nics)
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, root, "network")),
+                     "'network': a leaf's %ld down ports cannot take a node's %d NICs",
+                     pf->ft.down_ports, pf->n_nics);
   if (pf->n_nodes > 1 && pf->n_nics == 0)
     return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, root, "node")),
                      "'node': a machine of %ld nodes needs at least one NIC per node", pf->n_nodes);
@@ -307,6 +388,19 @@ int ts_platform_load_string(const char *name, const char *text, ts_platform *out
 
 long ts_platform_n_gpus(const ts_platform *pf) {
   return pf->n_nodes * pf->gpus_per_node;
+}
+
+long ts_platform_unit_nodes(const ts_platform *pf) {
+  if (pf->topology == TS_TOPO_DRAGONFLY)
+    return pf->net.switches_per_group * pf->net.nodes_per_switch;
+  if (pf->ft.is_rail_optimized)
+    return pf->ft.down_ports;
+  return pf->ft.down_ports / (pf->n_nics > 0 ? pf->n_nics : 1);
+}
+
+long ts_platform_leaf(const ts_platform *pf, long node, int nic) {
+  long unit = node / ts_platform_unit_nodes(pf);
+  return pf->ft.is_rail_optimized ? unit * pf->n_nics + nic : unit;
 }
 
 int ts_platform_node_link(const ts_platform *pf, int a, int b) {

@@ -2,8 +2,9 @@
  *
  * Loading parses and validates every value before anything reaches SimGrid (SimGrid aborts on
  * bad platform values). The node is an explicit link graph (Frontier's Infinity Fabric is
- * irregular); the network is a dragonfly: groups of switches connected all-to-all, a fixed
- * number of global links between every pair of groups, nodes_per_switch nodes on each switch.
+ * irregular) or a switch every GPU links to (NVSwitch); the network is a dragonfly (groups
+ * of switches connected all-to-all, a fixed number of global links between every pair of
+ * groups, nodes_per_switch nodes on each switch) or a fat tree (ts_fat_tree).
  * GPUs are numbered node-major: gpu = node * gpus_per_node + local index.
  */
 #ifndef TS_PLATFORM_H
@@ -48,6 +49,23 @@ typedef struct ts_dragonfly {
   ts_routing routing; /* inside groups; see route.h */
 } ts_dragonfly;
 
+typedef enum ts_topology { TS_TOPO_DRAGONFLY, TS_TOPO_FAT_TREE } ts_topology;
+extern const char *const ts_topology_names[]; /* "dragonfly", "fat-tree" */
+
+/* A fat tree of switches with `radix` ports (leaf-spine, or leaf-spine-core with 3 levels).
+ * Leaves split their ports down (NICs) : up (spines) as oversubscription : 1; the layers above
+ * are non-blocking. Rail-optimised (NVIDIA's DGX SuperPOD): NIC k of every node of a scalable
+ * unit (down_ports nodes) is on the unit's leaf k; otherwise all NICs of a node share a leaf. */
+typedef struct ts_fat_tree {
+  int levels;
+  long radix;
+  double oversubscription;
+  bool is_rail_optimized;
+  ts_link_params link; /* one switch-to-switch cable */
+  long down_ports, up_ports; /* derived, per leaf */
+  long leaves_per_pod; /* derived: leaves under one set of spines (3 levels) */
+} ts_fat_tree;
+
 typedef struct ts_platform {
   char name[64];
   char source_name[256]; /* file it was read from, for messages */
@@ -58,7 +76,11 @@ typedef struct ts_platform {
   int n_nics;
   ts_nic nics[TS_PLATFORM_MAX_NICS];
   int gpu_nic[TS_PLATFORM_MAX_GPUS_PER_NODE]; /* derived: the NIC each local GPU uses */
-  ts_dragonfly net;
+  bool has_node_switch; /* GPUs joined by a switch (NVSwitch), one link each, not node_links */
+  ts_link_params node_switch; /* each GPU's link to the node switch */
+  ts_topology topology;
+  ts_dragonfly net; /* topology dragonfly */
+  ts_fat_tree ft; /* topology fat-tree */
   long n_nodes;
 } ts_platform;
 
@@ -72,6 +94,11 @@ extern const char ts_platform_default_text[];
 extern const char ts_platform_default_name[];
 
 long ts_platform_n_gpus(const ts_platform *pf);
+/* Nodes behind one unit of the network: a dragonfly group, or a fat tree's leaf (all NICs of
+ * a node on it) or scalable unit (rail-optimised). */
+long ts_platform_unit_nodes(const ts_platform *pf);
+/* The fat-tree leaf that NIC `nic` of node `node` hangs off. */
+long ts_platform_leaf(const ts_platform *pf, long node, int nic);
 /* The node-link index joining two local GPUs, or -1. */
 int ts_platform_node_link(const ts_platform *pf, int a, int b);
 

@@ -1,6 +1,7 @@
 /* platform_cmd: see platform_cmd.h. */
 #include "platform_cmd.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +19,7 @@ static const char usage[] =
     "the network's cables, injection and bisection bandwidth, and diameter.\n"
     "The schema is documented in platforms/README.md.\n";
 
-static void show_node(const ts_platform *pf) {
+static void show_links(const ts_platform *pf) {
   int n = pf->gpus_per_node;
   printf("\nnode: %d GPUs; direct links, GB/s per direction ('.': none)\n     ", n);
   for (int b = 0; b < n; b++)
@@ -37,6 +38,16 @@ static void show_node(const ts_platform *pf) {
     }
     printf("\n");
   }
+}
+
+static void show_node(const ts_platform *pf) {
+  int n = pf->gpus_per_node;
+  if (pf->has_node_switch)
+    printf("\nnode: %d GPUs on a switch, each linked to it at %.1f GB/s per direction (latency "
+           "%.2f us)\n",
+           n, pf->node_switch.bw_Bps / 1e9, pf->node_switch.lat_s * 1e6);
+  else
+    show_links(pf);
   printf("routes inside the node: links / bottleneck GB/s\n     ");
   for (int b = 0; b < n; b++)
     printf("%8d", b);
@@ -68,7 +79,51 @@ static void show_node(const ts_platform *pf) {
   }
 }
 
+static double injection_Bps(const ts_platform *pf) {
+  double nic_Bps = 0;
+  for (int i = 0; i < pf->n_nics; i++)
+    nic_Bps += pf->nics[i].bw_Bps;
+  printf("  injection    : %ld nodes x %.1f GB/s = %.1f TB/s per direction\n", pf->n_nodes,
+         nic_Bps / 1e9, (double)pf->n_nodes * nic_Bps / 1e12);
+  return nic_Bps;
+}
+
+/* A fat tree as route.h models it: leaves, their uplinks as one aggregate, and pods of a
+ * 3-level tree under a non-blocking core. */
+static void show_fat_tree(const ts_platform *pf) {
+  const ts_fat_tree *ft = &pf->ft;
+  long unit = ts_platform_unit_nodes(pf);
+  long units = (pf->n_nodes + unit - 1) / unit;
+  long leaves = ft->is_rail_optimized ? units * pf->n_nics : units;
+  printf("\nnetwork: %d-level fat tree of %ld-port switches, %s; %ld leaves (%ld ports down, "
+         "%ld up: oversubscription %g)\n",
+         ft->levels, ft->radix,
+         ft->is_rail_optimized ? "rail-optimised (NIC k of a unit's nodes on its leaf k)"
+                               : "all NICs of a node on one leaf",
+         leaves, ft->down_ports, ft->up_ports, ft->oversubscription);
+  printf("  units        : %ld of %ld nodes\n", units, unit);
+  printf("  cables       : %.1f GB/s, %.2f us; a leaf's uplinks carry %.1f GB/s each way\n",
+         ft->link.bw_Bps / 1e9, ft->link.lat_s * 1e6, (double)ft->up_ports * ft->link.bw_Bps / 1e9);
+  double nic_Bps = injection_Bps(pf);
+  /* Half the nodes send to the other half; each leaf's uplinks bound what leaves it. */
+  double per_node_up = fmin(nic_Bps, nic_Bps / ft->oversubscription);
+  double bisection = (double)(pf->n_nodes / 2) * per_node_up;
+  printf("  bisection    : %.1f TB/s per direction (half the nodes, through the leaves' "
+         "uplinks)\n",
+         bisection / 1e12);
+  int diameter = leaves <= 1 ? 0 : ft->levels == 2 || leaves <= ft->leaves_per_pod ? 2 : 4;
+  printf("  diameter     : %d switch-to-switch hops\n", diameter);
+}
+
 static void show_network(const ts_platform *pf) {
+  if (pf->n_nodes == 1) {
+    printf("\nnetwork: none (one node)\n");
+    return;
+  }
+  if (pf->topology == TS_TOPO_FAT_TREE) {
+    show_fat_tree(pf);
+    return;
+  }
   const ts_dragonfly *d = &pf->net;
   long slots = d->n_groups * d->switches_per_group * d->nodes_per_switch;
   double local_cables =
@@ -87,11 +142,7 @@ static void show_network(const ts_platform *pf) {
     printf(" (each switch's share of its group fabric: %.1f GB/s each way)",
            ts_route_fabric_Bps(d) / 1e9);
   printf("\n");
-  double nic_Bps = 0;
-  for (int i = 0; i < pf->n_nics; i++)
-    nic_Bps += pf->nics[i].bw_Bps;
-  printf("  injection    : %ld nodes x %.1f GB/s = %.1f TB/s per direction\n", pf->n_nodes,
-         nic_Bps / 1e9, (double)pf->n_nodes * nic_Bps / 1e12);
+  double nic_Bps = injection_Bps(pf);
   /* Bisection: halve the groups; every global cable between the halves crosses. With one
    * group, halve its switches instead. */
   double bisection;
@@ -173,9 +224,16 @@ int ts_platform_main(int argc, char **argv) {
   }
   if (strcmp(action, "show") == 0)
     show(&pf);
-  else
+  else if (pf.n_nodes == 1)
+    printf("%s: ok: platform '%s', one node of %d GPUs\n", pf.source_name, pf.name,
+           pf.gpus_per_node);
+  else if (pf.topology == TS_TOPO_DRAGONFLY)
     printf("%s: ok: platform '%s', %ld nodes x %d GPUs = %ld GPUs, dragonfly %ld x %ld x %ld\n",
            pf.source_name, pf.name, pf.n_nodes, pf.gpus_per_node, ts_platform_n_gpus(&pf),
            pf.net.n_groups, pf.net.switches_per_group, pf.net.nodes_per_switch);
+  else
+    printf("%s: ok: platform '%s', %ld nodes x %d GPUs = %ld GPUs, %d-level fat tree\n",
+           pf.source_name, pf.name, pf.n_nodes, pf.gpus_per_node, ts_platform_n_gpus(&pf),
+           pf.ft.levels);
   return 0;
 }

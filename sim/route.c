@@ -12,7 +12,13 @@ enum link_kind {
   LK_LOCAL, /* minimal routing: the one cable between two switches of a group */
   LK_FABRIC_OUT, /* adaptive routing: a switch's share of its group's local fabric, leaving */
   LK_FABRIC_IN, /* ... and arriving */
-  LK_GLOBAL
+  LK_GLOBAL,
+  LK_NVS_UP, /* a GPU's link into its node's switch */
+  LK_NVS_DOWN, /* ... and out of it */
+  LK_LEAF_UP, /* fat tree: a leaf's uplinks to the spines, as one aggregate */
+  LK_LEAF_DOWN, /* ... and its downlinks from them */
+  LK_POD_UP, /* 3 levels: a pod's spines' uplinks to the core, as one aggregate */
+  LK_POD_DOWN
 };
 
 static ts_link_id make_id(enum link_kind kind, uint64_t a, uint64_t b, uint64_t c) {
@@ -30,6 +36,15 @@ static void node_paths(const ts_platform *pf, int from, int *hops, int *pred, do
   }
   hops[from] = 0;
   width[from] = 1e300;
+  if (pf->has_node_switch) { /* one hop through the switch to every GPU */
+    for (int v = 0; v < n; v++)
+      if (v != from) {
+        hops[v] = 1;
+        pred[v] = from;
+        width[v] = pf->node_switch.bw_Bps;
+      }
+    return;
+  }
   for (int level = 0; level < n; level++)
     for (int u = 0; u < n; u++) {
       if (hops[u] != level)
@@ -86,6 +101,11 @@ static void add(const ts_platform *pf, ts_route *r, ts_link_id id) {
 static void add_node_path(const ts_platform *pf, ts_route *r, long node, int a, int b) {
   if (a == b)
     return;
+  if (pf->has_node_switch) {
+    add(pf, r, make_id(LK_NVS_UP, (uint64_t)node, 0, (uint64_t)a));
+    add(pf, r, make_id(LK_NVS_DOWN, (uint64_t)node, 0, (uint64_t)b));
+    return;
+  }
   int hops[TS_PLATFORM_MAX_GPUS_PER_NODE], pred[TS_PLATFORM_MAX_GPUS_PER_NODE];
   double width[TS_PLATFORM_MAX_GPUS_PER_NODE];
   node_paths(pf, a, hops, pred, width);
@@ -123,6 +143,23 @@ static void add_local_hop(const ts_platform *pf, ts_route *r, long g, long a, lo
   add(pf, r, make_id(LK_FABRIC_IN, (uint64_t)g, 0, (uint64_t)b));
 }
 
+/* Fat tree: NICs on one leaf meet there; otherwise up to the spines (and, across pods of a
+ * 3-level tree, the core) and down, the parallel cables of each layer taken as one aggregate
+ * (ECMP / adaptive spreading, as the dragonfly's adaptive fabric). */
+static void add_fat_tree_path(const ts_platform *pf, ts_route *r, long src_node, int nic_s,
+                              long dst_node, int nic_d) {
+  long ls = ts_platform_leaf(pf, src_node, nic_s), ld = ts_platform_leaf(pf, dst_node, nic_d);
+  if (ls == ld)
+    return;
+  add(pf, r, make_id(LK_LEAF_UP, (uint64_t)ls, 0, 0));
+  long ps = ls / pf->ft.leaves_per_pod, pd = ld / pf->ft.leaves_per_pod;
+  if (pf->ft.levels == 3 && ps != pd) {
+    add(pf, r, make_id(LK_POD_UP, (uint64_t)ps, 0, 0));
+    add(pf, r, make_id(LK_POD_DOWN, (uint64_t)pd, 0, 0));
+  }
+  add(pf, r, make_id(LK_LEAF_DOWN, (uint64_t)ld, 0, 0));
+}
+
 static void add_switch_path(const ts_platform *pf, ts_route *r, long src_node, long dst_node) {
   const ts_dragonfly *d = &pf->net;
   long per_group = d->switches_per_group * d->nodes_per_switch;
@@ -157,7 +194,10 @@ void ts_route_between(const ts_platform *pf, long src_gpu, long dst_gpu, ts_rout
     add_node_path(pf, &r, src_node, a, pf->nics[nic_s].gpu);
     add(pf, &r, make_id(LK_PCIE_UP, (uint64_t)src_node, 0, (uint64_t)nic_s));
     add(pf, &r, make_id(LK_NIC_UP, (uint64_t)src_node, 0, (uint64_t)nic_s));
-    add_switch_path(pf, &r, src_node, dst_node);
+    if (pf->topology == TS_TOPO_FAT_TREE)
+      add_fat_tree_path(pf, &r, src_node, nic_s, dst_node, nic_d);
+    else
+      add_switch_path(pf, &r, src_node, dst_node);
     add(pf, &r, make_id(LK_NIC_DOWN, (uint64_t)dst_node, 0, (uint64_t)nic_d));
     add(pf, &r, make_id(LK_PCIE_DOWN, (uint64_t)dst_node, 0, (uint64_t)nic_d));
     add_node_path(pf, &r, dst_node, pf->nics[nic_d].gpu, b);
@@ -207,6 +247,24 @@ void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, do
     *bw_Bps = pf->net.global.bw_Bps;
     *lat_s = pf->net.global.lat_s;
     prefix = "global"; /* from group, to group, cable */
+    break;
+  case LK_NVS_UP:
+  case LK_NVS_DOWN:
+    *bw_Bps = pf->node_switch.bw_Bps;
+    *lat_s = pf->node_switch.lat_s;
+    prefix = kind == LK_NVS_UP ? "nvs_up" : "nvs_down"; /* node, -, GPU */
+    break;
+  case LK_LEAF_UP:
+  case LK_LEAF_DOWN:
+    *bw_Bps = (double)pf->ft.up_ports * pf->ft.link.bw_Bps;
+    *lat_s = pf->ft.link.lat_s;
+    prefix = kind == LK_LEAF_UP ? "leaf_up" : "leaf_down"; /* leaf */
+    break;
+  case LK_POD_UP:
+  case LK_POD_DOWN: /* non-blocking: as many core cables as the pod's leaves have uplinks */
+    *bw_Bps = (double)(pf->ft.leaves_per_pod * pf->ft.up_ports) * pf->ft.link.bw_Bps;
+    *lat_s = pf->ft.link.lat_s;
+    prefix = kind == LK_POD_UP ? "pod_up" : "pod_down"; /* pod */
     break;
   default:
     ts_assert_fail("unknown link kind", __FILE__, __LINE__);

@@ -21,6 +21,11 @@
  * (switches_per_group - 1) x local bandwidth / 2 (all local cables, each path using two of
  * them when spread non-minimally). Global cables stay minimal in both modes.
  *
+ * A node with a switch (NVSwitch) routes GPU a -> switch -> GPU b over a's uplink and b's
+ * downlink. A fat tree routes NIC -> leaf [-> spines [-> core -> spines] -> leaf] -> NIC, each
+ * layer's parallel cables aggregated per leaf (and per pod) as one link of their summed
+ * bandwidth (ECMP spreading; only the leaf's oversubscription can bind).
+ *
  * Links are named by 64-bit ids so that only links some route uses are ever created.
  */
 #ifndef TS_ROUTE_H

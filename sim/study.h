@@ -10,7 +10,6 @@
 #include "placement.h"
 #include "platform.h"
 
-
 /* Simulates wl (resolved) on pf in a child process. Returns 0 with *out filled (all but
  * efficiency and speed-up), or -1 with the child's error (input errors such as a layout that
  * does not fit). */

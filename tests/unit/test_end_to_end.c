@@ -188,6 +188,21 @@ static void test_bench_against_link_graph(void **state) {
    * no switch hop (same switch); the NIC's 25 GB/s is the bottleneck. */
   bench_last_row("bench p2p --from 0 --to 8 --min-bytes 1GiB --max-bytes 1GiB", &n, &t_us);
   assert_rel(t_us * 1e-6, 2 * (1e-6 + 0.5e-6 + 1e-6) + n / 25e9, 1e-7);
+  /* DGX H100 (platforms/dgx-h100.yaml): inside a node every hop is a GPU's NVSwitch uplink and
+   * another's downlink, 450 GB/s and 2 x 1 us. Across two nodes, 8 rings (one per NIC) carry
+   * n/8 each; ring r's hop between the nodes leaves through GPU r-1's NIC and enters through
+   * GPU r's (0.5 + 1 + 0.5 + 0.5 + 1 + 0.5 us: PCIe, NIC, leaf up and down across rails, NIC,
+   * PCIe) at 50 GB/s, each NIC carrying one ring, while the NVSwitch hops share a GPU's
+   * uplink 7 ways (64 GB/s each): the ring's 30 steps move 30 n / (8 x 16) bytes at 50 GB/s,
+   * then 29 latency terms of the slowest hop. busbw = 8 x 50 GB/s at large sizes. */
+  const char *h100 = "--platform platforms/dgx-h100.yaml --min-bytes 1GiB --max-bytes 1GiB";
+  char args[256];
+  snprintf(args, sizeof args, "bench allreduce --gpus 8 %s", h100);
+  bench_last_row(args, &n, &t_us);
+  assert_rel(t_us * 1e-6, 2 * 7 * (2e-6 + n / (8 * 450e9)), 1e-7);
+  snprintf(args, sizeof args, "bench allreduce --gpus 16 %s", h100);
+  bench_last_row(args, &n, &t_us);
+  assert_rel(t_us * 1e-6, 4e-6 + 30 * n / (8 * 16 * 50e9) + 29 * 4e-6, 1e-7);
 }
 
 /* timeline.json is valid JSON in the Chrome trace format: slices with names, non-negative

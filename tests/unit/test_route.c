@@ -79,6 +79,45 @@ static void test_minimal_routing(void **state) {
   assert_rel(ts_route_fabric_Bps(&pf.net), 31 * 25e9 / 2, 1e-15);
 }
 
+/* DGX nodes on NVSwitch and rail-optimised fat trees (platforms/dgx-h100.yaml, 2 levels, 32
+ * nodes a unit; platforms/dgx-a100.yaml, 3 levels, 20 nodes a unit, 20 leaves a pod). */
+static void test_switch_and_fat_tree(void **state) {
+  (void)state;
+  static ts_platform h100, a100;
+  ts_err err = {0};
+  assert_int_equal(ts_platform_load_file(TS_SOURCE_DIR "/platforms/dgx-h100.yaml", &h100, &err), 0);
+  assert_int_equal(ts_platform_load_file(TS_SOURCE_DIR "/platforms/dgx-a100.yaml", &a100, &err), 0);
+  ts_route r;
+  ts_route_between(&h100, 0, 5, &r); /* through the node's switch: up, down */
+  assert_int_equal(r.n_links, 2);
+  assert_rel(r.bw_Bps, 450e9, 1e-15);
+  assert_rel(r.lat_s, 2e-6, 1e-12);
+  ts_route_between(&h100, 3, 8 + 3, &r); /* same rail, same unit: meet on the leaf */
+  assert_int_equal(r.n_links, 4); /* PCIe, NIC, NIC, PCIe */
+  assert_rel(r.bw_Bps, 50e9, 1e-15);
+  assert_rel(r.lat_s, 0.5e-6 + 1e-6 + 1e-6 + 0.5e-6, 1e-12);
+  ts_route_between(&h100, 3, 8 + 4, &r); /* another rail: up to the spines and down */
+  assert_int_equal(r.n_links, 6);
+  ts_route_between(&h100, 3, 40 * 8 + 3, &r); /* same rail, unit 1: leaf 3 -> spines -> leaf 11 */
+  assert_int_equal(r.n_links, 6);
+  double bw, lat;
+  char name[64];
+  ts_route_link_info(&h100, r.links[2], &bw, &lat, name, sizeof name);
+  assert_string_equal(name, "leaf_up_3_0_0");
+  assert_rel(bw, 32 * 50e9, 1e-15); /* 32 uplinks of 50 GB/s */
+  ts_route_link_info(&h100, r.links[3], &bw, &lat, name, sizeof name);
+  assert_string_equal(name, "leaf_down_11_0_0");
+  assert_int_equal(names_with(&r, "pod_"), 0);
+  /* 3 levels: unit 3's rail 0 is leaf 24, in pod 1 (20 leaves a pod): through the core. */
+  ts_route_between(&a100, 0, 60 * 8, &r);
+  assert_int_equal(r.n_links, 8);
+  ts_route_link_info(&a100, r.links[3], &bw, &lat, name, sizeof name);
+  assert_string_equal(name, "pod_up_0_0_0");
+  assert_rel(bw, 20 * 20 * 25e9, 1e-15);
+  ts_route_between(&a100, 0, 20 * 8, &r); /* unit 1, leaf 8, still pod 0 */
+  assert_int_equal(r.n_links, 6);
+}
+
 static int setup(void **state) {
   (void)state;
   load_frontier(&pf);
@@ -86,8 +125,8 @@ static int setup(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_inside_node),
-                                     cmocka_unit_test(test_between_nodes),
-                                     cmocka_unit_test(test_minimal_routing)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_inside_node), cmocka_unit_test(test_between_nodes),
+      cmocka_unit_test(test_minimal_routing), cmocka_unit_test(test_switch_and_fat_tree)};
   return cmocka_run_group_tests(tests, setup, NULL);
 }
