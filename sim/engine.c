@@ -299,7 +299,6 @@ typedef struct route_set {
   id_map links; /* link id -> link index */
   long n_routes, cap_routes;
   ts_sg_route *routes;
-  double *route_lat_s; /* [route]: latency, for the rings' latency terms */
   long n_links, cap_links;
   ts_link_id *link_ids;
 } route_set;
@@ -312,14 +311,13 @@ static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, 
   long id =
       map_get_or_add(&rs->pairs, ((uint64_t)src << 32) | (uint64_t)dst, rs->n_routes, &is_new);
   if (!is_new)
-    return rs->route_lat_s[id];
+    return rs->routes[id].lat_s;
   ts_route r;
   ts_route_between(pf, ts_job_gpu(job, src), ts_job_gpu(job, dst), &r);
   if (rs->n_routes == rs->cap_routes) {
     rs->cap_routes = rs->cap_routes ? 2 * rs->cap_routes : 1024;
     rs->routes = realloc(rs->routes, (size_t)rs->cap_routes * sizeof *rs->routes);
-    rs->route_lat_s = realloc(rs->route_lat_s, (size_t)rs->cap_routes * sizeof(double));
-    TS_ASSERT(rs->routes != NULL && rs->route_lat_s != NULL);
+    TS_ASSERT(rs->routes != NULL);
   }
   long *idx = xcalloc((size_t)r.n_links, sizeof *idx);
   for (int k = 0; k < r.n_links; k++) {
@@ -334,8 +332,7 @@ static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, 
       rs->link_ids[rs->n_links++] = r.links[k];
     }
   }
-  rs->route_lat_s[rs->n_routes] = r.lat_s;
-  rs->routes[rs->n_routes++] = (ts_sg_route){src, dst, r.n_links, idx};
+  rs->routes[rs->n_routes++] = (ts_sg_route){src, dst, r.n_links, idx, r.lat_s};
   return r.lat_s;
 }
 
@@ -389,7 +386,6 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
   for (long i = 0; i < rs.n_routes; i++)
     free((long *)rs.routes[i].links);
   free(rs.routes);
-  free(rs.route_lat_s);
   free(rs.link_ids);
   map_fini(&rs.pairs);
   map_fini(&rs.links);
@@ -485,16 +481,6 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     if (rc != 0)
       return -1;
   }
-  /* The full zone keeps an n x n table of route pointers (sg_platform.h): refuse, before
-   * SimGrid allocates it, a job whose table would not fit in a quarter of this machine. */
-  double table_bytes = 8.0 * (double)job->n_ranks * (double)job->n_ranks;
-  double ram_bytes = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-  if (!opts->is_forced && ram_bytes > 0 && table_bytes > ram_bytes / 4)
-    return ts_err_plain(err,
-                        "simulating %ld GPUs needs a %.1f GiB SimGrid route table, more than a "
-                        "quarter of this machine's %.1f GiB of memory; simulate fewer GPUs (or "
-                        "--force)",
-                        job->n_ranks, table_bytes / 1073741824.0, ram_bytes / 1073741824.0);
   /* Each actor's stack costs SimGrid two memory mappings (stack and guard page); past the
    * kernel's vm.max_map_count it dies with "Failed to protect stack". */
   long max_maps = 65530; /* Linux's default, when /proc does not say */
@@ -515,7 +501,8 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   if (2 * n_actors + 1000 > max_maps)
     return ts_err_plain(err,
                         "simulating %ld GPUs needs %ld memory mappings for actor stacks, more "
-                        "than this machine's vm.max_map_count (%ld); simulate fewer GPUs",
+                        "than this machine's vm.max_map_count (%ld); simulate fewer GPUs, or "
+                        "raise it (as root: sysctl -w vm.max_map_count=262144)",
                         job->n_ranks, 2 * n_actors, max_maps);
   memset(&eng, 0, sizeof eng);
   eng.job = job;

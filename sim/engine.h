@@ -27,7 +27,6 @@
 
 typedef struct ts_engine_opts {
   ts_fidelity fidelity;
-  bool is_forced; /* run even when the memory estimate exceeds the machine (--force) */
   bool is_recording_blocks; /* fill each rank's block_end_s (microbenchmarks) */
   const bool *is_traced; /* [rank]: record the rank's spans (timelines); NULL: none */
   /* Compute events that start while the rank's communication stream runs a collective take

@@ -111,8 +111,7 @@ static const char run_usage_output[] =
     "                             leaves or rail units), or drawn at random (a busy\n"
     "                             machine; --seed N, default 1)\n"
     "  --force                    run even when the job looks too big for this machine\n"
-    "                             (more than 1e9 events, or a route table over a quarter\n"
-    "                             of its memory)\n"
+    "                             (more than 1e9 events)\n"
     "  -h, --help                 show this help\n";
 
 typedef struct run_args {
@@ -403,10 +402,8 @@ static int cmd_run(int argc, char **argv) {
       return EXIT_INPUT;
     }
   }
-  ts_engine_opts opts = {.fidelity = a.fidelity,
-                         .is_forced = a.is_forced,
-                         .is_traced = traced,
-                         .overlap_slowdown = a.overlap_slowdown};
+  ts_engine_opts opts = {
+      .fidelity = a.fidelity, .is_traced = traced, .overlap_slowdown = a.overlap_slowdown};
   ts_sim_result sim;
   int engine_rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
   free(traced);

@@ -1,15 +1,58 @@
 // sg_platform: the SimGrid platform construction that has no C API; see sg_platform.h.
 #include "sg_platform.h"
 
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
+#include <unordered_map>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
+namespace routing = simgrid::kernel::routing;
+using simgrid::kernel::resource::StandardLinkImpl;
+
+namespace {
+
+// A zone of explicit routes kept in a hash table by (source, destination) netpoint, so that its
+// memory follows the routes the job uses; SimGrid's FullZone keeps an n x n table instead.
+class SparseZone : public routing::NetZoneImpl {
+  struct Stored {
+    std::vector<StandardLinkImpl *> links;
+    double lat_s;
+  };
+  std::unordered_map<unsigned long long, Stored> routes_;
+
+  static unsigned long long key(const routing::NetPoint *src, const routing::NetPoint *dst) {
+    return (static_cast<unsigned long long>(src->id()) << 32) | dst->id();
+  }
+
+public:
+  explicit SparseZone(const std::string &name) : NetZoneImpl(name) {}
+
+  void add_explicit_route(const routing::NetPoint *src, const routing::NetPoint *dst,
+                          const std::vector<sg4::LinkInRoute> &links, double lat_s) {
+    routes_[key(src, dst)] = Stored{get_link_list_impl(links, false), lat_s};
+  }
+
+  void get_local_route(const routing::NetPoint *src, const routing::NetPoint *dst,
+                       routing::Route *into, double *latency) override {
+    auto it = routes_.find(key(src, dst));
+    xbt_assert(it != routes_.end(), "trainsim: no route from %s to %s", src->get_cname(),
+               dst->get_cname());
+    into->link_list_.insert(into->link_list_.end(), it->second.links.begin(),
+                            it->second.links.end());
+    if (latency != nullptr)
+      *latency += it->second.lat_s;
+  }
+};
+
+} // namespace
 
 void ts_sg_platform_build(long n_hosts, const char *const *host_names, double speed_flops_per_s,
                           long n_links, const ts_sg_link *links, long n_routes,
                           const ts_sg_route *routes) {
-  sg4::NetZone *zone = sg4::create_full_zone("machine");
+  auto *impl = new SparseZone("machine"); // the first zone becomes the root; SimGrid owns it
+  sg4::NetZone *zone = impl->get_iface();
   std::vector<sg4::Host *> hosts;
   hosts.reserve(static_cast<size_t>(n_hosts));
   for (long i = 0; i < n_hosts; i++)
@@ -24,9 +67,9 @@ void ts_sg_platform_build(long n_hosts, const char *const *host_names, double sp
     path.clear();
     for (int k = 0; k < routes[r].n_links; k++)
       path.emplace_back(made[static_cast<size_t>(routes[r].links[k])]);
-    zone->add_route(hosts[static_cast<size_t>(routes[r].src_host)]->get_netpoint(),
-                    hosts[static_cast<size_t>(routes[r].dst_host)]->get_netpoint(), nullptr,
-                    nullptr, path, false);
+    impl->add_explicit_route(hosts[static_cast<size_t>(routes[r].src_host)]->get_netpoint(),
+                             hosts[static_cast<size_t>(routes[r].dst_host)]->get_netpoint(),
+                             path, routes[r].lat_s);
   }
   zone->seal();
 }

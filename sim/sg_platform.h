@@ -2,10 +2,10 @@
  *
  * SimGrid 3.32's C API cannot create zones, hosts or links, so this is the one C++ file
  * (sg_platform.cpp). Everything is validated and routed in C before it gets here: SimGrid
- * aborts on bad values. The zone is a single full zone whose routes are given explicitly for
- * the host pairs that communicate; links are shared by every route that lists them, which is
- * what makes contention real. A full zone stores an n x n table of route pointers (8 n^2
- * bytes: 75 MB at 3,072 GPUs, 45 GB at 75,264), the limit on job size for now.
+ * aborts on bad values. The zone holds routes given explicitly for the host pairs that
+ * communicate, in a hash table (memory grows with the routes, not with hosts squared, unlike
+ * SimGrid's full zone: 8 n^2 bytes, 45 GB at 75,264 GPUs); links are shared by every route that
+ * lists them, which is what makes contention real.
  */
 #ifndef TS_SG_PLATFORM_H
 #define TS_SG_PLATFORM_H
@@ -24,6 +24,7 @@ typedef struct ts_sg_route {
   long src_host, dst_host; /* indices into the host list */
   int n_links;
   const long *links; /* indices into the link list, in travel order */
+  double lat_s; /* the links' latencies summed */
 } ts_sg_route;
 
 /* Creates the zone; call after simgrid_init and before creating actors. Host i is named
