@@ -16,13 +16,14 @@
 #define MAX_SIZES 64
 
 static const char usage[] =
-    "usage: trainsim bench allreduce|allgather|reducescatter|sendrecv [options]\n"
+    "usage: trainsim bench allreduce|allgather|reducescatter|alltoall|sendrecv [options]\n"
     "       trainsim bench p2p --from GPU --to GPU [options]\n"
     "\n"
     "Simulated collective and point-to-point benchmarks, printed like nccl-tests/rccl-tests:\n"
     "size, time, algbw = size / time and busbw (algbw x 2(n-1)/n for all-reduce, x (n-1)/n\n"
-    "for all-gather and reduce-scatter, x 1 for sendrecv and p2p). Sizes double from\n"
-    "--min-bytes to --max-bytes.\n"
+    "for all-gather, reduce-scatter and all-to-all, x 1 for sendrecv and p2p). Sizes double\n"
+    "from --min-bytes to --max-bytes; for all-to-all a size is what each GPU sends in all.\n"
+
     "\n"
     "options:\n"
     "  --gpus N              GPUs taking part, the machine's first N (default 8)\n"
@@ -38,11 +39,12 @@ typedef enum bench_op {
   OP_ALLREDUCE,
   OP_ALLGATHER,
   OP_REDUCESCATTER,
+  OP_ALLTOALL,
   OP_SENDRECV,
   OP_P2P
 } bench_op;
-static const char *const op_names[] = {"allreduce", "allgather", "reducescatter",
-                                       "sendrecv",  "p2p",       NULL};
+static const char *const op_names[] = {
+    "allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "p2p", NULL};
 
 typedef struct bench_args {
   bench_op op;
@@ -123,9 +125,9 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
 
 static double busbw_factor(bench_op op, long n) {
   double p = (double)n;
-  return op == OP_ALLREDUCE                             ? 2 * (p - 1) / p
-         : op == OP_ALLGATHER || op == OP_REDUCESCATTER ? (p - 1) / p
-                                                        : 1.0;
+  return op == OP_ALLREDUCE                                                  ? 2 * (p - 1) / p
+         : op == OP_ALLGATHER || op == OP_REDUCESCATTER || op == OP_ALLTOALL ? (p - 1) / p
+                                                                             : 1.0;
 }
 
 /* One block per size: a collective on the group of all ranks, or a send/receive pair. */
@@ -153,15 +155,15 @@ static void build_job(const bench_args *a, const double *sizes, int n_sizes, ts_
   for (long r = 0; r < n; r++)
     job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP] = g;
   free(members);
-  static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER,
-                                       TS_COLL_REDUCE_SCATTER};
+  static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER, TS_COLL_REDUCE_SCATTER,
+                                       TS_COLL_ALLTOALL};
   long send_ids[MAX_SIZES], recv_ids[MAX_SIZES], both_ids[MAX_SIZES];
   for (int k = 0; k < n_sizes; k++) {
     ts_event send = {
         .kind = TS_EV_SEND, .category = TS_CAT_PP, .peer = TS_PEER_NEXT, .bytes = sizes[k]};
     ts_event recv = {
         .kind = TS_EV_RECV, .category = TS_CAT_PP, .peer = TS_PEER_PREV, .bytes = sizes[k]};
-    if (a->op <= OP_REDUCESCATTER) {
+    if (a->op <= OP_ALLTOALL) {
       ts_event c = {.kind = TS_EV_COLL,
                     .category = TS_CAT_TP,
                     .coll_op = (uint8_t)coll_of[a->op],

@@ -121,7 +121,7 @@ int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
 }
 
 int ts_coll_steps(ts_coll_op op, int p) {
-  return op == TS_COLL_ALLREDUCE ? 2 * (p - 1) : p - 1;
+  return op == TS_COLL_ALLREDUCE ? 2 * (p - 1) : p - 1; /* all-to-all: p - 1 pairwise steps */
 }
 
 /* Collective payloads carry no data; SimGrid only needs a non-NULL pointer. */
@@ -143,10 +143,37 @@ static void exchange(const ts_coll_group *g, int pos, double bytes, long *n_tran
   *n_transfers += g->n_rings;
 }
 
+/* All-to-all by pairwise exchange on ring 0's positions: in step s, position i sends bytes/p
+ * to i + s and receives from i - s. Flow fidelity runs the p - 1 steps one after another;
+ * aggregate posts them all at once (the same bytes on the same routes, with contention). */
+static void alltoall(const ts_coll_group *g, int pos, double bytes, ts_fidelity fidelity,
+                     long *n_transfers) {
+  int n = g->n, batch = fidelity == TS_FIDELITY_FLOW ? 1 : n - 1;
+  long size = (long)(bytes / n + 0.5);
+  sg_comm_t *comms = malloc((size_t)(2 * batch) * sizeof *comms);
+  void **got = malloc((size_t)batch * sizeof *got);
+  TS_ASSERT(comms != NULL && got != NULL);
+  for (int first = 1; first < n; first += batch) {
+    int k = 0;
+    for (int s = first; s < first + batch && s < n; s++, k++) {
+      comms[2 * k] = sg_mailbox_put_async(g->mailboxes[(pos + s) % n], &payload, size);
+      comms[2 * k + 1] = sg_mailbox_get_async(g->mailboxes[pos], &got[k]);
+    }
+    sg_comm_wait_all(comms, (size_t)(2 * k));
+    *n_transfers += k;
+  }
+  free(comms);
+  free(got);
+}
+
 void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,
                  long *n_transfers) {
   if (g->n < 2 || bytes <= 0)
     return;
+  if (op == TS_COLL_ALLTOALL) {
+    alltoall(g, pos, bytes, fidelity, n_transfers);
+    return;
+  }
   int steps = ts_coll_steps(op, g->n);
   double chunk = bytes / g->n;
   if (fidelity == TS_FIDELITY_FLOW) {

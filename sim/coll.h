@@ -19,6 +19,8 @@
  * and thus through a different NIC (on a DGX, ring r leaves through GPU r-1's NIC and enters
  * through GPU r's), as NCCL spreads channels over the NICs. Groups inside one node, or with
  * one member per node, keep one ring (their members' NICs already carry them in parallel).
+ * All-to-all is a pairwise exchange (step s: send bytes / p to position + s), every pair of
+ * members routed.
  * Not modelled yet: rings in the opposite direction, and tree or hierarchical algorithms;
  * one ring per direction inside a node is a lower bound on its bandwidth.
  */
@@ -27,6 +29,7 @@
 
 #include <simgrid/barrier.h>
 #include <simgrid/forward.h>
+#include <stdbool.h>
 
 #include "../workloads/schedule.h"
 #include "platform.h"
@@ -52,6 +55,7 @@ typedef struct ts_coll_group {
   sg_mailbox_t *mailboxes; /* [r * n + i]: where position i of ring r receives */
   sg_bar_t barrier; /* aggregate fidelity only */
   double max_hop_lat_s; /* largest route latency between ring neighbours */
+  bool is_all_to_all; /* an all-to-all runs on it: every pair is routed */
 } ts_coll_group;
 
 /* Ring steps of an operation on p ranks (2(p-1) for all-reduce, p-1 otherwise). */

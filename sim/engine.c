@@ -352,6 +352,9 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
         double lat = add_pair(pf, job, &rs, ring[i], ring[(i + 1) % cg->n]);
         if (lat > cg->max_hop_lat_s)
           cg->max_hop_lat_s = lat;
+        for (int j = 0; cg->is_all_to_all && r == 0 && j < cg->n; j++)
+          if (j != i)
+            add_pair(pf, job, &rs, ring[i], ring[j]);
       }
   }
   for (long r = 0; r < job->n_ranks; r++)
@@ -393,6 +396,15 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
 
 static void setup_groups(const ts_platform *pf, const ts_job *job) {
   eng.groups = xcalloc((size_t)job->n_groups, sizeof *eng.groups);
+  /* Groups an all-to-all runs on need a route between every pair of members. */
+  for (long r = 0; r < job->n_ranks; r++)
+    for (int b = 0; b < job->programs[r].n_blocks; b++)
+      for (int e = 0; e < job->programs[r].blocks[b].n_events; e++) {
+        const ts_event *ev = &job->programs[r].blocks[b].events[e];
+        long g = ev->kind == TS_EV_COLL ? job->rank_group[r * TS_GROUP_KINDS + ev->group] : -1;
+        if (g >= 0 && ev->coll_op == TS_COLL_ALLTOALL)
+          eng.groups[g].is_all_to_all = true;
+      }
   for (long g = 0; g < job->n_groups; g++) {
     const ts_group *grp = &job->groups[g];
     ts_coll_group *cg = &eng.groups[g];

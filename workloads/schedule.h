@@ -55,7 +55,12 @@ typedef enum ts_category {
 } ts_category;
 extern const char *const ts_category_names[]; /* "compute", ... "idle" */
 
-typedef enum ts_coll_op { TS_COLL_ALLREDUCE, TS_COLL_REDUCE_SCATTER, TS_COLL_ALLGATHER } ts_coll_op;
+typedef enum ts_coll_op {
+  TS_COLL_ALLREDUCE,
+  TS_COLL_REDUCE_SCATTER,
+  TS_COLL_ALLGATHER,
+  TS_COLL_ALLTOALL /* every rank sends bytes / p to every other (pairwise exchange) */
+} ts_coll_op;
 extern const char *const ts_coll_op_names[];
 
 typedef enum ts_group_kind {
