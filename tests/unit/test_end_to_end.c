@@ -204,10 +204,11 @@ static void test_bench_against_link_graph(void **state) {
   bench_last_row(args, &n, &t_us);
   assert_rel(t_us * 1e-6, 4e-6 + 30 * n / (8 * 16 * 50e9) + 29 * 4e-6, 1e-7);
   /* All-to-all by pairwise steps: in each of 7 steps every GPU sends n/8 through its own
-   * NVSwitch uplink to a GPU that receives only that. */
+   * NVSwitch uplink to a GPU that receives only that. 2.1 ms printed to the nanosecond: the
+   * tolerance is that rounding, 2.4e-7. */
   snprintf(args, sizeof args, "bench alltoall --gpus 8 --fidelity flow %s", h100);
   bench_last_row(args, &n, &t_us);
-  assert_rel(t_us * 1e-6, 7 * (2e-6 + n / (8 * 450e9)), 1e-7);
+  assert_rel(t_us * 1e-6, 7 * (2e-6 + n / (8 * 450e9)), 2.5e-7);
 }
 
 /* timeline.json is valid JSON in the Chrome trace format: slices with names, non-negative
