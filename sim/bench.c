@@ -78,7 +78,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
         err->is_set = false;
         return ts_err_at(err, loc,
                          "unknown operation '%s' (one of allreduce, allgather, "
-                         "reducescatter, sendrecv, p2p)",
+                         "reducescatter, alltoall, sendrecv, p2p)",
                          value);
       }
       a->op = (bench_op)choice;
