@@ -29,6 +29,9 @@ static const char usage[] =
     "  --gpus N              GPUs taking part, the machine's first N (default 8)\n"
     "  --from GPU, --to GPU  p2p: the two GPUs (global indices: node x GPUs per node + local)\n"
     "  --platform FILE       platform file (default: the built-in platforms/frontier.yaml)\n"
+    "  --collectives auto|ring|hierarchical\n"
+    "                        all-reduce algorithm (default auto: the faster by an alpha-beta\n"
+    "                        model of the routes, per size; the table says which ran)\n"
     "  --fidelity aggregate|flow\n"
     "                        collective transfers per rank: one (default) or one per ring step\n"
     "  --min-bytes SIZE      smallest size (default 8)\n"
@@ -51,12 +54,14 @@ typedef struct bench_args {
   long n_gpus, from, to;
   const char *platform;
   ts_fidelity fidelity;
+  ts_coll_algo collectives;
   double min_bytes, max_bytes;
   bool is_from_set, is_to_set;
 } bench_args;
 
-static const char *const options[] = {"--gpus",     "--from",      "--to",        "--platform",
-                                      "--fidelity", "--min-bytes", "--max-bytes", NULL};
+static const char *const options[] = {"--gpus",      "--from",        "--to",
+                                      "--platform",  "--fidelity",    "--min-bytes",
+                                      "--max-bytes", "--collectives", NULL};
 
 static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   memset(a, 0, sizeof *a);
@@ -99,6 +104,9 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
     } else if (strcmp(flag, "--fidelity") == 0) {
       rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;
+    } else if (strcmp(flag, "--collectives") == 0) {
+      rc = ts_cli_choice(flag, value, ts_coll_algo_names, &choice, err);
+      a->collectives = (ts_coll_algo)choice;
     } else if (strcmp(flag, "--min-bytes") == 0) {
       rc = ts_cli_bytes(flag, value, &a->min_bytes, err);
     } else if (strcmp(flag, "--max-bytes") == 0) {
@@ -222,7 +230,8 @@ static void print_header(const bench_args *a, const ts_platform *pf) {
     free(gpus);
     free(ring);
   }
-  printf("# %14s %14s %12s %12s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+  printf("# %14s %14s %12s %12s  %s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
+         "algorithm");
 }
 
 int ts_bench_main(int argc, char **argv) {
@@ -252,7 +261,8 @@ int ts_bench_main(int argc, char **argv) {
 
   ts_job job;
   build_job(&a, sizes, n_sizes, &job);
-  ts_engine_opts opts = {.fidelity = a.fidelity, .is_recording_blocks = true};
+  ts_engine_opts opts = {
+      .fidelity = a.fidelity, .collectives = a.collectives, .is_recording_blocks = true};
   ts_sim_result sim;
   if (ts_engine_run(&pf, &job, &opts, &sim, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
@@ -260,6 +270,10 @@ int ts_bench_main(int argc, char **argv) {
     return EXIT_INPUT;
   }
   print_header(&a, &pf);
+  long *gpus = calloc((size_t)sim.n_ranks, sizeof(long));
+  TS_ASSERT(gpus != NULL);
+  for (long r = 0; r < sim.n_ranks; r++)
+    gpus[r] = ts_job_gpu(&job, r);
   double prev = 0;
   for (int k = 0; k < n_sizes; k++) {
     double end = 0;
@@ -268,9 +282,19 @@ int ts_bench_main(int argc, char **argv) {
     double t = end - prev;
     prev = end;
     double algbw = sizes[k] / t;
-    printf("  %14.0f %14.3f %12.3f %12.3f\n", sizes[k], t * 1e6, algbw / 1e9,
-           algbw * busbw_factor(a.op, sim.n_ranks) / 1e9);
+    const char *algo = "p2p";
+    if (a.op <= OP_ALLTOALL) {
+      static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER,
+                                           TS_COLL_REDUCE_SCATTER, TS_COLL_ALLTOALL};
+      algo = a.op == OP_ALLTOALL
+                 ? "pairwise"
+                 : ts_coll_algo_names[ts_coll_choose_for(&pf, gpus, (int)sim.n_ranks, a.collectives,
+                                                         coll_of[a.op], sizes[k])];
+    }
+    printf("  %14.0f %14.3f %12.3f %12.3f  %s\n", sizes[k], t * 1e6, algbw / 1e9,
+           algbw * busbw_factor(a.op, sim.n_ranks) / 1e9, algo);
   }
+  free(gpus);
   ts_sim_result_fini(&sim);
   ts_job_fini(&job);
   return 0;

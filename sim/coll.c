@@ -11,6 +11,7 @@
 #include "route.h"
 
 const char *const ts_fidelity_names[] = {"aggregate", "flow", NULL};
+const char *const ts_coll_algo_names[] = {"auto", "ring", "hierarchical", NULL};
 
 /* Permutation search is exhaustive, so keep it to node-sized groups: 7! orders at 8. */
 #define RING_SEARCH_MAX 8
@@ -92,24 +93,27 @@ void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *ord
   free(sorted);
 }
 
-int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
-  ts_coll_ring_order(pf, gpus, n, orders);
-  /* Members per node: equal on every node of the group, and more than one, for channels. */
+int ts_coll_per_node(const ts_platform *pf, const long *gpus, const int *order, int n) {
   int per_node = 0, run = 0;
   bool even = true;
   for (int i = 0; i < n; i++) {
-    long node = gpus[orders[i]] / pf->gpus_per_node;
-    run = i > 0 && node == gpus[orders[i - 1]] / pf->gpus_per_node ? run + 1 : 1;
-    bool ends = i == n - 1 || gpus[orders[i + 1]] / pf->gpus_per_node != node;
-    if (ends) {
+    long node = gpus[order[i]] / pf->gpus_per_node;
+    run = i > 0 && node == gpus[order[i - 1]] / pf->gpus_per_node ? run + 1 : 1;
+    if (i == n - 1 || gpus[order[i + 1]] / pf->gpus_per_node != node) {
       even = even && (per_node == 0 || per_node == run);
       per_node = run;
     }
   }
+  return even && per_node > 1 && per_node < n ? per_node : 0;
+}
+
+int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
+  ts_coll_ring_order(pf, gpus, n, orders);
+  int per_node = ts_coll_per_node(pf, gpus, orders, n);
   int k = pf->n_nics < per_node ? pf->n_nics : per_node;
   if (k > TS_COLL_MAX_RINGS)
     k = TS_COLL_MAX_RINGS;
-  if (!even || per_node == n || k < 2)
+  if (k < 2)
     return 1;
   int shift = per_node / k;
   for (int r = 1; r < k; r++)
@@ -118,6 +122,62 @@ int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
       orders[r * n + i] = orders[base + (i % per_node + r * shift) % per_node];
     }
   return k;
+}
+
+/* Slowest bandwidth and largest latency over the hops from position i to succ(i). */
+static void hops_of(const ts_platform *pf, const long *ring_gpus, int n, int (*succ)(int, int, int),
+                    int per_node, double *lat_s, double *bw_Bps) {
+  *lat_s = 0;
+  *bw_Bps = 1e300;
+  for (int i = 0; i < n; i++) {
+    int j = succ(i, n, per_node);
+    if (j == i)
+      continue;
+    ts_route r;
+    ts_route_between(pf, ring_gpus[i], ring_gpus[j], &r);
+    *lat_s = r.lat_s > *lat_s ? r.lat_s : *lat_s;
+    *bw_Bps = r.bw_Bps < *bw_Bps ? r.bw_Bps : *bw_Bps;
+  }
+}
+
+static int ring_succ(int i, int n, int per_node) {
+  (void)per_node;
+  return (i + 1) % n;
+}
+
+/* Hierarchical phases: the next member on the same node, and the same member of the next node. */
+static int intra_succ(int i, int n, int m) {
+  (void)n;
+  return i - i % m + (i % m + 1) % m;
+}
+
+static int cross_succ(int i, int n, int m) {
+  return (i + m) % n;
+}
+
+void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus) {
+  hops_of(pf, ring_gpus, g->n, ring_succ, 0, &g->ring_lat_s, &g->ring_Bps);
+  g->ring_Bps *= g->n_rings;
+  if (g->per_node == 0)
+    return;
+  hops_of(pf, ring_gpus, g->n, intra_succ, g->per_node, &g->intra_lat_s, &g->intra_Bps);
+  hops_of(pf, ring_gpus, g->n, cross_succ, g->per_node, &g->cross_lat_s, &g->cross_Bps);
+  /* The m cross rings run at once: members sharing a NIC share its bandwidth. */
+  if (pf->n_nics < g->per_node)
+    g->cross_Bps *= (double)pf->n_nics / (double)g->per_node;
+}
+
+ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes) {
+  if (op != TS_COLL_ALLREDUCE || g->per_node == 0)
+    return TS_ALGO_RING;
+  if (g->algo != TS_ALGO_AUTO)
+    return g->algo;
+  double p = g->n, m = g->per_node, nodes = p / m;
+  double ring = 2 * (p - 1) * g->ring_lat_s + 2 * (p - 1) / p * bytes / g->ring_Bps;
+  double hier = 2 * (m - 1) * g->intra_lat_s + 2 * (m - 1) / m * bytes / g->intra_Bps +
+                2 * (nodes - 1) * g->cross_lat_s +
+                2 * (nodes - 1) / nodes * (bytes / m) / g->cross_Bps;
+  return hier < ring ? TS_ALGO_HIERARCHICAL : TS_ALGO_RING;
 }
 
 int ts_coll_steps(ts_coll_op op, int p) {
@@ -166,12 +226,66 @@ static void alltoall(const ts_coll_group *g, int pos, double bytes, ts_fidelity 
   free(got);
 }
 
-void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,
+ts_coll_algo ts_coll_choose_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
+                                ts_coll_op op, double bytes) {
+  int *orders = malloc((size_t)n * TS_COLL_MAX_RINGS * sizeof *orders);
+  long *ring_gpus = malloc((size_t)n * sizeof *ring_gpus);
+  TS_ASSERT(orders != NULL && ring_gpus != NULL);
+  ts_coll_group g = {.n = n, .algo = wanted};
+  g.n_rings = ts_coll_rings(pf, gpus, n, orders);
+  g.per_node = ts_coll_per_node(pf, gpus, orders, n);
+  for (int i = 0; i < n; i++)
+    ring_gpus[i] = gpus[orders[i]];
+  ts_coll_plan(pf, &g, ring_gpus);
+  free(orders);
+  free(ring_gpus);
+  return ts_coll_choose(&g, op, bytes);
+}
+
+/* One ring phase of `steps` steps of `chunk` bytes on a sub-ring (the hierarchical phases):
+ * position pos sends to succ and receives in its own inbox. */
+static void sub_ring(const ts_coll_group *g, sg_mailbox_t *inbox, int pos, int succ, int steps,
+                     double chunk, double lat_s, ts_fidelity fidelity, long *n_transfers) {
+  int rounds = fidelity == TS_FIDELITY_FLOW ? steps : 1;
+  double bytes = fidelity == TS_FIDELITY_FLOW ? chunk : chunk * steps;
+  for (int k = 0; k < rounds; k++) {
+    void *got = NULL;
+    sg_comm_t comms[2] = {sg_mailbox_put_async(inbox[succ], &payload, (long)(bytes + 0.5)),
+                          sg_mailbox_get_async(inbox[pos], &got)};
+    sg_comm_wait_all(comms, 2);
+    (*n_transfers)++;
+  }
+  if (fidelity == TS_FIDELITY_AGGREGATE) {
+    sg_barrier_wait(g->barrier);
+    if (steps > 1)
+      sg_actor_sleep_for((steps - 1) * lat_s);
+  }
+}
+
+static void hierarchical(const ts_coll_group *g, int pos, double bytes, ts_fidelity fidelity,
+                         long *n_transfers) {
+  int m = g->per_node, nodes = g->n / m;
+  double shard = bytes / m;
+  int in = intra_succ(pos, g->n, m), across = cross_succ(pos, g->n, m);
+  sub_ring(g, g->intra_mailboxes, pos, in, m - 1, shard, g->intra_lat_s, fidelity, n_transfers);
+  sub_ring(g, g->cross_mailboxes, pos, across, 2 * (nodes - 1), shard / nodes, g->cross_lat_s,
+           fidelity, n_transfers);
+  sub_ring(g, g->intra_mailboxes, pos, in, m - 1, shard, g->intra_lat_s, fidelity, n_transfers);
+}
+
+void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,
                  long *n_transfers) {
   if (g->n < 2 || bytes <= 0)
     return;
+  ts_coll_algo algo = ts_coll_choose(g, op, bytes);
+  if (pos == 0)
+    g->n_calls[algo]++;
   if (op == TS_COLL_ALLTOALL) {
     alltoall(g, pos, bytes, fidelity, n_transfers);
+    return;
+  }
+  if (algo == TS_ALGO_HIERARCHICAL) {
+    hierarchical(g, pos, bytes, fidelity, n_transfers);
     return;
   }
   int steps = ts_coll_steps(op, g->n);

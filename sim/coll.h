@@ -37,6 +37,15 @@
 typedef enum ts_fidelity { TS_FIDELITY_AGGREGATE, TS_FIDELITY_FLOW } ts_fidelity;
 extern const char *const ts_fidelity_names[]; /* "aggregate", "flow" */
 
+/* All-reduce algorithms. Hierarchical (for groups with m > 1 members on each of N > 1 nodes):
+ * reduce-scatter inside each node (a ring of m), all-reduce of the n/m shards across nodes (m
+ * rings of N, one per local member, in parallel over the nodes' NICs), all-gather inside each
+ * node: 2(m-1) + 2(N-1) latency terms instead of 2(mN-1). Auto picks, per call, the one an
+ * alpha-beta model of the group's routes says is faster (as NCCL's tuner does with its own
+ * model); reduce-scatter and all-gather always use rings. */
+typedef enum ts_coll_algo { TS_ALGO_AUTO, TS_ALGO_RING, TS_ALGO_HIERARCHICAL } ts_coll_algo;
+extern const char *const ts_coll_algo_names[]; /* "auto", "ring", "hierarchical" */
+
 /* Orders n GPUs (global indices) into a ring: order[i] is the index in gpus of the GPU at
  * ring position i. */
 void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *order);
@@ -56,7 +65,27 @@ typedef struct ts_coll_group {
   sg_bar_t barrier; /* aggregate fidelity only */
   double max_hop_lat_s; /* largest route latency between ring neighbours */
   bool is_all_to_all; /* an all-to-all runs on it: every pair is routed */
+  /* Hierarchical all-reduce, when per_node > 0: members per node (ring-0 positions
+   * node x per_node .. + per_node - 1), an inbox per position for each phase, and the alpha-
+   * beta figures of its hops and of the rings' (filled by ts_coll_plan). */
+  ts_coll_algo algo;
+  int per_node;
+  sg_mailbox_t *intra_mailboxes, *cross_mailboxes;
+  double ring_lat_s, ring_Bps, intra_lat_s, intra_Bps, cross_lat_s, cross_Bps;
+  long n_calls[3]; /* collectives started, by ts_coll_algo (counted at position 0) */
 } ts_coll_group;
+
+/* Members per node of a group of n GPUs in ring order `order` when every node holds the same
+ * number m > 1 and there are at least two nodes; 0 otherwise. */
+int ts_coll_per_node(const ts_platform *pf, const long *gpus, const int *order, int n);
+/* Fills g's alpha-beta figures from the routes of its hops (ring_gpus: the GPU at each ring-0
+ * position). */
+void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus);
+/* The algorithm g runs for op on bytes: its own choice, or auto's. */
+ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes);
+/* The same for a group of n GPUs not yet set up (microbenchmark tables). */
+ts_coll_algo ts_coll_choose_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
+                                ts_coll_op op, double bytes);
 
 /* Ring steps of an operation on p ranks (2(p-1) for all-reduce, p-1 otherwise). */
 int ts_coll_steps(ts_coll_op op, int p);
@@ -64,7 +93,7 @@ int ts_coll_steps(ts_coll_op op, int p);
 /* Runs one collective from ring-0 position pos (called by every member's actor, in the same
  * order on every member), on all the group's rings at once. Counts the transfers it starts into
  * *n_transfers. */
-void ts_coll_run(const ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,
+void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,
                  long *n_transfers);
 
 #endif

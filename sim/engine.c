@@ -113,6 +113,7 @@ typedef struct rank_ctx {
 static struct {
   const ts_job *job;
   ts_fidelity fidelity;
+  ts_coll_algo collectives;
   double overlap_slowdown;
   ts_coll_group *groups;
   long n_events;
@@ -355,6 +356,12 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
         for (int j = 0; cg->is_all_to_all && r == 0 && j < cg->n; j++)
           if (j != i)
             add_pair(pf, job, &rs, ring[i], ring[j]);
+        if (cg->per_node > 0 && r == 0) { /* hierarchical: next on the node, next node */
+          int m = cg->per_node;
+          int in = i - i % m + (i % m + 1) % m, across = (i + m) % cg->n;
+          add_pair(pf, job, &rs, ring[i], ring[in]);
+          add_pair(pf, job, &rs, ring[i], ring[across]);
+        }
       }
   }
   for (long r = 0; r < job->n_ranks; r++)
@@ -426,6 +433,13 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
         cg->ring_pos[r * n + i] = member_pos[order[i]];
     }
     free(member_pos);
+    cg->algo = eng.collectives;
+    cg->per_node = ts_coll_per_node(pf, gpus, order, n);
+    long *ring_gpus = xcalloc((size_t)n, sizeof(long));
+    for (int i = 0; i < n; i++)
+      ring_gpus[i] = gpus[order[i]];
+    ts_coll_plan(pf, cg, ring_gpus);
+    free(ring_gpus);
     free(gpus);
     free(order);
     cg->mailboxes = xcalloc((size_t)(k * n), sizeof(sg_mailbox_t));
@@ -436,6 +450,8 @@ static void teardown_groups(const ts_job *job) {
   for (long g = 0; g < job->n_groups; g++) {
     free(eng.groups[g].ring_ranks);
     free(eng.groups[g].ring_pos);
+    free(eng.groups[g].intra_mailboxes);
+    free(eng.groups[g].cross_mailboxes);
     free(eng.groups[g].mailboxes);
     if (eng.groups[g].barrier != NULL)
       sg_barrier_destroy(eng.groups[g].barrier);
@@ -519,6 +535,7 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   memset(&eng, 0, sizeof eng);
   eng.job = job;
   eng.fidelity = opts->fidelity;
+  eng.collectives = opts->collectives;
   eng.overlap_slowdown = opts->overlap_slowdown;
   ts_sim_result res;
   memset(&res, 0, sizeof res);
@@ -533,6 +550,14 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     ts_coll_group *cg = &eng.groups[g];
     for (int i = 0; i < cg->n * cg->n_rings; i++)
       cg->mailboxes[i] = mailbox("ring", g, i);
+    if (cg->per_node > 0) {
+      cg->intra_mailboxes = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
+      cg->cross_mailboxes = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
+      for (int i = 0; i < cg->n; i++) {
+        cg->intra_mailboxes[i] = mailbox("intra", g, i);
+        cg->cross_mailboxes[i] = mailbox("cross", g, i);
+      }
+    }
     if (opts->fidelity == TS_FIDELITY_AGGREGATE && cg->n > 1)
       cg->barrier = sg_barrier_init((unsigned)cg->n);
   }
@@ -592,6 +617,10 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     res.ranks[r].time_s[TS_CAT_IDLE] = res.iteration_s - res.ranks[r].finish_s;
   res.n_events = eng.n_events;
   res.n_transfers = eng.n_transfers;
+  for (long g = 0; g < job->n_groups; g++) {
+    res.n_ring_collectives += eng.groups[g].n_calls[TS_ALGO_RING];
+    res.n_hierarchical_collectives += eng.groups[g].n_calls[TS_ALGO_HIERARCHICAL];
+  }
   free(ctx);
   teardown_groups(job);
   *out = res;

@@ -90,6 +90,10 @@ static const char run_usage[] =
     "  --overlap-slowdown F       compute that overlaps communication runs (1 + F) times\n"
     "                             longer (kernels share the GPU; default 0)\n";
 static const char run_usage_output[] =
+    "  --collectives auto|ring|hierarchical\n"
+    "                             all-reduce algorithm for groups with several GPUs on each\n"
+    "                             of several nodes (default auto: per call, the faster by an\n"
+    "                             alpha-beta model of the routes; result.json counts them)\n"
     "  --fidelity aggregate|flow  collective transfers: one per rank and collective\n"
     "                             (aggregate, default) or one per ring step (flow)\n"
     "  --out DIR                  output directory (default: trainsim-out)\n"
@@ -126,6 +130,7 @@ typedef struct run_args {
   const char *timeline_ranks;
   double window_start_s, window_end_s; /* --timeline-window; end INFINITY when not given */
   double overlap_slowdown;
+  ts_coll_algo collectives;
   ts_placement placement;
   long seed;
   ts_overrides ov;
@@ -206,6 +211,9 @@ static int parse_run(int argc, char **argv, const char *command, const char *con
       a->timeline_ranks = value;
     } else if (strcmp(flag, "--timeline-window") == 0) {
       rc = parse_window(value, a, err);
+    } else if (strcmp(flag, "--collectives") == 0) {
+      rc = ts_cli_choice(flag, value, ts_coll_algo_names, &choice, err);
+      a->collectives = (ts_coll_algo)choice;
     } else if (strcmp(flag, "--overlap-slowdown") == 0) {
       if (ts_parse_double(value, &a->overlap_slowdown) != 0 || !(a->overlap_slowdown >= 0) ||
           a->overlap_slowdown > 10) {
@@ -424,7 +432,9 @@ static int cmd_run(int argc, char **argv) {
                       .n_events = sim.n_events,
                       .n_transfers = sim.n_transfers,
                       .n_links = sim.n_links,
-                      .n_routes = sim.n_routes};
+                      .n_routes = sim.n_routes,
+                      .n_ring_collectives = sim.n_ring_collectives,
+                      .n_hierarchical_collectives = sim.n_hierarchical_collectives};
   ts_report_summary(stdout, &wl, &info, &m);
   rc = ts_report_write_json(a.out_dir, &wl, &info, &m, &err);
   ts_timeline_opts tl = {shown, a.window_start_s, a.window_end_s};

@@ -28,6 +28,7 @@ typedef struct ts_sim_result {
   long n_events; /* events played */
   long n_transfers; /* SimGrid transfers */
   long n_links; /* SimGrid links created */
+  long n_ring_collectives, n_hierarchical_collectives; /* collectives run, by algorithm */
   long n_routes;
 } ts_sim_result;
 

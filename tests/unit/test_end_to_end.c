@@ -146,6 +146,7 @@ static void test_help_lists_every_flag(void **state) {
                                       "--scatter-gather",
                                       "--first-stage-layers",
                                       "--last-stage-layers",
+                                      "--collectives",
                                       "--placement",
                                       "--seed"};
   for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
@@ -203,6 +204,13 @@ static void test_bench_against_link_graph(void **state) {
   snprintf(args, sizeof args, "bench allreduce --gpus 16 %s", h100);
   bench_last_row(args, &n, &t_us);
   assert_rel(t_us * 1e-6, 4e-6 + 30 * n / (8 * 16 * 50e9) + 29 * 4e-6, 1e-7);
+  /* Hierarchical: reduce-scatter in each node (7 steps of n/8 on the NVSwitch, 2 us a hop),
+   * all-reduce of the n/8 shards across the 2 nodes (2 steps of n/16 between same-rail NICs,
+   * 0.5 + 1 + 1 + 0.5 us), all-gather in each node. */
+  snprintf(args, sizeof args, "bench allreduce --gpus 16 --collectives hierarchical %s", h100);
+  bench_last_row(args, &n, &t_us);
+  assert_rel(t_us * 1e-6,
+             2 * (2e-6 + 7 * n / (8 * 450e9) + 6 * 2e-6) + (3e-6 + n / (8 * 50e9) + 3e-6), 1e-7);
   /* All-to-all by pairwise steps: in each of 7 steps every GPU sends n/8 through its own
    * NVSwitch uplink to a GPU that receives only that. 2.1 ms printed to the nanosecond: the
    * tolerance is that rounding, 2.4e-7. */
