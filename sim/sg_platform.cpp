@@ -68,8 +68,8 @@ void ts_sg_platform_build(long n_hosts, const char *const *host_names, double sp
     for (int k = 0; k < routes[r].n_links; k++)
       path.emplace_back(made[static_cast<size_t>(routes[r].links[k])]);
     impl->add_explicit_route(hosts[static_cast<size_t>(routes[r].src_host)]->get_netpoint(),
-                             hosts[static_cast<size_t>(routes[r].dst_host)]->get_netpoint(),
-                             path, routes[r].lat_s);
+                             hosts[static_cast<size_t>(routes[r].dst_host)]->get_netpoint(), path,
+                             routes[r].lat_s);
   }
   zone->seal();
 }
