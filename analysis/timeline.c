@@ -151,8 +151,8 @@ static void write_trace(FILE *f, const void *ctx) {
         fputc('}', f);
       } else if (ev->kind == TS_EV_COLL) {
         long g = c->job->rank_group[r * TS_GROUP_KINDS + ev->group];
-        fprintf(f, ",\"args\":{\"bytes\":%.0f,\"ranks\":%d,\"algorithm\":\"ring\"}}", ev->bytes,
-                g >= 0 ? c->job->groups[g].n_members : 1);
+        fprintf(f, ",\"args\":{\"bytes\":%.0f,\"ranks\":%d,\"algorithm\":\"%s\"}}", ev->bytes,
+                g >= 0 ? c->job->groups[g].n_members : 1, ts_algorithm_names[sp->algorithm]);
       } else { /* a receive, and its send on the sender's pp thread */
         double bubble = sp->sent_s > sp->start_s ? sp->sent_s - sp->start_s : 0;
         long sender = c->job->rank_peer[r * TS_PEERS + ev->peer];

@@ -149,7 +149,17 @@ static void trace(rank_ctx *c, int block, int event, double start_s, double sent
     res->spans = realloc(res->spans, (size_t)res->cap_spans * sizeof *res->spans);
     TS_ASSERT(res->spans != NULL);
   }
-  res->spans[res->n_spans++] = (ts_span){start_s, simgrid_get_clock(), sent_s, block, event};
+  const ts_event *ev = &c->prog->blocks[block].events[event];
+  int algorithm = TS_ALG_RING;
+  if (ev->kind == TS_EV_COLL && ev->coll_op == TS_COLL_ALLTOALL)
+    algorithm = TS_ALG_PAIRWISE;
+  else if (ev->kind == TS_EV_COLL) {
+    const ts_coll_group *g = &eng.groups[eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group]];
+    if (ts_coll_choose(g, (ts_coll_op)ev->coll_op, ev->bytes) == TS_ALGO_HIERARCHICAL)
+      algorithm = TS_ALG_HIERARCHICAL;
+  }
+  res->spans[res->n_spans++] =
+      (ts_span){start_s, simgrid_get_clock(), sent_s, block, event, algorithm};
 }
 
 static double do_recv(rank_ctx *c, const ts_event *ev) {

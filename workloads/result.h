@@ -6,10 +6,15 @@
 #include "schedule.h"
 
 /* One event of a traced rank, as it played out (timelines). */
+/* How a collective ran (engine's choice), for timelines. */
+typedef enum ts_algorithm { TS_ALG_RING, TS_ALG_HIERARCHICAL, TS_ALG_PAIRWISE } ts_algorithm;
+extern const char *const ts_algorithm_names[]; /* "ring", "hierarchical", "pairwise" */
+
 typedef struct ts_span {
   double start_s, end_s;
   double sent_s; /* TS_EV_RECV: when the sender posted the message */
   int block, event; /* where the event sits in the rank's program */
+  int algorithm; /* TS_EV_COLL: ts_algorithm */
 } ts_span;
 
 typedef struct ts_rank_result {

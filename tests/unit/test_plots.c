@@ -72,13 +72,13 @@ static void test_gantt(void **state) {
   for (int r = 0; r < 2; r++) {
     int n = 0;
     for (int k = 0; k < 2; k++)
-      spans[r][n++] = (ts_span){fwd_start[r][k], fwd_start[r][k] + 1, 0, k, 0};
+      spans[r][n++] = (ts_span){fwd_start[r][k], fwd_start[r][k] + 1, 0, k, 0, 0};
     for (int k = 0; k < 2; k++) {
       double t = bwd_start[r][k];
-      spans[r][n++] = (ts_span){t, t + 0.45, 0, 2 + k, 0};
-      spans[r][n++] = (ts_span){t + 0.45, t + 1.5, 0, 2 + k, 1};
+      spans[r][n++] = (ts_span){t, t + 0.45, 0, 2 + k, 0, 0};
+      spans[r][n++] = (ts_span){t + 0.45, t + 1.5, 0, 2 + k, 1, 0};
     }
-    spans[r][n++] = (ts_span){opt_start[r], opt_start[r] + 0.5, 0, 4, 0};
+    spans[r][n++] = (ts_span){opt_start[r], opt_start[r] + 0.5, 0, 4, 0, 0};
     ranks[r].spans = spans[r];
     ranks[r].n_spans = n;
   }
