@@ -137,10 +137,10 @@ typedef struct run_args {
 } run_args;
 
 /* Besides ts_cli_override's options, which every simulating command takes. */
-static const char *const run_options[] = {"--platform",         "--gpus", "--dp",
-                                          "--fidelity",         "--out",  "--timeline-ranks",
-                                          "--placement",        "--seed", "--timeline-window",
-                                          "--overlap-slowdown", NULL};
+static const char *const run_options[] = {
+    "--platform",       "--gpus",      "--dp",   "--fidelity",        "--out",
+    "--timeline-ranks", "--placement", "--seed", "--timeline-window", "--overlap-slowdown",
+    "--collectives",    NULL};
 static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline", "--report",
                                            NULL};
 
@@ -410,8 +410,10 @@ static int cmd_run(int argc, char **argv) {
       return EXIT_INPUT;
     }
   }
-  ts_engine_opts opts = {
-      .fidelity = a.fidelity, .is_traced = traced, .overlap_slowdown = a.overlap_slowdown};
+  ts_engine_opts opts = {.fidelity = a.fidelity,
+                         .collectives = a.collectives,
+                         .is_traced = traced,
+                         .overlap_slowdown = a.overlap_slowdown};
   ts_sim_result sim;
   int engine_rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
   free(traced);

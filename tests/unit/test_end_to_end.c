@@ -428,6 +428,39 @@ static void test_scale_by_model(void **state) {
   spawn_free(&r);
 }
 
+/* The algorithm a collective ran is in result.json's counts and on its timeline span: data
+ * parallelism over 32 GCDs on 4 nodes all-reduces hierarchically when asked, by ring when
+ * asked, and auto picks one of the two. */
+static void test_collective_algorithm(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", path[600];
+  assert_non_null(mkdtemp(dir));
+  const char *algos[] = {"hierarchical", "ring"};
+  for (int i = 0; i < 2; i++) {
+    char extra[256];
+    snprintf(extra, sizeof extra,
+             "--tp 1 --pp 1 --micro-batch-size 1 --zero-stage 0 --collectives %s --timeline "
+             "--timeline-ranks 0",
+             algos[i]);
+    char *text = run_tiny(dir, extra);
+    json *j = json_parse(text);
+    assert_non_null(j);
+    assert_true(json_num(j, "simulation.hierarchical_collectives") == (i == 0 ? 1 : 0));
+    json_free(j);
+    free(text);
+    snprintf(path, sizeof path, "%s/timeline.json", dir);
+    char *trace = read_file(path, NULL);
+    char want[64];
+    snprintf(want, sizeof want, "\"algorithm\":\"%s\"", algos[i]);
+    assert_non_null(strstr(trace, want));
+    free(trace);
+    unlink(path);
+  }
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
 static void test_bench_deterministic(void **state) {
   (void)state;
@@ -465,6 +498,7 @@ int main(void) {
                                      cmocka_unit_test(test_memory_command),
                                      cmocka_unit_test(test_scale),
                                      cmocka_unit_test(test_timeline_subset),
-                                     cmocka_unit_test(test_scale_by_model)};
+                                     cmocka_unit_test(test_scale_by_model),
+                                     cmocka_unit_test(test_collective_algorithm)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
