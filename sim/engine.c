@@ -107,7 +107,7 @@ typedef struct rank_ctx {
   } * async;
   sg_sem_t posted, finished; /* one release per collective posted / finished */
   long n_posted, n_finished_seen;
-  bool is_comm_busy;
+  long n_finished; /* collectives the stream has finished (n_finished_seen: waited for) */
 } rank_ctx;
 
 static struct {
@@ -199,7 +199,7 @@ static void run_event(rank_ctx *c, int block, int event) {
   double t0 = simgrid_get_clock(), sent = 0, slow = 1;
   switch ((ts_event_kind)ev->kind) {
   case TS_EV_COMPUTE:
-    if (c->is_comm_busy)
+    if (c->n_posted > c->n_finished) /* the stream has work: it runs beside this kernel */
       slow += eng.overlap_slowdown;
     if (ev->time_s > 0) /* one compute stream per GPU: nothing shares it, no CPU model needed */
       sg_actor_sleep_for(ev->time_s * slow);
@@ -245,9 +245,8 @@ static void stream_main(int argc, char **argv) {
   for (long i = 0; i < c->n_async; i++) {
     sg_sem_acquire(c->posted);
     double t0 = simgrid_get_clock();
-    c->is_comm_busy = true;
     run_coll(c, c->async[i].ev);
-    c->is_comm_busy = false;
+    c->n_finished++;
     if (c->is_traced)
       trace(c, c->async[i].block, c->async[i].event, t0, 0);
     sg_sem_release(c->finished);
@@ -276,10 +275,13 @@ static void rank_main(int argc, char **argv) {
   (void)argc;
   (void)argv;
   rank_ctx *c = sg_actor_self_get_data();
-  /* Pipeline messages flow as soon as they are sent, whether or not this rank is receiving
-   * yet (the interleaved schedule's wrap-around would otherwise couple a sender to a receiver
-   * busy elsewhere); a send still completes only once its bytes have crossed the links. */
-  for (int k = 0; k < TS_PEERS; k++)
+  /* A pipeline send completes when the receiver has posted its receive and the bytes have
+   * crossed (NCCL's rendezvous, as Megatron's and DeepSpeed's blocking p2p), except in a
+   * wrapped (interleaved) pipeline: Megatron batches each step's sends and receives of both
+   * directions so that they match, an order this event model does not reproduce, and the
+   * rendezvous would deadlock on the wrap-around. There messages flow as soon as they are
+   * sent (eager), a simplification that can only hide waiting. */
+  for (int k = 0; eng.job->is_pipeline_wrapped && k < TS_PEERS; k++)
     sg_mailbox_set_receiver(sg_mailbox_get_name(c->inbox[k]));
   for (int b = 0; b < c->prog->n_blocks; b++) {
     const ts_block *blk = &c->prog->blocks[b];

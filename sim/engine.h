@@ -30,7 +30,7 @@ typedef struct ts_engine_opts {
   ts_coll_algo collectives; /* all-reduce algorithm: auto (default), ring or hierarchical */
   bool is_recording_blocks; /* fill each rank's block_end_s (microbenchmarks) */
   const bool *is_traced; /* [rank]: record the rank's spans (timelines); NULL: none */
-  /* Compute events that start while the rank's communication stream runs a collective take
+  /* Compute events that start while the rank's communication stream has a collective to run take
    * (1 + this) times longer: communication kernels share the GPU's compute units and memory
    * bandwidth. 0 (default): overlap is free. */
   double overlap_slowdown;

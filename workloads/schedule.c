@@ -544,7 +544,7 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
   free(members);
   /* With virtual stages the pipeline wraps: the last stage's chunk c feeds the first stage's
    * chunk c + 1. */
-  bool wraps = wl->virtual_stages > 1;
+  bool wraps = job->is_pipeline_wrapped = wl->virtual_stages > 1;
   for (long r = 0; r < job->n_ranks; r++) {
     ts_coords c = ts_layout_coords(wl, r);
     if (c.pp > 0 || wraps)

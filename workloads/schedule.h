@@ -19,11 +19,14 @@
  *   stage 3 |         F0 B0 F1 B1 ...
  *
  * Pipeline sends are posted asynchronously and completed together with the rank's next
- * receive (Megatron's batched send/receive) or at the end of the pipeline phase.
+ * receive (Megatron's batched send/receive) or at the end of the pipeline phase: a send
+ * completes once the receiver has posted the matching receive and the bytes have crossed
+ * (NCCL's rendezvous). Interleaved schedules are the exception (ts_job.is_pipeline_wrapped).
  */
 #ifndef TS_SCHEDULE_H
 #define TS_SCHEDULE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cost.h"
@@ -121,6 +124,9 @@ typedef struct ts_group {
 
 typedef struct ts_job {
   long n_ranks;
+  /* The pipeline wraps from the last stage to the first (virtual stages): the engine then
+   * lets pipeline messages flow before their receive is posted (see sim/engine.c). */
+  bool is_pipeline_wrapped;
   long *rank_gpu; /* [rank]: the platform GPU it runs on; NULL means GPU = rank */
   long n_groups;
   ts_group *groups;

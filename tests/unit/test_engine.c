@@ -224,6 +224,7 @@ static long pipe_chunks = 1;
 static void build_pipeline(ts_job *job) {
   long v = pipe_chunks, n_steps = 2 * PIPE_M * v;
   ts_job_init(job, PIPE_P);
+  job->is_pipeline_wrapped = v > 1;
   for (long s = 0; s < PIPE_P; s++) {
     if (s > 0 || v > 1)
       job->rank_peer[s * TS_PEERS + TS_PEER_PREV] = (s + PIPE_P - 1) % PIPE_P;
