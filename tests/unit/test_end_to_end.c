@@ -204,6 +204,15 @@ static void test_bench_against_link_graph(void **state) {
   snprintf(args, sizeof args, "bench allreduce --gpus 16 %s", h100);
   bench_last_row(args, &n, &t_us);
   assert_rel(t_us * 1e-6, 4e-6 + 30 * n / (8 * 16 * 50e9) + 29 * 4e-6, 1e-7);
+  /* The same rings over 16 and 64 nodes (128 and 512 GPUs, two units of 32 nodes): a hop
+   * between units also crosses rails through the spines at 4 us, and each leaf's 32 uplinks
+   * carry exactly its 32 nodes' ring hops, so the NICs still bound it. */
+  for (int p = 128; p <= 512; p *= 4) {
+    snprintf(args, sizeof args, "bench allreduce --gpus %d --collectives ring %s", p, h100);
+    bench_last_row(args, &n, &t_us);
+    assert_rel(t_us * 1e-6, 4e-6 + 2 * (p - 1) * n / (8.0 * p * 50e9) + (2 * (p - 1) - 1) * 4e-6,
+               1e-7);
+  }
   /* Hierarchical: reduce-scatter in each node (7 steps of n/8 on the NVSwitch, 2 us a hop),
    * all-reduce of the n/8 shards across the 2 nodes (2 steps of n/16 between same-rail NICs,
    * 0.5 + 1 + 1 + 0.5 us), all-gather in each node. */
