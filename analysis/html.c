@@ -149,8 +149,8 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
   kv_row(f, "precision", "%s", ts_precision_names[wl->precision]);
   kv_row(f, "simulation", "fidelity %s, placement %s; %ld events, %ld transfers", info->fidelity,
          info->placement, info->n_events, info->n_transfers);
-  kv_row(f, "collectives", "%ld ring, %ld hierarchical", info->n_ring_collectives,
-         info->n_hierarchical_collectives);
+  kv_row(f, "collectives", "%ld ring, %ld hierarchical, %ld tree", info->n_ring_collectives,
+         info->n_hierarchical_collectives, info->n_tree_collectives);
   fputs("</table>\n", f);
 }
 

@@ -19,7 +19,7 @@ typedef struct ts_run_info {
   const char *placement; /* "contiguous", "spread", "random" */
   long seed; /* of a random placement; -1 otherwise */
   long n_events, n_transfers, n_links, n_routes;
-  long n_ring_collectives, n_hierarchical_collectives;
+  long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives;
 } ts_run_info;
 
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,

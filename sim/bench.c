@@ -29,7 +29,7 @@ static const char usage[] =
     "  --gpus N              GPUs taking part, the machine's first N (default 8)\n"
     "  --from GPU, --to GPU  p2p: the two GPUs (global indices: node x GPUs per node + local)\n"
     "  --platform FILE       platform file (default: the built-in platforms/frontier.yaml)\n"
-    "  --collectives auto|ring|hierarchical\n"
+    "  --collectives auto|ring|hierarchical|tree\n"
     "                        all-reduce algorithm (default auto: the faster by an alpha-beta\n"
     "                        model of the routes, per size; the table says which ran)\n"
     "  --fidelity aggregate|flow\n"

@@ -11,7 +11,7 @@
 #include "route.h"
 
 const char *const ts_fidelity_names[] = {"aggregate", "flow", NULL};
-const char *const ts_coll_algo_names[] = {"auto", "ring", "hierarchical", NULL};
+const char *const ts_coll_algo_names[] = {"auto", "ring", "hierarchical", "tree", NULL};
 
 /* Permutation search is exhaustive, so keep it to node-sized groups: 7! orders at 8. */
 #define RING_SEARCH_MAX 8
@@ -155,9 +155,37 @@ static int cross_succ(int i, int n, int m) {
   return (i + m) % n;
 }
 
+/* Tree t is a heap over positions relabelled j = (pos + t n/2) mod n: parent of j is
+ * (j - 1) / 2. Shifting by half the group turns most of tree 0's leaves (its second half) into
+ * tree 1's interior, as NCCL's double binary tree balances the two. */
+int ts_coll_tree_parent(int n, int t, int pos) {
+  int shift = t * (n / 2), j = (pos + shift) % n;
+  return j == 0 ? -1 : ((j - 1) / 2 - shift + n) % n;
+}
+
+static int tree0_parent(int i, int n, int per_node) {
+  (void)per_node;
+  int p = ts_coll_tree_parent(n, 0, i);
+  return p < 0 ? i : p;
+}
+
 void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus) {
   hops_of(pf, ring_gpus, g->n, ring_succ, 0, &g->ring_lat_s, &g->ring_Bps);
   g->ring_Bps *= g->n_rings;
+  if (g->n >= 3) {
+    hops_of(pf, ring_gpus, g->n, tree0_parent, 0, &g->tree_lat_s, &g->tree_Bps);
+    g->tree_children = malloc((size_t)(4 * g->n) * sizeof *g->tree_children);
+    TS_ASSERT(g->tree_children != NULL);
+    for (int i = 0; i < 4 * g->n; i++)
+      g->tree_children[i] = -1;
+    for (int t = 0; t < 2; t++)
+      for (int c = 0; c < g->n; c++) {
+        int parent = ts_coll_tree_parent(g->n, t, c);
+        int *slot = parent >= 0 ? &g->tree_children[(t * g->n + parent) * 2] : NULL;
+        if (slot != NULL)
+          slot[slot[0] >= 0] = c;
+      }
+  }
   if (g->per_node == 0)
     return;
   hops_of(pf, ring_gpus, g->n, intra_succ, g->per_node, &g->intra_lat_s, &g->intra_Bps);
@@ -167,17 +195,40 @@ void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus
     g->cross_Bps *= (double)pf->n_nics / (double)g->per_node;
 }
 
+/* Levels of a heap of n. */
+static int tree_depth(int n) {
+  int depth = 0;
+  for (int reach = 1; reach < n; reach = 2 * reach + 1)
+    depth++;
+  return depth;
+}
+
 ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes) {
-  if (op != TS_COLL_ALLREDUCE || g->per_node == 0)
+  bool can_hier = g->per_node > 0, can_tree = g->n >= 3;
+  if (op != TS_COLL_ALLREDUCE)
     return TS_ALGO_RING;
   if (g->algo != TS_ALGO_AUTO)
-    return g->algo;
-  double p = g->n, m = g->per_node, nodes = p / m;
-  double ring = 2 * (p - 1) * g->ring_lat_s + 2 * (p - 1) / p * bytes / g->ring_Bps;
-  double hier = 2 * (m - 1) * g->intra_lat_s + 2 * (m - 1) / m * bytes / g->intra_Bps +
-                2 * (nodes - 1) * g->cross_lat_s +
-                2 * (nodes - 1) / nodes * (bytes / m) / g->cross_Bps;
-  return hier < ring ? TS_ALGO_HIERARCHICAL : TS_ALGO_RING;
+    return (g->algo == TS_ALGO_HIERARCHICAL && !can_hier) || (g->algo == TS_ALGO_TREE && !can_tree)
+               ? TS_ALGO_RING
+               : g->algo;
+  double p = g->n, m = g->per_node, nodes = can_hier ? p / m : 1;
+  double best = 2 * (p - 1) * g->ring_lat_s + 2 * (p - 1) / p * bytes / g->ring_Bps;
+  ts_coll_algo algo = TS_ALGO_RING;
+  if (can_hier) {
+    double hier = 2 * (m - 1) * g->intra_lat_s + 2 * (m - 1) / m * bytes / g->intra_Bps +
+                  2 * (nodes - 1) * g->cross_lat_s +
+                  2 * (nodes - 1) / nodes * (bytes / m) / g->cross_Bps;
+    if (hier < best) {
+      best = hier;
+      algo = TS_ALGO_HIERARCHICAL;
+    }
+  }
+  if (can_tree) { /* up and down each tree, each member's links carrying its children's halves */
+    double tree = 2 * tree_depth(g->n) * g->tree_lat_s + 2 * bytes / g->tree_Bps;
+    if (tree < best)
+      algo = TS_ALGO_TREE;
+  }
+  return algo;
 }
 
 int ts_coll_steps(ts_coll_op op, int p) {
@@ -239,6 +290,7 @@ ts_coll_algo ts_coll_choose_for(const ts_platform *pf, const long *gpus, int n, 
   ts_coll_plan(pf, &g, ring_gpus);
   free(orders);
   free(ring_gpus);
+  free(g.tree_children);
   return ts_coll_choose(&g, op, bytes);
 }
 
@@ -259,6 +311,52 @@ static void sub_ring(const ts_coll_group *g, sg_mailbox_t *inbox, int pos, int s
     sg_barrier_wait(g->barrier);
     if (steps > 1)
       sg_actor_sleep_for((steps - 1) * lat_s);
+  }
+}
+
+/* Double binary tree: every member sends half the bytes up each tree once its children's
+ * halves have arrived, then the halves come back down; a barrier separates the phases (so one
+ * inbox per tree serves both), and each phase waits depth - 1 extra latency terms in
+ * aggregate fidelity (flow takes them from the transfers themselves, level by level). */
+static void tree(const ts_coll_group *g, int pos, double bytes, ts_fidelity fidelity,
+                 long *n_transfers) {
+  int n = g->n, depth = tree_depth(n);
+  long half = (long)(bytes / 2 + 0.5);
+  for (int down = 0; down < 2; down++) {
+    sg_comm_t comms[8];
+    void *got[8];
+    int k = 0;
+    for (int t = 0; t < 2; t++) {
+      const int *kids = &g->tree_children[(t * n + pos) * 2];
+      int parent = ts_coll_tree_parent(n, t, pos), children = (kids[0] >= 0) + (kids[1] >= 0);
+      sg_mailbox_t *inbox = g->tree_mailboxes[t];
+      if (!down) { /* children first, then up */
+        for (int c = 0; c < children; c++)
+          comms[k++] = sg_mailbox_get_async(inbox[pos], &got[c]);
+        if (fidelity == TS_FIDELITY_FLOW) {
+          sg_comm_wait_all(comms + k - children, (size_t)children);
+          k -= children;
+        }
+        if (parent >= 0) {
+          comms[k++] = sg_mailbox_put_async(inbox[parent], &payload, half);
+          (*n_transfers)++;
+        }
+      } else { /* from the parent, then to the children */
+        if (parent >= 0) {
+          comms[k++] = sg_mailbox_get_async(inbox[pos], &got[0]);
+          if (fidelity == TS_FIDELITY_FLOW)
+            sg_comm_wait(comms[--k]);
+        }
+        for (int c = 0; c < children; c++) {
+          comms[k++] = sg_mailbox_put_async(inbox[kids[c]], &payload, half);
+          (*n_transfers)++;
+        }
+      }
+    }
+    sg_comm_wait_all(comms, (size_t)k);
+    sg_barrier_wait(g->barrier);
+    if (fidelity == TS_FIDELITY_AGGREGATE && depth > 1)
+      sg_actor_sleep_for((depth - 1) * g->tree_lat_s);
   }
 }
 
@@ -286,6 +384,10 @@ void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fide
   }
   if (algo == TS_ALGO_HIERARCHICAL) {
     hierarchical(g, pos, bytes, fidelity, n_transfers);
+    return;
+  }
+  if (algo == TS_ALGO_TREE) {
+    tree(g, pos, bytes, fidelity, n_transfers);
     return;
   }
   int steps = ts_coll_steps(op, g->n);

@@ -40,11 +40,21 @@ extern const char *const ts_fidelity_names[]; /* "aggregate", "flow" */
 /* All-reduce algorithms. Hierarchical (for groups with m > 1 members on each of N > 1 nodes):
  * reduce-scatter inside each node (a ring of m), all-reduce of the n/m shards across nodes (m
  * rings of N, one per local member, in parallel over the nodes' NICs), all-gather inside each
- * node: 2(m-1) + 2(N-1) latency terms instead of 2(mN-1). Auto picks, per call, the one an
+ * node: 2(m-1) + 2(N-1) latency terms instead of 2(mN-1). Tree (NCCL's double binary tree,
+ * for any group of 3 or more): half the bytes reduced up one binary tree and broadcast back
+ * down it, the other half on a second tree in which the first tree's leaves are interior,
+ * 2 log2(p) latency terms; its phases are not pipelined here (NCCL pipelines them in chunks),
+ * so for large messages it is a lower bound. Auto picks, per call, the one an
  * alpha-beta model of the group's routes says is faster (as NCCL's tuner does with its own
  * model); reduce-scatter and all-gather always use rings. */
-typedef enum ts_coll_algo { TS_ALGO_AUTO, TS_ALGO_RING, TS_ALGO_HIERARCHICAL } ts_coll_algo;
-extern const char *const ts_coll_algo_names[]; /* "auto", "ring", "hierarchical" */
+typedef enum ts_coll_algo {
+  TS_ALGO_AUTO,
+  TS_ALGO_RING,
+  TS_ALGO_HIERARCHICAL,
+  TS_ALGO_TREE,
+  TS_ALGO_COUNT
+} ts_coll_algo;
+extern const char *const ts_coll_algo_names[]; /* "auto", "ring", "hierarchical", "tree" */
 
 /* Orders n GPUs (global indices) into a ring: order[i] is the index in gpus of the GPU at
  * ring position i. */
@@ -71,15 +81,22 @@ typedef struct ts_coll_group {
   ts_coll_algo algo;
   int per_node;
   sg_mailbox_t *intra_mailboxes, *cross_mailboxes;
+  sg_mailbox_t *tree_mailboxes[2]; /* [tree][position], groups of 3 or more */
+  int *tree_children; /* [(tree * n + position) * 2 + k]: children in each tree, -1 for none */
   double ring_lat_s, ring_Bps, intra_lat_s, intra_Bps, cross_lat_s, cross_Bps;
-  long n_calls[3]; /* collectives started, by ts_coll_algo (counted at position 0) */
+  double tree_lat_s, tree_Bps;
+  long n_calls[TS_ALGO_COUNT]; /* collectives started, by ts_coll_algo (counted at position 0) */
 } ts_coll_group;
+
+/* Double binary tree: the parent of ring-0 position pos in tree t (0 or 1), or -1 at a root. */
+int ts_coll_tree_parent(int n, int t, int pos);
 
 /* Members per node of a group of n GPUs in ring order `order` when every node holds the same
  * number m > 1 and there are at least two nodes; 0 otherwise. */
 int ts_coll_per_node(const ts_platform *pf, const long *gpus, const int *order, int n);
 /* Fills g's alpha-beta figures from the routes of its hops (ring_gpus: the GPU at each ring-0
- * position). */
+ * position) and, for groups of 3 or more, its trees' children (owned by g: free
+ * g->tree_children). */
 void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus);
 /* The algorithm g runs for op on bytes: its own choice, or auto's. */
 ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes);

@@ -155,8 +155,10 @@ static void trace(rank_ctx *c, int block, int event, double start_s, double sent
     algorithm = TS_ALG_PAIRWISE;
   else if (ev->kind == TS_EV_COLL) {
     const ts_coll_group *g = &eng.groups[eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group]];
-    if (ts_coll_choose(g, (ts_coll_op)ev->coll_op, ev->bytes) == TS_ALGO_HIERARCHICAL)
-      algorithm = TS_ALG_HIERARCHICAL;
+    ts_coll_algo chosen = ts_coll_choose(g, (ts_coll_op)ev->coll_op, ev->bytes);
+    algorithm = chosen == TS_ALGO_HIERARCHICAL ? TS_ALG_HIERARCHICAL
+                : chosen == TS_ALGO_TREE       ? TS_ALG_TREE
+                                               : TS_ALG_RING;
   }
   res->spans[res->n_spans++] =
       (ts_span){start_s, simgrid_get_clock(), sent_s, block, event, algorithm};
@@ -368,6 +370,13 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
         for (int j = 0; cg->is_all_to_all && r == 0 && j < cg->n; j++)
           if (j != i)
             add_pair(pf, job, &rs, ring[i], ring[j]);
+        for (int t = 0; cg->tree_children != NULL && r == 0 && t < 2; t++) { /* tree edges */
+          int parent = ts_coll_tree_parent(cg->n, t, i);
+          if (parent >= 0) {
+            add_pair(pf, job, &rs, ring[i], ring[parent]);
+            add_pair(pf, job, &rs, ring[parent], ring[i]);
+          }
+        }
         if (cg->per_node > 0 && r == 0) { /* hierarchical: next on the node, next node */
           int m = cg->per_node;
           int in = i - i % m + (i % m + 1) % m, across = (i + m) % cg->n;
@@ -464,6 +473,9 @@ static void teardown_groups(const ts_job *job) {
     free(eng.groups[g].ring_pos);
     free(eng.groups[g].intra_mailboxes);
     free(eng.groups[g].cross_mailboxes);
+    free(eng.groups[g].tree_mailboxes[0]);
+    free(eng.groups[g].tree_mailboxes[1]);
+    free(eng.groups[g].tree_children);
     free(eng.groups[g].mailboxes);
     if (eng.groups[g].barrier != NULL)
       sg_barrier_destroy(eng.groups[g].barrier);
@@ -570,8 +582,13 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
         cg->cross_mailboxes[i] = mailbox("cross", g, i);
       }
     }
-    if (opts->fidelity == TS_FIDELITY_AGGREGATE && cg->n > 1)
+    if (cg->n > 1) /* aggregate rings, and every tree, synchronise on it */
       cg->barrier = sg_barrier_init((unsigned)cg->n);
+    for (int t = 0; cg->tree_children != NULL && t < 2; t++) {
+      cg->tree_mailboxes[t] = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
+      for (int i = 0; i < cg->n; i++)
+        cg->tree_mailboxes[t][i] = mailbox(t == 0 ? "tree0" : "tree1", g, i);
+    }
   }
   rank_ctx *ctx = xcalloc((size_t)job->n_ranks, sizeof *ctx);
   for (long r = 0; r < job->n_ranks; r++) {
@@ -632,6 +649,7 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   for (long g = 0; g < job->n_groups; g++) {
     res.n_ring_collectives += eng.groups[g].n_calls[TS_ALGO_RING];
     res.n_hierarchical_collectives += eng.groups[g].n_calls[TS_ALGO_HIERARCHICAL];
+    res.n_tree_collectives += eng.groups[g].n_calls[TS_ALGO_TREE];
   }
   free(ctx);
   teardown_groups(job);

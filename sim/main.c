@@ -90,7 +90,7 @@ static const char run_usage[] =
     "  --overlap-slowdown F       compute that overlaps communication runs (1 + F) times\n"
     "                             longer (kernels share the GPU; default 0)\n";
 static const char run_usage_output[] =
-    "  --collectives auto|ring|hierarchical\n"
+    "  --collectives auto|ring|hierarchical|tree\n"
     "                             all-reduce algorithm for groups with several GPUs on each\n"
     "                             of several nodes (default auto: per call, the faster by an\n"
     "                             alpha-beta model of the routes; result.json counts them)\n"
@@ -436,7 +436,8 @@ static int cmd_run(int argc, char **argv) {
                       .n_links = sim.n_links,
                       .n_routes = sim.n_routes,
                       .n_ring_collectives = sim.n_ring_collectives,
-                      .n_hierarchical_collectives = sim.n_hierarchical_collectives};
+                      .n_hierarchical_collectives = sim.n_hierarchical_collectives,
+                      .n_tree_collectives = sim.n_tree_collectives};
   ts_report_summary(stdout, &wl, &info, &m);
   rc = ts_report_write_json(a.out_dir, &wl, &info, &m, &err);
   ts_timeline_opts tl = {shown, a.window_start_s, a.window_end_s};

@@ -7,8 +7,13 @@
 
 /* One event of a traced rank, as it played out (timelines). */
 /* How a collective ran (engine's choice), for timelines. */
-typedef enum ts_algorithm { TS_ALG_RING, TS_ALG_HIERARCHICAL, TS_ALG_PAIRWISE } ts_algorithm;
-extern const char *const ts_algorithm_names[]; /* "ring", "hierarchical", "pairwise" */
+typedef enum ts_algorithm {
+  TS_ALG_RING,
+  TS_ALG_HIERARCHICAL,
+  TS_ALG_PAIRWISE,
+  TS_ALG_TREE
+} ts_algorithm;
+extern const char *const ts_algorithm_names[]; /* "ring", "hierarchical", "pairwise", "tree" */
 
 typedef struct ts_span {
   double start_s, end_s;
@@ -33,7 +38,7 @@ typedef struct ts_sim_result {
   long n_events; /* events played */
   long n_transfers; /* SimGrid transfers */
   long n_links; /* SimGrid links created */
-  long n_ring_collectives, n_hierarchical_collectives; /* collectives run, by algorithm */
+  long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives; /* by algorithm */
   long n_routes;
 } ts_sim_result;
 

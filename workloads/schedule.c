@@ -11,7 +11,7 @@
 
 const char *const ts_category_names[] = {"compute", "recompute", "optimizer", "tp_comm", "pp_comm",
                                          "dp_comm", "bubble",    "idle",      NULL};
-const char *const ts_algorithm_names[] = {"ring", "hierarchical", "pairwise", NULL};
+const char *const ts_algorithm_names[] = {"ring", "hierarchical", "pairwise", "tree", NULL};
 const char *const ts_coll_op_names[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all",
                                         NULL};
 const char *const ts_op_names[] = {"",          "attn",       "mlp",  "attn-core",

@@ -220,6 +220,13 @@ static void test_bench_against_link_graph(void **state) {
   bench_last_row(args, &n, &t_us);
   assert_rel(t_us * 1e-6,
              2 * (2e-6 + 7 * n / (8 * 450e9) + 6 * 2e-6) + (3e-6 + n / (8 * 50e9) + 3e-6), 1e-7);
+  /* Double binary tree on 3 GPUs: tree 0 is 1, 2 -> 0 and tree 1 is 0, 1 -> 2; going up,
+   * GPU 1 sends n/2 on both trees and GPUs 0 and 2 each receive two halves, going down the
+   * mirror: every busy NVSwitch link carries two halves (225 GB/s each), one 2 us hop per
+   * phase. */
+  snprintf(args, sizeof args, "bench allreduce --gpus 3 --collectives tree %s", h100);
+  bench_last_row(args, &n, &t_us);
+  assert_rel(t_us * 1e-6, 2 * (n / 450e9 + 2e-6), 1e-7);
   /* All-to-all by pairwise steps: in each of 7 steps every GPU sends n/8 through its own
    * NVSwitch uplink to a GPU that receives only that. 2.1 ms printed to the nanosecond: the
    * tolerance is that rounding, 2.4e-7. */
