@@ -21,8 +21,8 @@
  * one member per node, keep one ring (their members' NICs already carry them in parallel).
  * All-to-all is a pairwise exchange (step s: send bytes / p to position + s), every pair of
  * members routed.
- * Not modelled yet: rings in the opposite direction, and tree or hierarchical algorithms;
- * one ring per direction inside a node is a lower bound on its bandwidth.
+ * Not modelled yet: rings in the opposite direction (one direction per ring inside a node is a
+ * lower bound on its bandwidth), pipelined trees, NVLink SHARP.
  */
 #ifndef TS_COLL_H
 #define TS_COLL_H
