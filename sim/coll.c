@@ -62,24 +62,27 @@ static int by_gpu(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *order) {
-  gpu_index *sorted = malloc((size_t)n * sizeof *sorted);
-  TS_ASSERT(sorted != NULL);
-  for (int i = 0; i < n; i++)
-    sorted[i] = (gpu_index){gpus[i], i};
-  qsort(sorted, (size_t)n, sizeof *sorted, by_gpu);
-  for (int i = 0; i < n; i++)
-    order[i] = sorted[i].index;
-  bool one_node = sorted[0].gpu / pf->gpus_per_node == sorted[n - 1].gpu / pf->gpus_per_node;
-  if (one_node && n > 3 && n <= RING_SEARCH_MAX) { /* rings of 2 or 3 are the same any way */
+/* Reorders one node's members seg[0..m) (GPU order) into the ring that maximises its slowest
+ * hop, then the fewest links, as a closed ring (the group enters and leaves the node through
+ * it). Nodes holding the same local GPUs get the same order: memo (NULL: none), indexed by
+ * their local GPUs, keeps it. */
+static void order_node(const ts_platform *pf, gpu_index *seg, int m, int (*memo)[RING_SEARCH_MAX]) {
+  if (m <= 3 || m > RING_SEARCH_MAX) /* rings of 2 or 3 are the same any way */
+    return;
+  unsigned mask = 0;
+  for (int i = 0; i < m; i++)
+    mask |= 1u << (seg[i].gpu % pf->gpus_per_node);
+  int fresh[RING_SEARCH_MAX];
+  int *best = memo != NULL && mask < 256 ? memo[mask] : fresh;
+  if (best == fresh || best[0] < 0) {
     ring_search s;
     memset(&s, 0, sizeof s);
-    s.n = n;
-    for (int a = 0; a < n; a++)
-      for (int b = 0; b < n; b++)
+    s.n = m;
+    for (int a = 0; a < m; a++)
+      for (int b = 0; b < m; b++)
         if (a != b) {
           ts_route r;
-          ts_route_between(pf, sorted[a].gpu, sorted[b].gpu, &r);
+          ts_route_between(pf, seg[a].gpu, seg[b].gpu, &r);
           s.bw[a][b] = r.bw_Bps;
           s.hops[a][b] = r.n_links;
         }
@@ -87,9 +90,33 @@ void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *ord
     s.perm[0] = 0;
     s.used[0] = true;
     search(&s, 1, 1e300, 0);
-    for (int i = 0; i < n; i++)
-      order[i] = sorted[s.best[i]].index;
+    memcpy(best, s.best, sizeof s.best);
   }
+  gpu_index copy[RING_SEARCH_MAX];
+  memcpy(copy, seg, (size_t)m * sizeof *seg);
+  for (int i = 0; i < m; i++)
+    seg[i] = copy[best[i]];
+}
+
+void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *order) {
+  gpu_index *sorted = malloc((size_t)n * sizeof *sorted);
+  int(*memo)[RING_SEARCH_MAX] = malloc(256 * sizeof *memo);
+  TS_ASSERT(sorted != NULL && memo != NULL);
+  for (int i = 0; i < 256; i++)
+    memo[i][0] = -1;
+  for (int i = 0; i < n; i++)
+    sorted[i] = (gpu_index){gpus[i], i};
+  qsort(sorted, (size_t)n, sizeof *sorted, by_gpu);
+  /* Nodes in order, each node's members in its best ring order. */
+  for (int start = 0, end; start < n; start = end) {
+    long node = sorted[start].gpu / pf->gpus_per_node;
+    for (end = start + 1; end < n && sorted[end].gpu / pf->gpus_per_node == node; end++)
+      ;
+    order_node(pf, sorted + start, end - start, pf->gpus_per_node <= 8 ? memo : NULL);
+  }
+  for (int i = 0; i < n; i++)
+    order[i] = sorted[i].index;
+  free(memo);
   free(sorted);
 }
 

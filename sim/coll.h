@@ -10,9 +10,9 @@
  *             transfer of steps x n/p bytes, the group then synchronises (a ring finishes with
  *             its slowest hop) and waits (steps - 1) x the largest hop latency. Equal to flow
  *             on an uncontended ring, with 1 transfer per rank instead of 2(p-1).
- * Ring order: a group inside one node takes the order that maximises its slowest hop's
- * bandwidth (as NCCL's topology search does), then the fewest links; a group spanning nodes
- * goes in GPU order, so members on one node are neighbours and each node is entered once.
+ * Ring order: nodes in order, each entered once; inside each node the members take the
+ * ring order that maximises the slowest hop's bandwidth (as NCCL's topology search does),
+ * then the fewest links.
  * Rings (NCCL/RCCL channels): a group with m > 1 members on each of its nodes splits every
  * collective over k = min(m, NICs per node) rings, each carrying 1/k of the bytes; ring r
  * rotates each node's members by r m / k, so each ring leaves a node from a different member
