@@ -157,28 +157,10 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
 static void run_summary(FILE *f, const ts_workload *wl, const ts_metrics *m) {
   heading(f, "Summary");
   fputs("<table>\n", f);
-  kv_row(f, "iteration time", "%.4f s", m->iteration_s);
-  kv_row(f, "throughput", "%.0f tokens/s", m->tokens_per_s);
-  kv_row(f, "model FLOPs", "%.1f TFLOPS per GPU, MFU %.2f%%", m->model_tflops_per_gpu,
-         100 * m->mfu);
-  kv_row(f, "hardware FLOPs (simulated)", "%.1f TFLOPS per GPU, HFU %.2f%%",
-         m->hardware_tflops_per_gpu, 100 * m->hfu);
-  kv_row(f, "Megatron-DeepSpeed formula", "%.1f TFLOPS per GPU, %.2f%% of peak",
-         m->megatron_tflops_per_gpu, 100 * m->megatron_fraction_of_peak);
-  kv_row(f, "peak per GPU", "%.1f TFLOPS (%s)", m->peak_flops_per_s / 1e12,
-         ts_precision_names[wl->precision]);
-  const ts_memory *peak = &m->stage_memory[m->peak_memory_stage];
-  kv_row(f, "peak memory", "%.2f GiB of %.2f GiB (stage %ld)%s", peak->total_bytes / GIB,
-         m->hbm_bytes / GIB, m->peak_memory_stage, m->is_memory_ok ? "" : ", DOES NOT FIT");
-  if (m->train_s > 0)
-    kv_row(f, "time to train", "%.1f days, %.3g GPU-hours for %.3g tokens", m->train_s / 86400,
-           m->train_gpu_hours, wl->train_tokens);
-  if (m->gpu_power_w > 0) {
-    kv_row(f, "GPU energy per iteration", "%.3g kWh (%.0f W per GPU, assumed)",
-           m->iteration_energy_j / 3.6e6, m->gpu_power_w);
-    if (m->train_s > 0)
-      kv_row(f, "GPU energy to train", "%.3g MWh", m->train_energy_j / 3.6e9);
-  }
+  ts_report_row rows[TS_REPORT_MAX_ROWS];
+  int n = ts_report_summary_rows(wl, m, rows);
+  for (int i = 0; i < n; i++)
+    kv_row(f, rows[i].label, "%s", rows[i].value);
   fputs("</table>\n", f);
 }
 

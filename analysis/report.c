@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +32,44 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
   (void)wl;
 }
 
+static void row(ts_report_row *rows, int *n, const char *label, const char *fmt, ...) {
+  TS_ASSERT(*n < TS_REPORT_MAX_ROWS);
+  snprintf(rows[*n].label, sizeof rows[*n].label, "%s", label);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rows[*n].value, sizeof rows[*n].value, fmt, ap);
+  va_end(ap);
+  (*n)++;
+}
+
+int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report_row *rows) {
+  int n = 0;
+  row(rows, &n, "iteration time", "%.4f s", m->iteration_s);
+  row(rows, &n, "throughput", "%.0f tokens/s", m->tokens_per_s);
+  row(rows, &n, "model FLOPs", "%.1f TFLOPS per GPU, MFU %.2f%%", m->model_tflops_per_gpu,
+      100 * m->mfu);
+  row(rows, &n, "hardware FLOPs (simulated)", "%.1f TFLOPS per GPU, HFU %.2f%%",
+      m->hardware_tflops_per_gpu, 100 * m->hfu);
+  row(rows, &n, "Megatron-DeepSpeed formula", "%.1f TFLOPS per GPU, %.2f%% of peak",
+      m->megatron_tflops_per_gpu, 100 * m->megatron_fraction_of_peak);
+  row(rows, &n, "peak per GPU", "%.1f TFLOPS (%s)", m->peak_flops_per_s / 1e12,
+      ts_precision_names[wl->precision]);
+  const ts_memory *peak = &m->stage_memory[m->peak_memory_stage];
+  row(rows, &n, "peak memory", "%.2f GiB of %.2f GiB (stage %ld)%s", peak->total_bytes / GIB,
+      m->hbm_bytes / GIB, m->peak_memory_stage, m->is_memory_ok ? "" : ", DOES NOT FIT");
+  if (m->train_s > 0)
+    row(rows, &n, "time to train", "%.1f days, %.3g GPU-hours for %.3g tokens", m->train_s / 86400,
+        m->train_gpu_hours, wl->train_tokens);
+  if (m->gpu_power_w > 0) {
+    row(rows, &n, "GPU energy per iteration",
+        "%.3g kWh (assumed: each GPU draws gpu.power, %.0f W, throughout)",
+        m->iteration_energy_j / 3.6e6, m->gpu_power_w);
+    if (m->train_s > 0)
+      row(rows, &n, "GPU energy to train", "%.3g MWh", m->train_energy_j / 3.6e9);
+  }
+  return n;
+}
+
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,
                        const ts_metrics *m) {
   fprintf(out, "trainsim: %s on %s, %ld x %s\n", wl->name, info->platform_name, wl->n_gpus,
@@ -42,26 +81,10 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
           "recompute %s, ZeRO-%d, fidelity %s, placement %s\n\n",
           wl->tp, wl->pp, wl->dp, schedule, ts_workload_microbatches(wl), wl->micro_batch,
           ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity, info->placement);
-  fprintf(out, "  %-34s %12.4f s\n", "iteration time", m->iteration_s);
-  fprintf(out, "  %-34s %12.0f tokens/s\n", "throughput", m->tokens_per_s);
-  fprintf(out, "  %-34s %12.1f TFLOPS/GPU  MFU %5.2f%%\n", "model FLOPs", m->model_tflops_per_gpu,
-          100 * m->mfu);
-  fprintf(out, "  %-34s %12.1f TFLOPS/GPU  HFU %5.2f%%\n", "hardware FLOPs (simulated)",
-          m->hardware_tflops_per_gpu, 100 * m->hfu);
-  fprintf(out, "  %-34s %12.1f TFLOPS/GPU  %5.2f%% of peak\n", "Megatron-DeepSpeed formula",
-          m->megatron_tflops_per_gpu, 100 * m->megatron_fraction_of_peak);
-  fprintf(out, "  %-34s %12.1f TFLOPS (%s)\n", "peak per GPU", m->peak_flops_per_s / 1e12,
-          ts_precision_names[wl->precision]);
-  if (m->train_s > 0)
-    fprintf(out, "  %-34s %12.1f days, %.3g GPU-hours (%.3g tokens)\n", "time to train",
-            m->train_s / 86400.0, m->train_gpu_hours, wl->train_tokens);
-  if (m->gpu_power_w > 0) {
-    fprintf(out, "  %-34s %12.3g kWh per iteration", "GPU energy", m->iteration_energy_j / 3.6e6);
-    if (m->train_s > 0)
-      fprintf(out, ", %.3g MWh to train", m->train_energy_j / 3.6e9);
-    fprintf(out, "\n  %-34s (assumed: each GPU draws gpu.power, %.0f W, throughout)\n", "",
-            m->gpu_power_w);
-  }
+  ts_report_row rows[TS_REPORT_MAX_ROWS];
+  int n = ts_report_summary_rows(wl, m, rows);
+  for (int i = 0; i < n; i++)
+    fprintf(out, "  %-30s %s\n", rows[i].label, rows[i].value);
   fputc('\n', out);
   fprintf(out, "time breakdown, mean over ranks (s and share of the iteration)\n");
   for (int c = 0; c < TS_CAT_COUNT; c++)

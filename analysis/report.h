@@ -24,6 +24,15 @@ typedef struct ts_run_info {
 
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,
                        const ts_metrics *m);
+
+/* The summary's figures as label and value, said the same way on stdout and in report.html.
+ * Fills rows and returns how many (at most TS_REPORT_MAX_ROWS). */
+#define TS_REPORT_MAX_ROWS 12
+typedef struct ts_report_row {
+  char label[48];
+  char value[160];
+} ts_report_row;
+int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report_row *rows);
 /* Prints the per-stage memory table and the verdict (used when a layout does not fit). */
 void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m);
 /* Creates dir if missing and checks that it is a writable directory (an input error on the
