@@ -10,7 +10,7 @@
 
 #include "route.h"
 
-const char *const ts_fidelity_names[] = {"aggregate", "flow", NULL};
+const char *const ts_fidelity_names[] = {"aggregate", "flow", "analytic", NULL};
 const char *const ts_coll_algo_names[] = {"auto", "ring", "hierarchical", "tree", NULL};
 
 /* Permutation search is exhaustive, so keep it to node-sized groups: 7! orders at 8. */
@@ -230,6 +230,20 @@ static int tree_depth(int n) {
   return depth;
 }
 
+/* The alpha-beta time of running op on bytes with algo (which must suit g). */
+static double estimate(const ts_coll_group *g, ts_coll_algo algo, ts_coll_op op, double bytes) {
+  double p = g->n;
+  if (algo == TS_ALGO_HIERARCHICAL) {
+    double m = g->per_node, nodes = p / m;
+    return 2 * (m - 1) * g->intra_lat_s + 2 * (m - 1) / m * bytes / g->intra_Bps +
+           2 * (nodes - 1) * g->cross_lat_s + 2 * (nodes - 1) / nodes * (bytes / m) / g->cross_Bps;
+  }
+  if (algo == TS_ALGO_TREE) /* up and down, each member's links carrying about all the bytes */
+    return 2 * tree_depth(g->n) * g->tree_lat_s + 2 * bytes / g->tree_Bps;
+  double steps = ts_coll_steps(op, g->n);
+  return steps * g->ring_lat_s + steps / p * bytes / g->ring_Bps;
+}
+
 ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes) {
   bool can_hier = g->per_node > 0, can_tree = g->n >= 3;
   if (op != TS_COLL_ALLREDUCE)
@@ -238,24 +252,21 @@ ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes)
     return (g->algo == TS_ALGO_HIERARCHICAL && !can_hier) || (g->algo == TS_ALGO_TREE && !can_tree)
                ? TS_ALGO_RING
                : g->algo;
-  double p = g->n, m = g->per_node, nodes = can_hier ? p / m : 1;
-  double best = 2 * (p - 1) * g->ring_lat_s + 2 * (p - 1) / p * bytes / g->ring_Bps;
   ts_coll_algo algo = TS_ALGO_RING;
-  if (can_hier) {
-    double hier = 2 * (m - 1) * g->intra_lat_s + 2 * (m - 1) / m * bytes / g->intra_Bps +
-                  2 * (nodes - 1) * g->cross_lat_s +
-                  2 * (nodes - 1) / nodes * (bytes / m) / g->cross_Bps;
-    if (hier < best) {
-      best = hier;
-      algo = TS_ALGO_HIERARCHICAL;
-    }
+  double best = estimate(g, TS_ALGO_RING, op, bytes);
+  if (can_hier && estimate(g, TS_ALGO_HIERARCHICAL, op, bytes) < best) {
+    best = estimate(g, TS_ALGO_HIERARCHICAL, op, bytes);
+    algo = TS_ALGO_HIERARCHICAL;
   }
-  if (can_tree) { /* up and down each tree, each member's links carrying its children's halves */
-    double tree = 2 * tree_depth(g->n) * g->tree_lat_s + 2 * bytes / g->tree_Bps;
-    if (tree < best)
-      algo = TS_ALGO_TREE;
-  }
+  if (can_tree && estimate(g, TS_ALGO_TREE, op, bytes) < best)
+    algo = TS_ALGO_TREE;
   return algo;
+}
+
+double ts_coll_estimate_s(const ts_coll_group *g, ts_coll_op op, double bytes) {
+  if (g->n < 2 || bytes <= 0)
+    return 0;
+  return estimate(g, ts_coll_choose(g, op, bytes), op, bytes);
 }
 
 int ts_coll_steps(ts_coll_op op, int p) {

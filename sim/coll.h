@@ -34,8 +34,13 @@
 #include "../workloads/schedule.h"
 #include "platform.h"
 
-typedef enum ts_fidelity { TS_FIDELITY_AGGREGATE, TS_FIDELITY_FLOW } ts_fidelity;
-extern const char *const ts_fidelity_names[]; /* "aggregate", "flow" */
+/* analytic: no network simulation (sim/analytic.h). */
+typedef enum ts_fidelity {
+  TS_FIDELITY_AGGREGATE,
+  TS_FIDELITY_FLOW,
+  TS_FIDELITY_ANALYTIC
+} ts_fidelity;
+extern const char *const ts_fidelity_names[]; /* "aggregate", "flow", "analytic" */
 
 /* All-reduce algorithms. Hierarchical (for groups with m > 1 members on each of N > 1 nodes):
  * reduce-scatter inside each node (a ring of m), all-reduce of the n/m shards across nodes (m
@@ -100,6 +105,9 @@ int ts_coll_per_node(const ts_platform *pf, const long *gpus, const int *order, 
 void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus);
 /* The algorithm g runs for op on bytes: its own choice, or auto's. */
 ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes);
+/* The alpha-beta time of the algorithm ts_coll_choose picks (the analytic fidelity's cost of a
+ * collective; uncontended, it equals what the rings and trees take in the other fidelities). */
+double ts_coll_estimate_s(const ts_coll_group *g, ts_coll_op op, double bytes);
 /* The same for a group of n GPUs not yet set up (microbenchmark tables). */
 ts_coll_algo ts_coll_choose_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
                                 ts_coll_op op, double bytes);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analytic.h"
 #include "route.h"
 #include "sg_platform.h"
 
@@ -533,6 +534,8 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
     if (rc != 0)
       return -1;
   }
+  if (opts->fidelity == TS_FIDELITY_ANALYTIC)
+    return ts_analytic_run(pf, job, opts, out, err);
   /* Each actor's stack costs SimGrid two memory mappings (stack and guard page); past the
    * kernel's vm.max_map_count it dies with "Failed to protect stack". */
   long max_maps = 65530; /* Linux's default, when /proc does not say */

@@ -98,6 +98,7 @@ static void build_one_transfer(ts_job *job) {
 static void test_one_transfer(void **state) {
   (void)state;
   assert_rel(simulate(ring4, build_one_transfer, TS_FIDELITY_AGGREGATE), 2e-6 + 3e8 / 10e9, 1e-9);
+  assert_rel(simulate(ring4, build_one_transfer, TS_FIDELITY_ANALYTIC), 2e-6 + 3e8 / 10e9, 1e-9);
 }
 
 /* ---- two transfers sharing a link: each gets half ---- */
@@ -120,6 +121,8 @@ static void test_shared_link(void **state) {
   (void)state;
   /* Both routes have two 2 us links; sharing 10 GB/s, each moves 1e9 bytes at 5 GB/s. */
   assert_rel(simulate(ring4, build_shared_link, TS_FIDELITY_AGGREGATE), 4e-6 + 1e9 / 5e9, 1e-9);
+  /* The analytic fidelity shares nothing: each transfer alone at 10 GB/s (optimistic). */
+  assert_rel(simulate(ring4, build_shared_link, TS_FIDELITY_ANALYTIC), 4e-6 + 1e9 / 10e9, 1e-9);
 }
 
 /* ---- ring all-reduce: 2 (p - 1) (alpha + n / (p B)) ---- */
@@ -148,8 +151,10 @@ static void test_ring_allreduce(void **state) {
   ring_op = TS_COLL_ALLREDUCE;
   double agg = simulate(ring4, build_ring, TS_FIDELITY_AGGREGATE);
   double flow = simulate(ring4, build_ring, TS_FIDELITY_FLOW);
+  double analytic = simulate(ring4, build_ring, TS_FIDELITY_ANALYTIC);
   assert_rel(agg, expect, 1e-9);
   assert_rel(flow, expect, 1e-9);
+  assert_rel(analytic, expect, 1e-9);
   ring_op = TS_COLL_REDUCE_SCATTER;
   assert_rel(simulate(ring4, build_ring, TS_FIDELITY_FLOW), expect / 2, 1e-9);
   ring_op = TS_COLL_ALLGATHER;
@@ -198,8 +203,10 @@ static void test_overlap(void **state) {
   assert_true(sim_waiting_s == 0);
   overlap_s = 0.02; /* shorter: the wait exposes the rest */
   assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_FLOW), ar, 1e-9);
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_ANALYTIC), ar, 1e-9);
   is_two_posted = true; /* wait for the first, compute 0.02 s beside the second, wait */
   assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_AGGREGATE), 2 * ar, 1e-9);
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_ANALYTIC), 2 * ar, 1e-9);
   overlap_s = 0.1;
   assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_AGGREGATE), ar + 0.1, 1e-9);
   /* Compute that starts beside a running collective is slowed by the option's factor. */
@@ -280,14 +287,18 @@ static void test_pipelines(void **state) {
   pipe_kind = TS_SCHED_1F1B;
   assert_rel(simulate(instant_links(), build_pipeline, TS_FIDELITY_AGGREGATE), expect, 1e-9);
   assert_rel(sim_waiting_s / work, (PIPE_P - 1.0) / PIPE_M, 1e-9);
+  assert_rel(simulate(instant_links(), build_pipeline, TS_FIDELITY_ANALYTIC), expect, 1e-9);
+  assert_rel(sim_waiting_s / work, (PIPE_P - 1.0) / PIPE_M, 1e-9);
   pipe_kind = TS_SCHED_GPIPE;
   assert_rel(simulate(instant_links(), build_pipeline, TS_FIDELITY_AGGREGATE), expect, 1e-9);
   pipe_kind = TS_SCHED_INTERLEAVED;
   for (pipe_chunks = 2; pipe_chunks <= 4; pipe_chunks++) {
     double v = (double)pipe_chunks;
-    assert_rel(simulate(instant_links(), build_pipeline, TS_FIDELITY_AGGREGATE),
-               (PIPE_M + (PIPE_P - 1) / v) * (T_F + T_B), 1e-9);
-    assert_rel(sim_waiting_s / work, (PIPE_P - 1.0) / (v * PIPE_M), 1e-9);
+    for (int f = TS_FIDELITY_AGGREGATE; f <= TS_FIDELITY_ANALYTIC; f += 2) {
+      assert_rel(simulate(instant_links(), build_pipeline, (ts_fidelity)f),
+                 (PIPE_M + (PIPE_P - 1) / v) * (T_F + T_B), 1e-9);
+      assert_rel(sim_waiting_s / work, (PIPE_P - 1.0) / (v * PIPE_M), 1e-9);
+    }
   }
   pipe_chunks = 1;
 }
