@@ -106,6 +106,17 @@ static void test_flow_close_to_aggregate(void **state) {
   /* Same events; the two differ only where rings share links with other traffic. */
   assert_rel(json_num(a, "metrics.iteration_s"), json_num(f, "metrics.iteration_s"), 0.05);
   assert_true(json_num(f, "simulation.transfers") > json_num(a, "simulation.transfers"));
+  /* Analytic plays the same events with nothing shared and eager pipeline messages: never
+   * slower than the simulation (optimistic), with no SimGrid transfer at all. */
+  char *quick = run_tiny(dir, "--fidelity analytic");
+  json *q = json_parse(quick);
+  assert_non_null(q);
+  assert_true(json_num(q, "simulation.events") == json_num(a, "simulation.events"));
+  assert_true(json_num(q, "simulation.transfers") == 0);
+  assert_true(json_num(q, "metrics.iteration_s") <=
+              json_num(a, "metrics.iteration_s") * (1 + 1e-9));
+  json_free(q);
+  free(quick);
   json_free(a);
   json_free(f);
   free(agg);
