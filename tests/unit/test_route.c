@@ -32,6 +32,12 @@ static void test_inside_node(void **state) {
   ts_route_between(&pf, 0, 3, &r); /* no direct link: two hops, 0-1-3 or 0-2-3, 50 GB/s */
   assert_int_equal(r.n_links, 2);
   assert_rel(r.bw_Bps, 50e9, 1e-15);
+  ts_route_between(&pf, 0, 6, &r); /* a double link (REFERENCE.md: 0-6 and 2-4, 100 GB/s) */
+  assert_int_equal(r.n_links, 1);
+  assert_rel(r.bw_Bps, 100e9, 1e-15);
+  ts_route_between(&pf, 1, 3, &r); /* a single link, 50 GB/s */
+  assert_int_equal(r.n_links, 1);
+  assert_rel(r.bw_Bps, 50e9, 1e-15);
   ts_route_between(&pf, 0, 4, &r); /* 0-6-4 (100, 50) or 0-2-4 (50, 100): widest is 50 */
   assert_int_equal(r.n_links, 2);
   assert_int_equal(ts_route_node_hops(&pf, 1, 6), 2);
