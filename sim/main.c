@@ -24,6 +24,7 @@
 #include "platform.h"
 #include "platform_cmd.h"
 #include "scale.h"
+#include "search.h"
 
 #define EXIT_INPUT 2
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -38,6 +39,8 @@ static const char usage[] =
     "  run WORKLOAD [options]   simulate one training iteration and report it\n"
     "  scale WORKLOAD --gpus N1,N2,... --weak|--strong\n"
     "                           a scaling study with efficiencies (scale.csv)\n"
+    "  search WORKLOAD --gpus N the fastest layouts of N GPUs (analytic estimate, then the\n"
+    "                           top ones simulated; search.csv)\n"
     "  memory WORKLOAD          memory per GPU by stage, and the fewest GPUs that fit\n"
     "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
     "  platform check|show [FILE]\n"
@@ -556,12 +559,15 @@ int main(int argc, char **argv) {
     return ts_scale_main(argc - 2, argv + 2);
   if (strcmp(argv[1], "bench") == 0)
     return ts_bench_main(argc - 2, argv + 2);
+  if (strcmp(argv[1], "search") == 0)
+    return ts_search_main(argc - 2, argv + 2);
   if (strcmp(argv[1], "platform") == 0)
     return ts_platform_main(argc - 2, argv + 2);
-  fprintf(
-      stderr,
-      "trainsim: error: unknown command '%s' (commands: run, scale, memory, bench, platform; see "
-      "'trainsim --help')\n",
-      argv[1]);
+  fprintf(stderr,
+          "trainsim: error: unknown command '%s' (commands: run, scale, search, memory, bench, "
+          "platform; "
+          "see "
+          "'trainsim --help')\n",
+          argv[1]);
   return EXIT_INPUT;
 }

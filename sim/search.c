@@ -1,0 +1,261 @@
+/* search: see search.h. */
+#include "search.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../analysis/metrics.h"
+#include "../analysis/report.h"
+#include "../workloads/doc.h"
+#include "../workloads/memory.h"
+#include "analytic.h"
+#include "cli.h"
+#include "study.h"
+
+#define EXIT_INPUT 2
+
+static const char usage[] =
+    "usage: trainsim search WORKLOAD --gpus N [--top K] [--platform FILE] [--out DIR]\n"
+    "\n"
+    "Searches the layouts of N GPUs for the fastest iteration of WORKLOAD's model and batch:\n"
+    "tensor parallelism inside a node, pipeline parallelism, data parallelism, micro-batch 1, 2\n"
+    "or 4, virtual stages 1 or 2, recomputation none / selective / full, ZeRO 0 or 1 (2 and 3\n"
+    "without a pipeline), sequence parallelism off or on. Candidates that break a rule or do\n"
+    "not fit in memory are counted by reason; the others are played with the analytic fidelity\n"
+    "(no contention: optimistic), and the K fastest (default 3) simulated in full. Writes\n"
+    "search.csv (every candidate) into --out (default trainsim-out).\n";
+
+typedef struct candidate {
+  ts_workload wl;
+  double analytic_s, megatron_fraction, peak_bytes;
+  double simulated_s, simulated_fraction; /* top K only; 0 otherwise */
+} candidate;
+
+typedef struct search_args {
+  const char *workload, *platform, *out_dir;
+  long gpus, top;
+} search_args;
+
+static int parse(int argc, char **argv, search_args *a, ts_err *err) {
+  static const char *const options[] = {"--gpus", "--top", "--platform", "--out", NULL};
+  memset(a, 0, sizeof *a);
+  a->out_dir = "trainsim-out";
+  a->top = 3;
+  ts_cli cli = {argc, argv, 0, "search", options, NULL, false};
+  const char *flag = NULL, *value = NULL;
+  for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
+    int rc = 0;
+    if (item < 0)
+      return -1;
+    if (item == TS_CLI_ARGUMENT) {
+      if (a->workload != NULL)
+        return ts_err_plain(err, "search takes one WORKLOAD file, found a second one: '%s'", value);
+      a->workload = value;
+    } else if (strcmp(flag, "--help") == 0) {
+      fputs(usage, stdout);
+      return 1;
+    } else if (strcmp(flag, "--gpus") == 0) {
+      rc = ts_cli_count(flag, value, 1, 100000000, &a->gpus, err);
+    } else if (strcmp(flag, "--top") == 0) {
+      rc = ts_cli_count(flag, value, 1, 100, &a->top, err);
+    } else if (strcmp(flag, "--platform") == 0) {
+      a->platform = value;
+    } else if (strcmp(flag, "--out") == 0) {
+      a->out_dir = value;
+    }
+    if (rc != 0)
+      return -1;
+  }
+  if (a->workload == NULL)
+    return ts_err_plain(err, "search needs a WORKLOAD file (see 'trainsim search --help')");
+  if (a->gpus == 0)
+    return ts_err_plain(err, "search needs --gpus N");
+  return 0;
+}
+
+enum reject { REJECT_RULE, REJECT_MEMORY, REJECT_EVENTS, REJECT_COUNT };
+static const char *const reject_names[] = {"break a layout rule (divisibility, ZeRO-2/3 with "
+                                           "a pipeline, interleaving)",
+                                           "do not fit in memory", "have too many events"};
+
+/* The analytic iteration of wl on pf, and its Megatron-DeepSpeed fraction of peak. */
+static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) {
+  ts_job job;
+  ts_err err = {0};
+  if (ts_schedule_build(wl, &pf->gpu, &job, &err) != 0)
+    return -1;
+  ts_engine_opts opts = {.fidelity = TS_FIDELITY_ANALYTIC};
+  ts_sim_result sim;
+  int rc = ts_analytic_run(pf, &job, &opts, &sim, &err);
+  if (rc == 0) {
+    ts_metrics m;
+    ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
+                       pf->gpu.power_w, &sim, &m);
+    c->analytic_s = m.iteration_s;
+    c->megatron_fraction = m.megatron_fraction_of_peak;
+    ts_metrics_fini(&m);
+    ts_sim_result_fini(&sim);
+  }
+  ts_job_fini(&job);
+  return rc;
+}
+
+static int by_estimate(const void *x, const void *y) {
+  double a = ((const candidate *)x)->analytic_s, b = ((const candidate *)y)->analytic_s;
+  return (a > b) - (a < b);
+}
+
+static void describe(const ts_workload *wl, char *out, size_t size) {
+  snprintf(out, size, "TP%ld PP%ld DP%ld mbs %ld v %ld %s ZeRO-%d%s", wl->tp, wl->pp, wl->dp,
+           wl->micro_batch, wl->virtual_stages, ts_recompute_names[wl->recompute], wl->zero_stage,
+           wl->sequence_parallel ? " SP" : "");
+}
+
+typedef struct csv_ctx {
+  const candidate *c;
+  long n;
+} csv_ctx;
+
+static void write_csv(FILE *f, const void *ctx) {
+  const csv_ctx *x = ctx;
+  fputs("tp,pp,dp,micro_batch,virtual_stages,recompute,zero_stage,sequence_parallel,"
+        "analytic_iteration_s,analytic_megatron_percent,peak_memory_gib,simulated_iteration_s,"
+        "simulated_megatron_percent\n",
+        f);
+  for (long i = 0; i < x->n; i++) {
+    const candidate *c = &x->c[i];
+    const ts_workload *w = &c->wl;
+    fprintf(f, "%ld,%ld,%ld,%ld,%ld,%s,%d,%d,%.17g,%.17g,%.17g,", w->tp, w->pp, w->dp,
+            w->micro_batch, w->virtual_stages, ts_recompute_names[w->recompute], w->zero_stage,
+            w->sequence_parallel, c->analytic_s, 100 * c->megatron_fraction,
+            c->peak_bytes / 1073741824.0);
+    if (c->simulated_s > 0)
+      fprintf(f, "%.17g,%.17g\n", c->simulated_s, 100 * c->simulated_fraction);
+    else
+      fputs(",\n", f);
+  }
+}
+
+int ts_search_main(int argc, char **argv) {
+  ts_err err = {0};
+  search_args a;
+  int rc = parse(argc, argv, &a, &err);
+  if (rc == 1)
+    return 0;
+  static ts_platform pf;
+  ts_workload base;
+  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0 ||
+      ts_workload_load_file(a.workload, &base, &err) != 0 ||
+      ts_report_prepare_dir(a.out_dir, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return EXIT_INPUT;
+  }
+  if (a.gpus > ts_platform_n_gpus(&pf)) {
+    fprintf(stderr, "trainsim: error: --gpus: platform '%s' has %ld GPUs, found %ld\n", pf.name,
+            ts_platform_n_gpus(&pf), a.gpus);
+    return EXIT_INPUT;
+  }
+  long n = 0, cap = 256, rejected[REJECT_COUNT] = {0}, tried = 0;
+  candidate *cands = malloc((size_t)cap * sizeof *cands);
+  TS_ASSERT(cands != NULL);
+  static const long mbs_choices[] = {1, 2, 4};
+  bool tty = isatty(2);
+  for (long tp = 1; tp <= pf.gpus_per_node; tp *= 2)
+    for (long pp = 1; pp <= base.model.n_layers; pp++) {
+      if (a.gpus % (tp * pp) != 0 || base.model.n_layers % pp != 0)
+        continue;
+      for (int mi = 0; mi < 3; mi++)
+        for (long v = 1; v <= 2; v++)
+          for (int rec = 0; rec < 3; rec++)
+            for (int zero = 0; zero <= 3; zero++)
+              for (int sp = 0; sp <= (tp > 1); sp++) {
+                ts_workload wl = base;
+                ts_overrides ov = {.gpus = a.gpus,
+                                   .is_gpus_set = true,
+                                   .tp = tp,
+                                   .is_tp_set = true,
+                                   .pp = pp,
+                                   .is_pp_set = true,
+                                   .micro_batch = mbs_choices[mi],
+                                   .is_micro_batch_set = true,
+                                   .virtual_stages = v,
+                                   .is_virtual_stages_set = true,
+                                   .recompute = (ts_recompute)rec,
+                                   .is_recompute_set = true,
+                                   .zero_stage = zero,
+                                   .is_zero_stage_set = true,
+                                   .schedule = TS_SCHED_1F1B,
+                                   .is_schedule_set = true,
+                                   .is_sequence_parallel_set = sp};
+                wl.sequence_parallel = false;
+                wl.first_stage_layers = wl.last_stage_layers = 0;
+                tried++;
+                ts_err e = {0};
+                if ((zero >= 2 && pp > 1) || ts_workload_resolve(&wl, &ov, &e) != 0) {
+                  rejected[REJECT_RULE]++;
+                  continue;
+                }
+                candidate c = {.wl = wl};
+                c.peak_bytes = ts_memory_peak(&wl, NULL);
+                if (c.peak_bytes > pf.gpu.hbm_bytes) {
+                  rejected[REJECT_MEMORY]++;
+                  continue;
+                }
+                if (tty)
+                  fprintf(stderr, "\r%ld candidates, %ld estimated...", tried, n);
+                if (estimate(&pf, &wl, &c) != 0) {
+                  rejected[REJECT_EVENTS]++;
+                  continue;
+                }
+                if (n == cap) {
+                  cap *= 2;
+                  cands = realloc(cands, (size_t)cap * sizeof *cands);
+                  TS_ASSERT(cands != NULL);
+                }
+                cands[n++] = c;
+              }
+    }
+  if (tty)
+    fputc('\n', stderr);
+  qsort(cands, (size_t)n, sizeof *cands, by_estimate);
+  long top = a.top < n ? a.top : n;
+  for (long i = 0; i < top; i++) {
+    if (tty)
+      fprintf(stderr, "\rsimulating candidate %ld of %ld...", i + 1, top);
+    ts_scaling_point p;
+    if (ts_study_point(&pf, &cands[i].wl, TS_FIDELITY_AGGREGATE, &p, &err) == 0) {
+      cands[i].simulated_s = p.iteration_s;
+      cands[i].simulated_fraction = p.megatron_percent / 100;
+    }
+  }
+  if (tty)
+    fputc('\n', stderr);
+  printf("search: %s on %ld x %s (%s), global batch %ld\n\n", base.name, a.gpus, pf.gpu.model,
+         pf.name, base.global_batch);
+  printf("  %-4s %-44s %12s %9s %12s %9s %9s\n", "rank", "layout", "analytic_s", "% peak",
+         "simulated_s", "% peak", "GiB");
+  for (long i = 0; i < top; i++) {
+    char layout[128];
+    describe(&cands[i].wl, layout, sizeof layout);
+    printf("  %-4ld %-44s %12.4f %8.2f%% %12.4f %8.2f%% %9.2f\n", i + 1, layout,
+           cands[i].analytic_s, 100 * cands[i].megatron_fraction, cands[i].simulated_s,
+           100 * cands[i].simulated_fraction, cands[i].peak_bytes / 1073741824.0);
+  }
+  printf("\n%ld candidates: %ld estimated", tried, n);
+  for (int r = 0; r < REJECT_COUNT; r++)
+    if (rejected[r] > 0)
+      printf(", %ld %s", rejected[r], reject_names[r]);
+  printf(".\n%% peak: Megatron-DeepSpeed's formula; analytic: no contention (optimistic), "
+         "simulated: the full engine.\n");
+  csv_ctx ctx = {cands, n};
+  if (ts_report_write_file(a.out_dir, "search.csv", write_csv, &ctx, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    free(cands);
+    return 1;
+  }
+  printf("results: %s/search.csv\n", a.out_dir);
+  free(cands);
+  return 0;
+}
