@@ -504,6 +504,54 @@ static void test_collective_algorithm(void **state) {
   rmdir(dir);
 }
 
+/* search: every estimated candidate fits in memory and is in search.csv, sorted by the
+ * analytic estimate; the top ones were simulated, and the simulation is never faster than the
+ * (contention-free) estimate; a second search writes the same file. */
+static void test_search(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[256], path[600];
+  assert_non_null(mkdtemp(dir));
+  snprintf(args, sizeof args, "search tests/data/good/tiny.yaml --gpus 16 --top 2 --out %s", dir);
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  long tried = 0, estimated = 0;
+  const char *summary = strstr(r.out, " candidates: ");
+  assert_non_null(summary);
+  while (summary > r.out && summary[-1] != '\n')
+    summary--;
+  assert_int_equal(sscanf(summary, "%ld candidates: %ld estimated", &tried, &estimated), 2);
+  spawn_free(&r);
+  snprintf(path, sizeof path, "%s/search.csv", dir);
+  char *csv = read_file(path, NULL);
+  assert_non_null(csv);
+  long rows = 0;
+  double prev = 0;
+  for (char *line = strchr(csv, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
+    double est = 0, gib = 0, sim = 0;
+    int got = sscanf(line, "%*d,%*d,%*d,%*d,%*d,%*[a-z],%*d,%*d,%lf,%*f,%lf,%lf", &est, &gib, &sim);
+    assert_true(got >= 2);
+    assert_true(est >= prev && gib <= 64.0);
+    if (rows < 2) {
+      assert_int_equal(got, 3);
+      assert_true(sim >= est * (1 - 1e-9));
+    }
+    prev = est;
+    rows++;
+  }
+  assert_int_equal(rows, estimated);
+  assert_true(tried > estimated);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  spawn_free(&r);
+  char *again = read_file(path, NULL);
+  assert_string_equal(csv, again);
+  free(again);
+  free(csv);
+  unlink(path);
+  rmdir(dir);
+}
+
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
 static void test_bench_deterministic(void **state) {
   (void)state;
@@ -542,6 +590,7 @@ int main(void) {
                                      cmocka_unit_test(test_scale),
                                      cmocka_unit_test(test_timeline_subset),
                                      cmocka_unit_test(test_scale_by_model),
-                                     cmocka_unit_test(test_collective_algorithm)};
+                                     cmocka_unit_test(test_collective_algorithm),
+                                     cmocka_unit_test(test_search)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
