@@ -299,3 +299,57 @@ int ts_html_scale_report(const char *dir, const char *study, bool is_weak, const
   scale_ctx c = {study, platform, is_weak, n_points, points};
   return ts_report_write_file(dir, "report.html", write_scale, &c, err);
 }
+
+typedef struct search_ctx {
+  const char *title, *summary;
+  int n;
+  const ts_html_candidate *c;
+} search_ctx;
+
+static void write_search(FILE *f, const void *ctx) {
+  const search_ctx *x = ctx;
+  open_page(f, x->title);
+  paragraph(f, x->summary);
+  heading(f, "Best candidates");
+  fputs("<table>\n<tr><th>rank</th><th>layout</th><th>analytic s</th><th>% of peak</th>"
+        "<th>simulated s</th><th>% of peak</th><th>peak GiB</th></tr>\n",
+        f);
+  for (int i = 0; i < x->n; i++) {
+    const ts_html_candidate *c = &x->c[i];
+    fprintf(f, "<tr><td class=\"n\">%d</td><td>", i + 1);
+    ts_svg_escape(f, c->layout);
+    fprintf(f, "</td><td class=\"n\">%.4f</td><td class=\"n\">%.2f%%</td>", c->analytic_s,
+            100 * c->analytic_fraction);
+    if (c->simulated_s > 0)
+      fprintf(f, "<td class=\"n\">%.4f</td><td class=\"n\">%.2f%%</td>", c->simulated_s,
+              100 * c->simulated_fraction);
+    else
+      fputs("<td></td><td></td>", f);
+    fprintf(f, "<td class=\"n\">%.2f</td></tr>\n", c->peak_bytes / GIB);
+  }
+  fputs("</table>\n", f);
+  paragraph(f, "analytic: the analytic fidelity (no contention, eager pipeline messages: "
+               "optimistic); simulated: the full engine, for the best of them.");
+  heading(f, "Where the time goes (analytic estimate)");
+  char(*names)[16] = calloc((size_t)x->n, sizeof *names);
+  const char **labels = calloc((size_t)x->n, sizeof *labels);
+  double *secs = calloc((size_t)x->n * TS_CAT_COUNT, sizeof(double));
+  TS_ASSERT(names != NULL && labels != NULL && secs != NULL);
+  for (int i = 0; i < x->n; i++) { /* by rank: the table above names the layouts */
+    snprintf(names[i], sizeof names[i], "#%d", i + 1);
+    labels[i] = names[i];
+    memcpy(secs + i * TS_CAT_COUNT, x->c[i].breakdown_s, sizeof x->c[i].breakdown_s);
+  }
+  ts_plot_breakdown(f, "Estimated time breakdown per candidate (by rank)", x->n, labels, secs);
+  free(names);
+  free(labels);
+  free(secs);
+  definitions(f, 0);
+  close_page(f);
+}
+
+int ts_html_search_report(const char *dir, const char *title, const char *summary, int n_shown,
+                          const ts_html_candidate *shown, ts_err *err) {
+  search_ctx c = {title, summary, n_shown, shown};
+  return ts_report_write_file(dir, "report.html", write_search, &c, err);
+}

@@ -26,4 +26,18 @@ int ts_html_run_report(const char *dir, const ts_workload *wl, const ts_run_info
 int ts_html_scale_report(const char *dir, const char *study, bool is_weak, const char *platform,
                          int n_points, const ts_scaling_point *points, ts_err *err);
 
+/* One candidate of a layout search, as report.html shows it. */
+typedef struct ts_html_candidate {
+  char layout[96]; /* e.g. "TP8 PP16 DP8 mbs 1 v 1 full ZeRO-1" */
+  double analytic_s, analytic_fraction; /* estimate and its Megatron-DeepSpeed % of peak */
+  double simulated_s, simulated_fraction; /* 0 when not simulated */
+  double peak_bytes;
+  double breakdown_s[TS_CAT_COUNT]; /* of the estimate, mean over ranks */
+} ts_html_candidate;
+
+/* dir/report.html for a layout search: the candidates in order (the first n_shown of them),
+ * the counts of rejected ones, a time breakdown per shown candidate, definitions. */
+int ts_html_search_report(const char *dir, const char *title, const char *summary, int n_shown,
+                          const ts_html_candidate *shown, ts_err *err);
+
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../analysis/html.h"
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
 #include "../workloads/doc.h"
@@ -25,25 +26,29 @@ static const char usage[] =
     "without a pipeline), sequence parallelism off or on. Candidates that break a rule or do\n"
     "not fit in memory are counted by reason; the others are played with the analytic fidelity\n"
     "(no contention: optimistic), and the K fastest (default 3) simulated in full. Writes\n"
-    "search.csv (every candidate) into --out (default trainsim-out).\n";
+    "search.csv (every candidate) into --out (default trainsim-out); --report adds\n"
+    "report.html (the 20 best, their estimated time breakdown).\n";
 
 typedef struct candidate {
   ts_workload wl;
   double analytic_s, megatron_fraction, peak_bytes;
+  double breakdown_s[TS_CAT_COUNT]; /* of the estimate */
   double simulated_s, simulated_fraction; /* top K only; 0 otherwise */
 } candidate;
 
 typedef struct search_args {
   const char *workload, *platform, *out_dir;
   long gpus, top;
+  bool is_report;
 } search_args;
 
 static int parse(int argc, char **argv, search_args *a, ts_err *err) {
   static const char *const options[] = {"--gpus", "--top", "--platform", "--out", NULL};
+  static const char *const switches[] = {"--report", NULL};
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->top = 3;
-  ts_cli cli = {argc, argv, 0, "search", options, NULL, false};
+  ts_cli cli = {argc, argv, 0, "search", options, switches, false};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
     int rc = 0;
@@ -56,6 +61,8 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
     } else if (strcmp(flag, "--help") == 0) {
       fputs(usage, stdout);
       return 1;
+    } else if (strcmp(flag, "--report") == 0) {
+      a->is_report = true;
     } else if (strcmp(flag, "--gpus") == 0) {
       rc = ts_cli_count(flag, value, 1, 100000000, &a->gpus, err);
     } else if (strcmp(flag, "--top") == 0) {
@@ -95,6 +102,7 @@ static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) 
                        pf->gpu.power_w, &sim, &m);
     c->analytic_s = m.iteration_s;
     c->megatron_fraction = m.megatron_fraction_of_peak;
+    memcpy(c->breakdown_s, m.breakdown_s, sizeof c->breakdown_s);
     ts_metrics_fini(&m);
     ts_sim_result_fini(&sim);
   }
@@ -136,6 +144,29 @@ static void write_csv(FILE *f, const void *ctx) {
     else
       fputs(",\n", f);
   }
+}
+
+/* report.html: the 20 best candidates. */
+static int write_report(const search_args *a, const ts_workload *base, const ts_platform *pf,
+                        const candidate *c, long n, const char *summary, ts_err *err) {
+  int shown = n < 20 ? (int)n : 20;
+  ts_html_candidate *rows = calloc((size_t)(shown > 0 ? shown : 1), sizeof *rows);
+  TS_ASSERT(rows != NULL);
+  for (int i = 0; i < shown; i++) {
+    describe(&c[i].wl, rows[i].layout, sizeof rows[i].layout);
+    rows[i].analytic_s = c[i].analytic_s;
+    rows[i].analytic_fraction = c[i].megatron_fraction;
+    rows[i].simulated_s = c[i].simulated_s;
+    rows[i].simulated_fraction = c[i].simulated_fraction;
+    rows[i].peak_bytes = c[i].peak_bytes;
+    memcpy(rows[i].breakdown_s, c[i].breakdown_s, sizeof rows[i].breakdown_s);
+  }
+  char title[192];
+  snprintf(title, sizeof title, "trainsim: layouts of %.63s on %ld GPUs of %.63s", base->name,
+           a->gpus, pf->name);
+  int rc = ts_html_search_report(a->out_dir, title, summary, shown, rows, err);
+  free(rows);
+  return rc;
 }
 
 int ts_search_main(int argc, char **argv) {
@@ -243,19 +274,27 @@ int ts_search_main(int argc, char **argv) {
            cands[i].analytic_s, 100 * cands[i].megatron_fraction, cands[i].simulated_s,
            100 * cands[i].simulated_fraction, cands[i].peak_bytes / 1073741824.0);
   }
-  printf("\n%ld candidates: %ld estimated", tried, n);
+  char summary[512];
+  int len = snprintf(summary, sizeof summary, "%ld candidates: %ld estimated", tried, n);
   for (int r = 0; r < REJECT_COUNT; r++)
-    if (rejected[r] > 0)
-      printf(", %ld %s", rejected[r], reject_names[r]);
-  printf(".\n%% peak: Megatron-DeepSpeed's formula; analytic: no contention (optimistic), "
-         "simulated: the full engine.\n");
+    if (rejected[r] > 0 && len < (int)sizeof summary)
+      len += snprintf(summary + len, sizeof summary - (size_t)len, ", %ld %s", rejected[r],
+                      reject_names[r]);
+  printf("\n%s.\n%% peak: Megatron-DeepSpeed's formula; analytic: no contention (optimistic), "
+         "simulated: the full engine.\n",
+         summary);
   csv_ctx ctx = {cands, n};
   if (ts_report_write_file(a.out_dir, "search.csv", write_csv, &ctx, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     free(cands);
     return 1;
   }
-  printf("results: %s/search.csv\n", a.out_dir);
+  if (a.is_report && write_report(&a, &base, &pf, cands, n, summary, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    free(cands);
+    return 1;
+  }
+  printf("results: %s/search.csv%s\n", a.out_dir, a.is_report ? " and report.html" : "");
   free(cands);
   return 0;
 }

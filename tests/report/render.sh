@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# report.html in headless Chromium: a run's and a study's page parse as strict XML (loaded as
-# XHTML, any markup error shows as a <parsererror>), load as HTML with no console error, fetch
-# nothing, hold their figures, and render to a non-empty screenshot.
+# report.html in headless Chromium: a run's, a scaling study's and a search's page parse as
+# strict XML (loaded as XHTML, any markup error shows as a <parsererror>), load as HTML with no
+# console error, fetch nothing, hold their figures, and render to a non-empty screenshot.
 # usage: render.sh TRAINSIM OUT_DIR (run from the source tree). Exit 77 = skipped.
 set -euo pipefail
 trainsim=$1
@@ -26,6 +26,8 @@ browse() {
 "$trainsim" run tests/data/good/tiny.yaml --gpus 32 --report --out "$out/run" >/dev/null
 "$trainsim" scale tests/data/good/tiny.yaml --gpus 8,16,32 --strong --report \
   --out "$out/scale" >/dev/null
+"$trainsim" search tests/data/good/tiny.yaml --gpus 16 --top 1 --report --out "$out/search" \
+  >/dev/null
 
 check_page() { # page, number of figures
   local page=$1 figures=$2 dir
@@ -53,6 +55,7 @@ check_page() { # page, number of figures
 
 check_page "$out/run/report.html" 3 # time breakdown, pipeline Gantt, memory
 check_page "$out/scale/report.html" 2 # scaling curve, time breakdown per point
+check_page "$out/search/report.html" 1 # estimated time breakdown per candidate
 
 browse --window-size=1100,2400 --screenshot="$out/run/report.png" \
   "file://$out/run/report.html" >/dev/null 2>&1
