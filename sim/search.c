@@ -193,9 +193,9 @@ int ts_search_main(int argc, char **argv) {
   TS_ASSERT(cands != NULL);
   static const long mbs_choices[] = {1, 2, 4};
   bool tty = isatty(2);
-  for (long tp = 1; tp <= pf.gpus_per_node; tp *= 2)
+  for (long tp = 1; tp <= pf.gpus_per_node; tp++)
     for (long pp = 1; pp <= base.model.n_layers; pp++) {
-      if (a.gpus % (tp * pp) != 0 || base.model.n_layers % pp != 0)
+      if (pf.gpus_per_node % tp != 0 || a.gpus % (tp * pp) != 0 || base.model.n_layers % pp != 0)
         continue;
       for (int mi = 0; mi < 3; mi++)
         for (long v = 1; v <= 2; v++)
