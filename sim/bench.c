@@ -32,7 +32,7 @@ static const char usage[] =
     "  --collectives auto|ring|hierarchical|tree\n"
     "                        all-reduce algorithm (default auto: the faster by an alpha-beta\n"
     "                        model of the routes, per size; the table says which ran)\n"
-    "  --fidelity aggregate|flow|analytic\n"
+    "  --fidelity aggregate|flow|analytic|hybrid\n"
     "                        collective transfers per rank: one (default) or one per ring step\n"
     "  --min-bytes SIZE      smallest size (default 8)\n"
     "  --max-bytes SIZE      largest size (default 8GiB)\n"

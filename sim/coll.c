@@ -10,7 +10,7 @@
 
 #include "route.h"
 
-const char *const ts_fidelity_names[] = {"aggregate", "flow", "analytic", NULL};
+const char *const ts_fidelity_names[] = {"aggregate", "flow", "analytic", "hybrid", NULL};
 const char *const ts_coll_algo_names[] = {"auto", "ring", "hierarchical", "tree", NULL};
 
 /* Permutation search is exhaustive, so keep it to node-sized groups: 7! orders at 8. */
@@ -345,7 +345,7 @@ static void sub_ring(const ts_coll_group *g, sg_mailbox_t *inbox, int pos, int s
     sg_comm_wait_all(comms, 2);
     (*n_transfers)++;
   }
-  if (fidelity == TS_FIDELITY_AGGREGATE) {
+  if (fidelity != TS_FIDELITY_FLOW) {
     sg_barrier_wait(g->barrier);
     if (steps > 1)
       sg_actor_sleep_for((steps - 1) * lat_s);
@@ -393,7 +393,7 @@ static void tree(const ts_coll_group *g, int pos, double bytes, ts_fidelity fide
     }
     sg_comm_wait_all(comms, (size_t)k);
     sg_barrier_wait(g->barrier);
-    if (fidelity == TS_FIDELITY_AGGREGATE && depth > 1)
+    if (fidelity != TS_FIDELITY_FLOW && depth > 1)
       sg_actor_sleep_for((depth - 1) * g->tree_lat_s);
   }
 }

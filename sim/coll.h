@@ -34,13 +34,17 @@
 #include "../workloads/schedule.h"
 #include "platform.h"
 
-/* analytic: no network simulation (sim/analytic.h). */
+/* analytic: no network simulation (sim/analytic.h); hybrid: aggregate, but collectives of
+ * groups inside one node (tensor parallelism) take the analytic alpha-beta time once all
+ * members have arrived, without transfers (their links are the node's, which other traffic
+ * crosses only on its way to a NIC). */
 typedef enum ts_fidelity {
   TS_FIDELITY_AGGREGATE,
   TS_FIDELITY_FLOW,
-  TS_FIDELITY_ANALYTIC
+  TS_FIDELITY_ANALYTIC,
+  TS_FIDELITY_HYBRID
 } ts_fidelity;
-extern const char *const ts_fidelity_names[]; /* "aggregate", "flow", "analytic" */
+extern const char *const ts_fidelity_names[]; /* "aggregate", "flow", "analytic", "hybrid" */
 
 /* All-reduce algorithms. Hierarchical (for groups with m > 1 members on each of N > 1 nodes):
  * reduce-scatter inside each node (a ring of m), all-reduce of the n/m shards across nodes (m
@@ -80,6 +84,7 @@ typedef struct ts_coll_group {
   sg_bar_t barrier; /* aggregate fidelity only */
   double max_hop_lat_s; /* largest route latency between ring neighbours */
   bool is_all_to_all; /* an all-to-all runs on it: every pair is routed */
+  bool is_in_node; /* every member on one node */
   /* Hierarchical all-reduce, when per_node > 0: members per node (ring-0 positions
    * node x per_node .. + per_node - 1), an inbox per position for each phase, and the alpha-
    * beta figures of its hops and of the rings' (filled by ts_coll_plan). */

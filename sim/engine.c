@@ -185,6 +185,16 @@ static double do_recv(rank_ctx *c, const ts_event *ev) {
 static void run_coll(rank_ctx *c, const ts_event *ev) {
   long g = eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group];
   TS_ASSERT(g >= 0);
+  ts_coll_group *cg = &eng.groups[g];
+  if (eng.fidelity == TS_FIDELITY_HYBRID && cg->is_in_node && cg->n > 1 &&
+      ev->coll_op != TS_COLL_ALLTOALL) { /* coll.h: priced, not played */
+    ts_coll_op op = (ts_coll_op)ev->coll_op;
+    if (c->group_pos[ev->group] == 0)
+      cg->n_calls[ts_coll_choose(cg, op, ev->bytes)]++;
+    sg_barrier_wait(cg->barrier);
+    sg_actor_sleep_for(ts_coll_estimate_s(cg, op, ev->bytes));
+    return;
+  }
   ts_coll_run(&eng.groups[g], c->group_pos[ev->group], (ts_coll_op)ev->coll_op, ev->bytes,
               eng.fidelity, &eng.n_transfers);
 }
@@ -457,6 +467,9 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
     free(member_pos);
     cg->algo = eng.collectives;
     cg->per_node = ts_coll_per_node(pf, gpus, order, n);
+    cg->is_in_node = true;
+    for (int i = 1; i < n; i++)
+      cg->is_in_node = cg->is_in_node && gpus[i] / pf->gpus_per_node == gpus[0] / pf->gpus_per_node;
     long *ring_gpus = xcalloc((size_t)n, sizeof(long));
     for (int i = 0; i < n; i++)
       ring_gpus[i] = gpus[order[i]];

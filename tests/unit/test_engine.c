@@ -152,9 +152,11 @@ static void test_ring_allreduce(void **state) {
   double agg = simulate(ring4, build_ring, TS_FIDELITY_AGGREGATE);
   double flow = simulate(ring4, build_ring, TS_FIDELITY_FLOW);
   double analytic = simulate(ring4, build_ring, TS_FIDELITY_ANALYTIC);
+  double hybrid = simulate(ring4, build_ring, TS_FIDELITY_HYBRID); /* a group inside a node */
   assert_rel(agg, expect, 1e-9);
   assert_rel(flow, expect, 1e-9);
   assert_rel(analytic, expect, 1e-9);
+  assert_rel(hybrid, expect, 1e-9);
   ring_op = TS_COLL_REDUCE_SCATTER;
   assert_rel(simulate(ring4, build_ring, TS_FIDELITY_FLOW), expect / 2, 1e-9);
   ring_op = TS_COLL_ALLGATHER;
