@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,21 @@
     if (!(fabs(a_ - b_) <= (tol)*fmax(fabs(a_), fabs(b_))))                                        \
       fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);                                          \
   } while (0)
+
+/* Removes a test's output directory and every file in it. */
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  char path[600];
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  assert_int_equal(rmdir(dir), 0);
+}
 
 static char *run_tiny(const char *out_dir, const char *extra) {
   char args[512];
@@ -86,10 +102,7 @@ static void test_result_consistent(void **state) {
   assert_string_equal(text, again);
   free(again);
   free(text);
-  char path[600];
-  snprintf(path, sizeof path, "%s/result.json", dir);
-  unlink(path);
-  rmdir(dir);
+  remove_dir(dir);
 }
 
 static void test_flow_close_to_aggregate(void **state) {
@@ -132,10 +145,7 @@ static void test_flow_close_to_aggregate(void **state) {
   json_free(f);
   free(agg);
   free(flow);
-  char path[600];
-  snprintf(path, sizeof path, "%s/result.json", dir);
-  unlink(path);
-  rmdir(dir);
+  remove_dir(dir);
 }
 
 static void test_help_lists_every_flag(void **state) {
@@ -324,9 +334,7 @@ static void test_timeline(void **state) {
   json_free(j);
   free(text);
   unlink(path);
-  snprintf(path, sizeof path, "%s/result.json", dir);
-  unlink(path);
-  rmdir(dir);
+  remove_dir(dir);
 }
 
 static void test_memory_command(void **state) {
@@ -389,8 +397,7 @@ static void test_scale(void **state) {
   assert_true(t0_other < t[0]); /* no recomputation: a faster iteration */
   free(other);
   free(csv);
-  unlink(path);
-  rmdir(dir);
+  remove_dir(dir);
 }
 
 /* A node's ranks in a time window: only node 1's threads, only slices overlapping the window. */
@@ -429,9 +436,7 @@ static void test_timeline_subset(void **state) {
   json_free(j);
   free(text);
   unlink(path);
-  snprintf(path, sizeof path, "%s/result.json", dir);
-  unlink(path);
-  rmdir(dir);
+  remove_dir(dir);
 }
 
 /* Weak scaling by model size: one workload file per GPU count, each keeps its batch; the
@@ -472,8 +477,7 @@ static void test_scale_by_model(void **state) {
   assert_non_null(html);
   assert_non_null(strstr(html, "weak scaling by model size"));
   free(html);
-  unlink(path);
-  rmdir(dir);
+  remove_dir(dir);
   /* Several files are weak scaling by model: one per GPU count, --weak only. */
   r = spawn_trainsim("scale tests/data/good/tiny.yaml tests/data/good/tiny-wide.yaml --gpus "
                      "32,64 --strong");
@@ -510,9 +514,7 @@ static void test_collective_algorithm(void **state) {
     free(trace);
     unlink(path);
   }
-  snprintf(path, sizeof path, "%s/result.json", dir);
-  unlink(path);
-  rmdir(dir);
+  remove_dir(dir);
 }
 
 /* search: every estimated candidate fits in memory and is in search.csv, sorted by the
@@ -559,8 +561,7 @@ static void test_search(void **state) {
   assert_string_equal(csv, again);
   free(again);
   free(csv);
-  unlink(path);
-  rmdir(dir);
+  remove_dir(dir);
 }
 
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
