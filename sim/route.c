@@ -127,6 +127,9 @@ static uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/* The cable index of all the cables between two groups taken as one (adaptive routing). */
+#define GLOBAL_BUNDLE 0xffffULL
+
 /* Switch (within its group) that holds group g's k-th cable to group other. */
 static long global_switch(const ts_dragonfly *d, long g, long other, long k) {
   long index = other < g ? other : other - 1;
@@ -169,6 +172,15 @@ static void add_switch_path(const ts_platform *pf, ts_route *r, long src_node, l
   if (gs == gd) {
     if (ss != sd)
       add_local_hop(pf, r, gs, ss, sd);
+    return;
+  }
+  if (pf->net.routing != TS_ROUTING_MINIMAL) {
+    /* Adaptive: a node pair's packets spread over all the cables to the other group, which
+     * sit on different switches, so the traffic crosses both groups' fabric. Non-minimal
+     * paths through third groups are left out: a lower bound on a hot group pair. */
+    add(pf, r, make_id(LK_FABRIC_OUT, (uint64_t)gs, (uint64_t)ss, 0));
+    add(pf, r, make_id(LK_GLOBAL, (uint64_t)gs, (uint64_t)gd, GLOBAL_BUNDLE));
+    add(pf, r, make_id(LK_FABRIC_IN, (uint64_t)gd, 0, (uint64_t)sd));
     return;
   }
   long k = (long)(mix((uint64_t)src_node * 0x100000001ULL + (uint64_t)dst_node) %
@@ -247,6 +259,10 @@ void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, do
     *bw_Bps = pf->net.global.bw_Bps;
     *lat_s = pf->net.global.lat_s;
     prefix = "global"; /* from group, to group, cable */
+    if (c == GLOBAL_BUNDLE) {
+      *bw_Bps *= (double)pf->net.global_links_per_pair;
+      prefix = "global_bundle"; /* from group, to group, 65535 */
+    }
     break;
   case LK_NVS_UP:
   case LK_NVS_DOWN:

@@ -5,10 +5,9 @@
  *   src GPU -> (node links) -> GPU holding the NIC -> PCIe -> NIC -> its switch
  *   -> [local link to the switch holding the chosen global link] -> global link
  *   -> [local link to the destination switch] -> NIC -> PCIe -> (node links) -> dst GPU
- * with at most 3 switch-to-switch hops (minimal dragonfly routing). Of the
- * global_links_per_pair cables between two groups, a pair of nodes always uses the same one,
- * picked by a hash of the two node numbers (static spreading in place of Slingshot's adaptive
- * routing, which SimGrid's fluid model cannot express per packet). The group's k-th global
+ * with at most 3 switch-to-switch hops (minimal dragonfly routing). Under `routing: minimal`
+ * a pair of nodes always uses the same one of the global_links_per_pair cables between two
+ * groups, picked by a hash of the two node numbers. The group's k-th global
  * cable to another group sits on switch (index_of_other_group * links_per_pair + k) mod
  * switches_per_group: an assumed, even wiring (Frontier's cabling map is not published).
  *
@@ -19,7 +18,11 @@
  * models the group's all-to-all fabric as each switch's aggregate share of it: a transfer
  * from switch a to switch b crosses a's fabric egress and b's fabric ingress, each of
  * (switches_per_group - 1) x local bandwidth / 2 (all local cables, each path using two of
- * them when spread non-minimally). Global cables stay minimal in both modes.
+ * them when spread non-minimally). Likewise a transfer between groups spreads over all the
+ * cables between them, taken as one link of their summed bandwidth, reached through both
+ * groups' fabric; its non-minimal paths through third groups are left out (a lower bound on
+ * a busy group pair). With one cable per node pair, 1T's pipeline hops between groups ran at a
+ * quarter of a node's injection bandwidth and set the pace of the whole pipeline.
  *
  * A node with a switch (NVSwitch) routes GPU a -> switch -> GPU b over a's uplink and b's
  * downlink. A fat tree routes NIC -> leaf [-> spines [-> core -> spines] -> leaf] -> NIC, each

@@ -18,14 +18,17 @@
 #define EXIT_INPUT 2
 
 static const char usage[] =
-    "usage: trainsim search WORKLOAD --gpus N [--top K] [--platform FILE] [--out DIR]\n"
+    "usage: trainsim search WORKLOAD --gpus N [--top K] [--fidelity F] [--platform FILE]\n"
+    "                      [--out DIR]\n"
     "\n"
     "Searches the layouts of N GPUs for the fastest iteration of WORKLOAD's model and batch:\n"
-    "tensor parallelism inside a node, pipeline parallelism, data parallelism, micro-batch 1, 2\n"
+    "tensor parallelism inside a node or across up to 4 nodes, pipeline parallelism, data\n"
+    "parallelism, micro-batch 1, 2\n"
     "or 4, virtual stages 1 or 2, recomputation none / selective / full, ZeRO 0 or 1 (2 and 3\n"
     "without a pipeline), sequence parallelism off or on. Candidates that break a rule or do\n"
     "not fit in memory are counted by reason; the others are played with the analytic fidelity\n"
-    "(no contention: optimistic), and the K fastest (default 3) simulated in full. Writes\n"
+    "(no contention: optimistic), and the K fastest (default 3) simulated with --fidelity F\n"
+    "(default aggregate; hybrid is faster, see 'trainsim run --help'). Writes\n"
     "search.csv (every candidate) into --out (default trainsim-out); --report adds\n"
     "report.html (the 20 best, their estimated time breakdown).\n";
 
@@ -39,15 +42,18 @@ typedef struct candidate {
 typedef struct search_args {
   const char *workload, *platform, *out_dir;
   long gpus, top;
+  ts_fidelity fidelity; /* of the top K's simulations */
   bool is_report;
 } search_args;
 
 static int parse(int argc, char **argv, search_args *a, ts_err *err) {
-  static const char *const options[] = {"--gpus", "--top", "--platform", "--out", NULL};
+  static const char *const options[] = {"--gpus",     "--top", "--fidelity",
+                                        "--platform", "--out", NULL};
   static const char *const switches[] = {"--report", NULL};
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->top = 3;
+  a->fidelity = TS_FIDELITY_AGGREGATE;
   ts_cli cli = {argc, argv, 0, "search", options, switches, false};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
@@ -67,6 +73,10 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
       rc = ts_cli_count(flag, value, 1, 100000000, &a->gpus, err);
     } else if (strcmp(flag, "--top") == 0) {
       rc = ts_cli_count(flag, value, 1, 100, &a->top, err);
+    } else if (strcmp(flag, "--fidelity") == 0) {
+      int choice = 0;
+      rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
+      a->fidelity = (ts_fidelity)choice;
     } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
     } else if (strcmp(flag, "--out") == 0) {
@@ -193,9 +203,13 @@ int ts_search_main(int argc, char **argv) {
   TS_ASSERT(cands != NULL);
   static const long mbs_choices[] = {1, 2, 4};
   bool tty = isatty(2);
-  for (long tp = 1; tp <= pf.gpus_per_node; tp++)
+  /* TP inside a node (a divisor of its GPUs) or across whole nodes, up to 4: the study found
+   * TP across nodes a bottleneck (REFERENCE.md section 1), but that is for the search to show */
+  long max_tp = 4 * pf.gpus_per_node;
+  for (long tp = 1; tp <= max_tp; tp++)
     for (long pp = 1; pp <= base.model.n_layers; pp++) {
-      if (pf.gpus_per_node % tp != 0 || a.gpus % (tp * pp) != 0 || base.model.n_layers % pp != 0)
+      if ((pf.gpus_per_node % tp != 0 && tp % pf.gpus_per_node != 0) || a.gpus % (tp * pp) != 0 ||
+          base.model.n_layers % pp != 0)
         continue;
       for (int mi = 0; mi < 3; mi++)
         for (long v = 1; v <= 2; v++)
@@ -256,7 +270,7 @@ int ts_search_main(int argc, char **argv) {
     if (tty)
       fprintf(stderr, "\rsimulating candidate %ld of %ld...", i + 1, top);
     ts_scaling_point p;
-    if (ts_study_point(&pf, &cands[i].wl, TS_FIDELITY_AGGREGATE, &p, &err) == 0) {
+    if (ts_study_point(&pf, &cands[i].wl, a.fidelity, &p, &err) == 0) {
       cands[i].simulated_s = p.iteration_s;
       cands[i].simulated_fraction = p.megatron_percent / 100;
     }
@@ -281,8 +295,8 @@ int ts_search_main(int argc, char **argv) {
       len += snprintf(summary + len, sizeof summary - (size_t)len, ", %ld %s", rejected[r],
                       reject_names[r]);
   printf("\n%s.\n%% peak: Megatron-DeepSpeed's formula; analytic: no contention (optimistic), "
-         "simulated: the full engine.\n",
-         summary);
+         "simulated: the engine at fidelity %s.\n",
+         summary, ts_fidelity_names[a.fidelity]);
   csv_ctx ctx = {cands, n};
   if (ts_report_write_file(a.out_dir, "search.csv", write_csv, &ctx, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);

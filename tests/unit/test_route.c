@@ -69,6 +69,22 @@ static void test_between_nodes(void **state) {
       long per_group = 128;
       assert_int_equal(names_with(&r, "global"), a / per_group != b / per_group);
     }
+  /* Adaptive routing spreads a node pair over all 4 cables between two groups: one bundle of
+   * 4 x 25 GB/s, between both groups' fabric (NIC, PCIe and node links bind first). */
+  ts_route_between(&pf, 0, 128 * 8, &r);
+  double bw, lat;
+  char name[64];
+  int bundles = 0;
+  for (int i = 0; i < r.n_links; i++) {
+    ts_route_link_info(&pf, r.links[i], &bw, &lat, name, sizeof name);
+    if (strncmp(name, "global_bundle_0_1", 17) == 0) {
+      bundles++;
+      assert_rel(bw, 4 * 25e9, 1e-15);
+    }
+  }
+  assert_int_equal(bundles, 1);
+  assert_int_equal(names_with(&r, "fabric_out"), 1);
+  assert_int_equal(names_with(&r, "fabric_in"), 1);
 }
 
 static void test_minimal_routing(void **state) {
@@ -82,6 +98,10 @@ static void test_minimal_routing(void **state) {
   ts_route_link_info(&minimal, r.links[2], &bw, &lat, name, sizeof name);
   assert_string_equal(name, "local_0_0_1");
   assert_rel(bw, 25e9, 1e-15);
+  /* Minimal routing pins a node pair to one of the 4 cables between two groups. */
+  ts_route_between(&minimal, 0, 128 * 8, &r);
+  assert_int_equal(names_with(&r, "global_bundle"), 0);
+  assert_int_equal(names_with(&r, "global_0_1_"), 1);
   assert_rel(ts_route_fabric_Bps(&pf.net), 31 * 25e9 / 2, 1e-15);
 }
 
