@@ -49,6 +49,9 @@ variant 0.8 1 "$work/gemm-0.8.yaml"
 variant 1.2 1 "$work/gemm-1.2.yaml"
 variant 1 0.8 "$work/nic-0.8.yaml"
 variant 1 1.2 "$work/nic-1.2.yaml"
+# A what-if for section 7: 64 cables between every pair of dragonfly groups instead of 4.
+awk '/^  global_links_per_group_pair:/ { sub(/: [0-9]+ /, ": 64 ") } { print }' \
+  platforms/frontier.yaml >"$work/cables-64.yaml"
 for v in "${sens[@]}"; do
   if cmp -s platforms/frontier.yaml "$work/$v.yaml"; then
     echo "frontier.sh: variant $v changed nothing in platforms/frontier.yaml" >&2
@@ -69,6 +72,8 @@ for m in "${models[@]}"; do
   spawn "search-$m" "$TRAINSIM" search "workloads/gpt-$m.yaml" --gpus "${preset_gpus[$m]}" --top 3 \
     --fidelity "$fid" --out "$work/search-$m"
 done
+spawn 1t-64-cables "$TRAINSIM" scale workloads/gpt-1t.yaml --gpus 3072 --weak \
+  --platform "$work/cables-64.yaml" --fidelity "$fid" --out "$work/1t-64-cables"
 spawn 175b-strong-wide "$TRAINSIM" scale workloads/gpt-175b.yaml --gpus 256,512,1024 --strong \
   --fidelity "$fid" --out "$work/175b-strong-wide"
 for m in "${models[@]}"; do
@@ -107,6 +112,80 @@ share() { # SERIES_CSV COLUMN: the last point's COLUMN as a share of its iterati
 }
 peak_csv() { case $1 in 22b) echo "$work/claims/22b/scale.csv" ;; 175b) echo "$work/claims/175b-weak/scale.csv" ;; 1t) echo "$work/claims/1t-weak/scale.csv" ;; esac; }
 paper_peak() { case $1 in 22b) echo 38.38 ;; 175b) echo 36.14 ;; 1t) echo 31.96 ;; esac; }
+
+# Section 7's prose, its figures from this run's files.
+differences() {
+  local c22 c175 c1t k22 k175 k1t g22 g175 g1t b22
+  c22=$(peak_csv 22b) c175=$(peak_csv 175b) c1t=$(peak_csv 1t)
+  k() { awk -v a="$(col "$1" compute_s)" -v b="$(col "$1" recompute_s)" -v t="$(col "$1" iteration_s)" \
+    'BEGIN { printf "%.0f%%", 100 * (a + b) / t }'; }
+  k22=$(k "$c22") k175=$(k "$c175") k1t=$(k "$c1t")
+  g22=$(fmt "$(col "$work/sens-22b-gemm-0.8/scale.csv" megatron_percent_of_peak)")
+  g175=$(fmt "$(col "$work/sens-175b-gemm-0.8/scale.csv" megatron_percent_of_peak)")
+  g1t=$(fmt "$(col "$work/sens-1t-gemm-0.8/scale.csv" megatron_percent_of_peak)")
+  b22=$(fmt "$(cut -d, -f13 <<<"$(best_of_search "$work/search-22b/search.csv")")")
+  local w1t w64 s175 s175w s1t
+  # the 512-GCD point's FLOP/s per GCD = the last point's / its efficiency
+  w64=$(awk -v a="$(col "$work/1t-64-cables/scale.csv" model_tflops_per_gpu)" \
+    -v b="$(col "$work/claims/1t-weak/scale.csv" model_tflops_per_gpu)" \
+    -v e="$(col "$work/claims/1t-weak/scale.csv" efficiency)" 'BEGIN { printf "%.2f", 100 * a * e / b }')
+  w1t=$(fmt "$(awk -v e="$(col "$work/claims/1t-weak/scale.csv" efficiency)" 'BEGIN { print 100 * e }')")
+  s175=$(fmt "$(awk -v e="$(col "$work/claims/175b-strong/scale.csv" efficiency)" 'BEGIN { print 100 * e }')")
+  s175w=$(fmt "$(awk -v e="$(col "$work/175b-strong-wide/scale.csv" efficiency)" 'BEGIN { print 100 * e }')")
+  s1t=$(fmt "$(awk -v e="$(col "$work/1t-strong-wide/scale.csv" efficiency)" 'BEGIN { print 100 * e }')")
+  cat <<TEXT
+**% of peak: all three above their bands.** trainsim's figures are what the modelled kernels
+and network allow; three things it lacks, or cannot calibrate for the MI250X, put them above
+the paper's. GPU kernels are 22B $k22, 175B $k175 and 1T $k1t of the iteration:
+
+1. *Kernel speed.* The GEMM ceiling (147 TFLOPS) was measured with ROCm 6.2; the paper ran
+   ROCm 5.7, and another MI250X measurement gives about 127 TFLOPS (-14%). Where both could
+   be measured (an H200, docs/calibration-h200.md), a real eager PyTorch layer takes 12-16%
+   longer than trainsim's layer model: the forward within 7%, the backward 1.2-1.3x (flash
+   attention's backward, the short-K weight-gradient GEMMs). A GEMM ceiling 20% lower gives
+   22B $g22%, 175B $g175%, 1T $g1t% (section 6).
+2. *What is not modelled at all:* framework time beyond a 2 us gap between kernels (Python,
+   DeepSpeed's hooks, host-device synchronisation at every pipeline step and before the
+   optimizer), data loading, and FlashAttention-2 on ROCm 5.7, whose efficiency trainsim takes
+   from its GEMM model for want of an MI250X measurement. Each can only lower real throughput.
+3. *Layouts and batch.* The paper's final layouts and batches are not published; the presets
+   are assumptions. 22B is the furthest off (the paper: 73.5 TFLOPS per GCD), and trainsim's
+   own search finds layouts faster still ($b22%), so no layout explains it: the factor of
+   about 1.65 must be per-GPU speed (items 1 and 2), larger for 22B than for the others, which
+   the model has no MI250X measurement to show.
+
+None of these is fitted: the platform keeps its measured ceiling, and the gaps stay marked
+in tests/validation/claims.tsv with trainsim's figures. Until this study 1T sat inside its
+band (36.26%), but for the wrong reason, below.
+
+**Weak scaling: 175B matches; 1T drops at 3,072 GCDs ($w1t%).** Every replica does the same
+work and the data-parallel all-reduce grows only as (N-1)/N, so weak scaling stays near 100%
+while a job stays inside one or two dragonfly groups (128 nodes each). trainsim used to pin
+each node pair to one of the 4 cables between two groups, so 1T's pipeline hops between
+groups ran at a quarter of a node's injection bandwidth and set the pace of the whole
+pipeline (1,536 GCDs: 87.8% weak efficiency, 1T at 3,072: 239.5 s). Slingshot routes
+adaptively, and the model now spreads a node pair over all 4 cables (sim/route.h), which
+fixed 1,536 GCDs. At 3,072 GCDs (384 nodes, 3 groups) several replicas' pipeline hops cross
+the same group pair at once and share its 4 cables (100 GB/s); real adaptive routing would
+also send them through the other 71 groups (non-minimal paths), which the model leaves out.
+This is a lower bound on the machine, not a property of the training run: on a what-if
+Frontier with 64 cables between every pair of groups the 3,072-GCD point reaches $w64% of
+the 512-GCD point's FLOP/s per GCD. Modelling the non-minimal paths (each group's global
+cables as a shared pool, as its local fabric is) is the next step.
+
+**Strong scaling** (section 4) is governed by the 1F1B bubble: at a fixed batch, more
+data-parallel replicas leave fewer microbatches per pipeline, and the bubble (p - 1)/m grows
+(1T, 64 stages: 1,536 microbatches per pipeline at 1,024 GCDs, 512 at 3,072; 175B, 16
+stages: 768 at 256 GCDs, 192 at 1,024). 1T over 1,536 -> 3,072 lands in its band; 175B over
+512 -> 1,024 scales better than the paper ($s175%), and still $s175w% over 256 -> 1,024 (1T
+over 1,024 -> 3,072: $s1t%). The paper's base count and batch are not published; costs that
+do not shrink as GCDs are added (per-iteration framework work, the optimizer step's host
+side, data loading) lower real strong scaling and are not modelled (item 2 above).
+
+**Memory** (section 5): trainsim counts Adam's second moment, which the paper's 14 B per
+parameter leaves out.
+TEXT
+}
 
 {
   cat <<'TEXT'
@@ -227,9 +306,7 @@ TEXT
       "$(share "$f" pp_comm_s) | $(share "$f" dp_comm_s) | $(share "$f" bubble_s) | $(share "$f" idle_s) |"
   done
   echo
-  sed "s|@FIG_22B@|$(fmt "$(col "$c22" megatron_percent_of_peak)")|g;
-       s|@FIG_175B@|$(fmt "$(col "$c175" megatron_percent_of_peak)")|g;
-       s|@FIG_1T@|$(fmt "$(col "$c1t" megatron_percent_of_peak)")|g" docs/validation/differences.md
+  differences
 } >"$page.tmp"
 mv "$page.tmp" "$page" # whole or not at all
 echo "frontier.sh: wrote $page" >&2
