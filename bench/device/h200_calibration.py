@@ -12,29 +12,15 @@ events: 5 warm-ups, then the median of 20 timed runs (each run one launch).
 """
 import csv
 import os
-import statistics
 import sys
 
 import torch
 
+from cuda_timing import time_ms
+
 assert torch.cuda.is_available(), "needs a CUDA GPU"
 dev = torch.device("cuda")
 torch.backends.cuda.matmul.allow_tf32 = False
-
-
-def time_ms(fn, warmup=5, reps=20):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
 
 
 rows = []
