@@ -252,6 +252,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   k = true;
   fputc('{', f);
   json_long(f, 4, "events", info->n_events, &k);
+  json_long(f, 4, "merged_events", info->n_merged_events, &k);
   json_long(f, 4, "transfers", info->n_transfers, &k);
   json_long(f, 4, "links", info->n_links, &k);
   json_long(f, 4, "routes", info->n_routes, &k);

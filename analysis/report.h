@@ -18,7 +18,7 @@ typedef struct ts_run_info {
   const char *fidelity;
   const char *placement; /* "contiguous", "spread", "random" */
   long seed; /* of a random placement; -1 otherwise */
-  long n_events, n_transfers, n_links, n_routes;
+  long n_events, n_merged_events, n_transfers, n_links, n_routes;
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives;
 } ts_run_info;
 

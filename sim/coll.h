@@ -85,6 +85,7 @@ typedef struct ts_coll_group {
   double max_hop_lat_s; /* largest route latency between ring neighbours */
   bool is_all_to_all; /* an all-to-all runs on it: every pair is routed */
   bool is_in_node; /* every member on one node */
+  bool is_lockstep; /* members run identical programs (the engine may merge their steps) */
   /* Hierarchical all-reduce, when per_node > 0: members per node (ring-0 positions
    * node x per_node .. + per_node - 1), an inbox per position for each phase, and the alpha-
    * beta figures of its hops and of the rings' (filled by ts_coll_plan). */

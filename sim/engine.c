@@ -109,6 +109,9 @@ typedef struct rank_ctx {
   sg_sem_t posted, finished; /* one release per collective posted / finished */
   long n_posted, n_finished_seen;
   long n_finished; /* collectives the stream has finished (n_finished_seen: waited for) */
+  /* The most posted collectives that may be unfinished, known from the program alone (posts
+   * and waits so far), hence the same on every member of a group that runs one program. */
+  long stream_bound;
 } rank_ctx;
 
 static struct {
@@ -117,7 +120,7 @@ static struct {
   ts_coll_algo collectives;
   double overlap_slowdown;
   ts_coll_group *groups;
-  long n_events;
+  long n_events, n_merged_events;
   long n_transfers;
 } eng;
 
@@ -143,7 +146,8 @@ static void do_send(rank_ctx *c, const ts_event *ev) {
 
 /* Receive, completing posted sends alongside (Megatron's batched isend/irecv). Waiting before
  * the sender posted is bubble; the rest is exposed pipeline communication. */
-static void trace(rank_ctx *c, int block, int event, double start_s, double sent_s) {
+static void trace_span(rank_ctx *c, int block, int event, double start_s, double end_s,
+                       double sent_s) {
   ts_rank_result *res = c->res;
   if (res->n_spans == res->cap_spans) {
     res->cap_spans = res->cap_spans ? 2 * res->cap_spans : 1024;
@@ -161,8 +165,11 @@ static void trace(rank_ctx *c, int block, int event, double start_s, double sent
                 : chosen == TS_ALGO_TREE       ? TS_ALG_TREE
                                                : TS_ALG_RING;
   }
-  res->spans[res->n_spans++] =
-      (ts_span){start_s, simgrid_get_clock(), sent_s, block, event, algorithm};
+  res->spans[res->n_spans++] = (ts_span){start_s, end_s, sent_s, block, event, algorithm};
+}
+
+static void trace(rank_ctx *c, int block, int event, double start_s, double sent_s) {
+  trace_span(c, block, event, start_s, simgrid_get_clock(), sent_s);
 }
 
 static double do_recv(rank_ctx *c, const ts_event *ev) {
@@ -182,21 +189,37 @@ static double do_recv(rank_ctx *c, const ts_event *ev) {
   return sent;
 }
 
-static void run_coll(rank_ctx *c, const ts_event *ev) {
+static ts_coll_group *group_of(const rank_ctx *c, const ts_event *ev) {
   long g = eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group];
   TS_ASSERT(g >= 0);
-  ts_coll_group *cg = &eng.groups[g];
-  if (eng.fidelity == TS_FIDELITY_HYBRID && cg->is_in_node && cg->n > 1 &&
-      ev->coll_op != TS_COLL_ALLTOALL) { /* coll.h: priced, not played */
-    ts_coll_op op = (ts_coll_op)ev->coll_op;
-    if (c->group_pos[ev->group] == 0)
-      cg->n_calls[ts_coll_choose(cg, op, ev->bytes)]++;
+  return &eng.groups[g];
+}
+
+/* A collective the hybrid fidelity prices instead of playing (sim/coll.h): the group's members
+ * meet at its barrier, then each waits the alpha-beta time. */
+static bool is_priced(const ts_coll_group *cg, const ts_event *ev) {
+  return eng.fidelity == TS_FIDELITY_HYBRID && cg->is_in_node && cg->n > 1 &&
+         ev->coll_op != TS_COLL_ALLTOALL;
+}
+
+/* The priced time of collective ev, counted once per group (at ring position 0). */
+static double priced_s(rank_ctx *c, ts_coll_group *cg, const ts_event *ev) {
+  ts_coll_op op = (ts_coll_op)ev->coll_op;
+  if (c->group_pos[ev->group] == 0)
+    cg->n_calls[ts_coll_choose(cg, op, ev->bytes)]++;
+  return ts_coll_estimate_s(cg, op, ev->bytes);
+}
+
+static void run_coll(rank_ctx *c, const ts_event *ev) {
+  ts_coll_group *cg = group_of(c, ev);
+  if (is_priced(cg, ev)) {
+    double t = priced_s(c, cg, ev);
     sg_barrier_wait(cg->barrier);
-    sg_actor_sleep_for(ts_coll_estimate_s(cg, op, ev->bytes));
+    sg_actor_sleep_for(t);
     return;
   }
-  ts_coll_run(&eng.groups[g], c->group_pos[ev->group], (ts_coll_op)ev->coll_op, ev->bytes,
-              eng.fidelity, &eng.n_transfers);
+  ts_coll_run(cg, c->group_pos[ev->group], (ts_coll_op)ev->coll_op, ev->bytes, eng.fidelity,
+              &eng.n_transfers);
 }
 
 /* Blocks until at most `keep` posted collectives are unfinished. */
@@ -221,6 +244,7 @@ static void run_event(rank_ctx *c, int block, int event) {
   case TS_EV_COLL:
     if (ev->is_async) { /* traced by the stream when it runs */
       c->n_posted++;
+      c->stream_bound++;
       sg_sem_release(c->posted);
       return;
     }
@@ -233,6 +257,8 @@ static void run_event(rank_ctx *c, int block, int event) {
     break;
   case TS_EV_WAIT:
     wait_stream(c, ev->wait_keep);
+    if (c->stream_bound > ev->wait_keep)
+      c->stream_bound = ev->wait_keep;
     break;
   case TS_EV_SEND:
     do_send(c, ev);
@@ -248,6 +274,77 @@ static void run_event(rank_ctx *c, int block, int event) {
   }
   if (c->is_traced)
     trace(c, block, event, t0, sent);
+}
+
+/* ---- merged steps: a run of events played with at most three SimGrid activities ----
+ *
+ * Between two events that involve other ranks' actors in a way that depends on timing
+ * (transfers, played collectives, the communication stream), a rank's events take fixed times:
+ * compute while its stream is idle, and collectives the hybrid fidelity prices. Such a run is
+ * played as one sleep up to its first priced collective, that collective's barrier, and one
+ * sleep for the rest: the same times as event by event (to rounding), because the group's other
+ * members run the same events (is_lockstep) and so reach each later barrier together. Every
+ * member merges the same runs: what decides a run is the program, not the clock. */
+
+/* Events from `first` of blk that rank c can play as one merged run; 0 or 1: play it alone. */
+static int merged_run_length(const rank_ctx *c, const ts_block *blk, int first) {
+  if (c->stream_bound > 0) /* the stream may be busy: compute may be slowed, event by event */
+    return 0;
+  int n = 0, group = -1;
+  for (int e = first; e < blk->n_events; e++, n++) {
+    const ts_event *ev = &blk->events[e];
+    if (ev->kind == TS_EV_COMPUTE)
+      continue;
+    if (ev->kind != TS_EV_COLL || ev->is_async || (group >= 0 && ev->group != group))
+      break;
+    const ts_coll_group *cg = group_of(c, ev);
+    if (!is_priced(cg, ev) || !cg->is_lockstep ||
+        (ev->group != TS_GROUP_TP && c->n_pending > 0)) /* run_event flushes sends first */
+      break;
+    group = ev->group;
+  }
+  return n;
+}
+
+/* Plays events first .. first + n - 1 of block b as merged_run_length found them. */
+static void run_merged(rank_ctx *c, int b, int first, int n) {
+  const ts_block *blk = &c->prog->blocks[b];
+  eng.n_merged_events += n;
+  double t0 = simgrid_get_clock(), before = 0, after = 0, wait = 0;
+  ts_coll_group *cg = NULL;
+  int barrier_at = first + n; /* the first collective */
+  for (int e = first; e < first + n; e++) {
+    const ts_event *ev = &blk->events[e];
+    if (ev->kind == TS_EV_COLL && cg == NULL) {
+      cg = group_of(c, ev);
+      barrier_at = e;
+    }
+    *(e < barrier_at ? &before : &after) +=
+        ev->kind == TS_EV_COMPUTE ? ev->time_s : priced_s(c, cg, ev);
+  }
+  if (before > 0)
+    sg_actor_sleep_for(before);
+  if (cg != NULL) {
+    double arrived = simgrid_get_clock();
+    sg_barrier_wait(cg->barrier);
+    wait = simgrid_get_clock() - arrived;
+    sg_actor_sleep_for(after);
+  }
+  double t = t0;
+  for (int e = first; e < first + n; e++) {
+    const ts_event *ev = &blk->events[e];
+    double took = ev->kind == TS_EV_COMPUTE
+                      ? ev->time_s
+                      : ts_coll_estimate_s(cg, (ts_coll_op)ev->coll_op, ev->bytes);
+    double start = t;
+    took += e == barrier_at ? wait : 0;
+    t += took;
+    c->res->flops += ev->flops;
+    c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s;
+    c->res->time_s[ev->category] += took - ev->recompute_s;
+    if (c->is_traced)
+      trace_span(c, b, e, start, t, 0);
+  }
 }
 
 /* The communication stream of a rank: its asynchronous collectives, in program order. */
@@ -298,8 +395,14 @@ static void rank_main(int argc, char **argv) {
     sg_mailbox_set_receiver(sg_mailbox_get_name(c->inbox[k]));
   for (int b = 0; b < c->prog->n_blocks; b++) {
     const ts_block *blk = &c->prog->blocks[b];
-    for (int e = 0; e < blk->n_events; e++)
-      run_event(c, b, e);
+    for (int e = 0; e < blk->n_events;) {
+      int n = merged_run_length(c, blk, e);
+      if (n >= 2)
+        run_merged(c, b, e, n);
+      else
+        run_event(c, b, e);
+      e += n >= 2 ? n : 1;
+    }
     eng.n_events += blk->n_events;
     if (c->res->block_end_s != NULL)
       c->res->block_end_s[b] = simgrid_get_clock();
@@ -433,6 +536,37 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
   map_fini(&rs.links);
 }
 
+/* Field by field: memcmp would also compare padding bytes. */
+static bool events_equal(const ts_event *a, const ts_event *b, int n) {
+  for (int i = 0; i < n; i++, a++, b++)
+    if (a->kind != b->kind || a->category != b->category || a->coll_op != b->coll_op ||
+        a->group != b->group || a->peer != b->peer || a->op != b->op ||
+        a->is_async != b->is_async || a->wait_keep != b->wait_keep ||
+        a->layer_first != b->layer_first || a->layer_last != b->layer_last ||
+        a->time_s != b->time_s || a->recompute_s != b->recompute_s || a->flops != b->flops ||
+        a->bytes != b->bytes)
+      return false;
+  return true;
+}
+
+/* Whether every member of grp runs the same events as its first (the blocks of one stage share
+ * their event arrays, so this is mostly pointer comparisons). */
+static bool runs_one_program(const ts_job *job, const ts_group *grp) {
+  const ts_program *p0 = &job->programs[grp->members[0]];
+  for (int i = 1; i < grp->n_members; i++) {
+    const ts_program *p = &job->programs[grp->members[i]];
+    if (p->n_blocks != p0->n_blocks)
+      return false;
+    for (int b = 0; b < p->n_blocks; b++) {
+      const ts_block *x = &p->blocks[b], *y = &p0->blocks[b];
+      if (x->n_events != y->n_events ||
+          (x->events != y->events && !events_equal(x->events, y->events, x->n_events)))
+        return false;
+    }
+  }
+  return true;
+}
+
 static void setup_groups(const ts_platform *pf, const ts_job *job) {
   eng.groups = xcalloc((size_t)job->n_groups, sizeof *eng.groups);
   /* Groups an all-to-all runs on need a route between every pair of members. */
@@ -470,6 +604,7 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
     cg->is_in_node = true;
     for (int i = 1; i < n; i++)
       cg->is_in_node = cg->is_in_node && gpus[i] / pf->gpus_per_node == gpus[0] / pf->gpus_per_node;
+    cg->is_lockstep = runs_one_program(job, grp);
     long *ring_gpus = xcalloc((size_t)n, sizeof(long));
     for (int i = 0; i < n; i++)
       ring_gpus[i] = gpus[order[i]];
@@ -661,6 +796,7 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   for (long r = 0; r < job->n_ranks; r++)
     res.ranks[r].time_s[TS_CAT_IDLE] = res.iteration_s - res.ranks[r].finish_s;
   res.n_events = eng.n_events;
+  res.n_merged_events = eng.n_merged_events;
   res.n_transfers = eng.n_transfers;
   for (long g = 0; g < job->n_groups; g++) {
     res.n_ring_collectives += eng.groups[g].n_calls[TS_ALGO_RING];

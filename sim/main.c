@@ -439,6 +439,7 @@ static int cmd_run(int argc, char **argv) {
                       .placement = ts_placement_names[a.placement],
                       .seed = a.placement == TS_PLACEMENT_RANDOM ? a.seed : -1,
                       .n_events = sim.n_events,
+                      .n_merged_events = sim.n_merged_events,
                       .n_transfers = sim.n_transfers,
                       .n_links = sim.n_links,
                       .n_routes = sim.n_routes,

@@ -36,6 +36,7 @@ typedef struct ts_sim_result {
   long n_ranks;
   ts_rank_result *ranks;
   long n_events; /* events played */
+  long n_merged_events; /* of which played in merged runs (sim/engine.c) */
   long n_transfers; /* SimGrid transfers */
   long n_links; /* SimGrid links created */
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives; /* by algorithm */

@@ -36,6 +36,7 @@ typedef void (*build_fn)(ts_job *job);
 /* Mean over ranks of the time spent waiting (bubble and idle) in the last simulate(). */
 static double sim_waiting_s;
 static double sim_overlap_slowdown; /* ts_engine_opts.overlap_slowdown of simulate() */
+static long sim_merged_events; /* ts_sim_result.n_merged_events of the last simulate() */
 
 static double simulate(const char *platform, build_fn build, ts_fidelity fidelity) {
   int fds[2];
@@ -46,7 +47,7 @@ static double simulate(const char *platform, build_fn build, ts_fidelity fidelit
   if (pid == 0) {
     static ts_platform pf;
     ts_err err = {0};
-    double out[2] = {-1, 0}; /* iteration, mean waiting */
+    double out[3] = {-1, 0, 0}; /* iteration, mean waiting, merged events */
     ts_job job;
     ts_sim_result res;
     ts_engine_opts opts = {.fidelity = fidelity, .overlap_slowdown = sim_overlap_slowdown};
@@ -54,6 +55,7 @@ static double simulate(const char *platform, build_fn build, ts_fidelity fidelit
       build(&job);
       if (ts_engine_run(&pf, &job, &opts, &res, &err) == 0) {
         out[0] = res.iteration_s;
+        out[2] = (double)res.n_merged_events;
         for (long r = 0; r < res.n_ranks; r++)
           out[1] += (res.ranks[r].time_s[TS_CAT_BUBBLE] + res.ranks[r].time_s[TS_CAT_IDLE]) /
                     (double)res.n_ranks;
@@ -65,7 +67,7 @@ static double simulate(const char *platform, build_fn build, ts_fidelity fidelit
     _exit(n == sizeof out ? 0 : 1);
   }
   close(fds[1]);
-  double out[2] = {-1, 0};
+  double out[3] = {-1, 0, 0};
   assert_int_equal(read(fds[0], out, sizeof out), sizeof out);
   close(fds[0]);
   int status = 0;
@@ -73,6 +75,7 @@ static double simulate(const char *platform, build_fn build, ts_fidelity fidelit
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   double t = out[0];
   sim_waiting_s = out[1];
+  sim_merged_events = (long)out[2];
   assert_true(t >= 0);
   return t;
 }
@@ -218,6 +221,90 @@ static void test_overlap(void **state) {
   sim_overlap_slowdown = 0;
 }
 
+/* ---- merged runs: a tensor-parallel pair that a pipeline feeds unevenly ---- */
+
+/* Ranks 2 and 3 each send 1e7 bytes to ranks 0 and 1, over links of 1 and 10 GB/s; ranks 0 and 1
+ * (a tensor-parallel pair on a 10 GB/s link) then compute 1 ms, all-reduce 4e8 bytes, compute
+ * 2 ms, all-reduce again and compute 3 ms. The pair's first all-reduce starts when the slower
+ * message has arrived and rank 0 computed: 2 us + 1e7 / 1e9 + 1 ms; each all-reduce takes
+ * 2 (alpha + n / (2 B)). With merged_prologue, both ranks of the pair first post an all-reduce
+ * to their stream and wait for it after the run: compute is slowed by overlap_slowdown while it
+ * runs, so the engine must play the run event by event. */
+static const char skew4[] =
+    "name: skew4\n"
+    "gpu: {model: test, peak: {bf16: 100Tf}, hbm_capacity: 64GiB, hbm_bandwidth: 1TBps,\n"
+    "      gemm_ceiling: 1, gemm_tile: {m: 128, n: 128}, compute_units: 100, kernel_launch: 0us}\n"
+    "node:\n"
+    "  gpus: 4\n"
+    "  links:\n"
+    "    - {gpus: [0, 1], bandwidth: 10GBps, latency: 2us}\n"
+    "    - {gpus: [2, 0], bandwidth: 1GBps, latency: 2us}\n"
+    "    - {gpus: [3, 1], bandwidth: 10GBps, latency: 2us}\n"
+    "network: {topology: dragonfly, groups: 1, switches_per_group: 1, nodes_per_switch: 1,\n"
+    "          global_links_per_group_pair: 1, local_link: {bandwidth: 1GBps, latency: 1us},\n"
+    "          global_link: {bandwidth: 1GBps, latency: 1us}}\n"
+    "nodes: 1\n";
+
+static bool is_stream_posted; /* build_skewed_pair: the pair posts an all-reduce first */
+
+static void build_skewed_pair(ts_job *job) {
+  ts_job_init(job, 4);
+  long pair[2] = {0, 1};
+  long tp = ts_job_add_group(job, pair, 2), dp = ts_job_add_group(job, pair, 2);
+  for (long r = 0; r < 2; r++) {
+    job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP] = tp;
+    job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_DP] = dp;
+    job->rank_peer[r * TS_PEERS + TS_PEER_PREV] = r + 2;
+    job->rank_peer[(r + 2) * TS_PEERS + TS_PEER_NEXT] = r;
+  }
+  ts_event ar = {.kind = TS_EV_COLL,
+                 .category = TS_CAT_TP,
+                 .coll_op = TS_COLL_ALLREDUCE,
+                 .group = TS_GROUP_TP,
+                 .bytes = 4e8};
+  ts_event post = {.kind = TS_EV_COLL,
+                   .category = TS_CAT_DP,
+                   .coll_op = TS_COLL_ALLREDUCE,
+                   .group = TS_GROUP_DP,
+                   .is_async = 1,
+                   .bytes = 4e8};
+  ts_event pair_events[8] = {post,
+                             {.kind = TS_EV_RECV, .peer = TS_PEER_PREV, .bytes = 1e7},
+                             {.kind = TS_EV_COMPUTE, .category = TS_CAT_COMPUTE, .time_s = 1e-3},
+                             ar,
+                             {.kind = TS_EV_COMPUTE, .category = TS_CAT_COMPUTE, .time_s = 2e-3},
+                             ar,
+                             {.kind = TS_EV_COMPUTE, .category = TS_CAT_COMPUTE, .time_s = 3e-3},
+                             {.kind = TS_EV_WAIT, .category = TS_CAT_DP, .wait_keep = 0}};
+  ts_event send = {.kind = TS_EV_SEND, .peer = TS_PEER_NEXT, .bytes = 1e7};
+  long feeder = ts_job_add_template(job, &send, 1);
+  long fed = is_stream_posted ? ts_job_add_template(job, pair_events, 8)
+                              : ts_job_add_template(job, pair_events + 1, 6);
+  for (long r = 0; r < 4; r++)
+    ts_job_set_blocks(job, r, r < 2 ? &fed : &feeder, 1);
+}
+
+static void test_merged_runs(void **state) {
+  (void)state;
+  double ar = 2 * (2e-6 + 4e8 / (2 * 10e9)), arrival = 2e-6 + 1e7 / 1e9;
+  double expect = arrival + 1e-3 + ar + 2e-3 + ar + 3e-3;
+  is_stream_posted = false;
+  assert_rel(simulate(skew4, build_skewed_pair, TS_FIDELITY_AGGREGATE), expect, 1e-9);
+  assert_int_equal(sim_merged_events, 0); /* played collectives: nothing merges */
+  assert_rel(simulate(skew4, build_skewed_pair, TS_FIDELITY_HYBRID), expect, 1e-9);
+  assert_int_equal(sim_merged_events, 2 * 5); /* compute, all-reduce, ... on each of the pair */
+  /* The pair ends together (no idle time); the feeders idle from their send's end. */
+  assert_rel(sim_waiting_s, (2 * expect - arrival - (2e-6 + 1e7 / 10e9)) / 4, 1e-9);
+  /* The stream's all-reduce (as long as the pair's, from 0) still runs when the run starts:
+   * its first compute is slowed by half, the later ones (after the first all-reduce) not. */
+  is_stream_posted = true;
+  sim_overlap_slowdown = 0.5;
+  assert_rel(simulate(skew4, build_skewed_pair, TS_FIDELITY_HYBRID), expect + 0.5e-3, 1e-9);
+  assert_int_equal(sim_merged_events, 0);
+  sim_overlap_slowdown = 0;
+  is_stream_posted = false;
+}
+
 /* ---- pipelines with uniform stages: (m + p - 1)(t_f + t_b) ---- */
 
 static ts_schedule_kind pipe_kind = TS_SCHED_1F1B;
@@ -307,8 +394,8 @@ static void test_pipelines(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_one_transfer), cmocka_unit_test(test_shared_link),
+      cmocka_unit_test(test_one_transfer),   cmocka_unit_test(test_shared_link),
       cmocka_unit_test(test_ring_allreduce), cmocka_unit_test(test_overlap),
-      cmocka_unit_test(test_pipelines)};
+      cmocka_unit_test(test_merged_runs),    cmocka_unit_test(test_pipelines)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
