@@ -1,6 +1,7 @@
 /* engine: SimGrid playback of rank programs; see engine.h. */
 #include "engine.h"
 
+#include <pthread.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
@@ -643,11 +644,11 @@ static void init_simgrid(void) {
   /* See engine.h for why CM02 without cross-traffic and without the TCP window cap. Actor
    * stacks are small: rank_main is shallow, and thousands of 8 MiB stacks would not be. */
   static char options[][48] = {
-      "trainsim",
-      "--cfg=network/model:CM02",
-      "--cfg=network/crosstraffic:0",
-      "--cfg=network/TCP-gamma:0",
-      "--cfg=contexts/stack-size:256",
+      "trainsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
+      "--cfg=network/TCP-gamma:0", "--cfg=contexts/stack-size:256",
+      /* No guard page: mprotect splits each stack into its own memory mappings, and Linux allows
+       * 65,530 (vm.max_map_count), fewer than two per actor of a 75,264-GCD job. */
+      "--cfg=contexts/guard-size:0",
 #ifdef TS_SANITIZE
       "--cfg=contexts/factory:thread", /* ASan cannot follow SimGrid's stack switching */
 #endif
@@ -660,53 +661,20 @@ static void init_simgrid(void) {
   simgrid_init(&argc, argv);
 }
 
-int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts *opts,
-                  ts_sim_result *out, ts_err *err) {
-  if (job->n_ranks > ts_platform_n_gpus(pf))
-    return ts_err_plain(err, "the job needs %ld GPUs but platform '%s' has %ld", job->n_ranks,
-                        pf->name, ts_platform_n_gpus(pf));
-  if (job->rank_gpu != NULL) { /* one rank per GPU, each on the machine */
-    id_map used;
-    map_init(&used, (size_t)job->n_ranks);
-    int rc = 0;
-    for (long r = 0; r < job->n_ranks && rc == 0; r++) {
-      long g = job->rank_gpu[r];
-      bool is_new = false;
-      if (g >= 0 && g < ts_platform_n_gpus(pf))
-        map_get_or_add(&used, (uint64_t)g, r, &is_new);
-      if (!is_new)
-        rc = ts_err_plain(err, "rank %ld: GPU %ld is outside platform '%s' (0 to %ld) or taken", r,
-                          g, pf->name, ts_platform_n_gpus(pf) - 1);
-    }
-    map_fini(&used);
-    if (rc != 0)
-      return -1;
-  }
-  if (opts->fidelity == TS_FIDELITY_ANALYTIC)
-    return ts_analytic_run(pf, job, opts, out, err);
-  /* Each actor's stack costs SimGrid two memory mappings (stack and guard page); past the
-   * kernel's vm.max_map_count it dies with "Failed to protect stack". */
-  long max_maps = 65530; /* Linux's default, when /proc does not say */
-  FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
-  if (f != NULL) {
-    if (fscanf(f, "%ld", &max_maps) != 1)
-      max_maps = 65530;
-    fclose(f);
-  }
-  long n_actors = job->n_ranks; /* and a communication stream per rank that has one */
-  for (long r = 0; r < job->n_ranks; r++) {
-    bool has_stream = false;
-    for (int b = 0; b < job->programs[r].n_blocks && !has_stream; b++)
-      for (int e = 0; e < job->programs[r].blocks[b].n_events && !has_stream; e++)
-        has_stream = job->programs[r].blocks[b].events[e].is_async;
-    n_actors += has_stream;
-  }
-  if (2 * n_actors + 1000 > max_maps)
-    return ts_err_plain(err,
-                        "simulating %ld GPUs needs %ld memory mappings for actor stacks, more "
-                        "than this machine's vm.max_map_count (%ld); simulate fewer GPUs, or "
-                        "raise it (as root: sysctl -w vm.max_map_count=262144)",
-                        job->n_ranks, 2 * n_actors, max_maps);
+typedef struct simulation {
+  const ts_platform *pf;
+  const ts_job *job;
+  const ts_engine_opts *opts;
+  ts_sim_result *out;
+} simulation;
+
+/* Plays job out: the simulation thread's body. */
+static void *simulate(void *arg) {
+  const simulation *sim = arg;
+  const ts_platform *pf = sim->pf;
+  const ts_job *job = sim->job;
+  const ts_engine_opts *opts = sim->opts;
+  ts_sim_result *out = sim->out;
   memset(&eng, 0, sizeof eng);
   eng.job = job;
   eng.fidelity = opts->fidelity;
@@ -806,6 +774,44 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   free(ctx);
   teardown_groups(job);
   *out = res;
+  return NULL;
+}
+
+int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts *opts,
+                  ts_sim_result *out, ts_err *err) {
+  if (job->n_ranks > ts_platform_n_gpus(pf))
+    return ts_err_plain(err, "the job needs %ld GPUs but platform '%s' has %ld", job->n_ranks,
+                        pf->name, ts_platform_n_gpus(pf));
+  if (job->rank_gpu != NULL) { /* one rank per GPU, each on the machine */
+    id_map used;
+    map_init(&used, (size_t)job->n_ranks);
+    int rc = 0;
+    for (long r = 0; r < job->n_ranks && rc == 0; r++) {
+      long g = job->rank_gpu[r];
+      bool is_new = false;
+      if (g >= 0 && g < ts_platform_n_gpus(pf))
+        map_get_or_add(&used, (uint64_t)g, r, &is_new);
+      if (!is_new)
+        rc = ts_err_plain(err, "rank %ld: GPU %ld is outside platform '%s' (0 to %ld) or taken", r,
+                          g, pf->name, ts_platform_n_gpus(pf) - 1);
+    }
+    map_fini(&used);
+    if (rc != 0)
+      return -1;
+  }
+  if (opts->fidelity == TS_FIDELITY_ANALYTIC)
+    return ts_analytic_run(pf, job, opts, out, err);
+  /* SimGrid's maestro runs on the calling thread's stack and needs a deep one beside 75,000
+   * actors (../shared/SIMGRID.md, "Many actors"): the simulation gets a thread whose 1 GiB
+   * stack is only reserved (pages cost memory once touched). */
+  simulation sim = {pf, job, opts, out};
+  pthread_attr_t attr;
+  pthread_t thread;
+  if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, (size_t)1 << 30) != 0 ||
+      pthread_create(&thread, &attr, simulate, &sim) != 0)
+    return ts_err_plain(err, "cannot start the simulation thread (1 GiB of address space)");
+  pthread_join(thread, NULL);
+  pthread_attr_destroy(&attr);
   return 0;
 }
 

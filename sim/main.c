@@ -28,7 +28,6 @@
 
 #define EXIT_INPUT 2
 #define GIB (1024.0 * 1024.0 * 1024.0)
-#define TS_MAX_EVENTS 1e9
 
 static const char usage[] =
     "usage: trainsim <command> [options]\n"
@@ -97,12 +96,13 @@ static const char run_usage_output[] =
     "                             all-reduce algorithm for groups with several GPUs on each\n"
     "                             of several nodes (default auto: per call, the faster by an\n"
     "                             alpha-beta model of the routes; result.json counts them)\n"
-    "  --fidelity aggregate|flow|analytic|hybrid\n"
+    "  --fidelity hybrid|aggregate|flow|analytic\n"
     "                             collective transfers: one per rank and collective\n"
-    "                             (aggregate, default) or one per ring step (flow); analytic:\n"
-    "                             no network simulation, alpha-beta times without contention\n"
-    "                             (fast, optimistic; for searches); hybrid: aggregate, with\n"
-    "                             collectives inside a node priced, not played (3-4x faster)\n"
+    "                             (aggregate) or one per ring step (flow); hybrid (default):\n"
+    "                             aggregate, with collectives inside a node priced, not\n"
+    "                             played (within 1% of aggregate, 5-20x faster: see\n"
+    "                             docs/performance.md); analytic: no network simulation,\n"
+    "                             alpha-beta times without contention (optimistic; searches)\n"
     "  --out DIR                  output directory (default: trainsim-out)\n"
     "  --ignore-memory            simulate even when a rank's memory exceeds its HBM\n"
     "  --timeline                 also write timeline.json (Chrome trace format: open it in\n"
@@ -122,7 +122,8 @@ static const char run_usage_output[] =
     "                             leaves or rail units), or drawn at random (a busy\n"
     "                             machine; --seed N, default 1)\n"
     "  --force                    run even when the job looks too big for this machine\n"
-    "                             (more than 1e9 events)\n"
+    "                             (over an hour: more than 5e9 events at hybrid, 1e9 at\n"
+    "                             aggregate and flow, 1e11 analytic)\n"
     "  -h, --help                 show this help\n";
 
 typedef struct run_args {
@@ -180,7 +181,7 @@ static int parse_run(int argc, char **argv, const char *command, const char *con
                      ts_err *err) {
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
-  a->fidelity = TS_FIDELITY_AGGREGATE;
+  a->fidelity = TS_FIDELITY_HYBRID;
   a->seed = 1;
   a->window_end_s = INFINITY;
   ts_overrides *ov = &a->ov;
@@ -374,14 +375,18 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.msg);
     return EXIT_INPUT;
   }
-  /* Events cost the engine a few microseconds each (bench/run.sh): beyond 1e9 a run takes
-   * hours, which is rarely what was meant. */
+  /* Events a run plays in about an hour on one core (docs/performance.md: aggregate plays
+   * 0.2-0.7 M events/s, hybrid, which merges most of them into steps, 1.5-6 M/s); a run
+   * beyond that is rarely what was meant. */
   double events = ts_engine_count_events(&job, NULL);
-  if (events > TS_MAX_EVENTS && !a.is_forced) {
+  double max_events = a.fidelity == TS_FIDELITY_HYBRID     ? 5e9
+                      : a.fidelity == TS_FIDELITY_ANALYTIC ? 1e11
+                                                           : 1e9;
+  if (events > max_events && !a.is_forced) {
     fprintf(stderr,
             "trainsim: error: this run would play %.3g events, more than the %.0e that finish "
-            "within about an hour; use fewer microbatches or GPUs, or --force\n",
-            events, TS_MAX_EVENTS);
+            "within about an hour at fidelity %s; use fewer microbatches or GPUs, or --force\n",
+            events, max_events, ts_fidelity_names[a.fidelity]);
     ts_job_fini(&job);
     return EXIT_INPUT;
   }

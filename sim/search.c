@@ -28,7 +28,7 @@ static const char usage[] =
     "without a pipeline), sequence parallelism off or on. Candidates that break a rule or do\n"
     "not fit in memory are counted by reason; the others are played with the analytic fidelity\n"
     "(no contention: optimistic), and the K fastest (default 3) simulated with --fidelity F\n"
-    "(default aggregate; hybrid is faster, see 'trainsim run --help'). Writes\n"
+    "(default hybrid, as 'trainsim run'). Writes\n"
     "search.csv (every candidate) into --out (default trainsim-out); --report adds\n"
     "report.html (the 20 best, their estimated time breakdown).\n";
 
@@ -53,7 +53,7 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->top = 3;
-  a->fidelity = TS_FIDELITY_AGGREGATE;
+  a->fidelity = TS_FIDELITY_HYBRID;
   ts_cli cli = {argc, argv, 0, "search", options, switches, false};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {

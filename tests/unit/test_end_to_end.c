@@ -109,7 +109,7 @@ static void test_flow_close_to_aggregate(void **state) {
   (void)state;
   char dir[] = "/tmp/trainsim-e2e-XXXXXX";
   assert_non_null(mkdtemp(dir));
-  char *agg = run_tiny(dir, "");
+  char *agg = run_tiny(dir, "--fidelity aggregate");
   char *flow = run_tiny(dir, "--fidelity flow");
   json *a = json_parse(agg), *f = json_parse(flow);
   assert_non_null(a);
@@ -130,14 +130,17 @@ static void test_flow_close_to_aggregate(void **state) {
               json_num(a, "metrics.iteration_s") * (1 + 1e-9));
   json_free(q);
   free(quick);
-  /* Hybrid prices tiny's in-node collectives instead of playing them: fewer transfers, the
-   * same events and, for its TP groups of 2 (one hop each way, shared with nothing), the
-   * same time as playing them. */
-  char *mixed = run_tiny(dir, "--fidelity hybrid");
+  /* Hybrid (the default) prices tiny's in-node collectives instead of playing them: fewer
+   * transfers, the same events, most of them merged into steps, and, for its TP groups of 2
+   * (one hop each way, shared with nothing), the same time as playing them. */
+  char *mixed = run_tiny(dir, "");
   json *h = json_parse(mixed);
   assert_non_null(h);
+  assert_string_equal(json_at(h, "fidelity")->string, "hybrid");
   assert_true(json_num(h, "simulation.events") == json_num(a, "simulation.events"));
   assert_true(json_num(h, "simulation.transfers") < json_num(a, "simulation.transfers"));
+  assert_true(json_num(h, "simulation.merged_events") > json_num(h, "simulation.events") / 2);
+  assert_true(json_num(a, "simulation.merged_events") == 0);
   assert_rel(json_num(h, "metrics.iteration_s"), json_num(a, "metrics.iteration_s"), 1e-9);
   json_free(h);
   free(mixed);
