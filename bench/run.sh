@@ -1,28 +1,59 @@
 #!/usr/bin/env bash
 # bench/run.sh: wall time, peak memory, simulated events and the predicted iteration time of
-# the reference runs. Run after building (./build.sh test or cmake --build build):
-#   bench/run.sh            22B / 64, 175B / 1,024 and 1T / 3,072 GCDs on Frontier
-#   bench/run.sh quick      22B / 64 only
-# Timings on shared machines vary; compare ratios measured in one run.
+# the reference runs (issue 7's cases). Run after building (./build.sh test or cmake --build
+# build); timings on shared machines vary, so compare ratios measured in one run.
+#   bench/run.sh             22B / 64, 175B / 1,024 and 1T / 3,072 GCDs at the default
+#                            fidelity, and the analytic estimate of one configuration (~1 min)
+#   bench/run.sh quick       22B / 64 only
+#   bench/run.sh fidelities  the three runs at each fidelity: hybrid, aggregate, analytic
+#                            (~5 min: aggregate plays every in-node collective)
+#   bench/run.sh targets     every case of issue 7: adds 1T weak-scaled to the whole machine
+#                            (75,264 GCDs: ~20 min, ~3 GiB) and search for 175B on 1,024 GCDs
+# bench/scale_cost.sh prints how the cost grows with the machine; bench/platform_build.sh the
+# cost of building the platform alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-build/trainsim}
-[ -x /usr/bin/time ] || { echo "bench/run.sh needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
-[ -x "$BIN" ] || { echo "bench/run.sh: build first (./build.sh test)" >&2; exit 1; }
-cases=("workloads/gpt-22b.yaml --gpus 64 --tp 2 --pp 4 --micro-batch-size 2")
-if [ "${1:-}" != "quick" ]; then
-  cases+=("workloads/gpt-175b.yaml --gpus 1024 --tp 8 --pp 16"
-          "workloads/gpt-1t.yaml --gpus 3072 --tp 8 --pp 64")
+source bench/lib.sh
+mode=${1:-default}
+case $mode in
+  default | quick | fidelities | targets) ;;
+  *) echo "usage: bench/run.sh [quick|fidelities|targets]" >&2; exit 2 ;;
+esac
+cases=("22B, 64 GCDs|workloads/gpt-22b.yaml --gpus 64 --tp 2 --pp 4 --micro-batch-size 2")
+if [ "$mode" != quick ]; then
+  cases+=("175B, 1,024 GCDs|workloads/gpt-175b.yaml --gpus 1024 --tp 8 --pp 16"
+          "1T, 3,072 GCDs|workloads/gpt-1t.yaml --gpus 3072 --tp 8 --pp 64")
 fi
-out=$(mktemp -d)
-printf '%-58s %9s %9s %11s %11s %10s %12s\n' case wall_s rss_MiB events transfers events/s iteration_s
-for c in "${cases[@]}"; do
-  /usr/bin/time -f '%e %M' -o "$out/time" "$BIN" run $c --out "$out" >/dev/null
-  read -r wall rss <"$out/time"
-  events=$(sed -n 's/.*"events": \([0-9]*\).*/\1/p' "$out/result.json")
-  transfers=$(sed -n 's/.*"transfers": \([0-9]*\).*/\1/p' "$out/result.json")
-  iter=$(sed -n 's/.*"iteration_s": \([0-9.e+-]*\).*/\1/p' "$out/result.json")
-  printf '%-58s %9.1f %9.0f %11d %11d %10.0f %12.4f\n' "$c" "$wall" "$((rss / 1024))" "$events" \
-    "$transfers" "$(awk -v e="$events" -v w="$wall" 'BEGIN { print (w > 0 ? e / w : 0) }')" "$iter"
+fidelities=("")
+[ "$mode" = fidelities ] && fidelities=(hybrid aggregate analytic)
+bench_header
+for f in "${fidelities[@]}"; do
+  for c in "${cases[@]}"; do
+    read -r -a args <<<"${c#*|}"
+    [ -n "$f" ] && args+=(--fidelity "$f")
+    bench_row "${c%%|*}${f:+, $f}" "${args[@]}"
+  done
 done
-rm -rf "$out"
+if [ "$mode" = targets ]; then # 1T's replica (TP8 PP64, 512 GCDs) 147 times, batch 512 each
+  bench_row "1T weak, 75,264 GCDs" workloads/gpt-1t.yaml --gpus 75264 --tp 8 --pp 64 \
+    --global-batch-size 75264 --force
+fi
+# The analytic estimate of one configuration, as search makes it for every candidate (schedule,
+# playback, metrics; the platform is loaded once): search prints its time on stderr.
+search_row() {
+  local label=$1 out wall rss
+  shift
+  out=$(mktemp -d)
+  /usr/bin/time -f '%e %M' -o "$out/time" "$BIN" search "$@" --out "$out" >/dev/null 2>"$out/err"
+  read -r wall rss <"$out/time"
+  printf '%-20s %9.1f %8d  %s\n' "$label" "$wall" $((rss / 1024)) \
+    "$(sed -n 's/^search: //p' "$out/err")"
+  rm -rf "$out"
+}
+if [ "$mode" = default ] || [ "$mode" = targets ]; then
+  printf '\n%-20s %9s %8s  %s\n' search wall_s rss_MiB "what it did"
+  search_row "22B, 64 GCDs" workloads/gpt-22b.yaml --gpus 64 --top 1
+  if [ "$mode" = targets ]; then
+    search_row "175B, 1,024 GCDs" workloads/gpt-175b.yaml --gpus 1024
+  fi
+fi

@@ -39,6 +39,7 @@ typedef struct arank {
 
 typedef struct agroup {
   ts_coll_group coll; /* for its alpha-beta plan only */
+  int n_playing; /* members that play (all but with representatives) */
   int n_arrived;
   double t_max_s;
   long *waiting;
@@ -54,12 +55,20 @@ typedef struct analytic {
   long *ready, n_ready;
 } analytic;
 
+static bool plays(const analytic *a, long r) {
+  return a->opts->representative == NULL || a->opts->representative[r] == r;
+}
+
 static void plan_groups(analytic *a) {
   const ts_job *job = a->job;
   a->groups = xcalloc((size_t)job->n_groups, sizeof *a->groups);
   for (long g = 0; g < job->n_groups; g++) {
     const ts_group *grp = &job->groups[g];
     ts_coll_group *cg = &a->groups[g].coll;
+    for (int i = 0; i < grp->n_members; i++)
+      a->groups[g].n_playing += plays(a, grp->members[i]);
+    if (a->groups[g].n_playing == 0) /* never called */
+      continue;
     int n = cg->n = grp->n_members;
     long *gpus = xcalloc((size_t)n, sizeof(long)), *ring_gpus = xcalloc((size_t)n, sizeof(long));
     int *order = xcalloc((size_t)n * TS_COLL_MAX_RINGS, sizeof(int));
@@ -138,12 +147,12 @@ static bool arrive(analytic *a, long r, const ts_event *ev) {
   k->arrival_s = k->t_s;
   grp->t_max_s = grp->n_arrived == 0 || k->t_s > grp->t_max_s ? k->t_s : grp->t_max_s;
   grp->waiting[grp->n_arrived++] = r;
-  if (grp->n_arrived < grp->coll.n)
+  if (grp->n_arrived < grp->n_playing)
     return false;
   double end = grp->t_max_s + ts_coll_estimate_s(&grp->coll, (ts_coll_op)ev->coll_op, ev->bytes);
   int algorithm = algorithm_of(&grp->coll, ev);
   count(a, algorithm);
-  for (int i = 0; i < grp->coll.n; i++) {
+  for (int i = 0; i < grp->n_playing; i++) {
     long w = grp->waiting[i];
     arank *m = &a->ranks[w];
     a->res->ranks[w].time_s[ev->category] += end - m->arrival_s;
@@ -265,6 +274,17 @@ static void run_rank(analytic *a, long r) {
   res->finish_s = k->t_s;
 }
 
+/* Rank r's results are those of rep, which played the same program. */
+static void share_results(ts_sim_result *res, long r, long rep, int n_blocks) {
+  ts_rank_result *to = &res->ranks[r];
+  const ts_rank_result *from = &res->ranks[rep];
+  to->finish_s = from->finish_s;
+  to->flops = from->flops;
+  memcpy(to->time_s, from->time_s, sizeof to->time_s);
+  if (to->block_end_s != NULL)
+    memcpy(to->block_end_s, from->block_end_s, (size_t)n_blocks * sizeof *to->block_end_s);
+}
+
 int ts_analytic_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts *opts,
                     ts_sim_result *out, ts_err *err) {
   if (job->n_ranks > ts_platform_n_gpus(pf))
@@ -285,15 +305,22 @@ int ts_analytic_run(const ts_platform *pf, const ts_job *job, const ts_engine_op
   plan_groups(&a);
   for (long r = 0; r < job->n_ranks; r++) {
     a.ranks[r].parked_on = -1;
-    a.ranks[r].is_done = job->programs[r].n_blocks == 0;
+    a.ranks[r].is_done = job->programs[r].n_blocks == 0 || !plays(&a, r);
     if (opts->is_recording_blocks)
       res.ranks[r].block_end_s = xcalloc((size_t)job->programs[r].n_blocks, sizeof(double));
   }
   /* Ranks run in descending order so that rank 0 runs first (the list is a stack). */
   for (long r = job->n_ranks - 1; r >= 0; r--)
-    make_ready(&a, r);
+    if (!a.ranks[r].is_done)
+      make_ready(&a, r);
   while (a.n_ready > 0)
     run_rank(&a, a.ready[--a.n_ready]);
+  for (long r = 0; r < job->n_ranks; r++)
+    if (!plays(&a, r)) {
+      long rep = opts->representative[r];
+      TS_ASSERT(plays(&a, rep) && job->programs[rep].n_blocks == job->programs[r].n_blocks);
+      share_results(&res, r, rep, job->programs[r].n_blocks);
+    }
   for (long r = 0; r < job->n_ranks; r++) {
     TS_ASSERT(a.ranks[r].is_done); /* a rank that never finished is a schedule deadlock: a bug */
     if (res.ranks[r].finish_s > res.iteration_s)

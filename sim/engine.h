@@ -34,6 +34,11 @@ typedef struct ts_engine_opts {
    * (1 + this) times longer: communication kernels share the GPU's compute units and memory
    * bandwidth. 0 (default): overlap is free. */
   double overlap_slowdown;
+  /* Analytic fidelity only: [rank] the rank whose timeline it shares. Only ranks that are their
+   * own representative play; the others get their representative's results, and a collective
+   * completes when its playing members have arrived. Exact when the job is symmetric (every
+   * replica and tensor-parallel rank as its representative); NULL: every rank plays. */
+  const long *representative;
 } ts_engine_opts;
 
 /* Events the job plays on the ranks flagged in `only` (all ranks when NULL), to estimate a

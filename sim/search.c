@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../analysis/html.h"
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
 #include "../workloads/doc.h"
+#include "../workloads/layout.h"
 #include "../workloads/memory.h"
 #include "analytic.h"
 #include "cli.h"
@@ -97,15 +99,23 @@ static const char *const reject_names[] = {"break a layout rule (divisibility, Z
                                            "a pipeline, interleaving)",
                                            "do not fit in memory", "have too many events"};
 
-/* The analytic iteration of wl on pf, and its Megatron-DeepSpeed fraction of peak. */
+/* The analytic iteration of wl on pf, and its Megatron-DeepSpeed fraction of peak. Only one
+ * pipeline plays (tensor rank 0 of replica 0, the others sharing its timeline): without
+ * contention the replicas and tensor ranks run alike, but for their routes' latencies
+ * (docs/performance.md measures the difference). */
 static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) {
   ts_job job;
   ts_err err = {0};
   if (ts_schedule_build(wl, &pf->gpu, &job, &err) != 0)
     return -1;
-  ts_engine_opts opts = {.fidelity = TS_FIDELITY_ANALYTIC};
+  long *rep = malloc((size_t)job.n_ranks * sizeof *rep);
+  TS_ASSERT(rep != NULL);
+  for (long r = 0; r < job.n_ranks; r++)
+    rep[r] = ts_layout_rank(wl, (ts_coords){0, 0, ts_layout_coords(wl, r).pp});
+  ts_engine_opts opts = {.fidelity = TS_FIDELITY_ANALYTIC, .representative = rep};
   ts_sim_result sim;
   int rc = ts_analytic_run(pf, &job, &opts, &sim, &err);
+  free(rep);
   if (rc == 0) {
     ts_metrics m;
     ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
@@ -118,6 +128,12 @@ static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) 
   }
   ts_job_fini(&job);
   return rc;
+}
+
+static double seconds_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
 static int by_estimate(const void *x, const void *y) {
@@ -203,6 +219,8 @@ int ts_search_main(int argc, char **argv) {
   TS_ASSERT(cands != NULL);
   static const long mbs_choices[] = {1, 2, 4};
   bool tty = isatty(2);
+  struct timespec started;
+  clock_gettime(CLOCK_MONOTONIC, &started);
   /* TP inside a node (a divisor of its GPUs) or across whole nodes, up to 4: the study found
    * TP across nodes a bottleneck (REFERENCE.md section 1), but that is for the search to show */
   long max_tp = 4 * pf.gpus_per_node;
@@ -264,6 +282,10 @@ int ts_search_main(int argc, char **argv) {
     }
   if (tty)
     fputc('\n', stderr);
+  /* On stderr, to keep stdout the same from run to run (bench/run.sh reads it). */
+  fprintf(stderr,
+          "search: %ld candidates and %ld analytic estimates took %.3f s, %.2f ms an estimate\n",
+          tried, n, seconds_since(&started), n > 0 ? 1e3 * seconds_since(&started) / (double)n : 0);
   qsort(cands, (size_t)n, sizeof *cands, by_estimate);
   long top = a.top < n ? a.top : n;
   for (long i = 0; i < top; i++) {

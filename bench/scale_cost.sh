@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# bench/scale_cost.sh: what a simulation costs as the machine grows, along a weak-scaling
+# series (data parallelism grows, the global batch with it, so events grow with the GCDs):
+#   bench/scale_cost.sh 22b    GPT-22B (TP2 PP4, micro-batch 1), 64 -> 75,264 GCDs
+#   bench/scale_cost.sh 1t     GPT-1T (TP8 PP64), 512 -> 75,264 GCDs (the whole of Frontier)
+# FIDELITY=F picks the fidelity (default: trainsim's). The largest points take minutes and
+# several GiB; compare ratios measured in one run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+fid=()
+[ -n "${FIDELITY:-}" ] && fid=(--fidelity "$FIDELITY")
+case ${1:-} in
+  22b) wl=workloads/gpt-22b.yaml base=64 batch=1024
+       points=(64 512 3072 12288 24576 49152 75264) ;;
+  1t) wl=workloads/gpt-1t.yaml base=512 batch=512
+      points=(512 1536 3072 6144 12288 24576 49152 75264) ;;
+  *) echo "usage: bench/scale_cost.sh 22b|1t" >&2; exit 2 ;;
+esac
+bench_header
+for n in "${points[@]}"; do
+  bench_row "$(basename "$wl" .yaml) weak, $n GCDs" "$wl" --gpus "$n" \
+    --global-batch-size $((batch * n / base)) --force "${fid[@]}"
+done
