@@ -807,11 +807,15 @@ int ts_engine_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts
   simulation sim = {pf, job, opts, out};
   pthread_attr_t attr;
   pthread_t thread;
-  if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, (size_t)1 << 30) != 0 ||
-      pthread_create(&thread, &attr, simulate, &sim) != 0)
+  if (pthread_attr_init(&attr) != 0)
+    return ts_err_plain(err, "cannot start the simulation thread");
+  int rc = pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+  if (rc == 0)
+    rc = pthread_create(&thread, &attr, simulate, &sim);
+  pthread_attr_destroy(&attr);
+  if (rc != 0)
     return ts_err_plain(err, "cannot start the simulation thread (1 GiB of address space)");
   pthread_join(thread, NULL);
-  pthread_attr_destroy(&attr);
   return 0;
 }
 

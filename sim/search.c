@@ -29,7 +29,8 @@ static const char usage[] =
     "or 4, virtual stages 1 or 2, recomputation none / selective / full, ZeRO 0 or 1 (2 and 3\n"
     "without a pipeline), sequence parallelism off or on. Candidates that break a rule or do\n"
     "not fit in memory are counted by reason; the others are played with the analytic fidelity\n"
-    "(no contention: optimistic), and the K fastest (default 3) simulated with --fidelity F\n"
+    "(no contention: optimistic; one pipeline plays for all replicas and tensor ranks, which\n"
+    "then run alike), and the K fastest (default 3) simulated with --fidelity F\n"
     "(default hybrid, as 'trainsim run'). Writes\n"
     "search.csv (every candidate) into --out (default trainsim-out); --report adds\n"
     "report.html (the 20 best, their estimated time breakdown).\n";
