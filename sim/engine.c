@@ -334,11 +334,9 @@ static void run_merged(rank_ctx *c, int b, int first, int n) {
   double t = t0;
   for (int e = first; e < first + n; e++) {
     const ts_event *ev = &blk->events[e];
-    double took = ev->kind == TS_EV_COMPUTE
-                      ? ev->time_s
-                      : ts_coll_estimate_s(cg, (ts_coll_op)ev->coll_op, ev->bytes);
-    double start = t;
-    took += e == barrier_at ? wait : 0;
+    double start = t, took = e == barrier_at ? wait : 0;
+    took += ev->kind == TS_EV_COMPUTE ? ev->time_s
+                                      : ts_coll_estimate_s(cg, (ts_coll_op)ev->coll_op, ev->bytes);
     t += took;
     c->res->flops += ev->flops;
     c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s;
@@ -642,12 +640,15 @@ static sg_mailbox_t mailbox(const char *prefix, long a, long b) {
 
 static void init_simgrid(void) {
   /* See engine.h for why CM02 without cross-traffic and without the TCP window cap. Actor
-   * stacks are small: rank_main is shallow, and thousands of 8 MiB stacks would not be. */
+   * stacks are small: rank_main is shallow, and thousands of 8 MiB stacks would not be. No
+   * guard page: mprotect splits each stack into memory mappings of its own, and Linux allows
+   * 65,530 (vm.max_map_count), fewer than two per actor of a 75,264-GCD job. */
   static char options[][48] = {
-      "trainsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
-      "--cfg=network/TCP-gamma:0", "--cfg=contexts/stack-size:256",
-      /* No guard page: mprotect splits each stack into its own memory mappings, and Linux allows
-       * 65,530 (vm.max_map_count), fewer than two per actor of a 75,264-GCD job. */
+      "trainsim",
+      "--cfg=network/model:CM02",
+      "--cfg=network/crosstraffic:0",
+      "--cfg=network/TCP-gamma:0",
+      "--cfg=contexts/stack-size:256",
       "--cfg=contexts/guard-size:0",
 #ifdef TS_SANITIZE
       "--cfg=contexts/factory:thread", /* ASan cannot follow SimGrid's stack switching */

@@ -5,7 +5,9 @@
  * stream here, so SimGrid's CPU-sharing model has nothing to add), collectives run through
  * coll.c, pipeline sends are posted asynchronously and completed with the next receive.
  * Every second of a rank's iteration lands in exactly one category (schedule.h), so the
- * categories of a rank sum to the iteration time.
+ * categories of a rank sum to the iteration time. At the hybrid fidelity the compute and
+ * in-node collectives between a rank's messages play as one merged step, with the times of
+ * playing them one by one (engine.c explains when that holds).
  *
  * SimGrid's default network model (LV08) multiplies latencies by 13.01, scales bandwidth by
  * 0.97 and adds 5% reverse traffic, corrections fitted to TCP; and CM02 still caps a flow at
