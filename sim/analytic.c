@@ -40,6 +40,12 @@ typedef struct arank {
 typedef struct agroup {
   ts_coll_group coll; /* for its alpha-beta plan only */
   int n_playing; /* members that play (all but with representatives) */
+  /* The last collective priced on it: a group repeats one collective many times, and choosing
+   * its algorithm is most of the cost of an estimate. */
+  bool has_last;
+  uint8_t last_op;
+  int last_algorithm;
+  double last_bytes, last_s;
   int n_arrived;
   double t_max_s;
   long *waiting;
@@ -129,6 +135,19 @@ static int algorithm_of(const ts_coll_group *g, const ts_event *ev) {
                                       : TS_ALG_RING;
 }
 
+/* The alpha-beta time of ev on grp and the algorithm it runs (algorithm_of). */
+static double priced(agroup *grp, const ts_event *ev, int *algorithm) {
+  if (!grp->has_last || grp->last_op != ev->coll_op || grp->last_bytes != ev->bytes) {
+    grp->has_last = true;
+    grp->last_op = ev->coll_op;
+    grp->last_bytes = ev->bytes;
+    grp->last_s = ts_coll_estimate_s(&grp->coll, (ts_coll_op)ev->coll_op, ev->bytes);
+    grp->last_algorithm = algorithm_of(&grp->coll, ev);
+  }
+  *algorithm = grp->last_algorithm;
+  return grp->last_s;
+}
+
 static void count(analytic *a, int algorithm) {
   if (algorithm == TS_ALG_HIERARCHICAL)
     a->res->n_hierarchical_collectives++;
@@ -149,8 +168,8 @@ static bool arrive(analytic *a, long r, const ts_event *ev) {
   grp->waiting[grp->n_arrived++] = r;
   if (grp->n_arrived < grp->n_playing)
     return false;
-  double end = grp->t_max_s + ts_coll_estimate_s(&grp->coll, (ts_coll_op)ev->coll_op, ev->bytes);
-  int algorithm = algorithm_of(&grp->coll, ev);
+  int algorithm = 0;
+  double end = grp->t_max_s + priced(grp, ev, &algorithm);
   count(a, algorithm);
   for (int i = 0; i < grp->n_playing; i++) {
     long w = grp->waiting[i];
@@ -235,10 +254,10 @@ static void run_rank(analytic *a, long r) {
         long g = a->job->rank_group[r * TS_GROUP_KINDS + ev->group];
         TS_ASSERT(g >= 0);
         double begin = k->stream_s > k->t_s ? k->stream_s : k->t_s;
-        const ts_coll_group *cg = &a->groups[g].coll;
-        k->stream_s = begin + ts_coll_estimate_s(cg, (ts_coll_op)ev->coll_op, ev->bytes);
+        int algorithm = 0;
+        k->stream_s = begin + priced(&a->groups[g], ev, &algorithm);
         if (r == a->job->groups[g].members[0]) /* once per collective */
-          count(a, algorithm_of(cg, ev));
+          count(a, algorithm);
         if (k->n_posted == k->cap_posted) {
           k->cap_posted = k->cap_posted ? 2 * k->cap_posted : 64;
           k->stream_end_s = realloc(k->stream_end_s, (size_t)k->cap_posted * sizeof(double));
