@@ -2,6 +2,7 @@
 # bench_header prints the column names; bench_row LABEL ARGS... runs `trainsim run ARGS...`
 # under /usr/bin/time and prints wall time, peak RSS, the events it played (and how many of
 # them merged into steps), SimGrid transfers, events per second and the simulated iteration.
+# bench_step LABEL says on stderr which step runs (stdout keeps the table alone).
 BIN=${BIN:-build/trainsim}
 [ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
 [ -x "$BIN" ] || { echo "bench: build first (./build.sh test)" >&2; exit 1; }
@@ -14,12 +15,19 @@ bench_header() {
 # The value of a numeric key of result.json (each key appears once).
 bench_json() { sed -n "s/.*\"$1\": \([0-9.e+-]*\).*/\1/p" "$2" | head -1; }
 
+BENCH_STEP=0
+bench_step() {
+  BENCH_STEP=$((BENCH_STEP + 1))
+  echo "bench: step $BENCH_STEP: $1 ($(date +%H:%M:%S))" >&2
+}
+
 bench_row() {
   local label=$1 out
   shift
+  bench_step "$label"
   out=$(mktemp -d)
-  if ! /usr/bin/time -f '%e %M' -o "$out/time" "$BIN" run "$@" --out "$out" >/dev/null \
-    2>"$out/err"; then
+  if ! /usr/bin/time -f '%e %M' -o "$out/time" "$BIN" run "$@" --quiet --out "$out" \
+    >/dev/null 2>"$out/err"; then
     printf '%-44s failed: %s\n' "$label" "$(grep -v '^Command' "$out/err" | head -1)"
     rm -rf "$out"
     return 0

@@ -24,12 +24,15 @@ echo "the mean exposed seconds per rank."
 echo
 echo "| layout | schedule | recompute | ZeRO | DP buckets | iteration s | % of peak | MFU | peak GiB | dp s | bubble s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
+step=0
 run() { # layout-args, schedule-args, recompute, zero, bucket
   local layout=$1 sched=$2 rec=$3 zero=$4 bucket=$5 label
   label=$(echo "$sched" | sed 's/--schedule //; s/ --virtual-stages \([0-9]*\)/, v=\1/')
   [ -n "$label" ] || label="- (pp 1)"
+  step=$((step + 1))
+  echo "bench/parallelism.sh: step $step of 25: $layout $sched, recompute $rec, ZeRO-$zero, buckets $bucket ($(date +%H:%M:%S))" >&2
   if "$BIN" run workloads/gpt-175b.yaml --gpus 1024 $layout $sched --recompute "$rec" \
-    --zero-stage "$zero" --dp-bucket-size "$bucket" --out "$out" >"$out/stdout" 2>"$out/stderr"; then
+    --zero-stage "$zero" --dp-bucket-size "$bucket" --quiet --out "$out" >"$out/stdout" 2>"$out/stderr"; then
     printf '| %s | %s | %s | %s | %s | %.2f | %.2f%% | %.2f%% | %.1f | %.2f | %.2f |\n' \
       "$(echo "$layout" | sed 's/--tp \([0-9]*\) --pp \([0-9]*\)/TP\1 PP\2/')" "$label" "$rec" \
       "$zero" "$bucket" "$(field iteration_s)" \

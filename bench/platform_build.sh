@@ -10,10 +10,13 @@ BIN=${BIN:-build/trainsim}
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
 [ -x "$BIN" ] || { echo "bench/platform_build.sh: build first (./build.sh test)" >&2; exit 1; }
 printf '%-8s %-8s %9s %9s  %s\n' nodes GCDs wall_s rss_MiB note
-for gcds in 3072 12288 24576 49152 75264; do
+sizes=(3072 12288 24576 49152 75264)
+for i in "${!sizes[@]}"; do
+  gcds=${sizes[$i]}
+  echo "bench/platform_build.sh: step $((i + 1)) of ${#sizes[@]}: $gcds GCDs ($(date +%H:%M:%S))" >&2
   out=$(mktemp)
   if /usr/bin/time -f '%e %M' -o "$out.time" "$BIN" bench allreduce --gpus "$gcds" \
-    --min-bytes 8 --max-bytes 8 >/dev/null 2>"$out"; then
+    --min-bytes 8 --max-bytes 8 --quiet >/dev/null 2>"$out"; then
     read -r wall rss <"$out.time"
     printf '%-8d %-8d %9.1f %9.0f\n' $((gcds / 8)) "$gcds" "$wall" $((rss / 1024))
   else

@@ -43,8 +43,10 @@ fi
 search_row() {
   local label=$1 out wall rss
   shift
+  bench_step "search $label"
   out=$(mktemp -d)
-  /usr/bin/time -f '%e %M' -o "$out/time" "$BIN" search "$@" --out "$out" >/dev/null 2>"$out/err"
+  /usr/bin/time -f '%e %M' -o "$out/time" "$BIN" search "$@" --quiet --out "$out" >/dev/null \
+    2>"$out/err"
   read -r wall rss <"$out/time"
   printf '%-20s %9.1f %8d  %s\n' "$label" "$wall" $((rss / 1024)) \
     "$(sed -n 's/^search: //p' "$out/err")"

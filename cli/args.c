@@ -1,25 +1,25 @@
-/* cli: see cli.h. */
-#include "cli.h"
+/* args: see args.h. */
+#include "args.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "../workloads/doc.h"
 
-const char *const ts_cli_override_options[] = {"--tp",
-                                               "--pp",
-                                               "--micro-batch-size",
-                                               "--global-batch-size",
-                                               "--schedule",
-                                               "--recompute",
-                                               "--zero-stage",
-                                               "--virtual-stages",
-                                               "--dp-bucket-size",
-                                               "--first-stage-layers",
-                                               "--last-stage-layers",
-                                               NULL};
-const char *const ts_cli_override_switches[] = {"--sequence-parallel", "--fsdp", "--scatter-gather",
+const char *const ts_args_override_options[] = {"--tp",
+                                                "--pp",
+                                                "--micro-batch-size",
+                                                "--global-batch-size",
+                                                "--schedule",
+                                                "--recompute",
+                                                "--zero-stage",
+                                                "--virtual-stages",
+                                                "--dp-bucket-size",
+                                                "--first-stage-layers",
+                                                "--last-stage-layers",
                                                 NULL};
+const char *const ts_args_override_switches[] = {"--sequence-parallel", "--fsdp",
+                                                 "--scatter-gather", NULL};
 
 static bool listed(const char *const *names, const char *name) {
   for (const char *const *n = names; n != NULL && *n != NULL; n++)
@@ -28,14 +28,14 @@ static bool listed(const char *const *names, const char *name) {
   return false;
 }
 
-int ts_cli_next(ts_cli *cli, const char **flag, const char **value, ts_err *err) {
+int ts_args_next(ts_args *cli, const char **flag, const char **value, ts_err *err) {
   static char name[64];
   if (cli->i >= cli->argc)
-    return TS_CLI_END;
+    return TS_ARGS_END;
   const char *arg = cli->argv[cli->i++];
   if (strncmp(arg, "--", 2) != 0 && strcmp(arg, "-h") != 0) {
     *value = arg;
-    return TS_CLI_ARGUMENT;
+    return TS_ARGS_ARGUMENT;
   }
   const char *eq = strchr(arg, '=');
   snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
@@ -45,15 +45,15 @@ int ts_cli_next(ts_cli *cli, const char **flag, const char **value, ts_err *err)
   *value = NULL;
   bool overrides = cli->takes_overrides;
   if (strcmp(name, "--help") == 0 || listed(cli->switches, name) ||
-      (overrides && listed(ts_cli_override_switches, name))) {
+      (overrides && listed(ts_args_override_switches, name))) {
     if (eq != NULL)
       return ts_err_plain(err, "%s takes no value", name);
-    return TS_CLI_OPTION;
+    return TS_ARGS_OPTION;
   }
-  if (!listed(cli->options, name) && !(overrides && listed(ts_cli_override_options, name))) {
+  if (!listed(cli->options, name) && !(overrides && listed(ts_args_override_options, name))) {
     const char *const *lists[] = {cli->options, cli->switches,
-                                  overrides ? ts_cli_override_options : NULL,
-                                  overrides ? ts_cli_override_switches : NULL};
+                                  overrides ? ts_args_override_options : NULL,
+                                  overrides ? ts_args_override_switches : NULL};
     const char *all[128];
     int n = 0;
     for (int l = 0; l < 4; l++)
@@ -71,7 +71,7 @@ int ts_cli_next(ts_cli *cli, const char **flag, const char **value, ts_err *err)
     *value = cli->argv[cli->i++];
   else
     return ts_err_plain(err, "%s: expected a value after the option", name);
-  return TS_CLI_OPTION;
+  return TS_ARGS_OPTION;
 }
 
 static int flag_error(ts_err *err, const char *flag, const char *expected, const char *found) {
@@ -79,7 +79,7 @@ static int flag_error(ts_err *err, const char *flag, const char *expected, const
   return ts_err_at(err, loc, "expected %s, found '%s'", expected, found);
 }
 
-int ts_cli_count(const char *flag, const char *text, long lo, long hi, long *out, ts_err *err) {
+int ts_args_count(const char *flag, const char *text, long lo, long hi, long *out, ts_err *err) {
   long v = 0;
   char expected[64];
   snprintf(expected, sizeof expected, "an integer from %ld to %ld", lo, hi);
@@ -89,8 +89,8 @@ int ts_cli_count(const char *flag, const char *text, long lo, long hi, long *out
   return 0;
 }
 
-int ts_cli_choice(const char *flag, const char *text, const char *const *names, int *out,
-                  ts_err *err) {
+int ts_args_choice(const char *flag, const char *text, const char *const *names, int *out,
+                   ts_err *err) {
   for (int i = 0; names[i] != NULL; i++)
     if (strcmp(text, names[i]) == 0) {
       *out = i;
@@ -104,7 +104,7 @@ int ts_cli_choice(const char *flag, const char *text, const char *const *names, 
   return flag_error(err, flag, expected, text);
 }
 
-int ts_cli_bytes(const char *flag, const char *text, double *out, ts_err *err) {
+int ts_args_bytes(const char *flag, const char *text, double *out, ts_err *err) {
   double v = 0;
   if (ts_units_parse(text, TS_UNITS_BYTES, &v, NULL) != 0 || v < 1)
     return flag_error(err, flag, ts_units_expected(TS_UNITS_BYTES), text);
@@ -112,30 +112,30 @@ int ts_cli_bytes(const char *flag, const char *text, double *out, ts_err *err) {
   return 0;
 }
 
-int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_err *err) {
+int ts_args_override(const char *flag, const char *value, ts_overrides *ov, ts_err *err) {
   static const char *const stages[] = {"0", "1", "2", "3", NULL};
-  const long max = 100000000;
+  const long max = TS_ARGS_MAX_COUNT;
   int choice = 0, rc = 0;
   if (strcmp(flag, "--sequence-parallel") == 0) {
     ov->is_sequence_parallel_set = true;
   } else if (strcmp(flag, "--tp") == 0) {
-    rc = ts_cli_count(flag, value, 1, max, &ov->tp, err);
+    rc = ts_args_count(flag, value, 1, max, &ov->tp, err);
     ov->is_tp_set = true;
   } else if (strcmp(flag, "--pp") == 0) {
-    rc = ts_cli_count(flag, value, 1, max, &ov->pp, err);
+    rc = ts_args_count(flag, value, 1, max, &ov->pp, err);
     ov->is_pp_set = true;
   } else if (strcmp(flag, "--micro-batch-size") == 0) {
-    rc = ts_cli_count(flag, value, 1, max, &ov->micro_batch, err);
+    rc = ts_args_count(flag, value, 1, max, &ov->micro_batch, err);
     ov->is_micro_batch_set = true;
   } else if (strcmp(flag, "--global-batch-size") == 0) {
-    rc = ts_cli_count(flag, value, 1, max, &ov->global_batch, err);
+    rc = ts_args_count(flag, value, 1, max, &ov->global_batch, err);
     ov->is_global_batch_set = true;
   } else if (strcmp(flag, "--zero-stage") == 0) {
-    rc = ts_cli_choice(flag, value, stages, &choice, err);
+    rc = ts_args_choice(flag, value, stages, &choice, err);
     ov->zero_stage = choice;
     ov->is_zero_stage_set = true;
   } else if (strcmp(flag, "--schedule") == 0) {
-    rc = ts_cli_choice(flag, value, ts_schedule_names, &choice, err);
+    rc = ts_args_choice(flag, value, ts_schedule_names, &choice, err);
     ov->schedule = (ts_schedule_kind)choice;
     ov->is_schedule_set = true;
   } else if (strcmp(flag, "--scatter-gather") == 0) {
@@ -145,21 +145,21 @@ int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_er
     ov->is_zero_stage_set = true;
     ov->is_fsdp = true;
   } else if (strcmp(flag, "--dp-bucket-size") == 0) {
-    rc = strcmp(value, "0") == 0 ? 0 : ts_cli_bytes(flag, value, &ov->dp_bucket_bytes, err);
+    rc = strcmp(value, "0") == 0 ? 0 : ts_args_bytes(flag, value, &ov->dp_bucket_bytes, err);
     if (strcmp(value, "0") == 0)
       ov->dp_bucket_bytes = 0;
     ov->is_dp_bucket_set = true;
   } else if (strcmp(flag, "--first-stage-layers") == 0) {
-    rc = ts_cli_count(flag, value, 1, max, &ov->first_stage_layers, err);
+    rc = ts_args_count(flag, value, 1, max, &ov->first_stage_layers, err);
     ov->is_first_stage_layers_set = true;
   } else if (strcmp(flag, "--last-stage-layers") == 0) {
-    rc = ts_cli_count(flag, value, 1, max, &ov->last_stage_layers, err);
+    rc = ts_args_count(flag, value, 1, max, &ov->last_stage_layers, err);
     ov->is_last_stage_layers_set = true;
   } else if (strcmp(flag, "--virtual-stages") == 0) {
-    rc = ts_cli_count(flag, value, 1, max, &ov->virtual_stages, err);
+    rc = ts_args_count(flag, value, 1, max, &ov->virtual_stages, err);
     ov->is_virtual_stages_set = true;
   } else if (strcmp(flag, "--recompute") == 0) {
-    rc = ts_cli_choice(flag, value, ts_recompute_names, &choice, err);
+    rc = ts_args_choice(flag, value, ts_recompute_names, &choice, err);
     ov->recompute = (ts_recompute)choice;
     ov->is_recompute_set = true;
   } else {
@@ -168,7 +168,7 @@ int ts_cli_override(const char *flag, const char *value, ts_overrides *ov, ts_er
   return rc != 0 ? -1 : 1;
 }
 
-int ts_cli_load_platform(const char *path, ts_platform *pf, ts_err *err) {
+int ts_args_load_platform(const char *path, ts_platform *pf, ts_err *err) {
   if (path != NULL)
     return ts_platform_load_file(path, pf, err);
   return ts_platform_load_string(ts_platform_default_name, ts_platform_default_text, pf, err);

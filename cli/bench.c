@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/engine/coll.h"
+#include "../sim/engine/engine.h"
+#include "../sim/network/route.h"
 #include "../workloads/schedule.h"
-#include "cli.h"
-#include "coll.h"
-#include "engine.h"
-#include "route.h"
+#include "args.h"
+#include "progress.h"
 
-#define EXIT_INPUT 2
 #define MAX_SIZES 64
 
 static const char usage[] =
@@ -36,6 +36,7 @@ static const char usage[] =
     "                        collective transfers per rank: one (default) or one per ring step\n"
     "  --min-bytes SIZE      smallest size (default 8)\n"
     "  --max-bytes SIZE      largest size (default 8GiB)\n"
+    "  --quiet               no progress line on stderr (shown only when it is a terminal)\n"
     "  -h, --help            show this help\n";
 
 typedef enum bench_op {
@@ -56,6 +57,7 @@ typedef struct bench_args {
   ts_fidelity fidelity;
   ts_coll_algo collectives;
   double min_bytes, max_bytes;
+  bool is_quiet; /* no progress line */
   bool is_from_set, is_to_set;
 } bench_args;
 
@@ -69,17 +71,18 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   a->min_bytes = 8;
   a->max_bytes = 8.0 * 1073741824.0;
   bool has_op = false;
-  ts_cli cli = {argc, argv, 0, "bench", options, NULL, false};
+  static const char *const switches[] = {"--quiet", NULL};
+  ts_args cli = {argc, argv, 0, "bench", options, switches, false};
   const char *flag = NULL, *value = NULL;
-  for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
+  for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)
       return -1;
     int rc = 0, choice = 0;
-    if (item == TS_CLI_ARGUMENT) {
+    if (item == TS_ARGS_ARGUMENT) {
       if (has_op)
         return ts_err_plain(err, "bench takes one operation, found a second one: '%s'", value);
       ts_loc loc = {NULL, 0, 0, "bench"};
-      if (ts_cli_choice("bench", value, op_names, &choice, err) != 0) {
+      if (ts_args_choice("bench", value, op_names, &choice, err) != 0) {
         err->is_set = false;
         return ts_err_at(err, loc,
                          "unknown operation '%s' (one of allreduce, allgather, "
@@ -91,26 +94,28 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
     } else if (strcmp(flag, "--help") == 0) {
       fputs(usage, stdout);
       return 1;
+    } else if (strcmp(flag, "--quiet") == 0) {
+      a->is_quiet = true;
     } else if (strcmp(flag, "--gpus") == 0) {
-      rc = ts_cli_count(flag, value, 2, 100000000, &a->n_gpus, err);
+      rc = ts_args_count(flag, value, 2, TS_ARGS_MAX_COUNT, &a->n_gpus, err);
     } else if (strcmp(flag, "--from") == 0) {
-      rc = ts_cli_count(flag, value, 0, 100000000, &a->from, err);
+      rc = ts_args_count(flag, value, 0, TS_ARGS_MAX_COUNT, &a->from, err);
       a->is_from_set = true;
     } else if (strcmp(flag, "--to") == 0) {
-      rc = ts_cli_count(flag, value, 0, 100000000, &a->to, err);
+      rc = ts_args_count(flag, value, 0, TS_ARGS_MAX_COUNT, &a->to, err);
       a->is_to_set = true;
     } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
     } else if (strcmp(flag, "--fidelity") == 0) {
-      rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
+      rc = ts_args_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;
     } else if (strcmp(flag, "--collectives") == 0) {
-      rc = ts_cli_choice(flag, value, ts_coll_algo_names, &choice, err);
+      rc = ts_args_choice(flag, value, ts_coll_algo_names, &choice, err);
       a->collectives = (ts_coll_algo)choice;
     } else if (strcmp(flag, "--min-bytes") == 0) {
-      rc = ts_cli_bytes(flag, value, &a->min_bytes, err);
+      rc = ts_args_bytes(flag, value, &a->min_bytes, err);
     } else if (strcmp(flag, "--max-bytes") == 0) {
-      rc = ts_cli_bytes(flag, value, &a->max_bytes, err);
+      rc = ts_args_bytes(flag, value, &a->max_bytes, err);
     }
     if (rc != 0)
       return -1;
@@ -241,9 +246,9 @@ int ts_bench_main(int argc, char **argv) {
   if (rc == 1)
     return 0;
   static ts_platform pf;
-  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0) {
+  if (rc != 0 || ts_args_load_platform(a.platform, &pf, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   long have = ts_platform_n_gpus(&pf);
   long need = a.op == OP_P2P ? (a.from > a.to ? a.from : a.to) + 1 : a.n_gpus;
@@ -252,7 +257,7 @@ int ts_bench_main(int argc, char **argv) {
     ts_err_at(&err, loc, "platform '%s' has %ld GPUs (0 to %ld), found %ld", pf.name, have,
               have - 1, a.op == OP_P2P ? need - 1 : need);
     fprintf(stderr, "%s\n", err.msg);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   double sizes[MAX_SIZES];
   int n_sizes = 0;
@@ -261,13 +266,22 @@ int ts_bench_main(int argc, char **argv) {
 
   ts_job job;
   build_job(&a, sizes, n_sizes, &job);
-  ts_engine_opts opts = {
-      .fidelity = a.fidelity, .collectives = a.collectives, .is_recording_blocks = true};
+  ts_progress progress;
+  ts_progress_init(&progress, "bench", a.is_quiet);
+  ts_progress_engine progress_events = {&progress, ts_engine_count_events(&job, NULL)};
+  ts_engine_opts opts = {.fidelity = a.fidelity,
+                         .collectives = a.collectives,
+                         .is_recording_blocks = true,
+                         .on_progress = ts_progress_engine_cb,
+                         .progress_ctx = &progress_events};
   ts_sim_result sim;
-  if (ts_engine_run(&pf, &job, &opts, &sim, &err) != 0) {
+  ts_progress_show(&progress, 0, progress_events.total_events, "building the platform");
+  rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
+  ts_progress_clear(&progress);
+  if (rc != 0) {
     fprintf(stderr, "%s\n", err.msg);
     ts_job_fini(&job);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   print_header(&a, &pf);
   long *gpus = calloc((size_t)sim.n_ranks, sizeof(long));

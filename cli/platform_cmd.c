@@ -5,10 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "route.h"
-
-#define EXIT_INPUT 2
+#include "../sim/network/route.h"
+#include "args.h"
 
 static const char usage[] =
     "usage: trainsim platform check [FILE]\n"
@@ -191,14 +189,14 @@ static void show(const ts_platform *pf) {
 
 int ts_platform_main(int argc, char **argv) {
   ts_err err = {0};
-  ts_cli cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL, false};
+  ts_args cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL, false};
   const char *flag = NULL, *value = NULL, *action = NULL, *file = NULL;
-  for (int item; (item = ts_cli_next(&cli, &flag, &value, &err)) != TS_CLI_END;) {
+  for (int item; (item = ts_args_next(&cli, &flag, &value, &err)) != TS_ARGS_END;) {
     if (item < 0) {
       fprintf(stderr, "%s\n", err.msg);
-      return EXIT_INPUT;
+      return TS_ARGS_EXIT_INPUT;
     }
-    if (item == TS_CLI_OPTION) { /* --help is the only option */
+    if (item == TS_ARGS_OPTION) { /* --help is the only option */
       fputs(usage, stdout);
       return 0;
     }
@@ -209,18 +207,18 @@ int ts_platform_main(int argc, char **argv) {
     } else {
       fprintf(stderr, "trainsim: error: platform takes one FILE, found a second one: '%s'\n",
               value);
-      return EXIT_INPUT;
+      return TS_ARGS_EXIT_INPUT;
     }
   }
   if (action == NULL || (strcmp(action, "check") != 0 && strcmp(action, "show") != 0)) {
     fprintf(stderr, "trainsim: error: platform: expected 'check' or 'show', found '%s'\n",
             action ? action : "nothing");
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   static ts_platform pf;
-  if (ts_cli_load_platform(file, &pf, &err) != 0) {
+  if (ts_args_load_platform(file, &pf, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   if (strcmp(action, "show") == 0)
     show(&pf);

@@ -1,7 +1,6 @@
-/* main: the trainsim command line. The only place that picks an exit status:
- * 0 success, 2 input error (bad file, flag or layout, or a model that does not fit), 1 other
- * failures (cannot write results). */
-#include <limits.h>
+/* run: see run.h. */
+#include "run.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,42 +10,14 @@
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
 #include "../analysis/timeline.h"
-#include "../workloads/cost.h"
+#include "../sim/engine/engine.h"
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
-#include "../workloads/memory.h"
 #include "../workloads/schedule.h"
-#include "../workloads/workload.h"
-#include "bench.h"
-#include "cli.h"
-#include "engine.h"
-#include "placement.h"
-#include "platform.h"
-#include "platform_cmd.h"
-#include "scale.h"
-#include "search.h"
+#include "args.h"
+#include "progress.h"
 
-#define EXIT_INPUT 2
 #define GIB (1024.0 * 1024.0 * 1024.0)
-
-static const char usage[] =
-    "usage: trainsim <command> [options]\n"
-    "\n"
-    "Simulates large-scale LLM training on a described machine (default: Frontier, OLCF).\n"
-    "\n"
-    "commands:\n"
-    "  run WORKLOAD [options]   simulate one training iteration and report it\n"
-    "  scale WORKLOAD --gpus N1,N2,... --weak|--strong\n"
-    "                           a scaling study with efficiencies (scale.csv)\n"
-    "  search WORKLOAD --gpus N the fastest layouts of N GPUs (analytic estimate, then the\n"
-    "                           top ones simulated; search.csv)\n"
-    "  memory WORKLOAD          memory per GPU by stage, and the fewest GPUs that fit\n"
-    "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
-    "  platform check|show [FILE]\n"
-    "                           validate a platform file, or print what it describes\n"
-    "\n"
-    "Run 'trainsim COMMAND --help' for a command's options.\n"
-    "Exit status: 0 success, 2 input error, 1 other failure.\n";
 
 /* In two parts: C11 compilers need only accept string literals of 4,095 characters. */
 static const char run_usage[] =
@@ -121,41 +92,23 @@ static const char run_usage_output[] =
     "                             robin over the network's units (dragonfly groups, fat-tree\n"
     "                             leaves or rail units), or drawn at random (a busy\n"
     "                             machine; --seed N, default 1)\n"
+    "  --quiet                    no progress line on stderr (shown only when stderr is a\n"
+    "                             terminal: events played, simulated time, ETA)\n"
     "  --force                    run even when the job looks too big for this machine\n"
     "                             (over an hour: more than 5e9 events at hybrid, 1e9 at\n"
     "                             aggregate and flow, 1e11 analytic)\n"
     "  -h, --help                 show this help\n";
 
-typedef struct run_args {
-  const char *workload;
-  const char *platform;
-  const char *out_dir;
-  ts_fidelity fidelity;
-  bool ignore_memory;
-  bool is_forced;
-  bool is_timeline;
-  bool is_report;
-  const char *timeline_ranks;
-  double window_start_s, window_end_s; /* --timeline-window; end INFINITY when not given */
-  double overlap_slowdown;
-  ts_coll_algo collectives;
-  ts_placement placement;
-  long seed;
-  ts_overrides ov;
-} run_args;
-
-/* Besides ts_cli_override's options, which every simulating command takes. */
+/* Besides ts_args_override's options, which every simulating command takes. */
 static const char *const run_options[] = {
     "--platform",       "--gpus",      "--dp",   "--fidelity",        "--out",
     "--timeline-ranks", "--placement", "--seed", "--timeline-window", "--overlap-slowdown",
     "--collectives",    NULL};
-static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline", "--report",
-                                           NULL};
-
-#define MAX_COUNT 100000000L
+static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline",
+                                           "--report",        "--quiet", NULL};
 
 /* --timeline-window T0:T1, two times (units.h) with T0 < T1. */
-static int parse_window(const char *text, run_args *a, ts_err *err) {
+static int parse_window(const char *text, ts_run_args *a, ts_err *err) {
   ts_loc flag = {NULL, 0, 0, "--timeline-window"};
   char copy[256];
   snprintf(copy, sizeof copy, "%s", text);
@@ -176,28 +129,28 @@ static int parse_window(const char *text, run_args *a, ts_err *err) {
 
 /* Parses the arguments of `run` (or `memory`, which takes the same); returns 1 when help was
  * printed, 0 to go on, -1 on error. */
-static int parse_run(int argc, char **argv, const char *command, const char *const *usage_text,
-                     const char *const *options, const char *const *switches, run_args *a,
-                     ts_err *err) {
+int ts_run_parse(int argc, char **argv, const char *command, const char *const *usage_text,
+                 const char *const *options, const char *const *switches, ts_run_args *a,
+                 ts_err *err) {
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->fidelity = TS_FIDELITY_HYBRID;
   a->seed = 1;
   a->window_end_s = INFINITY;
   ts_overrides *ov = &a->ov;
-  ts_cli cli = {argc, argv, 0, command, options, switches, true};
+  ts_args cli = {argc, argv, 0, command, options, switches, true};
   const char *flag = NULL, *value = NULL;
-  for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
+  for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)
       return -1;
-    if (item == TS_CLI_ARGUMENT) {
+    if (item == TS_ARGS_ARGUMENT) {
       if (a->workload != NULL)
         return ts_err_plain(err, "%s takes one WORKLOAD file, found a second one: '%s'", command,
                             value);
       a->workload = value;
       continue;
     }
-    int choice = 0, rc = ts_cli_override(flag, value, ov, err);
+    int choice = 0, rc = ts_args_override(flag, value, ov, err);
     if (rc != 0) {
       if (rc < 0)
         return -1;
@@ -211,6 +164,8 @@ static int parse_run(int argc, char **argv, const char *command, const char *con
       a->ignore_memory = true;
     } else if (strcmp(flag, "--force") == 0) {
       a->is_forced = true;
+    } else if (strcmp(flag, "--quiet") == 0) {
+      a->is_quiet = true;
     } else if (strcmp(flag, "--timeline") == 0) {
       a->is_timeline = true;
     } else if (strcmp(flag, "--report") == 0) {
@@ -220,7 +175,7 @@ static int parse_run(int argc, char **argv, const char *command, const char *con
     } else if (strcmp(flag, "--timeline-window") == 0) {
       rc = parse_window(value, a, err);
     } else if (strcmp(flag, "--collectives") == 0) {
-      rc = ts_cli_choice(flag, value, ts_coll_algo_names, &choice, err);
+      rc = ts_args_choice(flag, value, ts_coll_algo_names, &choice, err);
       a->collectives = (ts_coll_algo)choice;
     } else if (strcmp(flag, "--overlap-slowdown") == 0) {
       if (ts_parse_double(value, &a->overlap_slowdown) != 0 || !(a->overlap_slowdown >= 0) ||
@@ -229,22 +184,22 @@ static int parse_run(int argc, char **argv, const char *command, const char *con
         rc = ts_err_at(err, loc, "expected a fraction from 0 to 10 such as 0.1, found '%s'", value);
       }
     } else if (strcmp(flag, "--placement") == 0) {
-      rc = ts_cli_choice(flag, value, ts_placement_names, &choice, err);
+      rc = ts_args_choice(flag, value, ts_placement_names, &choice, err);
       a->placement = (ts_placement)choice;
     } else if (strcmp(flag, "--seed") == 0) {
-      rc = ts_cli_count(flag, value, 0, MAX_COUNT, &a->seed, err);
+      rc = ts_args_count(flag, value, 0, TS_ARGS_MAX_COUNT, &a->seed, err);
     } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
     } else if (strcmp(flag, "--out") == 0) {
       a->out_dir = value;
     } else if (strcmp(flag, "--gpus") == 0) {
-      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->gpus, err);
+      rc = ts_args_count(flag, value, 1, TS_ARGS_MAX_COUNT, &ov->gpus, err);
       ov->is_gpus_set = true;
     } else if (strcmp(flag, "--dp") == 0) {
-      rc = ts_cli_count(flag, value, 1, MAX_COUNT, &ov->dp, err);
+      rc = ts_args_count(flag, value, 1, TS_ARGS_MAX_COUNT, &ov->dp, err);
       ov->is_dp_set = true;
     } else if (strcmp(flag, "--fidelity") == 0) {
-      rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
+      rc = ts_args_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;
     }
     if (rc != 0)
@@ -325,26 +280,26 @@ static int check_fit(const ts_workload *wl, const ts_platform *pf, ts_err *err) 
 }
 
 /* The platform and the resolved workload a command's arguments name, checked together. */
-static int load_inputs(const run_args *a, ts_platform *pf, ts_workload *wl, ts_err *err) {
-  if (ts_cli_load_platform(a->platform, pf, err) != 0 ||
+int ts_run_load_inputs(const ts_run_args *a, ts_platform *pf, ts_workload *wl, ts_err *err) {
+  if (ts_args_load_platform(a->platform, pf, err) != 0 ||
       ts_workload_load_file(a->workload, wl, err) != 0 || ts_workload_resolve(wl, &a->ov, err) != 0)
     return -1;
   return check_fit(wl, pf, err);
 }
 
-static int cmd_run(int argc, char **argv) {
+int ts_run_main(int argc, char **argv) {
   ts_err err = {0};
-  run_args a;
+  ts_run_args a;
   static const char *const help[] = {run_usage, run_usage_output, NULL};
-  int rc = parse_run(argc, argv, "run", help, run_options, run_switches, &a, &err);
+  int rc = ts_run_parse(argc, argv, "run", help, run_options, run_switches, &a, &err);
   if (rc == 1)
     return 0;
   static ts_platform pf;
   ts_workload wl;
-  if (rc != 0 || load_inputs(&a, &pf, &wl, &err) != 0 ||
+  if (rc != 0 || ts_run_load_inputs(&a, &pf, &wl, &err) != 0 ||
       ts_report_prepare_dir(a.out_dir, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
 
   ts_metrics mem;
@@ -366,14 +321,14 @@ static int cmd_run(int argc, char **argv) {
             peak->bytes[TS_MEM_ACTIVATIONS] / GIB, peak->bytes[TS_MEM_BUFFERS] / GIB, hints);
     ts_report_memory(stderr, &wl, &mem);
     ts_metrics_fini(&mem);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   ts_metrics_fini(&mem);
 
   ts_job job;
   if (ts_schedule_build(&wl, &pf.gpu, &job, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   /* Events a run plays in about an hour on one core (docs/performance.md: aggregate plays
    * 0.2-0.7 M events/s, hybrid, which merges most of them into steps, 1.5-6 M/s); a run
@@ -388,14 +343,14 @@ static int cmd_run(int argc, char **argv) {
             "within about an hour at fidelity %s; use fewer microbatches or GPUs, or --force\n",
             events, max_events, ts_fidelity_names[a.fidelity]);
     ts_job_fini(&job);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   job.rank_gpu = ts_placement_gpus(&pf, a.placement, (uint64_t)a.seed, job.n_ranks);
   if (job.rank_gpu == NULL) {
     fprintf(stderr, "trainsim: error: --placement: platform '%s' has too few nodes for %s\n",
             pf.name, ts_placement_names[a.placement]);
     ts_job_fini(&job);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   /* Ranks whose spans are kept: the timeline's, and the report's pipeline Gantt chart. */
   bool *shown = NULL, *traced = NULL;
@@ -419,21 +374,28 @@ static int cmd_run(int argc, char **argv) {
       fprintf(stderr, "%s\n", err.msg);
       free(traced);
       ts_job_fini(&job);
-      return EXIT_INPUT;
+      return TS_ARGS_EXIT_INPUT;
     }
   }
+  ts_progress progress;
+  ts_progress_init(&progress, "run", a.is_quiet);
+  ts_progress_engine progress_events = {&progress, events};
   ts_engine_opts opts = {.fidelity = a.fidelity,
+                         .on_progress = ts_progress_engine_cb,
+                         .progress_ctx = &progress_events,
                          .collectives = a.collectives,
                          .is_traced = traced,
                          .overlap_slowdown = a.overlap_slowdown};
   ts_sim_result sim;
+  ts_progress_show(&progress, 0, events, "building the platform");
   int engine_rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
+  ts_progress_clear(&progress);
   free(traced);
   if (engine_rc != 0) {
     fprintf(stderr, "%s\n", err.msg);
     free(shown);
     ts_job_fini(&job);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   ts_metrics m;
   ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, pf.gpu.power_w,
@@ -452,6 +414,8 @@ static int cmd_run(int argc, char **argv) {
                       .n_hierarchical_collectives = sim.n_hierarchical_collectives,
                       .n_tree_collectives = sim.n_tree_collectives};
   ts_report_summary(stdout, &wl, &info, &m);
+  fflush(stdout);
+  ts_progress_show(&progress, 0, 0, "writing the result files");
   rc = ts_report_write_json(a.out_dir, &wl, &info, &m, &err);
   ts_timeline_opts tl = {shown, a.window_start_s, a.window_end_s};
   if (rc == 0 && a.is_timeline)
@@ -459,6 +423,7 @@ static int cmd_run(int argc, char **argv) {
   if (rc == 0 && a.is_report)
     rc = ts_html_run_report(a.out_dir, &wl, &info, &m, &job, &sim, &err);
   free(shown);
+  ts_progress_clear(&progress);
   if (rc != 0)
     fprintf(stderr, "%s\n", err.msg);
   else
@@ -469,112 +434,4 @@ static int cmd_run(int argc, char **argv) {
   ts_sim_result_fini(&sim);
   ts_job_fini(&job);
   return rc == 0 ? 0 : 1;
-}
-
-static const char memory_usage[] =
-    "usage: trainsim memory WORKLOAD [options]\n"
-    "\n"
-    "Memory per GPU of each pipeline stage (weights, gradients, optimizer states, activations),\n"
-    "the model states in all, and the layout with the fewest GPUs that fits (TP inside a\n"
-    "node, this batch, recomputation and ZeRO stage). No simulation: it takes a moment.\n"
-    "Options are those of 'trainsim run' that shape memory: --platform, --gpus, --tp, --pp,\n"
-    "--dp, --micro-batch-size, --global-batch-size, --schedule, --recompute, --zero-stage,\n"
-    "--sequence-parallel.\n";
-
-/* Bytes of model state per parameter and in all, for the whole model (no replicas). */
-static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
-  double params = ts_cost_model_params(wl), held = 0;
-  for (long s = 0; s < wl->pp; s++)
-    held +=
-        (mem->stage_memory[s].bytes[TS_MEM_WEIGHTS] + mem->stage_memory[s].bytes[TS_MEM_GRADIENTS] +
-         mem->stage_memory[s].bytes[TS_MEM_OPTIMIZER]) *
-        (double)(wl->tp * wl->dp);
-  double eb = ts_cost_elem_bytes(wl->precision);
-  double per_param = eb + 4.0 + (wl->precision == TS_PREC_FP32 ? 8.0 : 12.0);
-  printf("\nmodel states for %.4g parameters:\n", params);
-  printf("  one copy: %.0f B/parameter (%.0f weight + 4 fp32 gradient + %s) = %.3g TB\n", per_param,
-         eb,
-         wl->precision == TS_PREC_FP32 ? "8 Adam moments" : "4 fp32 master weight + 8 Adam moments",
-         per_param * params / 1e12);
-  printf("  held by this layout's %ld GPUs (replicas%s): %.3g TB\n", wl->n_gpus,
-         wl->zero_stage >= 2   ? ", gradients and optimizer sharded by ZeRO-2"
-         : wl->zero_stage >= 1 ? ", optimizer sharded by ZeRO-1"
-                               : "",
-         held / 1e12);
-}
-
-static int cmd_memory(int argc, char **argv) {
-  ts_err err = {0};
-  run_args a;
-  static const char *const options[] = {"--platform", "--gpus", "--dp", NULL};
-  static const char *const help[] = {memory_usage, NULL};
-  int rc = parse_run(argc, argv, "memory", help, options, NULL, &a, &err);
-  if (rc == 1)
-    return 0;
-  static ts_platform pf;
-  ts_workload wl;
-  if (rc != 0 || load_inputs(&a, &pf, &wl, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
-    return EXIT_INPUT;
-  }
-  ts_metrics mem;
-  ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
-  char schedule[64];
-  ts_workload_schedule_label(&wl, schedule, sizeof schedule);
-  printf(
-      "trainsim memory: %s, TP %ld x PP %ld x DP %ld = %ld GPUs, %s, recompute %s, ZeRO-%d%s\n\n",
-      wl.name, wl.tp, wl.pp, wl.dp, wl.n_gpus, schedule, ts_recompute_names[wl.recompute],
-      wl.zero_stage, wl.sequence_parallel ? ", sequence parallel" : "");
-  ts_report_memory(stdout, &wl, &mem);
-  printf("peak: %.2f GiB per GPU on stage %ld: %s\n",
-         mem.stage_memory[mem.peak_memory_stage].total_bytes / GIB, mem.peak_memory_stage,
-         mem.is_memory_ok ? "fits" : "DOES NOT FIT");
-  report_model_states(&wl, &mem);
-  ts_workload smallest;
-  long max_tp = pf.gpus_per_node;
-  if (ts_memory_smallest_layout(&wl, max_tp, ts_platform_n_gpus(&pf), pf.gpu.hbm_bytes,
-                                &smallest) == 0) {
-    long stage = 0;
-    double peak = ts_memory_peak(&smallest, &stage);
-    printf("\nfewest GPUs that fit (%.1f GiB each): TP %ld x PP %ld x DP %ld = %ld GPUs, peak "
-           "%.2f GiB on stage %ld\n",
-           pf.gpu.hbm_bytes / GIB, smallest.tp, smallest.pp, smallest.dp, smallest.n_gpus,
-           peak / GIB, stage);
-  } else {
-    printf("\nno layout with TP up to %ld fits in %.1f GiB per GPU on platform '%s'\n", max_tp,
-           pf.gpu.hbm_bytes / GIB, pf.name);
-  }
-  ts_metrics_fini(&mem);
-  return 0;
-}
-
-int main(int argc, char **argv) {
-  if (argc < 2) {
-    fputs(usage, stderr);
-    return EXIT_INPUT;
-  }
-  if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-      strcmp(argv[1], "help") == 0) {
-    fputs(usage, stdout);
-    return 0;
-  }
-  if (strcmp(argv[1], "run") == 0)
-    return cmd_run(argc - 2, argv + 2);
-  if (strcmp(argv[1], "memory") == 0)
-    return cmd_memory(argc - 2, argv + 2);
-  if (strcmp(argv[1], "scale") == 0)
-    return ts_scale_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "bench") == 0)
-    return ts_bench_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "search") == 0)
-    return ts_search_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "platform") == 0)
-    return ts_platform_main(argc - 2, argv + 2);
-  fprintf(stderr,
-          "trainsim: error: unknown command '%s' (commands: run, scale, search, memory, bench, "
-          "platform; "
-          "see "
-          "'trainsim --help')\n",
-          argv[1]);
-  return EXIT_INPUT;
 }

@@ -4,16 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../analysis/html.h"
 #include "../analysis/report.h"
 #include "../analysis/scaling.h"
 #include "../workloads/doc.h"
-#include "cli.h"
+#include "args.h"
 #include "study.h"
 
-#define EXIT_INPUT 2
 #define MAX_POINTS 64
 
 static const char usage[] =
@@ -31,7 +29,8 @@ static const char usage[] =
     "\n"
     "options (as for 'trainsim run'; each applies to every point): --platform FILE, --tp N,\n"
     "--pp N, --micro-batch-size N, --global-batch-size N (at N1), --schedule, --recompute,\n"
-    "--zero-stage, --sequence-parallel, --fidelity, --out DIR (default trainsim-out)\n";
+    "--zero-stage, --sequence-parallel, --fidelity, --out DIR (default trainsim-out),\n"
+    "--quiet (no progress line on stderr; it is shown only when stderr is a terminal)\n";
 
 typedef struct scale_args {
   const char *workloads[MAX_POINTS], *platform, *out_dir;
@@ -40,13 +39,14 @@ typedef struct scale_args {
   int n_points;
   int is_weak; /* -1 until --weak or --strong */
   bool is_report;
+  bool is_quiet; /* no progress line */
   ts_fidelity fidelity;
   ts_overrides ov;
 } scale_args;
 
-/* Besides ts_cli_override's options. */
+/* Besides ts_args_override's options. */
 static const char *const options[] = {"--gpus", "--platform", "--fidelity", "--out", NULL};
-static const char *const switches[] = {"--weak", "--strong", "--report", NULL};
+static const char *const switches[] = {"--weak", "--strong", "--report", "--quiet", NULL};
 
 static int parse_gpus(const char *text, scale_args *a, ts_err *err) {
   ts_loc flag = {NULL, 0, 0, "--gpus"};
@@ -55,7 +55,7 @@ static int parse_gpus(const char *text, scale_args *a, ts_err *err) {
   a->n_points = 0;
   for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ",")) {
     long n = 0;
-    if (ts_parse_long(tok, &n) != 0 || n < 1 || n > 100000000 || a->n_points == MAX_POINTS)
+    if (ts_parse_long(tok, &n) != 0 || n < 1 || n > TS_ARGS_MAX_COUNT || a->n_points == MAX_POINTS)
       return ts_err_at(err, flag, "expected up to %d GPU counts separated by commas, found '%s'",
                        MAX_POINTS, tok);
     if (a->n_points > 0 && n <= a->gpus[a->n_points - 1])
@@ -72,14 +72,14 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->is_weak = -1;
-  ts_cli cli = {argc, argv, 0, "scale", options, switches, true};
+  ts_args cli = {argc, argv, 0, "scale", options, switches, true};
   const char *flag = NULL, *value = NULL;
   ts_overrides *ov = &a->ov;
-  for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
+  for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)
       return -1;
     int rc = 0, choice = 0;
-    if (item == TS_CLI_ARGUMENT) {
+    if (item == TS_ARGS_ARGUMENT) {
       if (a->n_workloads == MAX_POINTS)
         return ts_err_plain(err, "scale takes at most %d WORKLOAD files", MAX_POINTS);
       a->workloads[a->n_workloads++] = value;
@@ -93,16 +93,18 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
       a->is_weak = weak;
     } else if (strcmp(flag, "--report") == 0) {
       a->is_report = true;
+    } else if (strcmp(flag, "--quiet") == 0) {
+      a->is_quiet = true;
     } else if (strcmp(flag, "--gpus") == 0) {
       rc = parse_gpus(value, a, err);
     } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
     } else if (strcmp(flag, "--out") == 0) {
       a->out_dir = value;
-    } else if ((rc = ts_cli_override(flag, value, ov, err)) != 0) {
+    } else if ((rc = ts_args_override(flag, value, ov, err)) != 0) {
       rc = rc < 0 ? -1 : 0;
     } else if (strcmp(flag, "--fidelity") == 0) {
-      rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
+      rc = ts_args_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;
     }
     if (rc != 0)
@@ -288,19 +290,19 @@ int ts_scale_main(int argc, char **argv) {
     return 0;
   static ts_platform pf;
   static ts_workload files[MAX_POINTS], points[MAX_POINTS];
-  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0) {
+  if (rc != 0 || ts_args_load_platform(a.platform, &pf, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   for (int i = 0; i < a.n_workloads; i++) {
     if (ts_workload_load_file(a.workloads[i], &files[i], &err) != 0) {
       fprintf(stderr, "%s\n", err.msg);
-      return EXIT_INPUT;
+      return TS_ARGS_EXIT_INPUT;
     }
   }
   if (ts_report_prepare_dir(a.out_dir, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   /* Resolve every point first: a bad point is an input error before any simulation. */
   static table t;
@@ -308,12 +310,12 @@ int ts_scale_main(int argc, char **argv) {
   for (int i = 0; i < a.n_points; i++) {
     if (resolve_point(&a, i, files, gb0, &points[i], &err) != 0) {
       fprintf(stderr, "%s (at %ld GPUs)\n", err.msg, a.gpus[i]);
-      return EXIT_INPUT;
+      return TS_ARGS_EXIT_INPUT;
     }
     if (points[i].n_gpus > ts_platform_n_gpus(&pf)) {
       fprintf(stderr, "trainsim: error: --gpus: platform '%s' has %ld GPUs, found %ld\n", pf.name,
               ts_platform_n_gpus(&pf), points[i].n_gpus);
-      return EXIT_INPUT;
+      return TS_ARGS_EXIT_INPUT;
     }
     ts_scaling_point *p = &t.rows[i].p;
     snprintf(p->workload, sizeof p->workload, "%.63s", points[i].name);
@@ -334,16 +336,18 @@ int ts_scale_main(int argc, char **argv) {
          by_model ? " by model size" : "", by_model ? "several models" : files[0].name, pf.name);
   printf("  %-16s %8s %14s %8s %13s %14s %12s %9s %10s\n", "model", "GPUs", "TPxPPxDP", "batch",
          "iteration_s", "tokens/s", "TFLOPS/GPU", "% peak", "efficiency");
-  bool tty = isatty(2);
   static ts_scaling_point done[MAX_POINTS];
   for (int i = 0; i < t.n_rows; i++) {
     row *r = &t.rows[i];
     if (!r->is_done) {
-      if (tty)
-        fprintf(stderr, "[%d/%d] simulating %ld GPUs...\r", i + 1, t.n_rows, r->p.gpus);
-      if (ts_study_point(&pf, &points[i], a.fidelity, &r->p, &err) != 0) {
+      char label[96];
+      snprintf(label, sizeof label, "scale: point %d of %d, %ld GPUs", i + 1, t.n_rows,
+               points[i].n_gpus);
+      fflush(stdout);
+      if (ts_study_point(&pf, &points[i], a.fidelity, a.is_quiet ? NULL : label, &r->p, &err) !=
+          0) {
         fprintf(stderr, "%s (at %ld GPUs)\n", err.msg, r->p.gpus);
-        return EXIT_INPUT;
+        return TS_ARGS_EXIT_INPUT;
       }
       r->is_done = true;
     }

@@ -5,19 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "../analysis/html.h"
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
+#include "../sim/engine/analytic.h"
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
 #include "../workloads/memory.h"
-#include "analytic.h"
-#include "cli.h"
+#include "args.h"
+#include "progress.h"
 #include "study.h"
-
-#define EXIT_INPUT 2
 
 static const char usage[] =
     "usage: trainsim search WORKLOAD --gpus N [--top K] [--fidelity F] [--platform FILE]\n"
@@ -33,7 +31,8 @@ static const char usage[] =
     "then run alike), and the K fastest (default 3) simulated with --fidelity F\n"
     "(default hybrid, as 'trainsim run'). Writes\n"
     "search.csv (every candidate) into --out (default trainsim-out); --report adds\n"
-    "report.html (the 20 best, their estimated time breakdown).\n";
+    "report.html (the 20 best, their estimated time breakdown). --quiet: no progress line on\n"
+    "stderr (it is shown only when stderr is a terminal).\n";
 
 typedef struct candidate {
   ts_workload wl;
@@ -47,23 +46,24 @@ typedef struct search_args {
   long gpus, top;
   ts_fidelity fidelity; /* of the top K's simulations */
   bool is_report;
+  bool is_quiet; /* no progress line */
 } search_args;
 
 static int parse(int argc, char **argv, search_args *a, ts_err *err) {
   static const char *const options[] = {"--gpus",     "--top", "--fidelity",
                                         "--platform", "--out", NULL};
-  static const char *const switches[] = {"--report", NULL};
+  static const char *const switches[] = {"--report", "--quiet", NULL};
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->top = 3;
   a->fidelity = TS_FIDELITY_HYBRID;
-  ts_cli cli = {argc, argv, 0, "search", options, switches, false};
+  ts_args cli = {argc, argv, 0, "search", options, switches, false};
   const char *flag = NULL, *value = NULL;
-  for (int item; (item = ts_cli_next(&cli, &flag, &value, err)) != TS_CLI_END;) {
+  for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     int rc = 0;
     if (item < 0)
       return -1;
-    if (item == TS_CLI_ARGUMENT) {
+    if (item == TS_ARGS_ARGUMENT) {
       if (a->workload != NULL)
         return ts_err_plain(err, "search takes one WORKLOAD file, found a second one: '%s'", value);
       a->workload = value;
@@ -72,13 +72,15 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
       return 1;
     } else if (strcmp(flag, "--report") == 0) {
       a->is_report = true;
+    } else if (strcmp(flag, "--quiet") == 0) {
+      a->is_quiet = true;
     } else if (strcmp(flag, "--gpus") == 0) {
-      rc = ts_cli_count(flag, value, 1, 100000000, &a->gpus, err);
+      rc = ts_args_count(flag, value, 1, TS_ARGS_MAX_COUNT, &a->gpus, err);
     } else if (strcmp(flag, "--top") == 0) {
-      rc = ts_cli_count(flag, value, 1, 100, &a->top, err);
+      rc = ts_args_count(flag, value, 1, 100, &a->top, err);
     } else if (strcmp(flag, "--fidelity") == 0) {
       int choice = 0;
-      rc = ts_cli_choice(flag, value, ts_fidelity_names, &choice, err);
+      rc = ts_args_choice(flag, value, ts_fidelity_names, &choice, err);
       a->fidelity = (ts_fidelity)choice;
     } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
@@ -204,22 +206,21 @@ int ts_search_main(int argc, char **argv) {
     return 0;
   static ts_platform pf;
   ts_workload base;
-  if (rc != 0 || ts_cli_load_platform(a.platform, &pf, &err) != 0 ||
+  if (rc != 0 || ts_args_load_platform(a.platform, &pf, &err) != 0 ||
       ts_workload_load_file(a.workload, &base, &err) != 0 ||
       ts_report_prepare_dir(a.out_dir, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   if (a.gpus > ts_platform_n_gpus(&pf)) {
     fprintf(stderr, "trainsim: error: --gpus: platform '%s' has %ld GPUs, found %ld\n", pf.name,
             ts_platform_n_gpus(&pf), a.gpus);
-    return EXIT_INPUT;
+    return TS_ARGS_EXIT_INPUT;
   }
   long n = 0, cap = 256, rejected[REJECT_COUNT] = {0}, tried = 0;
   candidate *cands = malloc((size_t)cap * sizeof *cands);
   TS_ASSERT(cands != NULL);
   static const long mbs_choices[] = {1, 2, 4};
-  bool tty = isatty(2);
   struct timespec started;
   clock_gettime(CLOCK_MONOTONIC, &started);
   /* TP inside a node (a divisor of its GPUs) or across whole nodes, up to 4: the study found
@@ -267,12 +268,6 @@ int ts_search_main(int argc, char **argv) {
                   rejected[REJECT_MEMORY]++;
                   continue;
                 }
-                if (tty)
-                  fprintf(stderr, "\r%ld candidates, %ld estimated...", tried, n);
-                if (estimate(&pf, &wl, &c) != 0) {
-                  rejected[REJECT_EVENTS]++;
-                  continue;
-                }
                 if (n == cap) {
                   cap *= 2;
                   cands = realloc(cands, (size_t)cap * sizeof *cands);
@@ -281,8 +276,21 @@ int ts_search_main(int argc, char **argv) {
                 cands[n++] = c;
               }
     }
-  if (tty)
-    fputc('\n', stderr);
+  /* The estimates, in the order of enumeration (the ranking sorts them afterwards). */
+  ts_progress progress;
+  ts_progress_init(&progress, "search", a.is_quiet);
+  long kept = 0;
+  for (long i = 0; i < n; i++) {
+    char what[96];
+    snprintf(what, sizeof what, "%ld of %ld candidates estimated", i, n);
+    ts_progress_show(&progress, (double)i, (double)n, what);
+    if (estimate(&pf, &cands[i].wl, &cands[i]) != 0)
+      rejected[REJECT_EVENTS]++;
+    else
+      cands[kept++] = cands[i];
+  }
+  n = kept;
+  ts_progress_clear(&progress);
   /* On stderr, to keep stdout the same from run to run (bench/run.sh reads it). */
   fprintf(stderr,
           "search: %ld candidates and %ld analytic estimates took %.3f s, %.2f ms an estimate\n",
@@ -290,16 +298,18 @@ int ts_search_main(int argc, char **argv) {
   qsort(cands, (size_t)n, sizeof *cands, by_estimate);
   long top = a.top < n ? a.top : n;
   for (long i = 0; i < top; i++) {
-    if (tty)
-      fprintf(stderr, "\rsimulating candidate %ld of %ld...", i + 1, top);
+    char label[192], layout[128];
+    describe(&cands[i].wl, layout, sizeof layout);
+    snprintf(label, sizeof label, "search: candidate %ld of %ld (%s)", i + 1, top, layout);
     ts_scaling_point p;
-    if (ts_study_point(&pf, &cands[i].wl, a.fidelity, &p, &err) == 0) {
-      cands[i].simulated_s = p.iteration_s;
-      cands[i].simulated_fraction = p.megatron_percent / 100;
+    if (ts_study_point(&pf, &cands[i].wl, a.fidelity, a.is_quiet ? NULL : label, &p, &err) != 0) {
+      fprintf(stderr, "%s (simulating candidate %ld, %s)\n", err.msg, i + 1, layout);
+      free(cands);
+      return TS_ARGS_EXIT_INPUT;
     }
+    cands[i].simulated_s = p.iteration_s;
+    cands[i].simulated_fraction = p.megatron_percent / 100;
   }
-  if (tty)
-    fputc('\n', stderr);
   printf("search: %s on %ld x %s (%s), global batch %ld\n\n", base.name, a.gpus, pf.gpu.model,
          pf.name, base.global_batch);
   printf("  %-4s %-44s %12s %9s %12s %9s %9s\n", "rank", "layout", "analytic_s", "% peak",

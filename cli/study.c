@@ -8,6 +8,7 @@
 
 #include "../analysis/metrics.h"
 #include "../workloads/schedule.h"
+#include "progress.h"
 
 /* Events beyond which a study point is refused (as `run` does without --force). */
 #define STUDY_MAX_EVENTS 1e9
@@ -19,7 +20,7 @@ typedef struct child_reply {
 } child_reply;
 
 static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
-                     child_reply *reply) {
+                     const char *progress_label, child_reply *reply) {
   ts_metrics mem;
   ts_metrics_memory(wl, pf->gpu.hbm_bytes, &mem);
   double peak = mem.stage_memory[mem.peak_memory_stage].total_bytes;
@@ -39,12 +40,22 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity f
     return;
   }
   double events = ts_engine_count_events(&job, NULL);
-  ts_sim_result sim;
-  ts_engine_opts opts = {.fidelity = fidelity};
   if (events > STUDY_MAX_EVENTS) {
     reply->rc = ts_err_plain(&reply->err, "%.3g events, more than the %.0e a study point may have",
                              events, STUDY_MAX_EVENTS);
-  } else if (ts_engine_run(pf, &job, &opts, &sim, &reply->err) != 0) {
+    ts_job_fini(&job);
+    return;
+  }
+  ts_progress progress;
+  ts_progress_init(&progress, progress_label != NULL ? progress_label : "", progress_label == NULL);
+  ts_progress_engine progress_events = {&progress, events};
+  ts_engine_opts opts = {
+      .fidelity = fidelity, .on_progress = ts_progress_engine_cb, .progress_ctx = &progress_events};
+  ts_progress_show(&progress, 0, events, "building the platform");
+  ts_sim_result sim;
+  int rc = ts_engine_run(pf, &job, &opts, &sim, &reply->err);
+  ts_progress_clear(&progress);
+  if (rc != 0) {
     reply->rc = -1;
   } else {
     ts_metrics m;
@@ -72,7 +83,7 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity f
 }
 
 int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
-                   ts_scaling_point *out, ts_err *err) {
+                   const char *progress_label, ts_scaling_point *out, ts_err *err) {
   int fds[2];
   if (pipe(fds) != 0)
     return ts_err_plain(err, "cannot create a pipe for a study point");
@@ -87,7 +98,7 @@ int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fid
     close(fds[0]);
     child_reply reply;
     memset(&reply, 0, sizeof reply);
-    simulate(pf, wl, fidelity, &reply);
+    simulate(pf, wl, fidelity, progress_label, &reply);
     ssize_t n = write(fds[1], &reply, sizeof reply);
     _exit(n == (ssize_t)sizeof reply ? 0 : 1);
   }

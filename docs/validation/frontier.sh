@@ -26,10 +26,14 @@ fid=$VALIDATION_FIDELITY
 
 # ---- runs: two at a time -------------------------------------------------------------------
 jobs_running() { jobs -rp | wc -l; }
+step=0
+steps=0 # set below, once the runs are known
 spawn() { # NAME COMMAND...: runs COMMAND in the background, output in $work/NAME.log
   local name=$1
   shift
   while [ "$(jobs_running)" -ge 2 ]; do wait -n || exit 1; done
+  step=$((step + 1))
+  echo "frontier.sh: step $step of $steps: $name ($(date +%H:%M:%S))" >&2
   ("$@" >"$work/$name.log" 2>&1 || { echo "frontier.sh: $name failed:" >&2; cat "$work/$name.log" >&2; exit 1; }) &
 }
 
@@ -65,6 +69,8 @@ if [ "$(cat "$work/runs-complete" 2>/dev/null)" = "$stamp" ]; then
 else
 rm -f "$work/runs-complete"
 echo "frontier.sh: runs in $work" >&2
+# claims, two wide strong series, the 64-cable what-if, a search per model, the sensitivities
+steps=$((4 + ${#models[@]} + ${#models[@]} * ${#sens[@]}))
 spawn claims bash tests/validation/run.sh "$work/claims"
 spawn 1t-strong-wide "$TRAINSIM" scale workloads/gpt-1t.yaml --gpus 1024,1536,2048,3072 --strong \
   --fidelity "$fid" --out "$work/1t-strong-wide"

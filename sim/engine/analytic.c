@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../network/route.h"
 #include "coll.h"
-#include "route.h"
 
 static void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size);
@@ -115,6 +115,8 @@ static void advance(analytic *a, long r) {
     return;
   if (a->res->ranks[r].block_end_s != NULL)
     a->res->ranks[r].block_end_s[k->block] = k->t_s;
+  if (a->opts->on_progress != NULL)
+    a->opts->on_progress(a->opts->progress_ctx, (double)a->res->n_events, k->t_s);
   k->event = 0;
   for (k->block++; k->block < prog->n_blocks && prog->blocks[k->block].n_events == 0; k->block++)
     if (a->res->ranks[r].block_end_s != NULL)

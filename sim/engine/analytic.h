@@ -12,10 +12,10 @@
 #ifndef TS_ANALYTIC_H
 #define TS_ANALYTIC_H
 
-#include "../workloads/result.h"
-#include "../workloads/schedule.h"
+#include "../../workloads/result.h"
+#include "../../workloads/schedule.h"
+#include "../network/platform.h"
 #include "engine.h"
-#include "platform.h"
 
 /* Plays job on pf analytically; fills *out like ts_engine_run (no SimGrid transfers, links or
  * routes are created: those counts are 0). */

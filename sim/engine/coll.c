@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "route.h"
+#include "../network/route.h"
 
 const char *const ts_fidelity_names[] = {"aggregate", "flow", "analytic", "hybrid", NULL};
 const char *const ts_coll_algo_names[] = {"auto", "ring", "hierarchical", "tree", NULL};

@@ -31,8 +31,8 @@
 #include <simgrid/forward.h>
 #include <stdbool.h>
 
-#include "../workloads/schedule.h"
-#include "platform.h"
+#include "../../workloads/schedule.h"
+#include "../network/platform.h"
 
 /* analytic: no network simulation (sim/analytic.h); hybrid: aggregate, but collectives of
  * groups inside one node (tensor parallelism) take the analytic alpha-beta time once all

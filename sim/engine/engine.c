@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../network/route.h"
+#include "../network/sg_platform.h"
 #include "analytic.h"
-#include "route.h"
-#include "sg_platform.h"
 
 /* ---- a small open-addressing map from 64-bit keys to indices ---- */
 
@@ -123,6 +123,8 @@ static struct {
   ts_coll_group *groups;
   long n_events, n_merged_events;
   long n_transfers;
+  void (*on_progress)(void *ctx, double events_played, double simulated_s);
+  void *progress_ctx;
 } eng;
 
 static void flush_sends(rank_ctx *c) {
@@ -406,6 +408,8 @@ static void rank_main(int argc, char **argv) {
       e += n >= 2 ? n : 1;
     }
     eng.n_events += blk->n_events;
+    if (eng.on_progress != NULL)
+      eng.on_progress(eng.progress_ctx, (double)eng.n_events, simgrid_get_clock());
     if (c->res->block_end_s != NULL)
       c->res->block_end_s[b] = simgrid_get_clock();
   }
@@ -684,6 +688,8 @@ static void *simulate(void *arg) {
   eng.fidelity = opts->fidelity;
   eng.collectives = opts->collectives;
   eng.overlap_slowdown = opts->overlap_slowdown;
+  eng.on_progress = opts->on_progress;
+  eng.progress_ctx = opts->progress_ctx;
   ts_sim_result res;
   memset(&res, 0, sizeof res);
   res.n_ranks = job->n_ranks;

@@ -22,10 +22,10 @@
 
 #include <stdbool.h>
 
-#include "../workloads/result.h"
-#include "../workloads/schedule.h"
+#include "../../workloads/result.h"
+#include "../../workloads/schedule.h"
+#include "../network/platform.h"
 #include "coll.h"
-#include "platform.h"
 
 typedef struct ts_engine_opts {
   ts_fidelity fidelity;
@@ -41,6 +41,11 @@ typedef struct ts_engine_opts {
    * completes when its playing members have arrived. Exact when the job is symmetric (every
    * replica and tensor-parallel rank as its representative); NULL: every rank plays. */
   const long *representative;
+  /* Called now and then while the job plays (after each block of a rank's program) with the
+   * events played so far and a rank's simulated time, for a progress display; it must not touch
+   * the job or the simulation. NULL: never. */
+  void (*on_progress)(void *ctx, double events_played, double simulated_s);
+  void *progress_ctx;
 } ts_engine_opts;
 
 /* Events the job plays on the ranks flagged in `only` (all ranks when NULL), to estimate a

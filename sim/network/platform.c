@@ -6,8 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../workloads/doc.h"
-#include "route.h"
+#include "../../workloads/doc.h"
 
 static const char *const top_keys[] = {"name", "description", "sources", "gpu",
                                        "node", "network",     "nodes",   NULL};
@@ -215,7 +214,7 @@ static int load_node(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) 
   /* Every GPU must reach every other inside the node. */
   for (int a = 0; a < pf->gpus_per_node; a++)
     for (int b = 0; b < pf->gpus_per_node; b++)
-      if (a != b && ts_route_node_hops(pf, a, b) < 0)
+      if (a != b && ts_platform_node_hops(pf, a, b) < 0)
         return ts_err_at(err, ts_doc_loc(doc, n),
                          "'node': GPUs %d and %d are not connected by any path of links", a, b);
   return 0;
@@ -354,7 +353,7 @@ static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
     return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, root, "node")),
                      "'node': a machine of %ld nodes needs at least one NIC per node", pf->n_nodes);
   for (int g = 0; g < pf->gpus_per_node; g++)
-    pf->gpu_nic[g] = pf->n_nics > 0 ? ts_route_nearest_nic(pf, g) : -1;
+    pf->gpu_nic[g] = pf->n_nics > 0 ? ts_platform_nearest_nic(pf, g) : -1;
   return 0;
 }
 
@@ -409,4 +408,64 @@ int ts_platform_node_link(const ts_platform *pf, int a, int b) {
     if (pf->node_links[i].gpu_a == lo && pf->node_links[i].gpu_b == hi)
       return i;
   return -1;
+}
+
+void ts_platform_node_paths(const ts_platform *pf, int from, int *hops, int *pred, double *width) {
+  int n = pf->gpus_per_node;
+  for (int v = 0; v < n; v++) {
+    hops[v] = -1;
+    pred[v] = -1;
+    width[v] = 0;
+  }
+  hops[from] = 0;
+  width[from] = 1e300;
+  if (pf->has_node_switch) { /* one hop through the switch to every GPU */
+    for (int v = 0; v < n; v++)
+      if (v != from) {
+        hops[v] = 1;
+        pred[v] = from;
+        width[v] = pf->node_switch.bw_Bps;
+      }
+    return;
+  }
+  for (int level = 0; level < n; level++)
+    for (int u = 0; u < n; u++) {
+      if (hops[u] != level)
+        continue;
+      for (int i = 0; i < pf->n_node_links; i++) {
+        const ts_node_link *l = &pf->node_links[i];
+        int v = l->gpu_a == u ? l->gpu_b : l->gpu_b == u ? l->gpu_a : -1;
+        if (v < 0 || (hops[v] >= 0 && hops[v] <= level))
+          continue;
+        double w = width[u] < l->bw_Bps ? width[u] : l->bw_Bps;
+        if (hops[v] < 0 || w > width[v]) { /* u ascends, so ties keep the lowest u */
+          hops[v] = level + 1;
+          pred[v] = u;
+          width[v] = w;
+        }
+      }
+    }
+}
+
+int ts_platform_node_hops(const ts_platform *pf, int a, int b) {
+  int hops[TS_PLATFORM_MAX_GPUS_PER_NODE], pred[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  double width[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  ts_platform_node_paths(pf, a, hops, pred, width);
+  return hops[b];
+}
+
+int ts_platform_nearest_nic(const ts_platform *pf, int gpu) {
+  int hops[TS_PLATFORM_MAX_GPUS_PER_NODE], pred[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  double width[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  ts_platform_node_paths(pf, gpu, hops, pred, width);
+  int best = -1;
+  for (int i = 0; i < pf->n_nics; i++) {
+    int g = pf->nics[i].gpu;
+    if (hops[g] < 0)
+      continue;
+    if (best < 0 || hops[g] < hops[pf->nics[best].gpu] ||
+        (hops[g] == hops[pf->nics[best].gpu] && width[g] > width[pf->nics[best].gpu]))
+      best = i;
+  }
+  return best;
 }

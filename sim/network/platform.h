@@ -10,8 +10,8 @@
 #ifndef TS_PLATFORM_H
 #define TS_PLATFORM_H
 
-#include "../workloads/err.h"
-#include "../workloads/gpu.h"
+#include "../../workloads/err.h"
+#include "../../workloads/gpu.h"
 
 #define TS_PLATFORM_MAX_GPUS_PER_NODE 16
 #define TS_PLATFORM_MAX_NODE_LINKS 128
@@ -101,5 +101,13 @@ long ts_platform_unit_nodes(const ts_platform *pf);
 long ts_platform_leaf(const ts_platform *pf, long node, int nic);
 /* The node-link index joining two local GPUs, or -1. */
 int ts_platform_node_link(const ts_platform *pf, int a, int b);
+/* Paths inside a node from local GPU `from`: the fewest links, and among those the widest
+ * (largest bottleneck bandwidth), ties to the lowest intermediate GPU. Fills hops[v] (-1:
+ * unreachable), the predecessor pred[v] and the bottleneck width[v] for every local GPU v. */
+void ts_platform_node_paths(const ts_platform *pf, int from, int *hops, int *pred, double *width);
+/* Links on the shortest path between local GPUs a and b, or -1 when there is none. */
+int ts_platform_node_hops(const ts_platform *pf, int a, int b);
+/* The NIC a local GPU sends through: fewest links to the NIC's GPU, then widest path. */
+int ts_platform_nearest_nic(const ts_platform *pf, int gpu);
 
 #endif

@@ -26,67 +26,6 @@ static ts_link_id make_id(enum link_kind kind, uint64_t a, uint64_t b, uint64_t 
   return ((uint64_t)kind << 60) | (a << 32) | (b << 16) | c;
 }
 
-/* Shortest-then-widest paths from local GPU `from`: hops[v] and the predecessor of v. */
-static void node_paths(const ts_platform *pf, int from, int *hops, int *pred, double *width) {
-  int n = pf->gpus_per_node;
-  for (int v = 0; v < n; v++) {
-    hops[v] = -1;
-    pred[v] = -1;
-    width[v] = 0;
-  }
-  hops[from] = 0;
-  width[from] = 1e300;
-  if (pf->has_node_switch) { /* one hop through the switch to every GPU */
-    for (int v = 0; v < n; v++)
-      if (v != from) {
-        hops[v] = 1;
-        pred[v] = from;
-        width[v] = pf->node_switch.bw_Bps;
-      }
-    return;
-  }
-  for (int level = 0; level < n; level++)
-    for (int u = 0; u < n; u++) {
-      if (hops[u] != level)
-        continue;
-      for (int i = 0; i < pf->n_node_links; i++) {
-        const ts_node_link *l = &pf->node_links[i];
-        int v = l->gpu_a == u ? l->gpu_b : l->gpu_b == u ? l->gpu_a : -1;
-        if (v < 0 || (hops[v] >= 0 && hops[v] <= level))
-          continue;
-        double w = width[u] < l->bw_Bps ? width[u] : l->bw_Bps;
-        if (hops[v] < 0 || w > width[v]) { /* u ascends, so ties keep the lowest u */
-          hops[v] = level + 1;
-          pred[v] = u;
-          width[v] = w;
-        }
-      }
-    }
-}
-
-int ts_route_node_hops(const ts_platform *pf, int a, int b) {
-  int hops[TS_PLATFORM_MAX_GPUS_PER_NODE], pred[TS_PLATFORM_MAX_GPUS_PER_NODE];
-  double width[TS_PLATFORM_MAX_GPUS_PER_NODE];
-  node_paths(pf, a, hops, pred, width);
-  return hops[b];
-}
-
-int ts_route_nearest_nic(const ts_platform *pf, int gpu) {
-  int hops[TS_PLATFORM_MAX_GPUS_PER_NODE], pred[TS_PLATFORM_MAX_GPUS_PER_NODE];
-  double width[TS_PLATFORM_MAX_GPUS_PER_NODE];
-  node_paths(pf, gpu, hops, pred, width);
-  int best = -1;
-  for (int i = 0; i < pf->n_nics; i++) {
-    int g = pf->nics[i].gpu;
-    if (hops[g] < 0)
-      continue;
-    if (best < 0 || hops[g] < hops[pf->nics[best].gpu] ||
-        (hops[g] == hops[pf->nics[best].gpu] && width[g] > width[pf->nics[best].gpu]))
-      best = i;
-  }
-  return best;
-}
-
 static void add(const ts_platform *pf, ts_route *r, ts_link_id id) {
   TS_ASSERT(r->n_links < TS_ROUTE_MAX_LINKS);
   r->links[r->n_links++] = id;
@@ -108,7 +47,7 @@ static void add_node_path(const ts_platform *pf, ts_route *r, long node, int a, 
   }
   int hops[TS_PLATFORM_MAX_GPUS_PER_NODE], pred[TS_PLATFORM_MAX_GPUS_PER_NODE];
   double width[TS_PLATFORM_MAX_GPUS_PER_NODE];
-  node_paths(pf, a, hops, pred, width);
+  ts_platform_node_paths(pf, a, hops, pred, width);
   TS_ASSERT(hops[b] > 0);
   int path[TS_PLATFORM_MAX_GPUS_PER_NODE + 1];
   int n = 0;

@@ -50,10 +50,6 @@ typedef struct ts_route {
   double bw_Bps; /* bottleneck bandwidth */
 } ts_route;
 
-/* Links on the shortest path between local GPUs a and b, or -1 when there is none. */
-int ts_route_node_hops(const ts_platform *pf, int a, int b);
-/* The NIC a local GPU sends through: fewest links to the NIC's GPU, then widest path. */
-int ts_route_nearest_nic(const ts_platform *pf, int gpu);
 /* The route between two global GPU indices (distinct, both < ts_platform_n_gpus). */
 void ts_route_between(const ts_platform *pf, long src_gpu, long dst_gpu, ts_route *out);
 /* Capacity of one switch's share of its group's fabric under adaptive routing. */

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sim/platform.h"
-#include "../../sim/route.h"
+#include "../../sim/network/platform.h"
+#include "../../sim/network/route.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

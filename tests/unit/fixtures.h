@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../../sim/platform.h"
+#include "../../sim/network/platform.h"
 #include "../../workloads/workload.h"
 
 static inline ts_workload test_workload(long layers, long hidden, long heads, long seq, long vocab,

@@ -12,7 +12,12 @@ typedef struct spawn_result {
 
 /* Runs TRAINSIM_BIN with args (space-separated, no quoting) in TS_SOURCE_DIR. */
 spawn_result spawn_trainsim(const char *args);
+/* The same with stderr on a pseudo-terminal (stdout still captured apart): err holds what the
+ * terminal received, carriage returns included. */
+spawn_result spawn_trainsim_tty(const char *args);
 void spawn_free(spawn_result *r);
+/* Removes a test's output directory and every file in it; 0 on success. */
+int remove_dir(const char *dir);
 /* Reads a whole file into a new string (NULL when unreadable); *len gets its size. */
 char *read_file(const char *path, size_t *len);
 

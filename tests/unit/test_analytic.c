@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "../../sim/analytic.h"
+#include "../../sim/engine/analytic.h"
 #include "../../workloads/layout.h"
 #include "fixtures.h"
 

@@ -5,8 +5,8 @@
 
 #include <cmocka.h>
 
-#include "../../sim/coll.h"
-#include "../../sim/route.h"
+#include "../../sim/engine/coll.h"
+#include "../../sim/network/route.h"
 #include "fixtures.h"
 
 static ts_platform pf;

@@ -6,7 +6,6 @@
 #include <stddef.h>
 
 #include <cmocka.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,21 +20,6 @@
     if (!(fabs(a_ - b_) <= (tol)*fmax(fabs(a_), fabs(b_))))                                        \
       fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);                                          \
   } while (0)
-
-/* Removes a test's output directory and every file in it. */
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  assert_non_null(d);
-  char path[600];
-  for (struct dirent *e; (e = readdir(d)) != NULL;) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-      continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  assert_int_equal(rmdir(dir), 0);
-}
 
 static char *run_tiny(const char *out_dir, const char *extra) {
   char args[512];
@@ -102,7 +86,7 @@ static void test_result_consistent(void **state) {
   assert_string_equal(text, again);
   free(again);
   free(text);
-  remove_dir(dir);
+  assert_int_equal(remove_dir(dir), 0);
 }
 
 static void test_flow_close_to_aggregate(void **state) {
@@ -148,7 +132,7 @@ static void test_flow_close_to_aggregate(void **state) {
   json_free(f);
   free(agg);
   free(flow);
-  remove_dir(dir);
+  assert_int_equal(remove_dir(dir), 0);
 }
 
 static void test_help_lists_every_flag(void **state) {
@@ -337,7 +321,7 @@ static void test_timeline(void **state) {
   json_free(j);
   free(text);
   unlink(path);
-  remove_dir(dir);
+  assert_int_equal(remove_dir(dir), 0);
 }
 
 static void test_memory_command(void **state) {
@@ -400,7 +384,7 @@ static void test_scale(void **state) {
   assert_true(t0_other < t[0]); /* no recomputation: a faster iteration */
   free(other);
   free(csv);
-  remove_dir(dir);
+  assert_int_equal(remove_dir(dir), 0);
 }
 
 /* A node's ranks in a time window: only node 1's threads, only slices overlapping the window. */
@@ -439,7 +423,7 @@ static void test_timeline_subset(void **state) {
   json_free(j);
   free(text);
   unlink(path);
-  remove_dir(dir);
+  assert_int_equal(remove_dir(dir), 0);
 }
 
 /* Weak scaling by model size: one workload file per GPU count, each keeps its batch; the
@@ -480,7 +464,7 @@ static void test_scale_by_model(void **state) {
   assert_non_null(html);
   assert_non_null(strstr(html, "weak scaling by model size"));
   free(html);
-  remove_dir(dir);
+  assert_int_equal(remove_dir(dir), 0);
   /* Several files are weak scaling by model: one per GPU count, --weak only. */
   r = spawn_trainsim("scale tests/data/good/tiny.yaml tests/data/good/tiny-wide.yaml --gpus "
                      "32,64 --strong");
@@ -517,7 +501,7 @@ static void test_collective_algorithm(void **state) {
     free(trace);
     unlink(path);
   }
-  remove_dir(dir);
+  assert_int_equal(remove_dir(dir), 0);
 }
 
 /* search: every estimated candidate fits in memory and is in search.csv, sorted by the
@@ -564,7 +548,7 @@ static void test_search(void **state) {
   assert_string_equal(csv, again);
   free(again);
   free(csv);
-  remove_dir(dir);
+  assert_int_equal(remove_dir(dir), 0);
 }
 
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../sim/engine.h"
+#include "../../sim/engine/engine.h"
 #include "fixtures.h"
 
 /* Four GPUs in a ring of 10 GB/s, 2 us links; nothing else. */

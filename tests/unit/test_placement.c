@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "../../sim/placement.h"
+#include "../../sim/network/placement.h"
 #include "fixtures.h"
 
 static ts_platform pf;

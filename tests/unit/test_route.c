@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 
-#include "../../sim/route.h"
+#include "../../sim/network/route.h"
 #include "fixtures.h"
 
 static ts_platform pf;
@@ -40,7 +40,7 @@ static void test_inside_node(void **state) {
   assert_rel(r.bw_Bps, 50e9, 1e-15);
   ts_route_between(&pf, 0, 4, &r); /* 0-6-4 (100, 50) or 0-2-4 (50, 100): widest is 50 */
   assert_int_equal(r.n_links, 2);
-  assert_int_equal(ts_route_node_hops(&pf, 1, 6), 2);
+  assert_int_equal(ts_platform_node_hops(&pf, 1, 6), 2);
 }
 
 static void test_between_nodes(void **state) {

@@ -1,0 +1,90 @@
+/* memory_cmd: see memory_cmd.h. */
+#include "memory_cmd.h"
+
+#include <stdio.h>
+
+#include "../analysis/metrics.h"
+#include "../analysis/report.h"
+#include "../workloads/cost.h"
+#include "../workloads/memory.h"
+#include "args.h"
+#include "run.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const char memory_usage[] =
+    "usage: trainsim memory WORKLOAD [options]\n"
+    "\n"
+    "Memory per GPU of each pipeline stage (weights, gradients, optimizer states, activations),\n"
+    "the model states in all, and the layout with the fewest GPUs that fits (TP inside a\n"
+    "node, this batch, recomputation and ZeRO stage). No simulation: it takes a moment.\n"
+    "Options are those of 'trainsim run' that shape memory: --platform, --gpus, --tp, --pp,\n"
+    "--dp, --micro-batch-size, --global-batch-size, --schedule, --recompute, --zero-stage,\n"
+    "--sequence-parallel.\n";
+
+/* Bytes of model state per parameter and in all, for the whole model (no replicas). */
+static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
+  double params = ts_cost_model_params(wl), held = 0;
+  for (long s = 0; s < wl->pp; s++)
+    held +=
+        (mem->stage_memory[s].bytes[TS_MEM_WEIGHTS] + mem->stage_memory[s].bytes[TS_MEM_GRADIENTS] +
+         mem->stage_memory[s].bytes[TS_MEM_OPTIMIZER]) *
+        (double)(wl->tp * wl->dp);
+  double eb = ts_cost_elem_bytes(wl->precision);
+  double per_param = eb + 4.0 + (wl->precision == TS_PREC_FP32 ? 8.0 : 12.0);
+  printf("\nmodel states for %.4g parameters:\n", params);
+  printf("  one copy: %.0f B/parameter (%.0f weight + 4 fp32 gradient + %s) = %.3g TB\n", per_param,
+         eb,
+         wl->precision == TS_PREC_FP32 ? "8 Adam moments" : "4 fp32 master weight + 8 Adam moments",
+         per_param * params / 1e12);
+  printf("  held by this layout's %ld GPUs (replicas%s): %.3g TB\n", wl->n_gpus,
+         wl->zero_stage >= 2   ? ", gradients and optimizer sharded by ZeRO-2"
+         : wl->zero_stage >= 1 ? ", optimizer sharded by ZeRO-1"
+                               : "",
+         held / 1e12);
+}
+
+int ts_memory_cmd_main(int argc, char **argv) {
+  ts_err err = {0};
+  ts_run_args a;
+  static const char *const options[] = {"--platform", "--gpus", "--dp", NULL};
+  static const char *const help[] = {memory_usage, NULL};
+  int rc = ts_run_parse(argc, argv, "memory", help, options, NULL, &a, &err);
+  if (rc == 1)
+    return 0;
+  static ts_platform pf;
+  ts_workload wl;
+  if (rc != 0 || ts_run_load_inputs(&a, &pf, &wl, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return TS_ARGS_EXIT_INPUT;
+  }
+  ts_metrics mem;
+  ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
+  char schedule[64];
+  ts_workload_schedule_label(&wl, schedule, sizeof schedule);
+  printf(
+      "trainsim memory: %s, TP %ld x PP %ld x DP %ld = %ld GPUs, %s, recompute %s, ZeRO-%d%s\n\n",
+      wl.name, wl.tp, wl.pp, wl.dp, wl.n_gpus, schedule, ts_recompute_names[wl.recompute],
+      wl.zero_stage, wl.sequence_parallel ? ", sequence parallel" : "");
+  ts_report_memory(stdout, &wl, &mem);
+  printf("peak: %.2f GiB per GPU on stage %ld: %s\n",
+         mem.stage_memory[mem.peak_memory_stage].total_bytes / GIB, mem.peak_memory_stage,
+         mem.is_memory_ok ? "fits" : "DOES NOT FIT");
+  report_model_states(&wl, &mem);
+  ts_workload smallest;
+  long max_tp = pf.gpus_per_node;
+  if (ts_memory_smallest_layout(&wl, max_tp, ts_platform_n_gpus(&pf), pf.gpu.hbm_bytes,
+                                &smallest) == 0) {
+    long stage = 0;
+    double peak = ts_memory_peak(&smallest, &stage);
+    printf("\nfewest GPUs that fit (%.1f GiB each): TP %ld x PP %ld x DP %ld = %ld GPUs, peak "
+           "%.2f GiB on stage %ld\n",
+           pf.gpu.hbm_bytes / GIB, smallest.tp, smallest.pp, smallest.dp, smallest.n_gpus,
+           peak / GIB, stage);
+  } else {
+    printf("\nno layout with TP up to %ld fits in %.1f GiB per GPU on platform '%s'\n", max_tp,
+           pf.gpu.hbm_bytes / GIB, pf.name);
+  }
+  ts_metrics_fini(&mem);
+  return 0;
+}

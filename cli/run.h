@@ -1,0 +1,49 @@
+/* run: `trainsim run WORKLOAD [options]`, one configuration simulated and reported (summary on
+ * stdout, result.json, and on request timeline.json and report.html). `memory` reads the same
+ * arguments, so their parsing and the loading of the inputs they name live here too.
+ */
+#ifndef TS_RUN_H
+#define TS_RUN_H
+
+#include <stdbool.h>
+
+#include "../sim/engine/coll.h"
+#include "../sim/network/placement.h"
+#include "../sim/network/platform.h"
+#include "../workloads/err.h"
+#include "../workloads/result.h"
+#include "../workloads/workload.h"
+
+/* The arguments of `run` (and of `memory`, a subset). */
+typedef struct ts_run_args {
+  const char *workload;
+  const char *platform;
+  const char *out_dir;
+  ts_fidelity fidelity;
+  bool ignore_memory;
+  bool is_forced;
+  bool is_quiet; /* --quiet: no progress line */
+  bool is_timeline;
+  bool is_report;
+  const char *timeline_ranks;
+  double window_start_s, window_end_s; /* --timeline-window; end INFINITY when not given */
+  double overlap_slowdown;
+  ts_coll_algo collectives;
+  ts_placement placement;
+  long seed;
+  ts_overrides ov;
+} ts_run_args;
+
+/* Parses the arguments of `run`, or of `command` with its own options, switches and help text
+ * (NULL-terminated parts); returns 1 when help was printed, 0 to go on, -1 with an error. */
+int ts_run_parse(int argc, char **argv, const char *command, const char *const *usage_text,
+                 const char *const *options, const char *const *switches, ts_run_args *a,
+                 ts_err *err);
+/* The platform and the resolved workload the arguments name, checked against each other (the
+ * layout's GPUs exist, the GPU has a peak for the workload's precision). */
+int ts_run_load_inputs(const ts_run_args *a, ts_platform *pf, ts_workload *wl, ts_err *err);
+
+/* Runs `trainsim run ...` (argv after "run"); returns the exit status. */
+int ts_run_main(int argc, char **argv);
+
+#endif
