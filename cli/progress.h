@@ -18,14 +18,14 @@ typedef struct ts_progress {
   double start_s; /* wall time at init (monotonic clock) */
   double last_s; /* wall time of the last update shown; < 0: none yet */
   int shown_chars; /* length of the line on the terminal, to erase it */
-  char label[96]; /* what is running, e.g. "run" or "scale [2/7] 1,024 GPUs" */
+  char label[96]; /* what is running, e.g. "run" or "scale: point 2 of 7, 1024 GPUs" */
 } ts_progress;
 
 /* Starts the clock; the line is shown when stderr is a terminal and !is_quiet. */
 void ts_progress_init(ts_progress *p, const char *label, bool is_quiet);
 /* Shows the label, the share done when 0 < done <= total, `what`, the time elapsed and, with
- * the share, an ETA extrapolated from the pace so far. Skipped when the last update is under 0.2 s old,
- * unless it is the first. */
+ * the share, an ETA extrapolated from the pace so far. Skipped when the last update shown is
+ * under 0.2 s old. */
 void ts_progress_show(ts_progress *p, double done, double total, const char *what);
 /* Erases the line (call before printing to stdout); the next show prints again at once. */
 void ts_progress_clear(ts_progress *p);
