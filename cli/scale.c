@@ -29,8 +29,9 @@ static const char usage[] =
     "\n"
     "options (as for 'trainsim run'; each applies to every point): --platform FILE, --tp N,\n"
     "--pp N, --micro-batch-size N, --global-batch-size N (at N1), --schedule, --recompute,\n"
-    "--zero-stage, --sequence-parallel, --fidelity, --out DIR (default trainsim-out),\n"
-    "--quiet (no progress line on stderr; it is shown only when stderr is a terminal)\n";
+    "--zero-stage, --sequence-parallel, --fidelity (default hybrid), --out DIR (default\n"
+    "trainsim-out), --quiet (no progress line on stderr; it is shown only when stderr is a\n"
+    "terminal)\n";
 
 typedef struct scale_args {
   const char *workloads[MAX_POINTS], *platform, *out_dir;
@@ -72,6 +73,7 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->is_weak = -1;
+  a->fidelity = TS_FIDELITY_HYBRID; /* as run and search */
   ts_args cli = {argc, argv, 0, "scale", options, switches, true};
   const char *flag = NULL, *value = NULL;
   ts_overrides *ov = &a->ov;

@@ -170,7 +170,7 @@ while a job stays inside one or two dragonfly groups (128 nodes each). trainsim 
 each node pair to one of the 4 cables between two groups, so 1T's pipeline hops between
 groups ran at a quarter of a node's injection bandwidth and set the pace of the whole
 pipeline (1,536 GCDs: 87.8% weak efficiency, 1T at 3,072: 239.5 s). Slingshot routes
-adaptively, and the model now spreads a node pair over all 4 cables (sim/route.h), which
+adaptively, and the model now spreads a node pair over all 4 cables (sim/network/route.h), which
 fixed 1,536 GCDs. At 3,072 GCDs (384 nodes, 3 groups) several replicas' pipeline hops cross
 the same group pair at once and share its 4 cables (100 GB/s); real adaptive routing would
 also send them through the other 71 groups (non-minimal paths), which the model leaves out.
