@@ -1,0 +1,567 @@
+"""Measures a trainsim kernel table on one NVIDIA GPU (platforms/README.md, "Kernel tables").
+
+    python3 bench/device/kernel_table.py platforms/kernels/h200.yaml [--smoke] [--budget-s S]
+
+For every kernel trainsim prices, times on a grid of shapes, as the operations of gpt.py run
+them (bf16, PyTorch eager, flash attention forced):
+  * GEMMs of a linear layer: forward y = F.linear(x, W, b), input gradient dy @ W, weight
+    gradient dy^T @ x (with the bias gradient), over tokens x widths covering tensor
+    parallelism 1-8, hidden 1k-32k and micro-batch x sequence 512-32k;
+  * batched GEMMs of attention without flash (Q K^T and P V) and its softmax;
+  * flash attention forward and backward, causal or not, over (batch x heads, sequence, head
+    dim);
+  * memory-bound operations (layer norm, GeLU, dropout + residual, add, cross-entropy,
+    embedding) against their shape;
+  * the optimizer as gpt.Trainer runs it (fp32 += bf16 gradient accumulation, clip_grad_norm_,
+    fused AdamW, master-to-bf16 copy, zeroing) over GPT-shaped parameter sets;
+  * time outside kernels: the GPU's gap between kernels of a CUDA graph, PyTorch's CPU time
+    per eager operation, and the CPU time of a tiny GPT's layer (forward, backward), microbatch
+    and iteration, where the GPU is idle most of the time.
+Kernel times are pure GPU time: each point captures r calls in a CUDA graph (r chosen so that a
+replay lasts about 5 ms), replays it 5 times after warm-ups and keeps the median / r. The
+optimizer's steps are timed eagerly with CUDA events (as a framework runs them: their CPU time
+between the kernels is part of their cost). Points too large for the memory used here (an
+operand over 2^29 elements) or the time budget are written as null: trainsim falls back to its
+roofline model there. Prints progress on stderr; --smoke measures two points per table.
+"""
+import argparse
+import datetime
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import gpt
+
+TOKENS = [512, 1024, 2048, 4096, 8192, 16384, 32768]
+WIDTHS = [128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576,
+          32768, 49152, 65536, 131072]
+MAX_ELEMS = 1 << 29  # one operand: 1 GiB of bf16
+dev = torch.device("cuda")
+bf16 = torch.bfloat16
+
+
+class Budget:
+    def __init__(self, seconds):
+        self.end = time.monotonic() + seconds
+        self.skipped = 0
+        self.failed = 0
+
+    def left(self):
+        return self.end - time.monotonic()
+
+
+def median_graph_s(fn, target_s=0.004, replays=5):
+    """GPU seconds of one call of fn: r calls captured in a CUDA graph, median replay / r."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    fn()
+    b.record()
+    torch.cuda.synchronize()
+    est = max(a.elapsed_time(b) * 1e-3, 1e-6)
+    r = int(min(200, max(1, round(target_s / est))))
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(r):
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(replays):
+        a.record()
+        g.replay()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b) * 1e-3 / r)
+    del g
+    return statistics.median(times)
+
+
+def median_eager_s(fn, reps=10):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b) * 1e-3)
+    return statistics.median(times)
+
+
+class Table:
+    """A grid of shapes (first axis slowest) and the time at each, None where not measured."""
+
+    def __init__(self, name, what, axes):
+        self.name, self.what, self.axes = name, what, axes
+        self.times = {}
+
+    def points(self, smoke):
+        pts = [()]
+        for _, values in self.axes:
+            pts = [p + (v,) for p in pts for v in values]
+        return pts[:: max(1, len(pts) // 2)][:2] if smoke else pts
+
+    def values(self):
+        pts = [()]
+        for _, values in self.axes:
+            pts = [p + (v,) for p in pts for v in values]
+        return [self.times.get(p) for p in pts]
+
+
+def measure(table, make, budget, smoke, eager=False):
+    """make(*point) returns a callable to time, or None when the point is out of range."""
+    t0 = time.monotonic()
+    n = failed = 0
+    for p in table.points(smoke):
+        if budget.left() <= 0:
+            budget.skipped += 1
+            continue
+        fn = None
+        try:
+            fn = make(*p)
+            if fn is not None:
+                table.times[p] = median_eager_s(fn) if eager else median_graph_s(fn)
+                n += 1
+        except Exception as e:  # noqa: BLE001 - a point that fails stays null, and is counted
+            failed += 1
+            if failed == 1:
+                print(f"kernel_table: {table.name} at {p}: {type(e).__name__}: {e}",
+                      file=sys.stderr, flush=True)
+        fn = None
+        torch.cuda.empty_cache()
+    print(f"kernel_table: {table.name}: {n} points, {failed} failed, in "
+          f"{time.monotonic() - t0:.0f} s; {budget.left():.0f} s of its budget left",
+          file=sys.stderr, flush=True)
+    budget.failed += failed
+    return table
+
+
+def rand(*shape, dtype=bf16, grad=False):
+    return torch.randn(*shape, device=dev, dtype=dtype).requires_grad_(grad)
+
+
+def fits(*shapes):
+    return all(math.prod(s) <= MAX_ELEMS for s in shapes)
+
+
+def backward(out, inputs):
+    dout = torch.randn_like(out)
+    return lambda: torch.autograd.grad(out, inputs, dout, retain_graph=True)
+
+
+# ---- GEMMs ---------------------------------------------------------------------------------
+def gemm_tables(budget, smoke):
+    flop_cap = 1 << 46
+    fwd = Table("gemm_fwd", "y[m,n] = x[m,k] W[n,k]^T + b (F.linear forward)",
+                [("m", TOKENS), ("n", WIDTHS), ("k", WIDTHS)])
+
+    def make_fwd(m, n, k):
+        if not fits((m, k), (n, k), (m, n)) or 2 * m * n * k > flop_cap:
+            return None
+        x, w, b = rand(m, k), rand(n, k), rand(n)
+        return lambda: F.linear(x, w, b)
+
+    dgrad = Table("gemm_dgrad", "dx[m,n] = dy[m,k] W[k,n] (F.linear input gradient)",
+                  [("m", TOKENS), ("n", WIDTHS), ("k", WIDTHS)])
+
+    def make_dgrad(m, n, k):
+        if not fits((m, k), (k, n), (m, n)) or 2 * m * n * k > flop_cap:
+            return None
+        dy, w = rand(m, k), rand(k, n)
+        return lambda: torch.mm(dy, w)
+
+    wgrad = Table("gemm_wgrad",
+                  "dW[n,m] = dy[k,n]^T x[k,m], db = sum_k dy (F.linear weight gradient)",
+                  [("m", WIDTHS), ("n", WIDTHS), ("k", TOKENS)])
+
+    def make_wgrad(m, n, k):
+        if not fits((k, n), (k, m), (m, n)) or 2 * m * n * k > flop_cap:
+            return None
+        dy, x = rand(k, n), rand(k, m)
+        return lambda: (torch.mm(dy.t(), x), dy.sum(0))
+
+    return [measure(fwd, make_fwd, budget, smoke), measure(dgrad, make_dgrad, budget, smoke),
+            measure(wgrad, make_wgrad, budget, smoke)]
+
+
+# ---- attention -------------------------------------------------------------------------------
+def attention_tables(budget, smoke):
+    out = []
+    bh_axis = [4, 8, 16, 32, 64, 128, 256]
+    seq_axis = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
+    d_axis = [64, 80, 128]
+    for causal in (True, False):
+        suffix = "_causal" if causal else ""
+        for direction in ("fwd", "bwd"):
+            t = Table(f"flash_{direction}{suffix}",
+                      f"flash attention {'backward' if direction == 'bwd' else 'forward'}"
+                      f"{', causal' if causal else ''} (SDPA, flash backend), "
+                      "q k v of (1, batch x heads, seq, head_dim)",
+                      [("batch_heads", bh_axis), ("seq", seq_axis), ("head_dim", d_axis)])
+
+            def make(bh, s, d, causal=causal, direction=direction):
+                if bh * s * d > (1 << 28) or 4 * bh * s * s * d > (1 << 47):
+                    return None
+                q, k, v = (rand(1, bh, s, d, grad=direction == "bwd") for _ in range(3))
+
+                def fwd():
+                    with gpt.sdpa_kernel(gpt.SDPBackend.FLASH_ATTENTION):
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+                if direction == "fwd":
+                    return fwd
+                return backward(fwd(), (q, k, v))
+
+            out.append(measure(t, make, budget, smoke))
+    b_axis = [4, 16, 64, 256]
+    s_axis = [256, 512, 1024, 2048, 4096, 8192]
+    qk = Table("bgemm_qk", "S[b,s,s] = Q[b,s,d] K[b,s,d]^T (torch.bmm, attention without flash)",
+               [("batch", b_axis), ("seq", s_axis), ("head_dim", [64, 128])])
+
+    def make_qk(b, s, d):
+        if b * s * s > (1 << 30):
+            return None
+        q, k = rand(b, s, d), rand(b, s, d)
+        return lambda: torch.bmm(q, k.transpose(1, 2))
+
+    av = Table("bgemm_av", "O[b,s,d] = P[b,s,s] V[b,s,d] (torch.bmm, attention without flash)",
+               [("batch", b_axis), ("seq", s_axis), ("head_dim", [64, 128])])
+
+    def make_av(b, s, d):
+        if b * s * s > (1 << 30):
+            return None
+        p, v = rand(b, s, s), rand(b, s, d)
+        return lambda: torch.bmm(p, v)
+
+    out += [measure(qk, make_qk, budget, smoke), measure(av, make_av, budget, smoke)]
+    rows_axis = [1024, 4096, 16384, 65536, 262144, 1048576]
+    cols_axis = [256, 512, 1024, 2048, 4096, 8192]
+    for direction in ("fwd", "bwd"):
+        t = Table(f"softmax_{direction}", f"softmax over the last dim, bf16 ({direction})",
+                  [("rows", rows_axis), ("cols", cols_axis)])
+
+        def make(r, c, direction=direction):
+            if r * c > (1 << 30):
+                return None
+            x = rand(r, c, grad=direction == "bwd")
+            if direction == "fwd":
+                return lambda: torch.softmax(x, -1)
+            return backward(torch.softmax(x, -1), (x,))
+
+        out.append(measure(t, make, budget, smoke))
+    return out
+
+
+# ---- memory-bound operations -------------------------------------------------------------
+ROWS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+COLS = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
+ELEMS = [1 << e for e in range(14, 31, 2)]
+
+
+def memory_tables(budget, smoke):
+    out = []
+    for direction in ("fwd", "bwd"):
+        t = Table(f"layer_norm_{direction}", f"F.layer_norm over the last dim, bf16 ({direction})",
+                  [("rows", ROWS), ("cols", COLS)])
+
+        def make(r, c, direction=direction):
+            if r * c > MAX_ELEMS:
+                return None
+            g = direction == "bwd"
+            x, w, b = rand(r, c, grad=g), rand(c, grad=g), rand(c, grad=g)
+            if not g:
+                return lambda: F.layer_norm(x, (c,), w, b)
+            return backward(F.layer_norm(x, (c,), w, b), (x, w, b))
+
+        out.append(measure(t, make, budget, smoke))
+    unary = {
+        "gelu": ("GeLU (tanh)", lambda y, r: gpt.gelu(y)),
+        "dropout_add": ("residual + dropout(y, 0.1)", gpt.dropout_add),
+        "add": ("a + b, bf16 (the sum of two gradients where the residual stream forks)",
+                lambda y, r: y + r),
+    }
+    for name, (what, op) in unary.items():
+        for direction in ("fwd", "bwd"):
+            if name == "add" and direction == "bwd":
+                continue
+            t = Table(f"{name}_{direction}", f"{what} ({direction})", [("elements", ELEMS)])
+
+            def make(n, op=op, direction=direction):
+                if n > MAX_ELEMS:
+                    return None
+                g = direction == "bwd"
+                y, r = rand(n, grad=g), rand(n, grad=g)
+                if not g:
+                    return lambda: op(y, r)
+                return backward(op(y, r), (y, r) if name == "dropout_add" else (y,))
+
+            out.append(measure(t, make, budget, smoke))
+    vocab_axis = [8192, 16384, 32768, 65536, 131072, 262144]
+    for direction in ("fwd", "bwd"):
+        t = Table(f"cross_entropy_{direction}",
+                  f"F.cross_entropy(logits.float(), targets) on bf16 logits ({direction})",
+                  [("rows", ROWS), ("vocab", vocab_axis)])
+
+        def make(r, v, direction=direction):
+            if r * v > MAX_ELEMS:
+                return None
+            g = direction == "bwd"
+            x, tgt = rand(r, v, grad=g), torch.randint(0, v, (r,), device=dev)
+            if not g:
+                return lambda: gpt.cross_entropy(x, tgt)
+            return backward(gpt.cross_entropy(x, tgt), (x,))
+
+        out.append(measure(t, make, budget, smoke))
+    for direction in ("fwd", "bwd"):
+        t = Table(f"embedding_{direction}",
+                  f"dropout(wte[idx] + wpe[pos], 0.1), vocabulary {gpt.VOCAB} ({direction})",
+                  [("tokens", ROWS), ("hidden", COLS)])
+
+        def make(r, h, direction=direction):
+            if gpt.VOCAB * h > MAX_ELEMS:
+                return None
+            g = direction == "bwd"
+            wte, wpe = rand(gpt.VOCAB, h, grad=g), rand(r, h, grad=g)
+            idx, pos = torch.randint(0, gpt.VOCAB, (r,), device=dev), torch.arange(r, device=dev)
+
+            def fwd():
+                return F.dropout(F.embedding(idx, wte) + F.embedding(pos, wpe), 0.1, True)
+
+            return fwd if not g else backward(fwd(), (wte, wpe))
+
+        out.append(measure(t, make, budget, smoke))
+    t = Table("grad_accum", "main_grad (fp32) += grad (bf16), one tensor", [("elements", ELEMS)])
+
+    def make_accum(n):
+        main, grad = rand(n, dtype=torch.float32), rand(n)
+        return lambda: main.add_(grad)
+
+    out.append(measure(t, make_accum, budget, smoke))
+    return out
+
+
+def layer_shapes(h):
+    return [(3 * h, h), (3 * h,), (h, h), (h,), (4 * h, h), (4 * h,), (h, 4 * h), (h,),
+            (h,), (h,), (h,), (h,)]
+
+
+def optimizer_tables(budget, smoke):
+    """The optimizer over `layers` GPT layers of width `hidden` (12 tensors each)."""
+    axes = [("hidden", [512, 1024, 2048, 4096, 8192]), ("layers", [1, 2, 4, 8, 16, 32, 64])]
+    ops = {
+        "clip_grad_norm": "torch.nn.utils.clip_grad_norm_(fp32 masters, 1.0, foreach=True)",
+        "adam_fused": "torch.optim.AdamW(fp32 masters, fused=True).step()",
+        "master_copy": "torch._foreach_copy_(bf16 params, fp32 masters)",
+        "zero_main_grad": "torch._foreach_zero_(fp32 main grads)",
+    }
+    out = []
+    for name, what in ops.items():
+        t = Table(name, what + ", eager, CUDA-event span", axes)
+
+        def make(h, layers, name=name):
+            if layers * (12 * h * h + 13 * h) > (1 << 31):
+                return None
+            shapes = layer_shapes(h) * layers
+            masters = [torch.randn(s, device=dev, dtype=torch.float32) for s in shapes]
+            for m in masters:
+                m.grad = torch.randn_like(m)
+            if name == "clip_grad_norm":
+                return lambda: torch.nn.utils.clip_grad_norm_(masters, 1.0, foreach=True)
+            if name == "adam_fused":
+                opt = torch.optim.AdamW(masters, lr=1e-4, fused=True)
+                return opt.step
+            if name == "master_copy":
+                params = [m.detach().to(bf16) for m in masters]
+                return lambda: torch._foreach_copy_(params, masters)
+            return lambda: torch._foreach_zero_([m.grad for m in masters])
+
+        out.append(measure(t, make, budget, smoke, eager=True))
+    return out
+
+
+# ---- time outside kernels -----------------------------------------------------------------
+def host_s(fn, reps=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def software(smoke):
+    """CPU-side costs of gpt.py's training step, where the GPU waits on the host."""
+    res = {}
+    x = torch.zeros(1, device=dev)
+
+    def chain():
+        for _ in range(1000):
+            x.add_(1)
+
+    res["eager_op_us"] = 1e6 * host_s(chain, reps=5) / 1000
+    res["graph_kernel_us"] = 1e6 * median_graph_s(lambda: x.add_(1), target_s=0.002)
+    # A tiny GPT (h 256, 4 heads, seq 128, micro-batch 1): its kernels take a few us, so the
+    # host sets the pace. T(L, m) = iteration + m (microbatch + L layer).
+    h, heads, seq = 256, 4, 128
+    t = {}
+    fwd = {}
+    for layers in (1, 4):
+        model = gpt.make_model(layers, h, heads, seq, False)
+        trainer = gpt.Trainer(model)
+        for m in (1, 4):
+            data = gpt.batches(m, 1, seq)
+            t[(layers, m)] = host_s(lambda: trainer.step(data), reps=5 if smoke else 30)
+        one = gpt.batches(1, 1, seq)
+
+        def forward_only():
+            with torch.no_grad():
+                model(*one[0])
+
+        def forward():
+            model(*one[0]).detach()
+
+        fwd[layers] = host_s(forward, reps=5 if smoke else 30)
+        res[f"forward_no_grad_{layers}_layers_us"] = 1e6 * host_s(forward_only, reps=5)
+        del trainer, model
+    layer = (t[(4, 4)] - t[(1, 4)]) / 12
+    layer_1 = (t[(4, 1)] - t[(1, 1)]) / 3
+    micro = (t[(1, 4)] - t[(1, 1)]) / 3 - layer
+    res["cpu_layer_us"] = 1e6 * layer
+    res["cpu_layer_from_one_microbatch_us"] = 1e6 * layer_1
+    res["cpu_layer_forward_us"] = 1e6 * (fwd[4] - fwd[1]) / 3
+    res["cpu_layer_backward_us"] = res["cpu_layer_us"] - res["cpu_layer_forward_us"]
+    res["cpu_microbatch_us"] = 1e6 * micro
+    res["cpu_iteration_us"] = 1e6 * (t[(1, 1)] - micro - layer)
+    for (layers, m), v in sorted(t.items()):
+        res[f"tiny_step_{layers}_layers_{m}_micro_us"] = 1e6 * v
+    # Kernels of one block, forward and backward, as the profiler counts them.
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        blk = gpt.Block(h, heads).to(dev, bf16)
+        xin = rand(1, seq, h, grad=True)
+        for phase in ("forward", "backward"):
+            y = blk(xin)
+            dy = torch.randn_like(y)
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                if phase == "forward":
+                    blk(xin)
+                else:
+                    y.backward(dy)
+                torch.cuda.synchronize()
+            kernels = [e for e in prof.events() if e.device_type.name == "CUDA"]
+            res[f"kernels_per_layer_{phase}"] = len(kernels)
+    except Exception as e:  # noqa: BLE001 - the counts are informative, not required
+        print(f"kernel_table: kernel count failed: {e}", file=sys.stderr)
+    return res
+
+
+# ---- output -----------------------------------------------------------------------------------
+def run(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+    except Exception:  # noqa: BLE001
+        return "unavailable"
+
+
+def fmt(v):
+    return "null" if v is None else f"{v * 1e6:.4g}"
+
+
+def write(path, tables, soft, argv, started):
+    smi = run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem,"
+               "clocks.max.sm,power.limit,temperature.gpu", "--format=csv,noheader"])
+    props = torch.cuda.get_device_properties(0)
+    lines = [
+        "# trainsim kernel table: kernel times measured on one GPU (platforms/README.md,",
+        "# 'Kernel tables'). Generated; do not edit. Regenerate on the GPU with:",
+        f"#   python3 bench/device/kernel_table.py {' '.join(argv)}",
+        f"# device: {torch.cuda.get_device_name(0)}, {props.multi_processor_count} SMs, "
+        f"{props.total_memory / 2**30:.1f} GiB",
+        f"# nvidia-smi (name, driver, SM clock, memory clock, max SM clock, power limit, "
+        f"temperature) at the end: {smi}",
+        f"# torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN "
+        f"{torch.backends.cudnn.version()}, Python {platform.python_version()}",
+        f"# measured {started:%Y-%m-%d %H:%M} UTC, {time_taken(started):.0f} s",
+        "# Times in microseconds of GPU time (CUDA graph replays, median of 5), null where not",
+        "# measured; each table's values run over its axes with the first axis slowest.",
+        "format: 1",
+        f"device: {torch.cuda.get_device_name(0)}",
+        f"framework: pytorch {torch.__version__} eager, bf16",
+        "software:",
+    ]
+    for k, v in soft.items():
+        lines.append(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
+    lines.append("tables:")
+    for t in tables:
+        lines.append(f"  {t.name}:")
+        lines.append(f"    what: \"{t.what}\"")
+        lines.append("    axes:")
+        for name, values in t.axes:
+            lines.append(f"      {name}: [{', '.join(str(v) for v in values)}]")
+        vals = [fmt(v) for v in t.values()]
+        lines.append("    time_us: [")
+        for i in range(0, len(vals), 12):
+            lines.append("      " + ", ".join(vals[i:i + 12]) + ("," if i + 12 < len(vals) else ""))
+        lines.append("    ]")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+
+
+def time_taken(started):
+    return (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--smoke", action="store_true", help="two points per table")
+    ap.add_argument("--budget-s", type=float, default=420, help="seconds for all the tables")
+    args = ap.parse_args()
+    assert torch.cuda.is_available(), "needs a CUDA GPU"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    started = datetime.datetime.now(datetime.timezone.utc)
+    soft = software(args.smoke)
+    # Each section's share of the budget, so that a slow one cannot starve the others.
+    sections = [(gemm_tables, 0.55), (attention_tables, 0.2), (memory_tables, 0.15),
+                (optimizer_tables, 0.1)]
+    tables, skipped, failed = [], 0, 0
+    for section, share in sections:
+        budget = Budget(args.budget_s * share)
+        tables += section(budget, args.smoke)
+        skipped += budget.skipped
+        failed += budget.failed
+    if skipped:
+        print(f"kernel_table: the budget ran out: {skipped} points not measured", file=sys.stderr)
+    soft["points_skipped_for_time"] = skipped
+    soft["points_failed"] = failed
+    write(args.out, tables, soft, sys.argv[1:], started)
+    print(f"kernel_table: wrote {args.out} in {time_taken(started):.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
