@@ -22,10 +22,12 @@ replay lasts about 5 ms), replays it 5 times after warm-ups and keeps the median
 optimizer's steps are timed eagerly with CUDA events (as a framework runs them: their CPU time
 between the kernels is part of their cost). Points too large for the memory used here (an
 operand over 2^29 elements) or the time budget are written as null: trainsim falls back to its
-roofline model there. Prints progress on stderr; --smoke measures two points per table.
+roofline model there. Each section (software, GEMMs, attention, memory-bound, optimizer) runs in a process of its own,
+with its share of --budget-s. Prints progress on stderr; --smoke measures two points per table.
 """
 import argparse
 import datetime
+import json
 import math
 import os
 import platform
@@ -45,6 +47,8 @@ WIDTHS = [128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
 MAX_ELEMS = 1 << 29  # one operand: 1 GiB of bf16
 dev = torch.device("cuda")
 bf16 = torch.bfloat16
+STREAM = None  # the side stream every measurement runs on (CUDA graphs cannot capture the
+# default stream, and autograd runs a backward on its forward's stream)
 
 
 class Budget:
@@ -59,12 +63,8 @@ class Budget:
 
 def median_graph_s(fn, target_s=0.004, replays=5):
     """GPU seconds of one call of fn: r calls captured in a CUDA graph, median replay / r."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
+    for _ in range(3):  # on the side stream STREAM, where the graph is captured
+        fn()
     torch.cuda.synchronize()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     a.record()
@@ -74,7 +74,7 @@ def median_graph_s(fn, target_s=0.004, replays=5):
     est = max(a.elapsed_time(b) * 1e-3, 1e-6)
     r = int(min(200, max(1, round(target_s / est))))
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, stream=torch.cuda.current_stream()):
         for _ in range(r):
             fn()
     g.replay()
@@ -135,10 +135,11 @@ def measure(table, make, budget, smoke, eager=False):
             continue
         fn = None
         try:
-            fn = make(*p)
-            if fn is not None:
-                table.times[p] = median_eager_s(fn) if eager else median_graph_s(fn)
-                n += 1
+            with torch.cuda.stream(STREAM):
+                fn = make(*p)
+                if fn is not None:
+                    table.times[p] = median_eager_s(fn) if eager else median_graph_s(fn)
+                    n += 1
         except Exception as e:  # noqa: BLE001 - a point that fails stays null, and is counted
             failed += 1
             if failed == 1:
@@ -151,6 +152,14 @@ def measure(table, make, budget, smoke, eager=False):
           file=sys.stderr, flush=True)
     budget.failed += failed
     return table
+
+
+SPECS = []  # (section, table, make, budget weight, eager), in the order measured
+SECTION = None  # the section being registered
+
+
+def spec(table, make, weight, eager=False):
+    SPECS.append((SECTION, table, make, weight, eager))
 
 
 def rand(*shape, dtype=bf16, grad=False):
@@ -167,7 +176,7 @@ def backward(out, inputs):
 
 
 # ---- GEMMs ---------------------------------------------------------------------------------
-def gemm_tables(budget, smoke):
+def gemm_tables():
     flop_cap = 1 << 46
     fwd = Table("gemm_fwd", "y[m,n] = x[m,k] W[n,k]^T + b (F.linear forward)",
                 [("m", TOKENS), ("n", WIDTHS), ("k", WIDTHS)])
@@ -197,13 +206,13 @@ def gemm_tables(budget, smoke):
         dy, x = rand(k, n), rand(k, m)
         return lambda: (torch.mm(dy.t(), x), dy.sum(0))
 
-    return [measure(fwd, make_fwd, budget, smoke), measure(dgrad, make_dgrad, budget, smoke),
-            measure(wgrad, make_wgrad, budget, smoke)]
+    spec(fwd, make_fwd, 75)
+    spec(dgrad, make_dgrad, 75)
+    spec(wgrad, make_wgrad, 75)
 
 
 # ---- attention -------------------------------------------------------------------------------
-def attention_tables(budget, smoke):
-    out = []
+def attention_tables():
     bh_axis = [4, 8, 16, 32, 64, 128, 256]
     seq_axis = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
     d_axis = [64, 80, 128]
@@ -229,7 +238,7 @@ def attention_tables(budget, smoke):
                     return fwd
                 return backward(fwd(), (q, k, v))
 
-            out.append(measure(t, make, budget, smoke))
+            spec(t, make, 15)
     b_axis = [4, 16, 64, 256]
     s_axis = [256, 512, 1024, 2048, 4096, 8192]
     qk = Table("bgemm_qk", "S[b,s,s] = Q[b,s,d] K[b,s,d]^T (torch.bmm, attention without flash)",
@@ -250,7 +259,8 @@ def attention_tables(budget, smoke):
         p, v = rand(b, s, s), rand(b, s, d)
         return lambda: torch.bmm(p, v)
 
-    out += [measure(qk, make_qk, budget, smoke), measure(av, make_av, budget, smoke)]
+    spec(qk, make_qk, 5)
+    spec(av, make_av, 5)
     rows_axis = [1024, 4096, 16384, 65536, 262144, 1048576]
     cols_axis = [256, 512, 1024, 2048, 4096, 8192]
     for direction in ("fwd", "bwd"):
@@ -265,8 +275,7 @@ def attention_tables(budget, smoke):
                 return lambda: torch.softmax(x, -1)
             return backward(torch.softmax(x, -1), (x,))
 
-        out.append(measure(t, make, budget, smoke))
-    return out
+        spec(t, make, 5)
 
 
 # ---- memory-bound operations -------------------------------------------------------------
@@ -275,8 +284,7 @@ COLS = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 ELEMS = [1 << e for e in range(14, 31, 2)]
 
 
-def memory_tables(budget, smoke):
-    out = []
+def memory_tables():
     for direction in ("fwd", "bwd"):
         t = Table(f"layer_norm_{direction}", f"F.layer_norm over the last dim, bf16 ({direction})",
                   [("rows", ROWS), ("cols", COLS)])
@@ -290,7 +298,7 @@ def memory_tables(budget, smoke):
                 return lambda: F.layer_norm(x, (c,), w, b)
             return backward(F.layer_norm(x, (c,), w, b), (x, w, b))
 
-        out.append(measure(t, make, budget, smoke))
+        spec(t, make, 5)
     unary = {
         "gelu": ("GeLU (tanh)", lambda y, r: gpt.gelu(y)),
         "dropout_add": ("residual + dropout(y, 0.1)", gpt.dropout_add),
@@ -312,7 +320,7 @@ def memory_tables(budget, smoke):
                     return lambda: op(y, r)
                 return backward(op(y, r), (y, r) if name == "dropout_add" else (y,))
 
-            out.append(measure(t, make, budget, smoke))
+            spec(t, make, 4)
     vocab_axis = [8192, 16384, 32768, 65536, 131072, 262144]
     for direction in ("fwd", "bwd"):
         t = Table(f"cross_entropy_{direction}",
@@ -328,7 +336,7 @@ def memory_tables(budget, smoke):
                 return lambda: gpt.cross_entropy(x, tgt)
             return backward(gpt.cross_entropy(x, tgt), (x,))
 
-        out.append(measure(t, make, budget, smoke))
+        spec(t, make, 5)
     for direction in ("fwd", "bwd"):
         t = Table(f"embedding_{direction}",
                   f"dropout(wte[idx] + wpe[pos], 0.1), vocabulary {gpt.VOCAB} ({direction})",
@@ -346,15 +354,14 @@ def memory_tables(budget, smoke):
 
             return fwd if not g else backward(fwd(), (wte, wpe))
 
-        out.append(measure(t, make, budget, smoke))
+        spec(t, make, 5)
     t = Table("grad_accum", "main_grad (fp32) += grad (bf16), one tensor", [("elements", ELEMS)])
 
     def make_accum(n):
         main, grad = rand(n, dtype=torch.float32), rand(n)
         return lambda: main.add_(grad)
 
-    out.append(measure(t, make_accum, budget, smoke))
-    return out
+    spec(t, make_accum, 4)
 
 
 def layer_shapes(h):
@@ -362,7 +369,7 @@ def layer_shapes(h):
             (h,), (h,), (h,), (h,)]
 
 
-def optimizer_tables(budget, smoke):
+def optimizer_tables():
     """The optimizer over `layers` GPT layers of width `hidden` (12 tensors each)."""
     axes = [("hidden", [512, 1024, 2048, 4096, 8192]), ("layers", [1, 2, 4, 8, 16, 32, 64])]
     ops = {
@@ -371,7 +378,6 @@ def optimizer_tables(budget, smoke):
         "master_copy": "torch._foreach_copy_(bf16 params, fp32 masters)",
         "zero_main_grad": "torch._foreach_zero_(fp32 main grads)",
     }
-    out = []
     for name, what in ops.items():
         t = Table(name, what + ", eager, CUDA-event span", axes)
 
@@ -392,8 +398,7 @@ def optimizer_tables(budget, smoke):
                 return lambda: torch._foreach_copy_(params, masters)
             return lambda: torch._foreach_zero_([m.grad for m in masters])
 
-        out.append(measure(t, make, budget, smoke, eager=True))
-    return out
+        spec(t, make, 8, eager=True)
 
 
 # ---- time outside kernels -----------------------------------------------------------------
@@ -411,8 +416,9 @@ def host_s(fn, reps=20):
 
 
 def software(smoke):
-    """CPU-side costs of gpt.py's training step, where the GPU waits on the host."""
-    res = {}
+    """CPU-side costs of gpt.py's training step, where the GPU waits on the host: the figures
+    trainsim uses, and the measurements behind them."""
+    res, details = {}, {}
     x = torch.zeros(1, device=dev)
 
     def chain():
@@ -420,7 +426,8 @@ def software(smoke):
             x.add_(1)
 
     res["eager_op_us"] = 1e6 * host_s(chain, reps=5) / 1000
-    res["graph_kernel_us"] = 1e6 * median_graph_s(lambda: x.add_(1), target_s=0.002)
+    with torch.cuda.stream(STREAM):
+        res["graph_kernel_us"] = 1e6 * median_graph_s(lambda: x.add_(1), target_s=0.002)
     # A tiny GPT (h 256, 4 heads, seq 128, micro-batch 1): its kernels take a few us, so the
     # host sets the pace. T(L, m) = iteration + m (microbatch + L layer).
     h, heads, seq = 256, 4, 128
@@ -442,19 +449,18 @@ def software(smoke):
             model(*one[0]).detach()
 
         fwd[layers] = host_s(forward, reps=5 if smoke else 30)
-        res[f"forward_no_grad_{layers}_layers_us"] = 1e6 * host_s(forward_only, reps=5)
+        details[f"forward_no_grad_{layers}_layers_us"] = 1e6 * host_s(forward_only, reps=5)
         del trainer, model
     layer = (t[(4, 4)] - t[(1, 4)]) / 12
     layer_1 = (t[(4, 1)] - t[(1, 1)]) / 3
     micro = (t[(1, 4)] - t[(1, 1)]) / 3 - layer
-    res["cpu_layer_us"] = 1e6 * layer
-    res["cpu_layer_from_one_microbatch_us"] = 1e6 * layer_1
     res["cpu_layer_forward_us"] = 1e6 * (fwd[4] - fwd[1]) / 3
-    res["cpu_layer_backward_us"] = res["cpu_layer_us"] - res["cpu_layer_forward_us"]
+    res["cpu_layer_backward_us"] = 1e6 * layer - res["cpu_layer_forward_us"]
     res["cpu_microbatch_us"] = 1e6 * micro
     res["cpu_iteration_us"] = 1e6 * (t[(1, 1)] - micro - layer)
+    details["cpu_layer_from_one_microbatch_us"] = 1e6 * layer_1
     for (layers, m), v in sorted(t.items()):
-        res[f"tiny_step_{layers}_layers_{m}_micro_us"] = 1e6 * v
+        details[f"tiny_step_{layers}_layers_{m}_micro_us"] = 1e6 * v
     # Kernels of one block, forward and backward, as the profiler counts them.
     try:
         from torch.profiler import ProfilerActivity, profile
@@ -475,7 +481,7 @@ def software(smoke):
             res[f"kernels_per_layer_{phase}"] = len(kernels)
     except Exception as e:  # noqa: BLE001 - the counts are informative, not required
         print(f"kernel_table: kernel count failed: {e}", file=sys.stderr)
-    return res
+    return res, details
 
 
 # ---- output -----------------------------------------------------------------------------------
@@ -490,7 +496,7 @@ def fmt(v):
     return "null" if v is None else f"{v * 1e6:.4g}"
 
 
-def write(path, tables, soft, argv, started):
+def write(path, tables, soft, details, argv, started):
     smi = run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem,"
                "clocks.max.sm,power.limit,temperature.gpu", "--format=csv,noheader"])
     props = torch.cuda.get_device_properties(0)
@@ -514,6 +520,9 @@ def write(path, tables, soft, argv, started):
     ]
     for k, v in soft.items():
         lines.append(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
+    lines.append("software_details:")
+    for k, v in details.items():
+        lines.append(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
     lines.append("tables:")
     for t in tables:
         lines.append(f"  {t.name}:")
@@ -536,30 +545,81 @@ def time_taken(started):
     return (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
 
 
+SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
+            ("optimizer", optimizer_tables)]
+
+
+def child(args):
+    """Measures one section's tables (or the software figures) into a JSON file. A capture
+    that fails can leave CUDA's random generator unusable for the rest of the process, so each
+    section runs in a process of its own."""
+    global STREAM
+    STREAM = torch.cuda.Stream()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    if args.one == "software":
+        soft, details = software(args.smoke)
+        result = {"software": soft, "details": details}
+    else:
+        result = {}
+        for _, table, make, weight, eager in (s for s in SPECS if s[0] == args.one):
+            budget = Budget(args.budget_s * weight)
+            measure(table, make, budget, args.smoke, eager)
+            result[table.name] = {"times": [list(p) + [t] for p, t in table.times.items()],
+                                  "skipped": budget.skipped, "failed": budget.failed}
+    with open(args.json, "w") as f:
+        json.dump(result, f)
+
+
 def main():
+    global SECTION
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true", help="two points per table")
-    ap.add_argument("--budget-s", type=float, default=420, help="seconds for all the tables")
+    ap.add_argument("--budget-s", type=float, default=330, help="seconds for all the tables")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--json", help=argparse.SUPPRESS)
     args = ap.parse_args()
     assert torch.cuda.is_available(), "needs a CUDA GPU"
-    torch.backends.cuda.matmul.allow_tf32 = False
+    for SECTION, register in SECTIONS:
+        register()
+    total_weight = sum(s[3] for s in SPECS)
+    if args.one:  # --budget-s is then seconds per unit of weight
+        return child(args)
     started = datetime.datetime.now(datetime.timezone.utc)
-    soft = software(args.smoke)
-    # Each section's share of the budget, so that a slow one cannot starve the others.
-    sections = [(gemm_tables, 0.55), (attention_tables, 0.2), (memory_tables, 0.15),
-                (optimizer_tables, 0.1)]
-    tables, skipped, failed = [], 0, 0
-    for section, share in sections:
-        budget = Budget(args.budget_s * share)
-        tables += section(budget, args.smoke)
-        skipped += budget.skipped
-        failed += budget.failed
+    tmp = args.out + ".part.json"
+
+    def one(name, budget_s):
+        cmd = [sys.executable, os.path.abspath(__file__), args.out, "--one", name, "--json", tmp,
+               "--budget-s", f"{args.budget_s / total_weight:.4f}"]
+        cmd += ["--smoke"] if args.smoke else []
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        rc = subprocess.run(cmd, timeout=budget_s + 120).returncode
+        if rc != 0 or not os.path.exists(tmp):
+            print(f"kernel_table: {name}: the measuring process failed ({rc})", file=sys.stderr)
+            return None
+        with open(tmp) as f:
+            return json.load(f)
+
+    got = one("software", 60) or {"software": {}, "details": {}}
+    soft, details = got["software"], got["details"]
+    skipped = failed = 0
+    for section, _ in SECTIONS:
+        weight = sum(s[3] for s in SPECS if s[0] == section)
+        got = one(section, args.budget_s * weight / total_weight) or {}
+        for _, table, _, _, _ in (s for s in SPECS if s[0] == section):
+            res = got.get(table.name, {"times": [], "skipped": 0, "failed": 0})
+            for row in res["times"]:
+                table.times[tuple(row[:-1])] = row[-1]
+            skipped += res["skipped"]
+            failed += res["failed"]
+    if os.path.exists(tmp):
+        os.remove(tmp)
     if skipped:
         print(f"kernel_table: the budget ran out: {skipped} points not measured", file=sys.stderr)
-    soft["points_skipped_for_time"] = skipped
-    soft["points_failed"] = failed
-    write(args.out, tables, soft, sys.argv[1:], started)
+    details["points_skipped_for_time"] = skipped
+    details["points_failed"] = failed
+    write(args.out, [s[1] for s in SPECS], soft, details, sys.argv[1:], started)
     print(f"kernel_table: wrote {args.out} in {time_taken(started):.0f} s", file=sys.stderr)
 
 

@@ -75,6 +75,17 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     started = datetime.datetime.now(datetime.timezone.utc)
     configs = SMOKE if args.smoke else CONFIGS
+    props = torch.cuda.get_device_properties(0)
+    header = [
+        "# Whole training steps measured by bench/device/steps.py (validation data: sets no",
+        f"# parameter). device {torch.cuda.get_device_name(0)} ({props.total_memory / 2**30:.1f}"
+        f" GiB), torch {torch.__version__}, CUDA {torch.version.cuda}, "
+        f"{started:%Y-%m-%d %H:%M} UTC",
+        "# step times in seconds (median, min, max of 10 after 3 warm-ups); peak bytes from "
+        "torch.cuda.max_memory_allocated",
+        "name,layers,hidden,heads,seq,micro_batch,microbatches,recompute,params,status,"
+        "step_s,min_s,max_s,peak_bytes",
+    ]
     rows = []
     for cfg in configs:
         (status, med, lo, hi), peak = run(cfg, 2 if args.smoke else 3, 3 if args.smoke else 10)
@@ -87,24 +98,12 @@ def main():
         print(f"steps: {name} s{seq} mbs{mbs} x{n_micro} {'full' if recompute else 'none'}: "
               f"{status} {'' if med is None else f'{med * 1e3:.1f} ms'} peak "
               f"{peak / 2**30:.2f} GiB", file=sys.stderr, flush=True)
-    props = torch.cuda.get_device_properties(0)
-    header = [
-        "# Whole training steps measured by bench/device/steps.py (validation data: sets no",
-        f"# parameter). device {torch.cuda.get_device_name(0)} ({props.total_memory / 2**30:.1f}"
-        f" GiB), torch {torch.__version__}, CUDA {torch.version.cuda}, "
-        f"{started:%Y-%m-%d %H:%M} UTC",
-        "# step times in seconds (median, min, max of 10 after 3 warm-ups); peak bytes from "
-        "torch.cuda.max_memory_allocated",
-        "name,layers,hidden,heads,seq,micro_batch,microbatches,recompute,params,status,"
-        "step_s,min_s,max_s,peak_bytes",
-    ]
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(header) + "\n")
-        for r in rows:
-            f.write(",".join(str(v) for v in r) + "\n")
-    os.replace(tmp, args.out)
-
+        tmp = args.out + ".tmp"  # rewritten whole after each configuration
+        with open(tmp, "w") as f:
+            f.write("\n".join(header) + "\n")
+            for r in rows:
+                f.write(",".join(str(v) for v in r) + "\n")
+        os.replace(tmp, args.out)
 
 if __name__ == "__main__":
     main()
