@@ -259,6 +259,12 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "ring_collectives", info->n_ring_collectives, &k);
   json_long(f, 4, "hierarchical_collectives", info->n_hierarchical_collectives, &k);
   json_long(f, 4, "tree_collectives", info->n_tree_collectives, &k);
+  fputs("\n  }", f);
+  json_key(f, 2, "kernel_sources", &first);
+  k = true;
+  fputc('{', f);
+  for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++)
+    json_long(f, 4, ts_kernel_source_names[s], info->n_kernels_by_source[s], &k);
   fputs("\n  }\n}\n", f);
 }
 

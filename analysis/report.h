@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "../workloads/err.h"
+#include "../workloads/kernels.h"
 #include "metrics.h"
 
 #define TS_RESULT_SCHEMA_VERSION 1
@@ -20,6 +21,9 @@ typedef struct ts_run_info {
   long seed; /* of a random placement; -1 otherwise */
   long n_events, n_merged_events, n_transfers, n_links, n_routes;
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives;
+  /* The kernels of one layer (forward and backward), the embedding, the head and the optimizer
+   * step, by what priced them (ts_cost_kernel_sources). */
+  long n_kernels_by_source[TS_KERNEL_SRC_COUNT];
 } ts_run_info;
 
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,

@@ -8,6 +8,7 @@
 #include "bench.h"
 #include "memory_cmd.h"
 #include "platform_cmd.h"
+#include "profile.h"
 #include "run.h"
 #include "scale.h"
 #include "search.h"
@@ -24,6 +25,7 @@ static const char usage[] =
     "  search WORKLOAD --gpus N the fastest layouts of N GPUs (analytic estimate, then the\n"
     "                           top ones simulated; search.csv)\n"
     "  memory WORKLOAD          memory per GPU by stage, and the fewest GPUs that fit\n"
+    "  profile WORKLOAD         one layer's kernels: shape, time, what priced them, share\n"
     "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
     "  platform check|show [FILE]\n"
     "                           validate a platform file, or print what it describes\n"
@@ -53,9 +55,11 @@ int main(int argc, char **argv) {
     return ts_search_main(argc - 2, argv + 2);
   if (strcmp(argv[1], "platform") == 0)
     return ts_platform_main(argc - 2, argv + 2);
+  if (strcmp(argv[1], "profile") == 0)
+    return ts_profile_main(argc - 2, argv + 2);
   fprintf(stderr,
-          "trainsim: error: unknown command '%s' (commands: run, scale, search, memory, bench, "
-          "platform; "
+          "trainsim: error: unknown command '%s' (commands: run, scale, search, memory, profile, "
+          "bench, platform; "
           "see "
           "'trainsim --help')\n",
           argv[1]);

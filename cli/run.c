@@ -11,6 +11,7 @@
 #include "../analysis/report.h"
 #include "../analysis/timeline.h"
 #include "../sim/engine/engine.h"
+#include "../workloads/cost.h"
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
 #include "../workloads/schedule.h"
@@ -413,6 +414,7 @@ int ts_run_main(int argc, char **argv) {
                       .n_ring_collectives = sim.n_ring_collectives,
                       .n_hierarchical_collectives = sim.n_hierarchical_collectives,
                       .n_tree_collectives = sim.n_tree_collectives};
+  ts_cost_kernel_sources(&wl, &pf.gpu, info.n_kernels_by_source);
   ts_report_summary(stdout, &wl, &info, &m);
   fflush(stdout);
   ts_progress_show(&progress, 0, 0, "writing the result files");

@@ -2,6 +2,9 @@
 #include "cost.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 double ts_cost_elem_bytes(ts_precision p) {
   return p == TS_PREC_FP32 ? 4.0 : p == TS_PREC_FP64 ? 8.0 : 2.0;
@@ -20,7 +23,8 @@ double ts_cost_gemm_efficiency(const ts_gpu *gpu, long batch, long m, long n) {
 static ts_cost kernel(const ts_gpu *gpu, double flops, double rate, double bytes) {
   double t_compute = flops > 0 ? flops / rate : 0;
   double t_memory = bytes / gpu->hbm_Bps;
-  ts_cost c = {flops, bytes, fmax(t_compute, t_memory) + gpu->kernel_launch_s, 1};
+  ts_cost c = {flops, bytes, fmax(t_compute, t_memory) + gpu->kernel_launch_s, 1, {0}};
+  c.n_by_source[TS_KERNEL_SRC_MODEL] = 1;
   return c;
 }
 
@@ -38,138 +42,403 @@ ts_cost ts_cost_memory_bound(const ts_gpu *gpu, double bytes) {
 }
 
 ts_cost ts_cost_add(ts_cost a, ts_cost b) {
-  ts_cost c = {a.flops + b.flops, a.bytes + b.bytes, a.time_s + b.time_s,
-               a.n_kernels + b.n_kernels};
+  ts_cost c = {
+      a.flops + b.flops, a.bytes + b.bytes, a.time_s + b.time_s, a.n_kernels + b.n_kernels, {0}};
+  for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++)
+    c.n_by_source[s] = a.n_by_source[s] + b.n_by_source[s];
   return c;
 }
 
-/* Forward and backward of one linear layer y[M,N] = x[M,K] w[K,N]. Backward is the input
- * gradient (M x K) and the weight gradient (K x N), which Megatron accumulates into an fp32
- * main_grad buffer (gradient-accumulation fusion): 4 bytes read + 4 written per weight. */
+/* What prices a workload's kernels: its GPU, the peak and element size of its precision, and
+ * the kernel table when the workload trains in bf16 (the precision the tables are measured in). */
+typedef struct pricer {
+  const ts_gpu *gpu;
+  const ts_kernel_table *table;
+  double peak, eb;
+  ts_kernel_log *log; /* when listing kernels (ts_cost_layer_kernels); else NULL */
+  const char *piece; /* the part of the layer being priced, for the list */
+  int count; /* how often the layer runs what is being priced */
+} pricer;
+
+static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
+  pricer p = {gpu,
+              wl->precision == TS_PREC_BF16 ? gpu->kernels : NULL,
+              gpu->peak_flops_per_s[wl->precision],
+              ts_cost_elem_bytes(wl->precision),
+              NULL,
+              "",
+              1};
+  return p;
+}
+
+static void log_kernel(const pricer *p, const char *name, int n_shape, const double *shape,
+                       const ts_cost *c) {
+  ts_kernel_log *log = p->log;
+  if (log == NULL)
+    return;
+  if (log->n == log->cap) {
+    log->cap = log->cap > 0 ? 2 * log->cap : 64;
+    log->rows = realloc(log->rows, (size_t)log->cap * sizeof *log->rows);
+    TS_ASSERT(log->rows != NULL);
+  }
+  ts_kernel_row *r = &log->rows[log->n++];
+  memset(r, 0, sizeof *r);
+  snprintf(r->piece, sizeof r->piece, "%s", p->piece);
+  r->count = p->count;
+  snprintf(r->kernel, sizeof r->kernel, "%s", name);
+  r->n_shape = n_shape;
+  for (int i = 0; i < n_shape; i++)
+    r->shape[i] = shape[i];
+  r->time_s = c->time_s;
+  r->flops = c->flops;
+  r->bytes = c->bytes;
+  for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++)
+    if (c->n_by_source[s] > 0)
+      r->source = (ts_kernel_source)s;
+}
+
+/* One kernel: from the table at `point` when it has it, else the model's cost. */
+static ts_cost priced(const pricer *p, ts_kernel_kind kind, double a, double b, double c,
+                      ts_cost model) {
+  double point[3] = {a, b, c}, t = 0;
+  ts_kernel_source src = ts_kernels_time(p->table, kind, point, &t);
+  if (src != TS_KERNEL_SRC_MODEL) {
+    model.time_s = t;
+    model.n_by_source[TS_KERNEL_SRC_MODEL] = 0;
+    model.n_by_source[src] = 1;
+  }
+  log_kernel(p, ts_kernel_names[kind], ts_kernel_n_axes(kind), point, &model);
+  return model;
+}
+
+/* A kernel the table has no entry for (a fused kernel, attention dropout): the model. */
+static ts_cost model_only(const pricer *p, const char *name, double elements, double bytes) {
+  ts_cost c = ts_cost_memory_bound(p->gpu, bytes);
+  log_kernel(p, name, 1, &elements, &c);
+  return c;
+}
+
+static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double b, double bytes) {
+  return priced(p, kind, a, b, 0, ts_cost_memory_bound(p->gpu, bytes));
+}
+
+/* main_grad (fp32) += grad (low precision) for one tensor of n elements: the framework's
+ * gradient accumulation where the GEMM does not fuse it (reads 4 + eb, writes 4 bytes). */
+static ts_cost grad_accum(const pricer *p, double n) {
+  return memory_op(p, TS_KERNEL_GRAD_ACCUM, n, 0, (8.0 + p->eb) * n);
+}
+
+/* Forward and backward of one linear layer y[M,N] = x[M,K] w[K,N] + b[N]. Backward is the input
+ * gradient (M x K) and the weight gradient (K x N). With gradient-accumulation fusion
+ * (Megatron-LM's default) the weight gradient accumulates into the fp32 main_grad in the GEMM
+ * (4 bytes read + 4 written per weight); without it a separate kernel adds it. The bias
+ * gradient always accumulates through a kernel of its own. */
 typedef struct linear_cost {
   ts_cost fwd, bwd;
 } linear_cost;
 
-static linear_cost linear(const ts_gpu *gpu, double peak, long m, long n, long k, double eb) {
+static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused_accum) {
+  const ts_gpu *gpu = p->gpu;
   linear_cost c;
-  c.fwd = ts_cost_gemm(gpu, peak, 1, m, n, k, eb);
-  ts_cost dgrad = ts_cost_gemm(gpu, peak, 1, m, k, n, eb);
-  ts_cost wgrad = ts_cost_gemm(gpu, peak, 1, k, n, m, eb);
-  wgrad.bytes += 8.0 * (double)k * (double)n;
-  wgrad.time_s =
-      fmax(wgrad.time_s - gpu->kernel_launch_s, wgrad.bytes / gpu->hbm_Bps) + gpu->kernel_launch_s;
-  c.bwd = ts_cost_add(dgrad, wgrad);
+  double M = (double)m, N = (double)n, K = (double)k;
+  c.fwd = priced(p, TS_KERNEL_GEMM_FWD, M, N, K, ts_cost_gemm(gpu, p->peak, 1, m, n, k, p->eb));
+  ts_cost dgrad =
+      priced(p, TS_KERNEL_GEMM_DGRAD, M, K, N, ts_cost_gemm(gpu, p->peak, 1, m, k, n, p->eb));
+  ts_cost wgrad_model = ts_cost_gemm(gpu, p->peak, 1, k, n, m, p->eb);
+  if (is_fused_accum) {
+    wgrad_model.bytes += 8.0 * K * N;
+    wgrad_model.time_s =
+        fmax(wgrad_model.time_s - gpu->kernel_launch_s, wgrad_model.bytes / gpu->hbm_Bps) +
+        gpu->kernel_launch_s;
+  }
+  ts_cost wgrad = priced(p, TS_KERNEL_GEMM_WGRAD, K, N, M, wgrad_model);
+  c.bwd = ts_cost_add(ts_cost_add(dgrad, wgrad), grad_accum(p, N));
+  if (!is_fused_accum)
+    c.bwd = ts_cost_add(c.bwd, grad_accum(p, K * N));
   return c;
 }
 
-/* Attention core (QK^T, softmax, dropout, AV) for b x heads/t heads of s x s, head dim d.
- * Flash attention is one fused kernel reading Q, K, V and writing O (its backward reads them
- * plus dO and writes dQ, dK, dV); without it the s x s scores go through HBM: written by
+/* Attention core (QK^T, softmax, dropout, AV) for b x heads/t heads of s x s, head dim d, causal
+ * (GPT). Flash attention is one fused kernel reading Q, K, V and writing O (its backward reads
+ * them plus dO and writes dQ, dK, dV); without it the s x s scores go through HBM: written by
  * QK^T, read and written by softmax (2 + 2 bytes) and dropout (2 + 2 + 1-byte mask), read by
- * AV. Backward FLOPs are twice the forward, as in Megatron's count. */
-static void attention_core(const ts_workload *wl, const ts_gpu *gpu, double peak, double eb,
-                           ts_cost *fwd, ts_cost *bwd) {
+ * AV. Backward FLOPs are twice the forward, as in Megatron's count (which counts the whole
+ * s x s square; a causal flash kernel skips the blocks above the diagonal, which its measured
+ * time shows). */
+static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd, ts_cost *bwd) {
+  const ts_gpu *gpu = p->gpu;
   const ts_model *m = &wl->model;
+  double peak = p->peak, eb = p->eb;
   long b = wl->micro_batch, s = m->seq, heads = m->n_heads / wl->tp;
   long d = m->hidden / m->n_heads, kv_heads = m->n_query_groups / wl->tp;
   long batch = b * heads;
+  double B = (double)batch, S = (double)s, D = (double)d;
   if (wl->flash_attention) {
-    double qkvo = eb * (double)b * (double)s * (double)d * (double)(2 * heads + 2 * kv_heads);
-    double flops = 4.0 * (double)batch * (double)s * (double)s * (double)d;
+    double qkvo = eb * (double)b * S * D * (double)(2 * heads + 2 * kv_heads);
+    double flops = 4.0 * B * S * S * D;
     double rate = peak * ts_cost_gemm_efficiency(gpu, batch, s, s);
-    *fwd = kernel(gpu, flops, rate, qkvo);
-    *bwd = kernel(gpu, 2 * flops, rate,
-                  2 * qkvo + eb * (double)b * (double)s * (double)d * (double)heads);
+    *fwd = priced(p, TS_KERNEL_FLASH_FWD_CAUSAL, B, S, D, kernel(gpu, flops, rate, qkvo));
+    *bwd = priced(p, TS_KERNEL_FLASH_BWD_CAUSAL, B, S, D,
+                  kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * (double)b * S * D * (double)heads));
     return;
   }
-  double scores = (double)batch * (double)s * (double)s;
-  ts_cost qk = ts_cost_gemm(gpu, peak, batch, s, s, d, eb);
-  ts_cost softmax = ts_cost_memory_bound(gpu, 4.0 * scores);
-  ts_cost dropout = ts_cost_memory_bound(gpu, 5.0 * scores);
-  ts_cost av = ts_cost_gemm(gpu, peak, batch, s, d, s, eb);
+  double scores = B * S * S;
+  ts_cost qk = priced(p, TS_KERNEL_BGEMM_QK, B, S, D, ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
+  ts_cost softmax = memory_op(p, TS_KERNEL_SOFTMAX_FWD, B * S, S, 4.0 * scores);
+  ts_cost dropout = model_only(p, "attention_dropout", scores, 5.0 * scores);
+  ts_cost av = priced(p, TS_KERNEL_BGEMM_AV, B, S, D, ts_cost_gemm(gpu, peak, batch, s, d, s, eb));
   *fwd = ts_cost_add(ts_cost_add(qk, softmax), ts_cost_add(dropout, av));
-  /* Backward: dV and dP from AV, dropout and softmax gradients, dQ and dK from QK^T. */
-  ts_cost av_b = ts_cost_add(ts_cost_gemm(gpu, peak, batch, s, d, s, eb),
-                             ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
-  ts_cost qk_b = ts_cost_add(ts_cost_gemm(gpu, peak, batch, s, d, s, eb),
-                             ts_cost_gemm(gpu, peak, batch, s, d, s, eb));
-  ts_cost elem_b =
-      ts_cost_add(ts_cost_memory_bound(gpu, 7.0 * scores), ts_cost_memory_bound(gpu, 6.0 * scores));
+  /* Backward: dV = P^T dO and dP = dO V^T from AV, dropout and softmax gradients, dQ = dS K and
+   * dK = dS^T Q from QK^T; each priced as the forward product of its shape. */
+  ts_cost like_av =
+      priced(p, TS_KERNEL_BGEMM_AV, B, S, D, ts_cost_gemm(gpu, peak, batch, s, d, s, eb));
+  ts_cost like_qk =
+      priced(p, TS_KERNEL_BGEMM_QK, B, S, D, ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
+  ts_cost av_b = ts_cost_add(like_av, like_qk);
+  ts_cost qk_b = ts_cost_add(like_av, like_av);
+  ts_cost elem_b = ts_cost_add(memory_op(p, TS_KERNEL_SOFTMAX_BWD, B * S, S, 6.0 * scores),
+                               model_only(p, "attention_dropout_bwd", scores, 7.0 * scores));
   *bwd = ts_cost_add(ts_cost_add(av_b, qk_b), elem_b);
 }
 
-void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out) {
+/* Stretches pieces[0..n) evenly so that they last at least cpu_s: the host issues kernels
+ * asynchronously, so a stretch of work takes max(GPU time, CPU time). */
+static void host_bound(ts_cost **pieces, int n, double cpu_s) {
+  double gpu_s = 0;
+  for (int i = 0; i < n; i++)
+    gpu_s += pieces[i]->time_s;
+  if (!(cpu_s > gpu_s) || !(gpu_s > 0))
+    return;
+  for (int i = 0; i < n; i++)
+    pieces[i]->time_s *= cpu_s / gpu_s;
+}
+
+static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
+                       ts_layer_cost *out) {
   const ts_model *m = &wl->model;
-  double eb = ts_cost_elem_bytes(wl->precision);
-  double peak = gpu->peak_flops_per_s[wl->precision];
+  pricer pr = pricer_of(wl, gpu);
+  pr.log = log;
+  const pricer *p = &pr;
+  double eb = pr.eb;
   long t = wl->tp, bs = wl->micro_batch * m->seq, h = m->hidden;
   long d = h / m->n_heads, qkv_n = (h + 2 * m->n_query_groups * d) / t;
   double act = (double)bs * (double)h; /* elements of one b x s x h activation */
+  bool fused = wl->gradient_accumulation_fusion;
 
-  linear_cost qkv = linear(gpu, peak, bs, qkv_n, h, eb);
-  linear_cost proj = linear(gpu, peak, bs, h, h / t, eb);
-  linear_cost fc1 = linear(gpu, peak, bs, m->ffn_hidden / t, h, eb);
-  linear_cost fc2 = linear(gpu, peak, bs, h, m->ffn_hidden / t, eb);
+  pr.piece = "qkv";
+  linear_cost qkv = linear(p, bs, qkv_n, h, fused);
+  pr.piece = "proj";
+  linear_cost proj = linear(p, bs, h, h / t, fused);
+  pr.piece = "fc1";
+  linear_cost fc1 = linear(p, bs, m->ffn_hidden / t, h, fused);
+  pr.piece = "fc2";
+  linear_cost fc2 = linear(p, bs, h, m->ffn_hidden / t, fused);
+  pr.piece = "attention";
   ts_cost core_f, core_b;
-  attention_core(wl, gpu, peak, eb, &core_f, &core_b);
+  attention_core(wl, p, &core_f, &core_b);
 
   /* Memory-bound kernels: layer norm reads and writes the activation (plus fp32 statistics,
-   * negligible); bias-dropout-add reads input and residual, writes output and a 1-byte mask;
-   * GeLU reads and writes the b x s x f/t intermediate. Backward moves about twice as much.
-   * With sequence parallelism, layer norms and bda's see s/t of the sequence. */
-  double shard = wl->sequence_parallel ? act / (double)t : act;
+   * negligible), its backward also accumulates the gradients of its weight and bias; bias-
+   * dropout-add reads input and residual, writes output and a 1-byte mask (fused: one kernel;
+   * unfused: dropout, then the add); its backward applies the mask, and the residual stream's
+   * two gradients (through the block and around it) are summed by an add. GeLU reads and
+   * writes the b x s x f/t intermediate. With sequence parallelism, layer norms and bda's see
+   * s/t of the sequence. */
+  double rows = wl->sequence_parallel ? (double)bs / (double)t : (double)bs;
+  double shard = rows * (double)h;
   double ffn_act = (double)bs * (double)(m->ffn_hidden / t);
-  out->ln1 = out->ln2 = ts_cost_memory_bound(gpu, 2 * eb * shard);
-  out->bda1 = out->bda2 = ts_cost_memory_bound(gpu, (3 * eb + 1) * shard);
-  out->ln1_bwd = out->ln2_bwd = ts_cost_memory_bound(gpu, 4 * eb * shard);
-  out->bda1_bwd = out->bda2_bwd = ts_cost_memory_bound(gpu, (2 * eb + 1) * shard);
+  pr.piece = "ln1, ln2";
+  pr.count = 2;
+  ts_cost ln = memory_op(p, TS_KERNEL_LAYER_NORM_FWD, rows, (double)h, 2 * eb * shard);
+  ts_cost ln_b =
+      ts_cost_add(memory_op(p, TS_KERNEL_LAYER_NORM_BWD, rows, (double)h, 4 * eb * shard),
+                  ts_cost_add(grad_accum(p, (double)h), grad_accum(p, (double)h)));
+  pr.piece = "bda1, bda2";
+  ts_cost bda = wl->bias_dropout_fusion
+                    ? model_only(p, "bias_dropout_add_fused", shard, (3 * eb + 1) * shard)
+                    : memory_op(p, TS_KERNEL_DROPOUT_ADD_FWD, shard, 0, (5 * eb + 1) * shard);
+  ts_cost bda_b =
+      ts_cost_add(wl->bias_dropout_fusion
+                      ? model_only(p, "bias_dropout_add_fused_bwd", shard, (2 * eb + 1) * shard)
+                      : memory_op(p, TS_KERNEL_DROPOUT_ADD_BWD, shard, 0, (2 * eb + 1) * shard),
+                  memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard));
+  pr.piece = "gelu";
+  pr.count = 1;
+  out->ln1 = out->ln2 = ln;
+  out->bda1 = out->bda2 = bda;
+  out->ln1_bwd = out->ln2_bwd = ln_b;
+  out->bda1_bwd = out->bda2_bwd = bda_b;
   out->attn = ts_cost_add(ts_cost_add(qkv.fwd, core_f), proj.fwd);
   out->attn_bwd = ts_cost_add(ts_cost_add(proj.bwd, core_b), qkv.bwd);
-  ts_cost gelu = ts_cost_memory_bound(gpu, 2 * eb * ffn_act);
-  ts_cost gelu_b = ts_cost_memory_bound(gpu, 3 * eb * ffn_act);
+  ts_cost gelu = memory_op(p, TS_KERNEL_GELU_FWD, ffn_act, 0, 2 * eb * ffn_act);
+  ts_cost gelu_b = memory_op(p, TS_KERNEL_GELU_BWD, ffn_act, 0, 3 * eb * ffn_act);
   out->mlp = ts_cost_add(ts_cost_add(fc1.fwd, gelu), fc2.fwd);
   out->mlp_bwd = ts_cost_add(ts_cost_add(fc2.bwd, gelu_b), fc1.bwd);
   out->attn_core_fwd = core_f;
   out->tp_comm_bytes = t > 1 ? eb * act : 0;
+
+  /* The host: per-kernel CPU time measured on a layer of the same framework. */
+  const ts_software *sw = &gpu->software;
+  if (sw->cpu_layer_forward_s > 0) {
+    ts_cost *f[] = {&out->ln1, &out->attn, &out->bda1, &out->ln2, &out->mlp, &out->bda2};
+    int n = 0;
+    for (int i = 0; i < 6; i++)
+      n += f[i]->n_kernels;
+    double gpu_s = 0;
+    for (int i = 0; i < 6; i++)
+      gpu_s += f[i]->time_s;
+    double cpu_s = (double)n * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward;
+    host_bound(f, 6, cpu_s);
+    if (cpu_s > gpu_s && gpu_s > 0) /* selective recompute re-runs part of the same pass */
+      out->attn_core_fwd.time_s *= cpu_s / gpu_s;
+  }
+  if (sw->cpu_layer_backward_s > 0) {
+    ts_cost *b[] = {&out->bda2_bwd, &out->mlp_bwd,  &out->ln2_bwd,
+                    &out->bda1_bwd, &out->attn_bwd, &out->ln1_bwd};
+    int n = 0;
+    for (int i = 0; i < 6; i++)
+      n += b[i]->n_kernels;
+    host_bound(b, 6, (double)n * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward);
+  }
+}
+
+void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out) {
+  cost_layer(wl, gpu, NULL, out);
+}
+
+void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log) {
+  ts_layer_cost unused;
+  cost_layer(wl, gpu, log, &unused);
 }
 
 void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) {
   const ts_model *m = &wl->model;
-  double eb = ts_cost_elem_bytes(wl->precision);
-  double peak = gpu->peak_flops_per_s[wl->precision];
+  pricer pr = pricer_of(wl, gpu);
+  const pricer *p = &pr;
+  double eb = pr.eb;
   long t = wl->tp, bs = wl->micro_batch * m->seq, h = m->hidden;
   long v = ts_workload_padded_vocab(wl) / t;
   double act = (double)bs * (double)h, logits = (double)bs * (double)v;
+  double word = (double)v * (double)h, pos = (double)m->seq * (double)h;
 
   /* Embedding: gather of word rows plus position rows, add, dropout (write + mask); backward
-   * scatter-adds into the fp32 main_grad of both tables. */
-  out->embed_fwd = ts_cost_add(ts_cost_memory_bound(gpu, 3 * eb * act),
+   * scatter-adds into the dense gradients of both tables, which then accumulate into their
+   * fp32 main_grad (a kernel each: Megatron does not fuse these). The table's embedding is
+   * measured whole (tensor parallelism 1); a vocabulary-parallel one takes the model. */
+  ts_cost gather = ts_cost_add(ts_cost_memory_bound(gpu, 3 * eb * act),
                                ts_cost_memory_bound(gpu, (2 * eb + 1) * act));
-  out->embed_bwd = ts_cost_memory_bound(gpu, (eb + 8 + eb + 8) * act);
+  ts_cost scatter = ts_cost_memory_bound(gpu, (eb + 8 + eb + 8) * act);
+  if (t == 1) {
+    gather = priced(p, TS_KERNEL_EMBEDDING_FWD, (double)bs, (double)h, 0, gather);
+    scatter = priced(p, TS_KERNEL_EMBEDDING_BWD, (double)bs, (double)h, 0, scatter);
+  }
+  out->embed_fwd = gather;
+  out->embed_bwd = ts_cost_add(scatter, ts_cost_add(grad_accum(p, word), grad_accum(p, pos)));
   out->embed_allreduce_bytes = t > 1 ? eb * act : 0;
 
   /* Output layer: final LN, logits GEMM against the vocab-parallel embedding, cross-entropy in
    * fp32 (cast, max, exp-sum, loss: about 3 passes over 4-byte logits plus the bf16 read);
-   * backward writes the logits gradient and runs the GEMM's input and weight gradients. */
-  linear_cost head = linear(gpu, peak, bs, v, h, eb);
-  ts_cost ln = ts_cost_memory_bound(gpu, 2 * eb * act);
-  ts_cost ce = ts_cost_memory_bound(gpu, (eb + 3 * 4) * logits);
-  ts_cost ce_b = ts_cost_memory_bound(gpu, (4 + eb) * logits);
+   * backward writes the logits gradient and runs the GEMM's input and weight gradients (the
+   * weight's, with the embedding's, accumulate in the embedding's main_grad). The table's
+   * cross-entropy is PyTorch's on the whole vocabulary (tensor parallelism 1); Megatron's
+   * vocabulary-parallel one takes the model. */
+  linear_cost head = linear(p, bs, v, h, wl->gradient_accumulation_fusion);
+  ts_cost ln = memory_op(p, TS_KERNEL_LAYER_NORM_FWD, (double)bs, (double)h, 2 * eb * act);
+  ts_cost ln_b =
+      ts_cost_add(memory_op(p, TS_KERNEL_LAYER_NORM_BWD, (double)bs, (double)h, 4 * eb * act),
+                  ts_cost_add(grad_accum(p, (double)h), grad_accum(p, (double)h)));
+  /* The model's bytes per logit: Megatron-LM (eb + 3 x 4 forward, 4 + eb backward); PyTorch's
+   * F.cross_entropy(logits.float()): the cast (eb + 4), log-softmax (two reads and a write of
+   * 4), forward; nll_loss's dense gradient (4), log-softmax's backward (two reads and a write),
+   * the cast back (4 + eb), backward. */
+  bool is_torch = wl->framework == TS_FRAMEWORK_PYTORCH;
+  ts_cost ce = ts_cost_memory_bound(gpu, (eb + (is_torch ? 16 : 12)) * logits);
+  ts_cost ce_b = ts_cost_memory_bound(gpu, (is_torch ? 20 + eb : 4 + eb) * logits);
+  if (t == 1) {
+    ce = priced(p, TS_KERNEL_CROSS_ENTROPY_FWD, (double)bs, (double)v, 0, ce);
+    ce_b = priced(p, TS_KERNEL_CROSS_ENTROPY_BWD, (double)bs, (double)v, 0, ce_b);
+  }
   out->head_fwd = ts_cost_add(ts_cost_add(ln, head.fwd), ce);
-  out->head_bwd = ts_cost_add(ts_cost_add(ce_b, head.bwd), ts_cost_memory_bound(gpu, 4 * eb * act));
+  out->head_bwd = ts_cost_add(ts_cost_add(ce_b, head.bwd), ln_b);
   out->loss_allreduce_bytes = t > 1 ? 4.0 * (double)bs : 0;
   out->head_allreduce_bytes = t > 1 ? eb * act : 0;
+
+  /* The host's time per microbatch outside the layers, half to each end of the model (an
+   * assumption: the measurement does not split it). */
+  double cpu_s = gpu->software.cpu_microbatch_s / 2;
+  ts_cost *embed[] = {&out->embed_fwd, &out->embed_bwd}, *tail[] = {&out->head_fwd, &out->head_bwd};
+  host_bound(embed, 2, cpu_s);
+  host_bound(tail, 2, cpu_s);
 }
 
-/* Adam with an fp32 master copy (Megatron's mixed-precision optimizer): the gradient-norm pass
- * reads the fp32 gradients (4 B/param); the fused step reads the gradient (4), reads and writes
- * master weight, momentum and variance (3 x 8) and writes the low-precision weight (eb). */
+/* Mixed-precision Adam as Megatron-LM (and gpt.Trainer) run it, per parameter: the gradient
+ * norm reads the fp32 gradient (4 B), clipping scales it (4 + 4), the fused step reads
+ * gradient, master weight, momentum and variance and writes the last three (28), the master is
+ * copied to the low-precision weight (4 + eb), and the gradient buffer is zeroed (4). From the
+ * table over the stage's parameters as GPT layers of its width (hidden, layers = params /
+ * (12 h^2 + 13 h)) when it has all four operations; then at least the host's time per
+ * iteration. */
 ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_params) {
-  double eb = ts_cost_elem_bytes(wl->precision);
-  double per_param = 4.0 + 4.0 + 24.0 + (wl->precision == TS_PREC_FP32 ? 0.0 : eb);
+  pricer pr = pricer_of(wl, gpu);
+  double eb = pr.eb, h = (double)wl->model.hidden;
+  bool fp32 = wl->precision == TS_PREC_FP32;
   ts_cost norm = ts_cost_memory_bound(gpu, 4.0 * n_params);
-  ts_cost step = ts_cost_memory_bound(gpu, (per_param - 4.0) * n_params);
-  return ts_cost_add(norm, step);
+  ts_cost clip = ts_cost_memory_bound(gpu, 8.0 * n_params);
+  ts_cost step = ts_cost_memory_bound(gpu, 28.0 * n_params);
+  ts_cost copy = ts_cost_memory_bound(gpu, (4.0 + eb) * n_params);
+  ts_cost zero = ts_cost_memory_bound(gpu, 4.0 * n_params);
+  ts_cost model = ts_cost_add(ts_cost_add(ts_cost_add(norm, clip), step), zero);
+  if (!fp32)
+    model = ts_cost_add(model, copy);
+  ts_cost c = model;
+  double layers = n_params / (12.0 * h * h + 13.0 * h), point[3] = {h, layers, 0};
+  double t_clip = 0, t_adam = 0, t_copy = 0, t_zero = 0;
+  ts_kernel_source s[4] = {ts_kernels_time(pr.table, TS_KERNEL_CLIP_GRAD_NORM, point, &t_clip),
+                           ts_kernels_time(pr.table, TS_KERNEL_ADAM_FUSED, point, &t_adam),
+                           ts_kernels_time(pr.table, TS_KERNEL_MASTER_COPY, point, &t_copy),
+                           ts_kernels_time(pr.table, TS_KERNEL_ZERO_MAIN_GRAD, point, &t_zero)};
+  if (!fp32 && s[0] != TS_KERNEL_SRC_MODEL && s[1] != TS_KERNEL_SRC_MODEL &&
+      s[2] != TS_KERNEL_SRC_MODEL && s[3] != TS_KERNEL_SRC_MODEL) {
+    c.time_s = t_clip + t_adam + t_copy + t_zero;
+    memset(c.n_by_source, 0, sizeof c.n_by_source);
+    for (int i = 0; i < 4; i++)
+      c.n_by_source[s[i]]++;
+    c.n_kernels = 4;
+  }
+  ts_cost *pieces[] = {&c};
+  host_bound(pieces, 1, gpu->software.cpu_iteration_s);
+  return c;
+}
+
+void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
+                            long out[TS_KERNEL_SRC_COUNT]) {
+  ts_layer_cost l;
+  ts_edge_cost e;
+  ts_cost_layer(wl, gpu, &l);
+  ts_cost_edges(wl, gpu, &e);
+  double shard = wl->zero_stage >= 1 ? (double)wl->dp : 1.0;
+  ts_cost parts[] = {l.ln1,
+                     l.attn,
+                     l.bda1,
+                     l.ln2,
+                     l.mlp,
+                     l.bda2,
+                     l.ln1_bwd,
+                     l.attn_bwd,
+                     l.bda1_bwd,
+                     l.ln2_bwd,
+                     l.mlp_bwd,
+                     l.bda2_bwd,
+                     e.embed_fwd,
+                     e.embed_bwd,
+                     e.head_fwd,
+                     e.head_bwd,
+                     ts_cost_optimizer(wl, gpu, ts_cost_stage_params(wl, 0) / shard)};
+  for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++) {
+    out[s] = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+      out[s] += parts[i].n_by_source[s];
+  }
 }
 
 /* Megatron GPT layer: QKV (h x (h + 2 g d), bias), projection (h x h, bias), FC1 (h x f, bias),

@@ -22,6 +22,7 @@
 #define TS_COST_H
 
 #include "gpu.h"
+#include "kernels.h"
 #include "workload.h"
 
 typedef struct ts_cost {
@@ -29,6 +30,7 @@ typedef struct ts_cost {
   double bytes; /* HBM traffic */
   double time_s;
   int n_kernels;
+  int n_by_source[TS_KERNEL_SRC_COUNT]; /* kernels priced from the table, interpolated, model */
 } ts_cost;
 
 /* Pieces of one layer, one microbatch, one TP rank (see the diagram above). */
@@ -48,7 +50,8 @@ typedef struct ts_edge_cost {
   double head_allreduce_bytes; /* backward all-reduce of the logits' input gradient */
 } ts_edge_cost;
 
-/* Efficiency (0..1] of a batch of M x N-output GEMMs on gpu, ceiling included. */
+/* The roofline model (the fallback where no table prices a kernel). Efficiency (0..1] of a
+ * batch of M x N-output GEMMs on gpu, ceiling included. */
 double ts_cost_gemm_efficiency(const ts_gpu *gpu, long batch, long m, long n);
 /* One GEMM kernel (batched): C[M,N] = A[M,K] B[K,N], operands of elem_bytes. */
 ts_cost ts_cost_gemm(const ts_gpu *gpu, double peak_flops_per_s, long batch, long m, long n, long k,
@@ -59,9 +62,33 @@ ts_cost ts_cost_memory_bound(const ts_gpu *gpu, double bytes);
 ts_cost ts_cost_add(ts_cost a, ts_cost b);
 
 void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out);
+
+/* One kernel of a layer as the cost model prices it (GPU time, before the host's). */
+typedef struct ts_kernel_row {
+  char piece[24]; /* "qkv", "attention", "ln1, ln2", ... */
+  char kernel[32]; /* a kernel table's name ("gemm_dgrad"), or a model-only kernel's */
+  int n_shape;
+  double shape[3]; /* the kernel's axes (kernels.h), or its elements for a model-only one */
+  int count; /* times per layer and microbatch */
+  double time_s, flops, bytes;
+  ts_kernel_source source;
+} ts_kernel_row;
+typedef struct ts_kernel_log {
+  ts_kernel_row *rows; /* owned; free() it */
+  int n, cap;
+} ts_kernel_log;
+/* Appends the kernels of one layer (forward and backward) of wl on gpu to *log. */
+void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log);
 void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out);
-/* Optimizer step over n_params parameters held by this rank (mixed-precision Adam). */
+/* Optimizer step over n_params parameters held by this rank (mixed-precision Adam: gradient
+ * norm, clipping, the fused step on the fp32 masters, the copy to the low-precision weights,
+ * zeroing the gradient buffers). */
 ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_params);
+
+/* How the kernels of one layer (forward and backward), the embedding, the head and the
+ * optimizer step over the first stage's parameters were priced: out[source] kernels each. */
+void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
+                            long out[TS_KERNEL_SRC_COUNT]);
 
 /* Parameters held by one TP rank of one pipeline stage (embeddings on the first stage, final
  * LN and - when pp > 1 - the tied word-embedding copy on the last). */

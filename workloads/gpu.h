@@ -1,10 +1,12 @@
 /* gpu: what the cost model needs to know about one accelerator (one GCD on Frontier).
  *
- * Filled from a platform file by sim/platform.c; workloads/ only reads it. All values in SI
- * base units.
+ * Filled from a platform file by sim/network/platform.c; workloads/ only reads it. All values
+ * in SI base units.
  */
 #ifndef TS_GPU_H
 #define TS_GPU_H
+
+#include "kernels.h"
 
 typedef enum ts_precision {
   TS_PREC_BF16,
@@ -28,6 +30,10 @@ typedef struct ts_gpu {
   long n_compute_units; /* workgroups that run at once (one per CU) */
   double kernel_launch_s; /* fixed cost per kernel */
   double power_w; /* board power while training (0 = not given): energy figures */
+  /* Measured kernel times (NULL: none; the roofline prices every kernel), shared and immutable
+   * (kernels.h), and the host's costs outside kernels of the framework measured with them. */
+  const ts_kernel_table *kernels;
+  ts_software software;
 } ts_gpu;
 
 #endif

@@ -61,8 +61,15 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double input = 2.0 * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0);
   double act = wl->recompute == TS_RECOMPUTE_FULL ? layers * in_flight * input + full
                                                   : layers * in_flight * full;
+  /* The logits at the loss (workload.h, ts_framework): Megatron-LM's cross-entropy works in
+   * place on one fp32 copy beside the low-precision logits; PyTorch's F.cross_entropy on fp32
+   * logits keeps its log-softmax (4 B) and, when the backward starts, nll_loss's dense fp32
+   * gradient (4) and log-softmax's input gradient (4), all live at once. */
+  double eb = ts_cost_elem_bytes(wl->precision);
+  double per_logit = wl->framework == TS_FRAMEWORK_PYTORCH ? 12.0 : eb + (eb < 4.0 ? 4.0 : 0.0);
   if (stage == wl->pp - 1)
-    act += logits_in_flight * 4.0 * s * b * (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
+    act += logits_in_flight * per_logit * s * b * (double)ts_workload_padded_vocab(wl) /
+           (double)wl->tp;
   out->bytes[TS_MEM_ACTIVATIONS] = act;
   out->microbatches_in_flight = in_flight;
   out->total_bytes = 0;

@@ -22,15 +22,27 @@ static const char *const top_keys[] = {"name",        "description", "model", "t
 static const char *const model_keys[] = {"num_layers",       "hidden_size", "num_attention_heads",
                                          "num_query_groups", "seq_length",  "vocab_size",
                                          "ffn_hidden_size",  NULL};
-static const char *const training_keys[] = {"global_batch_size", "micro_batch_size", "precision",
-                                            "optimizer",         "train_tokens",     NULL};
-static const char *const parallel_keys[] = {
-    "tensor",          "pipeline",          "data",
-    "zero_stage",      "schedule",          "recompute",
-    "flash_attention", "sequence_parallel", "scatter_gather_tensors_in_pipeline",
-    "virtual_stages",  "dp_bucket_size",    NULL};
+static const char *const training_keys[] = {
+    "global_batch_size",   "micro_batch_size", "precision",
+    "optimizer",           "train_tokens",     "gradient_accumulation_fusion",
+    "bias_dropout_fusion", "framework",        NULL};
+static const char *const parallel_keys[] = {"tensor",
+                                            "pipeline",
+                                            "data",
+                                            "zero_stage",
+                                            "schedule",
+                                            "recompute",
+                                            "flash_attention",
+                                            "sequence_parallel",
+                                            "scatter_gather_tensors_in_pipeline",
+                                            "virtual_stages",
+                                            "dp_bucket_size",
+                                            "decoder_first_pipeline_num_layers",
+                                            "decoder_last_pipeline_num_layers",
+                                            NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
+const char *const ts_framework_names[] = {"megatron", "pytorch", NULL};
 
 /* Largest value for sizes and counts: keeps every product below 2^63 (checked again where
  * products are formed). */
@@ -121,6 +133,16 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
   l->precision = rc == 1 ? here(r, t, "precision") : here(r, t, "global_batch_size");
   if (ts_doc_get_enum(r->doc, t, "optimizer", optimizers, &opt, r->err) < 0 ||
       ts_doc_get_double(r->doc, t, "train_tokens", 1, 1e18, &wl->train_tokens, r->err) < 0)
+    return -1;
+  int fw = TS_FRAMEWORK_MEGATRON;
+  if (ts_doc_get_enum(r->doc, t, "framework", ts_framework_names, &fw, r->err) < 0)
+    return -1;
+  wl->framework = (ts_framework)fw;
+  /* Megatron-LM fuses both by default; plain PyTorch runs each operation as its own kernel. */
+  wl->gradient_accumulation_fusion = wl->bias_dropout_fusion = fw == TS_FRAMEWORK_MEGATRON;
+  if (ts_doc_get_bool(r->doc, t, "gradient_accumulation_fusion", &wl->gradient_accumulation_fusion,
+                      r->err) < 0 ||
+      ts_doc_get_bool(r->doc, t, "bias_dropout_fusion", &wl->bias_dropout_fusion, r->err) < 0)
     return -1;
   return 0;
 }

@@ -54,6 +54,13 @@ typedef struct ts_workload_locs {
   ts_loc dp_bucket, first_stage_layers, last_stage_layers;
 } ts_workload_locs;
 
+/* The training framework, for what differs in how it runs a step: its default kernel fusions,
+ * and the cross-entropy's memory (Megatron-LM's works in place on one fp32 copy of the logits:
+ * 2 + 4 bytes per logit; PyTorch's F.cross_entropy on fp32 logits also keeps the log-softmax:
+ * 2 + 4 + 4). */
+typedef enum ts_framework { TS_FRAMEWORK_MEGATRON, TS_FRAMEWORK_PYTORCH } ts_framework;
+extern const char *const ts_framework_names[]; /* "megatron", "pytorch" */
+
 typedef struct ts_workload {
   char name[64];
   ts_model model;
@@ -61,6 +68,14 @@ typedef struct ts_workload {
   long micro_batch;
   ts_precision precision;
   double train_tokens; /* 0 = not given */
+  ts_framework framework;
+  /* Megatron-LM's kernel fusions (its defaults: both on; framework pytorch: both off).
+   * gradient_accumulation_fusion: weight gradients accumulate into the fp32 main_grad inside the
+   * GEMM; off, as in plain PyTorch, a separate kernel adds each bf16 weight gradient to it.
+   * bias_dropout_fusion: bias + dropout + residual add in one kernel; off, dropout and add run
+   * apart. */
+  bool gradient_accumulation_fusion;
+  bool bias_dropout_fusion;
   long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
   long n_gpus; /* 0 until resolved */
   int zero_stage; /* 0, 1 (optimizer states sharded), 2 (gradients too) or 3 (weights too: ZeRO-3

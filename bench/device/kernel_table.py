@@ -206,9 +206,9 @@ def gemm_tables():
         dy, x = rand(k, n), rand(k, m)
         return lambda: (torch.mm(dy.t(), x), dy.sum(0))
 
-    spec(fwd, make_fwd, 75)
-    spec(dgrad, make_dgrad, 75)
-    spec(wgrad, make_wgrad, 75)
+    spec(fwd, make_fwd, 50)
+    spec(dgrad, make_dgrad, 50)
+    spec(wgrad, make_wgrad, 50)
 
 
 # ---- attention -------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ def attention_tables():
                     return fwd
                 return backward(fwd(), (q, k, v))
 
-            spec(t, make, 15)
+            spec(t, make, (30 if direction == "bwd" else 12) if causal else 8)
     b_axis = [4, 16, 64, 256]
     s_axis = [256, 512, 1024, 2048, 4096, 8192]
     qk = Table("bgemm_qk", "S[b,s,s] = Q[b,s,d] K[b,s,d]^T (torch.bmm, attention without flash)",
@@ -281,7 +281,7 @@ def attention_tables():
 # ---- memory-bound operations -------------------------------------------------------------
 ROWS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
 COLS = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
-ELEMS = [1 << e for e in range(14, 31, 2)]
+ELEMS = [1 << e for e in range(10, 31, 2)]
 
 
 def memory_tables():

@@ -12,7 +12,8 @@ static const char *const top_keys[] = {"name", "description", "sources", "gpu",
                                        "node", "network",     "nodes",   NULL};
 static const char *const gpu_keys[] = {
     "model",     "peak",          "hbm_capacity",  "hbm_bandwidth", "gemm_ceiling",
-    "gemm_tile", "compute_units", "kernel_launch", "power",         NULL};
+    "gemm_tile", "compute_units", "kernel_launch", "power",         "kernel_table",
+    NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
 static const char *const node_keys[] = {"gpus", "links", "switch", "nics", NULL};
 static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
@@ -51,6 +52,24 @@ static int required_map(const ts_doc *doc, int parent, const char *what, const c
   if (ts_doc_check_map(doc, node, key, keys, err) != 0)
     return -1;
   *out = node;
+  return 0;
+}
+
+/* gpu.kernel_table: a kernel table file, relative to the platform file's folder. */
+static int load_kernel_table(const ts_doc *doc, int g, ts_gpu *gpu, ts_err *err) {
+  const char *table = NULL;
+  int rc = ts_doc_get_string(doc, g, "kernel_table", &table, err);
+  if (rc <= 0)
+    return rc;
+  const char *name = ts_doc_name(doc), *slash = strrchr(name, '/');
+  int dir = table[0] == '/' || slash == NULL ? 0 : (int)(slash - name) + 1;
+  char path[1024];
+  if ((size_t)snprintf(path, sizeof path, "%.*s%s", dir, name, table) >= sizeof path)
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, g, "kernel_table")),
+                     "key 'kernel_table': expected a path of under %zu bytes", sizeof path);
+  if (ts_kernels_load(path, &gpu->kernels, err) != 0)
+    return -1;
+  gpu->software = ts_kernels_software(gpu->kernels);
   return 0;
 }
 
@@ -97,7 +116,7 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
           doc, g, "gpu", "kernel_launch", err);
   if (ts_doc_get_unit(doc, g, "power", TS_UNITS_POWER, false, &gpu->power_w, err) < 0)
     return -1;
-  return 0;
+  return load_kernel_table(doc, g, gpu, err);
 }
 
 static int local_gpu(const ts_doc *doc, int node, const char *key, int n_gpus, int *out,

@@ -59,7 +59,8 @@ static void test_definitions(void **state) {
 
   char dir[] = "/tmp/trainsim-metrics-XXXXXX";
   assert_non_null(mkdtemp(dir));
-  ts_run_info info = {"plat\"form", "gpu", "aggregate", "contiguous", -1, 1, 8, 2, 3, 4, 5, 6, 7};
+  ts_run_info info = {"plat\"form", "gpu", "aggregate", "contiguous", -1, 1, 8, 2, 3, 4, 5, 6, 7,
+                      {9, 10, 11}};
   ts_err err = {0};
   assert_int_equal(ts_report_write_json(dir, &wl, &info, &m, &err), 0);
   char path[600];
@@ -72,6 +73,9 @@ static void test_definitions(void **state) {
   assert_rel(json_num(j, "stages.1.breakdown_s.bubble"), 0.25, 1e-12);
   assert_int_equal((int)json_num(j, "simulation.routes"), 4);
   assert_int_equal((int)json_num(j, "simulation.merged_events"), 8);
+  assert_int_equal((int)json_num(j, "kernel_sources.table"), 9);
+  assert_int_equal((int)json_num(j, "kernel_sources.interpolated"), 10);
+  assert_int_equal((int)json_num(j, "kernel_sources.model"), 11);
   assert_rel(json_num(j, "metrics.time_to_train_s"), 2e6, 1e-11);
   json_free(j);
   free(text);

@@ -1,0 +1,97 @@
+/* profile: see profile.h. */
+#include "profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../workloads/cost.h"
+#include "args.h"
+#include "run.h"
+
+static const char usage[] =
+    "usage: trainsim profile WORKLOAD [options]\n"
+    "\n"
+    "Where one layer's compute time comes from: every kernel of one transformer layer for one\n"
+    "microbatch (forward and backward), with its shape, its predicted GPU time, what priced it\n"
+    "(table: a measured point of the platform's kernel table; interpolated: between measured\n"
+    "points; model: the roofline, where the table has nothing) and its share of the layer; then\n"
+    "whether the host's CPU time (eager dispatch, measured with the table) or the GPU bounds\n"
+    "each pass. No simulation: it takes a moment. Options are those of 'trainsim run' that shape\n"
+    "the layer: --platform, --gpus, --tp, --pp, --dp, --micro-batch-size, --global-batch-size,\n"
+    "--schedule, --recompute, --zero-stage, --sequence-parallel.\n";
+
+/* Backward kernels: gradients, and the add that sums the residual stream's two gradients. */
+static bool is_backward(const char *kernel) {
+  size_t n = strlen(kernel);
+  return strstr(kernel, "grad") != NULL || (n >= 4 && strcmp(kernel + n - 4, "_bwd") == 0) ||
+         strcmp(kernel, "add_fwd") == 0;
+}
+
+static void print_shape(const ts_kernel_row *r, char *buf, size_t size) {
+  int n = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < r->n_shape && n >= 0 && (size_t)n < size; i++)
+    n += snprintf(buf + n, size - (size_t)n, "%s%.0f", i > 0 ? " x " : "", r->shape[i]);
+}
+
+int ts_profile_main(int argc, char **argv) {
+  ts_err err = {0};
+  ts_run_args a;
+  static const char *const options[] = {"--platform", "--gpus", "--dp", NULL};
+  static const char *const help[] = {usage, NULL};
+  int rc = ts_run_parse(argc, argv, "profile", help, options, NULL, &a, &err);
+  if (rc == 1)
+    return 0;
+  static ts_platform pf;
+  ts_workload wl;
+  if (rc != 0 || ts_run_load_inputs(&a, &pf, &wl, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return TS_ARGS_EXIT_INPUT;
+  }
+  ts_kernel_log log = {0};
+  ts_cost_layer_kernels(&wl, &pf.gpu, &log);
+  double pass_s[2] = {0};
+  int pass_kernels[2] = {0};
+  for (int i = 0; i < log.n; i++) {
+    int b = is_backward(log.rows[i].kernel);
+    pass_s[b] += log.rows[i].count * log.rows[i].time_s;
+    pass_kernels[b] += log.rows[i].count;
+  }
+  double total = pass_s[0] + pass_s[1];
+  const ts_kernel_table *kt = wl.precision == TS_PREC_BF16 ? pf.gpu.kernels : NULL;
+  printf("trainsim profile: %s on %s, one layer of TP %ld, micro-batch %ld x sequence %ld\n",
+         wl.name, pf.name, wl.tp, wl.micro_batch, wl.model.seq);
+  printf("kernel table: %s\n\n",
+         kt != NULL ? ts_kernels_path(kt)
+                    : (pf.gpu.kernels != NULL ? "none for this precision (tables are bf16)"
+                                              : "none (every kernel priced by the roofline)"));
+  printf("  %-4s %-12s %-28s %-22s %5s %11s %-12s %7s\n", "pass", "piece", "kernel", "shape",
+         "count", "time_us", "source", "share");
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < log.n; i++) {
+      const ts_kernel_row *r = &log.rows[i];
+      if (is_backward(r->kernel) != pass)
+        continue;
+      char shape[64];
+      print_shape(r, shape, sizeof shape);
+      printf("  %-4s %-12s %-28s %-22s %5d %11.2f %-12s %6.2f%%\n", pass ? "bwd" : "fwd", r->piece,
+             r->kernel, shape, r->count, r->time_s * 1e6, ts_kernel_source_names[r->source],
+             100 * r->count * r->time_s / total);
+    }
+  printf("\nGPU time of the layer: forward %.1f us (%d kernels), backward %.1f us (%d kernels)\n",
+         pass_s[0] * 1e6, pass_kernels[0], pass_s[1] * 1e6, pass_kernels[1]);
+  const ts_software *sw = &pf.gpu.software;
+  if (sw->cpu_layer_forward_s > 0) {
+    double cpu_f = pass_kernels[0] * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward;
+    double cpu_b = pass_kernels[1] * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward;
+    printf("host (%s): forward %.1f us, backward %.1f us of CPU time: the %s bounds the "
+           "forward, the %s the backward\n",
+           ts_kernels_framework(pf.gpu.kernels), cpu_f * 1e6, cpu_b * 1e6,
+           cpu_f > pass_s[0] ? "CPU" : "GPU", cpu_b > pass_s[1] ? "CPU" : "GPU");
+  } else {
+    printf("host: no CPU costs given (the platform has no kernel table with software figures)\n");
+  }
+  free(log.rows);
+  return 0;
+}

@@ -1,0 +1,10 @@
+/* profile: `trainsim profile WORKLOAD [options]`: every kernel of one transformer layer with
+ * its shape, predicted time, what priced it (kernel table, interpolation or roofline) and its
+ * share of the layer, and whether the host or the GPU bounds each pass. No simulation. */
+#ifndef TS_PROFILE_H
+#define TS_PROFILE_H
+
+/* Runs `trainsim profile ...` (argv after "profile"); returns the exit status. */
+int ts_profile_main(int argc, char **argv);
+
+#endif

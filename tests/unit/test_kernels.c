@@ -1,0 +1,167 @@
+/* kernels: loading kernel tables, lookups (grid points, log-space interpolation, misses) and
+ * their errors; the cost model pricing a layer from a table. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../workloads/cost.h"
+#include "../../workloads/kernels.h"
+#include "fixtures.h"
+
+/* Writes text to a new file under /tmp; returns its path (static storage, one at a time). */
+static const char *write_table(const char *text) {
+  static char path[64];
+  snprintf(path, sizeof path, "/tmp/trainsim-kernels-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  return path;
+}
+
+/* gemm_fwd on m in {1, 4}, n in {1, 4}, k = 2: t = m n microseconds (a power law, which log
+ * interpolation reproduces exactly); (4, 4) not measured in the second table. */
+static const char table_text[] = "format: 1\n"
+                                 "device: test\n"
+                                 "framework: test\n"
+                                 "software: {cpu_layer_forward_us: 120, cpu_layer_backward_us: "
+                                 "250, kernels_per_layer_forward: 12, kernels_per_layer_backward: "
+                                 "25, cpu_microbatch_us: 1000, cpu_iteration_us: 500}\n"
+                                 "tables:\n"
+                                 "  gemm_fwd:\n"
+                                 "    axes: {m: [1, 4], n: [1, 4], k: [2]}\n"
+                                 "    time_us: [1, 4, 4, 16]\n"
+                                 "  grad_accum:\n"
+                                 "    axes: {elements: [1, 4]}\n"
+                                 "    time_us: [3, null]\n";
+
+static void test_lookup(void **state) {
+  (void)state;
+  const char *path = write_table(table_text);
+  const ts_kernel_table *t = NULL, *again = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(path, &t, &err), 0);
+  assert_int_equal(ts_kernels_load(path, &again, &err), 0);
+  assert_ptr_equal(t, again); /* loaded once per process */
+  unlink(path);
+  double time_s = -1;
+  double exact[3] = {4, 1, 2}, mid[3] = {2, 2, 2}, outside[3] = {8, 1, 2}, between[3] = {2, 4, 2};
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GEMM_FWD, exact, &time_s), TS_KERNEL_SRC_TABLE);
+  assert_true(fabs(time_s - 4e-6) < 1e-18);
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GEMM_FWD, mid, &time_s),
+                   TS_KERNEL_SRC_INTERPOLATED);
+  assert_true(fabs(time_s - 4e-6) < 1e-15); /* 2 x 2 us */
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GEMM_FWD, between, &time_s),
+                   TS_KERNEL_SRC_INTERPOLATED);
+  assert_true(fabs(time_s - 8e-6) < 1e-15);
+  time_s = -1;
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GEMM_FWD, outside, &time_s), TS_KERNEL_SRC_MODEL);
+  assert_true(time_s == -1); /* untouched */
+  /* A table the file does not have, and a cell next to a point not measured. */
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GEMM_DGRAD, exact, &time_s), TS_KERNEL_SRC_MODEL);
+  double one[1] = {1}, two[1] = {2}, four[1] = {4};
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, one, &time_s), TS_KERNEL_SRC_TABLE);
+  assert_true(fabs(time_s - 3e-6) < 1e-18);
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, two, &time_s), TS_KERNEL_SRC_MODEL);
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, four, &time_s), TS_KERNEL_SRC_MODEL);
+  assert_int_equal(ts_kernels_time(NULL, TS_KERNEL_GEMM_FWD, exact, &time_s), TS_KERNEL_SRC_MODEL);
+  ts_software sw = ts_kernels_software(t);
+  assert_true(fabs(sw.cpu_layer_forward_s - 120e-6) < 1e-15);
+  assert_int_equal(sw.kernels_per_layer_backward, 25);
+  assert_true(fabs(sw.cpu_iteration_s - 500e-6) < 1e-15);
+}
+
+/* Each bad table gives one line naming the file, line, column and key. */
+static void check_error(const char *text, int line, int col, const char *message) {
+  const char *path = write_table(text);
+  const ts_kernel_table *t = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(path, &t, &err), -1);
+  char expected[512];
+  snprintf(expected, sizeof expected, "%s:%d:%d: error: %s", path, line, col, message);
+  assert_string_equal(err.msg, expected);
+  unlink(path);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  check_error("format: 1\ntables:\n  gemm_fwd:\n    axes: {m: [1, 4], n: [1], k: [1]}\n"
+              "    time_us: [1, 2, 3]\n",
+              5, 14,
+              "key 'time_us': expected a list of 2 times (the product of the axes' lengths), "
+              "found 3");
+  check_error("format: 1\ntables:\n  gemm_fwd:\n    axes: {m: [4, 1], n: [1], k: [1]}\n"
+              "    time_us: [1, 2]\n",
+              4, 19, "key 'm': expected increasing positive numbers, found '1'");
+  check_error("format: 1\ntables:\n  gemm_fwd:\n    axes: {m: [1], n: [1], k: [1]}\n"
+              "    time_us: [-2]\n",
+              5, 15,
+              "key 'time_us': expected a time in microseconds (0 to 1e12) or null, found '-2'");
+  check_error("format: 1\ntables:\n  gemm_fwdd:\n    axes: {m: [1]}\n    time_us: [1]\n", 3, 3,
+              "unknown key 'gemm_fwdd' in 'tables' (did you mean 'gemm_fwd'?)");
+  check_error("format: 1\ntables:\n  gelu_fwd:\n    axes: {m: [1]}\n    time_us: [1]\n", 4, 12,
+              "unknown key 'm' in 'axes'");
+}
+
+/* A layer priced from a table: the forward QKV GEMM takes the table's time, a GEMM the table
+ * lacks keeps the model's, and the counts by source add up to the kernels. */
+static void test_layer_from_table(void **state) {
+  (void)state;
+  static char text[4096];
+  /* QKV of h 1024, tokens 2048 (micro-batch 1 x seq 2048): m 2048, n 3072, k 1024. */
+  snprintf(text, sizeof text,
+           "format: 1\ntables:\n  gemm_fwd:\n    axes: {m: [2048], n: [3072], k: [1024]}\n"
+           "    time_us: [77]\n");
+  const char *path = write_table(text);
+  ts_gpu g = {.peak_flops_per_s = {989.4e12, 989.4e12, 66.9e12, 66.9e12},
+              .hbm_bytes = 141e9,
+              .hbm_Bps = 4.2e12,
+              .gemm_ceiling = 0.765,
+              .gemm_tile_m = 128,
+              .gemm_tile_n = 256,
+              .n_compute_units = 132,
+              .kernel_launch_s = 2e-6};
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(path, &g.kernels, &err), 0);
+  unlink(path);
+  ts_workload wl = test_workload(2, 1024, 16, 2048, 50257, 1, 1, 1, 1, 1);
+  ts_kernel_log log = {0};
+  ts_cost_layer_kernels(&wl, &g, &log);
+  bool seen = false;
+  for (int i = 0; i < log.n; i++) {
+    const ts_kernel_row *r = &log.rows[i];
+    if (strcmp(r->piece, "qkv") == 0 && strcmp(r->kernel, "gemm_fwd") == 0) {
+      seen = true;
+      assert_int_equal(r->source, TS_KERNEL_SRC_TABLE);
+      assert_true(fabs(r->time_s - 77e-6) < 1e-15);
+    } else {
+      assert_int_equal(r->source, TS_KERNEL_SRC_MODEL);
+    }
+  }
+  assert_true(seen);
+  free(log.rows);
+  long by_source[TS_KERNEL_SRC_COUNT];
+  ts_cost_kernel_sources(&wl, &g, by_source);
+  assert_int_equal(by_source[TS_KERNEL_SRC_TABLE], 1);
+  assert_int_equal(by_source[TS_KERNEL_SRC_INTERPOLATED], 0);
+  /* fp32 training does not use the (bf16) table. */
+  wl.precision = TS_PREC_FP32;
+  ts_cost_kernel_sources(&wl, &g, by_source);
+  assert_int_equal(by_source[TS_KERNEL_SRC_TABLE], 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_lookup),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_layer_from_table),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

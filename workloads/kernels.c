@@ -1,0 +1,337 @@
+/* kernels: kernel tables; see kernels.h. */
+#include "kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doc.h"
+
+#define MAX_AXES 3
+#define MAX_AXIS_VALUES 64
+#define MAX_TABLES 16 /* distinct kernel-table files one process loads */
+
+const char *const ts_kernel_names[] = {
+    "gemm_fwd",         "gemm_dgrad",    "gemm_wgrad",        "flash_fwd_causal",
+    "flash_bwd_causal", "flash_fwd",     "flash_bwd",         "bgemm_qk",
+    "bgemm_av",         "softmax_fwd",   "softmax_bwd",       "layer_norm_fwd",
+    "layer_norm_bwd",   "gelu_fwd",      "gelu_bwd",          "dropout_add_fwd",
+    "dropout_add_bwd",  "add_fwd",       "cross_entropy_fwd", "cross_entropy_bwd",
+    "embedding_fwd",    "embedding_bwd", "grad_accum",        "clip_grad_norm",
+    "adam_fused",       "master_copy",   "zero_main_grad",    NULL};
+
+const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", NULL};
+
+/* Each kind's axes, NULL-terminated. */
+static const char *const *axes_of(ts_kernel_kind kind) {
+  static const char *const gemm[] = {"m", "n", "k", NULL};
+  static const char *const flash[] = {"batch_heads", "seq", "head_dim", NULL};
+  static const char *const bgemm[] = {"batch", "seq", "head_dim", NULL};
+  static const char *const rows_cols[] = {"rows", "cols", NULL};
+  static const char *const elements[] = {"elements", NULL};
+  static const char *const rows_vocab[] = {"rows", "vocab", NULL};
+  static const char *const tokens_hidden[] = {"tokens", "hidden", NULL};
+  static const char *const hidden_layers[] = {"hidden", "layers", NULL};
+  switch (kind) {
+  case TS_KERNEL_GEMM_FWD:
+  case TS_KERNEL_GEMM_DGRAD:
+  case TS_KERNEL_GEMM_WGRAD:
+    return gemm;
+  case TS_KERNEL_FLASH_FWD_CAUSAL:
+  case TS_KERNEL_FLASH_BWD_CAUSAL:
+  case TS_KERNEL_FLASH_FWD:
+  case TS_KERNEL_FLASH_BWD:
+    return flash;
+  case TS_KERNEL_BGEMM_QK:
+  case TS_KERNEL_BGEMM_AV:
+    return bgemm;
+  case TS_KERNEL_SOFTMAX_FWD:
+  case TS_KERNEL_SOFTMAX_BWD:
+  case TS_KERNEL_LAYER_NORM_FWD:
+  case TS_KERNEL_LAYER_NORM_BWD:
+    return rows_cols;
+  case TS_KERNEL_CROSS_ENTROPY_FWD:
+  case TS_KERNEL_CROSS_ENTROPY_BWD:
+    return rows_vocab;
+  case TS_KERNEL_EMBEDDING_FWD:
+  case TS_KERNEL_EMBEDDING_BWD:
+    return tokens_hidden;
+  case TS_KERNEL_CLIP_GRAD_NORM:
+  case TS_KERNEL_ADAM_FUSED:
+  case TS_KERNEL_MASTER_COPY:
+  case TS_KERNEL_ZERO_MAIN_GRAD:
+    return hidden_layers;
+  default:
+    return elements;
+  }
+}
+
+int ts_kernel_n_axes(ts_kernel_kind kind) {
+  int n = 0;
+  for (const char *const *a = axes_of(kind); *a != NULL; a++)
+    n++;
+  return n;
+}
+
+const char *ts_kernel_axis_name(ts_kernel_kind kind, int i) {
+  TS_ASSERT(i >= 0 && i < ts_kernel_n_axes(kind));
+  return axes_of(kind)[i];
+}
+
+typedef struct grid {
+  bool is_present;
+  int n_values[MAX_AXES];
+  double log_axis[MAX_AXES][MAX_AXIS_VALUES];
+  double *log_time_s; /* row-major over the axes, first slowest; NAN where not measured */
+} grid;
+
+struct ts_kernel_table {
+  char path[512];
+  char device[128], framework[128];
+  ts_software software;
+  grid grids[TS_KERNEL_COUNT];
+};
+
+static ts_kernel_table *loaded[MAX_TABLES];
+static int n_loaded;
+
+static int parse_axes(const ts_doc *doc, int axes, ts_kernel_kind kind, grid *g, long *n_points,
+                      ts_err *err) {
+  const char *const *names = axes_of(kind);
+  if (ts_doc_check_map(doc, axes, "axes", names, err) != 0)
+    return -1;
+  *n_points = 1;
+  for (int i = 0; names[i] != NULL; i++) {
+    int seq = ts_doc_get(doc, axes, names[i]);
+    if (seq == 0)
+      return ts_doc_missing(doc, axes, "axes", names[i], err);
+    int n = ts_doc_is_seq(doc, seq) ? ts_doc_seq_len(doc, seq) : -1;
+    if (n < 1 || n > MAX_AXIS_VALUES)
+      return ts_err_at(err, ts_doc_loc(doc, seq),
+                       "key '%s': expected a list of 1 to %d increasing positive numbers", names[i],
+                       MAX_AXIS_VALUES);
+    for (int j = 0; j < n; j++) {
+      int item = ts_doc_seq_item(doc, seq, j);
+      const char *s = ts_doc_scalar(doc, item);
+      double v = 0;
+      if (s == NULL || ts_parse_double(s, &v) != 0 || !(v > 0) || !isfinite(v) ||
+          (j > 0 && !(log(v) > g->log_axis[i][j - 1])))
+        return ts_err_at(err, ts_doc_loc(doc, item),
+                         "key '%s': expected increasing positive numbers, found '%s'", names[i],
+                         s != NULL ? s : "a non-number");
+      g->log_axis[i][j] = log(v);
+    }
+    g->n_values[i] = n;
+    *n_points *= n;
+  }
+  return 0;
+}
+
+static int parse_table(const ts_doc *doc, int node, ts_kernel_kind kind, grid *g, ts_err *err) {
+  static const char *const keys[] = {"what", "axes", "time_us", NULL};
+  const char *name = ts_kernel_names[kind];
+  if (ts_doc_check_map(doc, node, name, keys, err) != 0)
+    return -1;
+  int axes = ts_doc_get(doc, node, "axes");
+  if (axes == 0)
+    return ts_doc_missing(doc, node, name, "axes", err);
+  long n_points = 0;
+  if (parse_axes(doc, axes, kind, g, &n_points, err) != 0)
+    return -1;
+  int times = ts_doc_get(doc, node, "time_us");
+  if (times == 0)
+    return ts_doc_missing(doc, node, name, "time_us", err);
+  if (!ts_doc_is_seq(doc, times) || ts_doc_seq_len(doc, times) != n_points)
+    return ts_err_at(err, ts_doc_loc(doc, times),
+                     "key 'time_us': expected a list of %ld times (the product of the axes' "
+                     "lengths), found %d",
+                     n_points, ts_doc_is_seq(doc, times) ? ts_doc_seq_len(doc, times) : 0);
+  g->log_time_s = malloc((size_t)n_points * sizeof *g->log_time_s);
+  TS_ASSERT(g->log_time_s != NULL);
+  for (long i = 0; i < n_points; i++) {
+    int item = ts_doc_seq_item(doc, times, (int)i);
+    const char *s = ts_doc_scalar(doc, item);
+    double us = 0;
+    if (s != NULL && (strcmp(s, "null") == 0 || strcmp(s, "~") == 0)) {
+      g->log_time_s[i] = NAN;
+      continue;
+    }
+    if (s == NULL || ts_parse_double(s, &us) != 0 || !(us > 0) || us > 1e12) {
+      free(g->log_time_s);
+      g->log_time_s = NULL;
+      return ts_err_at(err, ts_doc_loc(doc, item),
+                       "key 'time_us': expected a time in microseconds (0 to 1e12) or null, "
+                       "found '%s'",
+                       s != NULL ? s : "a non-number");
+    }
+    g->log_time_s[i] = log(us * 1e-6);
+  }
+  g->is_present = true;
+  return 0;
+}
+
+static int parse_software(const ts_doc *doc, int node, ts_software *sw, ts_err *err) {
+  static const char *const keys[] = {"eager_op_us",
+                                     "graph_kernel_us",
+                                     "cpu_layer_forward_us",
+                                     "cpu_layer_backward_us",
+                                     "cpu_microbatch_us",
+                                     "cpu_iteration_us",
+                                     "kernels_per_layer_forward",
+                                     "kernels_per_layer_backward",
+                                     NULL};
+  if (ts_doc_check_map(doc, node, "software", keys, err) != 0)
+    return -1;
+  double us[4] = {0};
+  const char *const timed[] = {"cpu_layer_forward_us", "cpu_layer_backward_us", "cpu_microbatch_us",
+                               "cpu_iteration_us"};
+  for (int i = 0; i < 4; i++)
+    if (ts_doc_get_double(doc, node, timed[i], 0, 1e6, &us[i], err) < 0)
+      return -1;
+  long kf = 0, kb = 0;
+  if (ts_doc_get_long(doc, node, "kernels_per_layer_forward", 1, 100000, &kf, err) < 0 ||
+      ts_doc_get_long(doc, node, "kernels_per_layer_backward", 1, 100000, &kb, err) < 0)
+    return -1;
+  if ((us[0] > 0 && kf == 0) || (us[1] > 0 && kb == 0))
+    return ts_err_at(err, ts_doc_loc(doc, node),
+                     "'software': cpu_layer_forward_us and cpu_layer_backward_us need "
+                     "kernels_per_layer_forward and kernels_per_layer_backward");
+  *sw = (ts_software){us[0] * 1e-6, us[1] * 1e-6, (int)kf, (int)kb, us[2] * 1e-6, us[3] * 1e-6};
+  return 0;
+}
+
+static void table_free(ts_kernel_table *t) {
+  for (int k = 0; t != NULL && k < TS_KERNEL_COUNT; k++)
+    free(t->grids[k].log_time_s);
+  free(t);
+}
+
+static int parse(const ts_doc *doc, ts_kernel_table *t, ts_err *err) {
+  static const char *const keys[] = {"format",           "device", "framework", "software",
+                                     "software_details", "tables", NULL};
+  int root = ts_doc_root(doc);
+  if (root == 0 || !ts_doc_is_map(doc, root)) {
+    ts_loc loc = {ts_doc_name(doc), 0, 0, NULL};
+    return ts_err_at(err, loc, "expected a kernel table (a mapping with 'format' and 'tables')");
+  }
+  if (ts_doc_check_map(doc, root, "kernel table", keys, err) != 0)
+    return -1;
+  long format = 0;
+  int rc = ts_doc_get_long(doc, root, "format", 1, 1, &format, err);
+  if (rc <= 0)
+    return rc < 0 ? -1 : ts_doc_missing(doc, root, "kernel table", "format", err);
+  const char *s = NULL;
+  if (ts_doc_get_string(doc, root, "device", &s, err) < 0)
+    return -1;
+  snprintf(t->device, sizeof t->device, "%s", s != NULL ? s : "");
+  s = NULL;
+  if (ts_doc_get_string(doc, root, "framework", &s, err) < 0)
+    return -1;
+  snprintf(t->framework, sizeof t->framework, "%s", s != NULL ? s : "");
+  int sw = ts_doc_get(doc, root, "software");
+  if (sw != 0 && parse_software(doc, sw, &t->software, err) != 0)
+    return -1;
+  int tables = ts_doc_get(doc, root, "tables");
+  if (tables == 0)
+    return ts_doc_missing(doc, root, "kernel table", "tables", err);
+  if (ts_doc_check_map(doc, tables, "tables", ts_kernel_names, err) != 0)
+    return -1;
+  for (int k = 0; k < TS_KERNEL_COUNT; k++) {
+    int node = ts_doc_get(doc, tables, ts_kernel_names[k]);
+    if (node != 0 && parse_table(doc, node, (ts_kernel_kind)k, &t->grids[k], err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err) {
+  for (int i = 0; i < n_loaded; i++)
+    if (strcmp(loaded[i]->path, path) == 0) {
+      *out = loaded[i];
+      return 0;
+    }
+  if (n_loaded == MAX_TABLES)
+    return ts_err_plain(err, "%s: more than %d kernel tables in one run", path, MAX_TABLES);
+  ts_doc *doc = NULL;
+  if (ts_doc_load_file(path, &doc, err) != 0)
+    return -1;
+  ts_kernel_table *t = calloc(1, sizeof *t);
+  TS_ASSERT(t != NULL);
+  snprintf(t->path, sizeof t->path, "%s", path);
+  int rc = parse(doc, t, err);
+  ts_doc_free(doc);
+  if (rc != 0) {
+    table_free(t);
+    return -1;
+  }
+  loaded[n_loaded++] = t;
+  *out = t;
+  return 0;
+}
+
+ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
+                                 double *time_s) {
+  if (t == NULL || !t->grids[kind].is_present)
+    return TS_KERNEL_SRC_MODEL;
+  const grid *g = &t->grids[kind];
+  int n_axes = ts_kernel_n_axes(kind);
+  int lo[MAX_AXES];
+  double frac[MAX_AXES];
+  bool is_exact = true;
+  for (int i = 0; i < n_axes; i++) {
+    if (!(point[i] > 0))
+      return TS_KERNEL_SRC_MODEL;
+    double x = log(point[i]);
+    const double *a = g->log_axis[i];
+    int n = g->n_values[i];
+    /* A value within rounding of a grid point is that point. */
+    const double eps = 1e-9;
+    if (x < a[0] - eps || x > a[n - 1] + eps)
+      return TS_KERNEL_SRC_MODEL;
+    int j = 0;
+    while (j + 1 < n - 1 && x > a[j + 1] + eps)
+      j++;
+    lo[i] = j;
+    if (n == 1 || fabs(x - a[j]) <= eps) {
+      frac[i] = 0;
+    } else if (fabs(x - a[j + 1]) <= eps) {
+      frac[i] = 1;
+    } else {
+      frac[i] = (x - a[j]) / (a[j + 1] - a[j]);
+      is_exact = false;
+    }
+  }
+  double sum = 0;
+  for (int corner = 0; corner < (1 << n_axes); corner++) {
+    double w = 1;
+    long index = 0;
+    for (int i = 0; i < n_axes; i++) {
+      int up = (corner >> i) & 1;
+      w *= up ? frac[i] : 1 - frac[i];
+      index = index * g->n_values[i] + lo[i] + up;
+    }
+    if (w == 0)
+      continue;
+    if (isnan(g->log_time_s[index]))
+      return TS_KERNEL_SRC_MODEL;
+    sum += w * g->log_time_s[index];
+  }
+  *time_s = exp(sum);
+  return is_exact ? TS_KERNEL_SRC_TABLE : TS_KERNEL_SRC_INTERPOLATED;
+}
+
+ts_software ts_kernels_software(const ts_kernel_table *t) {
+  ts_software none = {0};
+  return t != NULL ? t->software : none;
+}
+
+const char *ts_kernels_path(const ts_kernel_table *t) {
+  return t != NULL ? t->path : "";
+}
+const char *ts_kernels_device(const ts_kernel_table *t) {
+  return t != NULL ? t->device : "";
+}
+const char *ts_kernels_framework(const ts_kernel_table *t) {
+  return t != NULL ? t->framework : "";
+}

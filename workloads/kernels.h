@@ -1,0 +1,101 @@
+/* kernels: kernel times measured on one GPU (a kernel table file), looked up by shape.
+ *
+ * A kernel table (format in platforms/README.md, "Kernel tables") holds, for each kernel kind
+ * trainsim prices, times on a grid of shapes: GEMMs over (m, n, k), flash attention over
+ * (batch x heads, sequence, head dim), memory-bound operations over their rows and columns or
+ * elements, the optimizer over (hidden, layers). A lookup inside the grid interpolates
+ * multilinearly in log space (log time against the logs of the axes), which is exact for
+ * times that are power laws of the shape between two grid points; a point outside the grid,
+ * or next to a point that was not measured, is a miss, and the cost model falls back to its
+ * roofline there. The table also carries the measured CPU costs of the framework that ran the
+ * kernels (ts_software).
+ *
+ * Tables are immutable once loaded and shared: ts_kernels_load returns the same table for the
+ * same path for the life of the process.
+ */
+#ifndef TS_KERNELS_H
+#define TS_KERNELS_H
+
+#include "err.h"
+
+typedef enum ts_kernel_kind {
+  TS_KERNEL_GEMM_FWD, /* y[m,n] = x[m,k] W[n,k]^T + b */
+  TS_KERNEL_GEMM_DGRAD, /* dx[m,n] = dy[m,k] W[k,n] */
+  TS_KERNEL_GEMM_WGRAD, /* dW[n,m] = dy[k,n]^T x[k,m], and the bias gradient */
+  TS_KERNEL_FLASH_FWD_CAUSAL,
+  TS_KERNEL_FLASH_BWD_CAUSAL,
+  TS_KERNEL_FLASH_FWD,
+  TS_KERNEL_FLASH_BWD,
+  TS_KERNEL_BGEMM_QK, /* attention without flash: S = Q K^T, (batch, seq, head_dim) */
+  TS_KERNEL_BGEMM_AV, /* O = P V */
+  TS_KERNEL_SOFTMAX_FWD,
+  TS_KERNEL_SOFTMAX_BWD,
+  TS_KERNEL_LAYER_NORM_FWD,
+  TS_KERNEL_LAYER_NORM_BWD,
+  TS_KERNEL_GELU_FWD,
+  TS_KERNEL_GELU_BWD,
+  TS_KERNEL_DROPOUT_ADD_FWD,
+  TS_KERNEL_DROPOUT_ADD_BWD,
+  TS_KERNEL_ADD_FWD,
+  TS_KERNEL_CROSS_ENTROPY_FWD,
+  TS_KERNEL_CROSS_ENTROPY_BWD,
+  TS_KERNEL_EMBEDDING_FWD,
+  TS_KERNEL_EMBEDDING_BWD,
+  TS_KERNEL_GRAD_ACCUM,
+  TS_KERNEL_CLIP_GRAD_NORM,
+  TS_KERNEL_ADAM_FUSED,
+  TS_KERNEL_MASTER_COPY,
+  TS_KERNEL_ZERO_MAIN_GRAD,
+  TS_KERNEL_COUNT
+} ts_kernel_kind;
+
+/* The table names in files ("gemm_fwd"), indexed by ts_kernel_kind; NULL-terminated. */
+extern const char *const ts_kernel_names[];
+/* How many axes each kind has (1 to 3). */
+int ts_kernel_n_axes(ts_kernel_kind kind);
+/* The name of axis i of kind ("m", "batch_heads", "elements"). */
+const char *ts_kernel_axis_name(ts_kernel_kind kind, int i);
+
+/* Where a kernel's time came from; result.json counts each. */
+typedef enum ts_kernel_source {
+  TS_KERNEL_SRC_TABLE, /* a measured grid point */
+  TS_KERNEL_SRC_INTERPOLATED, /* between measured grid points */
+  TS_KERNEL_SRC_MODEL, /* the roofline model: no table, or outside its grid */
+  TS_KERNEL_SRC_COUNT
+} ts_kernel_source;
+extern const char *const ts_kernel_source_names[]; /* "table", "interpolated", "model" */
+
+/* CPU time outside the kernels, as the framework that was measured spends it (eager PyTorch
+ * issues each kernel from the host; the GPU waits when the host is slower). 0 = none. */
+typedef struct ts_software {
+  double cpu_layer_forward_s; /* host time of one transformer layer's forward */
+  double cpu_layer_backward_s; /* ... and backward */
+  int kernels_per_layer_forward; /* kernels those issue (per-kernel host time = time / count) */
+  int kernels_per_layer_backward;
+  double cpu_microbatch_s; /* per microbatch outside the layers: embedding, loss, autograd */
+  double cpu_iteration_s; /* per iteration: the optimizer's host work, zeroing, sync */
+} ts_software;
+
+typedef struct ts_kernel_table ts_kernel_table;
+
+/* Loads and validates the kernel table at path (the same table again for a path loaded
+ * before). On success *out is the table, which lives as long as the process. Input errors
+ * (unreadable file, unknown table, axes not increasing, a time count that does not match the
+ * axes, a time that is not a positive number or null) name the file, line and key. */
+int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err);
+
+/* The time of kind at point (one value per axis, in the kind's axis order). Returns the
+ * source, TS_KERNEL_SRC_TABLE or _INTERPOLATED, with *time_s set; TS_KERNEL_SRC_MODEL (and
+ * *time_s untouched) when t is NULL, has no such table, or the point is outside its grid or
+ * next to a point that was not measured. */
+ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
+                                 double *time_s);
+
+/* The measured software costs (all 0 when t is NULL), the file's path, device and framework
+ * (borrowed; they live as long as the table). */
+ts_software ts_kernels_software(const ts_kernel_table *t);
+const char *ts_kernels_path(const ts_kernel_table *t);
+const char *ts_kernels_device(const ts_kernel_table *t);
+const char *ts_kernels_framework(const ts_kernel_table *t);
+
+#endif
