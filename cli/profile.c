@@ -23,8 +23,7 @@ static const char usage[] =
 
 /* Backward kernels: gradients, and the add that sums the residual stream's two gradients. */
 static bool is_backward(const char *kernel) {
-  size_t n = strlen(kernel);
-  return strstr(kernel, "grad") != NULL || (n >= 4 && strcmp(kernel + n - 4, "_bwd") == 0) ||
+  return strstr(kernel, "grad") != NULL || strstr(kernel, "_bwd") != NULL ||
          strcmp(kernel, "add_fwd") == 0;
 }
 
