@@ -245,7 +245,8 @@ static int parse(const ts_doc *doc, ts_kernel_table *t, ts_err *err) {
   return 0;
 }
 
-int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err) {
+/* Loads path's table from text (NULL: read the file), or returns the one loaded before. */
+static int load(const char *path, const char *text, const ts_kernel_table **out, ts_err *err) {
   for (int i = 0; i < n_loaded; i++)
     if (strcmp(loaded[i]->path, path) == 0) {
       *out = loaded[i];
@@ -254,7 +255,8 @@ int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err) 
   if (n_loaded == MAX_TABLES)
     return ts_err_plain(err, "%s: more than %d kernel tables in one run", path, MAX_TABLES);
   ts_doc *doc = NULL;
-  if (ts_doc_load_file(path, &doc, err) != 0)
+  if ((text != NULL ? ts_doc_parse(path, text, strlen(text), &doc, err)
+                    : ts_doc_load_file(path, &doc, err)) != 0)
     return -1;
   ts_kernel_table *t = calloc(1, sizeof *t);
   TS_ASSERT(t != NULL);
@@ -268,6 +270,15 @@ int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err) 
   loaded[n_loaded++] = t;
   *out = t;
   return 0;
+}
+
+int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err) {
+  return load(path, NULL, out, err);
+}
+
+int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_table **out,
+                           ts_err *err) {
+  return load(name, text, out, err);
 }
 
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,

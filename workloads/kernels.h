@@ -84,6 +84,11 @@ typedef struct ts_kernel_table ts_kernel_table;
  * axes, a time that is not a positive number or null) name the file, line and key. */
 int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err);
 
+/* The same from text in memory (a table compiled into the binary), named `name` in messages
+ * and cached under it. */
+int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_table **out,
+                           ts_err *err);
+
 /* The time of kind at point (one value per axis, in the kind's axis order). Returns the
  * source, TS_KERNEL_SRC_TABLE or _INTERPOLATED, with *time_s set; TS_KERNEL_SRC_MODEL (and
  * *time_s untouched) when t is NULL, has no such table, or the point is outside its grid or

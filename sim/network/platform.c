@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../workloads/doc.h"
 
@@ -67,7 +68,12 @@ static int load_kernel_table(const ts_doc *doc, int g, ts_gpu *gpu, ts_err *err)
   if ((size_t)snprintf(path, sizeof path, "%.*s%s", dir, name, table) >= sizeof path)
     return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, g, "kernel_table")),
                      "key 'kernel_table': expected a path of under %zu bytes", sizeof path);
-  if (ts_kernels_load(path, &gpu->kernels, err) != 0)
+  /* The built-in platform's table is built in too, so that it works from any directory: used
+   * when the file is not there. */
+  bool is_builtin = strcmp(name, ts_platform_default_name) == 0 &&
+                    strcmp(path, ts_kernels_default_name) == 0 && access(path, R_OK) != 0;
+  if ((is_builtin ? ts_kernels_load_string(path, ts_kernels_default_text, &gpu->kernels, err)
+                  : ts_kernels_load(path, &gpu->kernels, err)) != 0)
     return -1;
   gpu->software = ts_kernels_software(gpu->kernels);
   return 0;

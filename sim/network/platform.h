@@ -92,6 +92,9 @@ int ts_platform_load_string(const char *name, const char *text, ts_platform *out
 /* The platform compiled into the binary (platforms/frontier.yaml) and its display name. */
 extern const char ts_platform_default_text[];
 extern const char ts_platform_default_name[];
+/* The kernel table it names (platforms/kernels/mi250x.yaml), compiled in with it. */
+extern const char ts_kernels_default_text[];
+extern const char ts_kernels_default_name[];
 
 long ts_platform_n_gpus(const ts_platform *pf);
 /* Nodes behind one unit of the network: a dragonfly group, or a fat tree's leaf (all NICs of

@@ -48,6 +48,17 @@ static void test_embedded_matches_file(void **state) {
       0);
   memset(file.source_name, 0, sizeof file.source_name);
   memset(embedded.source_name, 0, sizeof embedded.source_name);
+  /* The kernel table too is compiled in: the same times at measured and interpolated points. */
+  assert_non_null(file.gpu.kernels);
+  assert_non_null(embedded.gpu.kernels);
+  double points[][3] = {{2048, 4608, 12288}, {3000, 5000, 7000}};
+  for (int i = 0; i < 2; i++) {
+    double a = 0, b = 0;
+    assert_int_equal(ts_kernels_time(file.gpu.kernels, TS_KERNEL_GEMM_FWD, points[i], &a),
+                     ts_kernels_time(embedded.gpu.kernels, TS_KERNEL_GEMM_FWD, points[i], &b));
+    assert_true(a > 0 && a == b);
+  }
+  file.gpu.kernels = embedded.gpu.kernels = NULL;
   assert_memory_equal(&file, &embedded, sizeof file);
 }
 
