@@ -268,6 +268,14 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   fputs("\n  }\n}\n", f);
 }
 
+int ts_report_remove_stale(const char *dir, const char *name, ts_err *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  if (unlink(path) != 0 && errno != ENOENT)
+    return ts_err_plain(err, "cannot remove the earlier run's '%s': %s", path, strerror(errno));
+  return 0;
+}
+
 int ts_report_prepare_dir(const char *dir, ts_err *err) {
   ts_loc flag = {NULL, 0, 0, "--out"};
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)

@@ -42,6 +42,9 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m);
 /* Creates dir if missing and checks that it is a writable directory (an input error on the
  * --out flag otherwise), so a long run does not end unable to write. */
 int ts_report_prepare_dir(const char *dir, ts_err *err);
+/* Removes dir/name if it is there: an output an earlier run left that this run does not write,
+ * which would otherwise sit beside the new results. Returns -1 with an error when it cannot. */
+int ts_report_remove_stale(const char *dir, const char *name, ts_err *err);
 /* Writes dir/name whole or not at all: through `write` into a temporary file in dir, then
  * renamed, with SIGINT/SIGTERM/SIGHUP held back meanwhile. */
 typedef void (*ts_report_writer)(FILE *f, const void *ctx);

@@ -1,6 +1,7 @@
 /* args: see args.h. */
 #include "args.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,6 +109,8 @@ int ts_args_bytes(const char *flag, const char *text, double *out, ts_err *err) 
   double v = 0;
   if (ts_units_parse(text, TS_UNITS_BYTES, &v, NULL) != 0 || v < 1)
     return flag_error(err, flag, ts_units_expected(TS_UNITS_BYTES), text);
+  if (v != floor(v))
+    return flag_error(err, flag, "a whole number of bytes such as 4096 or 64KiB", text);
   *out = v;
   return 0;
 }

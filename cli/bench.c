@@ -70,7 +70,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   a->n_gpus = 8;
   a->min_bytes = 8;
   a->max_bytes = 8.0 * 1073741824.0;
-  bool has_op = false;
+  bool has_op = false, is_gpus_set = false;
   static const char *const switches[] = {"--quiet", NULL};
   ts_args cli = {argc, argv, 0, "bench", options, switches, false};
   const char *flag = NULL, *value = NULL;
@@ -98,6 +98,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
       a->is_quiet = true;
     } else if (strcmp(flag, "--gpus") == 0) {
       rc = ts_args_count(flag, value, 2, TS_ARGS_MAX_COUNT, &a->n_gpus, err);
+      is_gpus_set = true;
     } else if (strcmp(flag, "--from") == 0) {
       rc = ts_args_count(flag, value, 0, TS_ARGS_MAX_COUNT, &a->from, err);
       a->is_from_set = true;
@@ -122,6 +123,15 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   }
   if (!has_op)
     return ts_err_plain(err, "bench needs an operation (see 'trainsim bench --help')");
+  if (a->op != OP_P2P && (a->is_from_set || a->is_to_set)) {
+    ts_loc loc = {NULL, 0, 0, a->is_from_set ? "--from" : "--to"};
+    return ts_err_at(err, loc, "only 'bench p2p' takes it ('bench %s' uses --gpus)",
+                     op_names[a->op]);
+  }
+  if (a->op == OP_P2P && is_gpus_set) {
+    ts_loc loc = {NULL, 0, 0, "--gpus"};
+    return ts_err_at(err, loc, "'bench p2p' takes --from and --to, not --gpus");
+  }
   if (a->op == OP_P2P && (!a->is_from_set || !a->is_to_set))
     return ts_err_plain(err, "bench p2p needs --from GPU and --to GPU");
   if (a->op == OP_P2P && a->from == a->to) {

@@ -139,6 +139,7 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
   a->seed = 1;
   a->window_end_s = INFINITY;
   ts_overrides *ov = &a->ov;
+  bool is_window_set = false, is_seed_set = false;
   ts_args cli = {argc, argv, 0, command, options, switches, true};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
@@ -175,6 +176,7 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
       a->timeline_ranks = value;
     } else if (strcmp(flag, "--timeline-window") == 0) {
       rc = parse_window(value, a, err);
+      is_window_set = true;
     } else if (strcmp(flag, "--collectives") == 0) {
       rc = ts_args_choice(flag, value, ts_coll_algo_names, &choice, err);
       a->collectives = (ts_coll_algo)choice;
@@ -189,6 +191,7 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
       a->placement = (ts_placement)choice;
     } else if (strcmp(flag, "--seed") == 0) {
       rc = ts_args_count(flag, value, 0, TS_ARGS_MAX_COUNT, &a->seed, err);
+      is_seed_set = true;
     } else if (strcmp(flag, "--platform") == 0) {
       a->platform = value;
     } else if (strcmp(flag, "--out") == 0) {
@@ -209,6 +212,20 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
   if (a->workload == NULL)
     return ts_err_plain(err, "%s needs a WORKLOAD file (see 'trainsim %s --help')", command,
                         command);
+  /* Flags that only mean something beside another: an error, never silently ignored. */
+  ts_loc at = {NULL, 0, 0, NULL};
+  if (!a->is_timeline && (a->timeline_ranks != NULL || is_window_set)) {
+    at.flag = a->timeline_ranks != NULL ? "--timeline-ranks" : "--timeline-window";
+    return ts_err_at(err, at, "needs --timeline (it selects what the timeline holds)");
+  }
+  if (a->timeline_ranks != NULL && a->timeline_ranks[0] == '\0') {
+    at.flag = "--timeline-ranks";
+    return ts_err_at(err, at, "expected pipeline, replica, all, or a list of ranks, found ''");
+  }
+  if (is_seed_set && a->placement != TS_PLACEMENT_RANDOM) {
+    at.flag = "--seed";
+    return ts_err_at(err, at, "needs --placement random (only a random placement draws)");
+  }
   return 0;
 }
 
@@ -424,6 +441,10 @@ int ts_run_main(int argc, char **argv) {
     rc = ts_timeline_write(a.out_dir, &wl, &job, &sim, pf.gpus_per_node, &tl, &err);
   if (rc == 0 && a.is_report)
     rc = ts_html_run_report(a.out_dir, &wl, &info, &m, &job, &sim, &err);
+  if (rc == 0 && !a.is_timeline)
+    rc = ts_report_remove_stale(a.out_dir, "timeline.json", &err);
+  if (rc == 0 && !a.is_report)
+    rc = ts_report_remove_stale(a.out_dir, "report.html", &err);
   free(shown);
   ts_progress_clear(&progress);
   if (rc != 0)

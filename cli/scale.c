@@ -56,9 +56,13 @@ static int parse_gpus(const char *text, scale_args *a, ts_err *err) {
   a->n_points = 0;
   for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ",")) {
     long n = 0;
-    if (ts_parse_long(tok, &n) != 0 || n < 1 || n > TS_ARGS_MAX_COUNT || a->n_points == MAX_POINTS)
-      return ts_err_at(err, flag, "expected up to %d GPU counts separated by commas, found '%s'",
-                       MAX_POINTS, tok);
+    if (ts_parse_long(tok, &n) != 0)
+      return ts_err_at(err, flag, "expected GPU counts separated by commas, found '%s'", tok);
+    if (n < 1 || n > TS_ARGS_MAX_COUNT)
+      return ts_err_at(err, flag, "the GPU count %ld is out of range (1 to %ld)", n,
+                       TS_ARGS_MAX_COUNT);
+    if (a->n_points == MAX_POINTS)
+      return ts_err_at(err, flag, "expected at most %d GPU counts, found more", MAX_POINTS);
     if (a->n_points > 0 && n <= a->gpus[a->n_points - 1])
       return ts_err_at(err, flag, "expected increasing GPU counts, found %ld after %ld", n,
                        a->gpus[a->n_points - 1]);
@@ -372,6 +376,10 @@ int ts_scale_main(int argc, char **argv) {
   }
   if (a.is_report &&
       ts_html_scale_report(a.out_dir, study, a.is_weak, pf.name, t.n_rows, done, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  if (!a.is_report && ts_report_remove_stale(a.out_dir, "report.html", &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }

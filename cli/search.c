@@ -291,6 +291,18 @@ int ts_search_main(int argc, char **argv) {
   }
   n = kept;
   ts_progress_clear(&progress);
+  char summary[512];
+  int len = snprintf(summary, sizeof summary, "%ld candidates: %ld estimated", tried, n);
+  for (int r = 0; r < REJECT_COUNT; r++)
+    if (rejected[r] > 0 && len < (int)sizeof summary)
+      len += snprintf(summary + len, sizeof summary - (size_t)len, ", %ld %s", rejected[r],
+                      reject_names[r]);
+  if (n == 0) { /* nothing to rank: an input error, with why */
+    fprintf(stderr, "trainsim: error: --gpus: no layout of %ld GPUs is feasible (%s)\n", a.gpus,
+            summary);
+    free(cands);
+    return TS_ARGS_EXIT_INPUT;
+  }
   /* On stderr, to keep stdout the same from run to run (bench/run.sh reads it). */
   fprintf(stderr,
           "search: %ld candidates and %ld analytic estimates took %.3f s, %.2f ms an estimate\n",
@@ -321,12 +333,6 @@ int ts_search_main(int argc, char **argv) {
            cands[i].analytic_s, 100 * cands[i].megatron_fraction, cands[i].simulated_s,
            100 * cands[i].simulated_fraction, cands[i].peak_bytes / 1073741824.0);
   }
-  char summary[512];
-  int len = snprintf(summary, sizeof summary, "%ld candidates: %ld estimated", tried, n);
-  for (int r = 0; r < REJECT_COUNT; r++)
-    if (rejected[r] > 0 && len < (int)sizeof summary)
-      len += snprintf(summary + len, sizeof summary - (size_t)len, ", %ld %s", rejected[r],
-                      reject_names[r]);
   printf("\n%s.\n%% peak: Megatron-DeepSpeed's formula; analytic: no contention (optimistic), "
          "simulated: the engine at fidelity %s.\n",
          summary, ts_fidelity_names[a.fidelity]);
@@ -337,6 +343,11 @@ int ts_search_main(int argc, char **argv) {
     return 1;
   }
   if (a.is_report && write_report(&a, &base, &pf, cands, n, summary, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    free(cands);
+    return 1;
+  }
+  if (!a.is_report && ts_report_remove_stale(a.out_dir, "report.html", &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     free(cands);
     return 1;

@@ -1,6 +1,7 @@
 /* platform: parsing and validation of platform files; see platform.h. */
 #include "platform.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,6 +73,9 @@ static int load_kernel_table(const ts_doc *doc, int g, ts_gpu *gpu, ts_err *err)
    * when the file is not there. */
   bool is_builtin = strcmp(name, ts_platform_default_name) == 0 &&
                     strcmp(path, ts_kernels_default_name) == 0 && access(path, R_OK) != 0;
+  if (!is_builtin && access(path, R_OK) != 0)
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, g, "kernel_table")),
+                     "key 'kernel_table': cannot read '%s': %s", path, strerror(errno));
   if ((is_builtin ? ts_kernels_load_string(path, ts_kernels_default_text, &gpu->kernels, err)
                   : ts_kernels_load(path, &gpu->kernels, err)) != 0)
     return -1;

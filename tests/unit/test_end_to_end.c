@@ -565,6 +565,26 @@ static void test_bench_deterministic(void **state) {
 
 /* Frontier's derived network figures against REFERENCE.md section 2: a global blocking factor
  * of about 1.75, and bisection = 37 x 37 group pairs x 4 cables x 25 GB/s. */
+/* A rerun into the same --out removes what it does not write (an earlier run's timeline and
+ * report would otherwise sit beside the new result.json). */
+static void test_no_stale_outputs(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", path[600];
+  assert_non_null(mkdtemp(dir));
+  free(run_tiny(dir, "--timeline --report"));
+  const char *extra[] = {"timeline.json", "report.html"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, extra[i]);
+    assert_int_equal(access(path, F_OK), 0);
+  }
+  free(run_tiny(dir, ""));
+  for (int i = 0; i < 2; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, extra[i]);
+    assert_int_not_equal(access(path, F_OK), 0);
+  }
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 static void test_platform_show(void **state) {
   (void)state;
   spawn_result r = spawn_trainsim("platform show");
@@ -590,6 +610,7 @@ int main(void) {
                                      cmocka_unit_test(test_timeline_subset),
                                      cmocka_unit_test(test_scale_by_model),
                                      cmocka_unit_test(test_collective_algorithm),
-                                     cmocka_unit_test(test_search)};
+                                     cmocka_unit_test(test_search),
+                                     cmocka_unit_test(test_no_stale_outputs)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
