@@ -47,8 +47,8 @@ void ts_svg_escape(FILE *out, const char *text) {
     case '"':
       fputs("&quot;", out);
       break;
-    default:
-      fputc(*p, out);
+    default: /* XML allows no other control character, even escaped */
+      fputc((unsigned char)*p < 0x20 && *p != '\t' && *p != '\n' ? '?' : *p, out);
     }
   }
 }

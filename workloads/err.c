@@ -1,5 +1,6 @@
 /* err: formatting of input errors; see err.h. */
 #include "err.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@ __attribute__((format(printf, 3, 0))) static int vrecord(ts_err *err, const char
   if (n < 0 || (size_t)n >= sizeof err->msg)
     n = 0;
   vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+  ts_text_clean(err->msg); /* values quoted from input reach a terminal */
   err->is_set = true;
   return -1;
 }

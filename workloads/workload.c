@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "doc.h"
+#include "text.h"
 
 const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
 const char *const ts_schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
@@ -230,7 +231,7 @@ static int load_doc(const ts_doc *doc, const char *path, ts_workload *out, ts_er
       read_training(&r, root, &wl) != 0 || read_parallel(&r, root, &wl) != 0 ||
       read_placement(&r, root, &wl) != 0)
     return -1;
-  snprintf(wl.name, sizeof wl.name, "%s", name ? name : path);
+  ts_text_copy(wl.name, sizeof wl.name, name ? name : path);
   wl.locs.gpus = wl.locs.dp;
   *out = wl;
   return 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../workloads/doc.h"
+#include "../../workloads/text.h"
 
 static const char *const top_keys[] = {"name", "description", "sources", "gpu",
                                        "node", "network",     "nodes",   NULL};
@@ -89,7 +90,7 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
     return -1;
   const char *model = NULL;
   REQUIRE(ts_doc_get_string(doc, g, "model", &model, err), doc, g, "gpu", "model", err);
-  snprintf(gpu->model, sizeof gpu->model, "%s", model);
+  ts_text_copy(gpu->model, sizeof gpu->model, model);
 
   int peak = ts_doc_get(doc, g, "peak");
   if (peak == 0)
@@ -343,7 +344,7 @@ static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
     return -1;
   const char *name = NULL;
   REQUIRE(ts_doc_get_string(doc, root, "name", &name, err), doc, root, "platform", "name", err);
-  snprintf(pf->name, sizeof pf->name, "%s", name);
+  ts_text_copy(pf->name, sizeof pf->name, name);
   if (load_gpu(doc, root, &pf->gpu, err) != 0 || load_node(doc, root, pf, err) != 0)
     return -1;
   REQUIRE(ts_doc_get_long(doc, root, "nodes", 1, 10000000, &pf->n_nodes, err), doc, root,
