@@ -111,6 +111,14 @@ int ts_args_bytes(const char *flag, const char *text, double *out, ts_err *err) 
     return flag_error(err, flag, ts_units_expected(TS_UNITS_BYTES), text);
   if (v != floor(v))
     return flag_error(err, flag, "a whole number of bytes such as 4096 or 64KiB", text);
+  double lo = 0, hi = 0;
+  const char *lo_text = NULL, *hi_text = NULL;
+  ts_units_range(TS_UNITS_BYTES, &lo, &hi, &lo_text, &hi_text);
+  if (v > hi) {
+    char expected[64];
+    snprintf(expected, sizeof expected, "a size from %s to %s", lo_text, hi_text);
+    return flag_error(err, flag, expected, text);
+  }
   *out = v;
   return 0;
 }

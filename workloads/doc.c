@@ -406,6 +406,12 @@ int ts_doc_get_unit(const ts_doc *doc, int map, const char *key, ts_unit_kind ki
   if (x == 0 && !allow_zero)
     return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected a value above zero, found '%s'",
                      key, s);
+  double lo = 0, hi = 0;
+  const char *lo_text = NULL, *hi_text = NULL;
+  ts_units_range(kind, &lo, &hi, &lo_text, &hi_text);
+  if (x != 0 && (x < lo || x > hi))
+    return ts_err_at(err, ts_doc_loc(doc, v), "key '%s': expected %s%s to %s, found '%s'", key,
+                     allow_zero ? "0 or " : "", lo_text, hi_text, s);
   *out = x;
   return 1;
 }

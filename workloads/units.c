@@ -37,6 +37,24 @@ static const unit_suffix prefixes[] = {{"Ki", 1024.0},
                                        {"", 1.0},
                                        {NULL, 0}};
 
+void ts_units_range(ts_unit_kind kind, double *lo, double *hi, const char **lo_text,
+                    const char **hi_text) {
+  static const struct {
+    double lo, hi;
+    const char *lo_text, *hi_text;
+  } ranges[] = {
+      [TS_UNITS_BYTES] = {1, 1125899906842624.0, "1", "1PiB"},
+      [TS_UNITS_BANDWIDTH] = {1e6, 1e14, "1MBps", "100TBps"},
+      [TS_UNITS_FLOP_RATE] = {1e9, 1e17, "1Gf", "100Pf"},
+      [TS_UNITS_TIME] = {1e-9, 1, "1ns", "1s"},
+      [TS_UNITS_POWER] = {1, 1e5, "1W", "100kW"},
+  };
+  *lo = ranges[kind].lo;
+  *hi = ranges[kind].hi;
+  *lo_text = ranges[kind].lo_text;
+  *hi_text = ranges[kind].hi_text;
+}
+
 const char *ts_units_expected(ts_unit_kind kind) {
   switch (kind) {
   case TS_UNITS_BYTES:

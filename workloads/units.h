@@ -29,4 +29,11 @@ int ts_units_parse(const char *text, ts_unit_kind kind, double *out, const char 
 /* A static description of the accepted form for a kind, for error messages. */
 const char *ts_units_expected(ts_unit_kind kind);
 
+/* The plausible range of a kind, outside which a value is refused as an input error wherever it
+ * is read (platforms/README.md): sizes 1 B to 1 PiB, bandwidths 1 MB/s to 100 TB/s, flop rates
+ * 1 GFLOPS to 100 PFLOPS, durations 1 ns to 1 s (or 0 where allowed), powers 1 W to 100 kW. So
+ * every product the simulator forms stays finite. *lo_text and *hi_text say them for messages. */
+void ts_units_range(ts_unit_kind kind, double *lo, double *hi, const char **lo_text,
+                    const char **hi_text);
+
 #endif

@@ -147,6 +147,8 @@ differences() {
   g175=$(fmt "$(col "$work/sens-175b-kernels-1.2/scale.csv" megatron_percent_of_peak)")
   g1t=$(fmt "$(col "$work/sens-1t-kernels-1.2/scale.csv" megatron_percent_of_peak)")
   b22=$(fmt "$(cut -d, -f13 <<<"$(best_of_search "$work/search-22b/search.csv")")")
+  local f22
+  f22=$(awk -v a="$(col "$c22" megatron_percent_of_peak)" 'BEGIN { printf "%.2f", a / 38.38 }')
   local w1t w64 s175 s175w s1t
   # the 512-GCD point's FLOP/s per GCD = the last point's / its efficiency
   w64=$(awk -v a="$(col "$work/1t-64-cables/scale.csv" model_tflops_per_gpu)" \
@@ -175,10 +177,11 @@ the paper's. GPU kernels are 22B $k22, 175B $k175 and 1T $k1t of the iteration:
 3. *Layouts and batch.* The paper's final layouts and batches are not published; the presets
    are assumptions. 22B is the furthest off (the paper: 73.5 TFLOPS per GCD), and trainsim's
    own search finds layouts faster still ($b22%), so no layout explains it: the factor of
-   about 1.65 must be per-GPU speed (items 1 and 2), larger for 22B than for the others, which
+   about $f22 must be per-GPU speed (items 1 and 2), larger for 22B than for the others, which
    the model has no MI250X measurement to show.
 
-None of these is fitted: the platform keeps its measured ceiling, and the gaps stay marked
+None of these is fitted: the kernel table is carried over from the H200 by rates alone, and
+the gaps stay marked
 in tests/validation/claims.tsv with trainsim's figures. Until this study 1T sat inside its
 band (36.26%), but for the wrong reason, below.
 
