@@ -282,7 +282,7 @@ int ts_bench_main(int argc, char **argv) {
   ts_engine_opts opts = {.fidelity = a.fidelity,
                          .collectives = a.collectives,
                          .is_recording_blocks = true,
-                         .on_progress = ts_progress_engine_cb,
+                         .on_progress = progress.is_on ? ts_progress_engine_cb : NULL,
                          .progress_ctx = &progress_events};
   ts_sim_result sim;
   ts_progress_show(&progress, 0, progress_events.total_events, "building the platform");

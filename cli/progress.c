@@ -75,8 +75,14 @@ void ts_progress_clear(ts_progress *p) {
   p->last_s = -1;
 }
 
+bool ts_progress_is_due(const ts_progress *p) {
+  return p->is_on && (p->last_s < 0 || now_s() - p->last_s >= MIN_INTERVAL_S);
+}
+
 void ts_progress_engine_cb(void *ctx, double events_played, double simulated_s) {
   ts_progress_engine *pe = ctx;
+  if (!ts_progress_is_due(pe->progress)) /* called after every block: format only when shown */
+    return;
   char what[96];
   snprintf(what, sizeof what, "%.3g of %.3g events, simulated %.4g s", events_played,
            pe->total_events, simulated_s);

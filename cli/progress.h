@@ -27,6 +27,9 @@ void ts_progress_init(ts_progress *p, const char *label, bool is_quiet);
  * the share, an ETA extrapolated from the pace so far. Skipped when the last update shown is
  * under 0.2 s old. */
 void ts_progress_show(ts_progress *p, double done, double total, const char *what);
+/* Whether a show now would print (on, and the last update old enough): callers that format
+ * their text at a high rate ask first. */
+bool ts_progress_is_due(const ts_progress *p);
 /* Erases the line (call before printing to stdout); the next show prints again at once. */
 void ts_progress_clear(ts_progress *p);
 

@@ -399,7 +399,7 @@ int ts_run_main(int argc, char **argv) {
   ts_progress_init(&progress, "run", a.is_quiet);
   ts_progress_engine progress_events = {&progress, events};
   ts_engine_opts opts = {.fidelity = a.fidelity,
-                         .on_progress = ts_progress_engine_cb,
+                         .on_progress = progress.is_on ? ts_progress_engine_cb : NULL,
                          .progress_ctx = &progress_events,
                          .collectives = a.collectives,
                          .is_traced = traced,

@@ -49,8 +49,9 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity f
   ts_progress progress;
   ts_progress_init(&progress, progress_label != NULL ? progress_label : "", progress_label == NULL);
   ts_progress_engine progress_events = {&progress, events};
-  ts_engine_opts opts = {
-      .fidelity = fidelity, .on_progress = ts_progress_engine_cb, .progress_ctx = &progress_events};
+  ts_engine_opts opts = {.fidelity = fidelity,
+                         .on_progress = progress.is_on ? ts_progress_engine_cb : NULL,
+                         .progress_ctx = &progress_events};
   ts_progress_show(&progress, 0, events, "building the platform");
   ts_sim_result sim;
   int rc = ts_engine_run(pf, &job, &opts, &sim, &reply->err);
