@@ -13,6 +13,12 @@ scales with the ratio of the datasheet rates: the dense bf16 peak for compute-bo
 kernels, the optimizer). t' = t0 + (t - t0) x rate_H200 / rate_target. The host's CPU costs are
 carried over unchanged (ASSUMED: the host CPUs differ). The H100 SXM has the H200's compute
 (GH100, 132 SMs, same clocks), so only memory-bound kernels scale there.
+
+One exception, where a publication says better: the A100's flash attention. FlashAttention-2
+reaches about 60% of the A100's peak but about a third of the H100's (it does not use Hopper's
+warpgroup matrix instructions), so carrying the H200's efficiency over halves the A100's flash
+throughput (docs/validation/kernels.md). The A100's flash tables take the H200's dependence on
+shape at the level of the published A100 benchmark instead (a100_flash below).
 """
 import os
 
@@ -33,6 +39,71 @@ TARGETS = {
 }
 COMPUTE = ("gemm_", "bgemm_", "flash_")
 
+# FlashAttention-2 forward + backward TFLOPS on an A100 SXM4 80GB, published by its authors
+# (Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png: hidden 2048, head dim 64
+# or 128, batch 16,384 / seq, bf16; figures as read in ../shared/CALIBRATION-SOURCES.md 2.b),
+# by (causal, head dim), for seq 512 .. 16,384 (None: the label is hidden in the figure).
+FA2_SEQS = [512, 1024, 2048, 4096, 8192, 16384]
+FA2_A100 = {
+    (False, 64): [132, 153, 162, 171, 175, 176],
+    (False, 128): [None, None, 187, 196, 201, 203],
+    (True, 64): [88, 119, 140, 156, 165, 171],
+    (True, 128): [99, 133, 155, 173, 182, 189],
+}
+
+
+def h200_time(src, name, bh, s, d):
+    """The H200 table's time at a grid point; beyond the largest batch x heads measured, that
+    point's time grown in proportion (the GPU is full there). None where not measured."""
+    t = src["tables"][name]
+    axes = [list(v) for v in t["axes"].values()]
+    scale = 1.0
+    if bh > axes[0][-1]:
+        scale, bh = bh / axes[0][-1], axes[0][-1]
+    if bh not in axes[0] or s not in axes[1] or d not in axes[2]:
+        return None
+    i = (axes[0].index(bh) * len(axes[1]) + axes[1].index(s)) * len(axes[2]) + axes[2].index(d)
+    v = t["time_us"][i]
+    return None if v is None else float(v) * scale
+
+
+def fa2_factor(src, causal, d, s):
+    """A100 time / H200 time of flash forward + backward at the published benchmark's shape of
+    (causal, d), at the published sequence nearest s."""
+    suffix = "_causal" if causal else ""
+    pairs = []
+    for seq, tflops in zip(FA2_SEQS, FA2_A100[(causal, d)]):
+        heads, batch = 2048 // d, 16384 // seq
+        tf = h200_time(src, "flash_fwd" + suffix, batch * heads, seq, d)
+        tb = h200_time(src, "flash_bwd" + suffix, batch * heads, seq, d)
+        if tflops is None or tf is None or tb is None:
+            continue
+        flops = 3.5 * 4 * batch * seq * seq * heads * d / (2 if causal else 1)
+        pairs.append((seq, flops / (tflops * 1e12) / ((tf + tb) * 1e-6)))
+    return min(pairs, key=lambda p: abs(p[0] - s))[1]
+
+
+def a100_flash(src, tname, axes, times):
+    """The A100's flash table: the H200's dependence on shape, set to the published A100 level
+    by the factor at the same (causal, head dim, nearest sequence); head dims between 64 and 128
+    take the factors' geometric interpolation."""
+    causal = tname.endswith("_causal")
+    bhs, seqs, ds = (list(v) for v in axes.values())
+    out = []
+    i = 0
+    for _ in bhs:
+        for s in seqs:
+            for d in ds:
+                v = times[i]
+                i += 1
+                if v is None:
+                    out.append(None)
+                    continue
+                lo, hi = fa2_factor(src, causal, 64, s), fa2_factor(src, causal, 128, s)
+                w = min(1.0, max(0.0, (d - 64) / 64))
+                out.append(v * lo ** (1 - w) * hi ** w)
+    return out
+
 
 def derive(src, name, device, peak_tf, hbm_TBps, cite):
     out = []
@@ -45,6 +116,9 @@ def derive(src, name, device, peak_tf, hbm_TBps, cite):
     out.append(f"# the others by the HBM bandwidth ({H200['hbm_TBps']} -> {hbm_TBps} TB/s). Rates: "
                "NVIDIA H200 datasheet;")
     out.append(f"# {cite}.")
+    if name == "a100.yaml":
+        out.append("# Except flash attention: at the level of FlashAttention-2's published A100 benchmark")
+        out.append("# (Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png), see derive.py.")
     out.append("# The host's CPU figures are the H200 machine's (ASSUMED). Nothing here was measured on")
     out.append("# this GPU; docs/validation/frontier.md shows how much the Frontier results depend on it.")
     out.append("format: 1")
@@ -60,9 +134,14 @@ def derive(src, name, device, peak_tf, hbm_TBps, cite):
         times = [None if v is None else float(v) for v in t["time_us"]]
         floor = min(v for v in times if v is not None)
         new = ["null" if v is None else f"{floor + (v - floor) * ratio:.4g}" for v in times]
+        what = f"{t['what']} (ASSUMED: the H200's x {ratio:.3g} above {floor:.3g} us)"
+        if name == "a100.yaml" and tname.startswith("flash_"):
+            new = ["null" if v is None else f"{v:.4g}" for v in a100_flash(src, tname, t["axes"], times)]
+            what = (f"{t['what']} (the H200's shape dependence at the level of FlashAttention-2's "
+                    "published A100 forward + backward benchmark; the split between forward and "
+                    "backward ASSUMED the H200's)")
         out.append(f"  {tname}:")
-        out.append(f"    what: \"{t['what']} (ASSUMED: the H200's x {ratio:.3g} above "
-                   f"{floor:.3g} us)\"")
+        out.append(f"    what: \"{what}\"")
         out.append("    axes:")
         for a, vals in t["axes"].items():
             out.append(f"      {a}: [{', '.join(str(v) for v in vals)}]")
