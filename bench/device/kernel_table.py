@@ -18,12 +18,13 @@ them (bf16, PyTorch eager, flash attention forced):
     per eager operation, and the CPU time of a tiny GPT's layer (forward, backward), microbatch
     and iteration, where the GPU is idle most of the time.
 Kernel times are pure GPU time: each point captures r calls in a CUDA graph (r chosen so that a
-replay lasts about 5 ms), replays it 5 times after warm-ups and keeps the median / r. The
+replay lasts about 4 ms), replays it 5 times after warm-ups and keeps the median / r. The
 optimizer's steps are timed eagerly with CUDA events (as a framework runs them: their CPU time
 between the kernels is part of their cost). Points too large for the memory used here (an
 operand over 2^29 elements) or the time budget are written as null: trainsim falls back to its
-roofline model there. Each section (software, GEMMs, attention, memory-bound, optimizer) runs in a process of its own,
-with its share of --budget-s. Prints progress on stderr; --smoke measures two points per table.
+roofline model there. Each section (software, GEMMs, attention, memory-bound, optimizer) runs
+in a process of its own, with its share of --budget-s. Prints progress on stderr; --smoke
+measures two points per table.
 """
 import argparse
 import datetime
