@@ -1,6 +1,7 @@
 /* scale: see scale.h. */
 #include "scale.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "../analysis/scaling.h"
 #include "../workloads/doc.h"
 #include "args.h"
+#include "digest.h"
 #include "study.h"
 
 #define MAX_POINTS 64
@@ -201,7 +203,19 @@ static bool read_csv_row(const char *line, ts_scaling_point *p) {
       return false;
     line += used;
   }
-  return *line == '\n' || *line == '\0';
+  if (*line != '\n' && *line != '\0')
+    return false;
+  /* A row is reused only if every figure is one a simulation could have produced. */
+  bool ok = p->gpus > 0 && p->tp > 0 && p->pp > 0 && p->dp > 0 && p->global_batch > 0 &&
+            p->iteration_s > 0 && isfinite(p->iteration_s) && p->tokens_per_s > 0 &&
+            isfinite(p->tokens_per_s) && p->model_tflops_per_gpu >= 0 &&
+            isfinite(p->model_tflops_per_gpu) && p->megatron_percent >= 0 &&
+            p->megatron_percent <= 1000 && p->mfu_percent >= 0 && p->mfu_percent <= 1000 &&
+            p->efficiency >= 0 && isfinite(p->efficiency) && p->peak_memory_gib >= 0 &&
+            isfinite(p->peak_memory_gib);
+  for (int c = 0; c < TS_CAT_COUNT; c++)
+    ok = ok && p->breakdown_s[c] >= 0 && isfinite(p->breakdown_s[c]);
+  return ok;
 }
 
 #define CSV_LINE 16384
@@ -262,6 +276,35 @@ static void describe_study(const scale_args *a, const ts_platform *pf, const ts_
     n += (size_t)snprintf(out + n, size - n, "%s", clause);
     snprintf(prev, sizeof prev, "%s", clause);
   }
+}
+
+/* Everything else a point's result depends on, as a fingerprint: the binary, the platform
+ * file and its kernel table (or the built-in ones), the workload files, and every flag but
+ * those that change no result (--out, --quiet). */
+static uint64_t inputs_digest(int argc, char **argv, const scale_args *a, const ts_platform *pf) {
+  ts_digest d;
+  ts_digest_init(&d);
+  ts_digest_file(&d, "/proc/self/exe");
+  if (a->platform != NULL)
+    ts_digest_file(&d, a->platform);
+  else
+    ts_digest_str(&d, ts_platform_default_text);
+  const char *kernel_table = ts_kernels_path(pf->gpu.kernels);
+  if (kernel_table[0] != '\0' && ts_digest_file(&d, kernel_table) != 0 &&
+      strcmp(kernel_table, ts_kernels_default_name) == 0)
+    ts_digest_str(&d, ts_kernels_default_text);
+  for (int i = 0; i < a->n_workloads; i++)
+    ts_digest_file(&d, a->workloads[i]);
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--quiet") == 0 || strncmp(argv[i], "--out=", 6) == 0)
+      continue;
+    if (strcmp(argv[i], "--out") == 0) {
+      i++;
+      continue;
+    }
+    ts_digest_str(&d, argv[i]);
+  }
+  return d.h;
 }
 
 /* Resolves point i: its workload file (or the only one), the GPU count and, for weak scaling
@@ -334,6 +377,9 @@ int ts_scale_main(int argc, char **argv) {
   t.n_rows = a.n_points;
   static char study[CSV_LINE - 8];
   describe_study(&a, &pf, points, study, sizeof study);
+  size_t used = strlen(study);
+  snprintf(study + used, sizeof study - used, "; inputs %016llx",
+           (unsigned long long)inputs_digest(argc, argv, &a, &pf));
   t.study = study;
   reuse_points(a.out_dir, &t);
 

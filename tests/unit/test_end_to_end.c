@@ -387,6 +387,88 @@ static void test_scale(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* The first point's iteration time in dir/scale.csv. */
+static double first_iteration(const char *dir) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/scale.csv", dir);
+  char *csv = read_file(path, NULL);
+  assert_non_null(csv);
+  double t = 0;
+  char *row = strchr(strchr(csv, '\n') + 1, '\n') + 1;
+  assert_int_equal(sscanf(row, "\"tiny\",%*d,%*d,%*d,%*d,%*d,%lf", &t), 1);
+  free(csv);
+  return t;
+}
+
+/* Rewrites the first point's iteration time in dir/scale.csv to `value`. */
+static void tamper(const char *dir, const char *value) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/scale.csv", dir);
+  char *csv = read_file(path, NULL);
+  assert_non_null(csv);
+  char *row = strchr(strchr(csv, '\n') + 1, '\n') + 1, *field = row;
+  for (int i = 0; i < 6; i++)
+    field = strchr(field, ',') + 1;
+  char *end = strchr(field, ',');
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "%.*s%s%s", (int)(field - csv), csv, value, end);
+  fclose(f);
+  free(csv);
+}
+
+/* Reuse is keyed on the inputs' contents: a point is reused while nothing changed (the
+ * tampered figure survives), recomputed when the platform file changes under the same name,
+ * and never taken back when its figures are not ones a simulation produces (nan). */
+static void test_scale_reuse_keyed(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[1400], platform[600];
+  assert_non_null(mkdtemp(dir));
+  char *text = read_file(TS_SOURCE_DIR "/platforms/frontier.yaml", NULL);
+  assert_non_null(text);
+  char *at = strstr(text, "kernel_table: kernels/");
+  assert_non_null(at);
+  snprintf(platform, sizeof platform, "%s/frontier.yaml", dir);
+  FILE *f = fopen(platform, "w");
+  assert_non_null(f);
+  fprintf(f, "%.*skernel_table: %s/platforms/kernels/%s", (int)(at - text), text, TS_SOURCE_DIR,
+          at + strlen("kernel_table: kernels/"));
+  fclose(f);
+  free(text);
+  snprintf(args, sizeof args,
+           "scale tests/data/good/tiny.yaml --gpus 8,16 --strong --platform %s --out %s", platform,
+           dir);
+  spawn_result r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  spawn_free(&r);
+  double t = first_iteration(dir);
+  tamper(dir, "12345");
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  spawn_free(&r);
+  assert_rel(first_iteration(dir), 12345, 1e-12); /* same inputs: reused */
+  tamper(dir, "nan");
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  spawn_free(&r);
+  assert_rel(first_iteration(dir), t, 1e-12); /* not a simulated figure: recomputed */
+  tamper(dir, "12345");
+  text = read_file(platform, NULL);
+  at = strstr(text, "hbm_bandwidth: 1.6TBps");
+  assert_non_null(at);
+  at[strlen("hbm_bandwidth: ")] = '0'; /* 0.6TBps: the same name, other contents */
+  f = fopen(platform, "w");
+  fputs(text, f);
+  fclose(f);
+  free(text);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  spawn_free(&r);
+  double slower = first_iteration(dir);
+  assert_true(slower != 12345 && slower > t);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 /* A node's ranks in a time window: only node 1's threads, only slices overlapping the window. */
 static void test_timeline_subset(void **state) {
   (void)state;
@@ -611,6 +693,7 @@ int main(void) {
                                      cmocka_unit_test(test_scale_by_model),
                                      cmocka_unit_test(test_collective_algorithm),
                                      cmocka_unit_test(test_search),
-                                     cmocka_unit_test(test_no_stale_outputs)};
+                                     cmocka_unit_test(test_no_stale_outputs),
+                                     cmocka_unit_test(test_scale_reuse_keyed)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
