@@ -1,6 +1,8 @@
 /* study: see study.h. */
 #include "study.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -83,19 +85,46 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity f
   ts_job_fini(&job);
 }
 
+/* Stopping a study (Ctrl-C, kill): the parent passes the signal to the point's process, waits
+ * for it, says so in one line and dies of the same signal; whatever was written (scale.csv after
+ * each point) stays whole. */
+static volatile sig_atomic_t stop_signal;
+static volatile pid_t running_point;
+
+static void on_stop(int sig) {
+  stop_signal = sig;
+  if (running_point > 0)
+    kill(running_point, SIGTERM);
+}
+
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+enum { N_STOP_SIGNALS = sizeof stop_signals / sizeof *stop_signals };
+
 int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
                    const char *progress_label, ts_scaling_point *out, ts_err *err) {
   int fds[2];
   if (pipe(fds) != 0)
     return ts_err_plain(err, "cannot create a pipe for a study point");
+  struct sigaction stop, old[N_STOP_SIGNALS];
+  memset(&stop, 0, sizeof stop);
+  stop.sa_handler = on_stop; /* no SA_RESTART: the waits below see EINTR and go on */
+  sigemptyset(&stop.sa_mask);
+  for (int i = 0; i < N_STOP_SIGNALS; i++)
+    sigaction(stop_signals[i], &stop, &old[i]);
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
+    for (int i = 0; i < N_STOP_SIGNALS; i++)
+      sigaction(stop_signals[i], &old[i], NULL);
     return ts_err_plain(err, "cannot fork a study point");
   }
-  if (pid == 0) {
+  if (pid == 0) { /* the point: stopped by its default actions, silently */
+    for (int i = 0; i < N_STOP_SIGNALS; i++)
+      signal(stop_signals[i], SIG_DFL);
+    if (stop_signal != 0)
+      _exit(1);
     close(fds[0]);
     child_reply reply;
     memset(&reply, 0, sizeof reply);
@@ -103,15 +132,36 @@ int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fid
     ssize_t n = write(fds[1], &reply, sizeof reply);
     _exit(n == (ssize_t)sizeof reply ? 0 : 1);
   }
+  running_point = pid;
+  if (stop_signal != 0) /* a signal between fork and here */
+    kill(pid, SIGTERM);
   close(fds[1]);
   child_reply reply;
   ssize_t got = 0;
-  for (ssize_t n; got < (ssize_t)sizeof reply &&
-                  (n = read(fds[0], (char *)&reply + got, sizeof reply - (size_t)got)) > 0;)
-    got += n;
+  while (got < (ssize_t)sizeof reply) {
+    ssize_t n = read(fds[0], (char *)&reply + got, sizeof reply - (size_t)got);
+    if (n > 0)
+      got += n;
+    else if (n == 0 || errno != EINTR)
+      break;
+  }
   close(fds[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  running_point = 0;
+  for (int i = 0; i < N_STOP_SIGNALS; i++)
+    sigaction(stop_signals[i], &old[i], NULL);
+  if (stop_signal != 0) {
+    int sig = stop_signal;
+    fprintf(stderr, /* after a progress line, on a line of its own */
+            "%strainsim: stopped by signal %d while simulating %ld GPUs; results written so far "
+            "are kept\n",
+            isatty(STDERR_FILENO) ? "\n" : "", sig, wl->n_gpus);
+    signal(sig, SIG_DFL);
+    raise(sig);
+    _exit(128 + sig); /* where the signal is blocked or ignored by whoever started us */
+  }
   if (got != (ssize_t)sizeof reply || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return ts_err_plain(err, "the simulation of %ld GPUs ended without a result (status %d)",
                         wl->n_gpus, status);

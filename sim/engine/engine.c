@@ -2,6 +2,7 @@
 #include "engine.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
@@ -667,6 +668,9 @@ static void init_simgrid(void) {
     argv[i] = options[i];
   int argc = N_OPTIONS;
   simgrid_init(&argc, argv);
+  /* SimGrid's SIGINT handler calls exit() while the simulation's thread runs on, which can
+   * crash in static destructors: a signal to stop stops the process, as it would without it. */
+  signal(SIGINT, SIG_DFL);
 }
 
 typedef struct simulation {
