@@ -432,6 +432,15 @@ int ts_run_main(int argc, char **argv) {
                       .n_hierarchical_collectives = sim.n_hierarchical_collectives,
                       .n_tree_collectives = sim.n_tree_collectives};
   ts_cost_kernel_sources(&wl, &pf.gpu, info.n_kernels_by_source);
+  if (!isfinite(m.iteration_s) || !(m.iteration_s > 0) || !isfinite(m.tokens_per_s)) {
+    /* Bounded inputs cannot give this: a bug, reported instead of a result that lies. */
+    fprintf(stderr, "trainsim: internal error: the simulated iteration is %g s\n", m.iteration_s);
+    ts_metrics_fini(&m);
+    ts_sim_result_fini(&sim);
+    ts_job_fini(&job);
+    free(shown);
+    return TS_ARGS_EXIT_FAILURE;
+  }
   ts_report_summary(stdout, &wl, &info, &m);
   fflush(stdout);
   ts_progress_show(&progress, 0, 0, "writing the result files");

@@ -1,6 +1,8 @@
 /* coll: ring collectives; see coll.h. */
 #include "coll.h"
 
+#include <math.h>
+
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/mailbox.h>
@@ -348,7 +350,7 @@ static void sub_ring(const ts_coll_group *g, sg_mailbox_t *inbox, int pos, int s
   if (fidelity != TS_FIDELITY_FLOW) {
     sg_barrier_wait(g->barrier);
     if (steps > 1)
-      sg_actor_sleep_for((steps - 1) * lat_s);
+      ts_coll_sleep((steps - 1) * lat_s);
   }
 }
 
@@ -394,7 +396,7 @@ static void tree(const ts_coll_group *g, int pos, double bytes, ts_fidelity fide
     sg_comm_wait_all(comms, (size_t)k);
     sg_barrier_wait(g->barrier);
     if (fidelity != TS_FIDELITY_FLOW && depth > 1)
-      sg_actor_sleep_for((depth - 1) * g->tree_lat_s);
+      ts_coll_sleep((depth - 1) * g->tree_lat_s);
   }
 }
 
@@ -438,5 +440,10 @@ void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fide
   exchange(g, pos, chunk * steps, n_transfers);
   sg_barrier_wait(g->barrier);
   if (steps > 1)
-    sg_actor_sleep_for((steps - 1) * g->max_hop_lat_s);
+    ts_coll_sleep((steps - 1) * g->max_hop_lat_s);
+}
+
+void ts_coll_sleep(double s) {
+  TS_ASSERT(isfinite(s) && s >= 0);
+  sg_actor_sleep_for(s);
 }

@@ -127,4 +127,9 @@ int ts_coll_steps(ts_coll_op op, int p);
 void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fidelity fidelity,
                  long *n_transfers);
 
+/* Sleeps the calling actor for s seconds. Durations are finite by construction (every input
+ * quantity is bounded: units.h); a non-finite or negative one is a bug, stopped here before it
+ * reaches SimGrid. */
+void ts_coll_sleep(double s);
+
 #endif

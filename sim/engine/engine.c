@@ -219,7 +219,7 @@ static void run_coll(rank_ctx *c, const ts_event *ev) {
   if (is_priced(cg, ev)) {
     double t = priced_s(c, cg, ev);
     sg_barrier_wait(cg->barrier);
-    sg_actor_sleep_for(t);
+    ts_coll_sleep(t);
     return;
   }
   ts_coll_run(cg, c->group_pos[ev->group], (ts_coll_op)ev->coll_op, ev->bytes, eng.fidelity,
@@ -242,7 +242,7 @@ static void run_event(rank_ctx *c, int block, int event) {
     if (c->n_posted > c->n_finished) /* the stream has work: it runs beside this kernel */
       slow += eng.overlap_slowdown;
     if (ev->time_s > 0) /* one compute stream per GPU: nothing shares it, no CPU model needed */
-      sg_actor_sleep_for(ev->time_s * slow);
+      ts_coll_sleep(ev->time_s * slow);
     c->res->flops += ev->flops;
     break;
   case TS_EV_COLL:
@@ -331,13 +331,13 @@ static void run_merged(rank_ctx *c, int b, int first, int n) {
     c->res->time_s[ev->category] += took - ev->recompute_s;
   }
   if (before > 0)
-    sg_actor_sleep_for(before);
+    ts_coll_sleep(before);
   if (cg != NULL) {
     double arrived = simgrid_get_clock();
     sg_barrier_wait(cg->barrier);
     wait = simgrid_get_clock() - arrived;
     c->res->time_s[blk->events[barrier_at].category] += wait;
-    sg_actor_sleep_for(after);
+    ts_coll_sleep(after);
   }
   if (c->is_traced) { /* timelines: each event's span, prices recomputed (few ranks) */
     double t = t0;
