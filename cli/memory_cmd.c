@@ -45,19 +45,11 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
 }
 
 int ts_memory_cmd_main(int argc, char **argv) {
-  ts_err err = {0};
-  ts_run_args a;
-  static const char *const options[] = {"--platform", "--gpus", "--dp", NULL};
-  static const char *const help[] = {memory_usage, NULL};
-  int rc = ts_run_parse(argc, argv, "memory", help, options, NULL, &a, &err);
-  if (rc == 1)
-    return 0;
   static ts_platform pf;
   ts_workload wl;
-  if (rc != 0 || ts_run_load_inputs(&a, &pf, &wl, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
-    return TS_ARGS_EXIT_INPUT;
-  }
+  int rc = ts_run_load_layout(argc, argv, "memory", memory_usage, &pf, &wl);
+  if (rc != 0)
+    return rc < 0 ? 0 : rc;
   ts_metrics mem;
   ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
   char schedule[64];

@@ -35,19 +35,11 @@ static void print_shape(const ts_kernel_row *r, char *buf, size_t size) {
 }
 
 int ts_profile_main(int argc, char **argv) {
-  ts_err err = {0};
-  ts_run_args a;
-  static const char *const options[] = {"--platform", "--gpus", "--dp", NULL};
-  static const char *const help[] = {usage, NULL};
-  int rc = ts_run_parse(argc, argv, "profile", help, options, NULL, &a, &err);
-  if (rc == 1)
-    return 0;
   static ts_platform pf;
   ts_workload wl;
-  if (rc != 0 || ts_run_load_inputs(&a, &pf, &wl, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
-    return TS_ARGS_EXIT_INPUT;
-  }
+  int rc = ts_run_load_layout(argc, argv, "profile", usage, &pf, &wl);
+  if (rc != 0)
+    return rc < 0 ? 0 : rc;
   ts_kernel_log log = {0};
   ts_cost_layer_kernels(&wl, &pf.gpu, &log);
   double pass_s[2] = {0};

@@ -305,6 +305,22 @@ int ts_run_load_inputs(const ts_run_args *a, ts_platform *pf, ts_workload *wl, t
   return check_fit(wl, pf, err);
 }
 
+int ts_run_load_layout(int argc, char **argv, const char *command, const char *usage_text,
+                       ts_platform *pf, ts_workload *wl) {
+  ts_err err = {0};
+  ts_run_args a;
+  static const char *const options[] = {"--platform", "--gpus", "--dp", NULL};
+  const char *const help[] = {usage_text, NULL};
+  int rc = ts_run_parse(argc, argv, command, help, options, NULL, &a, &err);
+  if (rc == 1)
+    return -1;
+  if (rc != 0 || ts_run_load_inputs(&a, pf, wl, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return TS_ARGS_EXIT_INPUT;
+  }
+  return 0;
+}
+
 int ts_run_main(int argc, char **argv) {
   ts_err err = {0};
   ts_run_args a;

@@ -43,6 +43,13 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
  * layout's GPUs exist, the GPU has a peak for the workload's precision). */
 int ts_run_load_inputs(const ts_run_args *a, ts_platform *pf, ts_workload *wl, ts_err *err);
 
+/* For the commands that read run's layout flags and simulate nothing (memory, profile): parses
+ * argv (--platform, --gpus, --dp and the workload overrides; usage_text for --help), loads and
+ * checks the inputs into *pf and *wl. Returns 0 to go on, -1 when help was printed, or the exit
+ * status after printing the error. */
+int ts_run_load_layout(int argc, char **argv, const char *command, const char *usage_text,
+                       ts_platform *pf, ts_workload *wl);
+
 /* Runs `trainsim run ...` (argv after "run"); returns the exit status. */
 int ts_run_main(int argc, char **argv);
 

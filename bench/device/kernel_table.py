@@ -41,6 +41,7 @@ import torch
 import torch.nn.functional as F
 
 import gpt
+from cuda_timing import time_ms
 
 TOKENS = [512, 1024, 2048, 4096, 8192, 16384, 32768]
 WIDTHS = [128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576,
@@ -92,18 +93,7 @@ def median_graph_s(fn, target_s=0.004, replays=5):
 
 
 def median_eager_s(fn, reps=10):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e-3)
-    return statistics.median(times)
+    return time_ms(fn, warmup=3, reps=reps) * 1e-3
 
 
 class Table:
