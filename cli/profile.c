@@ -53,10 +53,12 @@ int ts_profile_main(int argc, char **argv) {
   const ts_kernel_table *kt = wl.precision == TS_PREC_BF16 ? pf.gpu.kernels : NULL;
   printf("trainsim profile: %s on %s, one layer of TP %ld, micro-batch %ld x sequence %ld\n",
          wl.name, pf.name, wl.tp, wl.micro_batch, wl.model.seq);
-  printf("kernel table: %s\n\n",
-         kt != NULL ? ts_kernels_path(kt)
-                    : (pf.gpu.kernels != NULL ? "none for this precision (tables are bf16)"
-                                              : "none (every kernel priced by the roofline)"));
+  if (kt != NULL)
+    printf("kernel table: %s (%s)\n\n", ts_kernels_path(kt), ts_kernels_device(kt));
+  else
+    printf("kernel table: %s\n\n", pf.gpu.kernels != NULL
+                                       ? "none for this precision (tables are bf16)"
+                                       : "none (every kernel priced by the roofline)");
   printf("  %-4s %-12s %-28s %-22s %5s %11s %-12s %7s\n", "pass", "piece", "kernel", "shape",
          "count", "time_us", "source", "share");
   for (int pass = 0; pass < 2; pass++)

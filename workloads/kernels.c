@@ -74,11 +74,6 @@ int ts_kernel_n_axes(ts_kernel_kind kind) {
   return n;
 }
 
-const char *ts_kernel_axis_name(ts_kernel_kind kind, int i) {
-  TS_ASSERT(i >= 0 && i < ts_kernel_n_axes(kind));
-  return axes_of(kind)[i];
-}
-
 typedef struct grid {
   bool is_present;
   int n_values[MAX_AXES];

@@ -53,8 +53,6 @@ typedef enum ts_kernel_kind {
 extern const char *const ts_kernel_names[];
 /* How many axes each kind has (1 to 3). */
 int ts_kernel_n_axes(ts_kernel_kind kind);
-/* The name of axis i of kind ("m", "batch_heads", "elements"). */
-const char *ts_kernel_axis_name(ts_kernel_kind kind, int i);
 
 /* Where a kernel's time came from; result.json counts each. */
 typedef enum ts_kernel_source {
