@@ -30,8 +30,9 @@ static const char usage[] =
     "  --from GPU, --to GPU  p2p: the two GPUs (global indices: node x GPUs per node + local)\n"
     "  --platform FILE       platform file (default: the built-in platforms/frontier.yaml)\n"
     "  --collectives auto|ring|hierarchical|tree\n"
-    "                        all-reduce algorithm (default auto: the faster by an alpha-beta\n"
-    "                        model of the routes, per size; the table says which ran)\n"
+    "                        all-reduce algorithm (default auto: the one the platform's\n"
+    "                        library (NCCL, RCCL) picks per size by its own model, with the\n"
+    "                        protocol; the table says which ran as algorithm/protocol)\n"
     "  --fidelity aggregate|flow|analytic|hybrid\n"
     "                        collective transfers per rank: one (default) or one per ring step\n"
     "  --min-bytes SIZE      smallest size (default 8)\n"
@@ -306,14 +307,19 @@ int ts_bench_main(int argc, char **argv) {
     double t = end - prev;
     prev = end;
     double algbw = sizes[k] / t;
-    const char *algo = "p2p";
+    char algo[32] = "p2p";
     if (a.op <= OP_ALLTOALL) {
       static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER,
                                            TS_COLL_REDUCE_SCATTER, TS_COLL_ALLTOALL};
-      algo = a.op == OP_ALLTOALL
-                 ? "pairwise"
-                 : ts_coll_algo_names[ts_coll_choose_for(&pf, gpus, (int)sim.n_ranks, a.collectives,
-                                                         coll_of[a.op], sizes[k])];
+      ts_coll_call call =
+          ts_coll_decide_for(&pf, gpus, (int)sim.n_ranks, a.collectives, coll_of[a.op], sizes[k]);
+      if (a.op == OP_ALLTOALL)
+        snprintf(algo, sizeof algo, "pairwise");
+      else if (call.is_ideal)
+        snprintf(algo, sizeof algo, "%s", ts_coll_algo_names[call.algo]);
+      else
+        snprintf(algo, sizeof algo, "%s/%s", ts_ccl_algo_names[call.lib.algo],
+                 ts_ccl_proto_names[call.lib.proto]);
     }
     printf("  %14.0f %14.3f %12.3f %12.3f  %s\n", sizes[k], t * 1e6, algbw / 1e9,
            algbw * busbw_factor(a.op, sim.n_ranks) / 1e9, algo);

@@ -5,12 +5,14 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../network/route.h"
+#include "sg_comm.h"
 
 const char *const ts_fidelity_names[] = {"aggregate", "flow", "analytic", "hybrid", NULL};
 const char *const ts_coll_algo_names[] = {"auto", "ring", "hierarchical", "tree", NULL};
@@ -192,6 +194,20 @@ int ts_coll_tree_parent(int n, int t, int pos) {
   return j == 0 ? -1 : ((j - 1) / 2 - shift + n) % n;
 }
 
+int ts_coll_node_tree_parent(const ts_coll_group *g, int t, int pos) {
+  int m = g->per_node, parent = ts_coll_tree_parent(g->n / m, t, pos / m);
+  return parent < 0 ? -1 : parent * m + pos % m;
+}
+
+/* Children of slot `slot` in tree t over `count` slots (the inverse of ts_coll_tree_parent). */
+static int tree_kids(int count, int t, int slot, int kids[2]) {
+  int shift = t * (count / 2), j = (slot + shift) % count, k = 0;
+  for (int c = 2 * j + 1; c <= 2 * j + 2; c++)
+    if (c < count)
+      kids[k++] = (c - shift + count) % count;
+  return k;
+}
+
 static int tree0_parent(int i, int n, int per_node) {
   (void)per_node;
   int p = ts_coll_tree_parent(n, 0, i);
@@ -199,6 +215,10 @@ static int tree0_parent(int i, int n, int per_node) {
 }
 
 void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus) {
+  g->ccl = &pf->ccl;
+  g->n_nodes = g->n > 0;
+  for (int i = 1; i < g->n; i++) /* ring order enters each node once */
+    g->n_nodes += ring_gpus[i] / pf->gpus_per_node != ring_gpus[i - 1] / pf->gpus_per_node;
   hops_of(pf, ring_gpus, g->n, ring_succ, 0, &g->ring_lat_s, &g->ring_Bps);
   g->ring_Bps *= g->n_rings;
   if (g->n >= 3) {
@@ -246,7 +266,8 @@ static double estimate(const ts_coll_group *g, ts_coll_algo algo, ts_coll_op op,
   return steps * g->ring_lat_s + steps / p * bytes / g->ring_Bps;
 }
 
-ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes) {
+/* The ideal library's choice: the algorithm forced, or the fastest by estimate(). */
+static ts_coll_algo ideal_choice(const ts_coll_group *g, ts_coll_op op, double bytes) {
   bool can_hier = g->per_node > 0, can_tree = g->n >= 3;
   if (op != TS_COLL_ALLREDUCE)
     return TS_ALGO_RING;
@@ -265,10 +286,45 @@ ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes)
   return algo;
 }
 
-double ts_coll_estimate_s(const ts_coll_group *g, ts_coll_op op, double bytes) {
+ts_coll_call ts_coll_decide(const ts_coll_group *g, ts_coll_op op, double bytes) {
+  ts_coll_call c = {.algo = TS_ALGO_RING,
+                    .is_ideal = true,
+                    .lib = {.algo = TS_CCL_RING, .proto = TS_PROTO_SIMPLE, .wire = 1}};
   if (g->n < 2 || bytes <= 0)
-    return 0;
-  return estimate(g, ts_coll_choose(g, op, bytes), op, bytes);
+    return c;
+  bool forced_hier = g->algo == TS_ALGO_HIERARCHICAL && g->per_node > 0 && op == TS_COLL_ALLREDUCE;
+  if (g->ccl == NULL || g->ccl->library == TS_CCL_IDEAL || forced_hier) {
+    c.algo = ideal_choice(g, op, bytes);
+    c.time_s = estimate(g, c.algo, op, bytes);
+    return c;
+  }
+  c.is_ideal = false;
+  if (op == TS_COLL_ALLTOALL) {
+    /* Libraries run all-to-all as grouped sends and receives, outside their tuner: priced at
+     * the wire plus the ring's Simple base latency (ASSUMED: one launch per call). */
+    c.lib.lat_s = ts_ccl_base_latency_s(g->ccl, TS_CCL_RING, TS_PROTO_SIMPLE);
+    c.lib.bus_Bps = c.lib.alg_Bps = INFINITY;
+    c.time_s = c.lib.lat_s + estimate(g, TS_ALGO_RING, op, bytes);
+    return c;
+  }
+  unsigned allowed = g->algo == TS_ALGO_RING   ? 1u << TS_CCL_RING
+                     : g->algo == TS_ALGO_TREE ? 1u << TS_CCL_TREE
+                                               : ~0u;
+  if (g->n < 3) /* trainsim's double binary tree needs three members */
+    allowed &= ~(1u << TS_CCL_TREE);
+  ts_ccl_comm comm = {g->n, g->n_nodes, g->ring_Bps};
+  c.lib = ts_ccl_choose(g->ccl, &comm, op, bytes, allowed);
+  c.algo = c.lib.algo == TS_CCL_TREE ? TS_ALGO_TREE : TS_ALGO_RING;
+  c.time_s = c.lib.time_s;
+  return c;
+}
+
+ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes) {
+  return ts_coll_decide(g, op, bytes).algo;
+}
+
+double ts_coll_estimate_s(const ts_coll_group *g, ts_coll_op op, double bytes) {
+  return ts_coll_decide(g, op, bytes).time_s;
 }
 
 int ts_coll_steps(ts_coll_op op, int p) {
@@ -279,15 +335,16 @@ int ts_coll_steps(ts_coll_op op, int p) {
 static char payload;
 
 /* One step on every ring at once: each ring's position sends to its successor and receives
- * from its predecessor. */
-static void exchange(const ts_coll_group *g, int pos, double bytes, long *n_transfers) {
+ * from its predecessor, each ring's transfer at no more than rate_Bps (<= 0: link rate). */
+static void exchange(const ts_coll_group *g, int pos, double bytes, double rate_Bps,
+                     long *n_transfers) {
   void *got[TS_COLL_MAX_RINGS];
   sg_comm_t comms[2 * TS_COLL_MAX_RINGS];
   int n = g->n;
   for (int r = 0; r < g->n_rings; r++) {
     int p = g->ring_pos[r * n + pos];
-    comms[2 * r] = sg_mailbox_put_async(g->mailboxes[r * n + (p + 1) % n], &payload,
-                                        (long)(bytes / g->n_rings + 0.5));
+    comms[2 * r] = ts_sg_put_async(g->mailboxes[r * n + (p + 1) % n], &payload,
+                                   bytes / g->n_rings, rate_Bps);
     comms[2 * r + 1] = sg_mailbox_get_async(g->mailboxes[r * n + p], &got[r]);
   }
   sg_comm_wait_all(comms, (size_t)(2 * g->n_rings));
@@ -317,7 +374,7 @@ static void alltoall(const ts_coll_group *g, int pos, double bytes, ts_fidelity 
   free(got);
 }
 
-ts_coll_algo ts_coll_choose_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
+ts_coll_call ts_coll_decide_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
                                 ts_coll_op op, double bytes) {
   int *orders = malloc((size_t)n * TS_COLL_MAX_RINGS * sizeof *orders);
   long *ring_gpus = malloc((size_t)n * sizeof *ring_gpus);
@@ -331,7 +388,7 @@ ts_coll_algo ts_coll_choose_for(const ts_platform *pf, const long *gpus, int n, 
   free(orders);
   free(ring_gpus);
   free(g.tree_children);
-  return ts_coll_choose(&g, op, bytes);
+  return ts_coll_decide(&g, op, bytes);
 }
 
 /* One ring phase of `steps` steps of `chunk` bytes on a sub-ring (the hierarchical phases):
@@ -354,12 +411,17 @@ static void sub_ring(const ts_coll_group *g, sg_mailbox_t *inbox, int pos, int s
   }
 }
 
-/* Double binary tree: every member sends half the bytes up each tree once its children's
- * halves have arrived, then the halves come back down; a barrier separates the phases (so one
- * inbox per tree serves both), and each phase waits depth - 1 extra latency terms in
- * aggregate fidelity (flow takes them from the transfers themselves, level by level). */
-static void tree(const ts_coll_group *g, int pos, double bytes, ts_fidelity fidelity,
-                 long *n_transfers) {
+/* The library latency still to wait once transfers that took `included` have run. */
+static double rest_of(const ts_coll_call *call, double included) {
+  return call->lib.lat_s > included ? call->lib.lat_s - included : 0;
+}
+
+/* Double binary tree, ideal library and flow fidelity: every member sends half the bytes up
+ * each tree once its children's halves have arrived, then the halves come back down; a barrier
+ * separates the phases (so one inbox per tree serves both). Flow fidelity takes the latency of
+ * each level from its transfers; aggregate waits depth - 1 more route latencies per phase. */
+static void tree_phased(const ts_coll_group *g, int pos, double bytes, ts_fidelity fidelity,
+                        long *n_transfers) {
   int n = g->n, depth = tree_depth(n);
   long half = (long)(bytes / 2 + 0.5);
   for (int down = 0; down < 2; down++) {
@@ -400,6 +462,50 @@ static void tree(const ts_coll_group *g, int pos, double bytes, ts_fidelity fide
   }
 }
 
+/* A library's tree, pipelined as NCCL runs it: chunks flow up and down at once, so the call's
+ * transfers all run together. With m > 1 members on each node it is NCCL's shape: inside the
+ * node the members reduce and broadcast their shares (played as a reduce-scatter plus an
+ * all-gather to the next member on the node), and local member j of every node joins a double
+ * binary tree over the nodes for its 1/m share, through its own NIC; otherwise the trees span
+ * the members. Every transfer carries wire bytes; the call ends when they have arrived and
+ * the rest of the library's latency has passed, and not before the library's own time (its
+ * bandwidth ceiling). */
+static void tree_pipelined(const ts_coll_group *g, int pos, double bytes, const ts_coll_call *call,
+                           long *n_transfers) {
+  int m = g->per_node > 0 ? g->per_node : 1, count = g->n / m, slot = pos / m, local = pos % m;
+  double share = bytes / m * call->lib.wire, half = share / 2;
+  sg_comm_t comms[16];
+  void *got[16];
+  int k = 0;
+  sg_barrier_wait(g->barrier);
+  double start = simgrid_get_clock();
+  if (m > 1) { /* inside the node: (m - 1) / m of the bytes each way, to the next member */
+    int in = intra_succ(pos, g->n, m);
+    comms[k++] = sg_mailbox_put_async(g->intra_mailboxes[in], &payload,
+                                      (long)(2 * (bytes - bytes / m) * call->lib.wire + 0.5));
+    comms[k++] = sg_mailbox_get_async(g->intra_mailboxes[pos], &got[0]);
+    (*n_transfers)++;
+  }
+  for (int t = 0; t < 2; t++) {
+    int kids[2], n_kids = tree_kids(count, t, slot, kids);
+    int parent = ts_coll_tree_parent(count, t, slot);
+    sg_mailbox_t *inbox = g->tree_mailboxes[t];
+    for (int c = 0; c < n_kids + (parent >= 0); c++) /* halves from below and from above */
+      comms[k++] = sg_mailbox_get_async(inbox[pos], &got[c]);
+    if (parent >= 0)
+      comms[k++] = sg_mailbox_put_async(inbox[parent * m + local], &payload, (long)(half + 0.5));
+    for (int c = 0; c < n_kids; c++)
+      comms[k++] = sg_mailbox_put_async(inbox[kids[c] * m + local], &payload, (long)(half + 0.5));
+    *n_transfers += n_kids + (parent >= 0);
+  }
+  sg_comm_wait_all(comms, (size_t)k);
+  sg_barrier_wait(g->barrier);
+  double now = simgrid_get_clock();
+  double end = fmax(now + rest_of(call, m > 1 ? g->cross_lat_s : g->tree_lat_s),
+                    start + call->lib.time_s);
+  ts_coll_sleep(end - now);
+}
+
 static void hierarchical(const ts_coll_group *g, int pos, double bytes, ts_fidelity fidelity,
                          long *n_transfers) {
   int m = g->per_node, nodes = g->n / m;
@@ -415,31 +521,47 @@ void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fide
                  long *n_transfers) {
   if (g->n < 2 || bytes <= 0)
     return;
-  ts_coll_algo algo = ts_coll_choose(g, op, bytes);
+  ts_coll_call call = ts_coll_decide(g, op, bytes);
   if (pos == 0)
-    g->n_calls[algo]++;
+    g->n_calls[call.algo]++;
   if (op == TS_COLL_ALLTOALL) {
     alltoall(g, pos, bytes, fidelity, n_transfers);
+    if (!call.is_ideal)
+      ts_coll_sleep(call.lib.lat_s);
     return;
   }
-  if (algo == TS_ALGO_HIERARCHICAL) {
+  if (call.algo == TS_ALGO_HIERARCHICAL) {
     hierarchical(g, pos, bytes, fidelity, n_transfers);
     return;
   }
-  if (algo == TS_ALGO_TREE) {
-    tree(g, pos, bytes, fidelity, n_transfers);
+  if (call.algo == TS_ALGO_TREE) {
+    if (call.is_ideal || fidelity == TS_FIDELITY_FLOW)
+      tree_phased(g, pos, bytes * call.lib.wire, fidelity, n_transfers);
+    if (!call.is_ideal && fidelity == TS_FIDELITY_FLOW)
+      ts_coll_sleep(rest_of(&call, 2 * tree_depth(g->n) * g->tree_lat_s));
+    if (!call.is_ideal && fidelity != TS_FIDELITY_FLOW)
+      tree_pipelined(g, pos, bytes, &call, n_transfers);
     return;
   }
+  /* Ring (and PAT, which moves the same bytes through the same NICs): each ring's transfer at
+   * no more than its share of the library's bus bandwidth, in wire bytes. */
   int steps = ts_coll_steps(op, g->n);
-  double chunk = bytes / g->n;
+  double chunk = bytes / g->n * call.lib.wire;
+  double rate = call.is_ideal ? 0 : call.lib.bus_Bps * call.lib.wire / g->n_rings;
   if (fidelity == TS_FIDELITY_FLOW) {
     for (int k = 0; k < steps; k++)
-      exchange(g, pos, chunk, n_transfers);
+      exchange(g, pos, chunk, rate, n_transfers);
+    if (!call.is_ideal) {
+      sg_barrier_wait(g->barrier);
+      ts_coll_sleep(rest_of(&call, steps * g->max_hop_lat_s));
+    }
     return;
   }
-  exchange(g, pos, chunk * steps, n_transfers);
+  exchange(g, pos, chunk * steps, rate, n_transfers);
   sg_barrier_wait(g->barrier);
-  if (steps > 1)
+  if (!call.is_ideal)
+    ts_coll_sleep(rest_of(&call, g->max_hop_lat_s));
+  else if (steps > 1)
     ts_coll_sleep((steps - 1) * g->max_hop_lat_s);
 }
 

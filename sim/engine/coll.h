@@ -21,8 +21,14 @@
  * one member per node, keep one ring (their members' NICs already carry them in parallel).
  * All-to-all is a pairwise exchange (step s: send bytes / p to position + s), every pair of
  * members routed.
+ * The library (ccl.h) decides, per call, the algorithm and protocol, the call's latency and
+ * its bus bandwidth; the transfers carry the protocol's wire bytes at no more than the
+ * library's bandwidth, and the topology (SimGrid) slows them further where links are shared.
+ * Uncontended, a call takes exactly the library model's time. Under the ideal library
+ * (platform without `collectives`), transfers run at link rate and each step costs the route's
+ * latency.
  * Not modelled yet: rings in the opposite direction (one direction per ring inside a node is a
- * lower bound on its bandwidth), pipelined trees, NVLink SHARP.
+ * lower bound on its bandwidth), NVLink SHARP.
  */
 #ifndef TS_COLL_H
 #define TS_COLL_H
@@ -33,6 +39,7 @@
 
 #include "../../workloads/schedule.h"
 #include "../network/platform.h"
+#include "ccl.h"
 
 /* analytic: no network simulation (sim/analytic.h); hybrid: aggregate, but collectives of
  * groups inside one node (tensor parallelism) take the analytic alpha-beta time once all
@@ -96,26 +103,45 @@ typedef struct ts_coll_group {
   int *tree_children; /* [(tree * n + position) * 2 + k]: children in each tree, -1 for none */
   double ring_lat_s, ring_Bps, intra_lat_s, intra_Bps, cross_lat_s, cross_Bps;
   double tree_lat_s, tree_Bps;
+  const ts_ccl_config *ccl; /* the platform's library */
+  int n_nodes; /* nodes the members are on */
   long n_calls[TS_ALGO_COUNT]; /* collectives started, by ts_coll_algo (counted at position 0) */
 } ts_coll_group;
 
+/* How a group runs one call: the algorithm trainsim plays and, under a real library, the
+ * library's plan (lib.algo may be PAT, played on the ring's links). */
+typedef struct ts_coll_call {
+  ts_coll_algo algo;
+  bool is_ideal; /* no library: link rate, route latencies (lib holds Simple, wire 1) */
+  ts_ccl_call lib;
+  double time_s; /* uncontended */
+} ts_coll_call;
+
 /* Double binary tree: the parent of ring-0 position pos in tree t (0 or 1), or -1 at a root. */
 int ts_coll_tree_parent(int n, int t, int pos);
+
+/* The node tree of a group with per_node m > 0 (NCCL's tree: one double binary tree over the
+ * nodes for each local member): the ring-0 position of pos's parent in tree t, or -1. */
+int ts_coll_node_tree_parent(const ts_coll_group *g, int t, int pos);
 
 /* Members per node of a group of n GPUs in ring order `order` when every node holds the same
  * number m > 1 and there are at least two nodes; 0 otherwise. */
 int ts_coll_per_node(const ts_platform *pf, const long *gpus, const int *order, int n);
 /* Fills g's alpha-beta figures from the routes of its hops (ring_gpus: the GPU at each ring-0
- * position) and, for groups of 3 or more, its trees' children (owned by g: free
- * g->tree_children). */
+ * position), its node count and library, and, for groups of 3 or more, its trees' children
+ * (owned by g: free g->tree_children). */
 void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus);
-/* The algorithm g runs for op on bytes: its own choice, or auto's. */
+/* How g runs op on bytes: the algorithm forced by g->algo, or the one auto picks (the
+ * library's tuner; under the ideal library the fastest by an alpha-beta model of the routes).
+ * Hierarchical is trainsim's, not a library's: forced, it is priced at the wire. */
+ts_coll_call ts_coll_decide(const ts_coll_group *g, ts_coll_op op, double bytes);
+/* ts_coll_decide(...).algo */
 ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes);
-/* The alpha-beta time of the algorithm ts_coll_choose picks (the analytic fidelity's cost of a
- * collective; uncontended, it equals what the rings and trees take in the other fidelities). */
+/* The uncontended time of the call (the analytic fidelity's cost of a collective; it equals
+ * what the rings and trees take in the other fidelities when nothing shares their links). */
 double ts_coll_estimate_s(const ts_coll_group *g, ts_coll_op op, double bytes);
-/* The same for a group of n GPUs not yet set up (microbenchmark tables). */
-ts_coll_algo ts_coll_choose_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
+/* ts_coll_decide for a group of n GPUs not yet set up (microbenchmark tables). */
+ts_coll_call ts_coll_decide_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
                                 ts_coll_op op, double bytes);
 
 /* Ring steps of an operation on p ranks (2(p-1) for all-reduce, p-1 otherwise). */

@@ -503,6 +503,13 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
           int in = i - i % m + (i % m + 1) % m, across = (i + m) % cg->n;
           add_pair(pf, job, &rs, ring[i], ring[in]);
           add_pair(pf, job, &rs, ring[i], ring[across]);
+          for (int t = 0; t < 2; t++) { /* node trees */
+            int parent = ts_coll_node_tree_parent(cg, t, i);
+            if (parent >= 0) {
+              add_pair(pf, job, &rs, ring[i], ring[parent]);
+              add_pair(pf, job, &rs, ring[parent], ring[i]);
+            }
+          }
         }
       }
   }

@@ -11,8 +11,10 @@
 #include "../../workloads/doc.h"
 #include "../../workloads/text.h"
 
-static const char *const top_keys[] = {"name", "description", "sources", "gpu",
-                                       "node", "network",     "nodes",   NULL};
+static const char *const top_keys[] = {"name",    "description", "sources", "gpu",        "node",
+                                       "network", "nodes",       "collectives", NULL};
+static const char *const ccl_keys[] = {"library",  "arch",     "tuning_model",
+                                       "cpu",      "channels", "node_link_efficiency", NULL};
 static const char *const gpu_keys[] = {
     "model",     "peak",          "hbm_capacity",  "hbm_bandwidth", "gemm_ceiling",
     "gemm_tile", "compute_units", "kernel_launch", "power",         "kernel_table",
@@ -36,6 +38,9 @@ static const char *const fat_tree_keys[] = {"topology",       "levels", "radix",
 static const char *const params_keys[] = {"bandwidth", "latency", NULL};
 const char *const ts_topology_names[] = {"dragonfly", "fat-tree", NULL};
 const char *const ts_routing_names[] = {"adaptive", "minimal", NULL};
+const char *const ts_ccl_library_names[] = {"ideal", "nccl", "rccl", NULL};
+const char *const ts_ccl_arch_names[] = {"volta", "ampere", "hopper", "blackwell", NULL};
+const char *const ts_ccl_cpu_names[] = {"intel", "amd", NULL};
 
 /* Reads a required key through a getter: absent is an error naming the mapping. */
 #define REQUIRE(call, doc, map, what, key, err)                                                    \
@@ -323,6 +328,61 @@ static int load_network(const ts_doc *doc, int root, ts_platform *pf, ts_err *er
                                            : load_fat_tree(doc, net, &pf->ft, err);
 }
 
+/* collectives: the library and what its tuning model needs to know of the machine. Absent:
+ * the ideal library (link rate, route latencies). */
+static int load_collectives(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) {
+  ts_ccl_config *c = &pf->ccl;
+  *c = (ts_ccl_config){.library = TS_CCL_IDEAL, .channels = 1, .node_link_efficiency = 1};
+  int m = ts_doc_get(doc, root, "collectives");
+  if (m == 0)
+    return 0;
+  if (ts_doc_check_map(doc, m, "collectives", ccl_keys, err) != 0)
+    return -1;
+  int library = 0, arch = 0, cpu = 0;
+  long tuning = 0, channels = 0;
+  REQUIRE(ts_doc_get_enum(doc, m, "library", ts_ccl_library_names, &library, err), doc, m,
+          "collectives", "library", err);
+  c->library = (ts_ccl_library)library;
+  for (int i = 1; c->library == TS_CCL_IDEAL && ccl_keys[i] != NULL; i++)
+    if (ts_doc_get(doc, m, ccl_keys[i]) != 0)
+      return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, m, ccl_keys[i])),
+                       "key '%s': library ideal has no tuning model and takes only 'library'",
+                       ccl_keys[i]);
+  if (c->library == TS_CCL_IDEAL)
+    return 0;
+  /* NCCL's constants are per architecture and per channel; RCCL's per tuning model. */
+  static const char *const nccl_only[] = {"arch", "channels", NULL}, *const rccl_only[] = {
+                                                                          "tuning_model", NULL};
+  const char *const *other = c->library == TS_CCL_NCCL ? rccl_only : nccl_only;
+  for (int i = 0; other[i] != NULL; i++)
+    if (ts_doc_get(doc, m, other[i]) != 0)
+      return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, m, other[i])),
+                       "key '%s': only for library %s, found library %s", other[i],
+                       c->library == TS_CCL_NCCL ? "rccl" : "nccl", ts_ccl_library_names[library]);
+  if (c->library == TS_CCL_NCCL) {
+    REQUIRE(ts_doc_get_enum(doc, m, "arch", ts_ccl_arch_names, &arch, err), doc, m, "collectives",
+            "arch", err);
+    REQUIRE(ts_doc_get_long(doc, m, "channels", 1, 64, &channels, err), doc, m, "collectives",
+            "channels", err);
+  } else {
+    REQUIRE(ts_doc_get_long(doc, m, "tuning_model", 0, 5, &tuning, err), doc, m, "collectives",
+            "tuning_model", err);
+  }
+  REQUIRE(ts_doc_get_enum(doc, m, "cpu", ts_ccl_cpu_names, &cpu, err), doc, m, "collectives", "cpu",
+          err);
+  REQUIRE(ts_doc_get_double(doc, m, "node_link_efficiency", 0.05, 1, &c->node_link_efficiency,
+                            err),
+          doc, m, "collectives", "node_link_efficiency", err);
+  c->arch = (ts_ccl_arch)arch;
+  c->tuning_model = (int)tuning;
+  c->cpu = (ts_ccl_cpu)cpu;
+  c->channels = channels > 0 ? (int)channels : 1;
+  for (int i = 0; i < pf->n_node_links; i++)
+    pf->node_links[i].bw_Bps *= c->node_link_efficiency;
+  pf->node_switch.bw_Bps *= c->node_link_efficiency;
+  return 0;
+}
+
 /* Nodes the network can hold. */
 static long network_capacity(const ts_platform *pf) {
   if (pf->topology == TS_TOPO_DRAGONFLY)
@@ -345,7 +405,8 @@ static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
   const char *name = NULL;
   REQUIRE(ts_doc_get_string(doc, root, "name", &name, err), doc, root, "platform", "name", err);
   ts_text_copy(pf->name, sizeof pf->name, name);
-  if (load_gpu(doc, root, &pf->gpu, err) != 0 || load_node(doc, root, pf, err) != 0)
+  if (load_gpu(doc, root, &pf->gpu, err) != 0 || load_node(doc, root, pf, err) != 0 ||
+      load_collectives(doc, root, pf, err) != 0)
     return -1;
   REQUIRE(ts_doc_get_long(doc, root, "nodes", 1, 10000000, &pf->n_nodes, err), doc, root,
           "platform", "nodes", err);

@@ -66,6 +66,26 @@ typedef struct ts_fat_tree {
   long leaves_per_pod; /* derived: leaves under one set of spines (3 levels) */
 } ts_fat_tree;
 
+/* The collective library the machine runs (sim/engine/ccl.h holds its tuning model).
+ * ideal: collectives at link rate with route latencies only, the wire without a library (for
+ * teaching and for tests of the network model). */
+typedef enum ts_ccl_library { TS_CCL_IDEAL, TS_CCL_NCCL, TS_CCL_RCCL } ts_ccl_library;
+extern const char *const ts_ccl_library_names[]; /* "ideal", "nccl", "rccl" */
+/* NCCL's per-architecture constants (tuning.cc indexes them by compute capability). */
+typedef enum ts_ccl_arch { TS_ARCH_VOLTA, TS_ARCH_AMPERE, TS_ARCH_HOPPER, TS_ARCH_BLACKWELL } ts_ccl_arch;
+extern const char *const ts_ccl_arch_names[]; /* "volta", "ampere", "hopper", "blackwell" */
+typedef enum ts_ccl_cpu { TS_CPU_INTEL, TS_CPU_AMD } ts_ccl_cpu;
+extern const char *const ts_ccl_cpu_names[]; /* "intel", "amd" */
+
+typedef struct ts_ccl_config {
+  ts_ccl_library library;
+  ts_ccl_arch arch; /* nccl */
+  int tuning_model; /* rccl: which of its per-platform tuning tables (0-5) */
+  ts_ccl_cpu cpu; /* the host CPU: sets the network post overhead */
+  int channels; /* channels of a collective (per-channel bandwidth ceilings) */
+  double node_link_efficiency; /* share of a node link's datasheet rate the library reaches */
+} ts_ccl_config;
+
 typedef struct ts_platform {
   char name[64];
   char source_name[256]; /* file it was read from, for messages */
@@ -82,6 +102,9 @@ typedef struct ts_platform {
   ts_dragonfly net; /* topology dragonfly */
   ts_fat_tree ft; /* topology fat-tree */
   long n_nodes;
+  /* Node links and the node switch above are stored as the library drives them: the file's
+   * bandwidth x ccl.node_link_efficiency. */
+  ts_ccl_config ccl;
 } ts_platform;
 
 /* Loads and validates a platform file into *out (written only on success). */

@@ -38,10 +38,10 @@ static void test_node_rings(void **state) {
   for (int i = 0; i < 8; i++)
     ring[i] = eight[order[i]];
   int links = 0;
-  assert_rel(ring_bottleneck(ring, 8, &links), 50e9, 1e-15);
+  assert_rel(ring_bottleneck(ring, 8, &links), 50e9 * 0.72, 1e-15);
   assert_int_equal(links, 8);
   /* Natural order 0..7 would cross links 1-2, 3-4, 5-6, 7-0 that do not exist. */
-  assert_true(ring_bottleneck(eight, 8, &links) <= 50e9 && links > 8);
+  assert_true(ring_bottleneck(eight, 8, &links) <= 50e9 * 0.72 && links > 8);
   /* Groups spanning nodes go in GPU order. */
   long spread[3] = {16, 0, 8};
   ts_coll_ring_order(&pf, spread, 3, order);

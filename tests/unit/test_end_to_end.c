@@ -21,6 +21,29 @@
       fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);                                          \
   } while (0)
 
+/* Writes platforms/NAME.yaml into dir (its kernel table path made absolute), with its
+ * collectives section replaced by `collectives` when that is not NULL; the copy's path goes to
+ * out. */
+static void platform_copy(const char *dir, const char *name, const char *collectives, char *out,
+                          size_t size) {
+  char src[512];
+  snprintf(src, sizeof src, "%s/platforms/%s.yaml", TS_SOURCE_DIR, name);
+  char *text = read_file(src, NULL);
+  assert_non_null(text);
+  char *at = strstr(text, "kernel_table: kernels/");
+  assert_non_null(at);
+  char *cut = collectives != NULL ? strstr(text, "\ncollectives:") : NULL;
+  if (cut != NULL)
+    cut[1] = '\0';
+  snprintf(out, size, "%s/%s.yaml", dir, name);
+  FILE *f = fopen(out, "w");
+  assert_non_null(f);
+  fprintf(f, "%.*skernel_table: %s/platforms/kernels/%s%s", (int)(at - text), text, TS_SOURCE_DIR,
+          at + strlen("kernel_table: kernels/"), collectives != NULL ? collectives : "");
+  fclose(f);
+  free(text);
+}
+
 static char *run_tiny(const char *out_dir, const char *extra) {
   char args[512];
   snprintf(args, sizeof args, "run tests/data/good/tiny.yaml --gpus 32 --out %s %s", out_dir,
@@ -115,8 +138,10 @@ static void test_flow_close_to_aggregate(void **state) {
   json_free(q);
   free(quick);
   /* Hybrid (the default) prices tiny's in-node collectives instead of playing them: fewer
-   * transfers, the same events, most of them merged into steps, and, for its TP groups of 2
-   * (one hop each way, shared with nothing), the same time as playing them. */
+   * transfers, the same events, most of them merged into steps. Its TP pairs' link to the NIC
+   * also carries pipeline sends, which playing shares and pricing does not: within 0.1%
+   * here, exactly equal where the calls are short enough not to meet them (the ideal library,
+   * below). */
   char *mixed = run_tiny(dir, "");
   json *h = json_parse(mixed);
   assert_non_null(h);
@@ -125,9 +150,23 @@ static void test_flow_close_to_aggregate(void **state) {
   assert_true(json_num(h, "simulation.transfers") < json_num(a, "simulation.transfers"));
   assert_true(json_num(h, "simulation.merged_events") > json_num(h, "simulation.events") / 2);
   assert_true(json_num(a, "simulation.merged_events") == 0);
-  assert_rel(json_num(h, "metrics.iteration_s"), json_num(a, "metrics.iteration_s"), 1e-9);
+  assert_rel(json_num(h, "metrics.iteration_s"), json_num(a, "metrics.iteration_s"), 1e-3);
   json_free(h);
   free(mixed);
+  char ideal[600], extra[800];
+  platform_copy(dir, "frontier", "collectives: {library: ideal}\n", ideal, sizeof ideal);
+  snprintf(extra, sizeof extra, "--platform %s", ideal);
+  mixed = run_tiny(dir, extra);
+  h = json_parse(mixed);
+  snprintf(extra, sizeof extra, "--platform %s --fidelity aggregate", ideal);
+  char *played = run_tiny(dir, extra);
+  json *p = json_parse(played);
+  assert_true(h != NULL && p != NULL);
+  assert_rel(json_num(h, "metrics.iteration_s"), json_num(p, "metrics.iteration_s"), 1e-9);
+  json_free(h);
+  json_free(p);
+  free(mixed);
+  free(played);
   json_free(a);
   json_free(f);
   free(agg);
@@ -197,16 +236,29 @@ static void bench_last_row(const char *args, double *size, double *time_us) {
  * prints times to the nanosecond, about 3e-8 of these times: the tolerance. */
 static void test_bench_against_link_graph(void **state) {
   (void)state;
+  /* The wire alone: the platforms with the ideal library (links at their datasheet rate, a
+   * route latency per step); test_bench_library checks the libraries on top of it. */
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", frontier[600], h100_file[600], args[1400], cmd[1400];
+  assert_non_null(mkdtemp(dir));
+  platform_copy(dir, "frontier", "collectives: {library: ideal}\n", frontier, sizeof frontier);
+  platform_copy(dir, "dgx-h100", "collectives: {library: ideal}\n", h100_file, sizeof h100_file);
   double n = 0, t_us = 0;
-  bench_last_row("bench allreduce --gpus 8 --min-bytes 1GiB --max-bytes 1GiB", &n, &t_us);
+  snprintf(cmd, sizeof cmd, "bench allreduce --gpus 8 --min-bytes 1GiB --max-bytes 1GiB --platform %s",
+           frontier);
+  bench_last_row(cmd, &n, &t_us);
   assert_rel(n, 1073741824.0, 1e-15);
   assert_rel(t_us * 1e-6, 2 * 7 * (1e-6 + n / (8 * 50e9)), 1e-7);
-  bench_last_row("bench reducescatter --gpus 8 --min-bytes 1GiB --max-bytes 1GiB --fidelity flow",
-                 &n, &t_us);
+  snprintf(cmd, sizeof cmd,
+           "bench reducescatter --gpus 8 --min-bytes 1GiB --max-bytes 1GiB --fidelity flow "
+           "--platform %s",
+           frontier);
+  bench_last_row(cmd, &n, &t_us);
   assert_rel(t_us * 1e-6, 7 * (1e-6 + n / (8 * 50e9)), 1e-7);
   /* GCD 0 of node 0 to GCD 0 of node 1: IF 0-1 (1 us), PCIe (0.5 us), NIC (1 us) on each side,
    * no switch hop (same switch); the NIC's 25 GB/s is the bottleneck. */
-  bench_last_row("bench p2p --from 0 --to 8 --min-bytes 1GiB --max-bytes 1GiB", &n, &t_us);
+  snprintf(cmd, sizeof cmd, "bench p2p --from 0 --to 8 --min-bytes 1GiB --max-bytes 1GiB --platform %s",
+           frontier);
+  bench_last_row(cmd, &n, &t_us);
   assert_rel(t_us * 1e-6, 2 * (1e-6 + 0.5e-6 + 1e-6) + n / 25e9, 1e-7);
   /* Frontier across 2, 16 and 128 nodes: 4 rings (one per NIC) of n/4 each; each node is
    * entered once and crossed in its best ring order 0 1 3 2 4 5 7 6, rotated by 2 per ring
@@ -216,12 +268,13 @@ static void test_bench_against_link_graph(void **state) {
    * then 2(p-1) - 1 latency terms of the slowest hop between nodes: 5 us (IF, PCIe, NIC out,
    * NIC, PCIe, IF in), 5.7 us once nodes sit on different switches of the group (its fabric,
    * 0.35 us each way). */
-  char args[256];
   for (int nodes = 2; nodes <= 128; nodes *= 8) {
     int p = 8 * nodes;
     double steps = 2.0 * (p - 1), hop_s = nodes > 4 ? 5.7e-6 : 5e-6;
     snprintf(args, sizeof args,
-             "bench allreduce --gpus %d --collectives ring --min-bytes 1GiB --max-bytes 1GiB", p);
+             "bench allreduce --gpus %d --collectives ring --min-bytes 1GiB --max-bytes 1GiB "
+             "--platform %s",
+             p, frontier);
     bench_last_row(args, &n, &t_us);
     assert_rel(t_us * 1e-6, 1e-6 + steps * (n / 4) / p / (50e9 / 3) + (steps - 1) * hop_s, 1e-7);
   }
@@ -232,7 +285,8 @@ static void test_bench_against_link_graph(void **state) {
    * PCIe) at 50 GB/s, each NIC carrying one ring, while the NVSwitch hops share a GPU's
    * uplink 7 ways (64 GB/s each): the ring's 30 steps move 30 n / (8 x 16) bytes at 50 GB/s,
    * then 29 latency terms of the slowest hop. busbw = 8 x 50 GB/s at large sizes. */
-  const char *h100 = "--platform platforms/dgx-h100.yaml --min-bytes 1GiB --max-bytes 1GiB";
+  char h100[700];
+  snprintf(h100, sizeof h100, "--platform %s --min-bytes 1GiB --max-bytes 1GiB", h100_file);
   snprintf(args, sizeof args, "bench allreduce --gpus 8 %s", h100);
   bench_last_row(args, &n, &t_us);
   assert_rel(t_us * 1e-6, 2 * 7 * (2e-6 + n / (8 * 450e9)), 1e-7);
@@ -268,6 +322,37 @@ static void test_bench_against_link_graph(void **state) {
   snprintf(args, sizeof args, "bench alltoall --gpus 8 --fidelity flow %s", h100);
   bench_last_row(args, &n, &t_us);
   assert_rel(t_us * 1e-6, 7 * (2e-6 + n / (8 * 450e9)), 2.5e-7);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
+/* With a library, a call nothing else slows takes exactly the library model's time (sim/engine/
+ * ccl.h), worked by hand here from NCCL's and RCCL's constants on the platforms' figures. */
+static void test_bench_library(void **state) {
+  (void)state;
+  double n = 0, t_us = 0;
+  /* DGX H100, 8 GPUs, 1 GiB: ring Simple, 8.4 + 14 x 3.4 us, bus 450 x 0.824 GB/s. */
+  bench_last_row("bench allreduce --gpus 8 --min-bytes 1GiB --max-bytes 1GiB --platform "
+                 "platforms/dgx-h100.yaml",
+                 &n, &t_us);
+  assert_rel(t_us * 1e-6, 56.0e-6 + n * 14 / (8 * 450e9 * 0.824), 1e-7);
+  /* 8 nodes, 512 MiB: NCCL's tree, 8.4 + 2 (7 x 4.0 + 3 x 14) us, half of 0.92 x 8 NICs x
+   * 50 GB/s; inside each node the members exchange their shares over NVLink meanwhile. */
+  bench_last_row("bench allreduce --gpus 64 --min-bytes 512MiB --max-bytes 512MiB --platform "
+                 "platforms/dgx-h100.yaml",
+                 &n, &t_us);
+  assert_rel(t_us * 1e-6, 148.4e-6 + n / (0.92 * 400e9 / 2), 1e-7);
+  /* A Frontier node, all-gather of 1 GiB: RCCL's ring Simple, 17 + 7 x 3.6 us, the ring's
+   * slowest hop one xGMI link, 50 x 0.72 GB/s, x 8 / 7. */
+  bench_last_row("bench allgather --gpus 8 --min-bytes 1GiB --max-bytes 1GiB", &n, &t_us);
+  assert_rel(t_us * 1e-6, 42.2e-6 + n * 7 / (8 * 36e9), 1e-7);
+  /* The table names the library's choice. */
+  spawn_result r = spawn_trainsim("bench allreduce --gpus 8 --min-bytes 8 --max-bytes 1GiB "
+                                  "--platform platforms/dgx-h100.yaml");
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "ring/LL\n"));
+  assert_non_null(strstr(r.out, "ring/LL128\n"));
+  assert_non_null(strstr(r.out, "ring/Simple\n"));
+  spawn_free(&r);
 }
 
 /* timeline.json is valid JSON in the Chrome trace format: slices with names, non-negative
@@ -424,17 +509,7 @@ static void test_scale_reuse_keyed(void **state) {
   (void)state;
   char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[1400], platform[600];
   assert_non_null(mkdtemp(dir));
-  char *text = read_file(TS_SOURCE_DIR "/platforms/frontier.yaml", NULL);
-  assert_non_null(text);
-  char *at = strstr(text, "kernel_table: kernels/");
-  assert_non_null(at);
-  snprintf(platform, sizeof platform, "%s/frontier.yaml", dir);
-  FILE *f = fopen(platform, "w");
-  assert_non_null(f);
-  fprintf(f, "%.*skernel_table: %s/platforms/kernels/%s", (int)(at - text), text, TS_SOURCE_DIR,
-          at + strlen("kernel_table: kernels/"));
-  fclose(f);
-  free(text);
+  platform_copy(dir, "frontier", NULL, platform, sizeof platform);
   snprintf(args, sizeof args,
            "scale tests/data/good/tiny.yaml --gpus 8,16 --strong --platform %s --out %s", platform,
            dir);
@@ -453,11 +528,11 @@ static void test_scale_reuse_keyed(void **state) {
   spawn_free(&r);
   assert_rel(first_iteration(dir), t, 1e-12); /* not a simulated figure: recomputed */
   tamper(dir, "12345");
-  text = read_file(platform, NULL);
-  at = strstr(text, "hbm_bandwidth: 1.6TBps");
+  char *text = read_file(platform, NULL);
+  char *at = strstr(text, "hbm_bandwidth: 1.6TBps");
   assert_non_null(at);
   at[strlen("hbm_bandwidth: ")] = '0'; /* 0.6TBps: the same name, other contents */
-  f = fopen(platform, "w");
+  FILE *f = fopen(platform, "w");
   fputs(text, f);
   fclose(f);
   free(text);
@@ -684,6 +759,7 @@ int main(void) {
                                      cmocka_unit_test(test_flow_close_to_aggregate),
                                      cmocka_unit_test(test_help_lists_every_flag),
                                      cmocka_unit_test(test_bench_against_link_graph),
+      cmocka_unit_test(test_bench_library),
                                      cmocka_unit_test(test_platform_show),
                                      cmocka_unit_test(test_bench_deterministic),
                                      cmocka_unit_test(test_timeline),

@@ -17,9 +17,13 @@ static void test_frontier(void **state) {
   assert_rel(pf.gpu.hbm_Bps, 1.6e12, 1e-15);
   assert_int_equal(pf.gpus_per_node, 8);
   assert_int_equal(pf.n_node_links, 12);
-  assert_rel(pf.node_links[ts_platform_node_link(&pf, 1, 0)].bw_Bps, 200e9, 1e-15);
-  assert_rel(pf.node_links[ts_platform_node_link(&pf, 2, 4)].bw_Bps, 100e9, 1e-15);
-  assert_rel(pf.node_links[ts_platform_node_link(&pf, 7, 3)].bw_Bps, 50e9, 1e-15);
+  /* Node links as RCCL drives them: the file's figures x node_link_efficiency. */
+  assert_int_equal(pf.ccl.library, TS_CCL_RCCL);
+  assert_int_equal(pf.ccl.tuning_model, 3);
+  assert_rel(pf.ccl.node_link_efficiency, 0.72, 1e-15);
+  assert_rel(pf.node_links[ts_platform_node_link(&pf, 1, 0)].bw_Bps, 200e9 * 0.72, 1e-15);
+  assert_rel(pf.node_links[ts_platform_node_link(&pf, 2, 4)].bw_Bps, 100e9 * 0.72, 1e-15);
+  assert_rel(pf.node_links[ts_platform_node_link(&pf, 7, 3)].bw_Bps, 50e9 * 0.72, 1e-15);
   assert_int_equal(ts_platform_node_link(&pf, 0, 3), -1);
   assert_int_equal(pf.n_nics, 4);
   const int nic_gpu[4] = {1, 3, 5, 7};
