@@ -657,12 +657,19 @@ static void init_simgrid(void) {
   /* See engine.h for why CM02 without cross-traffic and without the TCP window cap. Actor
    * stacks are small: rank_main is shallow, and thousands of 8 MiB stacks would not be. No
    * guard page: mprotect splits each stack into memory mappings of its own, and Linux allows
-   * 65,530 (vm.max_map_count), fewer than two per actor of a 75,264-GCD job. */
+   * 65,530 (vm.max_map_count), fewer than two per actor of a 75,264-GCD job. The max-min
+   * solver's precision is 1e-3, not 1e-5: CM02 weighs a flow by its route latency (~1e-6 s),
+   * so a link's usage sums ~1e6 per flow, and with tens of thousands of flows on one link
+   * (an all-to-all of 256 GPUs) rounding leaves more than 1e-5 behind; SimGrid 3.32 then
+   * reads before its constraint array and crashes (maxmin.cpp, "Cannot saturate more a
+   * constraint that has no active element"). Remaining capacity is compared to precision x
+   * the link's bandwidth, so a link counts as full within 0.1% of it. */
   static char options[][48] = {
       "trainsim",
       "--cfg=network/model:CM02",
       "--cfg=network/crosstraffic:0",
       "--cfg=network/TCP-gamma:0",
+      "--cfg=maxmin/precision:1e-3",
       "--cfg=contexts/stack-size:256",
       "--cfg=contexts/guard-size:0",
 #ifdef TS_SANITIZE
