@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -551,11 +552,15 @@ int ts_platform_nearest_nic(const ts_platform *pf, int gpu) {
   ts_platform_node_paths(pf, gpu, hops, pred, width);
   int best = -1;
   for (int i = 0; i < pf->n_nics; i++) {
-    int g = pf->nics[i].gpu;
+    int g = pf->nics[i].gpu, b = best < 0 ? -1 : pf->nics[best].gpu;
     if (hops[g] < 0)
       continue;
-    if (best < 0 || hops[g] < hops[pf->nics[best].gpu] ||
-        (hops[g] == hops[pf->nics[best].gpu] && width[g] > width[pf->nics[best].gpu]))
+    /* Then the NIC on the nearest GPU index: GPUs next to each other share a PCIe switch (and
+     * its NIC) on the usual boards, and on a switched node this spreads the GPUs over the NICs
+     * instead of sending them all through the first. */
+    if (best < 0 || hops[g] < hops[b] ||
+        (hops[g] == hops[b] && (width[g] > width[b] ||
+                                (width[g] == width[b] && abs(g - gpu) < abs(b - gpu)))))
       best = i;
   }
   return best;

@@ -133,7 +133,8 @@ int ts_platform_node_link(const ts_platform *pf, int a, int b);
 void ts_platform_node_paths(const ts_platform *pf, int from, int *hops, int *pred, double *width);
 /* Links on the shortest path between local GPUs a and b, or -1 when there is none. */
 int ts_platform_node_hops(const ts_platform *pf, int a, int b);
-/* The NIC a local GPU sends through: fewest links to the NIC's GPU, then widest path. */
+/* The NIC a local GPU sends through: fewest links to the NIC's GPU, then widest path, then the
+ * NIC on the nearest GPU index (a PCIe switch's neighbours), then the first. */
 int ts_platform_nearest_nic(const ts_platform *pf, int gpu);
 
 #endif
