@@ -259,6 +259,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "ring_collectives", info->n_ring_collectives, &k);
   json_long(f, 4, "hierarchical_collectives", info->n_hierarchical_collectives, &k);
   json_long(f, 4, "tree_collectives", info->n_tree_collectives, &k);
+  json_num(f, 4, "overlap_slowdown", info->overlap_slowdown, &k);
   fputs("\n  }", f);
   json_key(f, 2, "kernel_sources", &first);
   k = true;

@@ -21,6 +21,7 @@ typedef struct ts_run_info {
   long seed; /* of a random placement; -1 otherwise */
   long n_events, n_merged_events, n_transfers, n_links, n_routes;
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives;
+  double overlap_slowdown; /* the one the engine applied */
   /* The kernels of one layer (forward and backward), the embedding, the head and the optimizer
    * step, by what priced them (ts_cost_kernel_sources). */
   long n_kernels_by_source[TS_KERNEL_SRC_COUNT];

@@ -62,7 +62,8 @@ static const char run_usage[] =
     "                             --overlap-grad-reduce: 160MB = its 40M parameters); 0\n"
     "                             (default): after the pipeline flush, as DeepSpeed does\n"
     "  --overlap-slowdown F       compute that overlaps communication runs (1 + F) times\n"
-    "                             longer (kernels share the GPU; default 0)\n";
+    "                             longer (kernels share the GPU; default: the platform's\n"
+    "                             collectives.overlap_slowdown, measured where it says so)\n";
 static const char run_usage_output[] =
     "  --collectives auto|ring|hierarchical|tree\n"
     "                             all-reduce algorithm for groups with several GPUs on each\n"
@@ -138,6 +139,7 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
   a->fidelity = TS_FIDELITY_HYBRID;
   a->seed = 1;
   a->window_end_s = INFINITY;
+  a->overlap_slowdown = -1; /* the platform's */
   ts_overrides *ov = &a->ov;
   bool is_window_set = false, is_seed_set = false;
   ts_args cli = {argc, argv, 0, command, options, switches, true};
@@ -419,7 +421,8 @@ int ts_run_main(int argc, char **argv) {
                          .progress_ctx = &progress_events,
                          .collectives = a.collectives,
                          .is_traced = traced,
-                         .overlap_slowdown = a.overlap_slowdown};
+                         .overlap_slowdown = a.overlap_slowdown >= 0 ? a.overlap_slowdown
+                                                                     : pf.ccl.overlap_slowdown};
   ts_sim_result sim;
   ts_progress_show(&progress, 0, events, "building the platform");
   int engine_rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
@@ -446,7 +449,8 @@ int ts_run_main(int argc, char **argv) {
                       .n_routes = sim.n_routes,
                       .n_ring_collectives = sim.n_ring_collectives,
                       .n_hierarchical_collectives = sim.n_hierarchical_collectives,
-                      .n_tree_collectives = sim.n_tree_collectives};
+                      .n_tree_collectives = sim.n_tree_collectives,
+                      .overlap_slowdown = opts.overlap_slowdown};
   ts_cost_kernel_sources(&wl, &pf.gpu, info.n_kernels_by_source);
   if (!isfinite(m.iteration_s) || !(m.iteration_s > 0) || !isfinite(m.tokens_per_s)) {
     /* Bounded inputs cannot give this: a bug, reported instead of a result that lies. */

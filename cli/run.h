@@ -27,7 +27,7 @@ typedef struct ts_run_args {
   bool is_report;
   const char *timeline_ranks;
   double window_start_s, window_end_s; /* --timeline-window; end INFINITY when not given */
-  double overlap_slowdown;
+  double overlap_slowdown; /* < 0: the platform's collectives.overlap_slowdown */
   ts_coll_algo collectives;
   ts_placement placement;
   long seed;

@@ -30,7 +30,12 @@
 
 typedef enum ts_ccl_algo { TS_CCL_RING, TS_CCL_TREE, TS_CCL_PAT, TS_CCL_ALGO_COUNT } ts_ccl_algo;
 extern const char *const ts_ccl_algo_names[]; /* "ring", "tree", "pat" */
-typedef enum ts_ccl_proto { TS_PROTO_LL, TS_PROTO_LL128, TS_PROTO_SIMPLE, TS_PROTO_COUNT } ts_ccl_proto;
+typedef enum ts_ccl_proto {
+  TS_PROTO_LL,
+  TS_PROTO_LL128,
+  TS_PROTO_SIMPLE,
+  TS_PROTO_COUNT
+} ts_ccl_proto;
 extern const char *const ts_ccl_proto_names[]; /* "LL", "LL128", "Simple" */
 
 /* What the tuner sees of a communicator. */

@@ -343,8 +343,8 @@ static void exchange(const ts_coll_group *g, int pos, double bytes, double rate_
   int n = g->n;
   for (int r = 0; r < g->n_rings; r++) {
     int p = g->ring_pos[r * n + pos];
-    comms[2 * r] = ts_sg_put_async(g->mailboxes[r * n + (p + 1) % n], &payload,
-                                   bytes / g->n_rings, rate_Bps);
+    comms[2 * r] =
+        ts_sg_put_async(g->mailboxes[r * n + (p + 1) % n], &payload, bytes / g->n_rings, rate_Bps);
     comms[2 * r + 1] = sg_mailbox_get_async(g->mailboxes[r * n + p], &got[r]);
   }
   sg_comm_wait_all(comms, (size_t)(2 * g->n_rings));
@@ -501,8 +501,8 @@ static void tree_pipelined(const ts_coll_group *g, int pos, double bytes, const 
   sg_comm_wait_all(comms, (size_t)k);
   sg_barrier_wait(g->barrier);
   double now = simgrid_get_clock();
-  double end = fmax(now + rest_of(call, m > 1 ? g->cross_lat_s : g->tree_lat_s),
-                    start + call->lib.time_s);
+  double end =
+      fmax(now + rest_of(call, m > 1 ? g->cross_lat_s : g->tree_lat_s), start + call->lib.time_s);
   ts_coll_sleep(end - now);
 }
 

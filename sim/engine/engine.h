@@ -34,7 +34,7 @@ typedef struct ts_engine_opts {
   const bool *is_traced; /* [rank]: record the rank's spans (timelines); NULL: none */
   /* Compute events that start while the rank's communication stream has a collective to run take
    * (1 + this) times longer: communication kernels share the GPU's compute units and memory
-   * bandwidth. 0 (default): overlap is free. */
+   * bandwidth (bench/device/comm_overheads.py measures it). 0: overlap is free. */
   double overlap_slowdown;
   /* Analytic fidelity only: [rank] the rank whose timeline it shares. Only ranks that are their
    * own representative play; the others get their representative's results, and a collective

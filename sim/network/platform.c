@@ -12,10 +12,11 @@
 #include "../../workloads/doc.h"
 #include "../../workloads/text.h"
 
-static const char *const top_keys[] = {"name",    "description", "sources", "gpu",        "node",
+static const char *const top_keys[] = {"name",    "description", "sources",     "gpu", "node",
                                        "network", "nodes",       "collectives", NULL};
-static const char *const ccl_keys[] = {"library",  "arch",     "tuning_model",
-                                       "cpu",      "channels", "node_link_efficiency", NULL};
+static const char *const ccl_keys[] = {
+    "library",          "arch", "tuning_model", "cpu", "channels", "node_link_efficiency",
+    "overlap_slowdown", NULL};
 static const char *const gpu_keys[] = {
     "model",     "peak",          "hbm_capacity",  "hbm_bandwidth", "gemm_ceiling",
     "gemm_tile", "compute_units", "kernel_launch", "power",         "kernel_table",
@@ -353,7 +354,7 @@ static int load_collectives(const ts_doc *doc, int root, ts_platform *pf, ts_err
     return 0;
   /* NCCL's constants are per architecture and per channel; RCCL's per tuning model. */
   static const char *const nccl_only[] = {"arch", "channels", NULL}, *const rccl_only[] = {
-                                                                          "tuning_model", NULL};
+                                                                         "tuning_model", NULL};
   const char *const *other = c->library == TS_CCL_NCCL ? rccl_only : nccl_only;
   for (int i = 0; other[i] != NULL; i++)
     if (ts_doc_get(doc, m, other[i]) != 0)
@@ -371,9 +372,10 @@ static int load_collectives(const ts_doc *doc, int root, ts_platform *pf, ts_err
   }
   REQUIRE(ts_doc_get_enum(doc, m, "cpu", ts_ccl_cpu_names, &cpu, err), doc, m, "collectives", "cpu",
           err);
-  REQUIRE(ts_doc_get_double(doc, m, "node_link_efficiency", 0.05, 1, &c->node_link_efficiency,
-                            err),
+  REQUIRE(ts_doc_get_double(doc, m, "node_link_efficiency", 0.05, 1, &c->node_link_efficiency, err),
           doc, m, "collectives", "node_link_efficiency", err);
+  REQUIRE(ts_doc_get_double(doc, m, "overlap_slowdown", 0, 1, &c->overlap_slowdown, err), doc, m,
+          "collectives", "overlap_slowdown", err);
   c->arch = (ts_ccl_arch)arch;
   c->tuning_model = (int)tuning;
   c->cpu = (ts_ccl_cpu)cpu;
@@ -559,8 +561,8 @@ int ts_platform_nearest_nic(const ts_platform *pf, int gpu) {
      * its NIC) on the usual boards, and on a switched node this spreads the GPUs over the NICs
      * instead of sending them all through the first. */
     if (best < 0 || hops[g] < hops[b] ||
-        (hops[g] == hops[b] && (width[g] > width[b] ||
-                                (width[g] == width[b] && abs(g - gpu) < abs(b - gpu)))))
+        (hops[g] == hops[b] &&
+         (width[g] > width[b] || (width[g] == width[b] && abs(g - gpu) < abs(b - gpu)))))
       best = i;
   }
   return best;

@@ -72,7 +72,12 @@ typedef struct ts_fat_tree {
 typedef enum ts_ccl_library { TS_CCL_IDEAL, TS_CCL_NCCL, TS_CCL_RCCL } ts_ccl_library;
 extern const char *const ts_ccl_library_names[]; /* "ideal", "nccl", "rccl" */
 /* NCCL's per-architecture constants (tuning.cc indexes them by compute capability). */
-typedef enum ts_ccl_arch { TS_ARCH_VOLTA, TS_ARCH_AMPERE, TS_ARCH_HOPPER, TS_ARCH_BLACKWELL } ts_ccl_arch;
+typedef enum ts_ccl_arch {
+  TS_ARCH_VOLTA,
+  TS_ARCH_AMPERE,
+  TS_ARCH_HOPPER,
+  TS_ARCH_BLACKWELL
+} ts_ccl_arch;
 extern const char *const ts_ccl_arch_names[]; /* "volta", "ampere", "hopper", "blackwell" */
 typedef enum ts_ccl_cpu { TS_CPU_INTEL, TS_CPU_AMD } ts_ccl_cpu;
 extern const char *const ts_ccl_cpu_names[]; /* "intel", "amd" */
@@ -84,6 +89,9 @@ typedef struct ts_ccl_config {
   ts_ccl_cpu cpu; /* the host CPU: sets the network post overhead */
   int channels; /* channels of a collective (per-channel bandwidth ceilings) */
   double node_link_efficiency; /* share of a node link's datasheet rate the library reaches */
+  /* Compute kernels that run while a collective's kernels do take (1 + this) times longer
+   * (they share the SMs and the memory bandwidth): the default of --overlap-slowdown. */
+  double overlap_slowdown;
 } ts_ccl_config;
 
 typedef struct ts_platform {

@@ -112,8 +112,10 @@ static void test_rccl(void **state) {
   assert_rel(c.alg_Bps, 100e9 * 1.75 * 0.5 * 0.9, 1e-12);
   /* LL128 is off on this node type; all-gather runs on rings only. */
   ts_ccl_comm comm = {16, 2, 100e9};
-  assert_false(ts_ccl_cost(&frontier, &comm, TS_COLL_ALLREDUCE, n, TS_CCL_RING, TS_PROTO_LL128, &c));
-  assert_false(ts_ccl_cost(&frontier, &comm, TS_COLL_ALLGATHER, n, TS_CCL_TREE, TS_PROTO_SIMPLE, &c));
+  assert_false(
+      ts_ccl_cost(&frontier, &comm, TS_COLL_ALLREDUCE, n, TS_CCL_RING, TS_PROTO_LL128, &c));
+  assert_false(
+      ts_ccl_cost(&frontier, &comm, TS_COLL_ALLGATHER, n, TS_CCL_TREE, TS_PROTO_SIMPLE, &c));
   /* All-gather: 15 steps, 1 network step. */
   c = cost(&frontier, 16, 2, 100e9, TS_COLL_ALLGATHER, n, TS_CCL_RING, TS_PROTO_SIMPLE);
   assert_rel(c.lat_s, (17 + 14 * 6.0 + 1 * 19.8) * 1e-6, 1e-12);

@@ -243,8 +243,8 @@ static void test_bench_against_link_graph(void **state) {
   platform_copy(dir, "frontier", "collectives: {library: ideal}\n", frontier, sizeof frontier);
   platform_copy(dir, "dgx-h100", "collectives: {library: ideal}\n", h100_file, sizeof h100_file);
   double n = 0, t_us = 0;
-  snprintf(cmd, sizeof cmd, "bench allreduce --gpus 8 --min-bytes 1GiB --max-bytes 1GiB --platform %s",
-           frontier);
+  snprintf(cmd, sizeof cmd,
+           "bench allreduce --gpus 8 --min-bytes 1GiB --max-bytes 1GiB --platform %s", frontier);
   bench_last_row(cmd, &n, &t_us);
   assert_rel(n, 1073741824.0, 1e-15);
   assert_rel(t_us * 1e-6, 2 * 7 * (1e-6 + n / (8 * 50e9)), 1e-7);
@@ -256,8 +256,8 @@ static void test_bench_against_link_graph(void **state) {
   assert_rel(t_us * 1e-6, 7 * (1e-6 + n / (8 * 50e9)), 1e-7);
   /* GCD 0 of node 0 to GCD 0 of node 1: IF 0-1 (1 us), PCIe (0.5 us), NIC (1 us) on each side,
    * no switch hop (same switch); the NIC's 25 GB/s is the bottleneck. */
-  snprintf(cmd, sizeof cmd, "bench p2p --from 0 --to 8 --min-bytes 1GiB --max-bytes 1GiB --platform %s",
-           frontier);
+  snprintf(cmd, sizeof cmd,
+           "bench p2p --from 0 --to 8 --min-bytes 1GiB --max-bytes 1GiB --platform %s", frontier);
   bench_last_row(cmd, &n, &t_us);
   assert_rel(t_us * 1e-6, 2 * (1e-6 + 0.5e-6 + 1e-6) + n / 25e9, 1e-7);
   /* Frontier across 2, 16 and 128 nodes: 4 rings (one per NIC) of n/4 each; each node is
@@ -770,8 +770,8 @@ int main(void) {
                                      cmocka_unit_test(test_flow_close_to_aggregate),
                                      cmocka_unit_test(test_help_lists_every_flag),
                                      cmocka_unit_test(test_bench_against_link_graph),
-      cmocka_unit_test(test_bench_library),
-      cmocka_unit_test(test_bench_many_flows),
+                                     cmocka_unit_test(test_bench_library),
+                                     cmocka_unit_test(test_bench_many_flows),
                                      cmocka_unit_test(test_platform_show),
                                      cmocka_unit_test(test_bench_deterministic),
                                      cmocka_unit_test(test_timeline),

@@ -59,8 +59,9 @@ static void test_definitions(void **state) {
 
   char dir[] = "/tmp/trainsim-metrics-XXXXXX";
   assert_non_null(mkdtemp(dir));
-  ts_run_info info = {"plat\"form", "gpu", "aggregate", "contiguous", -1, 1, 8, 2, 3, 4, 5, 6, 7,
-                      {9, 10, 11}};
+  ts_run_info info = {
+      "plat\"form", "gpu",      "aggregate", "contiguous", -1, 1, 8, 2, 3, 4, 5, 6, 7,
+      0.25,         {9, 10, 11}};
   ts_err err = {0};
   assert_int_equal(ts_report_write_json(dir, &wl, &info, &m, &err), 0);
   char path[600];
