@@ -277,8 +277,16 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   out->attn_core_fwd = core_f;
   out->tp_comm_bytes = t > 1 ? eb * act : 0;
 
-  /* The host: per-kernel CPU time measured on a layer of the same framework. */
+  /* The host: per-kernel CPU time measured on a layer of the same framework, each collective
+   * call's enqueue (tensor parallelism: 2 a pass, 4 with sequence parallelism; ZeRO-3: the
+   * weights' all-gather, and in backward their gradients' reduce-scatter) and FSDP's work per
+   * wrapped unit (a layer), taken as half in each pass (ASSUMED). */
   const ts_software *sw = &gpu->software;
+  bool zero3 = wl->zero_stage == 3 && wl->dp > 1;
+  double tp_calls = t > 1 ? (wl->sequence_parallel ? 4 : 2) : 0;
+  double fsdp_s = zero3 && wl->framework == TS_FRAMEWORK_PYTORCH ? gpu->fsdp_unit_s / 2 : 0;
+  double launch_fwd_s = (tp_calls + zero3) * gpu->collective_launch_s + fsdp_s;
+  double launch_bwd_s = (tp_calls + 2 * zero3) * gpu->collective_launch_s + fsdp_s;
   if (sw->cpu_layer_forward_s > 0) {
     ts_cost *f[] = {&out->ln1, &out->attn, &out->bda1, &out->ln2, &out->mlp, &out->bda2};
     int n = 0;
@@ -287,7 +295,8 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     double gpu_s = 0;
     for (int i = 0; i < 6; i++)
       gpu_s += f[i]->time_s;
-    double cpu_s = (double)n * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward;
+    double cpu_s =
+        (double)n * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward + launch_fwd_s;
     host_bound(f, 6, cpu_s);
     if (cpu_s > gpu_s && gpu_s > 0) /* selective recompute re-runs part of the same pass */
       out->attn_core_fwd.time_s *= cpu_s / gpu_s;
@@ -298,7 +307,8 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     int n = 0;
     for (int i = 0; i < 6; i++)
       n += b[i]->n_kernels;
-    host_bound(b, 6, (double)n * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward);
+    host_bound(
+        b, 6, (double)n * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward + launch_bwd_s);
   }
 }
 

@@ -34,6 +34,10 @@ typedef struct ts_gpu {
    * (kernels.h), and the host's costs outside kernels of the framework measured with them. */
   const ts_kernel_table *kernels;
   ts_software software;
+  /* The host's time per collective call (the framework's and the library's enqueue), and what
+   * FSDP adds per wrapped unit over a forward and a backward pass (platform `collectives:`);
+   * counted where the host model applies (a kernel table's software section). */
+  double collective_launch_s, fsdp_unit_s;
 } ts_gpu;
 
 #endif

@@ -15,8 +15,8 @@
 static const char *const top_keys[] = {"name",    "description", "sources",     "gpu", "node",
                                        "network", "nodes",       "collectives", NULL};
 static const char *const ccl_keys[] = {
-    "library",          "arch", "tuning_model", "cpu", "channels", "node_link_efficiency",
-    "overlap_slowdown", NULL};
+    "library",          "arch",   "tuning_model", "cpu", "channels", "node_link_efficiency",
+    "overlap_slowdown", "launch", "fsdp_unit",    NULL};
 static const char *const gpu_keys[] = {
     "model",     "peak",          "hbm_capacity",  "hbm_bandwidth", "gemm_ceiling",
     "gemm_tile", "compute_units", "kernel_launch", "power",         "kernel_table",
@@ -376,6 +376,10 @@ static int load_collectives(const ts_doc *doc, int root, ts_platform *pf, ts_err
           doc, m, "collectives", "node_link_efficiency", err);
   REQUIRE(ts_doc_get_double(doc, m, "overlap_slowdown", 0, 1, &c->overlap_slowdown, err), doc, m,
           "collectives", "overlap_slowdown", err);
+  REQUIRE(ts_doc_get_unit(doc, m, "launch", TS_UNITS_TIME, true, &pf->gpu.collective_launch_s, err),
+          doc, m, "collectives", "launch", err);
+  REQUIRE(ts_doc_get_unit(doc, m, "fsdp_unit", TS_UNITS_TIME, true, &pf->gpu.fsdp_unit_s, err), doc,
+          m, "collectives", "fsdp_unit", err);
   c->arch = (ts_ccl_arch)arch;
   c->tuning_model = (int)tuning;
   c->cpu = (ts_ccl_cpu)cpu;
