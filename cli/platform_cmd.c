@@ -166,6 +166,26 @@ static void show_network(const ts_platform *pf) {
   printf("  diameter     : %d switch-to-switch hops (minimal routes)\n", diameter);
 }
 
+static void show_collectives(const ts_platform *pf) {
+  const ts_ccl_config *c = &pf->ccl;
+  if (c->library == TS_CCL_IDEAL) {
+    printf("\ncollectives: ideal (link rate, a route latency per step)\n");
+    return;
+  }
+  printf("\ncollectives: %s", ts_ccl_library_names[c->library]);
+  if (c->library == TS_CCL_NCCL)
+    printf(" (NCCL 2.30.7's tuning model, %s constants, %d channels)", ts_ccl_arch_names[c->arch],
+           c->channels);
+  else
+    printf(" (RCCL 2.21.5's tuning model %d)", c->tuning_model);
+  printf(", %s host\n", ts_ccl_cpu_names[c->cpu]);
+  printf("  node links driven at %.1f%% of their rate (as listed above); compute beside a "
+         "collective %.0f%% slower\n",
+         100 * c->node_link_efficiency, 100 * c->overlap_slowdown);
+  printf("  host time per collective call %.1f us; FSDP per wrapped unit %.2f ms\n",
+         pf->gpu.collective_launch_s * 1e6, pf->gpu.fsdp_unit_s * 1e3);
+}
+
 static void show(const ts_platform *pf) {
   const ts_gpu *g = &pf->gpu;
   printf("platform %s (%s)\n", pf->name, pf->source_name);
@@ -185,6 +205,7 @@ static void show(const ts_platform *pf) {
          g->kernel_launch_s * 1e6);
   show_node(pf);
   show_network(pf);
+  show_collectives(pf);
 }
 
 int ts_platform_main(int argc, char **argv) {

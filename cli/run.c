@@ -66,9 +66,10 @@ static const char run_usage[] =
     "                             collectives.overlap_slowdown, measured where it says so)\n";
 static const char run_usage_output[] =
     "  --collectives auto|ring|hierarchical|tree\n"
-    "                             all-reduce algorithm for groups with several GPUs on each\n"
-    "                             of several nodes (default auto: per call, the faster by an\n"
-    "                             alpha-beta model of the routes; result.json counts them)\n"
+    "                             all-reduce algorithm (default auto: per call, the one the\n"
+    "                             platform's library (NCCL, RCCL) picks by its own model;\n"
+    "                             hierarchical is trainsim's, priced at the wire;\n"
+    "                             result.json counts them)\n"
     "  --fidelity hybrid|aggregate|flow|analytic\n"
     "                             collective transfers: one per rank and collective\n"
     "                             (aggregate) or one per ring step (flow); hybrid (default):\n"

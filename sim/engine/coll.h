@@ -59,10 +59,12 @@ extern const char *const ts_fidelity_names[]; /* "aggregate", "flow", "analytic"
  * node: 2(m-1) + 2(N-1) latency terms instead of 2(mN-1). Tree (NCCL's double binary tree,
  * for any group of 3 or more): half the bytes reduced up one binary tree and broadcast back
  * down it, the other half on a second tree in which the first tree's leaves are interior,
- * 2 log2(p) latency terms; its phases are not pipelined here (NCCL pipelines them in chunks),
- * so for large messages it is a lower bound. Auto picks, per call, the one an
- * alpha-beta model of the group's routes says is faster (as NCCL's tuner does with its own
- * model); reduce-scatter and all-gather always use rings. */
+ * 2 log2(p) latency terms. Under a library (ccl.h) auto picks what its tuner picks, and a
+ * group with m > 1 members on each of several nodes runs the tree as NCCL does (a chain inside
+ * each node, a tree per NIC across nodes; pipelined); under the ideal library the tree's
+ * phases are not pipelined and auto picks the fastest by an alpha-beta model of the group's
+ * routes. Reduce-scatter and all-gather always use rings (and, for NCCL with one GPU per
+ * node, PAT, played on the ring's links). */
 typedef enum ts_coll_algo {
   TS_ALGO_AUTO,
   TS_ALGO_RING,
