@@ -380,9 +380,40 @@ static double zero3_gather_bytes(const ts_workload *wl, long l, long n_layers) {
   return ts_cost_elem_bytes(wl->precision) * params;
 }
 
-static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl, tpl *t) {
+/* Megatron-Core's overlap_param_gather: the chunk's updated weights gathered in buckets of
+ * dp_bucket_size fp32 bytes' worth of parameters (one bucket without it), in forward order,
+ * all posted as the pass starts (Megatron issues them after the optimizer step); layer l's
+ * bucket is bucket_of[l - layer0]. Returns the number of buckets. */
+static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int *bucket_of) {
+  double h = (double)wl->model.hidden, eb = ts_cost_elem_bytes(wl->precision);
+  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h, filled = 0;
+  int n_buckets = 0;
+  at(t, TS_OP_GRAD_SYNC, pl.layer0);
+  for (long i = 0; i < pl.n_layers; i++) {
+    double params = ts_cost_layer_params(wl);
+    if (pl.is_first && i == 0)
+      params += word + (double)wl->model.seq * h;
+    if (pl.is_last && i == pl.n_layers - 1)
+      params += 2.0 * h + (wl->pp > 1 ? word : 0);
+    filled += params;
+    bucket_of[i] = n_buckets;
+    if (i == pl.n_layers - 1 || (wl->dp_bucket_bytes > 0 && 4.0 * filled >= wl->dp_bucket_bytes)) {
+      post(t, TS_COLL_ALLGATHER, eb * filled);
+      filled = 0;
+      n_buckets++;
+    }
+  }
+  return n_buckets;
+}
+
+/* A chunk's forward pass; with gather_params (its first microbatch under
+ * overlap_param_gather), each layer first waits for its bucket of updated weights. */
+static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
+                             bool gather_params, tpl *t) {
   bool first = pl.is_first, last = pl.is_last, zero3 = wl->zero_stage == 3 && wl->dp > 1;
   long n = pl.n_layers;
+  int *bucket_of = gather_params ? xcalloc((size_t)n, sizeof(int)) : NULL;
+  int n_buckets = gather_params ? post_param_buckets(wl, pl, t, bucket_of) : 0;
   if (!first)
     p2p_recv(t, c, TS_PEER_PREV);
   if (zero3) {
@@ -390,6 +421,11 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, 0, n));
   }
   for (long l = pl.layer0; l < pl.layer0 + n; l++) {
+    if (gather_params &&
+        (l == pl.layer0 || bucket_of[l - pl.layer0] != bucket_of[l - 1 - pl.layer0])) {
+      at(t, TS_OP_GRAD_SYNC, l);
+      wait_posted(t, n_buckets - 1 - bucket_of[l - pl.layer0]);
+    }
     if (zero3) {
       at(t, TS_OP_GRAD_SYNC, l);
       wait_posted(t, 0);
@@ -413,6 +449,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   } else {
     p2p(t, TS_EV_SEND, TS_PEER_NEXT, c->act_bytes);
   }
+  free(bucket_of);
 }
 
 static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
@@ -503,7 +540,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   at(t, TS_OP_OPTIMIZER, -1);
   compute(t, ts_cost_optimizer(wl, gpu, params / shard), TS_CAT_OPTIMIZER);
   at(t, TS_OP_GRAD_SYNC, -1);
-  if (sharded && wl->zero_stage < 3)
+  if (sharded && wl->zero_stage < 3 && !wl->overlap_param_gather)
     coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, ts_cost_elem_bytes(wl->precision) * params, TS_CAT_DP);
 }
 
@@ -585,6 +622,8 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   long *steps = xcalloc((size_t)n_blocks, sizeof(long));
   long *ids = xcalloc((size_t)n_blocks, sizeof(long));
   long *fwd = xcalloc((size_t)v, sizeof(long)), *bwd = xcalloc((size_t)v, sizeof(long));
+  long *first_fwd = xcalloc((size_t)v, sizeof(long));
+  bool gather_params = wl->overlap_param_gather && wl->zero_stage >= 1 && wl->dp > 1;
   ts_block **stage_blocks = xcalloc((size_t)wl->pp, sizeof(ts_block *));
   /* Which backward passes reduce gradients: ZeRO-2/3 every one; with buckets, the last of
    * each chunk (its gradients are final then); otherwise none (the epilogue does). */
@@ -597,8 +636,12 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
     tpl t = {0};
     for (long chunk = 0; chunk < v; chunk++) {
       chunk_place pl = place_of(wl, s, chunk);
-      forward_template(wl, &c, pl, &t);
-      fwd[chunk] = add_tpl(&job, &t);
+      forward_template(wl, &c, pl, false, &t);
+      fwd[chunk] = first_fwd[chunk] = add_tpl(&job, &t);
+      if (gather_params) {
+        forward_template(wl, &c, pl, true, &t);
+        first_fwd[chunk] = add_tpl(&job, &t);
+      }
       backward_template(wl, &c, pl, sync == GRADS_BUCKETS ? GRADS_KEEP : sync, &t);
       bwd[chunk] = add_tpl(&job, &t);
       last_bwd[chunk] = bwd[chunk];
@@ -612,8 +655,10 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
     ts_schedule_order(wl->schedule, wl->pp, v, s, m, steps);
     for (long k = 0; k < n_blocks - 1; k++) {
       long chunk = ts_schedule_step_chunk(steps[k], v);
-      bool is_last = ts_schedule_step_micro(steps[k], v) == m - 1;
-      ids[k] = steps[k] >= 0 ? fwd[chunk] : is_last ? last_bwd[chunk] : bwd[chunk];
+      long micro = ts_schedule_step_micro(steps[k], v);
+      ids[k] = steps[k] >= 0    ? (micro == 0 ? first_fwd[chunk] : fwd[chunk])
+               : micro == m - 1 ? last_bwd[chunk]
+                                : bwd[chunk];
     }
     ids[n_blocks - 1] = epi;
     stage_blocks[s] = blocks_from(&job, ids, (int)n_blocks);
@@ -625,6 +670,7 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
     job.programs[r].n_blocks = (int)n_blocks;
   }
   free(fwd);
+  free(first_fwd);
   free(bwd);
   free(stage_blocks);
   free(steps);

@@ -40,6 +40,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "dp_bucket_size",
                                             "decoder_first_pipeline_num_layers",
                                             "decoder_last_pipeline_num_layers",
+                                            "overlap_param_gather",
                                             NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -199,6 +200,11 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (ts_doc_get_bool(r->doc, p, "scatter_gather_tensors_in_pipeline", &wl->pipeline_scatter_gather,
                       r->err) < 0)
     return -1;
+  int rc_opg =
+      ts_doc_get_bool(r->doc, p, "overlap_param_gather", &wl->overlap_param_gather, r->err);
+  if (rc_opg < 0)
+    return -1;
+  l->overlap_param_gather = rc_opg == 1 ? here(r, p, "overlap_param_gather") : l->tp;
   return 0;
 }
 
@@ -399,6 +405,11 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "support with pipeline parallelism (pipeline %ld); use ZeRO-1 or pipeline 1",
                      wl->zero_stage, wl->zero_stage == 2 ? "gradients" : "weights and gradients",
                      wl->pp);
+  if (wl->overlap_param_gather && (wl->zero_stage < 1 || wl->zero_stage > 2))
+    return ts_err_at(err, l->overlap_param_gather,
+                     "overlap_param_gather overlaps the distributed optimizer's all-gather of "
+                     "updated weights, which needs zero_stage 1 or 2, found zero_stage %d",
+                     wl->zero_stage);
   if (wl->sequence_parallel && m->seq % wl->tp != 0)
     return ts_err_at(err, l->sequence_parallel,
                      "sequence parallelism splits seq_length (%ld) over tensor parallelism "

@@ -51,7 +51,7 @@ typedef struct ts_workload_locs {
   ts_loc n_layers, hidden, n_heads, n_query_groups, seq, vocab, ffn_hidden;
   ts_loc global_batch, micro_batch, precision;
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
-  ts_loc dp_bucket, first_stage_layers, last_stage_layers;
+  ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather;
 } ts_workload_locs;
 
 /* The training framework, for what differs in how it runs a step: its default kernel fusions,
@@ -94,6 +94,10 @@ typedef struct ts_workload {
   /* Megatron-LM's scatter_gather_tensors_in_pipeline: each TP rank sends 1/tp of an activation
    * to the next stage, which all-gathers it over TP (Narayanan et al. SC'21, section 4.1) */
   bool pipeline_scatter_gather;
+  /* Megatron-Core's overlap_param_gather (with the distributed optimizer, ZeRO-1/2): the
+   * updated weights' all-gather, bucket by bucket, runs under the next iteration's first
+   * forward pass, each layer waiting only for its own bucket. */
+  bool overlap_param_gather;
   ts_axis order[TS_AXIS_COUNT]; /* innermost first; default tp, dp, pp */
   ts_workload_locs locs;
 } ts_workload;

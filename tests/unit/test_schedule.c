@@ -271,6 +271,28 @@ static void test_data_parallel_streams(void **state) {
   const ts_block *epi = &prog->blocks[prog->n_blocks - 1];
   assert_int_equal(count(epi, TS_EV_COLL, TS_CAT_DP), 0); /* no all-gather: weights stay sharded */
   ts_job_fini(&job);
+
+  /* overlap_param_gather: the distributed optimizer's all-gather of updated weights leaves the
+   * epilogue for each stage's first forward, in buckets (5 MB of fp32 = 1.25M parameters: one
+   * per layer here), each layer waiting for its own bucket only; later forwards gather
+   * nothing. */
+  wl = test_workload(8, 1024, 16, 512, 1000, 2, 4, 2, 16, 1);
+  wl.zero_stage = 1;
+  wl.dp_bucket_bytes = 5e6;
+  wl.overlap_param_gather = true;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  for (long s = 0; s < 4; s++) {
+    const ts_program *p = &job.programs[ts_layout_rank(&wl, (ts_coords){0, 0, s})];
+    double first_fwd = posted_bytes(&p->blocks[0], TS_COLL_ALLGATHER, &waits);
+    assert_rel(first_fwd, 2.0 * ts_cost_stage_params(&wl, s), 1e-12);
+    assert_int_equal(waits, 2); /* 2 layers per stage, a bucket each */
+    assert_true(posted_bytes(&p->blocks[1], TS_COLL_ALLGATHER, &waits) == 0); /* F1 or B0 */
+    const ts_block *last = &p->blocks[p->n_blocks - 1];
+    for (int e = 0; e < last->n_events; e++)
+      assert_false(last->events[e].kind == TS_EV_COLL &&
+                   last->events[e].coll_op == TS_COLL_ALLGATHER);
+  }
+  ts_job_fini(&job);
 }
 
 int main(void) {
