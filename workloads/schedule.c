@@ -156,6 +156,7 @@ long ts_schedule_n_blocks(const ts_workload *wl) {
 typedef struct tpl {
   ts_event *ev;
   int n, cap;
+  int n_posts; /* collectives posted to the communication stream so far */
   ts_op op; /* label of the events being added */
   int16_t layer;
 } tpl;
@@ -317,6 +318,7 @@ static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
 static void post(tpl *t, ts_coll_op op, double bytes) {
   if (bytes <= 0)
     return;
+  t->n_posts++;
   ts_event e = {.kind = TS_EV_COLL,
                 .category = TS_CAT_DP,
                 .coll_op = (uint8_t)op,
@@ -380,6 +382,94 @@ static double zero3_gather_bytes(const ts_workload *wl, long l, long n_layers) {
   return ts_cost_elem_bytes(wl->precision) * params;
 }
 
+/* DeepSpeed's ZeRO-3 fetch (Megatron-DeepSpeed): one all-gather per parameter of at least
+ * stage3_param_persistence_threshold elements (the weight matrices and embeddings; layer norms
+ * and biases stay whole on every rank), in the order the pass uses them, with the units ahead
+ * prefetched up to stage3_prefetch_bucket_size elements at each fetch; gathered weights
+ * are released after use, so the backward pass gathers them again, last used first. Units
+ * are grouped by where the pass waits for them: the embedding, each layer, the output layer. */
+typedef struct fetcher {
+  double *elems;
+  int *group;
+  int *pos; /* post position of each posted unit (tpl.n_posts before it) */
+  int n, next;
+  double prefetch_elems, elem_bytes;
+} fetcher;
+
+static void fetch_add(fetcher *f, const ts_workload *wl, double elems, int group) {
+  if (elems < wl->stage3_persistence_elems)
+    return;
+  f->elems[f->n] = elems;
+  f->group[f->n++] = group;
+}
+
+/* The units of a chunk in forward order: group 0 the embedding, 1..n the layers, n + 1 the
+ * output layer (the tied embedding's copy on the last stage). */
+static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, fetcher *f) {
+  const ts_model *m = &wl->model;
+  double h = (double)m->hidden, ff = (double)m->ffn_hidden, tp = (double)wl->tp;
+  double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
+  double word = (double)ts_workload_padded_vocab(wl) / tp * h;
+  size_t cap = (size_t)(4 * pl.n_layers + 3);
+  *f = (fetcher){.elems = xcalloc(cap, sizeof(double)),
+                 .group = xcalloc(cap, sizeof(int)),
+                 .pos = xcalloc(cap, sizeof(int)),
+                 .prefetch_elems = wl->stage3_prefetch_elems,
+                 .elem_bytes = ts_cost_elem_bytes(wl->precision)};
+  if (pl.is_first) {
+    fetch_add(f, wl, word, 0);
+    fetch_add(f, wl, (double)m->seq * h, 0);
+  }
+  for (long i = 0; i < pl.n_layers; i++) {
+    int g = (int)i + 1;
+    fetch_add(f, wl, h * qkv_n / tp, g);
+    fetch_add(f, wl, h * h / tp, g);
+    fetch_add(f, wl, h * ff / tp, g);
+    fetch_add(f, wl, ff * h / tp, g);
+  }
+  if (pl.is_last) /* the tied output layer: the last stage's copy, or the embedding again */
+    fetch_add(f, wl, word, (int)pl.n_layers + 1);
+  if (backward) /* the same units, last used first */
+    for (int a = 0, b = f->n - 1; a < b; a++, b--) {
+      double e = f->elems[a];
+      int g = f->group[a];
+      f->elems[a] = f->elems[b];
+      f->group[a] = f->group[b];
+      f->elems[b] = e;
+      f->group[b] = g;
+    }
+}
+
+static void fetch_free(fetcher *f) {
+  free(f->elems);
+  free(f->group);
+  free(f->pos);
+}
+
+/* Before the pass uses group g: for each of its units as DeepSpeed fetches a submodule, the
+ * unit's gather if not yet posted, then new gathers of the units ahead until they add up to the
+ * prefetch bucket (the last one may pass it: DeepSpeed checks before adding); then a wait for
+ * g's own gathers. */
+static void fetch_group(fetcher *f, tpl *t, int g) {
+  int last = -1;
+  for (int u = 0; u < f->n; u++) {
+    if (f->group[u] != g)
+      continue;
+    last = u;
+    for (; f->next <= u; f->next++) {
+      f->pos[f->next] = t->n_posts;
+      post(t, TS_COLL_ALLGATHER, f->elem_bytes * f->elems[f->next]);
+    }
+    for (double ahead = 0; f->next < f->n && ahead < f->prefetch_elems; f->next++) {
+      ahead += f->elems[f->next];
+      f->pos[f->next] = t->n_posts;
+      post(t, TS_COLL_ALLGATHER, f->elem_bytes * f->elems[f->next]);
+    }
+  }
+  if (last >= 0)
+    wait_posted(t, t->n_posts - f->pos[last] - 1);
+}
+
 /* Megatron-Core's overlap_param_gather: the chunk's updated weights gathered in buckets of
  * dp_bucket_size fp32 bytes' worth of parameters (one bucket without it), in forward order,
  * all posted as the pass starts (Megatron issues them after the optimizer step); layer l's
@@ -410,10 +500,14 @@ static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int
  * overlap_param_gather), each layer first waits for its bucket of updated weights. */
 static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
                              bool gather_params, tpl *t) {
-  bool first = pl.is_first, last = pl.is_last, zero3 = wl->zero_stage == 3 && wl->dp > 1;
+  bool first = pl.is_first, last = pl.is_last, sharded3 = wl->zero_stage == 3 && wl->dp > 1;
+  bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers;
   int *bucket_of = gather_params ? xcalloc((size_t)n, sizeof(int)) : NULL;
   int n_buckets = gather_params ? post_param_buckets(wl, pl, t, bucket_of) : 0;
+  fetcher f = {0};
+  if (deepspeed3)
+    fetch_plan(wl, pl, false, &f);
   if (!first)
     p2p_recv(t, c, TS_PEER_PREV);
   if (zero3) {
@@ -434,13 +528,21 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     }
     if (first && l == pl.layer0) {
       at(t, TS_OP_EMBEDDING, -1);
+      if (deepspeed3)
+        fetch_group(&f, t, 0);
       compute(t, c->edge.embed_fwd, TS_CAT_COMPUTE);
       tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.embed_allreduce_bytes);
+    }
+    if (deepspeed3) {
+      at(t, TS_OP_GRAD_SYNC, l);
+      fetch_group(&f, t, (int)(l - pl.layer0) + 1);
     }
     layer_forward(t, wl, &c->layer, l, TS_CAT_COMPUTE);
   }
   if (last) {
     at(t, TS_OP_HEAD, -1);
+    if (deepspeed3)
+      fetch_group(&f, t, (int)n + 1);
     if (wl->sequence_parallel) /* the final LN's sharded output, gathered for the logits */
       tp_coll(t, wl, TS_COLL_ALLGATHER, c->edge.head_allreduce_bytes);
     compute(t, c->edge.head_fwd, TS_CAT_COMPUTE);
@@ -450,12 +552,17 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     p2p(t, TS_EV_SEND, TS_PEER_NEXT, c->act_bytes);
   }
   free(bucket_of);
+  fetch_free(&f);
 }
 
 static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
                               grad_sync sync, tpl *t) {
-  bool first = pl.is_first, last = pl.is_last, zero3 = wl->zero_stage == 3 && wl->dp > 1;
+  bool first = pl.is_first, last = pl.is_last, sharded3 = wl->zero_stage == 3 && wl->dp > 1;
+  bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers, top = pl.layer0 + n - 1;
+  fetcher f = {0};
+  if (deepspeed3)
+    fetch_plan(wl, pl, true, &f);
   double h = (double)wl->model.hidden;
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
   buckets bk = {sync == GRADS_KEEP ? 0 : wl->dp_bucket_bytes, 0,
@@ -473,6 +580,14 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       if (l > pl.layer0)
         post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, l - 1 - pl.layer0, n));
     }
+    if (deepspeed3 && last && l == top) {
+      at(t, TS_OP_HEAD, -1);
+      fetch_group(&f, t, (int)n + 1);
+    }
+    if (deepspeed3) {
+      at(t, TS_OP_GRAD_SYNC, l);
+      fetch_group(&f, t, (int)(l - pl.layer0) + 1);
+    }
     /* Gradients of this layer (and of the final LN and, with pp > 1, the tied output
      * embedding copy, on the last chunk). */
     double params = ts_cost_layer_params(wl);
@@ -486,24 +601,27 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       layer_forward(t, wl, &c->layer, l, TS_CAT_RECOMPUTE);
     layer_backward(t, wl, &c->layer, l);
     at(t, TS_OP_GRAD_SYNC, l);
-    if (zero3)
+    if (sharded3)
       post(t, TS_COLL_REDUCE_SCATTER, 4.0 * params);
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, params);
   }
   if (first) {
     at(t, TS_OP_EMBEDDING, -1);
+    if (deepspeed3)
+      fetch_group(&f, t, 0);
     compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
     at(t, TS_OP_GRAD_SYNC, -1);
     double embedding = word + (double)wl->model.seq * h;
-    if (zero3)
+    if (sharded3)
       post(t, TS_COLL_REDUCE_SCATTER, 4.0 * embedding);
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, embedding);
   } else {
     p2p(t, TS_EV_SEND, TS_PEER_PREV, c->act_bytes);
   }
-  if (zero3 || sync == GRADS_KEEP)
+  fetch_free(&f);
+  if (sharded3 || sync == GRADS_KEEP)
     return;
   at(t, TS_OP_GRAD_SYNC, -1);
   if (bk.filled_bytes > 0 && bk.size_bytes > 0)

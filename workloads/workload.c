@@ -41,6 +41,8 @@ static const char *const parallel_keys[] = {"tensor",
                                             "decoder_first_pipeline_num_layers",
                                             "decoder_last_pipeline_num_layers",
                                             "overlap_param_gather",
+                                            "stage3_prefetch_bucket_size",
+                                            "stage3_param_persistence_threshold",
                                             NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -200,6 +202,14 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (ts_doc_get_bool(r->doc, p, "scatter_gather_tensors_in_pipeline", &wl->pipeline_scatter_gather,
                       r->err) < 0)
     return -1;
+  long prefetch = 50000000, persistence = 100000; /* DeepSpeed's defaults */
+  if (ts_doc_get_long(r->doc, p, "stage3_prefetch_bucket_size", 0, BIG * 100, &prefetch, r->err) <
+          0 ||
+      ts_doc_get_long(r->doc, p, "stage3_param_persistence_threshold", 0, BIG * 100, &persistence,
+                      r->err) < 0)
+    return -1;
+  wl->stage3_prefetch_elems = (double)prefetch;
+  wl->stage3_persistence_elems = (double)persistence;
   int rc_opg =
       ts_doc_get_bool(r->doc, p, "overlap_param_gather", &wl->overlap_param_gather, r->err);
   if (rc_opg < 0)
@@ -276,6 +286,7 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   OVERRIDE(is_global_batch_set, global_batch, global_batch, global_batch, "--global-batch-size")
   OVERRIDE(is_zero_stage_set, zero_stage, zero_stage, zero_stage,
            ov->is_fsdp ? "--fsdp" : "--zero-stage")
+  wl->is_fsdp = ov->is_fsdp || wl->framework == TS_FRAMEWORK_PYTORCH;
   OVERRIDE(is_schedule_set, schedule, schedule, schedule, "--schedule")
   OVERRIDE(is_virtual_stages_set, virtual_stages, virtual_stages, virtual_stages,
            "--virtual-stages")

@@ -98,6 +98,13 @@ typedef struct ts_workload {
    * updated weights' all-gather, bucket by bucket, runs under the next iteration's first
    * forward pass, each layer waiting only for its own bucket. */
   bool overlap_param_gather;
+  /* ZeRO-3 as PyTorch FSDP runs it (--fsdp, or framework pytorch): one gather per layer; else
+   * as DeepSpeed runs it (Megatron-DeepSpeed): one per weight matrix, prefetched while they
+   * fit in stage3_prefetch_bucket_size elements, parameters under
+   * stage3_param_persistence_threshold elements kept whole on every rank (DeepSpeed's
+   * defaults: 5e7 and 1e5, deepspeed/runtime/zero/config.py). */
+  bool is_fsdp;
+  double stage3_prefetch_elems, stage3_persistence_elems;
   ts_axis order[TS_AXIS_COUNT]; /* innermost first; default tp, dp, pp */
   ts_workload_locs locs;
 } ts_workload;

@@ -15,8 +15,8 @@ if [ ! -x "$TRAINSIM" ]; then
   exit 2
 fi
 if [ -n "${WORK:-}" ]; then
-  work=$WORK
-  mkdir -p "$work"
+  mkdir -p "$WORK"
+  work=$(cd "$WORK" && pwd) # variants name files in it: relative paths would resolve twice
 else
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT

@@ -257,6 +257,7 @@ static void test_data_parallel_streams(void **state) {
 
   wl = test_workload(8, 1024, 16, 512, 1000, 2, 1, 4, 16, 1);
   wl.zero_stage = 3;
+  wl.is_fsdp = true; /* FSDP: one gather per layer, the next one prefetched */
   assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
   const ts_program *prog = &job.programs[0];
   double params = ts_cost_stage_params(&wl, 0);
@@ -270,6 +271,35 @@ static void test_data_parallel_streams(void **state) {
   assert_rel(posted_bytes(bwd, TS_COLL_REDUCE_SCATTER, &waits), 4.0 * params, 1e-12);
   const ts_block *epi = &prog->blocks[prog->n_blocks - 1];
   assert_int_equal(count(epi, TS_EV_COLL, TS_CAT_DP), 0); /* no all-gather: weights stay sharded */
+  ts_job_fini(&job);
+
+  /* DeepSpeed's ZeRO-3 (its defaults): a gather per weight matrix and embedding (biases and
+   * layer norms, under 1e5 elements, stay whole), the output layer's tied embedding gathered
+   * again; with matrices of 0.5-2.1M elements, a 5e7-element prefetch bucket holds the rest of
+   * the pass, so every gather is posted once the first is due and each layer waits only for its
+   * own: the embedding, 8 layers and the output layer wait, in forward and in backward. */
+  wl = test_workload(8, 1024, 16, 512, 1000, 2, 1, 4, 16, 1);
+  wl.zero_stage = 3;
+  wl.stage3_prefetch_elems = 5e7;
+  wl.stage3_persistence_elems = 1e5;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  prog = &job.programs[0];
+  double matrices = 1024.0 * 3072 / 2 + 1024.0 * 1024 / 2 + 2 * 1024.0 * 4096 / 2;
+  double ds = 2.0 * (2 * word + 512.0 * 1024 + 8 * matrices);
+  assert_rel(posted_bytes(&prog->blocks[0], TS_COLL_ALLGATHER, &waits), ds, 1e-12);
+  assert_int_equal(waits, 10);
+  assert_rel(posted_bytes(&prog->blocks[1], TS_COLL_ALLGATHER, &waits), ds, 1e-12);
+  assert_int_equal(waits, 10);
+  int gathers = 0;
+  for (int e = 0; e < prog->blocks[0].n_events; e++)
+    gathers += prog->blocks[0].events[e].kind == TS_EV_COLL && prog->blocks[0].events[e].is_async;
+  assert_int_equal(gathers, 2 + 8 * 4 + 1);
+  ts_job_fini(&job);
+  /* Without prefetch each gather is posted when its layer is due. */
+  wl.stage3_prefetch_elems = 0;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  assert_rel(posted_bytes(&job.programs[0].blocks[0], TS_COLL_ALLGATHER, &waits), ds, 1e-12);
+  assert_int_equal(waits, 10);
   ts_job_fini(&job);
 
   /* overlap_param_gather: the distributed optimizer's all-gather of updated weights leaves the
