@@ -193,6 +193,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_str(f, 4, "precision", ts_precision_names[wl->precision], &k);
   json_bool(f, 4, "sequence_parallel", wl->sequence_parallel, &k);
   json_bool(f, 4, "overlap_param_gather", wl->overlap_param_gather, &k);
+  json_bool(f, 4, "tp_comm_overlap", wl->tp_comm_overlap, &k);
   json_str(f, 4, "placement", info->placement, &k);
   if (info->seed >= 0)
     json_long(f, 4, "seed", info->seed, &k);

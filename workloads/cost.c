@@ -137,6 +137,11 @@ typedef struct linear_cost {
   ts_cost fwd, bwd;
 } linear_cost;
 
+/* part's share of whole's time (0 when whole takes none). */
+static double share(ts_cost part, ts_cost whole) {
+  return whole.time_s > 0 ? part.time_s / whole.time_s : 0;
+}
+
 static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused_accum) {
   const ts_gpu *gpu = p->gpu;
   linear_cost c;
@@ -275,6 +280,15 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   out->mlp = ts_cost_add(ts_cost_add(fc1.fwd, gelu), fc2.fwd);
   out->mlp_bwd = ts_cost_add(ts_cost_add(fc2.bwd, gelu_b), fc1.bwd);
   out->attn_core_fwd = core_f;
+  out->share_attn_in = share(qkv.fwd, out->attn);
+  out->share_attn_out = share(proj.fwd, out->attn);
+  out->share_mlp_in = share(fc1.fwd, out->mlp);
+  out->share_mlp_out = share(fc2.fwd, out->mlp);
+  out->share_attn_bwd_in =
+      share(proj.bwd, out->attn_bwd) / 2; /* dgrad: about half of dgrad + wgrad */
+  out->share_attn_bwd_out = share(qkv.bwd, out->attn_bwd) / 2;
+  out->share_mlp_bwd_in = share(fc2.bwd, out->mlp_bwd) / 2;
+  out->share_mlp_bwd_out = share(fc1.bwd, out->mlp_bwd) / 2;
   out->tp_comm_bytes = t > 1 ? eb * act : 0;
 
   /* The host: per-kernel CPU time measured on a layer of the same framework, each collective

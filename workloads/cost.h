@@ -38,6 +38,12 @@ typedef struct ts_layer_cost {
   ts_cost ln1, attn, bda1, ln2, mlp, bda2; /* forward */
   ts_cost ln1_bwd, attn_bwd, bda1_bwd, ln2_bwd, mlp_bwd, bda2_bwd; /* backward */
   ts_cost attn_core_fwd; /* the attention core alone: what selective recompute redoes */
+  /* The GEMMs next to the tensor-parallel collectives, as shares of their piece's time (what
+   * tp_comm_overlap hides the collectives under): forward QKV and projection of attn, FC1 and
+   * FC2 of mlp; backward the projection's and QKV's input gradients of attn_bwd, FC2's and
+   * FC1's of mlp_bwd (first and last of each). */
+  double share_attn_in, share_attn_out, share_mlp_in, share_mlp_out;
+  double share_attn_bwd_in, share_attn_bwd_out, share_mlp_bwd_in, share_mlp_bwd_out;
   double tp_comm_bytes; /* the b x s x h buffer of each TP collective (0 when tp = 1) */
 } ts_layer_cost;
 

@@ -255,23 +255,61 @@ static void tp_coll(tpl *t, const ts_workload *wl, ts_coll_op sp_op, double byte
 /* One layer's forward (cost.h's diagram), as compute or as recomputation. Without sequence
  * parallelism the first of each pair of collectives is skipped (an all-reduce, not an
  * all-gather, closes the row-parallel GEMM). */
+/* part of c: its time and FLOPs scaled by share. */
+static ts_cost part(ts_cost c, double share) {
+  c.time_s *= share;
+  c.flops *= share;
+  c.bytes *= share;
+  return c;
+}
+
+/* A tensor-parallel collective that runs under the GEMM g beside it (tp_comm_overlap): one
+ * event holding both, which the engines play as max(collective, GEMM) plus one chunk of the
+ * shorter, the pipeline's fill (Transformer Engine splits both into tp chunks). */
+static void tp_overlapped(tpl *t, ts_coll_op op, double bytes, ts_cost g, ts_category cat) {
+  ts_event e = {.kind = TS_EV_COLL,
+                .category = TS_CAT_TP,
+                .coll_op = (uint8_t)op,
+                .group = TS_GROUP_TP,
+                .op = (uint8_t)t->op,
+                .layer_first = t->layer,
+                .layer_last = t->layer,
+                .time_s = g.time_s,
+                .recompute_s = cat == TS_CAT_RECOMPUTE ? g.time_s : 0,
+                .flops = g.flops,
+                .bytes = bytes};
+  push(t, e);
+}
+
+/* A piece with a TP collective after it (a reduce-scatter, or without sequence parallelism an
+ * all-reduce) and, when gather, an all-gather before it: under tp_comm_overlap both run under
+ * the piece's GEMMs next to them (shares in and out of its time), otherwise around it. */
+static void piece_with_tp(tpl *t, const ts_workload *wl, ts_cost c, double share_in,
+                          double share_out, bool gather, double bytes, ts_category cat) {
+  if (!(wl->tp_comm_overlap && wl->sequence_parallel && wl->tp > 1)) {
+    if (gather)
+      tp_coll(t, wl, TS_COLL_ALLGATHER, bytes);
+    compute(t, c, cat);
+    tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, bytes);
+    return;
+  }
+  if (gather)
+    tp_overlapped(t, TS_COLL_ALLGATHER, bytes, part(c, share_in), cat);
+  compute(t, part(c, 1 - (gather ? share_in : 0) - share_out), cat);
+  tp_overlapped(t, TS_COLL_REDUCE_SCATTER, bytes, part(c, share_out), cat);
+}
+
 static void layer_forward(tpl *t, const ts_workload *wl, const ts_layer_cost *lc, long l,
                           ts_category cat) {
   bool sp = wl->sequence_parallel;
   double n = lc->tp_comm_bytes;
   at(t, TS_OP_ATTN, l);
   compute(t, lc->ln1, cat);
-  if (sp)
-    tp_coll(t, wl, TS_COLL_ALLGATHER, n);
-  compute(t, lc->attn, cat);
-  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, n);
+  piece_with_tp(t, wl, lc->attn, lc->share_attn_in, lc->share_attn_out, sp, n, cat);
   at(t, TS_OP_MLP, l);
   compute(t, lc->bda1, cat);
   compute(t, lc->ln2, cat);
-  if (sp)
-    tp_coll(t, wl, TS_COLL_ALLGATHER, n);
-  compute(t, lc->mlp, cat);
-  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, n);
+  piece_with_tp(t, wl, lc->mlp, lc->share_mlp_in, lc->share_mlp_out, sp, n, cat);
   compute(t, lc->bda2, cat);
 }
 
@@ -280,21 +318,20 @@ static void layer_backward(tpl *t, const ts_workload *wl, const ts_layer_cost *l
   double n = lc->tp_comm_bytes;
   at(t, TS_OP_MLP, l);
   compute(t, lc->bda2_bwd, TS_CAT_COMPUTE);
-  if (sp)
-    tp_coll(t, wl, TS_COLL_ALLGATHER, n);
-  compute(t, lc->mlp_bwd, TS_CAT_COMPUTE);
-  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, n);
+  piece_with_tp(t, wl, lc->mlp_bwd, lc->share_mlp_bwd_in, lc->share_mlp_bwd_out, sp, n,
+                TS_CAT_COMPUTE);
   compute(t, lc->ln2_bwd, TS_CAT_COMPUTE);
   compute(t, lc->bda1_bwd, TS_CAT_COMPUTE);
-  if (sp)
+  bool overlap = wl->tp_comm_overlap && wl->tp > 1;
+  if (sp && !overlap) /* the gather precedes the selective recompute, which needs it */
     tp_coll(t, wl, TS_COLL_ALLGATHER, n);
   if (wl->recompute == TS_RECOMPUTE_SELECTIVE) {
     at(t, TS_OP_ATTN_CORE, l);
     compute(t, lc->attn_core_fwd, TS_CAT_RECOMPUTE);
   }
   at(t, TS_OP_ATTN, l);
-  compute(t, lc->attn_bwd, TS_CAT_COMPUTE);
-  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, n);
+  piece_with_tp(t, wl, lc->attn_bwd, lc->share_attn_bwd_in, lc->share_attn_bwd_out, sp && overlap,
+                n, TS_CAT_COMPUTE);
   compute(t, lc->ln1_bwd, TS_CAT_COMPUTE);
 }
 

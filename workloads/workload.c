@@ -41,6 +41,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "decoder_first_pipeline_num_layers",
                                             "decoder_last_pipeline_num_layers",
                                             "overlap_param_gather",
+                                            "tp_comm_overlap",
                                             "stage3_prefetch_bucket_size",
                                             "stage3_param_persistence_threshold",
                                             NULL};
@@ -210,6 +211,10 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
     return -1;
   wl->stage3_prefetch_elems = (double)prefetch;
   wl->stage3_persistence_elems = (double)persistence;
+  int rc_tco = ts_doc_get_bool(r->doc, p, "tp_comm_overlap", &wl->tp_comm_overlap, r->err);
+  if (rc_tco < 0)
+    return -1;
+  l->tp_comm_overlap = rc_tco == 1 ? here(r, p, "tp_comm_overlap") : l->tp;
   int rc_opg =
       ts_doc_get_bool(r->doc, p, "overlap_param_gather", &wl->overlap_param_gather, r->err);
   if (rc_opg < 0)
@@ -421,6 +426,10 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "overlap_param_gather overlaps the distributed optimizer's all-gather of "
                      "updated weights, which needs zero_stage 1 or 2, found zero_stage %d",
                      wl->zero_stage);
+  if (wl->tp_comm_overlap && wl->tp > 1 && !wl->sequence_parallel)
+    return ts_err_at(err, l->tp_comm_overlap,
+                     "tp_comm_overlap overlaps the all-gathers and reduce-scatters of sequence "
+                     "parallelism with GEMMs: set sequence_parallel (Megatron-Core requires it)");
   if (wl->sequence_parallel && m->seq % wl->tp != 0)
     return ts_err_at(err, l->sequence_parallel,
                      "sequence parallelism splits seq_length (%ld) over tensor parallelism "

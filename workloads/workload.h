@@ -51,7 +51,7 @@ typedef struct ts_workload_locs {
   ts_loc n_layers, hidden, n_heads, n_query_groups, seq, vocab, ffn_hidden;
   ts_loc global_batch, micro_batch, precision;
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
-  ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather;
+  ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
 } ts_workload_locs;
 
 /* The training framework, for what differs in how it runs a step: its default kernel fusions,
@@ -98,6 +98,10 @@ typedef struct ts_workload {
    * updated weights' all-gather, bucket by bucket, runs under the next iteration's first
    * forward pass, each layer waiting only for its own bucket. */
   bool overlap_param_gather;
+  /* Megatron-Core's tp_comm_overlap (Transformer Engine's userbuffers; needs sequence
+   * parallelism): each TP all-gather and reduce-scatter runs in chunks under the GEMM beside
+   * it. */
+  bool tp_comm_overlap;
   /* ZeRO-3 as PyTorch FSDP runs it (--fsdp, or framework pytorch): one gather per layer; else
    * as DeepSpeed runs it (Megatron-DeepSpeed): one per weight matrix, prefetched while they
    * fit in stage3_prefetch_bucket_size elements, parameters under

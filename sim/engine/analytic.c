@@ -171,12 +171,21 @@ static bool arrive(analytic *a, long r, const ts_event *ev) {
   if (grp->n_arrived < grp->n_playing)
     return false;
   int algorithm = 0;
-  double end = grp->t_max_s + priced(grp, ev, &algorithm);
+  double took = priced(grp, ev, &algorithm), work = 0;
+  if (ev->time_s > 0) { /* overlapped with a GEMM (tp_comm_overlap), slowed beside it */
+    work = ev->time_s * (1 + a->opts->overlap_slowdown);
+    took = ts_coll_overlapped_s(took, work, grp->coll.n);
+  }
+  double end = grp->t_max_s + took;
   count(a, algorithm);
   for (int i = 0; i < grp->n_playing; i++) {
     long w = grp->waiting[i];
     arank *m = &a->ranks[w];
-    a->res->ranks[w].time_s[ev->category] += end - m->arrival_s;
+    ts_rank_result *res = &a->res->ranks[w];
+    res->flops += ev->flops;
+    res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s * (1 + a->opts->overlap_slowdown);
+    res->time_s[TS_CAT_COMPUTE] += work - ev->recompute_s * (1 + a->opts->overlap_slowdown);
+    res->time_s[ev->category] += end - m->arrival_s - work;
     m->t_s = end;
     trace(a, w, m->arrival_s, 0, algorithm);
     advance(a, w);

@@ -327,6 +327,11 @@ double ts_coll_estimate_s(const ts_coll_group *g, ts_coll_op op, double bytes) {
   return ts_coll_decide(g, op, bytes).time_s;
 }
 
+double ts_coll_overlapped_s(double comm_s, double gemm_s, int chunks) {
+  double lo = comm_s < gemm_s ? comm_s : gemm_s, hi = comm_s < gemm_s ? gemm_s : comm_s;
+  return hi + lo / (chunks > 1 ? chunks : 1);
+}
+
 int ts_coll_steps(ts_coll_op op, int p) {
   return op == TS_COLL_ALLREDUCE ? 2 * (p - 1) : p - 1; /* all-to-all: p - 1 pairwise steps */
 }

@@ -146,6 +146,10 @@ double ts_coll_estimate_s(const ts_coll_group *g, ts_coll_op op, double bytes);
 ts_coll_call ts_coll_decide_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
                                 ts_coll_op op, double bytes);
 
+/* A collective of comm_s overlapped with a GEMM of gemm_s, both split into `chunks` pieces
+ * that pipeline (tp_comm_overlap): the longer of the two plus one chunk of the shorter. */
+double ts_coll_overlapped_s(double comm_s, double gemm_s, int chunks);
+
 /* Ring steps of an operation on p ranks (2(p-1) for all-reduce, p-1 otherwise). */
 int ts_coll_steps(ts_coll_op op, int p);
 

@@ -258,6 +258,12 @@ static void run_event(rank_ctx *c, int block, int event) {
       t0 = simgrid_get_clock();
     }
     run_coll(c, ev);
+    if (ev->time_s > 0) { /* overlapped with a GEMM (tp_comm_overlap), slowed beside it */
+      double comm = simgrid_get_clock() - t0, gemm = ev->time_s * (1 + eng.overlap_slowdown);
+      ts_coll_sleep(ts_coll_overlapped_s(comm, gemm, group_of(c, ev)->n) - comm);
+      c->res->flops += ev->flops;
+      slow = 1 + eng.overlap_slowdown;
+    }
     break;
   case TS_EV_WAIT:
     wait_stream(c, ev->wait_keep);
@@ -272,9 +278,12 @@ static void run_event(rank_ctx *c, int block, int event) {
     break;
   }
   if (ev->kind != TS_EV_RECV) { /* do_recv splits its time between bubble and transfer */
-    double elapsed = simgrid_get_clock() - t0;
+    double elapsed = simgrid_get_clock() - t0,
+           work = ev->kind == TS_EV_COLL ? ev->time_s * slow : 0;
     c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s * slow; /* merged compute events */
-    c->res->time_s[ev->category] += elapsed - ev->recompute_s * slow;
+    c->res->time_s[TS_CAT_COMPUTE] += work - ev->recompute_s * (ev->kind == TS_EV_COLL) * slow;
+    c->res->time_s[ev->category] +=
+        elapsed - work - ev->recompute_s * (ev->kind != TS_EV_COLL) * slow;
   }
   if (c->is_traced)
     trace(c, block, event, t0, sent);
@@ -289,6 +298,13 @@ static void run_event(rank_ctx *c, int block, int event) {
  * sleep for the rest: the same times as event by event (to rounding), because the group's other
  * members run the same events (is_lockstep) and so reach each later barrier together. Every
  * member merges the same runs: what decides a run is the program, not the clock. */
+
+/* A priced collective's time, overlapped with the GEMM it holds (tp_comm_overlap), if any. */
+static double overlapped_s(const ts_coll_group *cg, const ts_event *ev, double comm_s) {
+  return ev->time_s > 0
+             ? ts_coll_overlapped_s(comm_s, ev->time_s * (1 + eng.overlap_slowdown), cg->n)
+             : comm_s;
+}
 
 /* Events from `first` of blk that rank c can play as one merged run; 0 or 1: play it alone. */
 static int merged_run_length(const rank_ctx *c, const ts_block *blk, int first) {
@@ -324,11 +340,15 @@ static void run_merged(rank_ctx *c, int b, int first, int n) {
       cg = group_of(c, ev);
       barrier_at = e;
     }
-    double took = ev->kind == TS_EV_COMPUTE ? ev->time_s : priced_s(c, cg, ev);
+    double took =
+        ev->kind == TS_EV_COMPUTE ? ev->time_s : overlapped_s(cg, ev, priced_s(c, cg, ev));
+    double work = ev->kind == TS_EV_COLL ? ev->time_s * (1 + eng.overlap_slowdown) : 0;
     *(e < barrier_at ? &before : &after) += took;
     c->res->flops += ev->flops;
-    c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s;
-    c->res->time_s[ev->category] += took - ev->recompute_s;
+    c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s * (work > 0 ? 1 + eng.overlap_slowdown : 1);
+    c->res->time_s[TS_CAT_COMPUTE] +=
+        work > 0 ? work - ev->recompute_s * (1 + eng.overlap_slowdown) : 0;
+    c->res->time_s[ev->category] += took - work - (work > 0 ? 0 : ev->recompute_s);
   }
   if (before > 0)
     ts_coll_sleep(before);
@@ -345,8 +365,9 @@ static void run_merged(rank_ctx *c, int b, int first, int n) {
       const ts_event *ev = &blk->events[e];
       double start = t;
       t += (e == barrier_at ? wait : 0) +
-           (ev->kind == TS_EV_COMPUTE ? ev->time_s
-                                      : ts_coll_estimate_s(cg, (ts_coll_op)ev->coll_op, ev->bytes));
+           (ev->kind == TS_EV_COMPUTE
+                ? ev->time_s
+                : overlapped_s(cg, ev, ts_coll_estimate_s(cg, (ts_coll_op)ev->coll_op, ev->bytes)));
       trace_span(c, b, e, start, t, 0);
     }
   }

@@ -366,6 +366,49 @@ static void test_bench_many_flows(void **state) {
   assert_true(t_us > 17 && t_us < 1000); /* RCCL's base latency, then 256 B per pair */
 }
 
+/* tp_comm_overlap hides sequence parallelism's all-gathers and reduce-scatters under GEMMs:
+ * less exposed TP time and a shorter iteration, the same FLOPs, and the fidelities agree as
+ * they do without it. */
+static void test_tp_comm_overlap_runs(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", path[600], args[1400];
+  assert_non_null(mkdtemp(dir));
+  double iter[2][2], tp[2], flops[2];
+  for (int overlap = 0; overlap < 2; overlap++) {
+    snprintf(path, sizeof path, "%s/w%d.yaml", dir, overlap);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "name: tiny\nmodel: {num_layers: 8, hidden_size: 1024, num_attention_heads: 16, "
+            "seq_length: 512, vocab_size: 50257}\ntraining: {global_batch_size: 32, "
+            "micro_batch_size: 2, precision: bf16}\nparallelism: {tensor: 4, pipeline: 2, "
+            "data: 4, zero_stage: 1, sequence_parallel: true, tp_comm_overlap: %s}\n",
+            overlap ? "true" : "false");
+    fclose(f);
+    for (int fid = 0; fid < 2; fid++) {
+      snprintf(args, sizeof args, "run %s --gpus 32 --quiet --fidelity %s --out %s", path,
+               fid ? "aggregate" : "hybrid", dir);
+      spawn_result r = spawn_trainsim(args);
+      assert_int_equal(r.status, 0);
+      spawn_free(&r);
+      snprintf(path + strlen(dir), sizeof path - strlen(dir), "/result.json");
+      char *text = read_file(path, NULL);
+      json *j = json_parse(text);
+      assert_non_null(j);
+      iter[overlap][fid] = json_num(j, "metrics.iteration_s");
+      tp[overlap] = json_num(j, "breakdown_s.tp_comm");
+      flops[overlap] = json_num(j, "metrics.hardware_flops_per_iteration");
+      json_free(j);
+      free(text);
+      snprintf(path, sizeof path, "%s/w%d.yaml", dir, overlap);
+    }
+  }
+  assert_true(iter[1][0] < iter[0][0] && tp[1] < tp[0]);
+  assert_rel(flops[1], flops[0], 1e-12);
+  assert_rel(iter[1][0], iter[1][1], 1e-3); /* hybrid prices the in-node TP groups */
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 /* timeline.json is valid JSON in the Chrome trace format: slices with names, non-negative
  * times, one thread per stream, and flows whose ends match. */
 static void test_timeline(void **state) {
@@ -766,22 +809,15 @@ static void test_platform_show(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_result_consistent),
-                                     cmocka_unit_test(test_flow_close_to_aggregate),
-                                     cmocka_unit_test(test_help_lists_every_flag),
-                                     cmocka_unit_test(test_bench_against_link_graph),
-                                     cmocka_unit_test(test_bench_library),
-                                     cmocka_unit_test(test_bench_many_flows),
-                                     cmocka_unit_test(test_platform_show),
-                                     cmocka_unit_test(test_bench_deterministic),
-                                     cmocka_unit_test(test_timeline),
-                                     cmocka_unit_test(test_memory_command),
-                                     cmocka_unit_test(test_scale),
-                                     cmocka_unit_test(test_timeline_subset),
-                                     cmocka_unit_test(test_scale_by_model),
-                                     cmocka_unit_test(test_collective_algorithm),
-                                     cmocka_unit_test(test_search),
-                                     cmocka_unit_test(test_no_stale_outputs),
-                                     cmocka_unit_test(test_scale_reuse_keyed)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_result_consistent),     cmocka_unit_test(test_flow_close_to_aggregate),
+      cmocka_unit_test(test_help_lists_every_flag), cmocka_unit_test(test_bench_against_link_graph),
+      cmocka_unit_test(test_bench_library),         cmocka_unit_test(test_bench_many_flows),
+      cmocka_unit_test(test_tp_comm_overlap_runs),  cmocka_unit_test(test_platform_show),
+      cmocka_unit_test(test_bench_deterministic),   cmocka_unit_test(test_timeline),
+      cmocka_unit_test(test_memory_command),        cmocka_unit_test(test_scale),
+      cmocka_unit_test(test_timeline_subset),       cmocka_unit_test(test_scale_by_model),
+      cmocka_unit_test(test_collective_algorithm),  cmocka_unit_test(test_search),
+      cmocka_unit_test(test_no_stale_outputs),      cmocka_unit_test(test_scale_reuse_keyed)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
