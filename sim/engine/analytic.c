@@ -128,7 +128,7 @@ static void make_ready(analytic *a, long r) {
   a->ready[a->n_ready++] = r;
 }
 
-static int algorithm_of(const ts_coll_group *g, const ts_event *ev) {
+static int algorithm_of(ts_coll_group *g, const ts_event *ev) {
   if (ev->coll_op == TS_COLL_ALLTOALL)
     return TS_ALG_PAIRWISE;
   ts_coll_algo algo = ts_coll_choose(g, (ts_coll_op)ev->coll_op, ev->bytes);

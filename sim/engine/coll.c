@@ -286,7 +286,8 @@ static ts_coll_algo ideal_choice(const ts_coll_group *g, ts_coll_op op, double b
   return algo;
 }
 
-ts_coll_call ts_coll_decide(const ts_coll_group *g, ts_coll_op op, double bytes) {
+/* ts_coll_decide without the memo. */
+static ts_coll_call decide(const ts_coll_group *g, ts_coll_op op, double bytes) {
   ts_coll_call c = {.algo = TS_ALGO_RING,
                     .is_ideal = true,
                     .lib = {.algo = TS_CCL_RING, .proto = TS_PROTO_SIMPLE, .wire = 1}};
@@ -319,11 +320,21 @@ ts_coll_call ts_coll_decide(const ts_coll_group *g, ts_coll_op op, double bytes)
   return c;
 }
 
-ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes) {
+ts_coll_call ts_coll_decide(ts_coll_group *g, ts_coll_op op, double bytes) {
+  if (!g->has_memo || g->memo_op != op || g->memo_bytes != bytes) {
+    g->memo = decide(g, op, bytes);
+    g->memo_op = op;
+    g->memo_bytes = bytes;
+    g->has_memo = true;
+  }
+  return g->memo;
+}
+
+ts_coll_algo ts_coll_choose(ts_coll_group *g, ts_coll_op op, double bytes) {
   return ts_coll_decide(g, op, bytes).algo;
 }
 
-double ts_coll_estimate_s(const ts_coll_group *g, ts_coll_op op, double bytes) {
+double ts_coll_estimate_s(ts_coll_group *g, ts_coll_op op, double bytes) {
   return ts_coll_decide(g, op, bytes).time_s;
 }
 

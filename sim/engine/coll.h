@@ -83,6 +83,15 @@ void ts_coll_ring_order(const ts_platform *pf, const long *gpus, int n, int *ord
 #define TS_COLL_MAX_RINGS 16
 int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders);
 
+/* How a group runs one call: the algorithm trainsim plays and, under a real library, the
+ * library's plan (lib.algo may be PAT, played on the ring's links). */
+typedef struct ts_coll_call {
+  ts_coll_algo algo;
+  bool is_ideal; /* no library: link rate, route latencies (lib holds Simple, wire 1) */
+  ts_ccl_call lib;
+  double time_s; /* uncontended */
+} ts_coll_call;
+
 /* A group ready to run collectives: its rings, a mailbox per ring position, a barrier. */
 typedef struct ts_coll_group {
   int n;
@@ -108,16 +117,12 @@ typedef struct ts_coll_group {
   const ts_ccl_config *ccl; /* the platform's library */
   int n_nodes; /* nodes the members are on */
   long n_calls[TS_ALGO_COUNT]; /* collectives started, by ts_coll_algo (counted at position 0) */
+  /* The last call decided, kept: a group repeats the same calls. */
+  bool has_memo;
+  ts_coll_op memo_op;
+  double memo_bytes;
+  ts_coll_call memo;
 } ts_coll_group;
-
-/* How a group runs one call: the algorithm trainsim plays and, under a real library, the
- * library's plan (lib.algo may be PAT, played on the ring's links). */
-typedef struct ts_coll_call {
-  ts_coll_algo algo;
-  bool is_ideal; /* no library: link rate, route latencies (lib holds Simple, wire 1) */
-  ts_ccl_call lib;
-  double time_s; /* uncontended */
-} ts_coll_call;
 
 /* Double binary tree: the parent of ring-0 position pos in tree t (0 or 1), or -1 at a root. */
 int ts_coll_tree_parent(int n, int t, int pos);
@@ -136,12 +141,12 @@ void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus
 /* How g runs op on bytes: the algorithm forced by g->algo, or the one auto picks (the
  * library's tuner; under the ideal library the fastest by an alpha-beta model of the routes).
  * Hierarchical is trainsim's, not a library's: forced, it is priced at the wire. */
-ts_coll_call ts_coll_decide(const ts_coll_group *g, ts_coll_op op, double bytes);
+ts_coll_call ts_coll_decide(ts_coll_group *g, ts_coll_op op, double bytes);
 /* ts_coll_decide(...).algo */
-ts_coll_algo ts_coll_choose(const ts_coll_group *g, ts_coll_op op, double bytes);
+ts_coll_algo ts_coll_choose(ts_coll_group *g, ts_coll_op op, double bytes);
 /* The uncontended time of the call (the analytic fidelity's cost of a collective; it equals
  * what the rings and trees take in the other fidelities when nothing shares their links). */
-double ts_coll_estimate_s(const ts_coll_group *g, ts_coll_op op, double bytes);
+double ts_coll_estimate_s(ts_coll_group *g, ts_coll_op op, double bytes);
 /* ts_coll_decide for a group of n GPUs not yet set up (microbenchmark tables). */
 ts_coll_call ts_coll_decide_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
                                 ts_coll_op op, double bytes);

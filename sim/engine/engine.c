@@ -163,7 +163,7 @@ static void trace_span(rank_ctx *c, int block, int event, double start_s, double
   if (ev->kind == TS_EV_COLL && ev->coll_op == TS_COLL_ALLTOALL)
     algorithm = TS_ALG_PAIRWISE;
   else if (ev->kind == TS_EV_COLL) {
-    const ts_coll_group *g = &eng.groups[eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group]];
+    ts_coll_group *g = &eng.groups[eng.job->rank_group[c->rank * TS_GROUP_KINDS + ev->group]];
     ts_coll_algo chosen = ts_coll_choose(g, (ts_coll_op)ev->coll_op, ev->bytes);
     algorithm = chosen == TS_ALGO_HIERARCHICAL ? TS_ALG_HIERARCHICAL
                 : chosen == TS_ALGO_TREE       ? TS_ALG_TREE
