@@ -180,6 +180,15 @@ the paper's. GPU kernels are 22B $k22, 175B $k175 and 1T $k1t of the iteration:
    about $f22 must be per-GPU speed (items 1 and 2), larger for 22B than for the others, which
    the model has no MI250X measurement to show.
 
+Collectives follow RCCL 2.21.5's own tuning model (its tuning model 3, for 8-GCD MI250X nodes
+with 4 NICs: per-step latencies, bandwidth ratios and size corrections;
+docs/validation/collectives.md). Against the wire model before it, the presets moved by under a
+point: the tensor-parallel all-reduces stay bound by the node ring's single xGMI links, which
+RCCL drives at 36 of their 50 GB/s, and RCCL's model prefers its tree there. The searches
+moved more: ZeRO-3 no longer ranks first for 175B and 1T, because DeepSpeed gathers each
+weight matrix on its own and each gather over 512-1,536 ranks pays RCCL's ring latency (about
+12 ms at 1,536 GCDs: a 6 us step per GCD and a 19.8 us step per node).
+
 None of these is fitted: the kernel table is carried over from the H200 by rates alone, and
 the gaps stay marked
 in tests/validation/claims.tsv with trainsim's figures. Until this study 1T sat inside its
