@@ -321,13 +321,16 @@ static ts_coll_call decide(const ts_coll_group *g, ts_coll_op op, double bytes) 
 }
 
 ts_coll_call ts_coll_decide(ts_coll_group *g, ts_coll_op op, double bytes) {
-  if (!g->has_memo || g->memo_op != op || g->memo_bytes != bytes) {
-    g->memo = decide(g, op, bytes);
-    g->memo_op = op;
-    g->memo_bytes = bytes;
-    g->has_memo = true;
-  }
-  return g->memo;
+  for (int i = 0; i < g->n_memo; i++)
+    if (g->memo_op[i] == op && g->memo_bytes[i] == bytes)
+      return g->memo[i];
+  int i = g->memo_next;
+  g->memo_next = (i + 1) % TS_COLL_MEMO;
+  g->n_memo += g->n_memo < TS_COLL_MEMO;
+  g->memo_op[i] = op;
+  g->memo_bytes[i] = bytes;
+  g->memo[i] = decide(g, op, bytes);
+  return g->memo[i];
 }
 
 ts_coll_algo ts_coll_choose(ts_coll_group *g, ts_coll_op op, double bytes) {

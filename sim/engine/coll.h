@@ -117,11 +117,13 @@ typedef struct ts_coll_group {
   const ts_ccl_config *ccl; /* the platform's library */
   int n_nodes; /* nodes the members are on */
   long n_calls[TS_ALGO_COUNT]; /* collectives started, by ts_coll_algo (counted at position 0) */
-  /* The last call decided, kept: a group repeats the same calls. */
-  bool has_memo;
-  ts_coll_op memo_op;
-  double memo_bytes;
-  ts_coll_call memo;
+  /* The calls decided last, kept: a group repeats a few calls over and over (a layer's
+   * all-gathers and reduce-scatters, its gradient buckets). */
+#define TS_COLL_MEMO 8
+  int n_memo, memo_next;
+  ts_coll_op memo_op[TS_COLL_MEMO];
+  double memo_bytes[TS_COLL_MEMO];
+  ts_coll_call memo[TS_COLL_MEMO];
 } ts_coll_group;
 
 /* Double binary tree: the parent of ring-0 position pos in tree t (0 or 1), or -1 at a root. */
