@@ -482,30 +482,34 @@ static void tree_phased(const ts_coll_group *g, int pos, double bytes, ts_fideli
 }
 
 /* A library's tree, pipelined as NCCL runs it: chunks flow up and down at once, so the call's
- * transfers all run together. With m > 1 members on each node it is NCCL's shape: inside the
- * node the members reduce and broadcast their shares (played as a reduce-scatter plus an
- * all-gather to the next member on the node), and local member j of every node joins a double
- * binary tree over the nodes for its 1/m share, through its own NIC; otherwise the trees span
- * the members. Every transfer carries wire bytes; the call ends when they have arrived and
- * the rest of the library's latency has passed, and not before the library's own time (its
- * bandwidth ceiling). */
+ * transfers all run together. Inside a node the members form a chain (NCCL's tree inside a
+ * node, RCCL's too): each sends the bytes to both chain neighbours (reduced towards the head,
+ * broadcast back), so every link carries them once each way. Across nodes (m > 1 members on
+ * each of several nodes), local member j of every node joins a double binary tree over the
+ * nodes for its 1/m share, through its own NIC; with one member per node (or uneven nodes)
+ * the trees span the members. Every transfer carries wire bytes; the call ends when they have
+ * arrived and the rest of the library's latency has passed, and not before the library's own
+ * time (its bandwidth ceiling). */
 static void tree_pipelined(const ts_coll_group *g, int pos, double bytes, const ts_coll_call *call,
                            long *n_transfers) {
-  int m = g->per_node > 0 ? g->per_node : 1, count = g->n / m, slot = pos / m, local = pos % m;
+  bool one_node = g->n_nodes == 1;
+  int m = g->per_node > 0 ? g->per_node : one_node ? g->n : 1;
+  int count = g->n / m, slot = pos / m, local = pos % m;
   double share = bytes / m * call->lib.wire, half = share / 2;
   sg_comm_t comms[16];
   void *got[16];
   int k = 0;
   sg_barrier_wait(g->barrier);
   double start = simgrid_get_clock();
-  if (m > 1) { /* inside the node: (m - 1) / m of the bytes each way, to the next member */
-    int in = intra_succ(pos, g->n, m);
-    comms[k++] = sg_mailbox_put_async(g->intra_mailboxes[in], &payload,
-                                      (long)(2 * (bytes - bytes / m) * call->lib.wire + 0.5));
-    comms[k++] = sg_mailbox_get_async(g->intra_mailboxes[pos], &got[0]);
+  for (int side = -1; m > 1 && side <= 1; side += 2) { /* the chain: both neighbours */
+    if (local + side < 0 || local + side >= m)
+      continue;
+    comms[k++] = sg_mailbox_put_async(g->mailboxes[pos + side], &payload,
+                                      (long)(bytes * call->lib.wire + 0.5));
+    comms[k++] = sg_mailbox_get_async(g->mailboxes[pos], &got[0]);
     (*n_transfers)++;
   }
-  for (int t = 0; t < 2; t++) {
+  for (int t = 0; count > 1 && t < 2; t++) {
     int kids[2], n_kids = tree_kids(count, t, slot, kids);
     int parent = ts_coll_tree_parent(count, t, slot);
     sg_mailbox_t *inbox = g->tree_mailboxes[t];
@@ -520,8 +524,8 @@ static void tree_pipelined(const ts_coll_group *g, int pos, double bytes, const 
   sg_comm_wait_all(comms, (size_t)k);
   sg_barrier_wait(g->barrier);
   double now = simgrid_get_clock();
-  double end =
-      fmax(now + rest_of(call, m > 1 ? g->cross_lat_s : g->tree_lat_s), start + call->lib.time_s);
+  double included = count > 1 ? (m > 1 ? g->cross_lat_s : g->tree_lat_s) : g->max_hop_lat_s;
+  double end = fmax(now + rest_of(call, included), start + call->lib.time_s);
   ts_coll_sleep(end - now);
 }
 
