@@ -558,6 +558,8 @@ void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fide
     return;
   }
   if (call.algo == TS_ALGO_TREE) {
+    /* flow fidelity plays trees level by level (trainsim's phased tree, then the rest of
+     * the library's latency): slower than the library's pipelined tree, a bound */
     if (call.is_ideal || fidelity == TS_FIDELITY_FLOW)
       tree_phased(g, pos, bytes * call.lib.wire, fidelity, n_transfers);
     if (!call.is_ideal && fidelity == TS_FIDELITY_FLOW)
