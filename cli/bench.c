@@ -23,6 +23,7 @@ static const char usage[] =
     "size, time, algbw = size / time and busbw (algbw x 2(n-1)/n for all-reduce, x (n-1)/n\n"
     "for all-gather, reduce-scatter and all-to-all, x 1 for sendrecv and p2p). Sizes double\n"
     "from --min-bytes to --max-bytes; for all-to-all a size is what each GPU sends in all.\n"
+    "Each row is printed as soon as its size has run (the analytic fidelity: at the end).\n"
 
     "\n"
     "options:\n"
@@ -250,6 +251,55 @@ static void print_header(const bench_args *a, const ts_platform *pf) {
          "algorithm");
 }
 
+/* The table's rows, printed in order as soon as every rank is through a size's block (SimGrid
+ * fidelities), or all at the end (analytic): a failure late in a long bench keeps the rows
+ * already measured. */
+typedef struct rows {
+  ts_progress *progress; /* cleared before a row is printed, so rows do not land on it */
+  const bench_args *a;
+  const ts_platform *pf;
+  const double *sizes;
+  int n_sizes, next;
+  long n_ranks, *gpus;
+  int *done; /* [size]: ranks through its block */
+  double *end_s; /* [size]: the last of them */
+  double prev_s;
+} rows;
+
+static void print_row(rows *w, int k) {
+  const bench_args *a = w->a;
+  ts_progress_clear(w->progress);
+  double t = w->end_s[k] - w->prev_s;
+  w->prev_s = w->end_s[k];
+  double algbw = w->sizes[k] / t;
+  char algo[32] = "p2p";
+  if (a->op <= OP_ALLTOALL) {
+    static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER,
+                                         TS_COLL_REDUCE_SCATTER, TS_COLL_ALLTOALL};
+    ts_coll_call call = ts_coll_decide_for(w->pf, w->gpus, (int)w->n_ranks, a->collectives,
+                                           coll_of[a->op], w->sizes[k]);
+    if (a->op == OP_ALLTOALL)
+      snprintf(algo, sizeof algo, "pairwise");
+    else if (call.is_ideal)
+      snprintf(algo, sizeof algo, "%s", ts_coll_algo_names[call.algo]);
+    else
+      snprintf(algo, sizeof algo, "%s/%s", ts_ccl_algo_names[call.lib.algo],
+               ts_ccl_proto_names[call.lib.proto]);
+  }
+  printf("  %14.0f %14.3f %12.3f %12.3f  %s\n", w->sizes[k], t * 1e6, algbw / 1e9,
+         algbw * busbw_factor(a->op, w->n_ranks) / 1e9, algo);
+  fflush(stdout);
+}
+
+static void on_block(void *ctx, long rank, int block, double end_s) {
+  (void)rank;
+  rows *w = ctx;
+  w->done[block]++;
+  w->end_s[block] = fmax(w->end_s[block], end_s);
+  for (; w->next < w->n_sizes && w->done[w->next] == w->n_ranks; w->next++)
+    print_row(w, w->next);
+}
+
 int ts_bench_main(int argc, char **argv) {
   ts_err err = {0};
   bench_args a;
@@ -280,51 +330,48 @@ int ts_bench_main(int argc, char **argv) {
   ts_progress progress;
   ts_progress_init(&progress, "bench", a.is_quiet);
   ts_progress_engine progress_events = {&progress, ts_engine_count_events(&job, NULL)};
+  long n_ranks = job.n_ranks;
+  rows w = {.progress = &progress,
+            .a = &a,
+            .pf = &pf,
+            .sizes = sizes,
+            .n_sizes = n_sizes,
+            .n_ranks = n_ranks,
+            .gpus = calloc((size_t)n_ranks, sizeof(long)),
+            .done = calloc((size_t)n_sizes, sizeof(int)),
+            .end_s = calloc((size_t)n_sizes, sizeof(double))};
+  TS_ASSERT(w.gpus != NULL && w.done != NULL && w.end_s != NULL);
+  for (long r = 0; r < n_ranks; r++)
+    w.gpus[r] = ts_job_gpu(&job, r);
   ts_engine_opts opts = {.fidelity = a.fidelity,
                          .collectives = a.collectives,
                          .is_recording_blocks = true,
                          .on_progress = progress.is_on ? ts_progress_engine_cb : NULL,
-                         .progress_ctx = &progress_events};
+                         .progress_ctx = &progress_events,
+                         .on_block = on_block,
+                         .block_ctx = &w};
   ts_sim_result sim;
   ts_progress_show(&progress, 0, progress_events.total_events, "building the platform");
+  print_header(&a, &pf);
+  fflush(stdout);
   rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
   ts_progress_clear(&progress);
   if (rc != 0) {
     fprintf(stderr, "%s\n", err.msg);
+    free(w.gpus);
+    free(w.done);
+    free(w.end_s);
     ts_job_fini(&job);
     return TS_ARGS_EXIT_INPUT;
   }
-  print_header(&a, &pf);
-  long *gpus = calloc((size_t)sim.n_ranks, sizeof(long));
-  TS_ASSERT(gpus != NULL);
-  for (long r = 0; r < sim.n_ranks; r++)
-    gpus[r] = ts_job_gpu(&job, r);
-  double prev = 0;
-  for (int k = 0; k < n_sizes; k++) {
-    double end = 0;
+  for (int k = w.next; k < n_sizes; k++) { /* the analytic fidelity reports at the end */
     for (long r = 0; r < sim.n_ranks; r++)
-      end = fmax(end, sim.ranks[r].block_end_s[k]);
-    double t = end - prev;
-    prev = end;
-    double algbw = sizes[k] / t;
-    char algo[32] = "p2p";
-    if (a.op <= OP_ALLTOALL) {
-      static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER,
-                                           TS_COLL_REDUCE_SCATTER, TS_COLL_ALLTOALL};
-      ts_coll_call call =
-          ts_coll_decide_for(&pf, gpus, (int)sim.n_ranks, a.collectives, coll_of[a.op], sizes[k]);
-      if (a.op == OP_ALLTOALL)
-        snprintf(algo, sizeof algo, "pairwise");
-      else if (call.is_ideal)
-        snprintf(algo, sizeof algo, "%s", ts_coll_algo_names[call.algo]);
-      else
-        snprintf(algo, sizeof algo, "%s/%s", ts_ccl_algo_names[call.lib.algo],
-                 ts_ccl_proto_names[call.lib.proto]);
-    }
-    printf("  %14.0f %14.3f %12.3f %12.3f  %s\n", sizes[k], t * 1e6, algbw / 1e9,
-           algbw * busbw_factor(a.op, sim.n_ranks) / 1e9, algo);
+      w.end_s[k] = fmax(w.end_s[k], sim.ranks[r].block_end_s[k]);
+    print_row(&w, k);
   }
-  free(gpus);
+  free(w.gpus);
+  free(w.done);
+  free(w.end_s);
   ts_sim_result_fini(&sim);
   ts_job_fini(&job);
   return 0;

@@ -126,6 +126,8 @@ static struct {
   long n_transfers;
   void (*on_progress)(void *ctx, double events_played, double simulated_s);
   void *progress_ctx;
+  void (*on_block)(void *ctx, long rank, int block, double end_s);
+  void *block_ctx;
 } eng;
 
 static void flush_sends(rank_ctx *c) {
@@ -434,6 +436,8 @@ static void rank_main(int argc, char **argv) {
       eng.on_progress(eng.progress_ctx, (double)eng.n_events, simgrid_get_clock());
     if (c->res->block_end_s != NULL)
       c->res->block_end_s[b] = simgrid_get_clock();
+    if (c->res->block_end_s != NULL && eng.on_block != NULL)
+      eng.on_block(eng.block_ctx, c->rank, b, c->res->block_end_s[b]);
   }
   double t0 = simgrid_get_clock();
   flush_sends(c);
@@ -730,6 +734,8 @@ static void *simulate(void *arg) {
   eng.collectives = opts->collectives;
   eng.overlap_slowdown = opts->overlap_slowdown;
   eng.on_progress = opts->on_progress;
+  eng.on_block = opts->on_block;
+  eng.block_ctx = opts->block_ctx;
   eng.progress_ctx = opts->progress_ctx;
   ts_sim_result res;
   memset(&res, 0, sizeof res);

@@ -46,6 +46,11 @@ typedef struct ts_engine_opts {
    * the job or the simulation. NULL: never. */
   void (*on_progress)(void *ctx, double events_played, double simulated_s);
   void *progress_ctx;
+  /* SimGrid fidelities with is_recording_blocks: called when a rank has finished a block, with
+   * the simulated time (the block's entry of block_end_s), so that microbenchmarks can report
+   * each block as soon as every rank is through it. NULL: never. */
+  void (*on_block)(void *ctx, long rank, int block, double end_s);
+  void *block_ctx;
 } ts_engine_opts;
 
 /* Events the job plays on the ranks flagged in `only` (all ranks when NULL), to estimate a
