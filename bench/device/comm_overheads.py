@@ -31,6 +31,8 @@ import torch.distributed as dist
 import triton
 import triton.language as tl
 
+from cuda_timing import time_ms as gpu_ms
+
 rows = []
 
 
@@ -118,21 +120,6 @@ def channel_reduce(a, b, c, n, BLOCK: tl.constexpr):
         tl.store(c + offs, tl.load(a + offs, mask=mask) + tl.load(b + offs, mask=mask), mask=mask)
 
 
-def gpu_ms(fn, warmup=3, reps=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        torch.cuda.synchronize()
-        times.append(e0.elapsed_time(e1))
-    return statistics.median(times)
-
-
 def alone_and_beside(work, noise, work_ms, noise_ms, reps=7):
     """Median times of `work` alone and while `noise` runs on another stream, alternated so
     that clock or temperature drift falls on both alike."""
@@ -178,8 +165,8 @@ def overlap_costs():
     while time.perf_counter() < t_end:
         gemm()
         torch.cuda.synchronize()
-    t_gemm = gpu_ms(gemm) / 10
-    t_add = gpu_ms(add) / 10
+    t_gemm = gpu_ms(gemm, warmup=3, reps=10) / 10
+    t_add = gpu_ms(add, warmup=3, reps=10) / 10
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     row("overlap", "gemm 8192^3 bf16 alone", t_gemm * 1e3, "us",
         "%.1f TFLOP/s" % (2 * g ** 3 / t_gemm / 1e9))
@@ -190,7 +177,7 @@ def overlap_costs():
         def red():
             channel_reduce[(channels,)](a, b, c, n, BLOCK=4096, num_warps=16)
 
-        t_red = gpu_ms(red)
+        t_red = gpu_ms(red, warmup=3, reps=10)
         row("overlap", "channel_reduce %d CTAs alone" % channels, 3 * 2 * n / t_red / 1e6, "GB/s",
             "HBM bytes moved (read 2, write 1) per second")
         alone, mixed = alone_and_beside(gemm, red, 10 * t_gemm, t_red)

@@ -5,6 +5,7 @@
 # say which variant takes a key: "(fat tree)", "(nccl)", "(rccl)".
 #   tests/docs/platform_keys.sh TRAINSIM      (from the repository root)
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=${1:?usage: platform_keys.sh TRAINSIM}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -69,10 +70,7 @@ done <<<"$rows"
 
 # The loader's lists of keys, section by section (sim/network/platform.c); the keys of a link,
 # a NIC and a {bandwidth, latency} pair are documented in their rows' text.
-accepted() { # ARRAY PREFIX
-  awk -v a="$1" '$0 ~ "const " a "\\[\\] = " { on = 1 } on { print } on && /};/ { exit }' \
-    sim/network/platform.c | grep -o '"[a-z_]*"' | tr -d '"' | sed "s/^/$2/"
-}
+accepted() { accepted_keys sim/network/platform.c "$1" "$2"; } # ARRAY PREFIX
 for key in $(accepted top_keys "") $(accepted gpu_keys gpu.) $(accepted tile_keys gpu.gemm_tile.) \
   $(accepted node_keys node.) $(accepted dragonfly_keys network.) $(accepted fat_tree_keys network.) \
   $(accepted ccl_keys collectives.); do

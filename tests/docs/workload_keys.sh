@@ -4,6 +4,7 @@
 # documented there.
 #   tests/docs/workload_keys.sh TRAINSIM      (from the repository root)
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=${1:?usage: workload_keys.sh TRAINSIM}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -27,10 +28,7 @@ for key in $documented; do
   fi
 done
 # The loader's lists of keys, section by section (workloads/workload.c).
-accepted() { # ARRAY PREFIX
-  awk -v a="$1" '$0 ~ "const " a "\\[\\] = " { on = 1 } on { print } on && /};/ { exit }' \
-    workloads/workload.c | grep -o '"[a-z_]*"' | tr -d '"' | sed "s/^/$2/"
-}
+accepted() { accepted_keys workloads/workload.c "$1" "$2"; } # ARRAY PREFIX
 for key in $(accepted top_keys "") $(accepted model_keys model.) $(accepted training_keys training.) \
   $(accepted parallel_keys parallelism.) $(accepted placement_keys placement.); do
   case $key in model | training | parallelism | placement) continue ;; esac

@@ -217,18 +217,24 @@ static double posted_bytes(const ts_block *b, ts_coll_op op, int *waits) {
   return bytes;
 }
 
-/* Gradient buckets (ZeRO-1): only each stage's last backward pass posts reduce-scatters, of
- * all the stage's fp32 gradients, in buckets; the epilogue waits for them instead of reducing.
- * ZeRO-3 (pp 1): every forward gathers each layer's weights (the embedding twice: input and
- * tied output), every backward gathers them again and reduce-scatters all gradients. */
-static void test_data_parallel_streams(void **state) {
-  (void)state;
+/* A GPU priced by the roofline alone (no kernel table), MI250X-like. */
+static ts_gpu roofline_gpu(void) {
   ts_gpu g = {0};
   g.peak_flops_per_s[TS_PREC_BF16] = 191.5e12;
   g.hbm_Bps = 1.6e12;
   g.gemm_ceiling = 0.767;
   g.gemm_tile_m = g.gemm_tile_n = 128;
   g.n_compute_units = 100;
+  return g;
+}
+
+/* Gradient buckets (ZeRO-1): only each stage's last backward pass posts reduce-scatters, of
+ * all the stage's fp32 gradients, in buckets; the epilogue waits for them instead of reducing.
+ * ZeRO-3 (pp 1): every forward gathers each layer's weights (the embedding twice: input and
+ * tied output), every backward gathers them again and reduce-scatters all gradients. */
+static void test_data_parallel_streams(void **state) {
+  (void)state;
+  ts_gpu g = roofline_gpu();
   ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 2, 4, 2, 16, 1);
   wl.zero_stage = 1;
   wl.dp_bucket_bytes = 5e6;
@@ -329,12 +335,7 @@ static void test_data_parallel_streams(void **state) {
  * backward) holds the GEMM it runs under; the layer's compute is the same, only regrouped. */
 static void test_tp_comm_overlap(void **state) {
   (void)state;
-  ts_gpu g = {0};
-  g.peak_flops_per_s[TS_PREC_BF16] = 191.5e12;
-  g.hbm_Bps = 1.6e12;
-  g.gemm_ceiling = 0.767;
-  g.gemm_tile_m = g.gemm_tile_n = 128;
-  g.n_compute_units = 100;
+  ts_gpu g = roofline_gpu();
   double work[2] = {0, 0}, flops[2] = {0, 0};
   int held[2] = {0, 0};
   for (int overlap = 0; overlap < 2; overlap++) {
