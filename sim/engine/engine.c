@@ -280,6 +280,8 @@ static void run_event(rank_ctx *c, int block, int event) {
     break;
   }
   if (ev->kind != TS_EV_RECV) { /* do_recv splits its time between bubble and transfer */
+    /* A collective that holds a GEMM (tp_comm_overlap) books the GEMM's time as compute or
+     * recompute and the rest as its own category; a compute event books its recomputation. */
     double elapsed = simgrid_get_clock() - t0,
            work = ev->kind == TS_EV_COLL ? ev->time_s * slow : 0;
     c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s * slow; /* merged compute events */
