@@ -398,36 +398,54 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
 /* Mixed-precision Adam as Megatron-LM (and gpt.Trainer) run it, per parameter: the gradient
  * norm reads the fp32 gradient (4 B), clipping scales it (4 + 4), the fused step reads
  * gradient, master weight, momentum and variance and writes the last three (28), the master is
- * copied to the low-precision weight (4 + eb), and the gradient buffer is zeroed (4). From the
+ * copied to the low-precision weight (4 + eb), and the gradient buffer is zeroed (4). PyTorch's
+ * foreach AdamW (torch/optim/adam.py, _multi_tensor_adam) runs eight multi-tensor operations
+ * instead (weight decay, lerp, mul, addcmul, sqrt, div, add, addcdiv): 12 reads and 8 writes,
+ * 80 B. With fp16, loss scaling first checks and unscales the gradients in place (8). From the
  * table over the stage's parameters as GPT layers of its width (hidden, layers = params /
- * (12 h^2 + 13 h)) when it has all four operations; then at least the host's time per
+ * (12 h^2 + 13 h)) when it has every operation used; then at least the host's time per
  * iteration. */
 ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_params) {
   pricer pr = pricer_of(wl, gpu);
   double eb = pr.eb, h = (double)wl->model.hidden;
-  bool fp32 = wl->precision == TS_PREC_FP32;
-  ts_cost norm = ts_cost_memory_bound(gpu, 4.0 * n_params);
-  ts_cost clip = ts_cost_memory_bound(gpu, 8.0 * n_params);
-  ts_cost step = ts_cost_memory_bound(gpu, 28.0 * n_params);
-  ts_cost copy = ts_cost_memory_bound(gpu, (4.0 + eb) * n_params);
-  ts_cost zero = ts_cost_memory_bound(gpu, 4.0 * n_params);
-  ts_cost model = ts_cost_add(ts_cost_add(ts_cost_add(norm, clip), step), zero);
-  if (!fp32)
-    model = ts_cost_add(model, copy);
-  ts_cost c = model;
+  bool fp32 = wl->precision == TS_PREC_FP32, fp16 = wl->precision == TS_PREC_FP16;
+  bool foreach = wl->adam_implementation == TS_ADAM_FOREACH;
+  struct {
+    ts_kernel_kind kind;
+    double bytes_per_param;
+    bool used;
+  } ops[] = {
+      {TS_KERNEL_CLIP_GRAD_NORM, 4.0, true}, /* the norm; the scaling is priced below */
+      {foreach ? TS_KERNEL_ADAM_FOREACH : TS_KERNEL_ADAM_FUSED, foreach ? 80.0 : 28.0, true},
+      {TS_KERNEL_MASTER_COPY, 4.0 + eb, !fp32},
+      {TS_KERNEL_ZERO_MAIN_GRAD, 4.0, true},
+      {TS_KERNEL_AMP_UNSCALE, 8.0, fp16},
+  };
+  enum { N_OPS = sizeof ops / sizeof ops[0] };
+  ts_cost model = {0}, c;
   double layers = n_params / (12.0 * h * h + 13.0 * h), point[3] = {h, layers, 0};
-  double t_clip = 0, t_adam = 0, t_copy = 0, t_zero = 0;
-  ts_kernel_source s[4] = {ts_kernels_time(pr.table, TS_KERNEL_CLIP_GRAD_NORM, point, &t_clip),
-                           ts_kernels_time(pr.table, TS_KERNEL_ADAM_FUSED, point, &t_adam),
-                           ts_kernels_time(pr.table, TS_KERNEL_MASTER_COPY, point, &t_copy),
-                           ts_kernels_time(pr.table, TS_KERNEL_ZERO_MAIN_GRAD, point, &t_zero)};
-  if (!fp32 && s[0] != TS_KERNEL_SRC_MODEL && s[1] != TS_KERNEL_SRC_MODEL &&
-      s[2] != TS_KERNEL_SRC_MODEL && s[3] != TS_KERNEL_SRC_MODEL) {
-    c.time_s = t_clip + t_adam + t_copy + t_zero;
+  double t_table = 0;
+  int n_used = 0;
+  ts_kernel_source src[N_OPS];
+  bool all_in_table = true;
+  for (int i = 0; i < N_OPS; i++) {
+    if (!ops[i].used)
+      continue;
+    model = ts_cost_add(model, ts_cost_memory_bound(gpu, ops[i].bytes_per_param * n_params));
+    if (ops[i].kind == TS_KERNEL_CLIP_GRAD_NORM) /* the roofline's second kernel: the scaling */
+      model = ts_cost_add(model, ts_cost_memory_bound(gpu, 8.0 * n_params));
+    double t = 0;
+    src[n_used++] = ts_kernels_time(pr.table, ops[i].kind, point, &t);
+    all_in_table = all_in_table && src[n_used - 1] != TS_KERNEL_SRC_MODEL;
+    t_table += t;
+  }
+  c = model;
+  if (all_in_table) {
+    c.time_s = t_table;
     memset(c.n_by_source, 0, sizeof c.n_by_source);
-    for (int i = 0; i < 4; i++)
-      c.n_by_source[s[i]]++;
-    c.n_kernels = 4;
+    for (int i = 0; i < n_used; i++)
+      c.n_by_source[src[i]]++;
+    c.n_kernels = n_used;
   }
   ts_cost *pieces[] = {&c};
   host_bound(pieces, 1, gpu->software.cpu_iteration_s);

@@ -12,14 +12,16 @@
 #define MAX_AXIS_VALUES 64
 #define MAX_TABLES 16 /* distinct kernel-table files one process loads */
 
-const char *const ts_kernel_names[] = {
-    "gemm_fwd",         "gemm_dgrad",    "gemm_wgrad",        "flash_fwd_causal",
-    "flash_bwd_causal", "flash_fwd",     "flash_bwd",         "bgemm_qk",
-    "bgemm_av",         "softmax_fwd",   "softmax_bwd",       "layer_norm_fwd",
-    "layer_norm_bwd",   "gelu_fwd",      "gelu_bwd",          "dropout_add_fwd",
-    "dropout_add_bwd",  "add_fwd",       "cross_entropy_fwd", "cross_entropy_bwd",
-    "embedding_fwd",    "embedding_bwd", "grad_accum",        "clip_grad_norm",
-    "adam_fused",       "master_copy",   "zero_main_grad",    NULL};
+const char *const ts_kernel_names[] = {"gemm_fwd",          "gemm_dgrad",        "gemm_wgrad",
+                                       "flash_fwd_causal",  "flash_bwd_causal",  "flash_fwd",
+                                       "flash_bwd",         "bgemm_qk",          "bgemm_av",
+                                       "softmax_fwd",       "softmax_bwd",       "layer_norm_fwd",
+                                       "layer_norm_bwd",    "gelu_fwd",          "gelu_bwd",
+                                       "dropout_add_fwd",   "dropout_add_bwd",   "add_fwd",
+                                       "cross_entropy_fwd", "cross_entropy_bwd", "embedding_fwd",
+                                       "embedding_bwd",     "grad_accum",        "clip_grad_norm",
+                                       "adam_fused",        "master_copy",       "zero_main_grad",
+                                       "adam_foreach",      "amp_unscale",       NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", NULL};
 
@@ -61,6 +63,8 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   case TS_KERNEL_ADAM_FUSED:
   case TS_KERNEL_MASTER_COPY:
   case TS_KERNEL_ZERO_MAIN_GRAD:
+  case TS_KERNEL_ADAM_FOREACH:
+  case TS_KERNEL_AMP_UNSCALE:
     return hidden_layers;
   default:
     return elements;

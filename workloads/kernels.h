@@ -46,6 +46,8 @@ typedef enum ts_kernel_kind {
   TS_KERNEL_ADAM_FUSED,
   TS_KERNEL_MASTER_COPY,
   TS_KERNEL_ZERO_MAIN_GRAD,
+  TS_KERNEL_ADAM_FOREACH, /* torch.optim.AdamW's default (foreach, not fused) */
+  TS_KERNEL_AMP_UNSCALE, /* fp16 loss scaling: the inf/nan check and unscale of the gradients */
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 

@@ -23,10 +23,11 @@ static const char *const top_keys[] = {"name",        "description", "model", "t
 static const char *const model_keys[] = {"num_layers",       "hidden_size", "num_attention_heads",
                                          "num_query_groups", "seq_length",  "vocab_size",
                                          "ffn_hidden_size",  NULL};
-static const char *const training_keys[] = {
-    "global_batch_size",   "micro_batch_size", "precision",
-    "optimizer",           "train_tokens",     "gradient_accumulation_fusion",
-    "bias_dropout_fusion", "framework",        NULL};
+static const char *const training_keys[] = {"global_batch_size",   "micro_batch_size",
+                                            "precision",           "optimizer",
+                                            "train_tokens",        "gradient_accumulation_fusion",
+                                            "bias_dropout_fusion", "framework",
+                                            "adam_implementation", NULL};
 static const char *const parallel_keys[] = {"tensor",
                                             "pipeline",
                                             "data",
@@ -48,6 +49,7 @@ static const char *const parallel_keys[] = {"tensor",
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 const char *const ts_framework_names[] = {"megatron", "pytorch", NULL};
+const char *const ts_adam_implementation_names[] = {"fused", "foreach", NULL};
 
 /* Largest value for sizes and counts: keeps every product below 2^63 (checked again where
  * products are formed). */
@@ -143,6 +145,11 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
   if (ts_doc_get_enum(r->doc, t, "framework", ts_framework_names, &fw, r->err) < 0)
     return -1;
   wl->framework = (ts_framework)fw;
+  int adam = TS_ADAM_FUSED;
+  if (ts_doc_get_enum(r->doc, t, "adam_implementation", ts_adam_implementation_names, &adam,
+                      r->err) < 0)
+    return -1;
+  wl->adam_implementation = (ts_adam_implementation)adam;
   /* Megatron-LM fuses both by default; plain PyTorch runs each operation as its own kernel. */
   wl->gradient_accumulation_fusion = wl->bias_dropout_fusion = fw == TS_FRAMEWORK_MEGATRON;
   if (ts_doc_get_bool(r->doc, t, "gradient_accumulation_fusion", &wl->gradient_accumulation_fusion,

@@ -61,6 +61,12 @@ typedef struct ts_workload_locs {
 typedef enum ts_framework { TS_FRAMEWORK_MEGATRON, TS_FRAMEWORK_PYTORCH } ts_framework;
 extern const char *const ts_framework_names[]; /* "megatron", "pytorch" */
 
+/* How Adam's step runs: one fused kernel per parameter chunk (Apex/Transformer Engine FusedAdam
+ * in Megatron-LM and DeepSpeed, torch.optim.AdamW(fused=True)) or torch.optim.AdamW's default
+ * on CUDA, the foreach implementation (a multi-tensor kernel per elementwise operation). */
+typedef enum ts_adam_implementation { TS_ADAM_FUSED, TS_ADAM_FOREACH } ts_adam_implementation;
+extern const char *const ts_adam_implementation_names[]; /* "fused", "foreach" */
+
 typedef struct ts_workload {
   char name[64];
   ts_model model;
@@ -69,6 +75,7 @@ typedef struct ts_workload {
   ts_precision precision;
   double train_tokens; /* 0 = not given */
   ts_framework framework;
+  ts_adam_implementation adam_implementation;
   /* Megatron-LM's kernel fusions (its defaults: both on; framework pytorch: both off).
    * gradient_accumulation_fusion: weight gradients accumulate into the fp32 main_grad inside the
    * GEMM; off, as in plain PyTorch, a separate kernel adds each bf16 weight gradient to it.

@@ -28,6 +28,7 @@ measures two points per table.
 """
 import argparse
 import datetime
+import gc
 import json
 import math
 import os
@@ -47,6 +48,7 @@ TOKENS = [512, 1024, 2048, 4096, 8192, 16384, 32768]
 WIDTHS = [128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576,
           32768, 49152, 65536, 131072]
 MAX_ELEMS = 1 << 29  # one operand: 1 GiB of bf16
+CE_MAX_ELEMS = 1 << 31  # the logits of cross-entropy: a GPT's vocabulary x 16k+ tokens (4 GiB)
 dev = torch.device("cuda")
 bf16 = torch.bfloat16
 STREAM = None  # the side stream every measurement runs on (CUDA graphs cannot capture the
@@ -319,7 +321,7 @@ def memory_tables():
                   [("rows", ROWS), ("vocab", vocab_axis)])
 
         def make(r, v, direction=direction):
-            if r * v > MAX_ELEMS:
+            if r * v > CE_MAX_ELEMS:
                 return None
             g = direction == "bwd"
             x, tgt = rand(r, v, grad=g), torch.randint(0, v, (r,), device=dev)
@@ -366,6 +368,9 @@ def optimizer_tables():
     ops = {
         "clip_grad_norm": "torch.nn.utils.clip_grad_norm_(fp32 masters, 1.0, foreach=True)",
         "adam_fused": "torch.optim.AdamW(fp32 masters, fused=True).step()",
+        "adam_foreach": "torch.optim.AdamW(fp32 masters, foreach=True).step() (PyTorch's default)",
+        "amp_unscale": "torch._amp_foreach_non_finite_check_and_unscale_(fp32 grads) (fp16 "
+                       "loss scaling)",
         "master_copy": "torch._foreach_copy_(bf16 params, fp32 masters)",
         "zero_main_grad": "torch._foreach_zero_(fp32 main grads)",
     }
@@ -381,9 +386,14 @@ def optimizer_tables():
                 m.grad = torch.randn_like(m)
             if name == "clip_grad_norm":
                 return lambda: torch.nn.utils.clip_grad_norm_(masters, 1.0, foreach=True)
-            if name == "adam_fused":
-                opt = torch.optim.AdamW(masters, lr=1e-4, fused=True)
+            if name in ("adam_fused", "adam_foreach"):
+                fused = name == "adam_fused"
+                opt = torch.optim.AdamW(masters, lr=1e-4, fused=fused, foreach=not fused)
                 return opt.step
+            if name == "amp_unscale":
+                found, inv = torch.zeros(1, device=dev), torch.full((1,), 1 / 65536, device=dev)
+                grads = [m.grad for m in masters]
+                return lambda: torch._amp_foreach_non_finite_check_and_unscale_(grads, found, inv)
             if name == "master_copy":
                 params = [m.detach().to(bf16) for m in masters]
                 return lambda: torch._foreach_copy_(params, masters)
@@ -393,8 +403,8 @@ def optimizer_tables():
 
 
 # ---- time outside kernels -----------------------------------------------------------------
-def host_s(fn, reps=20):
-    for _ in range(3):
+def host_s(fn, reps=20, warmup=3):
+    for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     times = []
@@ -420,38 +430,72 @@ def software(smoke):
     with torch.cuda.stream(STREAM):
         res["graph_kernel_us"] = 1e6 * median_graph_s(lambda: x.add_(1), target_s=0.002)
     # A tiny GPT (h 256, 4 heads, seq 128, micro-batch 1): its kernels take a few us, so the
-    # host sets the pace. T(L, m) = iteration + m (microbatch + L layer).
+    # host sets the pace. T(L, m) = iteration + m (microbatch + L layer). The host's speed
+    # drifts over seconds (two earlier runs measured 527 and 324 us for a layer's forward), so
+    # the process keeps one core, the garbage collector stays off, and the four steps (and the
+    # two forwards) are timed in turns, round after round: each difference is the median of its
+    # rounds' differences, and its interquartile range is recorded beside it.
     h, heads, seq = 256, 4, 128
-    t = {}
-    fwd = {}
+    rounds = 5 if smoke else 200
+    models, steps, forwards = {}, {}, {}
     for layers in (1, 4):
         model = gpt.make_model(layers, h, heads, seq, False)
         trainer = gpt.Trainer(model)
+        one = gpt.batches(1, 1, seq)
+        models[layers] = (model, trainer)
         for m in (1, 4):
             data = gpt.batches(m, 1, seq)
-            t[(layers, m)] = host_s(lambda: trainer.step(data), reps=5 if smoke else 30)
-        one = gpt.batches(1, 1, seq)
+            steps[(layers, m)] = lambda trainer=trainer, data=data: trainer.step(data)
 
-        def forward_only():
+        def forward(model=model, one=one):
+            model(*one[0]).detach()
+
+        def forward_only(model=model, one=one):
             with torch.no_grad():
                 model(*one[0])
 
-        def forward():
-            model(*one[0]).detach()
-
-        fwd[layers] = host_s(forward, reps=5 if smoke else 30)
+        forwards[layers] = forward
         details[f"forward_no_grad_{layers}_layers_us"] = 1e6 * host_s(forward_only, reps=5)
-        del trainer, model
-    layer = (t[(4, 4)] - t[(1, 4)]) / 12
-    layer_1 = (t[(4, 1)] - t[(1, 1)]) / 3
-    micro = (t[(1, 4)] - t[(1, 1)]) / 3 - layer
-    res["cpu_layer_forward_us"] = 1e6 * (fwd[4] - fwd[1]) / 3
-    res["cpu_layer_backward_us"] = 1e6 * layer - res["cpu_layer_forward_us"]
-    res["cpu_microbatch_us"] = 1e6 * micro
-    res["cpu_iteration_us"] = 1e6 * (t[(1, 1)] - micro - layer)
-    details["cpu_layer_from_one_microbatch_us"] = 1e6 * layer_1
-    for (layers, m), v in sorted(t.items()):
-        details[f"tiny_step_{layers}_layers_{m}_micro_us"] = 1e6 * v
+    samples = {k: [] for k in list(steps) + [("fwd", 1), ("fwd", 4)]}
+    for fn in list(steps.values()) + list(forwards.values()):
+        for _ in range(3):
+            fn()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for k, fn in steps.items():
+                samples[k].append(host_s(fn, reps=1, warmup=0))
+            for layers, fn in forwards.items():
+                samples[("fwd", layers)].append(host_s(fn, reps=1, warmup=0))
+    finally:
+        gc.enable()
+
+    def spread(values):
+        q = statistics.quantiles(values, n=4)
+        return statistics.median(values), q[2] - q[0]
+
+    def combo(terms, div):
+        """median and IQR over rounds of sum(w x T[k]) / div"""
+        per_round = [1e6 * sum(w * samples[k][i] for k, w in terms) / div for i in range(rounds)]
+        return spread(per_round)
+
+    fwd, fwd_iqr = combo([(("fwd", 4), 1), (("fwd", 1), -1)], 3)
+    layer, layer_iqr = combo([((4, 4), 1), ((1, 4), -1)], 12)
+    micro, micro_iqr = combo([((1, 4), 1), ((1, 1), -1), ((4, 4), -0.25), ((1, 4), 0.25)], 3)
+    iteration, it_iqr = combo([((1, 1), 4), ((1, 4), -1)], 3)
+    res["cpu_layer_forward_us"] = fwd
+    res["cpu_layer_backward_us"] = layer - fwd
+    res["cpu_microbatch_us"] = micro
+    res["cpu_iteration_us"] = iteration
+    details["cpu_layer_forward_iqr_us"] = fwd_iqr
+    details["cpu_layer_iqr_us"] = layer_iqr
+    details["cpu_microbatch_iqr_us"] = micro_iqr
+    details["cpu_iteration_iqr_us"] = it_iqr
+    details["host_rounds"] = rounds
+    details["cpu_layer_from_one_microbatch_us"] = combo([((4, 1), 1), ((1, 1), -1)], 3)[0]
+    for (layers, m), v in sorted(samples.items(), key=str):
+        details[f"tiny_step_{layers}_{m}_us"] = 1e6 * statistics.median(v)
+    del models
     # Kernels of one block, forward and backward, as the profiler counts them.
     try:
         from torch.profiler import ProfilerActivity, profile
@@ -548,6 +592,7 @@ def child(args):
     STREAM = torch.cuda.Stream()
     torch.backends.cuda.matmul.allow_tf32 = False
     if args.one == "software":
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})  # one core: steadier host times
         soft, details = software(args.smoke)
         result = {"software": soft, "details": details}
     else:

@@ -131,10 +131,34 @@ static void test_model_flops(void **state) {
              96 * B * s * l * h * h * (1 + s / (6 * h) + 51200.0 / (16 * l * h)), 1e-12);
 }
 
+/* The optimizer's bytes per parameter without a kernel table: norm 4, clipping 8, fused Adam 28
+ * (foreach 80: torch/optim/adam.py's eight multi-tensor operations), master copy 4 + 2, zeroing
+ * 4; fp16's loss-scale check and unscale 8 more, as one more kernel. */
+static void test_optimizer_bytes(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
+  double n = 1e9;
+  ts_cost fused = ts_cost_optimizer(&wl, &g, n);
+  assert_rel(fused.bytes, 50 * n, 1e-12);
+  assert_int_equal(fused.n_kernels, 5);
+  wl.adam_implementation = TS_ADAM_FOREACH;
+  ts_cost foreach = ts_cost_optimizer(&wl, &g, n);
+  assert_rel(foreach.bytes, 102 * n, 1e-12);
+  assert_rel(foreach.time_s - fused.time_s, 52 * n / g.hbm_Bps, 1e-9);
+  wl.adam_implementation = TS_ADAM_FUSED;
+  wl.precision = TS_PREC_FP16;
+  ts_cost fp16 = ts_cost_optimizer(&wl, &g, n);
+  assert_rel(fp16.bytes, 58 * n, 1e-12);
+  assert_int_equal(fp16.n_kernels, 6);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_layer_flops), cmocka_unit_test(test_gemm_quantisation),
-      cmocka_unit_test(test_hardware_flops_match_megatron), cmocka_unit_test(test_params),
-      cmocka_unit_test(test_model_flops)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_layer_flops),
+                                     cmocka_unit_test(test_gemm_quantisation),
+                                     cmocka_unit_test(test_hardware_flops_match_megatron),
+                                     cmocka_unit_test(test_params),
+                                     cmocka_unit_test(test_model_flops),
+                                     cmocka_unit_test(test_optimizer_bytes)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
