@@ -18,12 +18,20 @@
 static const char usage[] =
     "usage: trainsim bench allreduce|allgather|reducescatter|alltoall|sendrecv [options]\n"
     "       trainsim bench p2p --from GPU --to GPU [options]\n"
+    "       trainsim bench shift|uniform|bisection [options]\n"
     "\n"
     "Simulated collective and point-to-point benchmarks, printed like nccl-tests/rccl-tests:\n"
     "size, time, algbw = size / time and busbw (algbw x 2(n-1)/n for all-reduce, x (n-1)/n\n"
     "for all-gather, reduce-scatter and all-to-all, x 1 for sendrecv and p2p). Sizes double\n"
     "from --min-bytes to --max-bytes; for all-to-all a size is what each GPU sends in all.\n"
     "Each row is printed as soon as its size has run (the analytic fidelity: at the end).\n"
+    "\n"
+    "Network patterns: every GPU sends a size to the GPU of the same local index on a partner\n"
+    "node and receives as much, all at once; the table gives the rate per GPU, per node and\n"
+    "in total. shift: node i sends to node i + a group's nodes (a dragonfly group; a fat\n"
+    "tree's leaf unit), the adversarial group-to-group pattern; uniform: to a random\n"
+    "permutation of the nodes (fixed seed, no node to itself); bisection: the first half of\n"
+    "the nodes exchanges with the second, pairwise. --gpus defaults to the whole machine.\n"
 
     "\n"
     "options:\n"
@@ -47,10 +55,14 @@ typedef enum bench_op {
   OP_REDUCESCATTER,
   OP_ALLTOALL,
   OP_SENDRECV,
-  OP_P2P
+  OP_P2P,
+  OP_SHIFT, /* network patterns from here on */
+  OP_UNIFORM,
+  OP_BISECTION
 } bench_op;
-static const char *const op_names[] = {
-    "allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "p2p", NULL};
+static const char *const op_names[] = {"allreduce", "allgather", "reducescatter", "alltoall",
+                                       "sendrecv",  "p2p",       "shift",         "uniform",
+                                       "bisection", NULL};
 
 typedef struct bench_args {
   bench_op op;
@@ -60,7 +72,7 @@ typedef struct bench_args {
   ts_coll_algo collectives;
   double min_bytes, max_bytes;
   bool is_quiet; /* no progress line */
-  bool is_from_set, is_to_set;
+  bool is_from_set, is_to_set, is_gpus_set;
 } bench_args;
 
 static const char *const options[] = {"--gpus",      "--from",        "--to",
@@ -88,7 +100,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
         err->is_set = false;
         return ts_err_at(err, loc,
                          "unknown operation '%s' (one of allreduce, allgather, "
-                         "reducescatter, alltoall, sendrecv, p2p)",
+                         "reducescatter, alltoall, sendrecv, p2p, shift, uniform, bisection)",
                          value);
       }
       a->op = (bench_op)choice;
@@ -100,7 +112,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
       a->is_quiet = true;
     } else if (strcmp(flag, "--gpus") == 0) {
       rc = ts_args_count(flag, value, 2, TS_ARGS_MAX_COUNT, &a->n_gpus, err);
-      is_gpus_set = true;
+      is_gpus_set = a->is_gpus_set = true;
     } else if (strcmp(flag, "--from") == 0) {
       rc = ts_args_count(flag, value, 0, TS_ARGS_MAX_COUNT, &a->from, err);
       a->is_from_set = true;
@@ -148,6 +160,33 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   return 0;
 }
 
+/* Network patterns: the node each node sends to (partner) over n nodes, each node receiving
+ * from exactly one. */
+static void pattern_partners(const ts_platform *pf, bench_op op, long n, long *partner) {
+  if (op == OP_SHIFT) {
+    long d = pf->topology == TS_TOPO_DRAGONFLY
+                 ? pf->net.switches_per_group * pf->net.nodes_per_switch
+                 : ts_platform_unit_nodes(pf);
+    for (long i = 0; i < n; i++)
+      partner[i] = (i + d) % n;
+  } else if (op == OP_BISECTION) {
+    for (long i = 0; i < n; i++)
+      partner[i] = (i + n / 2) % n;
+  } else { /* uniform: a random derangement (Sattolo's algorithm: one cycle, no fixed point),
+            * from a fixed seed so that every run plays the same traffic */
+    uint64_t x = 0x5eed;
+    for (long i = 0; i < n; i++)
+      partner[i] = i;
+    for (long i = n - 1; i > 0; i--) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL; /* Knuth's MMIX LCG */
+      long j = (long)((x >> 33) % (uint64_t)i);
+      long t = partner[i];
+      partner[i] = partner[j];
+      partner[j] = t;
+    }
+  }
+}
+
 static double busbw_factor(bench_op op, long n) {
   double p = (double)n;
   return op == OP_ALLREDUCE                                                  ? 2 * (p - 1) / p
@@ -156,7 +195,8 @@ static double busbw_factor(bench_op op, long n) {
 }
 
 /* One block per size: a collective on the group of all ranks, or a send/receive pair. */
-static void build_job(const bench_args *a, const double *sizes, int n_sizes, ts_job *job) {
+static void build_job(const bench_args *a, const ts_platform *pf, const double *sizes, int n_sizes,
+                      ts_job *job) {
   long n = a->op == OP_P2P ? 2 : a->n_gpus;
   ts_job_init(job, n);
   if (a->op == OP_P2P) {
@@ -175,6 +215,18 @@ static void build_job(const bench_args *a, const double *sizes, int n_sizes, ts_
   if (a->op == OP_P2P) { /* one direction only */
     job->rank_peer[0 * TS_PEERS + TS_PEER_PREV] = -1;
     job->rank_peer[1 * TS_PEERS + TS_PEER_NEXT] = -1;
+  }
+  if (a->op >= OP_SHIFT) { /* GPU l of node i sends to GPU l of node partner[i] */
+    long gpn = (long)pf->gpus_per_node, nodes = n / gpn;
+    long *partner = calloc((size_t)nodes, sizeof(long));
+    TS_ASSERT(partner != NULL);
+    pattern_partners(pf, a->op, nodes, partner);
+    for (long i = 0; i < nodes; i++)
+      for (long l = 0; l < gpn; l++) {
+        job->rank_peer[(i * gpn + l) * TS_PEERS + TS_PEER_NEXT] = partner[i] * gpn + l;
+        job->rank_peer[(partner[i] * gpn + l) * TS_PEERS + TS_PEER_PREV] = i * gpn + l;
+      }
+    free(partner);
   }
   long g = ts_job_add_group(job, members, (int)n);
   for (long r = 0; r < n; r++)
@@ -207,6 +259,16 @@ static void build_job(const bench_args *a, const double *sizes, int n_sizes, ts_
 }
 
 static void print_header(const bench_args *a, const ts_platform *pf) {
+  if (a->op >= OP_SHIFT) {
+    long nodes = a->n_gpus / pf->gpus_per_node;
+    printf("# trainsim bench %s on %s: %ld nodes x %ld GPUs, routing %s, fidelity %s\n",
+           op_names[a->op], pf->name, nodes, (long)pf->gpus_per_node,
+           pf->topology == TS_TOPO_DRAGONFLY ? ts_routing_names[pf->net.routing] : "fat tree",
+           ts_fidelity_names[a->fidelity]);
+    printf("# %14s %14s %12s %12s %12s\n", "size(B)", "time(us)", "GB/s/GPU", "GB/s/node",
+           "TB/s total");
+    return;
+  }
   if (a->op == OP_P2P) {
     ts_route r;
     ts_route_between(pf, a->from, a->to, &r);
@@ -272,6 +334,13 @@ static void print_row(rows *w, int k) {
   double t = w->end_s[k] - w->prev_s;
   w->prev_s = w->end_s[k];
   double algbw = w->sizes[k] / t;
+  if (a->op >= OP_SHIFT) {
+    double node = algbw * (double)w->pf->gpus_per_node;
+    printf("  %14.0f %14.3f %12.3f %12.3f %12.3f\n", w->sizes[k], t * 1e6, algbw / 1e9, node / 1e9,
+           algbw * (double)w->n_ranks / 1e12);
+    fflush(stdout);
+    return;
+  }
   char algo[32] = "p2p";
   if (a->op <= OP_ALLTOALL) {
     static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER,
@@ -312,6 +381,19 @@ int ts_bench_main(int argc, char **argv) {
     return TS_ARGS_EXIT_INPUT;
   }
   long have = ts_platform_n_gpus(&pf);
+  if (a.op >= OP_SHIFT) {
+    if (!a.is_gpus_set)
+      a.n_gpus = have;
+    ts_loc loc = {NULL, 0, 0, "--gpus"};
+    if (a.n_gpus % pf.gpus_per_node != 0 || a.n_gpus < 2 * pf.gpus_per_node) {
+      ts_err_at(&err, loc,
+                "'bench %s' takes whole nodes: a multiple of %ld GPUs, at least 2 "
+                "nodes, found %ld",
+                op_names[a.op], (long)pf.gpus_per_node, a.n_gpus);
+      fprintf(stderr, "%s\n", err.msg);
+      return TS_ARGS_EXIT_INPUT;
+    }
+  }
   long need = a.op == OP_P2P ? (a.from > a.to ? a.from : a.to) + 1 : a.n_gpus;
   if (need > have) {
     ts_loc loc = {NULL, 0, 0, a.op == OP_P2P ? (a.from > a.to ? "--from" : "--to") : "--gpus"};
@@ -326,7 +408,7 @@ int ts_bench_main(int argc, char **argv) {
     sizes[n_sizes++] = s;
 
   ts_job job;
-  build_job(&a, sizes, n_sizes, &job);
+  build_job(&a, &pf, sizes, n_sizes, &job);
   ts_progress progress;
   ts_progress_init(&progress, "bench", a.is_quiet);
   ts_progress_engine progress_events = {&progress, ts_engine_count_events(&job, NULL)};

@@ -160,6 +160,13 @@ static void show_network(const ts_platform *pf) {
     printf("  global taper : %.2f (a full group injects %.1f TB/s into %.1f TB/s of global "
            "cables)\n",
            per_group_inject / per_group_global, per_group_inject / 1e12, per_group_global / 1e12);
+    /* What one group can send to the others, by pattern and routing (sim/network/route.h):
+     * uniform traffic fills all its cables either way; all of it to one other group gets the
+     * direct cables (minimal) or the pair link of adaptive routing. */
+    double direct = (double)d->global_links_per_pair * d->global.bw_Bps;
+    printf("  group egress : uniform traffic %.2f TB/s (minimal and adaptive); to one other "
+           "group %.2f TB/s minimal, %.2f TB/s adaptive\n",
+           per_group_global / 1e12, direct / 1e12, ts_route_pair_Bps(d) / 1e12);
   }
   int diameter =
       d->n_groups > 1 ? (d->switches_per_group > 1 ? 3 : 1) : (d->switches_per_group > 1 ? 1 : 0);

@@ -12,7 +12,7 @@ enum link_kind {
   LK_LOCAL, /* minimal routing: the one cable between two switches of a group */
   LK_FABRIC_OUT, /* adaptive routing: a switch's share of its group's local fabric, leaving */
   LK_FABRIC_IN, /* ... and arriving */
-  LK_GLOBAL,
+  LK_GLOBAL, /* also a group's pool of global cables (adaptive routing), as GROUP_POOL below */
   LK_NVS_UP, /* a GPU's link into its node's switch */
   LK_NVS_DOWN, /* ... and out of it */
   LK_LEAF_UP, /* fat tree: a leaf's uplinks to the spines, as one aggregate */
@@ -22,6 +22,7 @@ enum link_kind {
 };
 
 static ts_link_id make_id(enum link_kind kind, uint64_t a, uint64_t b, uint64_t c) {
+  TS_ASSERT(kind < 16);
   TS_ASSERT(a < (1ULL << 28) && b < (1ULL << 16) && c < (1ULL << 16)); /* kind in bits 60-63 */
   return ((uint64_t)kind << 60) | (a << 32) | (b << 16) | c;
 }
@@ -66,8 +67,10 @@ static uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/* The cable index of all the cables between two groups taken as one (adaptive routing). */
+/* Adaptive routing (route.h): the cable index of a group pair's link, and the "other group" of
+ * a group's global pool (cable 0 leaving, 1 arriving). Link kinds fill the id's 4 top bits. */
 #define GLOBAL_BUNDLE 0xffffULL
+#define GROUP_POOL 0xffffULL
 
 /* Switch (within its group) that holds group g's k-th cable to group other. */
 static long global_switch(const ts_dragonfly *d, long g, long other, long k) {
@@ -114,11 +117,11 @@ static void add_switch_path(const ts_platform *pf, ts_route *r, long src_node, l
     return;
   }
   if (pf->net.routing != TS_ROUTING_MINIMAL) {
-    /* Adaptive: a node pair's packets spread over all the cables to the other group, which
-     * sit on different switches, so the traffic crosses both groups' fabric. Non-minimal
-     * paths through third groups are left out: a lower bound on a hot group pair. */
+    /* Adaptive (route.h): the group pair's share of the cables, within each group's pool. */
     add(pf, r, make_id(LK_FABRIC_OUT, (uint64_t)gs, (uint64_t)ss, 0));
+    add(pf, r, make_id(LK_GLOBAL, (uint64_t)gs, GROUP_POOL, 0));
     add(pf, r, make_id(LK_GLOBAL, (uint64_t)gs, (uint64_t)gd, GLOBAL_BUNDLE));
+    add(pf, r, make_id(LK_GLOBAL, (uint64_t)gd, GROUP_POOL, 1));
     add(pf, r, make_id(LK_FABRIC_IN, (uint64_t)gd, 0, (uint64_t)sd));
     return;
   }
@@ -198,9 +201,13 @@ void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, do
     *bw_Bps = pf->net.global.bw_Bps;
     *lat_s = pf->net.global.lat_s;
     prefix = "global"; /* from group, to group, cable */
-    if (c == GLOBAL_BUNDLE) {
-      *bw_Bps *= (double)pf->net.global_links_per_pair;
-      prefix = "global_bundle"; /* from group, to group, 65535 */
+    if (b == GROUP_POOL) {
+      *bw_Bps = ts_route_group_global_Bps(&pf->net);
+      *lat_s = 0; /* the cable's latency is the pair link's */
+      prefix = c == 0 ? "global_out" : "global_in"; /* group, 65535, 0 or 1 */
+    } else if (c == GLOBAL_BUNDLE) {
+      *bw_Bps = ts_route_pair_Bps(&pf->net);
+      prefix = "global_pair"; /* from group, to group, 65535 */
     }
     break;
   case LK_NVS_UP:
@@ -226,6 +233,15 @@ void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, do
   }
   if (name != NULL)
     snprintf(name, name_size, "%s_%lu_%lu_%lu", prefix, a, b, c);
+}
+
+double ts_route_group_global_Bps(const ts_dragonfly *d) {
+  return (double)(d->n_groups - 1) * (double)d->global_links_per_pair * d->global.bw_Bps;
+}
+
+double ts_route_pair_Bps(const ts_dragonfly *d) {
+  double direct = (double)d->global_links_per_pair * d->global.bw_Bps;
+  return direct + (ts_route_group_global_Bps(d) - direct) / 2;
 }
 
 double ts_route_fabric_Bps(const ts_dragonfly *d) {

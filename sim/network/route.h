@@ -18,11 +18,25 @@
  * models the group's all-to-all fabric as each switch's aggregate share of it: a transfer
  * from switch a to switch b crosses a's fabric egress and b's fabric ingress, each of
  * (switches_per_group - 1) x local bandwidth / 2 (all local cables, each path using two of
- * them when spread non-minimally). Likewise a transfer between groups spreads over all the
- * cables between them, taken as one link of their summed bandwidth, reached through both
- * groups' fabric; its non-minimal paths through third groups are left out (a lower bound on
- * a busy group pair). With one cable per node pair, 1T's pipeline hops between groups ran at a
- * quarter of a node's injection bandwidth and set the pace of the whole pipeline.
+ * them when spread non-minimally).
+ *
+ * Between groups, adaptive routing (UGAL, Kim et al., ISCA'08 "Technology-Driven, Highly-
+ * Scalable Dragonfly Topology"; Slingshot's variant, De Sensi et al. SC'20) sends a packet
+ * minimally over one of the cables joining its two groups, or, when those queues are longer,
+ * non-minimally (Valiant) through an intermediate group: two global cables instead of one. A
+ * transfer from group A to group B therefore crosses three links of flow level:
+ *   - A's global pool (out) and B's (in): all (groups - 1) x links_per_pair cables of the
+ *     group, which every transfer leaving (entering) it shares, minimal or not;
+ *   - the pair link A -> B: the direct cables at full rate plus half of A's other cables,
+ *     direct + (pool - direct) / 2, because a non-minimal byte occupies a cable out of A and a
+ *     cable out of the intermediate group, whose own traffic is taken to load it as much as A's
+ *     loads A's (symmetric load: training's group-to-group shifts, other jobs elsewhere).
+ * Uniform traffic is limited by the pools (UGAL keeps it minimal: all the cables carry it);
+ * a group sending everything to one other group by the pair link, about half the pool (the
+ * Valiant bound Kim et al. derive for adversarial traffic). A lone hot pair in an otherwise
+ * idle machine could get up to the whole pool: the model halves it (a lower bound there).
+ * The platform's groups all count, including those the job does not use: their cables carry
+ * its non-minimal traffic.
  *
  * A node with a switch (NVSwitch) routes GPU a -> switch -> GPU b over a's uplink and b's
  * downlink. A fat tree routes NIC -> leaf [-> spines [-> core -> spines] -> leaf] -> NIC, each
@@ -54,6 +68,10 @@ typedef struct ts_route {
 void ts_route_between(const ts_platform *pf, long src_gpu, long dst_gpu, ts_route *out);
 /* Capacity of one switch's share of its group's fabric under adaptive routing. */
 double ts_route_fabric_Bps(const ts_dragonfly *d);
+/* Adaptive routing between groups: a group's global pool (all its global cables), and what
+ * one group pair can carry when the load is symmetric (route.c, above). */
+double ts_route_group_global_Bps(const ts_dragonfly *d);
+double ts_route_pair_Bps(const ts_dragonfly *d);
 /* A link's bandwidth, latency and a unique name (SimGrid link names must be unique). */
 void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, double *lat_s,
                         char *name, size_t name_size);

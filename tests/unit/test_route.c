@@ -64,25 +64,32 @@ static void test_between_nodes(void **state) {
       if (a == b)
         continue;
       ts_route_between(&pf, a * 8, b * 8 + 3, &r);
-      int hops = names_with(&r, "fabric_out") + names_with(&r, "global");
+      int hops = names_with(&r, "fabric_out") + names_with(&r, "global_pair");
       assert_true(hops <= 3);
       long per_group = 128;
-      assert_int_equal(names_with(&r, "global"), a / per_group != b / per_group);
+      bool across = a / per_group != b / per_group;
+      assert_int_equal(names_with(&r, "global_pair"), across);
+      assert_int_equal(names_with(&r, "global_out"), across);
+      assert_int_equal(names_with(&r, "global_in"), across);
     }
-  /* Adaptive routing spreads a node pair over all 4 cables between two groups: one bundle of
-   * 4 x 25 GB/s, between both groups' fabric (NIC, PCIe and node links bind first). */
+  /* Adaptive routing between groups (route.h): group 0's pool of 73 x 4 cables out, the pair
+   * link (the 4 direct cables plus half of the 288 others: 148 x 25 GB/s), group 1's pool in,
+   * between both groups' fabric (NIC, PCIe and node links bind first). */
   ts_route_between(&pf, 0, 128 * 8, &r);
   double bw, lat;
   char name[64];
-  int bundles = 0;
+  const char *order[] = {"fabric_out_0_", "global_out_0_", "global_pair_0_1_", "global_in_1_",
+                         "fabric_in_1_"};
+  double expect[] = {31 * 25e9 / 2, 292 * 25e9, 148 * 25e9, 292 * 25e9, 31 * 25e9 / 2};
+  int next = 0;
   for (int i = 0; i < r.n_links; i++) {
     ts_route_link_info(&pf, r.links[i], &bw, &lat, name, sizeof name);
-    if (strncmp(name, "global_bundle_0_1", 17) == 0) {
-      bundles++;
-      assert_rel(bw, 4 * 25e9, 1e-15);
+    if (next < 5 && strncmp(name, order[next], strlen(order[next])) == 0) {
+      assert_rel(bw, expect[next], 1e-15);
+      next++;
     }
   }
-  assert_int_equal(bundles, 1);
+  assert_int_equal(next, 5);
   assert_int_equal(names_with(&r, "fabric_out"), 1);
   assert_int_equal(names_with(&r, "fabric_in"), 1);
 }
@@ -100,7 +107,8 @@ static void test_minimal_routing(void **state) {
   assert_rel(bw, 25e9, 1e-15);
   /* Minimal routing pins a node pair to one of the 4 cables between two groups. */
   ts_route_between(&minimal, 0, 128 * 8, &r);
-  assert_int_equal(names_with(&r, "global_bundle"), 0);
+  assert_int_equal(names_with(&r, "global_pair"), 0);
+  assert_int_equal(names_with(&r, "global_out"), 0);
   assert_int_equal(names_with(&r, "global_0_1_"), 1);
   assert_rel(ts_route_fabric_Bps(&pf.net), 31 * 25e9 / 2, 1e-15);
 }
