@@ -366,6 +366,59 @@ static void test_bench_many_flows(void **state) {
   assert_true(t_us > 17 && t_us < 1000); /* RCCL's base latency, then 256 B per pair */
 }
 
+/* Network patterns on two Frontier groups (256 nodes, 64 MiB per GPU) against the routing
+ * model's figures (sim/network/route.h): shifting every node of group 0 to group 1 (and back)
+ * runs at the pair link of adaptive routing, 4 direct cables + half of the 288 others, 148 x
+ * 25 GB/s shared by 128 nodes x 8 GPUs; minimal routing holds it to the 4 direct cables, at
+ * least 37 times slower (its hash may load one cable more than another). The route latencies,
+ * under 10 us of 18.6 ms, are the tolerance. */
+static void test_bench_network_patterns(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", minimal[600], args[1400];
+  assert_non_null(mkdtemp(dir));
+  platform_copy(dir, "frontier", NULL, minimal, sizeof minimal);
+  char *text = read_file(minimal, NULL);
+  char *at = strstr(text, "routing: adaptive");
+  assert_non_null(at);
+  memcpy(at, "routing: minimal ", strlen("routing: minimal "));
+  FILE *f = fopen(minimal, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  free(text);
+  double n = 0, t_adaptive = 0, t_minimal = 0;
+  bench_last_row("bench shift --gpus 2048 --min-bytes 64MiB --max-bytes 64MiB --quiet", &n,
+                 &t_adaptive);
+  assert_rel(t_adaptive * 1e-6, n / (148 * 25e9 / 1024), 1e-3);
+  snprintf(args, sizeof args,
+           "bench shift --gpus 2048 --min-bytes 64MiB --max-bytes 64MiB --quiet --platform %s",
+           minimal);
+  bench_last_row(args, &n, &t_minimal);
+  assert_true(t_minimal >= 37 * t_adaptive);
+  /* Uniform traffic over 16 groups is held by the groups' global cables (the global taper of
+   * 1.75: 12.8 TB/s injected per group into 7.3 TB/s of cables), not by the nodes' 100 GB/s:
+   * with 15/16 of it leaving its group, at most 16 x 7.3 x 16/15 TB/s in total, and the random
+   * permutation loads some groups a little more than others. */
+  spawn_result r =
+      spawn_trainsim("bench uniform --gpus 16384 --min-bytes 16MiB --max-bytes 16MiB --quiet");
+  assert_int_equal(r.status, 0);
+  double size, t_us, per_gpu, per_node, total;
+  char *last = strrchr(r.out, '\n');
+  while (last > r.out && last[-1] != '\n')
+    last--;
+  assert_int_equal(sscanf(last, "%lf %lf %lf %lf %lf", &size, &t_us, &per_gpu, &per_node, &total),
+                   5);
+  double bound = 16 * 292 * 25e9 * 16 / 15 / 1e12;
+  assert_true(total <= bound * 1.001 && total > bound * 0.9 && per_node < 100);
+  spawn_free(&r);
+  /* Patterns take whole nodes. */
+  r = spawn_trainsim("bench bisection --gpus 12");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "--gpus"));
+  spawn_free(&r);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 /* tp_comm_overlap hides sequence parallelism's all-gathers and reduce-scatters under GEMMs:
  * less exposed TP time and a shorter iteration, the same FLOPs, and the fidelities agree as
  * they do without it. */
@@ -809,15 +862,24 @@ static void test_platform_show(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_result_consistent),     cmocka_unit_test(test_flow_close_to_aggregate),
-      cmocka_unit_test(test_help_lists_every_flag), cmocka_unit_test(test_bench_against_link_graph),
-      cmocka_unit_test(test_bench_library),         cmocka_unit_test(test_bench_many_flows),
-      cmocka_unit_test(test_tp_comm_overlap_runs),  cmocka_unit_test(test_platform_show),
-      cmocka_unit_test(test_bench_deterministic),   cmocka_unit_test(test_timeline),
-      cmocka_unit_test(test_memory_command),        cmocka_unit_test(test_scale),
-      cmocka_unit_test(test_timeline_subset),       cmocka_unit_test(test_scale_by_model),
-      cmocka_unit_test(test_collective_algorithm),  cmocka_unit_test(test_search),
-      cmocka_unit_test(test_no_stale_outputs),      cmocka_unit_test(test_scale_reuse_keyed)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_result_consistent),
+                                     cmocka_unit_test(test_flow_close_to_aggregate),
+                                     cmocka_unit_test(test_help_lists_every_flag),
+                                     cmocka_unit_test(test_bench_against_link_graph),
+                                     cmocka_unit_test(test_bench_library),
+                                     cmocka_unit_test(test_bench_many_flows),
+                                     cmocka_unit_test(test_bench_network_patterns),
+                                     cmocka_unit_test(test_tp_comm_overlap_runs),
+                                     cmocka_unit_test(test_platform_show),
+                                     cmocka_unit_test(test_bench_deterministic),
+                                     cmocka_unit_test(test_timeline),
+                                     cmocka_unit_test(test_memory_command),
+                                     cmocka_unit_test(test_scale),
+                                     cmocka_unit_test(test_timeline_subset),
+                                     cmocka_unit_test(test_scale_by_model),
+                                     cmocka_unit_test(test_collective_algorithm),
+                                     cmocka_unit_test(test_search),
+                                     cmocka_unit_test(test_no_stale_outputs),
+                                     cmocka_unit_test(test_scale_reuse_keyed)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
