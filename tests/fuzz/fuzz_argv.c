@@ -1,0 +1,117 @@
+/* libFuzzer harness: the command line (issue 20, class 10). The input is an argument list, one
+ * argument per line (or NUL-separated), given to trainsim's dispatcher as `trainsim ARGS...`
+ * in a child process: commands simulate (SimGrid starts once per process), write files and
+ * may run long. The child works in a private directory holding copies of workloads/,
+ * platforms/ and tests/data/ (so that the seeds' relative paths resolve and no fuzzed --out can
+ * touch the source tree), with its output discarded and 10 seconds of CPU at most (a longer
+ * simulation is stopped, not reported). A crash, an abort,
+ * an exit status other than 0, 1 and 2, or "internal error" on stderr is a finding: the
+ * child's stderr is replayed and the parent aborts, so that libFuzzer keeps the input. */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../cli/cli.h"
+
+#define MAX_ARGS 24
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char work_dir[] = "/tmp/trainsim-fuzz-argv-XXXXXX";
+static pid_t owner; /* the process that made it: a child that calls exit() must not remove it */
+
+static void child(char *text, size_t size) {
+  static char program[] = "trainsim";
+  char *argv[MAX_ARGS + 2] = {program};
+  int argc = 1;
+  for (size_t i = 0, start = 0; i <= size && argc <= MAX_ARGS; i++)
+    if (i == size || text[i] == '\n' || text[i] == '\0') {
+      text[i] = '\0';
+      if (i > start || i < size) /* an empty line is an empty argument */
+        argv[argc++] = text + start;
+      start = i + 1;
+    }
+  argv[argc] = NULL;
+  if (chdir(work_dir) != 0 || freopen("/dev/null", "w", stdout) == NULL ||
+      freopen("stderr.txt", "w", stderr) == NULL)
+    _exit(1);
+  struct rlimit cpu = {10, 11};
+  setrlimit(RLIMIT_CPU, &cpu);
+  fflush(NULL);
+  _exit(ts_cli_main(argc, argv));
+}
+
+static void remove_work_dir(void) {
+  if (getpid() != owner)
+    return;
+  char cmd[sizeof work_dir + 16];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", work_dir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "fuzz_argv: could not remove %s\n", work_dir);
+}
+
+/* The private directory, made once per process and removed at its exit. */
+static void make_work_dir(void) {
+  if (mkdtemp(work_dir) == NULL)
+    abort();
+  owner = getpid();
+  atexit(remove_work_dir);
+  char cmd[4096];
+  snprintf(
+      cmd, sizeof cmd,
+      "mkdir -p %s/tests && cp -r %s/workloads %s/platforms %s && cp -r %s/tests/data %s/tests",
+      work_dir, TS_SOURCE_DIR, TS_SOURCE_DIR, work_dir, TS_SOURCE_DIR, work_dir);
+  if (system(cmd) != 0)
+    abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (work_dir[sizeof work_dir - 2] == 'X')
+    make_work_dir();
+  char *text = malloc(size + 1);
+  if (text == NULL)
+    abort();
+  memcpy(text, data, size);
+  text[size] = '\0';
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    abort();
+  if (pid == 0)
+    child(text, size);
+  free(text);
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid)
+    abort();
+  char path[sizeof work_dir + 16], line[512];
+  snprintf(path, sizeof path, "%s/stderr.txt", work_dir);
+  bool internal = false;
+  FILE *f = fopen(path, "r");
+  while (f != NULL && fgets(line, sizeof line, f) != NULL)
+    internal = internal || strstr(line, "internal error") != NULL;
+  if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL)) {
+    if (f != NULL)
+      fclose(f);
+    return 0; /* out of its CPU time: a long simulation, stopped */
+  }
+  if (WIFSIGNALED(status) || WEXITSTATUS(status) > 2 || internal) {
+    fprintf(stderr, "fuzz_argv: trainsim %s %d; its stderr:\n",
+            WIFSIGNALED(status) ? "died of signal" : "exited with",
+            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    if (f != NULL) {
+      rewind(f);
+      while (fgets(line, sizeof line, f) != NULL)
+        fputs(line, stderr);
+    }
+    abort();
+  }
+  if (f != NULL)
+    fclose(f);
+  return 0;
+}

@@ -1,0 +1,140 @@
+/* libFuzzer harness: simulates what the loaders accept (issue 20, class 10). The input is a
+ * workload file, optionally followed by a line "#%platform" and a platform file (else the
+ * built-in Frontier). Whatever loads, resolves and fits a small budget (at most 64 GPUs and
+ * 200,000 events) plays one iteration: at the analytic fidelity in this process, then at the
+ * hybrid fidelity (SimGrid) in a child process, because SimGrid's engine cannot start twice in
+ * one process. Memory that does not fit is simulated anyway (run --ignore-memory). An error
+ * must come with its message; every figure must be finite and positive; a crash, an abort or
+ * a figure that is not is a finding (the child's become the parent's abort, so that libFuzzer
+ * keeps the input). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../analysis/metrics.h"
+#include "../../cli/args.h"
+#include "../../sim/engine/engine.h"
+#include "../../sim/network/placement.h"
+#include "../../workloads/schedule.h"
+
+#define MAX_GPUS 64
+#define MAX_EVENTS 2e5
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_error(int rc, const ts_err *err, const char *what) {
+  if (rc != 0 && !err->is_set) {
+    fprintf(stderr, "fuzz_sim: %s failed without a message\n", what);
+    abort();
+  }
+}
+
+/* Plays the job at one fidelity and checks every figure; 0 when it ran, 1 on an input error
+ * the engine reported. */
+static int simulate(const ts_platform *pf, const ts_workload *wl, ts_job *job,
+                    ts_fidelity fidelity) {
+  ts_err err = {0};
+  ts_engine_opts opts = {.fidelity = fidelity, .overlap_slowdown = pf->ccl.overlap_slowdown};
+  ts_sim_result sim;
+  int rc = ts_engine_run(pf, job, &opts, &sim, &err);
+  check_error(rc, &err, "ts_engine_run");
+  if (rc != 0)
+    return 1;
+  ts_metrics m;
+  ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
+                     pf->gpu.power_w, &sim, &m);
+  double figures[] = {m.iteration_s,       m.tokens_per_s, m.model_tflops_per_gpu,
+                      m.hardware_flops,    m.mfu,          m.megatron_fraction_of_peak,
+                      m.iteration_energy_j};
+  for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
+    if (!isfinite(figures[i]) || figures[i] < 0 || (i < 2 && !(figures[i] > 0))) {
+      fprintf(stderr, "fuzz_sim: %s fidelity: figure %zu is %g\n", ts_fidelity_names[fidelity], i,
+              figures[i]);
+      abort();
+    }
+  for (int c = 0; c < TS_CAT_COUNT; c++)
+    if (!isfinite(m.breakdown_s[c]) || m.breakdown_s[c] < 0)
+      abort();
+  ts_metrics_fini(&m);
+  ts_sim_result_fini(&sim);
+  return 0;
+}
+
+static char *dup_text(const uint8_t *data, size_t size) {
+  char *s = malloc(size + 1);
+  if (s == NULL)
+    abort();
+  memcpy(s, data, size);
+  s[size] = '\0';
+  return s;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static ts_platform frontier, pf;
+  static bool has_frontier;
+  ts_err err = {0};
+  if (!has_frontier) {
+    check_error(ts_args_load_platform(NULL, &frontier, &err), &err, "the built-in platform");
+    has_frontier = true;
+  }
+  char *text = dup_text(data, size);
+  char *cut = strstr(text, "\n#%platform\n");
+  size_t wl_size = cut != NULL ? (size_t)(cut - text) : size;
+  pf = frontier;
+  if (cut != NULL) {
+    int rc =
+        ts_platform_load_string("fuzz-platform.yaml", cut + strlen("\n#%platform\n"), &pf, &err);
+    check_error(rc, &err, "ts_platform_load_string");
+    if (rc != 0) {
+      free(text);
+      return 0;
+    }
+  }
+  ts_workload wl;
+  ts_overrides none;
+  memset(&none, 0, sizeof none);
+  int rc = ts_workload_parse("fuzz.yaml", text, wl_size, &wl, &err);
+  check_error(rc, &err, "ts_workload_parse");
+  free(text);
+  if (rc != 0)
+    return 0;
+  rc = ts_workload_resolve(&wl, &none, &err);
+  check_error(rc, &err, "ts_workload_resolve");
+  if (rc != 0 || wl.n_gpus > MAX_GPUS || wl.n_gpus > ts_platform_n_gpus(&pf) ||
+      !(pf.gpu.peak_flops_per_s[wl.precision] > 0))
+    return 0;
+  ts_job job;
+  rc = ts_schedule_build(&wl, &pf.gpu, &job, &err);
+  check_error(rc, &err, "ts_schedule_build");
+  if (rc != 0)
+    return 0;
+  if (ts_engine_count_events(&job, NULL) > MAX_EVENTS) {
+    ts_job_fini(&job);
+    return 0;
+  }
+  job.rank_gpu = ts_placement_gpus(&pf, TS_PLACEMENT_CONTIGUOUS, 0, job.n_ranks);
+  if (job.rank_gpu == NULL)
+    abort(); /* n_gpus fits the platform: contiguous placement always succeeds */
+  simulate(&pf, &wl, &job, TS_FIDELITY_ANALYTIC);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0)
+    abort();
+  if (pid == 0)
+    _exit(simulate(&pf, &wl, &job, TS_FIDELITY_HYBRID));
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid)
+    abort();
+  ts_job_fini(&job);
+  if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) > 1)) {
+    fprintf(stderr, "fuzz_sim: the hybrid simulation failed (%s %d)\n",
+            WIFSIGNALED(status) ? "signal" : "exit status",
+            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    abort();
+  }
+  return 0;
+}
