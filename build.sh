@@ -50,7 +50,8 @@ case "${1:-}" in
     install_missing clang libfuzzer-14-dev libclang-rt-14-dev
     CC=clang CXX=clang++ cmake -S . -B build-fuzz -DTS_FUZZ=ON \
       -DFUZZ_SECONDS="${FUZZ_SECONDS:-600}" >/dev/null
-    cmake --build build-fuzz -j "$(nproc)" --target fuzz_units fuzz_platform fuzz_workload
+    cmake --build build-fuzz -j "$(nproc)" --target fuzz_units fuzz_platform fuzz_workload \
+      fuzz_sim fuzz_argv
     cmake --build build-fuzz --target fuzz
     ;;
   *)

@@ -7,6 +7,7 @@
  * simulation is stopped, not reported). A crash, an abort,
  * an exit status other than 0, 1 and 2, or "internal error" on stderr is a finding: the
  * child's stderr is replayed and the parent aborts, so that libFuzzer keeps the input. */
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "../../cli/cli.h"
+#include "child.h"
 
 #define MAX_ARGS 24
 
@@ -41,6 +43,7 @@ static void child(char *text, size_t size) {
   if (chdir(work_dir) != 0 || freopen("/dev/null", "w", stdout) == NULL ||
       freopen("stderr.txt", "w", stderr) == NULL)
     _exit(1);
+  fuzz_child_init();
   struct rlimit cpu = {10, 11};
   setrlimit(RLIMIT_CPU, &cpu);
   fflush(NULL);
@@ -87,7 +90,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     child(text, size);
   free(text);
   int status = 0;
-  if (waitpid(pid, &status, 0) != pid)
+  pid_t got;
+  while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR) /* libFuzzer's timer, SIGALRM */
+    ;
+  if (got != pid)
     abort();
   char path[sizeof work_dir + 16], line[512];
   snprintf(path, sizeof path, "%s/stderr.txt", work_dir);

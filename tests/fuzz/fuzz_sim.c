@@ -7,6 +7,7 @@
  * must come with its message; every figure must be finite and positive; a crash, an abort or
  * a figure that is not is a finding (the child's become the parent's abort, so that libFuzzer
  * keeps the input). */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "../../sim/engine/engine.h"
 #include "../../sim/network/placement.h"
 #include "../../workloads/schedule.h"
+#include "child.h"
 
 #define MAX_GPUS 64
 #define MAX_EVENTS 2e5
@@ -124,13 +126,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pid_t pid = fork();
   if (pid < 0)
     abort();
-  if (pid == 0)
-    _exit(simulate(&pf, &wl, &job, TS_FIDELITY_HYBRID));
+  if (pid == 0) { /* exit status 0: it ran; 10: an input error the engine reported */
+    fuzz_child_init();
+    _exit(simulate(&pf, &wl, &job, TS_FIDELITY_HYBRID) == 0 ? 0 : 10);
+  }
   int status = 0;
-  if (waitpid(pid, &status, 0) != pid)
+  pid_t got;
+  while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR) /* libFuzzer's timer, SIGALRM */
+    ;
+  if (got != pid)
     abort();
   ts_job_fini(&job);
-  if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) > 1)) {
+  if (WIFSIGNALED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 10)) {
     fprintf(stderr, "fuzz_sim: the hybrid simulation failed (%s %d)\n",
             WIFSIGNALED(status) ? "signal" : "exit status",
             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
