@@ -350,6 +350,34 @@ TEXT
   done
   echo
   differences
+  echo
+  echo "## 8. Weak scaling to the whole machine"
+  echo
+  echo "GPT-22B (TP2 PP4, from 64 GCDs) and GPT-1T (TP8 PP64, from 512 GCDs) with the global batch"
+  echo "grown with the GCDs, up to all 75,264 GCDs (9,408 nodes). These runs take up to hours, so"
+  echo "\`docs/validation/weak_full.sh 22b|1t\` keeps them in docs/validation/data/ and this page reads"
+  echo "them: efficiency is the first point's iteration time over each point's (the same work per"
+  echo "GCD), at the default fidelity; wall time and memory are what the simulation cost on one"
+  echo "core of the development machine (docs/performance.md)."
+  for m in 22b 1t; do
+    f=docs/validation/data/weak-full-$m.txt
+    echo
+    if [ ! -f "$f" ]; then
+      echo "${m^^}: not run yet (\`docs/validation/weak_full.sh $m\`)."
+      continue
+    fi
+    echo "${m^^} ($(sed -n '1s/^# //p' "$f")):"
+    echo
+    echo "| GCDs | iteration | efficiency | wall | peak memory |"
+    echo "|---|---|---|---|---|"
+    awk '/ GCDs / && !/failed/ {
+           for (i = 1; i <= NF; i++) if ($i == "GCDs") n = $(i - 1)
+           it = $NF; if (!base) base = it
+           printf "| %\047d | %.2f s | %.2f%% | %.0f s | %\047d MiB |\n", n, it, 100 * base / it, $(NF - 6), $(NF - 5)
+         }
+         / GCDs / && /failed/ { for (i = 1; i <= NF; i++) if ($i == "GCDs") n = $(i - 1)
+           sub(/.*failed: /, ""); printf "| %\047d | did not finish: %s | | | |\n", n, $0 }' "$f"
+  done
 } >"$page.tmp"
 mv "$page.tmp" "$page" # whole or not at all
 echo "frontier.sh: wrote $page" >&2

@@ -1,17 +1,19 @@
-/* What the harnesses that fork (fuzz_sim, fuzz_argv) do in the child: a sanitizer's report
- * ends in abort(), not in exit status 1, which trainsim itself uses, so that the parent can
- * tell a finding from an exit. */
+/* What the harnesses that fork (fuzz_sim, fuzz_argv) share. The child's work runs in its own
+ * address space, where libFuzzer does not see it; so, in a build with coverage, the child
+ * copies its edge counters (clang's inline 8-bit counters, section __sancov_cntrs) into shared
+ * memory before it exits and the parent folds them into its own, as if it had run the code.
+ * And a sanitizer's report ends in abort(), not in exit status 1, which trainsim itself uses,
+ * so that the parent can tell a finding from an exit. */
 #ifndef TS_FUZZ_CHILD_H
 #define TS_FUZZ_CHILD_H
 
-#include <stdlib.h>
-
-/* Present only in sanitized builds (compiler-rt's common interface). */
-extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
-
-static inline void fuzz_child_init(void) {
-  if (__sanitizer_set_death_callback != NULL)
-    __sanitizer_set_death_callback(abort);
-}
+/* Before the first fork. */
+void fuzz_coverage_init(void);
+/* In the child, first. */
+void fuzz_child_init(void);
+/* In the child, instead of _exit. */
+void fuzz_child_exit(int status);
+/* In the parent, after the child ended. */
+void fuzz_coverage_merge(void);
 
 #endif

@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char work_dir[] = "/tmp/trainsim-fuzz-argv-XXXXXX";
 static pid_t owner; /* the process that made it: a child that calls exit() must not remove it */
+static long n_by_status[3], n_stopped; /* exit statuses 0, 1, 2; out of CPU time */
 
 static void child(char *text, size_t size) {
   static char program[] = "trainsim";
@@ -47,12 +48,16 @@ static void child(char *text, size_t size) {
   struct rlimit cpu = {10, 11};
   setrlimit(RLIMIT_CPU, &cpu);
   fflush(NULL);
-  _exit(ts_cli_main(argc, argv));
+  fuzz_child_exit(ts_cli_main(argc, argv));
 }
 
 static void remove_work_dir(void) {
   if (getpid() != owner)
     return;
+  fprintf(stderr,
+          "fuzz_argv: %ld command lines succeeded, %ld failed (status 1), %ld refused "
+          "(status 2), %ld stopped at their CPU limit\n",
+          n_by_status[0], n_by_status[1], n_by_status[2], n_stopped);
   char cmd[sizeof work_dir + 16];
   snprintf(cmd, sizeof cmd, "rm -rf %s", work_dir);
   if (system(cmd) != 0)
@@ -83,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(text, data, size);
   text[size] = '\0';
   fflush(NULL);
+  fuzz_coverage_init();
   pid_t pid = fork();
   if (pid < 0)
     abort();
@@ -95,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ;
   if (got != pid)
     abort();
+  fuzz_coverage_merge();
   char path[sizeof work_dir + 16], line[512];
   snprintf(path, sizeof path, "%s/stderr.txt", work_dir);
   bool internal = false;
@@ -104,6 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL)) {
     if (f != NULL)
       fclose(f);
+    n_stopped++;
     return 0; /* out of its CPU time: a long simulation, stopped */
   }
   if (WIFSIGNALED(status) || WEXITSTATUS(status) > 2 || internal) {
@@ -119,5 +127,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (f != NULL)
     fclose(f);
+  n_by_status[WEXITSTATUS(status)]++;
   return 0;
 }

@@ -28,6 +28,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* How far inputs got, printed at exit: how much of the fuzzing reached the simulations. */
+static long n_inputs, n_loaded, n_simulated, n_engine_errors;
+
+static void print_counts(void) {
+  fprintf(stderr,
+          "fuzz_sim: %ld inputs, %ld loaded and resolved within the budget, %ld simulated at "
+          "both fidelities, %ld refused by the engine with a message\n",
+          n_inputs, n_loaded, n_simulated, n_engine_errors);
+}
+
 static void check_error(int rc, const ts_err *err, const char *what) {
   if (rc != 0 && !err->is_set) {
     fprintf(stderr, "fuzz_sim: %s failed without a message\n", what);
@@ -79,7 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static ts_platform frontier, pf;
   static bool has_frontier;
   ts_err err = {0};
+  n_inputs++;
   if (!has_frontier) {
+    atexit(print_counts);
     check_error(ts_args_load_platform(NULL, &frontier, &err), &err, "the built-in platform");
     has_frontier = true;
   }
@@ -118,17 +130,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ts_job_fini(&job);
     return 0;
   }
+  n_loaded++;
   job.rank_gpu = ts_placement_gpus(&pf, TS_PLACEMENT_CONTIGUOUS, 0, job.n_ranks);
   if (job.rank_gpu == NULL)
     abort(); /* n_gpus fits the platform: contiguous placement always succeeds */
-  simulate(&pf, &wl, &job, TS_FIDELITY_ANALYTIC);
+  n_engine_errors += simulate(&pf, &wl, &job, TS_FIDELITY_ANALYTIC);
   fflush(stderr);
+  fuzz_coverage_init();
   pid_t pid = fork();
   if (pid < 0)
     abort();
   if (pid == 0) { /* exit status 0: it ran; 10: an input error the engine reported */
     fuzz_child_init();
-    _exit(simulate(&pf, &wl, &job, TS_FIDELITY_HYBRID) == 0 ? 0 : 10);
+    fuzz_child_exit(simulate(&pf, &wl, &job, TS_FIDELITY_HYBRID) == 0 ? 0 : 10);
   }
   int status = 0;
   pid_t got;
@@ -136,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ;
   if (got != pid)
     abort();
+  fuzz_coverage_merge();
   ts_job_fini(&job);
   if (WIFSIGNALED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 10)) {
     fprintf(stderr, "fuzz_sim: the hybrid simulation failed (%s %d)\n",
@@ -143,5 +158,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     abort();
   }
+  n_simulated += WEXITSTATUS(status) == 0;
   return 0;
 }
