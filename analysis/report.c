@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../workloads/doc.h"
 #include "../workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -199,6 +200,13 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
     json_long(f, 4, "seed", info->seed, &k);
   fputs("\n  }", f);
   json_str(f, 2, "fidelity", info->fidelity, &first);
+  json_key(f, 2, "overrides", &first); /* --set KEY=VALUE, in the order given */
+  fputc('[', f);
+  for (int i = 0; ts_doc_override(i) != NULL; i++) {
+    fprintf(f, "%s\n    ", i > 0 ? "," : "");
+    json_string(f, ts_doc_override(i));
+  }
+  fputs(ts_doc_override(0) != NULL ? "\n  ]" : "]", f);
   json_key(f, 2, "metrics", &first);
   k = true;
   fputc('{', f);

@@ -44,6 +44,17 @@ int ts_args_next(ts_args *cli, const char **flag, const char **value, ts_err *er
     snprintf(name, sizeof name, "--help");
   *flag = name;
   *value = NULL;
+  if (strcmp(name, "--set") == 0) {
+    const char *kv = eq != NULL ? eq + 1 : cli->i < cli->argc ? cli->argv[cli->i++] : NULL;
+    if (kv == NULL)
+      return ts_err_plain(err, "--set: expected KEY=VALUE after the option");
+    int workload_before = ts_doc_overrides_count(TS_DOC_WORKLOAD);
+    if (ts_doc_override_add(kv, err) != 0)
+      return -1;
+    if (cli->reads_no_workload && ts_doc_overrides_count(TS_DOC_WORKLOAD) > workload_before)
+      return ts_err_plain(err, "--set %s: 'trainsim %s' reads no workload file", kv, cli->command);
+    return ts_args_next(cli, flag, value, err);
+  }
   bool overrides = cli->takes_overrides;
   if (strcmp(name, "--help") == 0 || listed(cli->switches, name) ||
       (overrides && listed(ts_args_override_switches, name))) {
@@ -55,8 +66,8 @@ int ts_args_next(ts_args *cli, const char **flag, const char **value, ts_err *er
     const char *const *lists[] = {cli->options, cli->switches,
                                   overrides ? ts_args_override_options : NULL,
                                   overrides ? ts_args_override_switches : NULL};
-    const char *all[128];
-    int n = 0;
+    const char *all[128] = {"--set"}; /* offered only for a near miss such as --sett */
+    int n = strncmp(name, "--se", 4) == 0 ? 1 : 0;
     for (int l = 0; l < 4; l++)
       for (const char *const *o = lists[l]; o != NULL && *o != NULL && n < 127; o++)
         all[n++] = *o;

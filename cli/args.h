@@ -29,12 +29,15 @@ typedef struct ts_args {
   const char *const *options; /* take a value; NULL-terminated */
   const char *const *switches; /* take none; NULL-terminated; "--help" is always one */
   bool takes_overrides; /* also accept the options of ts_args_override */
+  bool reads_no_workload; /* --set of a workload key is then an error */
 } ts_args;
 
 typedef enum ts_args_item { TS_ARGS_END, TS_ARGS_OPTION, TS_ARGS_ARGUMENT } ts_args_item;
 
 /* The next item: an option (*flag set; *value NULL for a switch) or a positional argument
- * (*value set). Returns -1 with an error for unknown options and missing values. */
+ * (*value set). Returns -1 with an error for unknown options and missing values. Every
+ * command takes --set KEY=VALUE: it is registered with the document loaders (doc.h) here and
+ * never returned. */
 int ts_args_next(ts_args *cli, const char **flag, const char **value, ts_err *err);
 
 /* Value parsers: each records "trainsim: error: <flag>: expected ..., found '<text>'". */

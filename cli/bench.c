@@ -46,6 +46,8 @@ static const char usage[] =
     "                        collective transfers per rank: one (default) or one per ring step\n"
     "  --min-bytes SIZE      smallest size (default 8)\n"
     "  --max-bytes SIZE      largest size (default 8GiB)\n"
+    "  --set KEY=VALUE       override a key of the platform file, checked as there\n"
+    "                        (repeatable; e.g. --set network.link.bandwidth=50GBps)\n"
     "  --quiet               no progress line on stderr (shown only when it is a terminal)\n"
     "  -h, --help            show this help\n";
 
@@ -86,7 +88,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   a->max_bytes = 8.0 * 1073741824.0;
   bool has_op = false, is_gpus_set = false;
   static const char *const switches[] = {"--quiet", NULL};
-  ts_args cli = {argc, argv, 0, "bench", options, switches, false};
+  ts_args cli = {argc, argv, 0, "bench", options, switches, false, true};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)

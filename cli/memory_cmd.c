@@ -20,7 +20,7 @@ static const char memory_usage[] =
     "node, this batch, recomputation and ZeRO stage). No simulation: it takes a moment.\n"
     "Options are those of 'trainsim run' that shape memory: --platform, --gpus, --tp, --pp,\n"
     "--dp, --micro-batch-size, --global-batch-size, --schedule, --recompute, --zero-stage,\n"
-    "--sequence-parallel.\n";
+    "--sequence-parallel, --set KEY=VALUE.\n";
 
 /* Bytes of model state per parameter and in all, for the whole model (no replicas). */
 static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {

@@ -15,7 +15,8 @@ static const char usage[] =
     "check validates a platform file (default: the built-in platforms/frontier.yaml) and says\n"
     "what it holds; show prints the machine it describes: GPUs, the node's link graph, NICs,\n"
     "the network's cables, injection and bisection bandwidth, and diameter.\n"
-    "The schema is documented in platforms/README.md.\n";
+    "The schema is documented in platforms/README.md. --set KEY=VALUE (repeatable) overrides\n"
+    "a key of the file, checked as there: --set network.global_link.bandwidth=50GBps.\n";
 
 static void show_links(const ts_platform *pf) {
   int n = pf->gpus_per_node;
@@ -217,7 +218,7 @@ static void show(const ts_platform *pf) {
 
 int ts_platform_main(int argc, char **argv) {
   ts_err err = {0};
-  ts_args cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL, false};
+  ts_args cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL, false, true};
   const char *flag = NULL, *value = NULL, *action = NULL, *file = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, &err)) != TS_ARGS_END;) {
     if (item < 0) {

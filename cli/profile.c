@@ -19,7 +19,7 @@ static const char usage[] =
     "whether the host's CPU time (eager dispatch, measured with the table) or the GPU bounds\n"
     "each pass. No simulation: it takes a moment. Options are those of 'trainsim run' that shape\n"
     "the layer: --platform, --gpus, --tp, --pp, --dp, --micro-batch-size, --global-batch-size,\n"
-    "--schedule, --recompute, --zero-stage, --sequence-parallel.\n";
+    "--schedule, --recompute, --zero-stage, --sequence-parallel, --set KEY=VALUE.\n";
 
 /* Backward kernels: gradients, and the add that sums the residual stream's two gradients. */
 static bool is_backward(const char *kernel) {

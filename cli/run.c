@@ -29,6 +29,9 @@ static const char run_usage[] =
     "\n"
     "options (each overrides the workload file):\n"
     "  --platform FILE            platform file (default: the built-in platforms/frontier.yaml)\n"
+    "  --set KEY=VALUE            any key of the platform or workload file, checked as there\n"
+    "                             (repeatable; e.g. --set network.link.bandwidth=50GBps,\n"
+    "                             --set model.num_layers=64); result.json lists them\n"
     "  --gpus N                   GPUs (GCDs on Frontier); data parallelism = N / (tp x pp)\n"
     "  --tp N                     tensor-parallel size (parallelism.tensor)\n"
     "  --pp N                     pipeline-parallel size (parallelism.pipeline)\n"
@@ -143,7 +146,7 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
   a->overlap_slowdown = -1; /* the platform's */
   ts_overrides *ov = &a->ov;
   bool is_window_set = false, is_seed_set = false;
-  ts_args cli = {argc, argv, 0, command, options, switches, true};
+  ts_args cli = {argc, argv, 0, command, options, switches, true, false};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)

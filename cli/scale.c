@@ -31,7 +31,8 @@ static const char usage[] =
     "\n"
     "options (as for 'trainsim run'; each applies to every point): --platform FILE, --tp N,\n"
     "--pp N, --micro-batch-size N, --global-batch-size N (at N1), --schedule, --recompute,\n"
-    "--zero-stage, --sequence-parallel, --fidelity (default hybrid), --out DIR (default\n"
+    "--zero-stage, --sequence-parallel, --set KEY=VALUE (repeatable), --fidelity (default\n"
+    "hybrid), --out DIR (default\n"
     "trainsim-out), --quiet (no progress line on stderr; it is shown only when stderr is a\n"
     "terminal)\n";
 
@@ -80,7 +81,7 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
   a->out_dir = "trainsim-out";
   a->is_weak = -1;
   a->fidelity = TS_FIDELITY_HYBRID; /* as run and search */
-  ts_args cli = {argc, argv, 0, "scale", options, switches, true};
+  ts_args cli = {argc, argv, 0, "scale", options, switches, true, false};
   const char *flag = NULL, *value = NULL;
   ts_overrides *ov = &a->ov;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {

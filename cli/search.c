@@ -32,7 +32,8 @@ static const char usage[] =
     "(default hybrid, as 'trainsim run'). Writes\n"
     "search.csv (every candidate) into --out (default trainsim-out); --report adds\n"
     "report.html (the 20 best, their estimated time breakdown). --quiet: no progress line on\n"
-    "stderr (it is shown only when stderr is a terminal).\n";
+    "stderr (it is shown only when stderr is a terminal). --set KEY=VALUE (repeatable)\n"
+    "overrides any key of the platform or workload file, as for 'trainsim run'.\n";
 
 typedef struct candidate {
   ts_workload wl;
@@ -57,7 +58,7 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
   a->out_dir = "trainsim-out";
   a->top = 3;
   a->fidelity = TS_FIDELITY_HYBRID;
-  ts_args cli = {argc, argv, 0, "search", options, switches, false};
+  ts_args cli = {argc, argv, 0, "search", options, switches, false, false};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     int rc = 0;

@@ -20,6 +20,9 @@
 struct ts_doc {
   char *name;
   yaml_document_t yaml;
+  int n_parsed; /* nodes from the text; later ones were made by --set */
+  int *node_origin; /* [node - n_parsed - 1]: the override that made it */
+  int n_made, cap_made;
 };
 
 static ts_loc mark_loc(const char *name, yaml_mark_t mark) {
@@ -115,6 +118,7 @@ int ts_doc_parse(const char *name, const char *text, size_t len, ts_doc **out, t
     return -1;
   }
   yaml_parser_delete(&parser);
+  doc->n_parsed = (int)(doc->yaml.nodes.top - doc->yaml.nodes.start);
   *out = doc;
   return 0;
 }
@@ -152,6 +156,7 @@ void ts_doc_free(ts_doc *doc) {
   if (doc == NULL)
     return;
   yaml_document_delete(&doc->yaml);
+  free(doc->node_origin);
   free(doc->name);
   free(doc);
 }
@@ -170,7 +175,13 @@ int ts_doc_root(const ts_doc *doc) {
   return node_at(doc, 1) != NULL ? 1 : 0;
 }
 
+static const char *override_text(int i);
+
 ts_loc ts_doc_loc(const ts_doc *doc, int node) {
+  if (node > doc->n_parsed && node - doc->n_parsed <= doc->n_made) {
+    ts_loc loc = {NULL, 0, 0, override_text(doc->node_origin[node - doc->n_parsed - 1])};
+    return loc;
+  }
   const yaml_node_t *n = node_at(doc, node);
   if (n == NULL) {
     ts_loc loc = {doc->name, 0, 0, NULL};
@@ -455,4 +466,197 @@ int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **
     return -1;
   *out = s;
   return 1;
+}
+
+/* ---- --set KEY=VALUE ----------------------------------------------------------------------- */
+
+static const char *const platform_roots[] = {"gpu",   "node",        "network",
+                                             "nodes", "collectives", NULL};
+static const char *const workload_roots[] = {"model", "training", "parallelism", "placement", NULL};
+
+typedef struct override {
+  char *text; /* "--set KEY=VALUE", for messages */
+  char *path; /* KEY without its platform. / workload. prefix */
+  char *value;
+  ts_doc_kind kind;
+} override;
+
+/* The process's overrides, in the order given (a later one for the same key wins). */
+static override *overrides;
+static int n_overrides;
+
+static const char *override_text(int i) {
+  return overrides[i].text;
+}
+
+static bool is_in(const char *word, size_t len, const char *const *names) {
+  for (; *names != NULL; names++)
+    if (strlen(*names) == len && strncmp(*names, word, len) == 0)
+      return true;
+  return false;
+}
+
+int ts_doc_override_add(const char *key_value, ts_err *err) {
+  char *text = malloc(strlen(key_value) + 7);
+  TS_ASSERT(text != NULL);
+  sprintf(text, "--set %s", key_value);
+  ts_loc loc = {NULL, 0, 0, text};
+  const char *eq = strchr(key_value, '=');
+  if (eq == NULL || eq == key_value) {
+    ts_err_at(err, loc, "expected KEY=VALUE, such as network.link.bandwidth=50GBps");
+    free(text);
+    return -1;
+  }
+  const char *path = key_value;
+  size_t path_len = (size_t)(eq - key_value);
+  ts_doc_kind kind;
+  size_t root = strcspn(path, ".[");
+  root = root < path_len ? root : path_len;
+  if (root == 8 && strncmp(path, "platform", 8) == 0 && path_len > 9 && path[8] == '.') {
+    kind = TS_DOC_PLATFORM;
+    path += 9, path_len -= 9;
+  } else if (root == 8 && strncmp(path, "workload", 8) == 0 && path_len > 9 && path[8] == '.') {
+    kind = TS_DOC_WORKLOAD;
+    path += 9, path_len -= 9;
+  } else if (is_in(path, root, platform_roots)) {
+    kind = TS_DOC_PLATFORM;
+  } else if (is_in(path, root, workload_roots)) {
+    kind = TS_DOC_WORKLOAD;
+  } else {
+    ts_err_at(err, loc,
+              "'%.*s' is not a platform key (gpu, node, network, nodes, collectives, or "
+              "platform.KEY) or a workload key (model, training, parallelism, placement, or "
+              "workload.KEY)",
+              (int)path_len, path);
+    free(text);
+    return -1;
+  }
+  override *grown = realloc(overrides, (size_t)(n_overrides + 1) * sizeof *grown);
+  TS_ASSERT(grown != NULL);
+  overrides = grown;
+  override *o = &overrides[n_overrides++];
+  o->text = text;
+  o->path = strndup(path, path_len);
+  o->value = strdup(eq + 1);
+  TS_ASSERT(o->path != NULL && o->value != NULL);
+  o->kind = kind;
+  return 0;
+}
+
+int ts_doc_overrides_count(ts_doc_kind kind) {
+  int n = 0;
+  for (int i = 0; i < n_overrides; i++)
+    n += overrides[i].kind == kind;
+  return n;
+}
+
+const char *ts_doc_override(int i) {
+  return i >= 0 && i < n_overrides ? overrides[i].text + strlen("--set ") : NULL;
+}
+
+void ts_doc_overrides_clear(void) {
+  for (int i = 0; i < n_overrides; i++) {
+    free(overrides[i].text);
+    free(overrides[i].path);
+    free(overrides[i].value);
+  }
+  free(overrides);
+  overrides = NULL;
+  n_overrides = 0;
+}
+
+/* A node made for override i: its messages name the flag. */
+static int made(ts_doc *doc, int node, int i) {
+  TS_ASSERT(node > 0);
+  if (doc->n_made == doc->cap_made) {
+    doc->cap_made = doc->cap_made > 0 ? 2 * doc->cap_made : 8;
+    doc->node_origin = realloc(doc->node_origin, (size_t)doc->cap_made * sizeof(int));
+    TS_ASSERT(doc->node_origin != NULL);
+  }
+  TS_ASSERT(node == doc->n_parsed + doc->n_made + 1); /* libyaml appends */
+  doc->node_origin[doc->n_made++] = i;
+  return node;
+}
+
+static int add_scalar(ts_doc *doc, const char *text, int i) {
+  return made(
+      doc,
+      yaml_document_add_scalar(&doc->yaml, NULL, (yaml_char_t *)text, -1, YAML_PLAIN_SCALAR_STYLE),
+      i);
+}
+
+/* Applies override i to doc: walks its path (KEY.KEY[INDEX].KEY), making the mappings and
+ * keys that are missing, and sets the last key's value. */
+static int apply(ts_doc *doc, int i, ts_err *err) {
+  const override *o = &overrides[i];
+  ts_loc loc = {NULL, 0, 0, o->text};
+  if (ts_doc_root(doc) == 0 || !ts_doc_is_map(doc, 1))
+    return 0; /* the loader reports the empty or odd document itself */
+  int node = 1;
+  const char *p = o->path;
+  while (*p != '\0') {
+    size_t len = strcspn(p, ".[");
+    if (len == 0)
+      return ts_err_at(err, loc, "expected KEY.KEY... with a key before '%c'", *p);
+    char key[128];
+    if (len >= sizeof key)
+      return ts_err_at(err, loc, "a key of %zu characters is not one of ours", len);
+    memcpy(key, p, len);
+    key[len] = '\0';
+    p += len;
+    if (!ts_doc_is_map(doc, node))
+      return ts_err_at(err, loc, "'%s' sits under a value that is not a mapping", key);
+    int value = ts_doc_get(doc, node, key);
+    bool last = *p == '\0';
+    if (last) {
+      int scalar = add_scalar(doc, o->value, i);
+      if (value != 0) {
+        if (!ts_doc_is_map(doc, value) && !ts_doc_is_seq(doc, value)) {
+          yaml_node_t *m = node_at(doc, node);
+          for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < m->data.mapping.pairs.top;
+               q++)
+            if (q->value == value)
+              q->value = scalar;
+          return 0;
+        }
+        return ts_err_at(err, loc, "'%s' is a %s: set its %s one by one", key,
+                         ts_doc_is_map(doc, value) ? "mapping" : "list",
+                         ts_doc_is_map(doc, value) ? "keys" : "items");
+      }
+      if (!yaml_document_append_mapping_pair(&doc->yaml, node, add_scalar(doc, key, i), scalar))
+        return ts_err_at(err, loc, "out of memory");
+      return 0;
+    }
+    if (value == 0) { /* a missing section: made, to hold the key */
+      value = made(doc, yaml_document_add_mapping(&doc->yaml, NULL, YAML_BLOCK_MAPPING_STYLE), i);
+      if (!yaml_document_append_mapping_pair(&doc->yaml, node, add_scalar(doc, key, i), value))
+        return ts_err_at(err, loc, "out of memory");
+    }
+    node = value;
+    while (*p == '[') {
+      char *end = NULL;
+      long index = strtol(p + 1, &end, 10);
+      if (end == p + 1 || *end != ']' || index < 0)
+        return ts_err_at(err, loc, "expected [INDEX] with an index from 0, after '%s'", key);
+      if (!ts_doc_is_seq(doc, node) || index >= ts_doc_seq_len(doc, node))
+        return ts_err_at(err, loc, "'%s' has no item %ld (%s)", key, index,
+                         ts_doc_is_seq(doc, node) ? "it has fewer" : "it is not a list");
+      node = ts_doc_seq_item(doc, node, (int)index);
+      p = end + 1;
+    }
+    if (*p == '.')
+      p++;
+    else if (*p != '\0')
+      return ts_err_at(err, loc, "expected '.' or '[' after '%s', found '%c'", key, *p);
+    if (*p == '\0')
+      return ts_err_at(err, loc, "the key ends with '.' or ']': name the value to set");
+  }
+  return 0;
+}
+
+int ts_doc_apply_overrides(ts_doc *doc, ts_doc_kind kind, ts_err *err) {
+  for (int i = 0; i < n_overrides; i++)
+    if (overrides[i].kind == kind && apply(doc, i, err) != 0)
+      return -1;
+  return 0;
 }

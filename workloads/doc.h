@@ -59,6 +59,23 @@ int ts_doc_get_enum(const ts_doc *doc, int map, const char *key, const char *con
                     ts_err *err);
 int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **out, ts_err *err);
 
+/* --set KEY=VALUE: overrides of any key of the platform or the workload, for the whole
+ * process. KEY is a path such as network.link.bandwidth or node.nics[0].bandwidth; its first
+ * key says which file it belongs to (gpu, node, network, nodes, collectives: the platform;
+ * model, training, parallelism, placement: the workload), or a prefix platform. or workload.
+ * says so (platform.name). The loaders apply them to the document before reading it, so a
+ * value is checked exactly as in a file, and its messages name the flag:
+ *   trainsim: error: --set network.link.bandwidth=fast: key 'bandwidth': expected ... */
+typedef enum ts_doc_kind { TS_DOC_PLATFORM, TS_DOC_WORKLOAD } ts_doc_kind;
+/* Registers one override ("KEY=VALUE"); -1 with a message when it names no file's key. */
+int ts_doc_override_add(const char *key_value, ts_err *err);
+int ts_doc_overrides_count(ts_doc_kind kind);
+/* The i-th override as given ("KEY=VALUE"), or NULL past the last. */
+const char *ts_doc_override(int i);
+void ts_doc_overrides_clear(void);
+/* Applies the overrides of `kind` to a freshly parsed document, in the order given. */
+int ts_doc_apply_overrides(ts_doc *doc, ts_doc_kind kind, ts_err *err);
+
 /* Value parsers shared with the command line: return 0 or -1 (no message). */
 int ts_parse_long(const char *text, long *out);
 int ts_parse_double(const char *text, double *out);

@@ -269,7 +269,8 @@ int ts_workload_load_file(const char *path, ts_workload *out, ts_err *err) {
   ts_doc *doc = NULL;
   if (ts_doc_load_file(path, &doc, err) != 0)
     return -1;
-  int rc = load_doc(doc, path, out, err);
+  int rc =
+      ts_doc_apply_overrides(doc, TS_DOC_WORKLOAD, err) != 0 ? -1 : load_doc(doc, path, out, err);
   ts_doc_free(doc);
   return rc;
 }
@@ -279,7 +280,8 @@ int ts_workload_parse(const char *name, const char *text, size_t len, ts_workloa
   ts_doc *doc = NULL;
   if (ts_doc_parse(name, text, len, &doc, err) != 0)
     return -1;
-  int rc = load_doc(doc, name, out, err);
+  int rc =
+      ts_doc_apply_overrides(doc, TS_DOC_WORKLOAD, err) != 0 ? -1 : load_doc(doc, name, out, err);
   ts_doc_free(doc);
   return rc;
 }

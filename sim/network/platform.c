@@ -469,7 +469,7 @@ int ts_platform_load_file(const char *path, ts_platform *out, ts_err *err) {
   ts_doc *doc = NULL;
   if (ts_doc_load_file(path, &doc, err) != 0)
     return -1;
-  int rc = load(doc, out, err);
+  int rc = ts_doc_apply_overrides(doc, TS_DOC_PLATFORM, err) != 0 ? -1 : load(doc, out, err);
   ts_doc_free(doc);
   return rc;
 }
@@ -478,7 +478,7 @@ int ts_platform_load_string(const char *name, const char *text, ts_platform *out
   ts_doc *doc = NULL;
   if (ts_doc_parse(name, text, strlen(text), &doc, err) != 0)
     return -1;
-  int rc = load(doc, out, err);
+  int rc = ts_doc_apply_overrides(doc, TS_DOC_PLATFORM, err) != 0 ? -1 : load(doc, out, err);
   ts_doc_free(doc);
   return rc;
 }

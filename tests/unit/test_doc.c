@@ -112,9 +112,76 @@ static void test_did_you_mean(void **state) {
   assert_null(ts_did_you_mean("--zzzzzzzz", names));
 }
 
+/* --set KEY=VALUE: a value replaced, a key and a section added, a list item reached; values
+ * read back as from the file, and messages at the flag. */
+static void test_overrides(void **state) {
+  (void)state;
+  const char *text = "network:\n  link: {bandwidth: 25GBps}\nnode:\n  nics:\n"
+                     "    - {bandwidth: 25GBps}\n    - {bandwidth: 25GBps}\n";
+  ts_err err = {0};
+  assert_int_equal(ts_doc_override_add("network.link.bandwidth=50GBps", &err), 0);
+  assert_int_equal(ts_doc_override_add("node.nics[1].bandwidth=100Gbps", &err), 0);
+  assert_int_equal(ts_doc_override_add("network.routing=minimal", &err), 0);
+  assert_int_equal(ts_doc_override_add("collectives.library=nccl", &err), 0);
+  assert_int_equal(ts_doc_override_add("model.num_layers=2", &err), 0); /* not this file's */
+  assert_int_equal(ts_doc_overrides_count(TS_DOC_PLATFORM), 4);
+  assert_string_equal(ts_doc_override(0), "network.link.bandwidth=50GBps");
+  ts_doc *doc = NULL;
+  assert_int_equal(ts_doc_parse("p.yaml", text, strlen(text), &doc, &err), 0);
+  assert_int_equal(ts_doc_apply_overrides(doc, TS_DOC_PLATFORM, &err), 0);
+  int root = ts_doc_root(doc), net = ts_doc_get(doc, root, "network");
+  double bw = 0;
+  assert_int_equal(ts_doc_get_unit(doc, ts_doc_get(doc, net, "link"), "bandwidth",
+                                   TS_UNITS_BANDWIDTH, false, &bw, &err),
+                   1);
+  assert_true(bw == 50e9);
+  int nics = ts_doc_get(doc, ts_doc_get(doc, root, "node"), "nics");
+  assert_int_equal(ts_doc_get_unit(doc, ts_doc_seq_item(doc, nics, 1), "bandwidth",
+                                   TS_UNITS_BANDWIDTH, false, &bw, &err),
+                   1);
+  assert_true(bw == 12.5e9);
+  assert_string_equal(ts_doc_scalar(doc, ts_doc_get(doc, net, "routing")), "minimal");
+  int ccl = ts_doc_get(doc, root, "collectives");
+  assert_string_equal(ts_doc_scalar(doc, ts_doc_get(doc, ccl, "library")), "nccl");
+  /* A bad value is reported at the flag. */
+  static const char *const names[] = {"adaptive", "minimal", NULL};
+  int choice = 0;
+  ts_doc_free(doc);
+  ts_doc_overrides_clear();
+  assert_int_equal(ts_doc_override_add("network.routing=fastest", &err), 0);
+  assert_int_equal(ts_doc_parse("p.yaml", text, strlen(text), &doc, &err), 0);
+  assert_int_equal(ts_doc_apply_overrides(doc, TS_DOC_PLATFORM, &err), 0);
+  net = ts_doc_get(doc, ts_doc_root(doc), "network");
+  assert_int_equal(ts_doc_get_enum(doc, net, "routing", names, &choice, &err), -1);
+  assert_non_null(strstr(err.msg, "--set network.routing=fastest: "));
+  ts_doc_free(doc);
+  ts_doc_overrides_clear();
+  /* Paths that reach nothing. */
+  const char *bad[][2] = {
+      {"node.nics[2].bandwidth=1GBps", "'nics' has no item 2 (it has fewer)"},
+      {"network.link=1", "'link' is a mapping: set its keys one by one"},
+      {"network.link.bandwidth.x=1", "'x' sits under a value that is not a mapping"},
+      {"network..link=1", "expected KEY.KEY... with a key before '.'"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err = (ts_err){0};
+    assert_int_equal(ts_doc_override_add(bad[i][0], &err), 0);
+    assert_int_equal(ts_doc_parse("p.yaml", text, strlen(text), &doc, &err), 0);
+    assert_int_equal(ts_doc_apply_overrides(doc, TS_DOC_PLATFORM, &err), -1);
+    assert_non_null(strstr(err.msg, bad[i][1]));
+    ts_doc_free(doc);
+    ts_doc_overrides_clear();
+  }
+  assert_int_equal(ts_doc_override_add("=3", &err), -1);
+  assert_int_equal(ts_doc_override_add("links=3", &err), -1);
+  assert_int_equal(ts_doc_override_add("platform.name=x", &err), 0);
+  assert_int_equal(ts_doc_overrides_count(TS_DOC_PLATFORM), 1);
+  ts_doc_overrides_clear();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_keys), cmocka_unit_test(test_values), cmocka_unit_test(test_refusals),
-      cmocka_unit_test(test_unreadable_file), cmocka_unit_test(test_did_you_mean)};
+      cmocka_unit_test(test_keys),         cmocka_unit_test(test_values),
+      cmocka_unit_test(test_refusals),     cmocka_unit_test(test_unreadable_file),
+      cmocka_unit_test(test_did_you_mean), cmocka_unit_test(test_overrides)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
