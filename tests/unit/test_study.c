@@ -1,5 +1,5 @@
 /* study: a study stopped by a signal stops its point's process too, says so in one line, and
- * dies of the same signal. */
+ * dies of the same signal; a point whose process dies fails the study, naming the point. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -43,29 +43,53 @@ static int count_processes(const char *needle) {
   return n;
 }
 
-static void test_stopped_study(void **state) {
-  (void)state;
-  char out[] = "/tmp/trainsim-study-XXXXXX", err_path[] = "/tmp/trainsim-study-err-XXXXXX";
-  assert_non_null(mkdtemp(out));
-  int err_fd = mkstemp(err_path);
-  assert_true(err_fd >= 0);
+/* The process whose parent is `parent`, or 0. */
+static pid_t child_of(pid_t parent) {
+  DIR *d = opendir("/proc");
+  assert_non_null(d);
+  pid_t found = 0;
+  for (struct dirent *e; found == 0 && (e = readdir(d)) != NULL;) {
+    char path[300];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = e->d_name[0] >= '0' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+    int pid = 0, ppid = 0;
+    if (f != NULL && fscanf(f, "%d %*s %*c %d", &pid, &ppid) == 2 && ppid == parent)
+      found = pid;
+    if (f != NULL)
+      fclose(f);
+  }
+  closedir(d);
+  return found;
+}
+
+/* Starts a scale study of two points (the first, GPT-175B on 512 GCDs, runs for seconds) with
+ * stderr into err_fd, and waits (up to a minute: sanitizer builds start slowly) until its first
+ * point runs: the study and its point's process. */
+static pid_t start_study(const char *out, int err_fd) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     int null_fd = open("/dev/null", O_WRONLY);
     if (chdir(TS_SOURCE_DIR) != 0 || dup2(null_fd, 1) < 0 || dup2(err_fd, 2) < 0)
       _exit(127);
-    /* A point of several seconds: GPT-175B on 1,024 GCDs. */
     execl(TRAINSIM_BIN, TRAINSIM_BIN, "scale", "workloads/gpt-175b.yaml", "--gpus", "512,1024",
           "--weak", "--out", out, (char *)NULL);
     _exit(127);
   }
-  /* Wait (up to a minute: sanitizer builds start slowly) until the point runs: the study and
-   * its point. */
   struct timespec tick = {0, 50000000};
   for (int i = 0; i < 1200 && count_processes(out) < 2; i++)
     nanosleep(&tick, NULL);
   assert_int_equal(count_processes(out), 2);
+  return pid;
+}
+
+static void test_stopped_study(void **state) {
+  (void)state;
+  char out[] = "/tmp/trainsim-study-XXXXXX", err_path[] = "/tmp/trainsim-study-err-XXXXXX";
+  assert_non_null(mkdtemp(out));
+  int err_fd = mkstemp(err_path);
+  assert_true(err_fd >= 0);
+  pid_t pid = start_study(out, err_fd);
   kill(pid, SIGTERM);
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -83,7 +107,33 @@ static void test_stopped_study(void **state) {
   assert_int_equal(remove_dir(out), 0);
 }
 
+/* The point's process killed (as by the kernel's out-of-memory killer): the study fails with
+ * exit status 2 and says which point, instead of going on or reporting success. */
+static void test_failed_point(void **state) {
+  (void)state;
+  char out[] = "/tmp/trainsim-study-XXXXXX", err_path[] = "/tmp/trainsim-study-err-XXXXXX";
+  assert_non_null(mkdtemp(out));
+  int err_fd = mkstemp(err_path);
+  assert_true(err_fd >= 0);
+  pid_t pid = start_study(out, err_fd);
+  pid_t point = child_of(pid);
+  assert_true(point > 0);
+  kill(point, SIGKILL);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+  close(err_fd);
+  char *err = read_file(err_path, NULL);
+  assert_non_null(err);
+  assert_non_null(strstr(err, "ended without a result"));
+  assert_non_null(strstr(err, "(at 512 GPUs)"));
+  free(err);
+  unlink(err_path);
+  assert_int_equal(remove_dir(out), 0);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_stopped_study)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_stopped_study),
+                                     cmocka_unit_test(test_failed_point)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
