@@ -175,6 +175,11 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "seq_length", wl->model.seq, &k);
   json_long(f, 4, "vocab_size", wl->model.vocab, &k);
   json_long(f, 4, "padded_vocab_size", ts_workload_padded_vocab(wl), &k);
+  json_bool(f, 4, "swiglu", wl->model.swiglu, &k);
+  json_str(f, 4, "normalization", wl->model.rms_norm ? "RMSNorm" : "LayerNorm", &k);
+  json_str(f, 4, "position_embedding_type", wl->model.rope ? "rope" : "learned_absolute", &k);
+  json_bool(f, 4, "untie_embeddings_and_output_weights", wl->model.untied, &k);
+  json_bool(f, 4, "add_bias_linear", wl->model.bias, &k);
   fputs("\n  }", f);
   json_key(f, 2, "layout", &first);
   k = true;

@@ -218,6 +218,24 @@ static void host_bound(ts_cost **pieces, int n, double cpu_s) {
     pieces[i]->time_s *= cpu_s / gpu_s;
 }
 
+/* One normalization over rows x h: it reads and writes the activation (plus fp32 statistics,
+ * negligible); its backward reads input and gradient and writes one, and accumulates its
+ * weight's (and LayerNorm's bias') gradient. LayerNorm from the kernel table; RMSNorm, which no
+ * table measures, by the roofline on the same bytes. */
+static void norm_costs(const ts_workload *wl, const pricer *p, double rows, ts_cost *fwd,
+                       ts_cost *bwd) {
+  double h = (double)wl->model.hidden, eb = p->eb, shard = rows * h;
+  ts_cost weights =
+      wl->model.rms_norm ? grad_accum(p, h) : ts_cost_add(grad_accum(p, h), grad_accum(p, h));
+  if (wl->model.rms_norm) {
+    *fwd = model_only(p, "rms_norm_fwd", shard, 2 * eb * shard);
+    *bwd = ts_cost_add(model_only(p, "rms_norm_bwd", shard, 4 * eb * shard), weights);
+    return;
+  }
+  *fwd = memory_op(p, TS_KERNEL_LAYER_NORM_FWD, rows, h, 2 * eb * shard);
+  *bwd = ts_cost_add(memory_op(p, TS_KERNEL_LAYER_NORM_BWD, rows, h, 4 * eb * shard), weights);
+}
+
 static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
                        ts_layer_cost *out) {
   const ts_model *m = &wl->model;
@@ -234,8 +252,8 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   linear_cost qkv = linear(p, bs, qkv_n, h, fused);
   pr.piece = "proj";
   linear_cost proj = linear(p, bs, h, h / t, fused);
-  pr.piece = "fc1";
-  linear_cost fc1 = linear(p, bs, m->ffn_hidden / t, h, fused);
+  pr.piece = "fc1"; /* SwiGLU: gate and up in one GEMM, as Megatron-Core fuses them */
+  linear_cost fc1 = linear(p, bs, (m->swiglu ? 2 : 1) * (m->ffn_hidden / t), h, fused);
   pr.piece = "fc2";
   linear_cost fc2 = linear(p, bs, h, m->ffn_hidden / t, fused);
   pr.piece = "attention";
@@ -254,10 +272,8 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   double ffn_act = (double)bs * (double)(m->ffn_hidden / t);
   pr.piece = "ln1, ln2";
   pr.count = 2;
-  ts_cost ln = memory_op(p, TS_KERNEL_LAYER_NORM_FWD, rows, (double)h, 2 * eb * shard);
-  ts_cost ln_b =
-      ts_cost_add(memory_op(p, TS_KERNEL_LAYER_NORM_BWD, rows, (double)h, 4 * eb * shard),
-                  ts_cost_add(grad_accum(p, (double)h), grad_accum(p, (double)h)));
+  ts_cost ln, ln_b;
+  norm_costs(wl, p, rows, &ln, &ln_b);
   pr.piece = "bda1, bda2";
   ts_cost bda = wl->bias_dropout_fusion
                     ? model_only(p, "bias_dropout_add_fused", shard, (3 * eb + 1) * shard)
@@ -267,16 +283,27 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
                       ? model_only(p, "bias_dropout_add_fused_bwd", shard, (2 * eb + 1) * shard)
                       : memory_op(p, TS_KERNEL_DROPOUT_ADD_BWD, shard, 0, (2 * eb + 1) * shard),
                   memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard));
-  pr.piece = "gelu";
+  pr.piece = m->swiglu ? "swiglu" : "gelu";
   pr.count = 1;
   out->ln1 = out->ln2 = ln;
   out->bda1 = out->bda2 = bda;
   out->ln1_bwd = out->ln2_bwd = ln_b;
   out->bda1_bwd = out->bda2_bwd = bda_b;
+  /* SwiGLU reads gate and up and writes their product (3 values an element); its backward reads
+   * both and the output's gradient and writes two gradients (5). No kernel table measures it:
+   * the roofline prices it. */
+  ts_cost gelu = m->swiglu ? model_only(p, "swiglu_fwd", ffn_act, 3 * eb * ffn_act)
+                           : memory_op(p, TS_KERNEL_GELU_FWD, ffn_act, 0, 2 * eb * ffn_act);
+  ts_cost gelu_b = m->swiglu ? model_only(p, "swiglu_bwd", ffn_act, 5 * eb * ffn_act)
+                             : memory_op(p, TS_KERNEL_GELU_BWD, ffn_act, 0, 3 * eb * ffn_act);
+  if (m->rope) { /* rotary embedding of Q and K (roofline: read and write both) */
+    pr.piece = "rope";
+    double qk = (double)bs * (double)(m->n_heads + m->n_query_groups) * (double)d / (double)t;
+    core_f = ts_cost_add(core_f, model_only(p, "rope_fwd", qk, 2 * eb * qk));
+    core_b = ts_cost_add(core_b, model_only(p, "rope_bwd", qk, 2 * eb * qk));
+  }
   out->attn = ts_cost_add(ts_cost_add(qkv.fwd, core_f), proj.fwd);
   out->attn_bwd = ts_cost_add(ts_cost_add(proj.bwd, core_b), qkv.bwd);
-  ts_cost gelu = memory_op(p, TS_KERNEL_GELU_FWD, ffn_act, 0, 2 * eb * ffn_act);
-  ts_cost gelu_b = memory_op(p, TS_KERNEL_GELU_BWD, ffn_act, 0, 3 * eb * ffn_act);
   out->mlp = ts_cost_add(ts_cost_add(fc1.fwd, gelu), fc2.fwd);
   out->mlp_bwd = ts_cost_add(ts_cost_add(fc2.bwd, gelu_b), fc1.bwd);
   out->attn_core_fwd = core_f;
@@ -349,15 +376,17 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
    * scatter-adds into the dense gradients of both tables, which then accumulate into their
    * fp32 main_grad (a kernel each: Megatron does not fuse these). The table's embedding is
    * measured whole (tensor parallelism 1); a vocabulary-parallel one takes the model. */
-  ts_cost gather = ts_cost_add(ts_cost_memory_bound(gpu, 3 * eb * act),
+  bool rope = m->rope; /* no position table: one gather, no add (the table measures two) */
+  ts_cost gather = ts_cost_add(ts_cost_memory_bound(gpu, (rope ? 2 : 3) * eb * act),
                                ts_cost_memory_bound(gpu, (2 * eb + 1) * act));
-  ts_cost scatter = ts_cost_memory_bound(gpu, (eb + 8 + eb + 8) * act);
-  if (t == 1) {
+  ts_cost scatter = ts_cost_memory_bound(gpu, (rope ? 1 : 2) * (eb + 8) * act);
+  if (t == 1 && !rope) {
     gather = priced(p, TS_KERNEL_EMBEDDING_FWD, (double)bs, (double)h, 0, gather);
     scatter = priced(p, TS_KERNEL_EMBEDDING_BWD, (double)bs, (double)h, 0, scatter);
   }
   out->embed_fwd = gather;
-  out->embed_bwd = ts_cost_add(scatter, ts_cost_add(grad_accum(p, word), grad_accum(p, pos)));
+  out->embed_bwd = ts_cost_add(
+      scatter, rope ? grad_accum(p, word) : ts_cost_add(grad_accum(p, word), grad_accum(p, pos)));
   out->embed_allreduce_bytes = t > 1 ? eb * act : 0;
 
   /* Output layer: final LN, logits GEMM against the vocab-parallel embedding, cross-entropy in
@@ -367,10 +396,8 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
    * cross-entropy is PyTorch's on the whole vocabulary (tensor parallelism 1); Megatron's
    * vocabulary-parallel one takes the model. */
   linear_cost head = linear(p, bs, v, h, wl->gradient_accumulation_fusion);
-  ts_cost ln = memory_op(p, TS_KERNEL_LAYER_NORM_FWD, (double)bs, (double)h, 2 * eb * act);
-  ts_cost ln_b =
-      ts_cost_add(memory_op(p, TS_KERNEL_LAYER_NORM_BWD, (double)bs, (double)h, 4 * eb * act),
-                  ts_cost_add(grad_accum(p, (double)h), grad_accum(p, (double)h)));
+  ts_cost ln, ln_b;
+  norm_costs(wl, p, (double)bs, &ln, &ln_b);
   /* The model's bytes per logit: Megatron-LM (eb + 3 x 4 forward, 4 + eb backward); PyTorch's
    * F.cross_entropy(logits.float()): the cast (eb + 4), log-softmax (two reads and a write of
    * 4), forward; nll_loss's dense gradient (4), log-softmax's backward (two reads and a write),
@@ -505,11 +532,21 @@ void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
 /* Megatron GPT layer: QKV (h x (h + 2 g d), bias), projection (h x h, bias), FC1 (h x f, bias),
  * FC2 (f x h, bias), two layer norms (2h each). Column-parallel weights and biases split by t;
  * row-parallel weights split, their biases replicated; layer norms replicated. */
+/* A layer's weight matrices: QKV, projection, FC1 (two of them, gate and up, with SwiGLU), FC2. */
+static double layer_matrix_params(const ts_model *m) {
+  double h = (double)m->hidden, f = (double)m->ffn_hidden;
+  double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
+  return h * qkv_n + h * h + (m->swiglu ? 3.0 : 2.0) * h * f;
+}
+
+/* Column-parallel weights and biases split by t; row-parallel weights split, their biases
+ * replicated; the two norms replicated. */
 static double layer_params(const ts_model *m, long t) {
   double h = (double)m->hidden, f = (double)m->ffn_hidden;
   double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
-  double split = h * qkv_n + qkv_n + h * h + h * f + f + f * h;
-  return split / (double)t + h + h + 4.0 * h;
+  double split = layer_matrix_params(m) + (m->bias ? qkv_n + (m->swiglu ? 2.0 : 1.0) * f : 0);
+  double norms = 2.0 * (m->rms_norm ? 1.0 : 2.0) * h;
+  return split / (double)t + (m->bias ? 2.0 * h : 0) + norms;
 }
 
 double ts_cost_layer_params(const ts_workload *wl) {
@@ -520,36 +557,42 @@ double ts_cost_stage_params(const ts_workload *wl, long stage) {
   const ts_model *m = &wl->model;
   double h = (double)m->hidden;
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
+  (void)h;
   double p = (double)ts_workload_stage_layers(wl, stage) * layer_params(m, wl->tp);
   if (stage == 0)
-    p += word + (double)m->seq * h; /* word and position embeddings */
-  if (stage == wl->pp - 1) {
-    p += 2.0 * h; /* final layer norm */
-    if (wl->pp > 1)
-      p += word; /* tied output embedding, kept in sync by an all-reduce */
-  }
+    p += word + ts_workload_position_params(wl); /* word (and position) embeddings */
+  if (stage == wl->pp - 1) /* the final norm and the output layer (tied: a copy kept in sync by
+                            * an all-reduce) */
+    p += ts_workload_head_params(wl);
   return p;
 }
 
 double ts_cost_model_params(const ts_workload *wl) {
   const ts_model *m = &wl->model;
   double h = (double)m->hidden;
-  return (double)m->n_layers * layer_params(m, 1) + (double)m->vocab * h + (double)m->seq * h +
-         2.0 * h;
+  return (double)m->n_layers * layer_params(m, 1) + (m->untied ? 2.0 : 1.0) * (double)m->vocab * h +
+         ts_workload_position_params(wl) + ts_workload_norm_params(wl);
 }
 
-static double flops_formula(const ts_workload *wl, double k, double vocab, double vocab_div) {
+/* Narayanan et al.'s count with the layer's real matrices: per token and forward pass, 2
+ * FLOPs per weight of its matrices, 4 s h for Q K^T and P V, and 2 h V for the logits; k passes
+ * of the layers (3: forward and backward; 4 with full recomputation) and `logit_passes` of the
+ * logits. A GPT layer (MHA, f = 4h) has 12 h^2 weights: 24 k B s l h^2 (1 + s / 6h) + ... */
+static double flops_formula(const ts_workload *wl, double k, double vocab, double logit_passes) {
   const ts_model *m = &wl->model;
   double B = (double)wl->global_batch, s = (double)m->seq, l = (double)m->n_layers;
   double h = (double)m->hidden;
-  return 24.0 * k * B * s * l * h * h * (1.0 + s / (6.0 * h) + vocab / (vocab_div * l * h));
+  double layer = 2.0 * layer_matrix_params(m) + 4.0 * s * h;
+  return B * s * (k * l * layer + logit_passes * 2.0 * h * vocab);
 }
 
 double ts_cost_model_flops(const ts_workload *wl) {
-  return flops_formula(wl, 3.0, (double)wl->model.vocab, 12.0);
+  return flops_formula(wl, 3.0, (double)wl->model.vocab, 3.0);
 }
 
+/* Megatron-DeepSpeed's formula (the Frontier paper's): 24 k B s l h^2 (1 + s/6h + V/16lh) with
+ * the padded vocabulary, whose logit term is 0.75 k passes of 2 h V (3 with recomputation). */
 double ts_cost_megatron_flops(const ts_workload *wl) {
   double k = wl->recompute == TS_RECOMPUTE_FULL ? 4.0 : 3.0;
-  return flops_formula(wl, k, (double)ts_workload_padded_vocab(wl), 16.0);
+  return flops_formula(wl, k, (double)ts_workload_padded_vocab(wl), 0.75 * k);
 }

@@ -12,9 +12,15 @@ double ts_memory_layer_activations(const ts_workload *wl) {
   const ts_model *m = &wl->model;
   double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
   double t = (double)wl->tp, a = (double)m->n_heads;
-  /* Table 2: 10 sbh of layer-norm inputs and bda masks are replicated across TP ranks unless
-   * sequence parallelism shards them too (34/t). */
-  double per = wl->sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t;
+  /* Korthikanti et al. Table 2, in units of sbh (2 bytes a value, 1 a dropout mask): 10 are
+   * replicated across TP ranks unless sequence parallelism shards them too (the two norms'
+   * inputs 4, QKV's and FC1's inputs 2 + 2, two dropout masks); the rest are split: Q 2, K and V
+   * 2 g/a each (grouped-query attention), the projection's input 2, and the MLP's: GeLU's input
+   * and FC2's input, 2 f/h each, or with SwiGLU the gate and up outputs (4 f/h) and FC2's input
+   * (2 f/h). A GPT layer (g = a, f = 4h): 10 + 24 = 34. */
+  double f = (double)m->ffn_hidden / h, g = (double)m->n_query_groups / a;
+  double split = 4.0 + 4.0 * g + (m->swiglu ? 6.0 : 4.0) * f;
+  double per = wl->sequence_parallel ? (10.0 + split) / t : 10.0 + split / t;
   if (!wl->flash_attention && wl->recompute == TS_RECOMPUTE_NONE)
     per += 5.0 * a * s / (h * t);
   return s * b * h * per;
@@ -40,7 +46,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double layer = ts_cost_layer_params(wl),
          word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden;
   out->bytes[TS_MEM_BUFFERS] = 0;
-  double embedding = word + (double)m->seq * (double)m->hidden;
+  double embedding = word + ts_workload_position_params(wl);
   if (wl->zero_stage == 3 && wl->dp > 1) /* the first gather carries the embedding too */
     out->bytes[TS_MEM_BUFFERS] =
         elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);

@@ -413,9 +413,9 @@ static double zero3_gather_bytes(const ts_workload *wl, long l, long n_layers) {
   double params = ts_cost_layer_params(wl), h = (double)wl->model.hidden;
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
   if (l == 0)
-    params += word + (double)wl->model.seq * h;
-  if (l == n_layers - 1)
-    params += word + 2.0 * h; /* the tied output embedding and the final LN */
+    params += word + ts_workload_position_params(wl);
+  if (l == n_layers - 1) /* the output layer (tied: the embedding again) and the final norm */
+    params += word + ts_workload_norm_params(wl);
   return ts_cost_elem_bytes(wl->precision) * params;
 }
 
@@ -455,16 +455,17 @@ static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, fet
                  .elem_bytes = ts_cost_elem_bytes(wl->precision)};
   if (pl.is_first) {
     fetch_add(f, wl, word, 0);
-    fetch_add(f, wl, (double)m->seq * h, 0);
+    fetch_add(f, wl, ts_workload_position_params(wl), 0);
   }
   for (long i = 0; i < pl.n_layers; i++) {
     int g = (int)i + 1;
     fetch_add(f, wl, h * qkv_n / tp, g);
     fetch_add(f, wl, h * h / tp, g);
-    fetch_add(f, wl, h * ff / tp, g);
+    fetch_add(f, wl, (m->swiglu ? 2.0 : 1.0) * h * ff / tp, g); /* SwiGLU: gate and up fused */
     fetch_add(f, wl, ff * h / tp, g);
   }
-  if (pl.is_last) /* the tied output layer: the last stage's copy, or the embedding again */
+  if (pl.is_last) /* the output layer: its own weights, the last stage's tied copy, or the
+                   * embedding again */
     fetch_add(f, wl, word, (int)pl.n_layers + 1);
   if (backward) /* the same units, last used first */
     for (int a = 0, b = f->n - 1; a < b; a++, b--) {
@@ -519,9 +520,9 @@ static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int
   for (long i = 0; i < pl.n_layers; i++) {
     double params = ts_cost_layer_params(wl);
     if (pl.is_first && i == 0)
-      params += word + (double)wl->model.seq * h;
+      params += word + ts_workload_position_params(wl);
     if (pl.is_last && i == pl.n_layers - 1)
-      params += 2.0 * h + (wl->pp > 1 ? word : 0);
+      params += ts_workload_head_params(wl);
     filled += params;
     bucket_of[i] = n_buckets;
     if (i == pl.n_layers - 1 || (wl->dp_bucket_bytes > 0 && 4.0 * filled >= wl->dp_bucket_bytes)) {
@@ -625,14 +626,14 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       at(t, TS_OP_GRAD_SYNC, l);
       fetch_group(&f, t, (int)(l - pl.layer0) + 1);
     }
-    /* Gradients of this layer (and of the final LN and, with pp > 1, the tied output
-     * embedding copy, on the last chunk). */
+    /* Gradients of this layer (and of the final norm and the output layer's own weights or,
+     * with pp > 1, the tied embedding's copy, on the last chunk). */
     double params = ts_cost_layer_params(wl);
     if (last && l == top) {
       at(t, TS_OP_HEAD, -1);
       compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
       tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.head_allreduce_bytes);
-      params += 2.0 * h + (wl->pp > 1 ? word : 0);
+      params += ts_workload_head_params(wl);
     }
     if (wl->recompute == TS_RECOMPUTE_FULL)
       layer_forward(t, wl, &c->layer, l, TS_CAT_RECOMPUTE);
@@ -649,7 +650,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       fetch_group(&f, t, 0);
     compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
     at(t, TS_OP_GRAD_SYNC, -1);
-    double embedding = word + (double)wl->model.seq * h;
+    double embedding = word + ts_workload_position_params(wl);
     if (sharded3)
       post(t, TS_COLL_REDUCE_SCATTER, 4.0 * embedding);
     else if (sync != GRADS_KEEP)
@@ -687,7 +688,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
          TS_CAT_DP);
   else if (wl->dp > 1)
     wait_posted(t, 0);
-  if (wl->pp > 1 && (stage == 0 || stage == wl->pp - 1)) {
+  if (wl->pp > 1 && !wl->model.untied && (stage == 0 || stage == wl->pp - 1)) {
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
   }

@@ -20,9 +20,21 @@ static const ts_axis order_axes[][TS_AXIS_COUNT] = {
 
 static const char *const top_keys[] = {"name",        "description", "model", "training",
                                        "parallelism", "placement",   NULL};
-static const char *const model_keys[] = {"num_layers",       "hidden_size", "num_attention_heads",
-                                         "num_query_groups", "seq_length",  "vocab_size",
-                                         "ffn_hidden_size",  NULL};
+static const char *const model_keys[] = {"num_layers",
+                                         "hidden_size",
+                                         "num_attention_heads",
+                                         "num_query_groups",
+                                         "seq_length",
+                                         "vocab_size",
+                                         "ffn_hidden_size",
+                                         "swiglu",
+                                         "normalization",
+                                         "position_embedding_type",
+                                         "untie_embeddings_and_output_weights",
+                                         "add_bias_linear",
+                                         NULL};
+static const char *const norm_names[] = {"LayerNorm", "RMSNorm", NULL};
+static const char *const position_names[] = {"learned_absolute", "rope", NULL};
 static const char *const training_keys[] = {"global_batch_size",   "micro_batch_size",
                                             "precision",           "optimizer",
                                             "train_tokens",        "gradient_accumulation_fusion",
@@ -105,7 +117,22 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
     return -1;
   md->n_query_groups = md->n_heads;
   l->n_query_groups = l->n_heads;
-  md->ffn_hidden = 4 * md->hidden;
+  md->bias = true;
+  int norm = 0, position = 0;
+  if (ts_doc_get_bool(r->doc, m, "swiglu", &md->swiglu, r->err) < 0 ||
+      ts_doc_get_enum(r->doc, m, "normalization", norm_names, &norm, r->err) < 0 ||
+      ts_doc_get_enum(r->doc, m, "position_embedding_type", position_names, &position, r->err) <
+          0 ||
+      ts_doc_get_bool(r->doc, m, "untie_embeddings_and_output_weights", &md->untied, r->err) < 0 ||
+      ts_doc_get_bool(r->doc, m, "add_bias_linear", &md->bias, r->err) < 0)
+    return -1;
+  md->rms_norm = norm == 1;
+  md->rope = position == 1;
+  /* Megatron-LM's default FFN width (arguments.py): 4h, or for SwiGLU 2/3 of it rounded down
+   * to a multiple of 64, so that the gated MLP keeps about the same parameters. */
+  md->ffn_hidden = md->swiglu ? (4 * md->hidden * 2 / 3) / 64 * 64 : 4 * md->hidden;
+  if (md->ffn_hidden == 0) /* a toy width under 96: unrounded */
+    md->ffn_hidden = 4 * md->hidden * 2 / 3 > 0 ? 4 * md->hidden * 2 / 3 : 1;
   l->ffn_hidden = l->hidden;
   if (get_long(r, m, "model", "num_query_groups", false, 1, &md->n_query_groups,
                &l->n_query_groups) != 0 ||
@@ -453,6 +480,19 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "data parallelism (%ld) = %ld",
                      wl->global_batch, wl->micro_batch, wl->dp, per_step);
   return resolve_virtual_stages(wl, err);
+}
+
+double ts_workload_norm_params(const ts_workload *wl) {
+  return (wl->model.rms_norm ? 1.0 : 2.0) * (double)wl->model.hidden;
+}
+
+double ts_workload_position_params(const ts_workload *wl) {
+  return wl->model.rope ? 0 : (double)wl->model.seq * (double)wl->model.hidden;
+}
+
+double ts_workload_head_params(const ts_workload *wl) {
+  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
+  return ts_workload_norm_params(wl) + (wl->model.untied || wl->pp > 1 ? word : 0);
 }
 
 long ts_workload_padded_vocab(const ts_workload *wl) {

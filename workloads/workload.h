@@ -43,7 +43,13 @@ typedef struct ts_model {
   long n_query_groups; /* num_query_groups (GQA); = n_heads for multi-head attention */
   long seq; /* seq_length */
   long vocab; /* vocab_size, before Megatron's padding */
-  long ffn_hidden; /* ffn_hidden_size; default 4 x hidden */
+  long ffn_hidden; /* ffn_hidden_size; default 4 x hidden (SwiGLU: Megatron's 2/3 of it) */
+  /* Llama-style blocks (Megatron-Core's names; defaults: GPT's). */
+  bool swiglu; /* gated MLP: fc1 projects to 2 x ffn_hidden (gate and up), SiLU(gate) x up */
+  bool rms_norm; /* normalization: RMSNorm (a weight only) instead of LayerNorm */
+  bool rope; /* position_embedding_type: rope (rotary, no position table) */
+  bool untied; /* untie_embeddings_and_output_weights: the output layer has its own weights */
+  bool bias; /* add_bias_linear: the linear layers have biases */
 } ts_model;
 
 /* Where each user-settable value came from, for messages. */
@@ -147,6 +153,13 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err);
 
 /* Megatron-LM pads the vocabulary to a multiple of 128 x tp (make-vocab-size-divisible-by). */
 long ts_workload_padded_vocab(const ts_workload *wl);
+/* Parameters of one normalization layer (LayerNorm: weight and bias; RMSNorm: weight) and of
+ * the position table (learned_absolute: seq x hidden; rope: none). */
+double ts_workload_norm_params(const ts_workload *wl);
+double ts_workload_position_params(const ts_workload *wl);
+/* What the last pipeline stage holds after its layers: the final norm and the output layer's
+ * weights (its own when untied; with tied weights a copy of the embedding when pp > 1). */
+double ts_workload_head_params(const ts_workload *wl);
 long ts_workload_microbatches(const ts_workload *wl); /* per pipeline, per iteration */
 /* Layers of pipeline stage `stage` (all its chunks). */
 long ts_workload_stage_layers(const ts_workload *wl, long stage);

@@ -98,6 +98,18 @@ static void test_hardware_flops_match_megatron(void **state) {
   wl.recompute = TS_RECOMPUTE_FULL;
   wl.zero_stage = 3;
   assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
+  /* A Llama block (SwiGLU, GQA, RMSNorm, rope, untied, no biases): the formula counts its real
+   * matrices, and the schedule executes exactly them. */
+  wl = test_workload(8, 1024, 16, 512, 50257, 2, 4, 2, 32, 2);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  wl.model.n_query_groups = 4;
+  wl.model.ffn_hidden = 2816;
+  wl.model.swiglu = wl.model.rms_norm = wl.model.rope = wl.model.untied = true;
+  wl.model.bias = false;
+  assert_rel(scheduled_flops(&wl, &g), ts_cost_megatron_flops(&wl), 1e-12);
+  double h = 1024, qkv = h + 2 * 4 * 64, P = h * qkv + h * h + 3 * h * 2816, s = 512, B = 32;
+  assert_rel(ts_cost_model_flops(&wl), B * s * (3 * 8 * (2 * P + 4 * s * h) + 3 * 2 * h * 50257),
+             1e-12);
 }
 
 static void test_params(void **state) {

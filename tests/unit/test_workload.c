@@ -6,7 +6,10 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <string.h>
 
+#include "../../workloads/cost.h"
+#include "../../workloads/memory.h"
 #include "fixtures.h"
 
 static void load(const char *name, ts_workload *wl) {
@@ -37,6 +40,48 @@ static void test_presets(void **state) {
   load("gpt-22b.yaml", &wl);
   assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
   assert_int_equal(wl.tp, 2);
+}
+
+/* Llama 3's published parameter counts (the released models' configs: 8,030,261,248,
+ * 70,553,706,496 and 405,853,388,800), exactly: SwiGLU's three matrices, GQA's K and V, RMSNorm's
+ * weight-only norms, no biases, no position table, untied output weights. And the Llama layer's
+ * activations by Korthikanti et al.'s accounting with its widths. */
+static void test_llama3(void **state) {
+  (void)state;
+  const struct {
+    const char *file;
+    double params;
+  } cases[] = {{"llama3-8b.yaml", 8030261248.0},
+               {"llama3-70b.yaml", 70553706496.0},
+               {"llama3-405b.yaml", 405853388800.0}};
+  ts_overrides none = {0};
+  ts_err err = {0};
+  ts_workload wl;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    load(cases[i].file, &wl);
+    assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+    assert_true(ts_cost_model_params(&wl) == cases[i].params);
+    double per_stage = 0;
+    for (long s = 0; s < wl.pp; s++)
+      per_stage += ts_cost_stage_params(&wl, s);
+    /* Stages hold tp-sharded matrices, the vocabulary padded to a multiple of 128 x tp
+     * (embedding and output layer); the replicated norms count once per TP rank. */
+    double h = (double)wl.model.hidden, norms = (2.0 * (double)wl.model.n_layers + 1) * h;
+    double padding = 2.0 * (double)(ts_workload_padded_vocab(&wl) - wl.model.vocab) * h;
+    assert_rel(per_stage * (double)wl.tp - norms * ((double)wl.tp - 1), cases[i].params + padding,
+               1e-12);
+  }
+  /* 8B, TP 2, sequence parallel: (10 + 4 + 4 x 8/32 + 6 x 14336/4096) / 2 sbh per layer. */
+  load("llama3-8b.yaml", &wl);
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_int_equal(wl.model.ffn_hidden, 14336);
+  assert_rel(ts_memory_layer_activations(&wl), 8192.0 * 4096 * (10 + 4 + 1 + 21) / 2, 1e-12);
+  /* Megatron-LM's SwiGLU default width: 8h/3 rounded down to a multiple of 64. */
+  const char *text = "name: x\nmodel: {num_layers: 2, hidden_size: 4096, num_attention_heads: 32, "
+                     "seq_length: 128, vocab_size: 1000, swiglu: true}\ntraining: "
+                     "{global_batch_size: 1}\n";
+  assert_int_equal(ts_workload_parse("x.yaml", text, strlen(text), &wl, &err), 0);
+  assert_int_equal(wl.model.ffn_hidden, 10880);
 }
 
 static void test_overrides(void **state) {
@@ -99,7 +144,7 @@ static void test_stage_layers(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_presets),
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_presets), cmocka_unit_test(test_llama3),
                                      cmocka_unit_test(test_overrides),
                                      cmocka_unit_test(test_stage_layers)};
   return cmocka_run_group_tests(tests, NULL, NULL);
