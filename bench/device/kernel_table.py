@@ -13,7 +13,9 @@ them (bf16, PyTorch eager, flash attention forced):
   * memory-bound operations (layer norm, GeLU, dropout + residual, add, cross-entropy,
     embedding) against their shape;
   * the optimizer as gpt.Trainer runs it (fp32 += bf16 gradient accumulation, clip_grad_norm_,
-    fused AdamW, master-to-bf16 copy, zeroing) over GPT-shaped parameter sets;
+    fused and foreach AdamW, fp16's unscale, master-to-bf16 copy, zeroing) over GPT-shaped
+    parameter sets;
+  * Llama blocks' memory-bound kernels: RMSNorm, SwiGLU, the rotary embedding (eager);
   * time outside kernels: the GPU's gap between kernels of a CUDA graph, PyTorch's CPU time
     per eager operation, and the CPU time of a tiny GPT's layer (forward, backward), microbatch
     and iteration, where the GPU is idle most of the time.
@@ -24,7 +26,9 @@ between the kernels is part of their cost). Points too large for the memory used
 operand over 2^29 elements) or the time budget are written as null: trainsim falls back to its
 roofline model there. Each section (software, GEMMs, attention, memory-bound, optimizer) runs
 in a process of its own, with its share of --budget-s. Prints progress on stderr; --smoke
-measures two points per table.
+measures two points per table. --sections picks sections; with --append their tables are
+added to an existing table file (the others and its software figures kept), e.g.
+    python3 bench/device/kernel_table.py platforms/kernels/h200.yaml --sections llama --append
 """
 import argparse
 import datetime
@@ -357,6 +361,60 @@ def memory_tables():
     spec(t, make_accum, 4)
 
 
+# ---- Llama blocks: RMSNorm, SwiGLU, rotary embedding ------------------------------------------
+def llama_tables():
+    for direction in ("fwd", "bwd"):
+        t = Table(f"rms_norm_{direction}", f"F.rms_norm over the last dim, bf16 ({direction})",
+                  [("rows", ROWS), ("cols", COLS)])
+
+        def make(r, c, direction=direction):
+            if r * c > MAX_ELEMS:
+                return None
+            g = direction == "bwd"
+            x, w = rand(r, c, grad=g), rand(c, grad=g)
+            if not g:
+                return lambda: F.rms_norm(x, (c,), w)
+            return backward(F.rms_norm(x, (c,), w), (x, w))
+
+        spec(t, make, 5)
+    for direction in ("fwd", "bwd"):
+        t = Table(f"swiglu_{direction}",
+                  f"F.silu(gate) * up, gate and up the halves of one bf16 tensor ({direction}; "
+                  "elements of the output)", [("elements", ELEMS)])
+
+        def make(n, direction=direction):
+            if 2 * n > MAX_ELEMS:
+                return None
+            g = direction == "bwd"
+            y = rand(2, n, grad=g)
+
+            def fwd():
+                return F.silu(y[0]) * y[1]
+
+            return fwd if not g else backward(fwd(), (y,))
+
+        spec(t, make, 4)
+    for direction in ("fwd", "bwd"):
+        t = Table(f"rope_{direction}",
+                  f"x cos + rotate_half(x) sin on (tokens, 8 heads, 128), eager ({direction}; "
+                  "elements of x)", [("elements", ELEMS)])
+
+        def make(n, direction=direction):
+            if n < 1024 or n > MAX_ELEMS:
+                return None
+            g = direction == "bwd"
+            x = rand(n // 1024, 8, 128, grad=g)
+            cos, sin = rand(n // 1024, 1, 128), rand(n // 1024, 1, 128)
+
+            def fwd():
+                x1, x2 = x[..., :64], x[..., 64:]
+                return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+            return fwd if not g else backward(fwd(), (x,))
+
+        spec(t, make, 4)
+
+
 def layer_shapes(h):
     return [(3 * h, h), (3 * h,), (h, h), (h,), (4 * h, h), (4 * h,), (h, 4 * h), (h,),
             (h,), (h,), (h,), (h,)]
@@ -559,6 +617,15 @@ def write(path, tables, soft, details, argv, started):
     for k, v in details.items():
         lines.append(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
     lines.append("tables:")
+    lines += table_lines(tables)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+
+
+def table_lines(tables):
+    lines = []
     for t in tables:
         lines.append(f"  {t.name}:")
         lines.append(f"    what: \"{t.what}\"")
@@ -570,9 +637,24 @@ def write(path, tables, soft, details, argv, started):
         for i in range(0, len(vals), 12):
             lines.append("      " + ", ".join(vals[i:i + 12]) + ("," if i + 12 < len(vals) else ""))
         lines.append("    ]")
+    return lines
+
+
+def append(path, tables, argv, started):
+    """Adds tables measured now to an existing table file (its tables section is last), with
+    a header line that says how; the tables already there and the software figures stay."""
+    with open(path) as f:
+        text = f.read()
+    names = {t.name for t in tables}
+    if any(f"\n  {n}:\n" in text for n in names):
+        sys.exit(f"kernel_table: {path} already has some of {sorted(names)}")
+    header_end = text.index("format: 1")
+    note = (f"# {', '.join(sorted(names))} added {started:%Y-%m-%d %H:%M} UTC by:\n"
+            f"#   python3 bench/device/kernel_table.py {' '.join(argv)}\n")
+    text = text[:header_end] + note + text[header_end:].rstrip("\n") + "\n"
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write(text + "\n".join(table_lines(tables)) + "\n")
     os.replace(tmp, path)
 
 
@@ -581,7 +663,7 @@ def time_taken(started):
 
 
 SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
-            ("optimizer", optimizer_tables)]
+            ("optimizer", optimizer_tables), ("llama", llama_tables)]
 
 
 def child(args):
@@ -612,13 +694,23 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true", help="two points per table")
     ap.add_argument("--budget-s", type=float, default=330, help="seconds for all the tables")
+    ap.add_argument("--sections", help="comma-separated sections to measure (default: all; "
+                    + ", ".join(n for n, _ in SECTIONS) + ")")
+    ap.add_argument("--append", action="store_true",
+                    help="add the measured tables to the existing table file OUT")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
     args = ap.parse_args()
     assert torch.cuda.is_available(), "needs a CUDA GPU"
     for SECTION, register in SECTIONS:
         register()
-    total_weight = sum(s[3] for s in SPECS)
+    chosen = [n for n, _ in SECTIONS] if not args.sections else args.sections.split(",")
+    unknown = [n for n in chosen if n not in dict(SECTIONS)]
+    if unknown:
+        ap.error(f"unknown sections {unknown}")
+    if args.append and not os.path.exists(args.out):
+        ap.error(f"--append: {args.out} does not exist")
+    total_weight = sum(s[3] for s in SPECS if s[0] in chosen)
     if args.one:  # --budget-s is then seconds per unit of weight
         return child(args)
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -637,10 +729,11 @@ def main():
         with open(tmp) as f:
             return json.load(f)
 
-    got = one("software", 60) or {"software": {}, "details": {}}
+    got = {"software": {}, "details": {}} if args.append else one("software", 60) or {
+        "software": {}, "details": {}}
     soft, details = got["software"], got["details"]
     skipped = failed = 0
-    for section, _ in SECTIONS:
+    for section in chosen:
         weight = sum(s[3] for s in SPECS if s[0] == section)
         got = one(section, args.budget_s * weight / total_weight) or {}
         for _, table, _, _, _ in (s for s in SPECS if s[0] == section):
@@ -653,9 +746,15 @@ def main():
         os.remove(tmp)
     if skipped:
         print(f"kernel_table: the budget ran out: {skipped} points not measured", file=sys.stderr)
+    tables = [s[1] for s in SPECS if s[0] in chosen]
+    if args.append:
+        append(args.out, tables, sys.argv[1:], started)
+        print(f"kernel_table: added {len(tables)} tables to {args.out} ({skipped} points skipped "
+              f"for time, {failed} failed)", file=sys.stderr)
+        return
     details["points_skipped_for_time"] = skipped
     details["points_failed"] = failed
-    write(args.out, [s[1] for s in SPECS], soft, details, sys.argv[1:], started)
+    write(args.out, tables, soft, details, sys.argv[1:], started)
     print(f"kernel_table: wrote {args.out} in {time_taken(started):.0f} s", file=sys.stderr)
 
 
