@@ -220,20 +220,18 @@ static void host_bound(ts_cost **pieces, int n, double cpu_s) {
 
 /* One normalization over rows x h: it reads and writes the activation (plus fp32 statistics,
  * negligible); its backward reads input and gradient and writes one, and accumulates its
- * weight's (and LayerNorm's bias') gradient. LayerNorm from the kernel table; RMSNorm, which no
- * table measures, by the roofline on the same bytes. */
+ * weight's (and LayerNorm's bias') gradient. */
 static void norm_costs(const ts_workload *wl, const pricer *p, double rows, ts_cost *fwd,
                        ts_cost *bwd) {
   double h = (double)wl->model.hidden, eb = p->eb, shard = rows * h;
   ts_cost weights =
       wl->model.rms_norm ? grad_accum(p, h) : ts_cost_add(grad_accum(p, h), grad_accum(p, h));
-  if (wl->model.rms_norm) {
-    *fwd = model_only(p, "rms_norm_fwd", shard, 2 * eb * shard);
-    *bwd = ts_cost_add(model_only(p, "rms_norm_bwd", shard, 4 * eb * shard), weights);
-    return;
-  }
-  *fwd = memory_op(p, TS_KERNEL_LAYER_NORM_FWD, rows, h, 2 * eb * shard);
-  *bwd = ts_cost_add(memory_op(p, TS_KERNEL_LAYER_NORM_BWD, rows, h, 4 * eb * shard), weights);
+  bool rms = wl->model.rms_norm;
+  *fwd = memory_op(p, rms ? TS_KERNEL_RMS_NORM_FWD : TS_KERNEL_LAYER_NORM_FWD, rows, h,
+                   2 * eb * shard);
+  *bwd = ts_cost_add(memory_op(p, rms ? TS_KERNEL_RMS_NORM_BWD : TS_KERNEL_LAYER_NORM_BWD, rows, h,
+                               4 * eb * shard),
+                     weights);
 }
 
 static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
@@ -290,17 +288,31 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   out->ln1_bwd = out->ln2_bwd = ln_b;
   out->bda1_bwd = out->bda2_bwd = bda_b;
   /* SwiGLU reads gate and up and writes their product (3 values an element); its backward reads
-   * both and the output's gradient and writes two gradients (5). No kernel table measures it:
-   * the roofline prices it. */
-  ts_cost gelu = m->swiglu ? model_only(p, "swiglu_fwd", ffn_act, 3 * eb * ffn_act)
-                           : memory_op(p, TS_KERNEL_GELU_FWD, ffn_act, 0, 2 * eb * ffn_act);
-  ts_cost gelu_b = m->swiglu ? model_only(p, "swiglu_bwd", ffn_act, 5 * eb * ffn_act)
-                             : memory_op(p, TS_KERNEL_GELU_BWD, ffn_act, 0, 3 * eb * ffn_act);
-  if (m->rope) { /* rotary embedding of Q and K (roofline: read and write both) */
+   * both and the output's gradient and writes two gradients (5). The rotary embedding reads
+   * and writes Q and K. Megatron-Core fuses each into one kernel (bias_swiglu_fusion,
+   * apply_rope_fusion: its defaults), priced by the roofline on those bytes; plain PyTorch runs
+   * them as eager operations, priced from the kernel table (several kernels each). */
+  bool fuses = wl->framework == TS_FRAMEWORK_MEGATRON;
+  ts_cost gelu, gelu_b;
+  if (m->swiglu && fuses) {
+    gelu = model_only(p, "swiglu_fused", ffn_act, 3 * eb * ffn_act);
+    gelu_b = model_only(p, "swiglu_fused_bwd", ffn_act, 5 * eb * ffn_act);
+  } else if (m->swiglu) {
+    gelu = memory_op(p, TS_KERNEL_SWIGLU_FWD, ffn_act, 0, 3 * eb * ffn_act);
+    gelu_b = memory_op(p, TS_KERNEL_SWIGLU_BWD, ffn_act, 0, 5 * eb * ffn_act);
+  } else {
+    gelu = memory_op(p, TS_KERNEL_GELU_FWD, ffn_act, 0, 2 * eb * ffn_act);
+    gelu_b = memory_op(p, TS_KERNEL_GELU_BWD, ffn_act, 0, 3 * eb * ffn_act);
+  }
+  if (m->rope) {
     pr.piece = "rope";
     double qk = (double)bs * (double)(m->n_heads + m->n_query_groups) * (double)d / (double)t;
-    core_f = ts_cost_add(core_f, model_only(p, "rope_fwd", qk, 2 * eb * qk));
-    core_b = ts_cost_add(core_b, model_only(p, "rope_bwd", qk, 2 * eb * qk));
+    ts_cost rope = fuses ? model_only(p, "rope_fused", qk, 2 * eb * qk)
+                         : memory_op(p, TS_KERNEL_ROPE_FWD, qk, 0, 2 * eb * qk);
+    ts_cost rope_b = fuses ? model_only(p, "rope_fused_bwd", qk, 2 * eb * qk)
+                           : memory_op(p, TS_KERNEL_ROPE_BWD, qk, 0, 2 * eb * qk);
+    core_f = ts_cost_add(core_f, rope);
+    core_b = ts_cost_add(core_b, rope_b);
   }
   out->attn = ts_cost_add(ts_cost_add(qkv.fwd, core_f), proj.fwd);
   out->attn_bwd = ts_cost_add(ts_cost_add(proj.bwd, core_b), qkv.bwd);

@@ -12,16 +12,16 @@
 #define MAX_AXIS_VALUES 64
 #define MAX_TABLES 16 /* distinct kernel-table files one process loads */
 
-const char *const ts_kernel_names[] = {"gemm_fwd",          "gemm_dgrad",        "gemm_wgrad",
-                                       "flash_fwd_causal",  "flash_bwd_causal",  "flash_fwd",
-                                       "flash_bwd",         "bgemm_qk",          "bgemm_av",
-                                       "softmax_fwd",       "softmax_bwd",       "layer_norm_fwd",
-                                       "layer_norm_bwd",    "gelu_fwd",          "gelu_bwd",
-                                       "dropout_add_fwd",   "dropout_add_bwd",   "add_fwd",
-                                       "cross_entropy_fwd", "cross_entropy_bwd", "embedding_fwd",
-                                       "embedding_bwd",     "grad_accum",        "clip_grad_norm",
-                                       "adam_fused",        "master_copy",       "zero_main_grad",
-                                       "adam_foreach",      "amp_unscale",       NULL};
+const char *const ts_kernel_names[] = {
+    "gemm_fwd",         "gemm_dgrad",    "gemm_wgrad",        "flash_fwd_causal",
+    "flash_bwd_causal", "flash_fwd",     "flash_bwd",         "bgemm_qk",
+    "bgemm_av",         "softmax_fwd",   "softmax_bwd",       "layer_norm_fwd",
+    "layer_norm_bwd",   "gelu_fwd",      "gelu_bwd",          "dropout_add_fwd",
+    "dropout_add_bwd",  "add_fwd",       "cross_entropy_fwd", "cross_entropy_bwd",
+    "embedding_fwd",    "embedding_bwd", "grad_accum",        "clip_grad_norm",
+    "adam_fused",       "master_copy",   "zero_main_grad",    "adam_foreach",
+    "amp_unscale",      "rms_norm_fwd",  "rms_norm_bwd",      "swiglu_fwd",
+    "swiglu_bwd",       "rope_fwd",      "rope_bwd",          NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", NULL};
 
@@ -52,6 +52,8 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   case TS_KERNEL_SOFTMAX_BWD:
   case TS_KERNEL_LAYER_NORM_FWD:
   case TS_KERNEL_LAYER_NORM_BWD:
+  case TS_KERNEL_RMS_NORM_FWD:
+  case TS_KERNEL_RMS_NORM_BWD:
     return rows_cols;
   case TS_KERNEL_CROSS_ENTROPY_FWD:
   case TS_KERNEL_CROSS_ENTROPY_BWD:

@@ -48,6 +48,12 @@ typedef enum ts_kernel_kind {
   TS_KERNEL_ZERO_MAIN_GRAD,
   TS_KERNEL_ADAM_FOREACH, /* torch.optim.AdamW's default (foreach, not fused) */
   TS_KERNEL_AMP_UNSCALE, /* fp16 loss scaling: the inf/nan check and unscale of the gradients */
+  TS_KERNEL_RMS_NORM_FWD, /* Llama blocks: (rows, cols) */
+  TS_KERNEL_RMS_NORM_BWD,
+  TS_KERNEL_SWIGLU_FWD, /* elements of the output */
+  TS_KERNEL_SWIGLU_BWD,
+  TS_KERNEL_ROPE_FWD, /* elements of Q or K rotated */
+  TS_KERNEL_ROPE_BWD,
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 
