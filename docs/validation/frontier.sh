@@ -193,9 +193,9 @@ weight matrix on its own and each gather over 512-1,536 ranks pays RCCL's ring l
 12 ms at 1,536 GCDs: a 6 us step per GCD and a 19.8 us step per node).
 
 None of these is fitted: the kernel table is carried over from the H200 by rates alone, and
-the gaps stay marked
-in tests/validation/claims.tsv with trainsim's figures. Until this study 1T sat inside its
-band (36.26%), but for the wrong reason, below.
+the gaps stay marked in tests/validation/claims.tsv with trainsim's figures. 1T once sat
+inside its band (36.26%), for the wrong reason: its 3,072-GCD point was slowed by traffic
+between dragonfly groups held to their direct cables (the weak-scaling paragraph below).
 
 **Weak scaling: both within their bands (1T: $w1t%).** Every replica does the same work and
 the data-parallel all-reduce grows only as (N-1)/N, so weak scaling stays near 100% as long as
@@ -376,7 +376,7 @@ TEXT
            printf "| %\047d | %.2f s | %.2f%% | %.0f s | %\047d MiB |\n", n, it, 100 * base / it, $(NF - 6), $(NF - 5)
          }
          / GCDs / && /failed/ { for (i = 1; i <= NF; i++) if ($i == "GCDs") n = $(i - 1)
-           sub(/.*failed: /, ""); printf "| %\047d | did not finish: %s | | | |\n", n, $0 }' "$f"
+           sub(/.*failed: /, ""); printf "| %\047d | %s | | | |\n", n, $0 }' "$f"
   done
 } >"$page.tmp"
 mv "$page.tmp" "$page" # whole or not at all
