@@ -164,11 +164,15 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
 
 /* Network patterns: the node each node sends to (partner) over n nodes, each node receiving
  * from exactly one. */
+/* The shift pattern's distance: a dragonfly group's nodes, or a fat tree's leaf unit. */
+static long shift_nodes(const ts_platform *pf) {
+  return pf->topology == TS_TOPO_DRAGONFLY ? pf->net.switches_per_group * pf->net.nodes_per_switch
+                                           : ts_platform_unit_nodes(pf);
+}
+
 static void pattern_partners(const ts_platform *pf, bench_op op, long n, long *partner) {
   if (op == OP_SHIFT) {
-    long d = pf->topology == TS_TOPO_DRAGONFLY
-                 ? pf->net.switches_per_group * pf->net.nodes_per_switch
-                 : ts_platform_unit_nodes(pf);
+    long d = shift_nodes(pf);
     for (long i = 0; i < n; i++)
       partner[i] = (i + d) % n;
   } else if (op == OP_BISECTION) {
@@ -392,6 +396,16 @@ int ts_bench_main(int argc, char **argv) {
                 "'bench %s' takes whole nodes: a multiple of %ld GPUs, at least 2 "
                 "nodes, found %ld",
                 op_names[a.op], (long)pf.gpus_per_node, a.n_gpus);
+      fprintf(stderr, "%s\n", err.msg);
+      return TS_ARGS_EXIT_INPUT;
+    }
+    long nodes = a.n_gpus / pf.gpus_per_node;
+    if (a.op == OP_SHIFT && shift_nodes(&pf) % nodes == 0) { /* each node its own partner */
+      ts_err_at(&err, loc,
+                "'bench shift' sends each node %ld nodes on (a %s), which among %ld nodes is "
+                "the node itself: take more than %ld nodes",
+                shift_nodes(&pf), pf.topology == TS_TOPO_DRAGONFLY ? "group" : "leaf unit", nodes,
+                shift_nodes(&pf));
       fprintf(stderr, "%s\n", err.msg);
       return TS_ARGS_EXIT_INPUT;
     }

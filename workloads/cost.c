@@ -405,8 +405,9 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
    * fp32 (cast, max, exp-sum, loss: about 3 passes over 4-byte logits plus the bf16 read);
    * backward writes the logits gradient and runs the GEMM's input and weight gradients (the
    * weight's, with the embedding's, accumulate in the embedding's main_grad). The table's
-   * cross-entropy is PyTorch's on the whole vocabulary (tensor parallelism 1); Megatron's
-   * vocabulary-parallel one takes the model. */
+   * cross-entropy is PyTorch's F.cross_entropy on the whole vocabulary: it prices
+   * `framework: pytorch` at tensor parallelism 1; Megatron's own fused, vocabulary-parallel
+   * cross-entropy is a different kernel, which the model prices by its bytes. */
   linear_cost head = linear(p, bs, v, h, wl->gradient_accumulation_fusion);
   ts_cost ln, ln_b;
   norm_costs(wl, p, (double)bs, &ln, &ln_b);
@@ -417,7 +418,7 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
   bool is_torch = wl->framework == TS_FRAMEWORK_PYTORCH;
   ts_cost ce = ts_cost_memory_bound(gpu, (eb + (is_torch ? 16 : 12)) * logits);
   ts_cost ce_b = ts_cost_memory_bound(gpu, (is_torch ? 20 + eb : 4 + eb) * logits);
-  if (t == 1) {
+  if (t == 1 && is_torch) {
     ce = priced(p, TS_KERNEL_CROSS_ENTROPY_FWD, (double)bs, (double)v, 0, ce);
     ce_b = priced(p, TS_KERNEL_CROSS_ENTROPY_BWD, (double)bs, (double)v, 0, ce_b);
   }
