@@ -7,7 +7,7 @@ For each GPU count (default: 2, 4 and 8, those the host has), launches one proce
 send/recv (each rank to the next, a ring) from --min-bytes to --max-bytes, doubling, on bf16
 buffers, as nccl-tests defines its columns: size is the buffer of all-reduce, the gathered
 output of all-gather, the scattered input of reduce-scatter, what each rank sends in all of
-all-to-all and to its peer in send/recv; time is the mean of back-to-back calls (CUDA events,
+all-to-all and to its peer in send/recv (count: the bf16 elements in it); time is the mean of back-to-back calls (CUDA events,
 after warm-ups), the slowest rank's; algbw = size / time; busbw = algbw x 2(n-1)/n
 (all-reduce), x (n-1)/n (all-gather, reduce-scatter, all-to-all), x 1 (send/recv). NCCL's
 algorithm and protocol for each size come from its own log (NCCL_DEBUG=INFO,
