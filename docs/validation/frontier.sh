@@ -370,7 +370,8 @@ TEXT
     echo
     echo "| GCDs | iteration | efficiency | wall | peak memory |"
     echo "|---|---|---|---|---|"
-    awk '/ GCDs / && !/failed/ {
+    awk '/^#/ { next }
+         / GCDs / && !/failed/ {
            for (i = 1; i <= NF; i++) if ($i == "GCDs") n = $(i - 1)
            it = $NF; if (!base) base = it
            printf "| %\047d | %.2f s | %.2f%% | %.0f s | %\047d MiB |\n", n, it, 100 * base / it, $(NF - 6), $(NF - 5)
