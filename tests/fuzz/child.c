@@ -4,10 +4,12 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "child.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Present only in instrumented builds (compiler-rt, and the linker's section bounds). */
@@ -41,7 +43,7 @@ void fuzz_child_exit(int status) {
   _exit(status);
 }
 
-void fuzz_coverage_merge(void) {
+static void fuzz_coverage_merge(void) {
   if (shared_counters == NULL)
     return;
   size_t n = n_counters();
@@ -49,4 +51,15 @@ void fuzz_coverage_merge(void) {
     if (shared_counters[i] > __start___sancov_cntrs[i])
       __start___sancov_cntrs[i] = shared_counters[i];
   memset(shared_counters, 0, n);
+}
+
+int fuzz_wait_child(int pid) {
+  int status = 0;
+  pid_t got;
+  while ((got = waitpid((pid_t)pid, &status, 0)) < 0 && errno == EINTR) /* libFuzzer's SIGALRM */
+    ;
+  if (got != (pid_t)pid)
+    abort();
+  fuzz_coverage_merge();
+  return status;
 }

@@ -13,7 +13,8 @@ void fuzz_coverage_init(void);
 void fuzz_child_init(void);
 /* In the child, instead of _exit. */
 void fuzz_child_exit(int status);
-/* In the parent, after the child ended. */
-void fuzz_coverage_merge(void);
+/* In the parent: waits for the child (through libFuzzer's timer signals) and folds its
+ * coverage in; returns its wait status. */
+int fuzz_wait_child(int pid);
 
 #endif

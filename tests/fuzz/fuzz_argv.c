@@ -7,7 +7,6 @@
  * simulation is stopped, not reported). A crash, an abort,
  * an exit status other than 0, 1 and 2, or "internal error" on stderr is a finding: the
  * child's stderr is replayed and the parent aborts, so that libFuzzer keeps the input. */
-#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
+#include <sys/wait.h> /* WIFSIGNALED and the like */
 #include <unistd.h>
 
 #include "../../cli/cli.h"
@@ -95,13 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (pid == 0)
     child(text, size);
   free(text);
-  int status = 0;
-  pid_t got;
-  while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR) /* libFuzzer's timer, SIGALRM */
-    ;
-  if (got != pid)
-    abort();
-  fuzz_coverage_merge();
+  int status = fuzz_wait_child(pid);
   char path[sizeof work_dir + 16], line[512];
   snprintf(path, sizeof path, "%s/stderr.txt", work_dir);
   bool internal = false;

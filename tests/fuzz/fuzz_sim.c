@@ -7,13 +7,12 @@
  * must come with its message; every figure must be finite and positive; a crash, an abort or
  * a figure that is not is a finding (the child's become the parent's abort, so that libFuzzer
  * keeps the input). */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/wait.h> /* WIFSIGNALED and the like */
 #include <unistd.h>
 
 #include "../../analysis/metrics.h"
@@ -144,13 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_child_init();
     fuzz_child_exit(simulate(&pf, &wl, &job, TS_FIDELITY_HYBRID) == 0 ? 0 : 10);
   }
-  int status = 0;
-  pid_t got;
-  while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR) /* libFuzzer's timer, SIGALRM */
-    ;
-  if (got != pid)
-    abort();
-  fuzz_coverage_merge();
+  int status = fuzz_wait_child(pid);
   ts_job_fini(&job);
   if (WIFSIGNALED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 10)) {
     fprintf(stderr, "fuzz_sim: the hybrid simulation failed (%s %d)\n",
