@@ -22,6 +22,7 @@ const char *const ts_plot_category_colors[TS_CAT_COUNT] = {
     "#f28e2b", /* tp */
     "#e15759", /* pp */
     "#76b7b2", /* dp */
+    "#9c755f", /* ep */
     "#bab0ac", /* bubble */
     "#e8e8e8", /* idle */
 };
@@ -189,7 +190,8 @@ static void add_event(gantt_row *row, const ts_event *ev, const ts_span *sp) {
     break;
   case TS_EV_COLL: /* one overlapped with compute does not hold the compute stream */
     if (!ev->is_async)
-      add_span(row, ev->group == TS_GROUP_TP ? pass : G_COMM, sp->start_s, sp->end_s, sp->block);
+      add_span(row, ts_group_is_in_pass(ev->group) ? pass : G_COMM, sp->start_s, sp->end_s,
+               sp->block);
     break;
   case TS_EV_WAIT:
     add_span(row, G_COMM, sp->start_s, sp->end_s, sp->block);

@@ -180,6 +180,14 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_str(f, 4, "position_embedding_type", wl->model.rope ? "rope" : "learned_absolute", &k);
   json_bool(f, 4, "untie_embeddings_and_output_weights", wl->model.untied, &k);
   json_bool(f, 4, "add_bias_linear", wl->model.bias, &k);
+  if (wl->model.n_experts > 0) {
+    json_long(f, 4, "num_experts", wl->model.n_experts, &k);
+    json_long(f, 4, "moe_router_topk", wl->model.moe_topk, &k);
+    json_long(f, 4, "moe_ffn_hidden_size", wl->model.moe_ffn_hidden, &k);
+    json_long(f, 4, "moe_shared_expert_intermediate_size", wl->model.moe_shared_ffn, &k);
+    json_long(f, 4, "moe_layers", ts_workload_moe_layer_count(wl), &k);
+    json_num(f, 4, "moe_token_factor", ts_workload_moe_token_factor(wl), &k);
+  }
   fputs("\n  }", f);
   json_key(f, 2, "layout", &first);
   k = true;
@@ -188,6 +196,11 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "tensor", wl->tp, &k);
   json_long(f, 4, "pipeline", wl->pp, &k);
   json_long(f, 4, "data", wl->dp, &k);
+  if (wl->model.n_experts > 0) {
+    json_long(f, 4, "expert", wl->ep, &k);
+    json_long(f, 4, "expert_tensor", ts_workload_etp(wl), &k);
+    json_long(f, 4, "expert_data", ts_workload_edp(wl), &k);
+  }
   json_long(f, 4, "global_batch_size", wl->global_batch, &k);
   json_long(f, 4, "micro_batch_size", wl->micro_batch, &k);
   json_long(f, 4, "microbatches_per_pipeline", ts_workload_microbatches(wl), &k);

@@ -36,7 +36,7 @@ static enum stream stream_of(const ts_event *ev) {
   if (ev->kind == TS_EV_COMPUTE || ev->kind == TS_EV_WAIT)
     return STREAM_COMPUTE;
   if (ev->kind == TS_EV_COLL)
-    return ev->group == TS_GROUP_TP ? STREAM_TP : STREAM_DP;
+    return ts_group_is_in_pass(ev->group) ? STREAM_TP : STREAM_DP;
   return STREAM_PP;
 }
 

@@ -9,6 +9,8 @@
 
 const char *const ts_args_override_options[] = {"--tp",
                                                 "--pp",
+                                                "--ep",
+                                                "--etp",
                                                 "--micro-batch-size",
                                                 "--global-batch-size",
                                                 "--schedule",
@@ -146,6 +148,12 @@ int ts_args_override(const char *flag, const char *value, ts_overrides *ov, ts_e
   } else if (strcmp(flag, "--pp") == 0) {
     rc = ts_args_count(flag, value, 1, max, &ov->pp, err);
     ov->is_pp_set = true;
+  } else if (strcmp(flag, "--ep") == 0) {
+    rc = ts_args_count(flag, value, 1, max, &ov->ep, err);
+    ov->is_ep_set = true;
+  } else if (strcmp(flag, "--etp") == 0) {
+    rc = ts_args_count(flag, value, 1, max, &ov->etp, err);
+    ov->is_etp_set = true;
   } else if (strcmp(flag, "--micro-batch-size") == 0) {
     rc = ts_args_count(flag, value, 1, max, &ov->micro_batch, err);
     ov->is_micro_batch_set = true;

@@ -51,8 +51,9 @@ int ts_profile_main(int argc, char **argv) {
   }
   double total = pass_s[0] + pass_s[1];
   const ts_kernel_table *kt = wl.precision == TS_PREC_BF16 ? pf.gpu.kernels : NULL;
-  printf("trainsim profile: %s on %s, one layer of TP %ld, micro-batch %ld x sequence %ld\n",
-         wl.name, pf.name, wl.tp, wl.micro_batch, wl.model.seq);
+  printf("trainsim profile: %s on %s, one %slayer of TP %ld, micro-batch %ld x sequence %ld\n",
+         wl.name, pf.name, wl.model.n_experts > 0 ? "mixture-of-experts " : "", wl.tp,
+         wl.micro_batch, wl.model.seq);
   if (kt != NULL)
     printf("kernel table: %s (%s)\n\n", ts_kernels_path(kt), ts_kernels_device(kt));
   else

@@ -36,6 +36,8 @@ static const char run_usage[] =
     "  --tp N                     tensor-parallel size (parallelism.tensor)\n"
     "  --pp N                     pipeline-parallel size (parallelism.pipeline)\n"
     "  --dp N                     data-parallel size (parallelism.data)\n"
+    "  --ep N, --etp N            expert-parallel and expert tensor-parallel sizes of a\n"
+    "                             mixture-of-experts model (parallelism.expert, .expert_tensor)\n"
     "  --micro-batch-size N       sequences per microbatch (training.micro_batch_size)\n"
     "  --global-batch-size N      sequences per iteration (training.global_batch_size)\n"
     "  --schedule gpipe|1f1b|interleaved\n"

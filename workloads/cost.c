@@ -365,13 +365,146 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   }
 }
 
+/* c repeated n times (the same kernel on n equal problems). */
+static ts_cost times(ts_cost c, double n) {
+  c.flops *= n;
+  c.bytes *= n;
+  c.time_s *= n;
+  c.n_kernels = (int)(c.n_kernels * n);
+  for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++)
+    c.n_by_source[s] = (int)(c.n_by_source[s] * n);
+  return c;
+}
+
+/* An MLP of width f (already divided over its tensor-parallel ranks) on `rows` tokens: FC1,
+ * the activation, FC2, as the dense layer prices them; `gemms` equal GEMMs of rows / gemms
+ * tokens each (experts run one after another without grouped GEMM). */
+static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, double rows, long f,
+                     long gemms, ts_cost *fwd, ts_cost *bwd) {
+  const ts_model *m = &wl->model;
+  const pricer *p = pr;
+  bool fused = wl->gradient_accumulation_fusion, fuses = wl->framework == TS_FRAMEWORK_MEGATRON;
+  long each = (long)ceil(rows / (double)gemms), h = m->hidden;
+  double eb = pr->eb, act = rows * (double)f;
+  char name[24];
+  pr->count = (int)gemms;
+  snprintf(name, sizeof name, "%s fc1", piece);
+  pr->piece = name;
+  linear_cost fc1 = linear(p, each, (m->swiglu ? 2 : 1) * f, h, fused);
+  snprintf(name, sizeof name, "%s fc2", piece);
+  linear_cost fc2 = linear(p, each, h, f, fused);
+  pr->count = 1;
+  snprintf(name, sizeof name, "%s act", piece);
+  ts_cost a, a_b;
+  if (m->swiglu && fuses) {
+    a = model_only(p, "swiglu_fused", act, 3 * eb * act);
+    a_b = model_only(p, "swiglu_fused_bwd", act, 5 * eb * act);
+  } else if (m->swiglu) {
+    a = memory_op(p, TS_KERNEL_SWIGLU_FWD, act, 0, 3 * eb * act);
+    a_b = memory_op(p, TS_KERNEL_SWIGLU_BWD, act, 0, 5 * eb * act);
+  } else {
+    a = memory_op(p, TS_KERNEL_GELU_FWD, act, 0, 2 * eb * act);
+    a_b = memory_op(p, TS_KERNEL_GELU_BWD, act, 0, 3 * eb * act);
+  }
+  double g = (double)gemms;
+  *fwd = ts_cost_add(ts_cost_add(times(fc1.fwd, g), a), times(fc2.fwd, g));
+  *bwd = ts_cost_add(ts_cost_add(times(fc2.bwd, g), a_b), times(fc1.bwd, g));
+}
+
+static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
+                     ts_moe_cost *out) {
+  const ts_model *m = &wl->model;
+  memset(out, 0, sizeof *out);
+  if (m->n_experts == 0)
+    return;
+  pricer pr = pricer_of(wl, gpu);
+  pr.log = log;
+  const pricer *p = &pr;
+  double eb = pr.eb, h = (double)m->hidden, experts = (double)m->n_experts;
+  long t = wl->tp, etp = ts_workload_etp(wl), local = m->n_experts / wl->ep;
+  double bs = (double)(wl->micro_batch * m->seq), rows = bs / (double)t;
+  double factor = ts_workload_moe_token_factor(wl), sent = rows * (double)m->moe_topk * factor;
+  out->tokens = sent * (double)etp;
+  out->dispatch_bytes = wl->ep > 1 ? eb * h * sent : 0;
+  out->etp_bytes = etp > 1 ? eb * h * out->tokens : 0;
+  out->shared_tp_bytes = t > 1 && m->moe_shared_ffn > 0 ? eb * h * bs : 0;
+
+  /* The router: a linear h -> n_experts on the rank's tokens, then the scores (softmax or
+   * sigmoid in fp32) and the top-k, about a read of the logits and two passes over 4-byte
+   * scores (ASSUMED: the kernels are Megatron-Core's, not measured here); the permutation
+   * gathers each token's rows for its experts (reads the tokens, writes the copies), its
+   * backward scatter-adds them back. */
+  pr.piece = "router";
+  linear_cost router =
+      linear(p, (long)rows, m->n_experts, m->hidden, wl->gradient_accumulation_fusion);
+  double scores = rows * experts, copies = h * sent, own = h * rows;
+  out->router = ts_cost_add(
+      ts_cost_add(router.fwd, model_only(p, "moe_router_topk", scores, (eb + 8) * scores)),
+      model_only(p, "moe_permute", copies, eb * (own + copies)));
+  out->router_bwd =
+      ts_cost_add(ts_cost_add(model_only(p, "moe_permute_bwd", copies, eb * (own + copies)),
+                              model_only(p, "moe_router_topk_bwd", scores, (eb + 8) * scores)),
+                  router.bwd);
+  /* The experts, on the tokens the rank receives: one grouped GEMM per projection over the
+   * local experts, or one GEMM per expert. */
+  mlp_cost(wl, &pr, "experts", out->tokens, m->moe_ffn_hidden / etp,
+           wl->moe_grouped_gemm ? 1 : local, &out->experts, &out->experts_bwd);
+  /* The unpermutation weights each returned copy by its router probability and sums a token's
+   * copies (reads the copies, writes the tokens); its backward the reverse. */
+  pr.piece = "unpermute";
+  out->unpermute = model_only(p, "moe_unpermute", copies, eb * (own + copies));
+  out->unpermute_bwd = model_only(p, "moe_unpermute_bwd", copies, eb * (own + copies));
+  if (m->moe_shared_ffn > 0)
+    mlp_cost(wl, &pr, "shared", bs, m->moe_shared_ffn / t, 1, &out->shared, &out->shared_bwd);
+
+  /* The host, as for the dense layer: per kernel, and per collective call (two all-to-alls,
+   * the etp gather and reduction, the shared expert's two). */
+  const ts_software *sw = &gpu->software;
+  double calls = (wl->ep > 1 ? 2 : 0) + (etp > 1 ? 2 : 0) + (out->shared_tp_bytes > 0 ? 2 : 0);
+  ts_cost *f[] = {&out->router, &out->experts, &out->unpermute, &out->shared};
+  ts_cost *b[] = {&out->unpermute_bwd, &out->experts_bwd, &out->router_bwd, &out->shared_bwd};
+  int nf = 0, nb = 0;
+  for (int i = 0; i < 4; i++) {
+    nf += f[i]->n_kernels;
+    nb += b[i]->n_kernels;
+  }
+  if (sw->cpu_layer_forward_s > 0)
+    host_bound(f, 4,
+               (double)nf * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward +
+                   calls * gpu->collective_launch_s);
+  if (sw->cpu_layer_backward_s > 0)
+    host_bound(b, 4,
+               (double)nb * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward +
+                   calls * gpu->collective_launch_s);
+}
+
+void ts_cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_moe_cost *out) {
+  cost_moe(wl, gpu, NULL, out);
+}
+
 void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out) {
   cost_layer(wl, gpu, NULL, out);
 }
 
 void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log) {
   ts_layer_cost unused;
+  ts_moe_cost unused_moe;
+  int first = log->n;
   cost_layer(wl, gpu, log, &unused);
+  if (wl->model.n_experts == 0)
+    return;
+  /* A mixture-of-experts layer: the dense layer without its MLP, then the MoE's kernels. */
+  static const char *const dense_mlp[] = {"fc1", "fc2", "gelu", "swiglu"};
+  int n = first;
+  for (int i = first; i < log->n; i++) {
+    bool is_mlp = false;
+    for (int k = 0; k < 4; k++)
+      is_mlp = is_mlp || strcmp(log->rows[i].piece, dense_mlp[k]) == 0;
+    if (!is_mlp)
+      log->rows[n++] = log->rows[i];
+  }
+  log->n = n;
+  cost_moe(wl, gpu, log, &unused_moe);
 }
 
 void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) {
@@ -542,36 +675,72 @@ void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
   }
 }
 
-/* Megatron GPT layer: QKV (h x (h + 2 g d), bias), projection (h x h, bias), FC1 (h x f, bias),
- * FC2 (f x h, bias), two layer norms (2h each). Column-parallel weights and biases split by t;
- * row-parallel weights split, their biases replicated; layer norms replicated. */
-/* A layer's weight matrices: QKV, projection, FC1 (two of them, gate and up, with SwiGLU), FC2. */
-static double layer_matrix_params(const ts_model *m) {
-  double h = (double)m->hidden, f = (double)m->ffn_hidden;
+/* Parameters held by one of t tensor-parallel ranks. Column-parallel weights and biases split
+ * by t; row-parallel weights split, their biases replicated. Attention: QKV (h x (h + 2 g d))
+ * and the projection (h x h). */
+static double attention_params(const ts_model *m, long t) {
+  double h = (double)m->hidden;
   double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
-  return h * qkv_n + h * h + (m->swiglu ? 3.0 : 2.0) * h * f;
+  return (h * qkv_n + h * h + (m->bias ? qkv_n : 0)) / (double)t + (m->bias ? h : 0);
 }
 
-/* Column-parallel weights and biases split by t; row-parallel weights split, their biases
- * replicated; the two norms replicated. */
-static double layer_params(const ts_model *m, long t) {
-  double h = (double)m->hidden, f = (double)m->ffn_hidden;
-  double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
-  double split = layer_matrix_params(m) + (m->bias ? qkv_n + (m->swiglu ? 2.0 : 1.0) * f : 0);
-  double norms = 2.0 * (m->rms_norm ? 1.0 : 2.0) * h;
-  return split / (double)t + (m->bias ? 2.0 * h : 0) + norms;
+/* An MLP of width f: FC1 (two matrices, gate and up, with SwiGLU) and FC2. */
+static double mlp_params(const ts_model *m, double f, long t) {
+  double h = (double)m->hidden, fc1 = m->swiglu ? 2.0 : 1.0;
+  return ((fc1 + 1.0) * h * f + (m->bias ? fc1 * f : 0)) / (double)t + (m->bias ? h : 0);
+}
+
+/* The two norms of a layer, replicated. */
+static double norm_params(const ts_model *m) {
+  return 2.0 * (m->rms_norm ? 1.0 : 2.0) * (double)m->hidden;
+}
+
+/* Parameters of layer `layer` (of the model) held by a rank of tensor parallelism t: returned,
+ * those data parallelism reduces (attention, norms and the MLP; in a MoE layer the router,
+ * replicated, and the shared expert); in *expert (unless NULL) the experts' (n_experts / ep of
+ * them, each split over etp), which expert data parallelism reduces. */
+static double layer_params_at(const ts_workload *wl, long layer, long t, long ep, long etp,
+                              double *expert) {
+  const ts_model *m = &wl->model;
+  double p = attention_params(m, t) + norm_params(m);
+  bool moe = ts_workload_is_moe_layer(wl, layer);
+  if (expert != NULL)
+    *expert = moe ? (double)(m->n_experts / ep) * mlp_params(m, (double)m->moe_ffn_hidden, etp) : 0;
+  if (!moe)
+    return p + mlp_params(m, (double)m->ffn_hidden, t);
+  return p + (double)m->hidden * (double)m->n_experts +
+         (m->moe_shared_ffn > 0 ? mlp_params(m, (double)m->moe_shared_ffn, t) : 0);
 }
 
 double ts_cost_layer_params(const ts_workload *wl) {
-  return layer_params(&wl->model, wl->tp);
+  const ts_model *m = &wl->model;
+  return attention_params(m, wl->tp) + norm_params(m) +
+         mlp_params(m, (double)m->ffn_hidden, wl->tp);
+}
+
+double ts_cost_layer_params_at(const ts_workload *wl, long layer, double *expert) {
+  return layer_params_at(wl, layer, wl->tp, wl->ep, ts_workload_etp(wl), expert);
+}
+
+/* The layers' parameters of a stage (all chunks): returned all, in *expert the experts'. */
+static double stage_layer_params(const ts_workload *wl, long stage, double *expert) {
+  long v = wl->virtual_stages, per_chunk = ts_workload_stage_layers(wl, stage) / v;
+  double all = 0, experts = 0;
+  for (long c = 0; c < v; c++) {
+    long first = ts_workload_chunk_first_layer(wl, stage, c);
+    for (long i = 0; i < per_chunk; i++) {
+      double e = 0;
+      all += ts_cost_layer_params_at(wl, first + i, &e) + e;
+      experts += e;
+    }
+  }
+  *expert = experts;
+  return all;
 }
 
 double ts_cost_stage_params(const ts_workload *wl, long stage) {
-  const ts_model *m = &wl->model;
-  double h = (double)m->hidden;
-  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
-  (void)h;
-  double p = (double)ts_workload_stage_layers(wl, stage) * layer_params(m, wl->tp);
+  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
+  double experts = 0, p = stage_layer_params(wl, stage, &experts);
   if (stage == 0)
     p += word + ts_workload_position_params(wl); /* word (and position) embeddings */
   if (stage == wl->pp - 1) /* the final norm and the output layer (tied: a copy kept in sync by
@@ -580,11 +749,34 @@ double ts_cost_stage_params(const ts_workload *wl, long stage) {
   return p;
 }
 
+double ts_cost_stage_expert_params(const ts_workload *wl, long stage) {
+  double experts = 0;
+  stage_layer_params(wl, stage, &experts);
+  return experts;
+}
+
 double ts_cost_model_params(const ts_workload *wl) {
   const ts_model *m = &wl->model;
-  double h = (double)m->hidden;
-  return (double)m->n_layers * layer_params(m, 1) + (m->untied ? 2.0 : 1.0) * (double)m->vocab * h +
-         ts_workload_position_params(wl) + ts_workload_norm_params(wl);
+  double h = (double)m->hidden, layers = 0;
+  for (long l = 0; l < m->n_layers; l++) {
+    double e = 0;
+    layers += layer_params_at(wl, l, 1, 1, 1, &e) + e;
+  }
+  return layers + (m->untied ? 2.0 : 1.0) * (double)m->vocab * h + ts_workload_position_params(wl) +
+         ts_workload_norm_params(wl);
+}
+
+/* The weights of layer `layer`'s matrices a token passes through (a MoE layer: moe_topk
+ * experts and the shared expert; the router, as Megatron-Core's count, not). */
+static double layer_matrix_params(const ts_workload *wl, long layer) {
+  const ts_model *m = &wl->model;
+  double h = (double)m->hidden, mats = m->swiglu ? 3.0 : 2.0;
+  double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
+  double mlp =
+      ts_workload_is_moe_layer(wl, layer)
+          ? mats * h * ((double)m->moe_topk * (double)m->moe_ffn_hidden + (double)m->moe_shared_ffn)
+          : mats * h * (double)m->ffn_hidden;
+  return h * qkv_n + h * h + mlp;
 }
 
 /* Narayanan et al.'s count with the layer's real matrices: per token and forward pass, 2
@@ -593,10 +785,10 @@ double ts_cost_model_params(const ts_workload *wl) {
  * logits. A GPT layer (MHA, f = 4h) has 12 h^2 weights: 24 k B s l h^2 (1 + s / 6h) + ... */
 static double flops_formula(const ts_workload *wl, double k, double vocab, double logit_passes) {
   const ts_model *m = &wl->model;
-  double B = (double)wl->global_batch, s = (double)m->seq, l = (double)m->n_layers;
-  double h = (double)m->hidden;
-  double layer = 2.0 * layer_matrix_params(m) + 4.0 * s * h;
-  return B * s * (k * l * layer + logit_passes * 2.0 * h * vocab);
+  double B = (double)wl->global_batch, s = (double)m->seq, h = (double)m->hidden, layers = 0;
+  for (long l = 0; l < m->n_layers; l++)
+    layers += 2.0 * layer_matrix_params(wl, l) + 4.0 * s * h;
+  return B * s * (k * layers + logit_passes * 2.0 * h * vocab);
 }
 
 double ts_cost_model_flops(const ts_workload *wl) {

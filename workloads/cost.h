@@ -47,6 +47,29 @@ typedef struct ts_layer_cost {
   double tp_comm_bytes; /* the b x s x h buffer of each TP collective (0 when tp = 1) */
 } ts_layer_cost;
 
+/* The MLP of a mixture-of-experts layer, one microbatch, one rank: Megatron-Core's MoELayer
+ * with the alltoall token dispatcher (token_dispatcher.py), in forward order
+ *   [router, permute] A2A(ep) AG(etp) [experts] RS(etp) A2A(ep) [unpermute]
+ * and, with a shared expert, a dense MLP beside it: AG(tp) [shared] RS(tp). The backward pass
+ * runs the mirror image. With tensor parallelism (which needs sequence parallelism here) each
+ * rank routes its s/t of the sequence; each token goes to moe_topk experts, so a rank sends
+ * b s k / t token copies and, after the etp gather, its n_experts / ep experts process etp
+ * times that. Load imbalance and capacity scale both by ts_workload_moe_token_factor: the
+ * busiest rank sets the pace, since the combine all-to-all waits for it. */
+typedef struct ts_moe_cost {
+  ts_cost router, router_bwd; /* router GEMM, scores and top-k, token permutation */
+  ts_cost experts, experts_bwd; /* the local experts' FC1, activation and FC2 */
+  ts_cost unpermute, unpermute_bwd; /* each token's expert outputs, weighted and summed */
+  ts_cost shared, shared_bwd; /* the shared expert (nothing when there is none) */
+  double dispatch_bytes; /* each all-to-all's buffer on a rank (0 when ep = 1) */
+  double etp_bytes; /* the all-gather and reduce-scatter over etp (0 when etp = 1) */
+  double shared_tp_bytes; /* the shared expert's TP all-gather and reduce-scatter */
+  double tokens; /* token copies the rank's experts process */
+} ts_moe_cost;
+
+/* Zero for a dense model. */
+void ts_cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_moe_cost *out);
+
 /* Work outside the layers: embedding on the first stage, output layer and loss on the last. */
 typedef struct ts_edge_cost {
   ts_cost embed_fwd, embed_bwd;
@@ -99,8 +122,14 @@ void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
 /* Parameters held by one TP rank of one pipeline stage (embeddings on the first stage, final
  * LN and - when pp > 1 - the tied word-embedding copy on the last). */
 double ts_cost_stage_params(const ts_workload *wl, long stage);
-/* Parameters of one transformer layer held by one tensor-parallel rank. */
+/* The experts' share of ts_cost_stage_params (what expert data parallelism reduces). */
+double ts_cost_stage_expert_params(const ts_workload *wl, long stage);
+/* Parameters of one dense transformer layer held by one tensor-parallel rank. */
 double ts_cost_layer_params(const ts_workload *wl);
+/* Parameters of layer `layer` (of the model) held by one rank: returned, those data
+ * parallelism reduces; in *expert (unless NULL), the experts' (reduced over expert data
+ * parallelism; 0 in a dense layer). */
+double ts_cost_layer_params_at(const ts_workload *wl, long layer, double *expert);
 /* Parameters of the whole model (unpadded vocabulary, tied embeddings counted once). */
 double ts_cost_model_params(const ts_workload *wl);
 

@@ -25,3 +25,14 @@ ts_coords ts_layout_coords(const ts_workload *wl, long rank) {
   }
   return c;
 }
+
+long ts_layout_expert_rank(const ts_workload *wl, ts_expert_coords c) {
+  long etp = ts_workload_etp(wl), j = c.etp + etp * (c.ep + wl->ep * c.edp);
+  return ts_layout_rank(wl, (ts_coords){j % wl->tp, j / wl->tp, c.pp});
+}
+
+ts_expert_coords ts_layout_expert_coords(const ts_workload *wl, long rank) {
+  ts_coords c = ts_layout_coords(wl, rank);
+  long etp = ts_workload_etp(wl), j = c.tp + wl->tp * c.dp;
+  return (ts_expert_coords){j % etp, (j / etp) % wl->ep, j / (etp * wl->ep), c.pp};
+}

@@ -16,4 +16,14 @@ typedef struct ts_coords {
 long ts_layout_rank(const ts_workload *wl, ts_coords c);
 ts_coords ts_layout_coords(const ts_workload *wl, long rank);
 
+/* The expert grid (Megatron-Core's parallel folding, its expert RankGenerator "tp-ep-dp-pp"):
+ * within a pipeline stage, rank (tp, dp) is number j = tp + tp_size x dp of the stage, and
+ * j = etp + etp_size x (ep + ep_size x edp) on the grid of the experts. */
+typedef struct ts_expert_coords {
+  long etp, ep, edp, pp;
+} ts_expert_coords;
+
+long ts_layout_expert_rank(const ts_workload *wl, ts_expert_coords c);
+ts_expert_coords ts_layout_expert_coords(const ts_workload *wl, long rank);
+
 #endif

@@ -8,7 +8,8 @@
 const char *const ts_mem_category_names[] = {"weights",     "gradients", "optimizer",
                                              "activations", "buffers",   NULL};
 
-double ts_memory_layer_activations(const ts_workload *wl) {
+/* A layer's activations; moe: with a mixture-of-experts MLP. */
+static double layer_activations(const ts_workload *wl, bool moe) {
   const ts_model *m = &wl->model;
   double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
   double t = (double)wl->tp, a = (double)m->n_heads;
@@ -19,11 +20,30 @@ double ts_memory_layer_activations(const ts_workload *wl) {
    * and FC2's input, 2 f/h each, or with SwiGLU the gate and up outputs (4 f/h) and FC2's input
    * (2 f/h). A GPT layer (g = a, f = 4h): 10 + 24 = 34. */
   double f = (double)m->ffn_hidden / h, g = (double)m->n_query_groups / a;
-  double split = 4.0 + 4.0 * g + (m->swiglu ? 6.0 : 4.0) * f;
+  double mlp = m->swiglu ? 6.0 : 4.0;
+  double split = 4.0 + 4.0 * g + (moe ? mlp * (double)m->moe_shared_ffn / h : mlp * f);
   double per = wl->sequence_parallel ? (10.0 + split) / t : 10.0 + split / t;
+  /* A MoE MLP (the 10 keep the router's input where FC1's was): each rank's experts keep their
+   * input, 2 bytes a value of the r = k etp / t x the token factor copies of the rank's
+   * tokens (per token of b s), and their FC1 outputs and FC2 input, (6 or 4) f_e / (etp h)
+   * each; the unpermutation keeps the expert outputs it weighs, 2 k / t (the router's scores
+   * and indices, b s E / t values, are small beside them and left out). */
+  if (moe) {
+    double etp = (double)ts_workload_etp(wl), k = (double)m->moe_topk;
+    double r = k * etp / t * ts_workload_moe_token_factor(wl);
+    per += 2.0 * r + mlp * r * (double)m->moe_ffn_hidden / (etp * h) + 2.0 * k / t;
+  }
   if (!wl->flash_attention && wl->recompute == TS_RECOMPUTE_NONE)
     per += 5.0 * a * s / (h * t);
   return s * b * h * per;
+}
+
+double ts_memory_layer_activations(const ts_workload *wl) {
+  return layer_activations(wl, false);
+}
+
+double ts_memory_moe_layer_activations(const ts_workload *wl) {
+  return layer_activations(wl, true);
 }
 
 long ts_memory_chunks_in_flight(const ts_workload *wl, long stage) {
@@ -36,13 +56,16 @@ long ts_memory_chunks_in_flight(const ts_workload *wl, long stage) {
 
 void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   const ts_model *m = &wl->model;
-  double params = ts_cost_stage_params(wl, stage);
+  double params = ts_cost_stage_params(wl, stage), expert = ts_cost_stage_expert_params(wl, stage);
   bool low_precision = wl->precision != TS_PREC_FP32;
+  /* The distributed optimizer shards the experts' states over expert data parallelism. */
   double shard = wl->zero_stage >= 1 ? (double)wl->dp : 1.0;
+  double expert_shard = wl->zero_stage >= 1 ? (double)ts_workload_edp(wl) : 1.0;
   double elem = ts_cost_elem_bytes(wl->precision), d = (double)wl->dp;
   out->bytes[TS_MEM_WEIGHTS] = params * elem / (wl->zero_stage >= 3 ? d : 1.0);
   out->bytes[TS_MEM_GRADIENTS] = params * 4.0 / (wl->zero_stage >= 2 ? d : 1.0);
-  out->bytes[TS_MEM_OPTIMIZER] = params * (low_precision ? 12.0 : 8.0) / shard;
+  out->bytes[TS_MEM_OPTIMIZER] =
+      ((params - expert) / shard + expert / expert_shard) * (low_precision ? 12.0 : 8.0);
   double layer = ts_cost_layer_params(wl),
          word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden;
   out->bytes[TS_MEM_BUFFERS] = 0;
@@ -61,12 +84,17 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double in_flight = (double)ts_memory_chunks_in_flight(wl, stage) / (double)wl->virtual_stages;
   double logits_in_flight = wl->schedule == TS_SCHED_GPIPE ? (double)micro : 1.0;
   double layers = (double)ts_workload_stage_layers(wl, stage);
+  double moe_layers = (double)ts_workload_stage_moe_layers(wl, stage);
   double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
-  double full = ts_memory_layer_activations(wl);
-  /* Full recomputation keeps each layer's input: 2sbh, or 2sbh/t sequence-sharded. */
+  double dense = ts_memory_layer_activations(wl);
+  double moe = moe_layers > 0 ? ts_memory_moe_layer_activations(wl) : 0;
+  double all = (layers - moe_layers) * dense + moe_layers * moe;
+  /* Full recomputation keeps each layer's input: 2sbh, or 2sbh/t sequence-sharded, and one
+   * layer's activations while it is recomputed. */
   double input = 2.0 * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0);
-  double act = wl->recompute == TS_RECOMPUTE_FULL ? layers * in_flight * input + full
-                                                  : layers * in_flight * full;
+  double act = wl->recompute == TS_RECOMPUTE_FULL
+                   ? layers * in_flight * input + (moe > dense ? moe : dense)
+                   : in_flight * all;
   /* The logits at the loss (workload.h, ts_framework): Megatron-LM's cross-entropy works in
    * place on one fp32 copy beside the low-precision logits; PyTorch's F.cross_entropy on fp32
    * logits keeps its log-softmax (4 B) and, when the backward starts, nll_loss's dense fp32
@@ -127,6 +155,8 @@ int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus,
         c.pp = pp;
         c.dp = dp;
         c.n_gpus = gpus;
+        if (ts_workload_check_experts(&c, NULL) != 0)
+          continue;
         double peak = ts_memory_peak(&c, NULL);
         if (peak <= hbm_bytes &&
             (best_gpus == 0 || gpus < best_gpus || (gpus == best_gpus && peak < best_peak))) {

@@ -53,6 +53,8 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out);
 long ts_memory_chunks_in_flight(const ts_workload *wl, long stage);
 /* Activation bytes of one layer for one microbatch when its activations are all kept. */
 double ts_memory_layer_activations(const ts_workload *wl);
+/* The same for a mixture-of-experts layer. */
+double ts_memory_moe_layer_activations(const ts_workload *wl);
 
 /* The most loaded stage: stage 0 holds the most microbatches in flight and the embedding, the
  * last stage the logits, and with uneven stages stage 1 leads the middle ones. Writes its

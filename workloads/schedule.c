@@ -10,7 +10,7 @@
 #include "result.h"
 
 const char *const ts_category_names[] = {"compute", "recompute", "optimizer", "tp_comm", "pp_comm",
-                                         "dp_comm", "bubble",    "idle",      NULL};
+                                         "dp_comm", "ep_comm",   "bubble",    "idle",    NULL};
 const char *const ts_algorithm_names[] = {"ring", "hierarchical", "pairwise", "tree", NULL};
 const char *const ts_coll_op_names[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all",
                                         NULL};
@@ -232,6 +232,7 @@ static void p2p(tpl *t, ts_event_kind kind, ts_peer peer, double bytes) {
 
 typedef struct stage_costs {
   ts_layer_cost layer;
+  ts_moe_cost moe;
   ts_edge_cost edge;
   double act_bytes; /* what one rank sends of a microbatch's b x s x h activation */
   double gather_bytes; /* > 0: the activation all-gathered over TP after it arrives */
@@ -299,8 +300,47 @@ static void piece_with_tp(tpl *t, const ts_workload *wl, ts_cost c, double share
   tp_overlapped(t, TS_COLL_REDUCE_SCATTER, bytes, part(c, share_out), cat);
 }
 
-static void layer_forward(tpl *t, const ts_workload *wl, const ts_layer_cost *lc, long l,
+/* A collective of the expert grid inside a pass (the dispatch and combine). */
+static void ep_coll(tpl *t, ts_coll_op op, ts_group_kind g, double bytes) {
+  coll(t, op, g, bytes, TS_CAT_EP);
+}
+
+/* A mixture-of-experts MLP (cost.h, ts_moe_cost): the shared expert, then routing, dispatch,
+ * the experts, combine. Backward: the mirror image. */
+static void moe_forward(tpl *t, const ts_workload *wl, const ts_moe_cost *mc, ts_category cat) {
+  if (wl->model.moe_shared_ffn > 0) {
+    tp_coll(t, wl, TS_COLL_ALLGATHER, mc->shared_tp_bytes);
+    compute(t, mc->shared, cat);
+    tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, mc->shared_tp_bytes);
+  }
+  compute(t, mc->router, cat);
+  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
+  ep_coll(t, TS_COLL_ALLGATHER, TS_GROUP_ETP, mc->etp_bytes);
+  compute(t, mc->experts, cat);
+  ep_coll(t, TS_COLL_REDUCE_SCATTER, TS_GROUP_ETP, mc->etp_bytes);
+  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
+  compute(t, mc->unpermute, cat);
+}
+
+static void moe_backward(tpl *t, const ts_workload *wl, const ts_moe_cost *mc) {
+  compute(t, mc->unpermute_bwd, TS_CAT_COMPUTE);
+  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
+  ep_coll(t, TS_COLL_ALLGATHER, TS_GROUP_ETP, mc->etp_bytes);
+  compute(t, mc->experts_bwd, TS_CAT_COMPUTE);
+  ep_coll(t, TS_COLL_REDUCE_SCATTER, TS_GROUP_ETP, mc->etp_bytes);
+  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
+  compute(t, mc->router_bwd, TS_CAT_COMPUTE);
+  if (wl->model.moe_shared_ffn > 0) {
+    tp_coll(t, wl, TS_COLL_ALLGATHER, mc->shared_tp_bytes);
+    compute(t, mc->shared_bwd, TS_CAT_COMPUTE);
+    tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, mc->shared_tp_bytes);
+  }
+}
+
+/* One layer's forward (l: its index among the stage's layers; moe: a mixture-of-experts MLP). */
+static void layer_forward(tpl *t, const ts_workload *wl, const stage_costs *c, long l, bool moe,
                           ts_category cat) {
+  const ts_layer_cost *lc = &c->layer;
   bool sp = wl->sequence_parallel;
   double n = lc->tp_comm_bytes;
   at(t, TS_OP_ATTN, l);
@@ -309,17 +349,24 @@ static void layer_forward(tpl *t, const ts_workload *wl, const ts_layer_cost *lc
   at(t, TS_OP_MLP, l);
   compute(t, lc->bda1, cat);
   compute(t, lc->ln2, cat);
-  piece_with_tp(t, wl, lc->mlp, lc->share_mlp_in, lc->share_mlp_out, sp, n, cat);
+  if (moe)
+    moe_forward(t, wl, &c->moe, cat);
+  else
+    piece_with_tp(t, wl, lc->mlp, lc->share_mlp_in, lc->share_mlp_out, sp, n, cat);
   compute(t, lc->bda2, cat);
 }
 
-static void layer_backward(tpl *t, const ts_workload *wl, const ts_layer_cost *lc, long l) {
+static void layer_backward(tpl *t, const ts_workload *wl, const stage_costs *c, long l, bool moe) {
+  const ts_layer_cost *lc = &c->layer;
   bool sp = wl->sequence_parallel;
   double n = lc->tp_comm_bytes;
   at(t, TS_OP_MLP, l);
   compute(t, lc->bda2_bwd, TS_CAT_COMPUTE);
-  piece_with_tp(t, wl, lc->mlp_bwd, lc->share_mlp_bwd_in, lc->share_mlp_bwd_out, sp, n,
-                TS_CAT_COMPUTE);
+  if (moe)
+    moe_backward(t, wl, &c->moe);
+  else
+    piece_with_tp(t, wl, lc->mlp_bwd, lc->share_mlp_bwd_in, lc->share_mlp_bwd_out, sp, n,
+                  TS_CAT_COMPUTE);
   compute(t, lc->ln2_bwd, TS_CAT_COMPUTE);
   compute(t, lc->bda1_bwd, TS_CAT_COMPUTE);
   bool overlap = wl->tp_comm_overlap && wl->tp > 1;
@@ -340,32 +387,49 @@ static void layer_backward(tpl *t, const ts_workload *wl, const ts_layer_cost *l
 typedef struct chunk_place {
   bool is_first, is_last; /* holds the embedding / the logits and loss */
   long layer0, n_layers;
+  long model_layer0; /* the model's index of its first layer */
 } chunk_place;
 
 static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
   long vstage = chunk * wl->pp + stage;
   long n = wl->virtual_stages > 1 ? ts_workload_layers_per_chunk(wl)
                                   : ts_workload_stage_layers(wl, stage);
-  return (chunk_place){vstage == 0, vstage == wl->pp * wl->virtual_stages - 1, chunk * n, n};
+  return (chunk_place){vstage == 0, vstage == wl->pp * wl->virtual_stages - 1, chunk * n, n,
+                       ts_workload_chunk_first_layer(wl, stage, chunk)};
+}
+
+/* Whether the chunk's layer l (the stage's numbering) is a mixture-of-experts layer; its
+ * parameters reduced over data parallelism (returned) and over expert data parallelism. */
+static bool is_moe(const ts_workload *wl, chunk_place pl, long l) {
+  return ts_workload_is_moe_layer(wl, pl.model_layer0 + l - pl.layer0);
+}
+
+static double params_of(const ts_workload *wl, chunk_place pl, long l, double *expert) {
+  return ts_cost_layer_params_at(wl, pl.model_layer0 + l - pl.layer0, expert);
 }
 
 /* ---- data-parallel communication on the rank's communication stream ---- */
 
-/* A collective posted to the communication stream (it runs while the rank computes). */
-static void post(tpl *t, ts_coll_op op, double bytes) {
+/* A collective posted to the communication stream (it runs while the rank computes), over the
+ * data-parallel group or, for the experts' parameters, the expert data-parallel group. */
+static void post_to(tpl *t, ts_coll_op op, ts_group_kind group, double bytes) {
   if (bytes <= 0)
     return;
   t->n_posts++;
   ts_event e = {.kind = TS_EV_COLL,
                 .category = TS_CAT_DP,
                 .coll_op = (uint8_t)op,
-                .group = TS_GROUP_DP,
+                .group = (uint8_t)group,
                 .op = TS_OP_GRAD_SYNC,
                 .is_async = 1,
                 .layer_first = t->layer,
                 .layer_last = t->layer,
                 .bytes = bytes};
   push(t, e);
+}
+
+static void post(tpl *t, ts_coll_op op, double bytes) {
+  post_to(t, op, TS_GROUP_DP, bytes);
 }
 
 /* Waits until at most `keep` posted collectives are unfinished; the wait is exposed dp time. */
@@ -393,14 +457,26 @@ typedef enum grad_sync {
 typedef struct buckets {
   double size_bytes, filled_bytes;
   ts_coll_op op;
+  ts_group_kind group; /* data parallel, or expert data parallel (Megatron-Core buckets the
+                        * experts' gradients apart) */
 } buckets;
 
 static void bucket_add(tpl *t, buckets *bk, double params) {
   bk->filled_bytes += 4.0 * params;
   if (bk->size_bytes > 0 && bk->filled_bytes >= bk->size_bytes) {
-    post(t, bk->op, bk->filled_bytes);
+    post_to(t, bk->op, bk->group, bk->filled_bytes);
     bk->filled_bytes = 0;
   }
+}
+
+/* The last bucket of a pass, when partly filled: posted, or (no bucket size: ZeRO-2's one
+ * reduce-scatter per pass) run in place. */
+static void bucket_flush(tpl *t, buckets *bk) {
+  if (bk->filled_bytes > 0 && bk->size_bytes > 0)
+    post_to(t, bk->op, bk->group, bk->filled_bytes);
+  else if (bk->filled_bytes > 0)
+    coll(t, bk->op, bk->group, bk->filled_bytes, TS_CAT_DP);
+  bk->filled_bytes = 0;
 }
 
 /* ---- the passes of one chunk ---- */
@@ -510,28 +586,40 @@ static void fetch_group(fetcher *f, tpl *t, int g) {
 
 /* Megatron-Core's overlap_param_gather: the chunk's updated weights gathered in buckets of
  * dp_bucket_size fp32 bytes' worth of parameters (one bucket without it), in forward order,
- * all posted as the pass starts (Megatron issues them after the optimizer step); layer l's
- * bucket is bucket_of[l - layer0]. Returns the number of buckets. */
-static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int *bucket_of) {
+ * all posted as the pass starts (Megatron issues them after the optimizer step); the experts'
+ * weights fill buckets of their own, gathered over expert data parallelism. Layer l needs the
+ * posts up to need[l - layer0]. Returns the number of posts. */
+static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int *need) {
   double h = (double)wl->model.hidden, eb = ts_cost_elem_bytes(wl->precision);
-  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h, filled = 0;
-  int n_buckets = 0;
+  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
+  double filled[2] = {0, 0};
+  long open_from[2] = {0, 0}; /* the first layer in each open bucket */
+  ts_group_kind group[2] = {TS_GROUP_DP, TS_GROUP_EDP};
+  bool dp = wl->dp > 1, edp = ts_workload_edp(wl) > 1;
+  int n_posts = 0;
   at(t, TS_OP_GRAD_SYNC, pl.layer0);
   for (long i = 0; i < pl.n_layers; i++) {
-    double params = ts_cost_layer_params(wl);
+    double expert = 0, params = params_of(wl, pl, pl.layer0 + i, &expert);
     if (pl.is_first && i == 0)
       params += word + ts_workload_position_params(wl);
     if (pl.is_last && i == pl.n_layers - 1)
       params += ts_workload_head_params(wl);
-    filled += params;
-    bucket_of[i] = n_buckets;
-    if (i == pl.n_layers - 1 || (wl->dp_bucket_bytes > 0 && 4.0 * filled >= wl->dp_bucket_bytes)) {
-      post(t, TS_COLL_ALLGATHER, eb * filled);
-      filled = 0;
-      n_buckets++;
+    filled[0] += dp ? params : 0;
+    filled[1] += edp ? expert : 0;
+    need[i] = -1;
+    for (int k = 0; k < 2; k++) {
+      bool full = wl->dp_bucket_bytes > 0 && 4.0 * filled[k] >= wl->dp_bucket_bytes;
+      if (filled[k] > 0 && (i == pl.n_layers - 1 || full)) {
+        post_to(t, TS_COLL_ALLGATHER, group[k], eb * filled[k]);
+        for (long j = open_from[k]; j <= i; j++)
+          need[j] = n_posts > need[j] ? n_posts : need[j];
+        n_posts++;
+        filled[k] = 0;
+        open_from[k] = i + 1;
+      }
     }
   }
-  return n_buckets;
+  return n_posts;
 }
 
 /* A chunk's forward pass; with gather_params (its first microbatch under
@@ -541,8 +629,8 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   bool first = pl.is_first, last = pl.is_last, sharded3 = wl->zero_stage == 3 && wl->dp > 1;
   bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers;
-  int *bucket_of = gather_params ? xcalloc((size_t)n, sizeof(int)) : NULL;
-  int n_buckets = gather_params ? post_param_buckets(wl, pl, t, bucket_of) : 0;
+  int *need = gather_params ? xcalloc((size_t)n, sizeof(int)) : NULL;
+  int n_posts = gather_params ? post_param_buckets(wl, pl, t, need) : 0;
   fetcher f = {0};
   if (deepspeed3)
     fetch_plan(wl, pl, false, &f);
@@ -553,10 +641,9 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, 0, n));
   }
   for (long l = pl.layer0; l < pl.layer0 + n; l++) {
-    if (gather_params &&
-        (l == pl.layer0 || bucket_of[l - pl.layer0] != bucket_of[l - 1 - pl.layer0])) {
+    if (gather_params && (l == pl.layer0 || need[l - pl.layer0] != need[l - 1 - pl.layer0])) {
       at(t, TS_OP_GRAD_SYNC, l);
-      wait_posted(t, n_buckets - 1 - bucket_of[l - pl.layer0]);
+      wait_posted(t, n_posts - 1 - need[l - pl.layer0]);
     }
     if (zero3) {
       at(t, TS_OP_GRAD_SYNC, l);
@@ -575,7 +662,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
       at(t, TS_OP_GRAD_SYNC, l);
       fetch_group(&f, t, (int)(l - pl.layer0) + 1);
     }
-    layer_forward(t, wl, &c->layer, l, TS_CAT_COMPUTE);
+    layer_forward(t, wl, c, l, is_moe(wl, pl, l), TS_CAT_COMPUTE);
   }
   if (last) {
     at(t, TS_OP_HEAD, -1);
@@ -589,7 +676,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   } else {
     p2p(t, TS_EV_SEND, TS_PEER_NEXT, c->act_bytes);
   }
-  free(bucket_of);
+  free(need);
   fetch_free(&f);
 }
 
@@ -603,8 +690,10 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     fetch_plan(wl, pl, true, &f);
   double h = (double)wl->model.hidden;
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
-  buckets bk = {sync == GRADS_KEEP ? 0 : wl->dp_bucket_bytes, 0,
-                wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE};
+  ts_coll_op reduce = wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
+  double size = sync == GRADS_KEEP ? 0 : wl->dp_bucket_bytes;
+  buckets bk = {size, 0, reduce, TS_GROUP_DP}, bk_expert = {size, 0, reduce, TS_GROUP_EDP};
+  bool edp = ts_workload_edp(wl) > 1;
   if (!last)
     p2p_recv(t, c, TS_PEER_NEXT);
   if (zero3) {
@@ -628,21 +717,25 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     }
     /* Gradients of this layer (and of the final norm and the output layer's own weights or,
      * with pp > 1, the tied embedding's copy, on the last chunk). */
-    double params = ts_cost_layer_params(wl);
+    double expert = 0, params = params_of(wl, pl, l, &expert);
     if (last && l == top) {
       at(t, TS_OP_HEAD, -1);
       compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
       tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.head_allreduce_bytes);
       params += ts_workload_head_params(wl);
     }
+    bool moe = is_moe(wl, pl, l);
     if (wl->recompute == TS_RECOMPUTE_FULL)
-      layer_forward(t, wl, &c->layer, l, TS_CAT_RECOMPUTE);
-    layer_backward(t, wl, &c->layer, l);
+      layer_forward(t, wl, c, l, moe, TS_CAT_RECOMPUTE);
+    layer_backward(t, wl, c, l, moe);
     at(t, TS_OP_GRAD_SYNC, l);
-    if (sharded3)
+    if (sharded3) {
       post(t, TS_COLL_REDUCE_SCATTER, 4.0 * params);
-    else if (sync != GRADS_KEEP)
+    } else if (sync != GRADS_KEEP) {
       bucket_add(t, &bk, params);
+      if (edp)
+        bucket_add(t, &bk_expert, expert);
+    }
   }
   if (first) {
     at(t, TS_OP_EMBEDDING, -1);
@@ -662,10 +755,8 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   if (sharded3 || sync == GRADS_KEEP)
     return;
   at(t, TS_OP_GRAD_SYNC, -1);
-  if (bk.filled_bytes > 0 && bk.size_bytes > 0)
-    post(t, bk.op, bk.filled_bytes);
-  else if (bk.filled_bytes > 0) /* ZeRO-2 without buckets: one reduce-scatter per pass */
-    coll(t, bk.op, TS_GROUP_DP, bk.filled_bytes, TS_CAT_DP);
+  bucket_flush(t, &bk);
+  bucket_flush(t, &bk_expert);
   if (sync == GRADS_EACH_MICROBATCH && bk.size_bytes > 0)
     wait_posted(t, 0); /* DeepSpeed syncs its reduction stream at the end of each backward */
 }
@@ -679,25 +770,35 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
  * accumulate_allreduce_grads_in_fp32). */
 static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long stage, grad_sync sync,
                               tpl *t) {
-  double params = ts_cost_stage_params(wl, stage);
-  double grad_bytes = 4.0 * params;
-  bool sharded = wl->zero_stage >= 1 && wl->dp > 1;
+  /* The experts' parameters are reduced, sharded and gathered over expert data parallelism. */
+  double all = ts_cost_stage_params(wl, stage), expert = ts_cost_stage_expert_params(wl, stage);
+  double params = all - expert, edp = (double)ts_workload_edp(wl);
+  bool sharded = wl->zero_stage >= 1 && wl->dp > 1, expert_sharded = wl->zero_stage >= 1 && edp > 1;
+  ts_coll_op reduce = wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
   at(t, TS_OP_GRAD_SYNC, -1);
-  if (wl->dp > 1 && sync == GRADS_KEEP)
-    coll(t, sharded ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE, TS_GROUP_DP, grad_bytes,
-         TS_CAT_DP);
-  else if (wl->dp > 1)
+  if (sync != GRADS_KEEP) {
     wait_posted(t, 0);
+  } else {
+    if (wl->dp > 1)
+      coll(t, reduce, TS_GROUP_DP, 4.0 * params, TS_CAT_DP);
+    if (edp > 1)
+      coll(t, reduce, TS_GROUP_EDP, 4.0 * expert, TS_CAT_DP);
+  }
   if (wl->pp > 1 && !wl->model.untied && (stage == 0 || stage == wl->pp - 1)) {
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
   }
-  double shard = sharded ? (double)wl->dp : 1.0;
+  double shard = sharded ? (double)wl->dp : 1.0, expert_shard = expert_sharded ? edp : 1.0;
   at(t, TS_OP_OPTIMIZER, -1);
-  compute(t, ts_cost_optimizer(wl, gpu, params / shard), TS_CAT_OPTIMIZER);
+  compute(t, ts_cost_optimizer(wl, gpu, params / shard + expert / expert_shard), TS_CAT_OPTIMIZER);
   at(t, TS_OP_GRAD_SYNC, -1);
-  if (sharded && wl->zero_stage < 3 && !wl->overlap_param_gather)
-    coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, ts_cost_elem_bytes(wl->precision) * params, TS_CAT_DP);
+  double eb = ts_cost_elem_bytes(wl->precision);
+  if (wl->zero_stage < 3 && !wl->overlap_param_gather) {
+    if (sharded)
+      coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, eb * params, TS_CAT_DP);
+    if (expert_sharded)
+      coll(t, TS_COLL_ALLGATHER, TS_GROUP_EDP, eb * expert, TS_CAT_DP);
+  }
 }
 
 static long add_tpl(ts_job *job, tpl *t) {
@@ -705,6 +806,33 @@ static long add_tpl(ts_job *job, tpl *t) {
   free(t->ev);
   memset(t, 0, sizeof *t);
   return id;
+}
+
+/* The expert grid's groups (layout.h): for each kind, the ranks that differ only in its
+ * coordinate. Groups of one rank are left out (their collectives are never emitted). */
+static void build_expert_groups(const ts_workload *wl, ts_job *job) {
+  long etp = ts_workload_etp(wl), edp = ts_workload_edp(wl);
+  long size[3] = {wl->ep, etp, edp};
+  ts_group_kind kinds[3] = {TS_GROUP_EP, TS_GROUP_ETP, TS_GROUP_EDP};
+  long *members = xcalloc((size_t)(wl->tp * wl->dp), sizeof(long));
+  for (int k = 0; k < 3; k++) {
+    if (size[k] < 2)
+      continue;
+    for (long r = 0; r < job->n_ranks; r++) {
+      ts_expert_coords c = ts_layout_expert_coords(wl, r);
+      long *mine = k == 0 ? &c.ep : k == 1 ? &c.etp : &c.edp;
+      if (*mine != 0) /* one group per rank at coordinate 0 */
+        continue;
+      for (long i = 0; i < size[k]; i++) {
+        *mine = i;
+        members[i] = ts_layout_expert_rank(wl, c);
+      }
+      long g = ts_job_add_group(job, members, (int)size[k]);
+      for (long i = 0; i < size[k]; i++)
+        job->rank_group[members[i] * TS_GROUP_KINDS + kinds[k]] = g;
+    }
+  }
+  free(members);
 }
 
 static void build_groups(const ts_workload *wl, ts_job *job) {
@@ -735,6 +863,8 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
         job->rank_group[members[1] * TS_GROUP_KINDS + TS_GROUP_EMBEDDING] = g;
       }
   free(members);
+  if (wl->model.n_experts > 0)
+    build_expert_groups(wl, job);
   /* With virtual stages the pipeline wraps: the last stage's chunk c feeds the first stage's
    * chunk c + 1. */
   bool wraps = job->is_pipeline_wrapped = wl->virtual_stages > 1;
@@ -765,6 +895,7 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
 
   stage_costs c;
   ts_cost_layer(wl, gpu, &c.layer);
+  ts_cost_moe(wl, gpu, &c.moe);
   ts_cost_edges(wl, gpu, &c.edge);
   /* With sequence parallelism each TP rank holds, and sends, s/t of the sequence. */
   double act = ts_cost_elem_bytes(wl->precision) * (double)wl->micro_batch * (double)wl->model.seq *
@@ -779,7 +910,8 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   long *ids = xcalloc((size_t)n_blocks, sizeof(long));
   long *fwd = xcalloc((size_t)v, sizeof(long)), *bwd = xcalloc((size_t)v, sizeof(long));
   long *first_fwd = xcalloc((size_t)v, sizeof(long));
-  bool gather_params = wl->overlap_param_gather && wl->zero_stage >= 1 && wl->dp > 1;
+  bool gather_params =
+      wl->overlap_param_gather && wl->zero_stage >= 1 && (wl->dp > 1 || ts_workload_edp(wl) > 1);
   ts_block **stage_blocks = xcalloc((size_t)wl->pp, sizeof(ts_block *));
   /* Which backward passes reduce gradients: ZeRO-2/3 every one; with buckets, the last of
    * each chunk (its gradients are final then); otherwise none (the epilogue does). */

@@ -52,6 +52,7 @@ typedef enum ts_category {
   TS_CAT_TP, /* exposed tensor-parallel communication */
   TS_CAT_PP, /* exposed pipeline transfers */
   TS_CAT_DP, /* exposed gradient synchronisation */
+  TS_CAT_EP, /* exposed expert-parallel token dispatch and combine */
   TS_CAT_BUBBLE, /* waiting for another stage to produce */
   TS_CAT_IDLE, /* done, waiting for the slowest rank */
   TS_CAT_COUNT
@@ -70,8 +71,17 @@ typedef enum ts_group_kind {
   TS_GROUP_TP,
   TS_GROUP_DP,
   TS_GROUP_EMBEDDING, /* first and last stage, for the tied word embedding */
+  TS_GROUP_EP, /* expert parallel: the all-to-alls that dispatch tokens to experts and back */
+  TS_GROUP_ETP, /* expert tensor parallel: tokens gathered for, and reduced from, the experts */
+  TS_GROUP_EDP, /* expert data parallel: the experts' gradients */
   TS_GROUP_KINDS
 } ts_group_kind;
+
+/* Groups whose collectives run inside a forward or backward pass, among the ranks of one
+ * pipeline stage (the others close the pipeline phase: see sim/engine/engine.c). */
+static inline bool ts_group_is_in_pass(int group) {
+  return group == TS_GROUP_TP || group == TS_GROUP_EP || group == TS_GROUP_ETP;
+}
 
 typedef enum ts_peer { TS_PEER_PREV, TS_PEER_NEXT, TS_PEERS } ts_peer;
 

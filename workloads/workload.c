@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "doc.h"
@@ -32,7 +33,19 @@ static const char *const model_keys[] = {"num_layers",
                                          "position_embedding_type",
                                          "untie_embeddings_and_output_weights",
                                          "add_bias_linear",
+                                         "num_experts",
+                                         "moe_router_topk",
+                                         "moe_ffn_hidden_size",
+                                         "moe_shared_expert_intermediate_size",
+                                         "moe_layer_freq",
+                                         "moe_grouped_gemm",
+                                         "moe_token_dispatcher_type",
+                                         "moe_expert_capacity_factor",
+                                         "moe_pad_expert_input_to_capacity",
+                                         "moe_load_imbalance",
                                          NULL};
+/* The dispatcher trainsim models: tokens all-to-all over the expert-parallel group. */
+static const char *const dispatcher_names[] = {"alltoall", NULL};
 static const char *const norm_names[] = {"LayerNorm", "RMSNorm", NULL};
 static const char *const position_names[] = {"learned_absolute", "rope", NULL};
 static const char *const training_keys[] = {"global_batch_size",   "micro_batch_size",
@@ -57,6 +70,8 @@ static const char *const parallel_keys[] = {"tensor",
                                             "tp_comm_overlap",
                                             "stage3_prefetch_bucket_size",
                                             "stage3_param_persistence_threshold",
+                                            "expert",
+                                            "expert_tensor",
                                             NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -103,6 +118,162 @@ static int section(const reader *r, int root, const char *key, const char *const
   return ts_doc_check_map(r->doc, node, key, keys, r->err);
 }
 
+/* Sets bit i of mask for each value of Megatron's list form of moe_layer_freq: a YAML sequence
+ * of 0 and 1, or its Python expression such as "([0]*3+[1]*58)" (lists of 0 and 1, each
+ * optionally repeated, joined by +). Returns the number of layers described, or -1 when the
+ * text is not of that form or describes more than TS_MOE_MAX_LAYERS. */
+static long moe_pattern_expr(const char *text, uint64_t *mask) {
+  const char *c = text;
+  long n = 0;
+  bool paren = *c == '(';
+  c += paren;
+  for (;;) {
+    long start = n;
+    if (*c++ != '[')
+      return -1;
+    for (;;) {
+      if ((*c != '0' && *c != '1') || n >= TS_MOE_MAX_LAYERS)
+        return -1;
+      if (*c == '1')
+        mask[n / 64] |= (uint64_t)1 << (n % 64);
+      n++;
+      c++;
+      while (*c == ' ')
+        c++;
+      if (*c == ']')
+        break;
+      if (*c++ != ',')
+        return -1;
+      while (*c == ' ')
+        c++;
+    }
+    c++;
+    if (*c == '*') { /* the list so far, [start, n), repeated */
+      char *end = NULL;
+      long times = strtol(c + 1, &end, 10), len = n - start;
+      if (end == c + 1 || times < 1 || times > TS_MOE_MAX_LAYERS ||
+          len * times > TS_MOE_MAX_LAYERS - start)
+        return -1;
+      for (long k = 1; k < times; k++)
+        for (long i = start; i < n; i++) {
+          long j = i + k * len;
+          if (mask[i / 64] >> (i % 64) & 1)
+            mask[j / 64] |= (uint64_t)1 << (j % 64);
+        }
+      n = start + len * times;
+      c = end;
+    }
+    if (*c != '+')
+      break;
+    c++;
+  }
+  if (paren && *c++ != ')')
+    return -1;
+  return *c == '\0' ? n : -1;
+}
+
+/* moe_layer_freq: an integer N (every N-th layer from the first is MoE) or the list form. */
+static int read_moe_layer_freq(const reader *r, int m, ts_model *md, ts_loc *loc) {
+  int node = ts_doc_get(r->doc, m, "moe_layer_freq");
+  md->moe_layer_freq = 1;
+  if (node == 0)
+    return 0;
+  *loc = here(r, m, "moe_layer_freq");
+  const char *text = ts_doc_scalar(r->doc, node);
+  long n = -1;
+  if (text != NULL && ts_parse_long(text, &md->moe_layer_freq) == 0) {
+    if (md->moe_layer_freq >= 1 && md->moe_layer_freq <= BIG)
+      return 0;
+  } else if (text != NULL) {
+    md->moe_layer_freq = 0;
+    n = moe_pattern_expr(text, md->moe_layer_mask);
+  } else if (ts_doc_is_seq(r->doc, node) && ts_doc_seq_len(r->doc, node) <= TS_MOE_MAX_LAYERS) {
+    md->moe_layer_freq = 0;
+    n = ts_doc_seq_len(r->doc, node);
+    for (int i = 0; i < n; i++) {
+      const char *v = ts_doc_scalar(r->doc, ts_doc_seq_item(r->doc, node, i));
+      if (v == NULL || (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)) {
+        n = -1;
+        break;
+      }
+      if (v[0] == '1')
+        md->moe_layer_mask[i / 64] |= (uint64_t)1 << (i % 64);
+    }
+  }
+  if (n < 0)
+    return ts_err_at(r->err, *loc,
+                     "key 'moe_layer_freq': expected an integer >= 1 (every N-th layer is MoE) or "
+                     "a list of 0 and 1 per layer, at most %d, such as [0, 1, 1] or "
+                     "\"([0]*3+[1]*58)\", found '%s'",
+                     TS_MOE_MAX_LAYERS, text != NULL ? text : "a mapping or a longer list");
+  if (n != md->n_layers)
+    return ts_err_at(r->err, *loc,
+                     "key 'moe_layer_freq': the list describes %ld layers, but num_layers is %ld",
+                     n, md->n_layers);
+  return 0;
+}
+
+/* The mixture-of-experts keys; with num_experts absent (or 0) the model is dense and the other
+ * moe_ keys are refused. */
+static int read_moe(const reader *r, int m, ts_workload *wl) {
+  ts_model *md = &wl->model;
+  ts_workload_locs *l = &wl->locs;
+  md->moe_topk = 2; /* Megatron-Core's default moe_router_topk */
+  wl->moe_load_imbalance = 1;
+  int dispatcher = 0;
+  if (ts_doc_get_long(r->doc, m, "num_experts", 0, BIG, &md->n_experts, r->err) < 0 ||
+      get_long(r, m, "model", "moe_router_topk", false, 1, &md->moe_topk, &l->moe_topk) != 0 ||
+      get_long(r, m, "model", "moe_ffn_hidden_size", false, 1, &md->moe_ffn_hidden,
+               &l->moe_ffn_hidden) != 0 ||
+      get_long(r, m, "model", "moe_shared_expert_intermediate_size", false, 1, &md->moe_shared_ffn,
+               &l->moe_shared_ffn) != 0 ||
+      read_moe_layer_freq(r, m, md, &l->moe_layer_freq) != 0 ||
+      ts_doc_get_bool(r->doc, m, "moe_grouped_gemm", &wl->moe_grouped_gemm, r->err) < 0 ||
+      ts_doc_get_enum(r->doc, m, "moe_token_dispatcher_type", dispatcher_names, &dispatcher,
+                      r->err) < 0 ||
+      ts_doc_get_double(r->doc, m, "moe_expert_capacity_factor", 0, 1e6, &wl->moe_capacity_factor,
+                        r->err) < 0 ||
+      ts_doc_get_bool(r->doc, m, "moe_pad_expert_input_to_capacity", &wl->moe_pad_to_capacity,
+                      r->err) < 0 ||
+      ts_doc_get_double(r->doc, m, "moe_load_imbalance", 1, 1e6, &wl->moe_load_imbalance, r->err) <
+          0)
+    return -1;
+  l->n_experts = here(r, m, "num_experts");
+  l->moe_capacity_factor = here(r, m, "moe_expert_capacity_factor");
+  if (md->n_experts == 0) {
+    static const char *const moe_only[] = {"moe_router_topk",
+                                           "moe_ffn_hidden_size",
+                                           "moe_shared_expert_intermediate_size",
+                                           "moe_layer_freq",
+                                           "moe_grouped_gemm",
+                                           "moe_token_dispatcher_type",
+                                           "moe_expert_capacity_factor",
+                                           "moe_pad_expert_input_to_capacity",
+                                           "moe_load_imbalance",
+                                           NULL};
+    for (int i = 0; moe_only[i] != NULL; i++)
+      if (ts_doc_get(r->doc, m, moe_only[i]) != 0)
+        return ts_err_at(r->err, here(r, m, moe_only[i]),
+                         "key '%s' describes mixture-of-experts layers: set num_experts too",
+                         moe_only[i]);
+    return 0;
+  }
+  if (md->moe_ffn_hidden == 0) { /* Megatron: moe_ffn_hidden_size defaults to ffn_hidden_size */
+    md->moe_ffn_hidden = md->ffn_hidden;
+    l->moe_ffn_hidden = l->ffn_hidden;
+  }
+  if (md->moe_topk > md->n_experts)
+    return ts_err_at(r->err, l->moe_topk,
+                     "moe_router_topk (%ld) routes each token to more experts than num_experts "
+                     "(%ld)",
+                     md->moe_topk, md->n_experts);
+  if (wl->moe_pad_to_capacity && wl->moe_capacity_factor == 0)
+    return ts_err_at(r->err, here(r, m, "moe_pad_expert_input_to_capacity"),
+                     "moe_pad_expert_input_to_capacity pads each expert's tokens to its capacity: "
+                     "set moe_expert_capacity_factor too");
+  return 0;
+}
+
 static int read_model(const reader *r, int root, ts_workload *wl) {
   int m = 0;
   if (section(r, root, "model", model_keys, true, &m) != 0)
@@ -145,7 +316,7 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
     return ts_err_at(r->err, l->n_query_groups,
                      "num_query_groups (%ld) must divide num_attention_heads (%ld)",
                      md->n_query_groups, md->n_heads);
-  return 0;
+  return read_moe(r, m, wl);
 }
 
 static int read_training(const reader *r, int root, ts_workload *wl) {
@@ -197,6 +368,12 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (get_long(r, p, "parallelism", "tensor", false, 1, &wl->tp, &l->tp) != 0 ||
       get_long(r, p, "parallelism", "pipeline", false, 1, &wl->pp, &l->pp) != 0 ||
       get_long(r, p, "parallelism", "data", false, 1, &wl->dp, &l->dp) != 0)
+    return -1;
+  wl->ep = 1;
+  wl->etp = 0; /* resolved to tp */
+  l->ep = l->etp = l->tp;
+  if (get_long(r, p, "parallelism", "expert", false, 1, &wl->ep, &l->ep) != 0 ||
+      get_long(r, p, "parallelism", "expert_tensor", false, 1, &wl->etp, &l->etp) != 0)
     return -1;
   long zero = 0;
   int rc = ts_doc_get_long(r->doc, p, "zero_stage", 0, 3, &zero, r->err);
@@ -323,6 +500,8 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   OVERRIDE(is_tp_set, tp, tp, tp, "--tp")
   OVERRIDE(is_pp_set, pp, pp, pp, "--pp")
   OVERRIDE(is_dp_set, dp, dp, dp, "--dp")
+  OVERRIDE(is_ep_set, ep, ep, ep, "--ep")
+  OVERRIDE(is_etp_set, etp, etp, etp, "--etp")
   OVERRIDE(is_micro_batch_set, micro_batch, micro_batch, micro_batch, "--micro-batch-size")
   OVERRIDE(is_global_batch_set, global_batch, global_batch, global_batch, "--global-batch-size")
   OVERRIDE(is_zero_stage_set, zero_stage, zero_stage, zero_stage,
@@ -471,7 +650,7 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "sequence parallelism splits seq_length (%ld) over tensor parallelism "
                      "(%ld), which must divide it",
                      m->seq, wl->tp);
-  if (resolve_stage_layers(wl, err) != 0)
+  if (resolve_stage_layers(wl, err) != 0 || ts_workload_check_experts(wl, err) != 0)
     return -1;
   long per_step = wl->micro_batch * wl->dp;
   if (wl->micro_batch > BIG / wl->dp || wl->global_batch % per_step != 0)
@@ -526,4 +705,100 @@ void ts_workload_schedule_label(const ts_workload *wl, char *out, size_t size) {
 
 long ts_workload_layers_per_chunk(const ts_workload *wl) {
   return wl->model.n_layers / (wl->pp * wl->virtual_stages);
+}
+
+long ts_workload_etp(const ts_workload *wl) {
+  return wl->etp > 0 ? wl->etp : wl->tp;
+}
+
+long ts_workload_edp(const ts_workload *wl) {
+  return wl->tp * wl->dp / (ts_workload_etp(wl) * wl->ep);
+}
+
+int ts_workload_check_experts(const ts_workload *wl, ts_err *err) {
+  const ts_model *m = &wl->model;
+  const ts_workload_locs *l = &wl->locs;
+  long etp = ts_workload_etp(wl);
+  if (m->n_experts == 0) {
+    if (wl->ep > 1 || wl->etp > 0)
+      return ts_err_at(err, wl->ep > 1 ? l->ep : l->etp,
+                       "expert parallelism splits mixture-of-experts layers, but the model has "
+                       "none: set model.num_experts");
+    return 0;
+  }
+  if (m->n_experts % wl->ep != 0)
+    return ts_err_at(err, l->ep, "expert parallelism (%ld) must divide num_experts (%ld)", wl->ep,
+                     m->n_experts);
+  if (m->moe_ffn_hidden % etp != 0)
+    return ts_err_at(err, wl->etp > 0 ? l->etp : l->tp,
+                     "expert tensor parallelism (%ld) must divide moe_ffn_hidden_size (%ld)", etp,
+                     m->moe_ffn_hidden);
+  if (m->moe_shared_ffn % wl->tp != 0)
+    return ts_err_at(err, l->tp,
+                     "tensor parallelism (%ld) must divide moe_shared_expert_intermediate_size "
+                     "(%ld)",
+                     wl->tp, m->moe_shared_ffn);
+  /* Megatron-Core's parallel folding (parallel_state.py): the expert grid etp x ep x edp x pp
+   * covers the same ranks as tp x dp x pp, so etp x ep divides each stage's tp x dp ranks. */
+  if (etp > BIG / wl->ep || (wl->tp * wl->dp) % (etp * wl->ep) != 0)
+    return ts_err_at(err, l->ep,
+                     "expert tensor parallelism (%ld) x expert parallelism (%ld) must divide the "
+                     "tensor (%ld) x data (%ld) = %ld ranks of a pipeline stage",
+                     etp, wl->ep, wl->tp, wl->dp, wl->tp * wl->dp);
+  if (wl->tp > 1 && !wl->sequence_parallel) /* megatron/core/transformer/moe/moe_layer.py */
+    return ts_err_at(err, l->sequence_parallel,
+                     "mixture-of-experts layers with tensor parallelism (%ld) need "
+                     "sequence_parallel (Megatron-Core refuses to train without it)",
+                     wl->tp);
+  if (wl->zero_stage >= 2)
+    return ts_err_at(
+        err, l->zero_stage,
+        "ZeRO-%d with mixture-of-experts layers is not modelled: use zero_stage 0 or 1 "
+        "(Megatron-Core's distributed optimizer)",
+        wl->zero_stage);
+  return 0;
+}
+
+bool ts_workload_is_moe_layer(const ts_workload *wl, long layer) {
+  const ts_model *m = &wl->model;
+  if (m->n_experts == 0)
+    return false;
+  if (m->moe_layer_freq > 0)
+    return layer % m->moe_layer_freq == 0;
+  return layer < TS_MOE_MAX_LAYERS && (m->moe_layer_mask[layer / 64] >> (layer % 64) & 1);
+}
+
+long ts_workload_chunk_first_layer(const ts_workload *wl, long stage, long chunk) {
+  if (wl->virtual_stages > 1)
+    return (chunk * wl->pp + stage) * ts_workload_layers_per_chunk(wl);
+  long first = 0;
+  for (long s = 0; s < stage; s++)
+    first += ts_workload_stage_layers(wl, s);
+  return first;
+}
+
+long ts_workload_moe_layer_count(const ts_workload *wl) {
+  long n = 0;
+  for (long l = 0; wl->model.n_experts > 0 && l < wl->model.n_layers; l++)
+    n += ts_workload_is_moe_layer(wl, l);
+  return n;
+}
+
+long ts_workload_stage_moe_layers(const ts_workload *wl, long stage) {
+  if (wl->model.n_experts == 0)
+    return 0;
+  long v = wl->virtual_stages, per_chunk = ts_workload_stage_layers(wl, stage) / v, n = 0;
+  for (long c = 0; c < v; c++) {
+    long first = ts_workload_chunk_first_layer(wl, stage, c);
+    for (long i = 0; i < per_chunk; i++)
+      n += ts_workload_is_moe_layer(wl, first + i);
+  }
+  return n;
+}
+
+double ts_workload_moe_token_factor(const ts_workload *wl) {
+  double cap = wl->moe_capacity_factor, load = wl->moe_load_imbalance;
+  if (wl->moe_pad_to_capacity)
+    return cap;
+  return cap > 0 && cap < load ? cap : load;
 }

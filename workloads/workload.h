@@ -16,9 +16,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 #include "gpu.h"
+
+/* The most layers a moe_layer_freq list may describe. */
+#define TS_MOE_MAX_LAYERS 1024
 
 typedef enum ts_schedule_kind {
   TS_SCHED_GPIPE,
@@ -50,6 +54,18 @@ typedef struct ts_model {
   bool rope; /* position_embedding_type: rope (rotary, no position table) */
   bool untied; /* untie_embeddings_and_output_weights: the output layer has its own weights */
   bool bias; /* add_bias_linear: the linear layers have biases */
+  /* Mixture of experts (Megatron-Core's names; n_experts = 0: every layer dense). A MoE layer's
+   * MLP is a router (a linear h -> E), n_experts experts of moe_ffn_hidden each (SwiGLU or GeLU
+   * like the dense MLP) of which every token visits moe_topk, and optionally one shared expert
+   * of moe_shared_ffn that every token visits. */
+  long n_experts; /* num_experts */
+  long moe_topk; /* moe_router_topk (Megatron's default 2) */
+  long moe_ffn_hidden; /* moe_ffn_hidden_size (default ffn_hidden_size) */
+  long moe_shared_ffn; /* moe_shared_expert_intermediate_size (0: no shared expert) */
+  /* moe_layer_freq: layer i (from 0) is MoE when i % moe_layer_freq == 0, or, when
+   * moe_layer_freq is 0, when bit i of moe_layer_mask is set (Megatron's list form). */
+  long moe_layer_freq;
+  uint64_t moe_layer_mask[TS_MOE_MAX_LAYERS / 64];
 } ts_model;
 
 /* Where each user-settable value came from, for messages. */
@@ -58,6 +74,8 @@ typedef struct ts_workload_locs {
   ts_loc global_batch, micro_batch, precision;
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
+  ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
+  ts_loc moe_capacity_factor;
 } ts_workload_locs;
 
 /* The training framework, for what differs in how it runs a step: its default kernel fusions,
@@ -90,6 +108,18 @@ typedef struct ts_workload {
   bool gradient_accumulation_fusion;
   bool bias_dropout_fusion;
   long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
+  /* Expert parallelism (Megatron-Core's parallel folding): the tp x dp ranks of a pipeline stage
+   * are regrouped for the experts into etp (expert tensor parallel) x ep (expert parallel) x
+   * edp (expert data parallel), etp fastest; etp defaults to tp. Each rank holds
+   * n_experts / ep experts, each split etp ways, and reduces their gradients over edp. */
+  long ep, etp; /* etp 0: as tp (ts_workload_etp) */
+  /* Tokens per expert: dropless (capacity factor 0), or at most capacity_factor x the mean,
+   * the rest dropped, or, with moe_pad_to_capacity, exactly that many (padded). The busiest
+   * expert receives moe_load_imbalance x the mean (1: the router spreads tokens evenly). */
+  double moe_capacity_factor, moe_load_imbalance;
+  bool moe_pad_to_capacity;
+  bool
+      moe_grouped_gemm; /* the local experts' GEMMs as one grouped GEMM (Megatron's default: off) */
   long n_gpus; /* 0 until resolved */
   int zero_stage; /* 0, 1 (optimizer states sharded), 2 (gradients too) or 3 (weights too: ZeRO-3
                     / FSDP); 2 and 3 need pp = 1 */
@@ -128,13 +158,14 @@ typedef struct ts_workload {
 
 /* Command-line values; a field is used when its is_set flag is true. */
 typedef struct ts_overrides {
-  long gpus, tp, pp, dp, micro_batch, global_batch, virtual_stages;
+  long gpus, tp, pp, dp, ep, etp, micro_batch, global_batch, virtual_stages;
   long first_stage_layers, last_stage_layers;
   int zero_stage;
   double dp_bucket_bytes;
   ts_schedule_kind schedule;
   ts_recompute recompute;
-  bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_micro_batch_set, is_global_batch_set;
+  bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_ep_set, is_etp_set;
+  bool is_micro_batch_set, is_global_batch_set;
   bool is_zero_stage_set, is_schedule_set, is_recompute_set, is_sequence_parallel_set;
   bool is_scatter_gather_set;
   bool is_virtual_stages_set, is_dp_bucket_set, is_first_stage_layers_set, is_last_stage_layers_set;
@@ -164,6 +195,22 @@ long ts_workload_microbatches(const ts_workload *wl); /* per pipeline, per itera
 /* Layers of pipeline stage `stage` (all its chunks). */
 long ts_workload_stage_layers(const ts_workload *wl, long stage);
 long ts_workload_layers_per_chunk(const ts_workload *wl); /* per virtual stage */
+/* Whether layer `layer` (of the whole model, from 0) has a mixture-of-experts MLP. */
+bool ts_workload_is_moe_layer(const ts_workload *wl, long layer);
+/* The model's index of the first layer of model chunk `chunk` of pipeline stage `stage`. */
+long ts_workload_chunk_first_layer(const ts_workload *wl, long stage, long chunk);
+/* MoE layers of the model. */
+long ts_workload_moe_layer_count(const ts_workload *wl);
+/* MoE layers held by pipeline stage `stage` (all its chunks). */
+long ts_workload_stage_moe_layers(const ts_workload *wl, long stage);
+/* Tokens the busiest expert processes, over the mean (moe_load_imbalance, capped or padded by
+ * the capacity factor). */
+double ts_workload_moe_token_factor(const ts_workload *wl);
+/* Expert tensor parallelism (etp, or tp when not given) and expert data parallelism. */
+long ts_workload_etp(const ts_workload *wl);
+long ts_workload_edp(const ts_workload *wl);
+/* Checks the expert layout of a workload whose tp, dp and pp are set: 0, or -1 with an error. */
+int ts_workload_check_experts(const ts_workload *wl, ts_err *err);
 /* The schedule for people: "1f1b", "gpipe" or "interleaved, 2 virtual stages". */
 void ts_workload_schedule_label(const ts_workload *wl, char *out, size_t size);
 

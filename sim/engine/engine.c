@@ -254,7 +254,7 @@ static void run_event(rank_ctx *c, int block, int event) {
       sg_sem_release(c->posted);
       return;
     }
-    if (ev->group != TS_GROUP_TP && c->n_pending > 0) { /* the pipeline phase is over */
+    if (!ts_group_is_in_pass(ev->group) && c->n_pending > 0) { /* the pipeline phase is over */
       flush_sends(c);
       c->res->time_s[TS_CAT_PP] += simgrid_get_clock() - t0;
       t0 = simgrid_get_clock();
@@ -323,7 +323,7 @@ static int merged_run_length(const rank_ctx *c, const ts_block *blk, int first) 
       break;
     const ts_coll_group *cg = group_of(c, ev);
     if (!is_priced(cg, ev) || !cg->is_lockstep ||
-        (ev->group != TS_GROUP_TP && c->n_pending > 0)) /* run_event flushes sends first */
+        (!ts_group_is_in_pass(ev->group) && c->n_pending > 0)) /* run_event flushes sends first */
       break;
     group = ev->group;
   }

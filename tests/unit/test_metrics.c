@@ -15,7 +15,8 @@
 #include "json.h"
 #include "spawn.h"
 
-/* 2 stages x 2 TP ranks, 2 s iterations: rank r computes 1.5 s, waits 0.5 s in category r. */
+/* 2 stages x 2 TP ranks, 2 s iterations: rank r computes 1.5 s and waits 0.5 s (in TP, PP, DP
+ * and bubble). */
 static void synthetic(ts_workload *wl, ts_sim_result *sim) {
   *wl = test_workload(4, 1024, 16, 512, 1000, 2, 2, 1, 8, 1);
   memset(sim, 0, sizeof *sim);
@@ -24,7 +25,8 @@ static void synthetic(ts_workload *wl, ts_sim_result *sim) {
   sim->ranks = calloc(4, sizeof *sim->ranks);
   for (int r = 0; r < 4; r++) {
     sim->ranks[r].time_s[TS_CAT_COMPUTE] = 1.5;
-    sim->ranks[r].time_s[TS_CAT_TP + r] = 0.5;
+    static const ts_category waits[] = {TS_CAT_TP, TS_CAT_PP, TS_CAT_DP, TS_CAT_BUBBLE};
+    sim->ranks[r].time_s[waits[r]] = 0.5;
     sim->ranks[r].finish_s = 2.0;
     sim->ranks[r].flops = 1e12 * (r + 1);
   }

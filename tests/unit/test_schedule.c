@@ -5,6 +5,7 @@
 
 #include <cmocka.h>
 
+#include "../../workloads/cost.h"
 #include "../../workloads/layout.h"
 #include "../../workloads/schedule.h"
 #include "fixtures.h"
@@ -363,12 +364,83 @@ static void test_tp_comm_overlap(void **state) {
   assert_rel(flops[1], flops[0], 1e-12);
 }
 
+/* A mixture-of-experts layer's events: the dispatch and combine all-to-alls (forward and
+ * backward) carry each rank's b s k / t token copies of h values, the etp gathers etp times
+ * that; the expert grid's groups follow Megatron-Core's folding (etp fastest, then ep, then
+ * edp); the experts' gradients are reduced over expert data parallelism, the rest over dp. */
+static void test_moe_events(void **state) {
+  (void)state;
+  ts_gpu g = roofline_gpu();
+  const char *text = "name: moe\n"
+                     "model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 16,\n"
+                     "  seq_length: 512, vocab_size: 1000, num_experts: 8, moe_router_topk: 2,\n"
+                     "  moe_ffn_hidden_size: 512, moe_layer_freq: [0, 1, 1, 1]}\n"
+                     "training: {global_batch_size: 16, micro_batch_size: 2}\n"
+                     "parallelism: {tensor: 2, pipeline: 2, data: 4, expert: 4, expert_tensor: 1,\n"
+                     "  sequence_parallel: true, zero_stage: 1}\n";
+  ts_workload wl;
+  ts_err err = {0};
+  ts_overrides none = {0};
+  assert_int_equal(ts_workload_parse("moe.yaml", text, strlen(text), &wl, &err), 0);
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_int_equal(ts_workload_edp(&wl), 2); /* tp 2 x dp 4 / (etp 1 x ep 4) */
+  ts_job job;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  /* Stage 0: j = tp + 2 dp; expert ep = j mod 4, edp = j / 4 (etp 1). Rank 0's EP group is j
+   * = 0..3 = ranks 0..3, its EDP group j = 0 and 4 = ranks 0 and 4; stage 1 the same + 8. */
+  const ts_group *ep = &job.groups[job.rank_group[9 * TS_GROUP_KINDS + TS_GROUP_EP]];
+  assert_int_equal(ep->n_members, 4);
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(ep->members[i], 8 + i);
+  const ts_group *edp = &job.groups[job.rank_group[1 * TS_GROUP_KINDS + TS_GROUP_EDP]];
+  assert_int_equal(edp->n_members, 2);
+  assert_int_equal(edp->members[0], 1);
+  assert_int_equal(edp->members[1], 5);
+  assert_int_equal(job.rank_group[0 * TS_GROUP_KINDS + TS_GROUP_ETP], -1); /* etp 1 */
+  /* Stage 0 holds layers 0 (dense) and 1 (MoE); stage 1 layers 2 and 3 (both MoE). */
+  double copies = 2.0 * 2 * 512 * 2 / 2 * 1024; /* eb x b s k / t x h */
+  long m = 16 / (2 * 4);
+  for (long stage = 0; stage < 2; stage++) {
+    const ts_program *prog = &job.programs[8 * stage];
+    int n_moe = stage == 0 ? 1 : 2;
+    for (long b = 0; b < 2 * m; b++) {
+      const ts_block *blk = &prog->blocks[b];
+      int a2a = 0;
+      for (int e = 0; e < blk->n_events; e++) {
+        const ts_event *ev = &blk->events[e];
+        if (ev->kind != TS_EV_COLL || ev->coll_op != TS_COLL_ALLTOALL)
+          continue;
+        a2a++;
+        assert_int_equal(ev->group, TS_GROUP_EP);
+        assert_int_equal(ev->category, TS_CAT_EP);
+        assert_rel(ev->bytes, copies, 1e-12);
+      }
+      assert_int_equal(a2a, 2 * n_moe); /* dispatch and combine per MoE layer and pass */
+    }
+    /* The epilogue: reduce-scatters over dp (all but the experts) and over edp (the
+     * experts: 4 local experts of 2 x 1024 x 512, GeLU, with FC1 and FC2 biases). */
+    const ts_block *epi = &prog->blocks[2 * m];
+    double expert = n_moe * 2.0 * (2.0 * 1024 * 512 + 512 + 1024);
+    assert_rel(ts_cost_stage_expert_params(&wl, stage), expert, 1e-12);
+    int on_edp = 0;
+    for (int e = 0; e < epi->n_events; e++)
+      if (epi->events[e].kind == TS_EV_COLL && epi->events[e].group == TS_GROUP_EDP) {
+        on_edp++;
+        assert_rel(epi->events[e].bytes,
+                   (epi->events[e].coll_op == TS_COLL_REDUCE_SCATTER ? 4.0 : 2.0) * expert, 1e-12);
+      }
+    assert_int_equal(on_edp, 2); /* reduce-scatter of gradients, all-gather of weights */
+  }
+  ts_job_fini(&job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
                                      cmocka_unit_test(test_gpipe_order),
                                      cmocka_unit_test(test_interleaved_order),
                                      cmocka_unit_test(test_templates),
                                      cmocka_unit_test(test_data_parallel_streams),
-                                     cmocka_unit_test(test_tp_comm_overlap)};
+                                     cmocka_unit_test(test_tp_comm_overlap),
+                                     cmocka_unit_test(test_moe_events)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,6 +84,63 @@ static void test_llama3(void **state) {
   assert_int_equal(wl.model.ffn_hidden, 10880);
 }
 
+/* Mixtral 8x7B's published size, exactly (46,702,792,704: the released model's parameters;
+ * Jiang et al. arXiv:2401.04088 give "47B"); its FLOPs as Megatron-Core counts them
+ * (training.py, num_floating_point_operations: 3 passes x 2 x h x moe_ffn x topk x 3 per token
+ * and MoE layer, the router not counted), but with the attention core's full s x s square as
+ * trainsim counts it for every model (Megatron-Core halves it for the causal mask); its memory
+ * by hand; and moe_layer_freq's three forms. */
+static void test_moe(void **state) {
+  (void)state;
+  ts_overrides none = {0};
+  ts_err err = {0};
+  ts_workload wl;
+  load("mixtral-8x7b.yaml", &wl);
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_true(ts_cost_model_params(&wl) == 46702792704.0);
+  double h = 4096, s = 4096, L = 32, V = 32000, T = 128.0 * s, q = h, kv = 1024;
+  double mlp = 6 * h * (14336.0 * 2 * 3) * L, attn = 6 * (h * (q + 2 * kv) + q * h) * L;
+  double core = 6 * q / 2 * 2 * s * L, logits = 6 * h * V;
+  assert_rel(ts_cost_model_flops(&wl), T * (mlp + attn + 2 * core + logits), 1e-12);
+  /* Stage 0 of TP 1 x PP 4 x EP 8 x DP 8 (edp 1): 8 layers of attention (41,943,040), norms
+   * (8,192), router (32,768) and one expert (3 x 4096 x 14336), and the embedding; the
+   * distributed optimizer shards all but the experts over dp 8. */
+  double expert = 8 * 3 * h * 14336.0, dense = 8 * (41943040.0 + 8192 + 32768) + V * h;
+  ts_memory mem;
+  ts_memory_stage(&wl, 0, &mem);
+  assert_rel(mem.bytes[TS_MEM_WEIGHTS], 2 * (dense + expert), 1e-12);
+  assert_rel(mem.bytes[TS_MEM_OPTIMIZER], 12 * (dense / 8 + expert), 1e-12);
+  /* Activations per MoE layer (TP 1, k 2): 10 + 4 + 4 x 8/32 sbh as a Llama layer's, the
+   * experts' input 2 x 2, FC1 outputs and FC2 input 6 x 2 x 14336/4096, unpermute 2 x 2. */
+  assert_rel(ts_memory_moe_layer_activations(&wl), s * h * (15 + 4 + 6 * 2 * 3.5 + 4), 1e-12);
+  assert_rel(mem.bytes[TS_MEM_ACTIVATIONS], 4 * 8 * s * h * (15 + 4 + 42 + 4), 1e-12);
+
+  /* moe_layer_freq: an integer, a YAML list, Megatron's expression. */
+  const char *forms[] = {"2", "[1, 0, 1, 0, 1, 0]", "\"([1,0]*3)\"", "\"[1]+[0,1]*2+[0]\""};
+  const int expect[][6] = {
+      {1, 0, 1, 0, 1, 0}, {1, 0, 1, 0, 1, 0}, {1, 0, 1, 0, 1, 0}, {1, 0, 1, 0, 1, 0}};
+  for (int f = 0; f < 4; f++) {
+    char text[400];
+    snprintf(text, sizeof text,
+             "name: x\nmodel: {num_layers: 6, hidden_size: 64, num_attention_heads: 4, "
+             "seq_length: 16, vocab_size: 100, num_experts: 4, moe_layer_freq: %s}\n"
+             "training: {global_batch_size: 1}\n",
+             forms[f]);
+    assert_int_equal(ts_workload_parse("x.yaml", text, strlen(text), &wl, &err), 0);
+    for (long l = 0; l < 6; l++)
+      assert_int_equal(ts_workload_is_moe_layer(&wl, l), expect[f][l]);
+    assert_int_equal(ts_workload_moe_layer_count(&wl), 3);
+  }
+  /* Capacity and imbalance: the busiest expert's tokens over the mean. */
+  wl.moe_load_imbalance = 1.5;
+  assert_rel(ts_workload_moe_token_factor(&wl), 1.5, 0);
+  wl.moe_capacity_factor = 1.25;
+  assert_rel(ts_workload_moe_token_factor(&wl), 1.25, 0);
+  wl.moe_pad_to_capacity = true;
+  wl.moe_load_imbalance = 1;
+  assert_rel(ts_workload_moe_token_factor(&wl), 1.25, 0);
+}
+
 static void test_overrides(void **state) {
   (void)state;
   ts_workload wl;
@@ -145,7 +202,7 @@ static void test_stage_layers(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_presets), cmocka_unit_test(test_llama3),
-                                     cmocka_unit_test(test_overrides),
+                                     cmocka_unit_test(test_moe), cmocka_unit_test(test_overrides),
                                      cmocka_unit_test(test_stage_layers)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
