@@ -175,28 +175,30 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
   const ts_model *m = &wl->model;
   double peak = p->peak, eb = p->eb;
   long b = wl->micro_batch, s = m->seq, heads = m->n_heads / wl->tp;
-  long d = m->hidden / m->n_heads, kv_heads = m->n_query_groups / wl->tp;
+  long d = ts_workload_qk_head_dim(wl), dv = ts_workload_v_head_dim(wl);
+  long kv_heads = m->n_query_groups / wl->tp;
   long batch = b * heads;
-  double B = (double)batch, S = (double)s, D = (double)d;
-  if (wl->flash_attention) {
-    double qkvo = eb * (double)b * S * D * (double)(2 * heads + 2 * kv_heads);
-    double flops = 4.0 * B * S * S * D;
+  double B = (double)batch, S = (double)s, D = (double)d, Dv = (double)dv;
+  if (wl->flash_attention) { /* the table's head dimension is the query's and key's */
+    double qkvo = eb * (double)b * S * ((D + Dv) * (double)heads + (D + Dv) * (double)kv_heads);
+    double flops = 2.0 * B * S * S * (D + Dv);
     double rate = peak * ts_cost_gemm_efficiency(gpu, batch, s, s);
     *fwd = priced(p, TS_KERNEL_FLASH_FWD_CAUSAL, B, S, D, kernel(gpu, flops, rate, qkvo));
     *bwd = priced(p, TS_KERNEL_FLASH_BWD_CAUSAL, B, S, D,
-                  kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * (double)b * S * D * (double)heads));
+                  kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * (double)b * S * Dv * (double)heads));
     return;
   }
   double scores = B * S * S;
   ts_cost qk = priced(p, TS_KERNEL_BGEMM_QK, B, S, D, ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
   ts_cost softmax = memory_op(p, TS_KERNEL_SOFTMAX_FWD, B * S, S, 4.0 * scores);
   ts_cost dropout = model_only(p, "attention_dropout", scores, 5.0 * scores);
-  ts_cost av = priced(p, TS_KERNEL_BGEMM_AV, B, S, D, ts_cost_gemm(gpu, peak, batch, s, d, s, eb));
+  ts_cost av =
+      priced(p, TS_KERNEL_BGEMM_AV, B, S, Dv, ts_cost_gemm(gpu, peak, batch, s, dv, s, eb));
   *fwd = ts_cost_add(ts_cost_add(qk, softmax), ts_cost_add(dropout, av));
   /* Backward: dV = P^T dO and dP = dO V^T from AV, dropout and softmax gradients, dQ = dS K and
    * dK = dS^T Q from QK^T; each priced as the forward product of its shape. */
   ts_cost like_av =
-      priced(p, TS_KERNEL_BGEMM_AV, B, S, D, ts_cost_gemm(gpu, peak, batch, s, d, s, eb));
+      priced(p, TS_KERNEL_BGEMM_AV, B, S, Dv, ts_cost_gemm(gpu, peak, batch, s, dv, s, eb));
   ts_cost like_qk =
       priced(p, TS_KERNEL_BGEMM_QK, B, S, D, ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
   ts_cost av_b = ts_cost_add(like_av, like_qk);
@@ -221,9 +223,9 @@ static void host_bound(ts_cost **pieces, int n, double cpu_s) {
 /* One normalization over rows x h: it reads and writes the activation (plus fp32 statistics,
  * negligible); its backward reads input and gradient and writes one, and accumulates its
  * weight's (and LayerNorm's bias') gradient. */
-static void norm_costs(const ts_workload *wl, const pricer *p, double rows, ts_cost *fwd,
+static void norm_costs(const ts_workload *wl, const pricer *p, double rows, double h, ts_cost *fwd,
                        ts_cost *bwd) {
-  double h = (double)wl->model.hidden, eb = p->eb, shard = rows * h;
+  double eb = p->eb, shard = rows * h;
   ts_cost weights =
       wl->model.rms_norm ? grad_accum(p, h) : ts_cost_add(grad_accum(p, h), grad_accum(p, h));
   bool rms = wl->model.rms_norm;
@@ -242,14 +244,40 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   const pricer *p = &pr;
   double eb = pr.eb;
   long t = wl->tp, bs = wl->micro_batch * m->seq, h = m->hidden;
-  long d = h / m->n_heads, qkv_n = (h + 2 * m->n_query_groups * d) / t;
+  long d = ts_workload_qk_head_dim(wl), dv = ts_workload_v_head_dim(wl);
   double act = (double)bs * (double)h; /* elements of one b x s x h activation */
   bool fused = wl->gradient_accumulation_fusion;
 
   pr.piece = "qkv";
-  linear_cost qkv = linear(p, bs, qkv_n, h, fused);
+  linear_cost qkv, proj, qkv_in; /* qkv_in: the GEMMs that take the layer's input */
+  if (!m->mla) {
+    qkv = qkv_in = linear(p, bs, (h + 2 * m->n_query_groups * d) / t, h, fused);
+  } else {
+    /* Multi-head latent attention as its GEMMs (Megatron-Core's MLASelfAttention): the down
+     * projections to the query latent and to the key-value latent with the shared rotary key,
+     * replicated on every TP rank; RMSNorm on both latents; the up projections to the heads'
+     * queries and to their keys and values, column-parallel. The latent norms are priced as
+     * the layer's norms are, over the latents' widths. */
+    long n = m->n_heads / t, q_lora = m->q_lora_rank, kv_lora = m->kv_lora_rank;
+    ts_cost norm_f, norm_b;
+    qkv_in =
+        linear(p, bs, (q_lora > 0 ? q_lora : n * d) + kv_lora + m->qk_pos_emb_head_dim, h, fused);
+    qkv = qkv_in;
+    if (q_lora > 0) {
+      pr.piece = "q_up";
+      linear_cost up = linear(p, bs, n * d, q_lora, fused);
+      norm_costs(wl, p, (double)bs, (double)q_lora, &norm_f, &norm_b);
+      qkv.fwd = ts_cost_add(qkv.fwd, ts_cost_add(norm_f, up.fwd));
+      qkv.bwd = ts_cost_add(qkv.bwd, ts_cost_add(norm_b, up.bwd));
+    }
+    pr.piece = "kv_up";
+    linear_cost up = linear(p, bs, n * (m->qk_head_dim + dv), kv_lora, fused);
+    norm_costs(wl, p, (double)bs, (double)kv_lora, &norm_f, &norm_b);
+    qkv.fwd = ts_cost_add(qkv.fwd, ts_cost_add(norm_f, up.fwd));
+    qkv.bwd = ts_cost_add(qkv.bwd, ts_cost_add(norm_b, up.bwd));
+  }
   pr.piece = "proj";
-  linear_cost proj = linear(p, bs, h, h / t, fused);
+  proj = linear(p, bs, h, m->n_heads * dv / t, fused);
   pr.piece = "fc1"; /* SwiGLU: gate and up in one GEMM, as Megatron-Core fuses them */
   linear_cost fc1 = linear(p, bs, (m->swiglu ? 2 : 1) * (m->ffn_hidden / t), h, fused);
   pr.piece = "fc2";
@@ -271,7 +299,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   pr.piece = "ln1, ln2";
   pr.count = 2;
   ts_cost ln, ln_b;
-  norm_costs(wl, p, rows, &ln, &ln_b);
+  norm_costs(wl, p, rows, (double)h, &ln, &ln_b);
   pr.piece = "bda1, bda2";
   ts_cost bda = wl->bias_dropout_fusion
                     ? model_only(p, "bias_dropout_add_fused", shard, (3 * eb + 1) * shard)
@@ -306,7 +334,10 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   }
   if (m->rope) {
     pr.piece = "rope";
-    double qk = (double)bs * (double)(m->n_heads + m->n_query_groups) * (double)d / (double)t;
+    /* MLA: only the rotary parts (qk_pos_emb_head_dim) of each query and of the shared key. */
+    double qk =
+        m->mla ? (double)bs * (double)m->qk_pos_emb_head_dim * ((double)m->n_heads / (double)t + 1)
+               : (double)bs * (double)(m->n_heads + m->n_query_groups) * (double)d / (double)t;
     ts_cost rope = fuses ? model_only(p, "rope_fused", qk, 2 * eb * qk)
                          : memory_op(p, TS_KERNEL_ROPE_FWD, qk, 0, 2 * eb * qk);
     ts_cost rope_b = fuses ? model_only(p, "rope_fused_bwd", qk, 2 * eb * qk)
@@ -319,7 +350,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   out->mlp = ts_cost_add(ts_cost_add(fc1.fwd, gelu), fc2.fwd);
   out->mlp_bwd = ts_cost_add(ts_cost_add(fc2.bwd, gelu_b), fc1.bwd);
   out->attn_core_fwd = core_f;
-  out->share_attn_in = share(qkv.fwd, out->attn);
+  out->share_attn_in = share(qkv_in.fwd, out->attn);
   out->share_attn_out = share(proj.fwd, out->attn);
   out->share_mlp_in = share(fc1.fwd, out->mlp);
   out->share_mlp_out = share(fc2.fwd, out->mlp);
@@ -543,7 +574,7 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
    * cross-entropy is a different kernel, which the model prices by its bytes. */
   linear_cost head = linear(p, bs, v, h, wl->gradient_accumulation_fusion);
   ts_cost ln, ln_b;
-  norm_costs(wl, p, (double)bs, &ln, &ln_b);
+  norm_costs(wl, p, (double)bs, (double)h, &ln, &ln_b);
   /* The model's bytes per logit: Megatron-LM (eb + 3 x 4 forward, 4 + eb backward); PyTorch's
    * F.cross_entropy(logits.float()): the cast (eb + 4), log-softmax (two reads and a write of
    * 4), forward; nll_loss's dense gradient (4), log-softmax's backward (two reads and a write),
@@ -647,22 +678,35 @@ ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_par
 void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
                             long out[TS_KERNEL_SRC_COUNT]) {
   ts_layer_cost l;
+  ts_moe_cost moe;
   ts_edge_cost e;
   ts_cost_layer(wl, gpu, &l);
+  ts_cost_moe(wl, gpu, &moe);
   ts_cost_edges(wl, gpu, &e);
   double shard = wl->zero_stage >= 1 ? (double)wl->dp : 1.0;
+  /* A MoE model's layer: its MoE MLP in place of the dense one. */
+  bool is_moe = wl->model.n_experts > 0;
+  ts_cost none = {0};
   ts_cost parts[] = {l.ln1,
                      l.attn,
                      l.bda1,
                      l.ln2,
-                     l.mlp,
+                     is_moe ? none : l.mlp,
                      l.bda2,
                      l.ln1_bwd,
                      l.attn_bwd,
                      l.bda1_bwd,
                      l.ln2_bwd,
-                     l.mlp_bwd,
+                     is_moe ? none : l.mlp_bwd,
                      l.bda2_bwd,
+                     moe.router,
+                     moe.experts,
+                     moe.unpermute,
+                     moe.shared,
+                     moe.router_bwd,
+                     moe.experts_bwd,
+                     moe.unpermute_bwd,
+                     moe.shared_bwd,
                      e.embed_fwd,
                      e.embed_bwd,
                      e.head_fwd,
@@ -675,13 +719,33 @@ void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
   }
 }
 
+/* The attention's weight matrices: those split over tensor parallelism (returned) and those
+ * replicated on every TP rank (*replicated: MLA's down projections). Multi-head attention and
+ * GQA: QKV (h x (h + 2 g d)) and the projection (h x h). MLA (Megatron-Core's MLASelfAttention):
+ * down projections h x q_lora (none without a query latent) and h x (kv_lora + rotary), up
+ * projections q_lora (or h) x heads (qk + rotary) and kv_lora x heads (qk + v), the projection
+ * heads v x h. */
+static double attention_matrices(const ts_model *m, double *replicated) {
+  double h = (double)m->hidden, n = (double)m->n_heads;
+  if (!m->mla) {
+    *replicated = 0;
+    return h * (h + 2.0 * (double)m->n_query_groups * (h / n)) + h * h;
+  }
+  double q_lora = (double)m->q_lora_rank, kv_lora = (double)m->kv_lora_rank;
+  double dq = (double)(m->qk_head_dim + m->qk_pos_emb_head_dim), dv = (double)m->v_head_dim;
+  *replicated = h * q_lora + h * (kv_lora + (double)m->qk_pos_emb_head_dim);
+  return (q_lora > 0 ? q_lora : h) * n * dq + kv_lora * n * ((double)m->qk_head_dim + dv) +
+         n * dv * h;
+}
+
 /* Parameters held by one of t tensor-parallel ranks. Column-parallel weights and biases split
- * by t; row-parallel weights split, their biases replicated. Attention: QKV (h x (h + 2 g d))
- * and the projection (h x h). */
+ * by t; row-parallel weights split, their biases replicated; MLA's latent norms replicated. */
 static double attention_params(const ts_model *m, long t) {
-  double h = (double)m->hidden;
+  double h = (double)m->hidden, replicated = 0, split = attention_matrices(m, &replicated);
   double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
-  return (h * qkv_n + h * h + (m->bias ? qkv_n : 0)) / (double)t + (m->bias ? h : 0);
+  double latent_norms = m->mla ? (double)(m->q_lora_rank + m->kv_lora_rank) : 0;
+  return (split + (m->bias ? qkv_n : 0)) / (double)t + (m->bias ? h : 0) + replicated +
+         latent_norms;
 }
 
 /* An MLP of width f: FC1 (two matrices, gate and up, with SwiGLU) and FC2. */
@@ -708,8 +772,8 @@ static double layer_params_at(const ts_workload *wl, long layer, long t, long ep
     *expert = moe ? (double)(m->n_experts / ep) * mlp_params(m, (double)m->moe_ffn_hidden, etp) : 0;
   if (!moe)
     return p + mlp_params(m, (double)m->ffn_hidden, t);
-  return p + (double)m->hidden * (double)m->n_experts +
-         (m->moe_shared_ffn > 0 ? mlp_params(m, (double)m->moe_shared_ffn, t) : 0);
+  double router = ((double)m->hidden + (m->moe_expert_bias ? 1.0 : 0)) * (double)m->n_experts;
+  return p + router + (m->moe_shared_ffn > 0 ? mlp_params(m, (double)m->moe_shared_ffn, t) : 0);
 }
 
 double ts_cost_layer_params(const ts_workload *wl) {
@@ -770,13 +834,13 @@ double ts_cost_model_params(const ts_workload *wl) {
  * experts and the shared expert; the router, as Megatron-Core's count, not). */
 static double layer_matrix_params(const ts_workload *wl, long layer) {
   const ts_model *m = &wl->model;
-  double h = (double)m->hidden, mats = m->swiglu ? 3.0 : 2.0;
-  double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
+  double h = (double)m->hidden, mats = m->swiglu ? 3.0 : 2.0, replicated = 0;
+  double attention = attention_matrices(m, &replicated) + replicated;
   double mlp =
       ts_workload_is_moe_layer(wl, layer)
           ? mats * h * ((double)m->moe_topk * (double)m->moe_ffn_hidden + (double)m->moe_shared_ffn)
           : mats * h * (double)m->ffn_hidden;
-  return h * qkv_n + h * h + mlp;
+  return attention + mlp;
 }
 
 /* Narayanan et al.'s count with the layer's real matrices: per token and forward pass, 2
@@ -786,8 +850,11 @@ static double layer_matrix_params(const ts_workload *wl, long layer) {
 static double flops_formula(const ts_workload *wl, double k, double vocab, double logit_passes) {
   const ts_model *m = &wl->model;
   double B = (double)wl->global_batch, s = (double)m->seq, h = (double)m->hidden, layers = 0;
+  /* Q K^T and P V: 2 s n (d_qk + d_v) a token (4 s h when the heads' widths add up to h). */
+  double core = 2.0 * s * (double)m->n_heads *
+                (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
   for (long l = 0; l < m->n_layers; l++)
-    layers += 2.0 * layer_matrix_params(wl, l) + 4.0 * s * h;
+    layers += 2.0 * layer_matrix_params(wl, l) + core;
   return B * s * (k * layers + logit_passes * 2.0 * h * vocab);
 }
 

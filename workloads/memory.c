@@ -19,10 +19,18 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * 2 g/a each (grouped-query attention), the projection's input 2, and the MLP's: GeLU's input
    * and FC2's input, 2 f/h each, or with SwiGLU the gate and up outputs (4 f/h) and FC2's input
    * (2 f/h). A GPT layer (g = a, f = 4h): 10 + 24 = 34. */
-  double f = (double)m->ffn_hidden / h, g = (double)m->n_query_groups / a;
+  /* With the heads' widths (MLA's differ from h / a): Q and the projection's input 2 a d_qk / h
+   * and 2 a d_v / h, K and V 2 g (d_qk + d_v) / h. MLA also keeps its latents, before and after
+   * their norms, on every TP rank (its down projections are replicated): 2 (2 q_lora + 2 kv_lora
+   * + rotary) / h. */
+  double f = (double)m->ffn_hidden / h, g = (double)m->n_query_groups;
+  double dq = (double)ts_workload_qk_head_dim(wl), dv = (double)ts_workload_v_head_dim(wl);
   double mlp = m->swiglu ? 6.0 : 4.0;
-  double split = 4.0 + 4.0 * g + (moe ? mlp * (double)m->moe_shared_ffn / h : mlp * f);
+  double attention = 2.0 * (a + g) * (dq + dv) / h;
+  double split = attention + (moe ? mlp * (double)m->moe_shared_ffn / h : mlp * f);
   double per = wl->sequence_parallel ? (10.0 + split) / t : 10.0 + split / t;
+  if (m->mla)
+    per += 2.0 * (double)(2 * m->q_lora_rank + 2 * m->kv_lora_rank + m->qk_pos_emb_head_dim) / h;
   /* A MoE MLP (the 10 keep the router's input where FC1's was): each rank's experts keep their
    * input, 2 bytes a value of the r = k etp / t x the token factor copies of the rank's
    * tokens (per token of b s), and their FC1 outputs and FC2 input, (6 or 4) f_e / (etp h)

@@ -43,6 +43,13 @@ static const char *const model_keys[] = {"num_layers",
                                          "moe_expert_capacity_factor",
                                          "moe_pad_expert_input_to_capacity",
                                          "moe_load_imbalance",
+                                         "moe_router_enable_expert_bias",
+                                         "multi_latent_attention",
+                                         "q_lora_rank",
+                                         "kv_lora_rank",
+                                         "qk_head_dim",
+                                         "qk_pos_emb_head_dim",
+                                         "v_head_dim",
                                          NULL};
 /* The dispatcher trainsim models: tokens all-to-all over the expert-parallel group. */
 static const char *const dispatcher_names[] = {"alltoall", NULL};
@@ -236,7 +243,8 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
       ts_doc_get_bool(r->doc, m, "moe_pad_expert_input_to_capacity", &wl->moe_pad_to_capacity,
                       r->err) < 0 ||
       ts_doc_get_double(r->doc, m, "moe_load_imbalance", 1, 1e6, &wl->moe_load_imbalance, r->err) <
-          0)
+          0 ||
+      ts_doc_get_bool(r->doc, m, "moe_router_enable_expert_bias", &md->moe_expert_bias, r->err) < 0)
     return -1;
   l->n_experts = here(r, m, "num_experts");
   l->moe_capacity_factor = here(r, m, "moe_expert_capacity_factor");
@@ -250,6 +258,7 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
                                            "moe_expert_capacity_factor",
                                            "moe_pad_expert_input_to_capacity",
                                            "moe_load_imbalance",
+                                           "moe_router_enable_expert_bias",
                                            NULL};
     for (int i = 0; moe_only[i] != NULL; i++)
       if (ts_doc_get(r->doc, m, moe_only[i]) != 0)
@@ -271,6 +280,39 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
     return ts_err_at(r->err, here(r, m, "moe_pad_expert_input_to_capacity"),
                      "moe_pad_expert_input_to_capacity pads each expert's tokens to its capacity: "
                      "set moe_expert_capacity_factor too");
+  return 0;
+}
+
+/* Multi-head latent attention's keys (Megatron-Core's defaults: no query latent, a key-value
+ * latent of 32, heads of 128 + 64 rotary, values of 128); refused without
+ * multi_latent_attention. */
+static int read_mla(const reader *r, int m, ts_model *md) {
+  static const char *const mla_only[] = {"q_lora_rank",         "kv_lora_rank", "qk_head_dim",
+                                         "qk_pos_emb_head_dim", "v_head_dim",   NULL};
+  long *fields[] = {&md->q_lora_rank, &md->kv_lora_rank, &md->qk_head_dim, &md->qk_pos_emb_head_dim,
+                    &md->v_head_dim};
+  md->kv_lora_rank = 32;
+  md->qk_head_dim = 128;
+  md->qk_pos_emb_head_dim = 64;
+  md->v_head_dim = 128;
+  if (ts_doc_get_bool(r->doc, m, "multi_latent_attention", &md->mla, r->err) < 0)
+    return -1;
+  for (int i = 0; mla_only[i] != NULL; i++) {
+    if (!md->mla && ts_doc_get(r->doc, m, mla_only[i]) != 0)
+      return ts_err_at(r->err, here(r, m, mla_only[i]),
+                       "key '%s' shapes multi-head latent attention: set "
+                       "multi_latent_attention: true too",
+                       mla_only[i]);
+    ts_loc unused;
+    if (get_long(r, m, "model", mla_only[i], false, 1, fields[i], &unused) != 0)
+      return -1;
+  }
+  if (md->mla && md->bias)
+    return ts_err_at(r->err, here(r, m, "multi_latent_attention"),
+                     "multi_latent_attention with add_bias_linear is not modelled (DeepSeek's "
+                     "layers have no biases): set add_bias_linear: false");
+  if (md->mla) /* every head has its own keys and values, from the latent */
+    md->n_query_groups = md->n_heads;
   return 0;
 }
 
@@ -316,6 +358,8 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
     return ts_err_at(r->err, l->n_query_groups,
                      "num_query_groups (%ld) must divide num_attention_heads (%ld)",
                      md->n_query_groups, md->n_heads);
+  if (read_mla(r, m, md) != 0)
+    return -1;
   return read_moe(r, m, wl);
 }
 
@@ -636,6 +680,10 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "support with pipeline parallelism (pipeline %ld); use ZeRO-1 or pipeline 1",
                      wl->zero_stage, wl->zero_stage == 2 ? "gradients" : "weights and gradients",
                      wl->pp);
+  if (m->mla && wl->zero_stage == 3)
+    return ts_err_at(
+        err, l->zero_stage,
+        "ZeRO-3 with multi_latent_attention is not modelled: use zero_stage 0, 1 or 2");
   if (wl->overlap_param_gather && (wl->zero_stage < 1 || wl->zero_stage > 2))
     return ts_err_at(err, l->overlap_param_gather,
                      "overlap_param_gather overlaps the distributed optimizer's all-gather of "
@@ -801,4 +849,14 @@ double ts_workload_moe_token_factor(const ts_workload *wl) {
   if (wl->moe_pad_to_capacity)
     return cap;
   return cap > 0 && cap < load ? cap : load;
+}
+
+long ts_workload_qk_head_dim(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  return m->mla ? m->qk_head_dim + m->qk_pos_emb_head_dim : m->hidden / m->n_heads;
+}
+
+long ts_workload_v_head_dim(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  return m->mla ? m->v_head_dim : m->hidden / m->n_heads;
 }

@@ -54,6 +54,12 @@ typedef struct ts_model {
   bool rope; /* position_embedding_type: rope (rotary, no position table) */
   bool untied; /* untie_embeddings_and_output_weights: the output layer has its own weights */
   bool bias; /* add_bias_linear: the linear layers have biases */
+  /* Multi-head latent attention (DeepSeek-V2/V3; Megatron-Core's multi_latent_attention):
+   * queries from a q_lora_rank latent (0: straight from h), keys and values from a shared
+   * kv_lora_rank latent, each head's query and key of qk_head_dim + qk_pos_emb_head_dim (the
+   * rotary part, a single key head shared by all heads), its value of v_head_dim. */
+  bool mla;
+  long q_lora_rank, kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim;
   /* Mixture of experts (Megatron-Core's names; n_experts = 0: every layer dense). A MoE layer's
    * MLP is a router (a linear h -> E), n_experts experts of moe_ffn_hidden each (SwiGLU or GeLU
    * like the dense MLP) of which every token visits moe_topk, and optionally one shared expert
@@ -62,6 +68,7 @@ typedef struct ts_model {
   long moe_topk; /* moe_router_topk (Megatron's default 2) */
   long moe_ffn_hidden; /* moe_ffn_hidden_size (default ffn_hidden_size) */
   long moe_shared_ffn; /* moe_shared_expert_intermediate_size (0: no shared expert) */
+  bool moe_expert_bias; /* moe_router_enable_expert_bias: n_experts routing biases a layer */
   /* moe_layer_freq: layer i (from 0) is MoE when i % moe_layer_freq == 0, or, when
    * moe_layer_freq is 0, when bit i of moe_layer_mask is set (Megatron's list form). */
   long moe_layer_freq;
@@ -199,6 +206,10 @@ long ts_workload_layers_per_chunk(const ts_workload *wl); /* per virtual stage *
 bool ts_workload_is_moe_layer(const ts_workload *wl, long layer);
 /* The model's index of the first layer of model chunk `chunk` of pipeline stage `stage`. */
 long ts_workload_chunk_first_layer(const ts_workload *wl, long stage, long chunk);
+/* A head's query and key width (MLA: qk_head_dim + qk_pos_emb_head_dim; else h / heads) and
+ * its value width (MLA: v_head_dim). */
+long ts_workload_qk_head_dim(const ts_workload *wl);
+long ts_workload_v_head_dim(const ts_workload *wl);
 /* MoE layers of the model. */
 long ts_workload_moe_layer_count(const ts_workload *wl);
 /* MoE layers held by pipeline stage `stage` (all its chunks). */

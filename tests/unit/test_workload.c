@@ -141,6 +141,32 @@ static void test_moe(void **state) {
   assert_rel(ts_workload_moe_token_factor(&wl), 1.25, 0);
 }
 
+/* The DeepSeek-V3-shaped preset: the released checkpoint's 671,026,419,200 parameters of the
+ * main model, exactly (multi-head latent attention's projections and latent norms, 3 dense
+ * layers and 58 MoE layers of 256 routed experts, a shared expert and the router with its
+ * routing bias); its FLOPs as Megatron-Core's MLA branch counts them (training.py), less its
+ * latent-norm terms (3 x 2 x (q_lora + kv_lora) a token and layer, which trainsim does not
+ * count as matrix FLOPs) and with the attention core's whole s x s square. */
+static void test_deepseek_v3(void **state) {
+  (void)state;
+  ts_overrides none = {0};
+  ts_err err = {0};
+  ts_workload wl;
+  load("deepseek-v3.yaml", &wl);
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_true(ts_cost_model_params(&wl) == 671026419200.0);
+  assert_int_equal(ts_workload_moe_layer_count(&wl), 58);
+  assert_false(ts_workload_is_moe_layer(&wl, 2));
+  assert_true(ts_workload_is_moe_layer(&wl, 3));
+  double h = 7168, n = 128, s = 4096, qk = 128, rope = 64, v = 128, ql = 1536, kvl = 512;
+  double L = 61, V = 129280, T = 15360.0 * s;
+  double q_term = ql * (h + n * (qk + rope) + 1), kv_term = kvl * (h + n * (qk + v) + 1);
+  double attn = 6 * (q_term + kv_term + h * rope + n * v * h) * L - 6 * (ql + kvl) * L;
+  double core = 6 * (n * (qk + rope) / 2 + n * v / 2) * s * L;
+  double mlp = 6 * h * (18432.0 * 3 * 3 + 2048.0 * 8 * 3 * 58 + 2048.0 * 3 * 58);
+  assert_rel(ts_cost_model_flops(&wl), T * (attn + 2 * core + mlp + 6 * h * V), 1e-12);
+}
+
 static void test_overrides(void **state) {
   (void)state;
   ts_workload wl;
@@ -201,8 +227,9 @@ static void test_stage_layers(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_presets), cmocka_unit_test(test_llama3),
-                                     cmocka_unit_test(test_moe), cmocka_unit_test(test_overrides),
-                                     cmocka_unit_test(test_stage_layers)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_presets),   cmocka_unit_test(test_llama3),
+      cmocka_unit_test(test_moe),       cmocka_unit_test(test_deepseek_v3),
+      cmocka_unit_test(test_overrides), cmocka_unit_test(test_stage_layers)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
