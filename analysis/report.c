@@ -53,8 +53,9 @@ int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report
       m->hardware_tflops_per_gpu, 100 * m->hfu);
   row(rows, &n, "Megatron-DeepSpeed formula", "%.1f TFLOPS per GPU, %.2f%% of peak",
       m->megatron_tflops_per_gpu, 100 * m->megatron_fraction_of_peak);
-  row(rows, &n, "peak per GPU", "%.1f TFLOPS (%s)", m->peak_flops_per_s / 1e12,
-      ts_precision_names[wl->precision]);
+  row(rows, &n, "peak per GPU", "%.1f TFLOPS (%s%s)", m->peak_flops_per_s / 1e12,
+      ts_precision_names[wl->precision],
+      wl->fp8 != TS_FP8_NONE ? "; the MFU's too, though the linear layers' GEMMs run in FP8" : "");
   const ts_memory *peak = &m->stage_memory[m->peak_memory_stage];
   row(rows, &n, "peak memory", "%.2f GiB of %.2f GiB (stage %ld)%s", peak->total_bytes / GIB,
       m->hbm_bytes / GIB, m->peak_memory_stage, m->is_memory_ok ? "" : ", DOES NOT FIT");
@@ -210,6 +211,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "zero_stage", wl->zero_stage, &k);
   json_bool(f, 4, "flash_attention", wl->flash_attention, &k);
   json_str(f, 4, "precision", ts_precision_names[wl->precision], &k);
+  json_str(f, 4, "fp8", ts_fp8_names[wl->fp8], &k);
   json_bool(f, 4, "sequence_parallel", wl->sequence_parallel, &k);
   json_bool(f, 4, "overlap_param_gather", wl->overlap_param_gather, &k);
   json_bool(f, 4, "tp_comm_overlap", wl->tp_comm_overlap, &k);

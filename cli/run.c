@@ -302,6 +302,10 @@ static int check_fit(const ts_workload *wl, const ts_platform *pf, ts_err *err) 
                      ts_precision_names[wl->precision], wl->name,
                      ts_precision_names[wl->precision]);
   }
+  if (wl->fp8 != TS_FP8_NONE && pf->gpu.peak_fp8_flops_per_s <= 0)
+    return ts_err_at(err, wl->locs.fp8,
+                     "fp8: %s needs FP8 tensor cores, but platform '%s' (%s) gives no gpu.peak.fp8",
+                     ts_fp8_names[wl->fp8], pf->name, pf->gpu.model);
   return 0;
 }
 

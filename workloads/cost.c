@@ -58,6 +58,9 @@ typedef struct pricer {
   ts_kernel_log *log; /* when listing kernels (ts_cost_layer_kernels); else NULL */
   const char *piece; /* the part of the layer being priced, for the list */
   int count; /* how often the layer runs what is being priced */
+  bool fp8; /* linear layers run their GEMMs in FP8 (Transformer Engine) */
+  double fp8_peak; /* the GPU's dense FP8 peak */
+  double microbatches; /* per iteration: FP8 weights are cast once per iteration */
 } pricer;
 
 static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
@@ -67,7 +70,10 @@ static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
               ts_cost_elem_bytes(wl->precision),
               NULL,
               "",
-              1};
+              1,
+              false,
+              gpu->peak_fp8_flops_per_s,
+              (double)ts_workload_microbatches(wl)};
   return p;
 }
 
@@ -142,7 +148,50 @@ static double share(ts_cost part, ts_cost whole) {
   return whole.time_s > 0 ? part.time_s / whole.time_s : 0;
 }
 
+/* An FP8 GEMM C[m,n] = A[m,k] B[k,n] by the roofline: 1-byte operands, a bf16 result, at the
+ * FP8 peak with the bf16 GEMM's ceiling and quantisation (ASSUMED: the H200's measured FP8
+ * table reaches 0.78 of the FP8 peak, its bf16 table 0.80 of the bf16 peak). */
+static ts_cost gemm_fp8(const pricer *p, long m, long n, long k) {
+  double M = (double)m, N = (double)n, K = (double)k;
+  return kernel(p->gpu, 2.0 * M * N * K, p->fp8_peak * ts_cost_gemm_efficiency(p->gpu, 1, m, n),
+                M * K + K * N + 2.0 * M * N);
+}
+
+/* Transformer Engine's FP8 linear layer (te.Linear under fp8_autocast): the forward casts its
+ * input to E4M3 with the transpose the weight gradient needs and its amax (one fused kernel:
+ * reads 2 bytes, writes 1 + 1, an element), and runs the FP8 GEMM against the FP8 copy of the
+ * weight, which is cast (with its transpose) once per iteration: Megatron passes
+ * is_first_microbatch, so each microbatch carries 1 / m of that cast's bytes (and, ASSUMED, a
+ * whole launch). The backward casts the
+ * output gradient likewise (E5M2 with `hybrid`), then the input- and weight-gradient GEMMs in
+ * FP8; the weight gradient accumulates into the fp32 main_grad as the bf16 layer's does. */
+static linear_cost linear_fp8(const pricer *p, long m, long n, long k, bool is_fused_accum) {
+  const ts_gpu *gpu = p->gpu;
+  double M = (double)m, N = (double)n, K = (double)k;
+  linear_cost c;
+  ts_cost cast_x = model_only(p, "fp8_cast_transpose", M * K, 4.0 * M * K);
+  ts_cost cast_w = model_only(p, "fp8_cast_weight", K * N, 4.0 * K * N / p->microbatches);
+  ts_cost fwd = priced(p, TS_KERNEL_GEMM_FP8_FWD, M, N, K, gemm_fp8(p, m, n, k));
+  c.fwd = ts_cost_add(ts_cost_add(cast_x, cast_w), fwd);
+  ts_cost cast_dy = model_only(p, "fp8_cast_transpose_bwd", M * N, 4.0 * M * N);
+  ts_cost dgrad = priced(p, TS_KERNEL_GEMM_FP8_BWD, M, K, N, gemm_fp8(p, m, k, n));
+  ts_cost wgrad_model = gemm_fp8(p, k, n, m);
+  if (is_fused_accum) {
+    wgrad_model.bytes += 8.0 * K * N;
+    wgrad_model.time_s =
+        fmax(wgrad_model.time_s - gpu->kernel_launch_s, wgrad_model.bytes / gpu->hbm_Bps) +
+        gpu->kernel_launch_s;
+  }
+  ts_cost wgrad = priced(p, TS_KERNEL_GEMM_FP8_BWD, K, N, M, wgrad_model);
+  c.bwd = ts_cost_add(ts_cost_add(cast_dy, ts_cost_add(dgrad, wgrad)), grad_accum(p, N));
+  if (!is_fused_accum)
+    c.bwd = ts_cost_add(c.bwd, grad_accum(p, K * N));
+  return c;
+}
+
 static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused_accum) {
+  if (p->fp8)
+    return linear_fp8(p, m, n, k, is_fused_accum);
   const ts_gpu *gpu = p->gpu;
   linear_cost c;
   double M = (double)m, N = (double)n, K = (double)k;
@@ -241,6 +290,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   const ts_model *m = &wl->model;
   pricer pr = pricer_of(wl, gpu);
   pr.log = log;
+  pr.fp8 = wl->fp8 != TS_FP8_NONE;
   const pricer *p = &pr;
   double eb = pr.eb;
   long t = wl->tp, bs = wl->micro_batch * m->seq, h = m->hidden;
@@ -285,6 +335,12 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   pr.piece = "attention";
   ts_cost core_f, core_b;
   attention_core(wl, p, &core_f, &core_b);
+  if (pr.fp8) { /* Transformer Engine's amax history and scale update, a kernel per layer and
+                 * pass (ASSUMED; the amax all-reduce over tp x dp is not modelled) */
+    pr.piece = "fp8 scales";
+    core_f = ts_cost_add(core_f, model_only(p, "fp8_scale_update", 0, 0));
+    core_b = ts_cost_add(core_b, model_only(p, "fp8_scale_update_bwd", 0, 0));
+  }
 
   /* Memory-bound kernels: layer norm reads and writes the activation (plus fp32 statistics,
    * negligible), its backward also accumulates the gradients of its weight and bias; bias-
@@ -465,9 +521,10 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
    * scores (ASSUMED: the kernels are Megatron-Core's, not measured here); the permutation
    * gathers each token's rows for its experts (reads the tokens, writes the copies), its
    * backward scatter-adds them back. */
-  pr.piece = "router";
+  pr.piece = "router"; /* in the model's precision; the experts in FP8 with `fp8` */
   linear_cost router =
       linear(p, (long)rows, m->n_experts, m->hidden, wl->gradient_accumulation_fusion);
+  pr.fp8 = wl->fp8 != TS_FP8_NONE;
   double scores = rows * experts, copies = h * sent, own = h * rows;
   out->router = ts_cost_add(
       ts_cost_add(router.fwd, model_only(p, "moe_router_topk", scores, (eb + 8) * scores)),

@@ -22,6 +22,7 @@ extern const char *const ts_precision_names[];
 typedef struct ts_gpu {
   char model[96];
   double peak_flops_per_s[TS_PREC_COUNT]; /* dense matrix peak; 0 = not supported */
+  double peak_fp8_flops_per_s; /* dense FP8 matrix peak (gpu.peak.fp8); 0 = no FP8 */
   double hbm_bytes;
   double hbm_Bps;
   double gemm_ceiling; /* best measured GEMM throughput / peak, 0..1 */

@@ -12,16 +12,25 @@
 #define MAX_AXIS_VALUES 64
 #define MAX_TABLES 16 /* distinct kernel-table files one process loads */
 
-const char *const ts_kernel_names[] = {
-    "gemm_fwd",         "gemm_dgrad",    "gemm_wgrad",        "flash_fwd_causal",
-    "flash_bwd_causal", "flash_fwd",     "flash_bwd",         "bgemm_qk",
-    "bgemm_av",         "softmax_fwd",   "softmax_bwd",       "layer_norm_fwd",
-    "layer_norm_bwd",   "gelu_fwd",      "gelu_bwd",          "dropout_add_fwd",
-    "dropout_add_bwd",  "add_fwd",       "cross_entropy_fwd", "cross_entropy_bwd",
-    "embedding_fwd",    "embedding_bwd", "grad_accum",        "clip_grad_norm",
-    "adam_fused",       "master_copy",   "zero_main_grad",    "adam_foreach",
-    "amp_unscale",      "rms_norm_fwd",  "rms_norm_bwd",      "swiglu_fwd",
-    "swiglu_bwd",       "rope_fwd",      "rope_bwd",          NULL};
+const char *const ts_kernel_names[] = {"gemm_fwd",          "gemm_dgrad",
+                                       "gemm_wgrad",        "flash_fwd_causal",
+                                       "flash_bwd_causal",  "flash_fwd",
+                                       "flash_bwd",         "bgemm_qk",
+                                       "bgemm_av",          "softmax_fwd",
+                                       "softmax_bwd",       "layer_norm_fwd",
+                                       "layer_norm_bwd",    "gelu_fwd",
+                                       "gelu_bwd",          "dropout_add_fwd",
+                                       "dropout_add_bwd",   "add_fwd",
+                                       "cross_entropy_fwd", "cross_entropy_bwd",
+                                       "embedding_fwd",     "embedding_bwd",
+                                       "grad_accum",        "clip_grad_norm",
+                                       "adam_fused",        "master_copy",
+                                       "zero_main_grad",    "adam_foreach",
+                                       "amp_unscale",       "rms_norm_fwd",
+                                       "rms_norm_bwd",      "swiglu_fwd",
+                                       "swiglu_bwd",        "rope_fwd",
+                                       "rope_bwd",          "gemm_fp8_fwd",
+                                       "gemm_fp8_bwd",      NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", NULL};
 
@@ -39,6 +48,8 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   case TS_KERNEL_GEMM_FWD:
   case TS_KERNEL_GEMM_DGRAD:
   case TS_KERNEL_GEMM_WGRAD:
+  case TS_KERNEL_GEMM_FP8_FWD:
+  case TS_KERNEL_GEMM_FP8_BWD:
     return gemm;
   case TS_KERNEL_FLASH_FWD_CAUSAL:
   case TS_KERNEL_FLASH_BWD_CAUSAL:

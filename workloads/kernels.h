@@ -54,6 +54,8 @@ typedef enum ts_kernel_kind {
   TS_KERNEL_SWIGLU_BWD,
   TS_KERNEL_ROPE_FWD, /* elements of Q or K rotated */
   TS_KERNEL_ROPE_BWD,
+  TS_KERNEL_GEMM_FP8_FWD, /* C[m,n] = A[m,k] B[k,n] in FP8 (E4M3 x E4M3), bf16 out */
+  TS_KERNEL_GEMM_FP8_BWD, /* the same, E5M2 gradient x E4M3 (dgrad and wgrad) */
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 

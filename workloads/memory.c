@@ -71,6 +71,15 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double expert_shard = wl->zero_stage >= 1 ? (double)ts_workload_edp(wl) : 1.0;
   double elem = ts_cost_elem_bytes(wl->precision), d = (double)wl->dp;
   out->bytes[TS_MEM_WEIGHTS] = params * elem / (wl->zero_stage >= 3 ? d : 1.0);
+  if (wl->fp8 != TS_FP8_NONE) { /* Transformer Engine's FP8 copy of each layer weight and its
+                                 * transpose (1 + 1 bytes; the embedding and output stay bf16) */
+    double edges =
+        (stage == 0 ? (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden +
+                          ts_workload_position_params(wl)
+                    : 0) +
+        (stage == wl->pp - 1 ? ts_workload_head_params(wl) : 0);
+    out->bytes[TS_MEM_WEIGHTS] += 2.0 * (params - edges);
+  }
   out->bytes[TS_MEM_GRADIENTS] = params * 4.0 / (wl->zero_stage >= 2 ? d : 1.0);
   out->bytes[TS_MEM_OPTIMIZER] =
       ((params - expert) / shard + expert / expert_shard) * (low_precision ? 12.0 : 8.0);

@@ -55,11 +55,17 @@ static const char *const model_keys[] = {"num_layers",
 static const char *const dispatcher_names[] = {"alltoall", NULL};
 static const char *const norm_names[] = {"LayerNorm", "RMSNorm", NULL};
 static const char *const position_names[] = {"learned_absolute", "rope", NULL};
-static const char *const training_keys[] = {"global_batch_size",   "micro_batch_size",
-                                            "precision",           "optimizer",
-                                            "train_tokens",        "gradient_accumulation_fusion",
-                                            "bias_dropout_fusion", "framework",
-                                            "adam_implementation", NULL};
+static const char *const training_keys[] = {"global_batch_size",
+                                            "micro_batch_size",
+                                            "precision",
+                                            "optimizer",
+                                            "train_tokens",
+                                            "gradient_accumulation_fusion",
+                                            "bias_dropout_fusion",
+                                            "framework",
+                                            "adam_implementation",
+                                            "fp8",
+                                            NULL};
 static const char *const parallel_keys[] = {"tensor",
                                             "pipeline",
                                             "data",
@@ -84,6 +90,7 @@ static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 const char *const ts_framework_names[] = {"megatron", "pytorch", NULL};
 const char *const ts_adam_implementation_names[] = {"fused", "foreach", NULL};
+const char *const ts_fp8_names[] = {"none", "e4m3", "hybrid", NULL};
 
 /* Largest value for sizes and counts: keeps every product below 2^63 (checked again where
  * products are formed). */
@@ -392,6 +399,17 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
                       r->err) < 0)
     return -1;
   wl->adam_implementation = (ts_adam_implementation)adam;
+  int fp8 = TS_FP8_NONE;
+  int rc_fp8 = ts_doc_get_enum(r->doc, t, "fp8", ts_fp8_names, &fp8, r->err);
+  if (rc_fp8 < 0)
+    return -1;
+  wl->fp8 = (ts_fp8)fp8;
+  l->fp8 = rc_fp8 == 1 ? here(r, t, "fp8") : l->precision;
+  if (wl->fp8 != TS_FP8_NONE && wl->precision != TS_PREC_BF16 && wl->precision != TS_PREC_FP16)
+    return ts_err_at(r->err, l->fp8,
+                     "fp8 runs the linear layers' GEMMs in FP8 beside a bf16 or fp16 model, but "
+                     "precision is %s",
+                     ts_precision_names[wl->precision]);
   /* Megatron-LM fuses both by default; plain PyTorch runs each operation as its own kernel. */
   wl->gradient_accumulation_fusion = wl->bias_dropout_fusion = fw == TS_FRAMEWORK_MEGATRON;
   if (ts_doc_get_bool(r->doc, t, "gradient_accumulation_fusion", &wl->gradient_accumulation_fusion,

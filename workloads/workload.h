@@ -82,7 +82,7 @@ typedef struct ts_workload_locs {
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
-  ts_loc moe_capacity_factor;
+  ts_loc moe_capacity_factor, fp8;
 } ts_workload_locs;
 
 /* The training framework, for what differs in how it runs a step: its default kernel fusions,
@@ -98,6 +98,11 @@ extern const char *const ts_framework_names[]; /* "megatron", "pytorch" */
 typedef enum ts_adam_implementation { TS_ADAM_FUSED, TS_ADAM_FOREACH } ts_adam_implementation;
 extern const char *const ts_adam_implementation_names[]; /* "fused", "foreach" */
 
+/* FP8 GEMMs as Transformer Engine runs them (Megatron-Core's fp8): none, E4M3 everywhere, or
+ * hybrid (E4M3 forward, E5M2 gradients). */
+typedef enum ts_fp8 { TS_FP8_NONE, TS_FP8_E4M3, TS_FP8_HYBRID } ts_fp8;
+extern const char *const ts_fp8_names[]; /* "none", "e4m3", "hybrid" */
+
 typedef struct ts_workload {
   char name[64];
   ts_model model;
@@ -107,6 +112,7 @@ typedef struct ts_workload {
   double train_tokens; /* 0 = not given */
   ts_framework framework;
   ts_adam_implementation adam_implementation;
+  ts_fp8 fp8; /* the linear layers' GEMMs in FP8 (the rest stays in `precision`) */
   /* Megatron-LM's kernel fusions (its defaults: both on; framework pytorch: both off).
    * gradient_accumulation_fusion: weight gradients accumulate into the fp32 main_grad inside the
    * GEMM; off, as in plain PyTorch, a separate kernel adds each bf16 weight gradient to it.

@@ -16,6 +16,8 @@ them (bf16, PyTorch eager, flash attention forced):
     fused and foreach AdamW, fp16's unscale, master-to-bf16 copy, zeroing) over GPT-shaped
     parameter sets;
   * Llama blocks' memory-bound kernels: RMSNorm, SwiGLU, the rotary embedding (eager);
+  * FP8 GEMMs as Transformer Engine runs them (torch._scaled_mm: E4M3 forward, E5M2 x E4M3
+    backward);
   * time outside kernels: the GPU's gap between kernels of a CUDA graph, PyTorch's CPU time
     per eager operation, and the CPU time of a tiny GPT's layer (forward, backward), microbatch
     and iteration, where the GPU is idle most of the time.
@@ -415,6 +417,36 @@ def llama_tables():
         spec(t, make, 4)
 
 
+# ---- FP8 GEMMs ----------------------------------------------------------------------------
+FP8_DIMS = [512, 1024, 2048, 4096, 8192, 16384, 32768]
+
+
+def fp8_tables():
+    """Transformer Engine's FP8 GEMMs on Hopper (cuBLASLt through torch._scaled_mm, per-tensor
+    scales, bf16 output): the forward as TE runs it, E4M3 x E4M3 with fast accumulation; the
+    backward's input and weight gradients, E5M2 gradient x E4M3 (the hybrid recipe) with split
+    accumulation, as TE's dgrad and wgrad GEMMs. Both operands are laid out as cuBLASLt wants
+    them (TE keeps transposed FP8 copies for that), so one grid over (m, n, k) serves every
+    GEMM of a pass."""
+    e4m3, e5m2 = torch.float8_e4m3fn, torch.float8_e5m2
+    for name, a_dtype, fast, what in (
+            ("gemm_fp8_fwd", e4m3, True, "E4M3 x E4M3, fast accumulation (forward)"),
+            ("gemm_fp8_bwd", e5m2, False, "E5M2 x E4M3, split accumulation (backward)")):
+        t = Table(name, f"C[m,n] = A[m,k] B[k,n], {what}, bf16 out (torch._scaled_mm)",
+                  [("m", FP8_DIMS), ("n", FP8_DIMS), ("k", FP8_DIMS)])
+
+        def make(m, n, k, a_dtype=a_dtype, fast=fast):
+            if not fits((m, k), (n, k), (m, n)) or 2 * m * n * k > 1 << 46:
+                return None
+            a = rand(m, k).to(a_dtype)
+            b = rand(n, k).to(e4m3).t()  # column-major (k, n), as cuBLASLt's FP8 GEMM needs
+            one = torch.ones((), device=dev, dtype=torch.float32)
+            return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=bf16,
+                                            use_fast_accum=fast)
+
+        spec(t, make, 10)
+
+
 def layer_shapes(h):
     return [(3 * h, h), (3 * h,), (h, h), (h,), (4 * h, h), (4 * h,), (h, 4 * h), (h,),
             (h,), (h,), (h,), (h,)]
@@ -663,7 +695,7 @@ def time_taken(started):
 
 
 SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
-            ("optimizer", optimizer_tables), ("llama", llama_tables)]
+            ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables)]
 
 
 def child(args):

@@ -27,6 +27,9 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = "h200.yaml"
 H200 = {"peak_tf": 989.4, "hbm_TBps": 4.8}  # NVIDIA H200 datasheet (dense bf16, HBM3e)
+# FP8 tables (gemm_fp8_*) go only to GPUs with FP8 tensor cores (the H100: the H200's GH100
+# compute); the MI250X and the A100 have none.
+FP8_TARGETS = ("h100.yaml",)
 TARGETS = {
     # name: (device, peak bf16 TFLOPS, HBM TB/s, citation)
     "mi250x.yaml": ("AMD Instinct MI250X GCD", 191.5, 1.6,
@@ -129,6 +132,8 @@ def derive(src, name, device, peak_tf, hbm_TBps, cite):
         out.append(f"  {k}: {v}")
     out.append("tables:")
     for tname, t in src["tables"].items():
+        if tname.startswith("gemm_fp8_") and name not in FP8_TARGETS:
+            continue
         ratio = (H200["peak_tf"] / peak_tf) if tname.startswith(COMPUTE) else (
             H200["hbm_TBps"] / hbm_TBps)
         times = [None if v is None else float(v) for v in t["time_us"]]

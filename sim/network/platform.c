@@ -102,7 +102,10 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
   int peak = ts_doc_get(doc, g, "peak");
   if (peak == 0)
     return ts_doc_missing(doc, g, "gpu", "peak", err);
-  if (ts_doc_check_map(doc, peak, "peak", ts_precision_names, err) != 0)
+  static const char *const peak_keys[] = {"bf16", "fp16", "fp32", "fp64", "fp8", NULL};
+  if (ts_doc_check_map(doc, peak, "peak", peak_keys, err) != 0 ||
+      ts_doc_get_unit(doc, peak, "fp8", TS_UNITS_FLOP_RATE, false, &gpu->peak_fp8_flops_per_s,
+                      err) < 0)
     return -1;
   bool any = false;
   for (int p = 0; p < TS_PREC_COUNT; p++) {

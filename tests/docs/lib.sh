@@ -4,5 +4,5 @@
 # one a line, each with PREFIX before it.
 accepted_keys() { # FILE ARRAY PREFIX
   awk -v a="$2" '$0 ~ "const " a "\\[\\] = " { on = 1 } on { print } on && /};/ { exit }' "$1" |
-    grep -o '"[a-z_]*"' | tr -d '"' | sed "s/^/$3/"
+    grep -o '"[a-z0-9_]*"' | tr -d '"' | sed "s/^/$3/"
 }

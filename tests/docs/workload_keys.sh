@@ -9,7 +9,7 @@ bin=${1:?usage: workload_keys.sh TRAINSIM}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
-documented=$(grep -o '^| `[^|]*|' workloads/README.md | grep -o '`[a-z_.]*`' | tr -d '`')
+documented=$(grep -o '^| `[^|]*|' workloads/README.md | grep -o '`[a-z0-9_.]*`' | tr -d '`')
 [ "$(wc -l <<<"$documented")" -ge 20 ] || { echo "workload_keys.sh: too few keys read" >&2; exit 1; }
 for key in $documented; do
   section=${key%%.*} name=${key#*.}

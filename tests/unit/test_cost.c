@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <stdlib.h>
 
 #include "../../workloads/cost.h"
 #include "../../workloads/schedule.h"
@@ -165,12 +166,57 @@ static void test_optimizer_bytes(void **state) {
   assert_int_equal(fp16.n_kernels, 6);
 }
 
+/* FP8 (Transformer Engine): the same matrix FLOPs; each linear layer's GEMMs at the FP8 peak on
+ * 1-byte operands and a bf16 result (the roofline: no kernel table here), beside a fused cast of
+ * its input with the transpose (4 bytes an element) and 1 / m of its weight's cast; the
+ * attention core unchanged. */
+static void test_fp8(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  g.peak_fp8_flops_per_s = 2 * g.peak_flops_per_s[TS_PREC_BF16];
+  ts_workload wl = test_workload(4, 8192, 64, 4096, 50257, 1, 1, 1, 8, 1);
+  ts_layer_cost bf16, fp8;
+  ts_cost_layer(&wl, &g, &bf16);
+  wl.fp8 = TS_FP8_HYBRID;
+  ts_cost_layer(&wl, &g, &fp8);
+  assert_rel(fp8.mlp.flops, bf16.mlp.flops, 1e-12);
+  assert_rel(fp8.attn_core_fwd.flops, bf16.attn_core_fwd.flops, 1e-12);
+  ts_kernel_log log = {0};
+  ts_cost_layer_kernels(&wl, &g, &log);
+  double m = 4096, f = 4 * 8192, h = 8192, micro = 8; /* FC1: 4096 x 32768 x 8192 */
+  int seen = 0;
+  for (int i = 0; i < log.n; i++) {
+    const ts_kernel_row *r = &log.rows[i];
+    if (strcmp(r->piece, "fc1") != 0)
+      continue;
+    if (strcmp(r->kernel, "gemm_fp8_fwd") == 0) {
+      double eff = ts_cost_gemm_efficiency(&g, 1, (long)m, (long)f);
+      double t = fmax(2 * m * f * h / (g.peak_fp8_flops_per_s * eff),
+                      (m * h + h * f + 2 * m * f) / g.hbm_Bps);
+      assert_rel(r->time_s, t + g.kernel_launch_s, 1e-12);
+      seen++;
+    } else if (strcmp(r->kernel, "fp8_cast_transpose") == 0) {
+      assert_rel(r->bytes, 4 * m * h, 1e-12);
+      seen++;
+    } else if (strcmp(r->kernel, "fp8_cast_weight") == 0) {
+      assert_rel(r->bytes, 4 * h * f / micro, 1e-12);
+      seen++;
+    } else {
+      assert_true(strncmp(r->kernel, "gemm_", 5) != 0 || strstr(r->kernel, "fp8") != NULL);
+    }
+  }
+  assert_int_equal(seen, 3);
+  free(log.rows);
+  assert_true(fp8.mlp.time_s < 0.7 * bf16.mlp.time_s); /* GEMM-bound: about half */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_layer_flops),
                                      cmocka_unit_test(test_gemm_quantisation),
                                      cmocka_unit_test(test_hardware_flops_match_megatron),
                                      cmocka_unit_test(test_params),
                                      cmocka_unit_test(test_model_flops),
-                                     cmocka_unit_test(test_optimizer_bytes)};
+                                     cmocka_unit_test(test_optimizer_bytes),
+                                     cmocka_unit_test(test_fp8)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
