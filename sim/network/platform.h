@@ -13,9 +13,9 @@
 #include "../../workloads/err.h"
 #include "../../workloads/gpu.h"
 
-#define TS_PLATFORM_MAX_GPUS_PER_NODE 16
+#define TS_PLATFORM_MAX_GPUS_PER_NODE 72 /* a GB200 NVL72 rack is one NVLink domain */
 #define TS_PLATFORM_MAX_NODE_LINKS 128
-#define TS_PLATFORM_MAX_NICS 16
+#define TS_PLATFORM_MAX_NICS 72
 
 typedef struct ts_node_link {
   int gpu_a, gpu_b; /* local indices, a < b */
