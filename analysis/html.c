@@ -138,7 +138,9 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
   kv_row(f, "platform", "%s, %ld x %s", info->platform_name, wl->n_gpus, info->gpu_model);
   kv_row(f, "model", "%s: %ld layers, hidden %ld, %ld heads, sequence %ld, vocabulary %ld",
          wl->name, md->n_layers, md->hidden, md->n_heads, md->seq, md->vocab);
-  kv_row(f, "layout", "TP %ld x PP %ld x DP %ld", wl->tp, wl->pp, wl->dp);
+  char layout[128];
+  ts_workload_layout_label(wl, layout, sizeof layout);
+  kv_row(f, "layout", "%s", layout);
   kv_row(f, "batch", "global %ld sequences, micro-batch %ld, %ld microbatches per pipeline",
          wl->global_batch, wl->micro_batch, ts_workload_microbatches(wl));
   char schedule[64];

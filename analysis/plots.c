@@ -23,6 +23,7 @@ const char *const ts_plot_category_colors[TS_CAT_COUNT] = {
     "#e15759", /* pp */
     "#76b7b2", /* dp */
     "#9c755f", /* ep */
+    "#ff9da7", /* cp */
     "#bab0ac", /* bubble */
     "#e8e8e8", /* idle */
 };

@@ -76,12 +76,13 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
                        const ts_metrics *m) {
   fprintf(out, "trainsim: %s on %s, %ld x %s\n", wl->name, info->platform_name, wl->n_gpus,
           info->gpu_model);
-  char schedule[64];
+  char schedule[64], layout[128];
   ts_workload_schedule_label(wl, schedule, sizeof schedule);
+  ts_workload_layout_label(wl, layout, sizeof layout);
   fprintf(out,
-          "layout: TP %ld x PP %ld x DP %ld, %s, %ld microbatches of %ld per pipeline, "
+          "layout: %s, %s, %ld microbatches of %ld per pipeline, "
           "recompute %s, ZeRO-%d, fidelity %s, placement %s\n\n",
-          wl->tp, wl->pp, wl->dp, schedule, ts_workload_microbatches(wl), wl->micro_batch,
+          layout, schedule, ts_workload_microbatches(wl), wl->micro_batch,
           ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity, info->placement);
   ts_report_row rows[TS_REPORT_MAX_ROWS];
   int n = ts_report_summary_rows(wl, m, rows);
@@ -197,6 +198,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "tensor", wl->tp, &k);
   json_long(f, 4, "pipeline", wl->pp, &k);
   json_long(f, 4, "data", wl->dp, &k);
+  json_long(f, 4, "context", wl->cp, &k);
   if (wl->model.n_experts > 0) {
     json_long(f, 4, "expert", wl->ep, &k);
     json_long(f, 4, "expert_tensor", ts_workload_etp(wl), &k);

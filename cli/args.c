@@ -9,6 +9,7 @@
 
 const char *const ts_args_override_options[] = {"--tp",
                                                 "--pp",
+                                                "--cp",
                                                 "--ep",
                                                 "--etp",
                                                 "--micro-batch-size",
@@ -148,6 +149,9 @@ int ts_args_override(const char *flag, const char *value, ts_overrides *ov, ts_e
   } else if (strcmp(flag, "--pp") == 0) {
     rc = ts_args_count(flag, value, 1, max, &ov->pp, err);
     ov->is_pp_set = true;
+  } else if (strcmp(flag, "--cp") == 0) {
+    rc = ts_args_count(flag, value, 1, max, &ov->cp, err);
+    ov->is_cp_set = true;
   } else if (strcmp(flag, "--ep") == 0) {
     rc = ts_args_count(flag, value, 1, max, &ov->ep, err);
     ov->is_ep_set = true;

@@ -52,12 +52,12 @@ int ts_memory_cmd_main(int argc, char **argv) {
     return rc < 0 ? 0 : rc;
   ts_metrics mem;
   ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
-  char schedule[64];
+  char schedule[64], layout[128];
   ts_workload_schedule_label(&wl, schedule, sizeof schedule);
-  printf(
-      "trainsim memory: %s, TP %ld x PP %ld x DP %ld = %ld GPUs, %s, recompute %s, ZeRO-%d%s\n\n",
-      wl.name, wl.tp, wl.pp, wl.dp, wl.n_gpus, schedule, ts_recompute_names[wl.recompute],
-      wl.zero_stage, wl.sequence_parallel ? ", sequence parallel" : "");
+  ts_workload_layout_label(&wl, layout, sizeof layout);
+  printf("trainsim memory: %s, %s = %ld GPUs, %s, recompute %s, ZeRO-%d%s\n\n", wl.name, layout,
+         wl.n_gpus, schedule, ts_recompute_names[wl.recompute], wl.zero_stage,
+         wl.sequence_parallel ? ", sequence parallel" : "");
   ts_report_memory(stdout, &wl, &mem);
   printf("peak: %.2f GiB per GPU on stage %ld: %s\n",
          mem.stage_memory[mem.peak_memory_stage].total_bytes / GIB, mem.peak_memory_stage,
@@ -69,10 +69,10 @@ int ts_memory_cmd_main(int argc, char **argv) {
                                 &smallest) == 0) {
     long stage = 0;
     double peak = ts_memory_peak(&smallest, &stage);
-    printf("\nfewest GPUs that fit (%.1f GiB each): TP %ld x PP %ld x DP %ld = %ld GPUs, peak "
-           "%.2f GiB on stage %ld\n",
-           pf.gpu.hbm_bytes / GIB, smallest.tp, smallest.pp, smallest.dp, smallest.n_gpus,
-           peak / GIB, stage);
+    char label[128];
+    ts_workload_layout_label(&smallest, label, sizeof label);
+    printf("\nfewest GPUs that fit (%.1f GiB each): %s = %ld GPUs, peak %.2f GiB on stage %ld\n",
+           pf.gpu.hbm_bytes / GIB, label, smallest.n_gpus, peak / GIB, stage);
   } else {
     printf("\nno layout with TP up to %ld fits in %.1f GiB per GPU on platform '%s'\n", max_tp,
            pf.gpu.hbm_bytes / GIB, pf.name);

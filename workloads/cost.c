@@ -219,22 +219,72 @@ static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused
  * AV. Backward FLOPs are twice the forward, as in Megatron's count (which counts the whole
  * s x s square; a causal flash kernel skips the blocks above the diagonal, which its measured
  * time shows). */
+/* Flash attention of b x heads/t heads, queries of S tokens against keys of S' = share x S
+ * (share 1: causal on the diagonal block; share 1/2: half a full block, as a load-balanced
+ * context-parallel step sees), priced from the table's causal or full kernels at S and scaled
+ * by share (ASSUMED for the half blocks: the time of a full S x S block, halved). */
+static void flash_block(const ts_workload *wl, const pricer *p, double S, bool causal, double share,
+                        ts_cost *fwd, ts_cost *bwd) {
+  const ts_gpu *gpu = p->gpu;
+  const ts_model *m = &wl->model;
+  double eb = p->eb, b = (double)wl->micro_batch, heads = (double)(m->n_heads / wl->tp);
+  double kv_heads = (double)(m->n_query_groups / wl->tp), B = b * heads;
+  double D = (double)ts_workload_qk_head_dim(wl), Dv = (double)ts_workload_v_head_dim(wl);
+  double qkvo = eb * b * S * ((D + Dv) * heads + (D + Dv) * kv_heads);
+  double flops = 2.0 * B * S * S * (D + Dv);
+  double rate = p->peak * ts_cost_gemm_efficiency(gpu, (long)B, (long)S, (long)S);
+  *fwd = priced(p, causal ? TS_KERNEL_FLASH_FWD_CAUSAL : TS_KERNEL_FLASH_FWD, B, S, D,
+                kernel(gpu, flops, rate, qkvo));
+  *bwd = priced(p, causal ? TS_KERNEL_FLASH_BWD_CAUSAL : TS_KERNEL_FLASH_BWD, B, S, D,
+                kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * b * S * Dv * heads));
+  if (share != 1) {
+    ts_cost *c[] = {fwd, bwd};
+    for (int i = 0; i < 2; i++) {
+      c[i]->time_s *= share;
+      c[i]->flops *= share;
+      c[i]->bytes *= share;
+    }
+  }
+}
+
+/* The attention core of a context-parallel rank (ring attention as Transformer Engine runs it,
+ * with causal load balancing): the rank's 2 chunks of s / 2cp queries meet the keys of all cp
+ * ranks in cp steps: its own (a causal block of s / cp) and cp - 1 others, each half a full
+ * s / cp block (either both query chunks against the earlier key chunk, or the later query
+ * chunk against both). FLOPs: Megatron's count of the whole s x s square, divided by cp. */
+static void context_parallel_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
+                                  ts_cost *bwd) {
+  double local = (double)ts_workload_local_seq(wl), cp = (double)wl->cp;
+  ts_cost own_f, own_b, step_f, step_b;
+  flash_block(wl, p, local, true, 1, &own_f, &own_b);
+  flash_block(wl, p, local, false, 0.5, &step_f, &step_b);
+  *fwd = own_f;
+  *bwd = own_b;
+  for (long i = 1; i < wl->cp; i++) {
+    *fwd = ts_cost_add(*fwd, step_f);
+    *bwd = ts_cost_add(*bwd, step_b);
+  }
+  double D = (double)ts_workload_qk_head_dim(wl), Dv = (double)ts_workload_v_head_dim(wl);
+  double B = (double)wl->micro_batch * (double)(wl->model.n_heads / wl->tp);
+  double S = (double)wl->model.seq;
+  fwd->flops = 2.0 * B * S * S * (D + Dv) / cp;
+  bwd->flops = 2.0 * fwd->flops;
+}
+
 static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd, ts_cost *bwd) {
   const ts_gpu *gpu = p->gpu;
   const ts_model *m = &wl->model;
   double peak = p->peak, eb = p->eb;
   long b = wl->micro_batch, s = m->seq, heads = m->n_heads / wl->tp;
   long d = ts_workload_qk_head_dim(wl), dv = ts_workload_v_head_dim(wl);
-  long kv_heads = m->n_query_groups / wl->tp;
   long batch = b * heads;
   double B = (double)batch, S = (double)s, D = (double)d, Dv = (double)dv;
+  if (wl->cp > 1) { /* flash attention: ts_workload_resolve requires it with cp */
+    context_parallel_core(wl, p, fwd, bwd);
+    return;
+  }
   if (wl->flash_attention) { /* the table's head dimension is the query's and key's */
-    double qkvo = eb * (double)b * S * ((D + Dv) * (double)heads + (D + Dv) * (double)kv_heads);
-    double flops = 2.0 * B * S * S * (D + Dv);
-    double rate = peak * ts_cost_gemm_efficiency(gpu, batch, s, s);
-    *fwd = priced(p, TS_KERNEL_FLASH_FWD_CAUSAL, B, S, D, kernel(gpu, flops, rate, qkvo));
-    *bwd = priced(p, TS_KERNEL_FLASH_BWD_CAUSAL, B, S, D,
-                  kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * (double)b * S * Dv * (double)heads));
+    flash_block(wl, p, S, true, 1, fwd, bwd);
     return;
   }
   double scores = B * S * S;
@@ -293,7 +343,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   pr.fp8 = wl->fp8 != TS_FP8_NONE;
   const pricer *p = &pr;
   double eb = pr.eb;
-  long t = wl->tp, bs = wl->micro_batch * m->seq, h = m->hidden;
+  long t = wl->tp, bs = wl->micro_batch * ts_workload_local_seq(wl), h = m->hidden;
   long d = ts_workload_qk_head_dim(wl), dv = ts_workload_v_head_dim(wl);
   double act = (double)bs * (double)h; /* elements of one b x s x h activation */
   bool fused = wl->gradient_accumulation_fusion;
@@ -406,6 +456,12 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   out->mlp = ts_cost_add(ts_cost_add(fc1.fwd, gelu), fc2.fwd);
   out->mlp_bwd = ts_cost_add(ts_cost_add(fc2.bwd, gelu_b), fc1.bwd);
   out->attn_core_fwd = core_f;
+  out->attn_core_bwd = core_b;
+  /* Context parallelism: each rank's keys and values (s / cp tokens of the query groups' or,
+   * with MLA, the heads' widths), gathered around the ring: the all-gather's whole buffer. */
+  out->cp_kv_bytes = wl->cp > 1 ? eb * (double)bs * (double)(m->n_query_groups / t) *
+                                      (double)(d + dv) * (double)wl->cp
+                                : 0;
   out->share_attn_in = share(qkv_in.fwd, out->attn);
   out->share_attn_out = share(proj.fwd, out->attn);
   out->share_mlp_in = share(fc1.fwd, out->mlp);
@@ -422,7 +478,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
    * weights' all-gather, and in backward their gradients' reduce-scatter) and FSDP's work per
    * wrapped unit (a layer), taken as half in each pass (ASSUMED). */
   const ts_software *sw = &gpu->software;
-  bool zero3 = wl->zero_stage == 3 && wl->dp > 1;
+  bool zero3 = wl->zero_stage == 3 && ts_workload_dp_cp(wl) > 1;
   double tp_calls = t > 1 ? (wl->sequence_parallel ? 4 : 2) : 0;
   double fsdp_s = zero3 && wl->framework == TS_FRAMEWORK_PYTORCH ? gpu->fsdp_unit_s / 2 : 0;
   double launch_fwd_s = (tp_calls + zero3) * gpu->collective_launch_s + fsdp_s;
@@ -447,8 +503,11 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     int n = 0;
     for (int i = 0; i < 6; i++)
       n += b[i]->n_kernels;
+    double before = out->attn_bwd.time_s;
     host_bound(
         b, 6, (double)n * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward + launch_bwd_s);
+    if (before > 0) /* the core is part of attn_bwd: stretched with it */
+      out->attn_core_bwd.time_s *= out->attn_bwd.time_s / before;
   }
 }
 
@@ -509,7 +568,7 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
   const pricer *p = &pr;
   double eb = pr.eb, h = (double)m->hidden, experts = (double)m->n_experts;
   long t = wl->tp, etp = ts_workload_etp(wl), local = m->n_experts / wl->ep;
-  double bs = (double)(wl->micro_batch * m->seq), rows = bs / (double)t;
+  double bs = (double)(wl->micro_batch * ts_workload_local_seq(wl)), rows = bs / (double)t;
   double factor = ts_workload_moe_token_factor(wl), sent = rows * (double)m->moe_topk * factor;
   out->tokens = sent * (double)etp;
   out->dispatch_bytes = wl->ep > 1 ? eb * h * sent : 0;
@@ -600,7 +659,7 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
   pricer pr = pricer_of(wl, gpu);
   const pricer *p = &pr;
   double eb = pr.eb;
-  long t = wl->tp, bs = wl->micro_batch * m->seq, h = m->hidden;
+  long t = wl->tp, bs = wl->micro_batch * ts_workload_local_seq(wl), h = m->hidden;
   long v = ts_workload_padded_vocab(wl) / t;
   double act = (double)bs * (double)h, logits = (double)bs * (double)v;
   double word = (double)v * (double)h, pos = (double)m->seq * (double)h;
@@ -740,7 +799,7 @@ void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
   ts_cost_layer(wl, gpu, &l);
   ts_cost_moe(wl, gpu, &moe);
   ts_cost_edges(wl, gpu, &e);
-  double shard = wl->zero_stage >= 1 ? (double)wl->dp : 1.0;
+  double shard = wl->zero_stage >= 1 ? (double)ts_workload_dp_cp(wl) : 1.0;
   /* A MoE model's layer: its MoE MLP in place of the dense one. */
   bool is_moe = wl->model.n_experts > 0;
   ts_cost none = {0};

@@ -38,6 +38,8 @@ typedef struct ts_layer_cost {
   ts_cost ln1, attn, bda1, ln2, mlp, bda2; /* forward */
   ts_cost ln1_bwd, attn_bwd, bda1_bwd, ln2_bwd, mlp_bwd, bda2_bwd; /* backward */
   ts_cost attn_core_fwd; /* the attention core alone: what selective recompute redoes */
+  ts_cost attn_core_bwd; /* its backward (part of attn_bwd) */
+  double cp_kv_bytes; /* context parallelism: the keys and values all cp ranks gather (0: cp 1) */
   /* The GEMMs next to the tensor-parallel collectives, as shares of their piece's time (what
    * tp_comm_overlap hides the collectives under): forward QKV and projection of attn, FC1 and
    * FC2 of mlp; backward the projection's and QKV's input gradients of attn_bwd, FC2's and

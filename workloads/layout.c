@@ -2,7 +2,7 @@
 #include "layout.h"
 
 static long axis_size(const ts_workload *wl, ts_axis a) {
-  return a == TS_AXIS_TP ? wl->tp : a == TS_AXIS_DP ? wl->dp : wl->pp;
+  return a == TS_AXIS_TP ? wl->tp : a == TS_AXIS_DP ? ts_workload_dp_cp(wl) : wl->pp;
 }
 
 static long *axis_field(ts_coords *c, ts_axis a) {

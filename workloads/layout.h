@@ -9,6 +9,9 @@
 
 #include "workload.h"
 
+/* dp is the rank's index among the dp x cp ranks of its (tp, pp): its context-parallel rank is
+ * dp mod cp, its data-parallel replica dp / cp (Megatron-Core's order tp-cp-dp-pp, context
+ * inside data). They hold the same weights, so the data-parallel axis groups all of them. */
 typedef struct ts_coords {
   long tp, dp, pp;
 } ts_coords;

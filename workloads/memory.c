@@ -11,7 +11,8 @@ const char *const ts_mem_category_names[] = {"weights",     "gradients", "optimi
 /* A layer's activations; moe: with a mixture-of-experts MLP. */
 static double layer_activations(const ts_workload *wl, bool moe) {
   const ts_model *m = &wl->model;
-  double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
+  /* s: the tokens of a sequence the rank holds (context parallelism splits them) */
+  double s = (double)ts_workload_local_seq(wl), b = (double)wl->micro_batch, h = (double)m->hidden;
   double t = (double)wl->tp, a = (double)m->n_heads;
   /* Korthikanti et al. Table 2, in units of sbh (2 bytes a value, 1 a dropout mask): 10 are
    * replicated across TP ranks unless sequence parallelism shards them too (the two norms'
@@ -67,9 +68,9 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double params = ts_cost_stage_params(wl, stage), expert = ts_cost_stage_expert_params(wl, stage);
   bool low_precision = wl->precision != TS_PREC_FP32;
   /* The distributed optimizer shards the experts' states over expert data parallelism. */
-  double shard = wl->zero_stage >= 1 ? (double)wl->dp : 1.0;
+  double shard = wl->zero_stage >= 1 ? (double)ts_workload_dp_cp(wl) : 1.0;
   double expert_shard = wl->zero_stage >= 1 ? (double)ts_workload_edp(wl) : 1.0;
-  double elem = ts_cost_elem_bytes(wl->precision), d = (double)wl->dp;
+  double elem = ts_cost_elem_bytes(wl->precision), d = (double)ts_workload_dp_cp(wl);
   out->bytes[TS_MEM_WEIGHTS] = params * elem / (wl->zero_stage >= 3 ? d : 1.0);
   if (wl->fp8 != TS_FP8_NONE) { /* Transformer Engine's FP8 copy of each layer weight and its
                                  * transpose (1 + 1 bytes; the embedding and output stay bf16) */
@@ -87,10 +88,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
          word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden;
   out->bytes[TS_MEM_BUFFERS] = 0;
   double embedding = word + ts_workload_position_params(wl);
-  if (wl->zero_stage == 3 && wl->dp > 1) /* the first gather carries the embedding too */
+  if (wl->zero_stage == 3 && d > 1) /* the first gather carries the embedding too */
     out->bytes[TS_MEM_BUFFERS] =
         elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);
-  else if (wl->zero_stage == 2 && wl->dp > 1)
+  else if (wl->zero_stage == 2 && d > 1)
     out->bytes[TS_MEM_BUFFERS] = wl->dp_bucket_bytes > 0 && wl->dp_bucket_bytes < 4.0 * params
                                      ? wl->dp_bucket_bytes
                                      : 4.0 * params;
@@ -102,7 +103,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double logits_in_flight = wl->schedule == TS_SCHED_GPIPE ? (double)micro : 1.0;
   double layers = (double)ts_workload_stage_layers(wl, stage);
   double moe_layers = (double)ts_workload_stage_moe_layers(wl, stage);
-  double s = (double)m->seq, b = (double)wl->micro_batch, h = (double)m->hidden;
+  double s = (double)ts_workload_local_seq(wl), b = (double)wl->micro_batch, h = (double)m->hidden;
   double dense = ts_memory_layer_activations(wl);
   double moe = moe_layers > 0 ? ts_memory_moe_layer_activations(wl) : 0;
   double all = (layers - moe_layers) * dense + moe_layers * moe;
@@ -154,7 +155,7 @@ int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus,
   long best_gpus = 0;
   for (long tp = 1; tp <= max_tp; tp++) {
     if (m->n_heads % tp != 0 || m->n_query_groups % tp != 0 || m->ffn_hidden % tp != 0 ||
-        (wl->sequence_parallel && m->seq % tp != 0))
+        (wl->sequence_parallel && ts_workload_local_seq(wl) % tp != 0))
       continue;
     for (long pp = 1; pp <= m->n_layers; pp++) {
       bool interleaved = wl->virtual_stages > 1;
@@ -162,7 +163,7 @@ int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus,
           (interleaved && (pp < 2 || m->n_layers % (pp * wl->virtual_stages) != 0)))
         continue;
       for (long dp = 1; dp * wl->micro_batch <= wl->global_batch; dp++) {
-        long gpus = tp * pp * dp;
+        long gpus = tp * pp * dp * wl->cp; /* context parallelism kept as given */
         if (gpus > max_gpus || (best_gpus > 0 && gpus > best_gpus))
           break; /* larger dp only adds GPUs */
         if (wl->global_batch % (wl->micro_batch * dp) != 0 ||

@@ -9,8 +9,9 @@
 #include "memory.h"
 #include "result.h"
 
-const char *const ts_category_names[] = {"compute", "recompute", "optimizer", "tp_comm", "pp_comm",
-                                         "dp_comm", "ep_comm",   "bubble",    "idle",    NULL};
+const char *const ts_category_names[] = {"compute", "recompute", "optimizer", "tp_comm",
+                                         "pp_comm", "dp_comm",   "ep_comm",   "cp_comm",
+                                         "bubble",  "idle",      NULL};
 const char *const ts_algorithm_names[] = {"ring", "hierarchical", "pairwise", "tree", NULL};
 const char *const ts_coll_op_names[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all",
                                         NULL};
@@ -264,14 +265,24 @@ static ts_cost part(ts_cost c, double share) {
   return c;
 }
 
-/* A tensor-parallel collective that runs under the GEMM g beside it (tp_comm_overlap): one
- * event holding both, which the engines play as max(collective, GEMM) plus one chunk of the
- * shorter, the pipeline's fill (Transformer Engine splits both into tp chunks). */
-static void tp_overlapped(tpl *t, ts_coll_op op, double bytes, ts_cost g, ts_category cat) {
+/* c without `core`, a part of it. */
+static ts_cost minus(ts_cost c, ts_cost core) {
+  c.time_s -= core.time_s;
+  c.flops -= core.flops;
+  c.bytes -= core.bytes;
+  return c;
+}
+
+/* A collective that runs under the compute g beside it, split into as many chunks as the group
+ * has ranks (tp_comm_overlap's GEMM chunks; ring attention's steps): one event holding both,
+ * which the engines play as max(collective, compute) plus one chunk of the shorter, the
+ * pipeline's fill; the collective's exposed time counts as comm_cat. */
+static void overlapped(tpl *t, ts_coll_op op, ts_group_kind group, ts_category comm_cat,
+                       double bytes, ts_cost g, ts_category cat) {
   ts_event e = {.kind = TS_EV_COLL,
-                .category = TS_CAT_TP,
+                .category = (uint8_t)comm_cat,
                 .coll_op = (uint8_t)op,
-                .group = TS_GROUP_TP,
+                .group = (uint8_t)group,
                 .op = (uint8_t)t->op,
                 .layer_first = t->layer,
                 .layer_last = t->layer,
@@ -280,6 +291,43 @@ static void tp_overlapped(tpl *t, ts_coll_op op, double bytes, ts_cost g, ts_cat
                 .flops = g.flops,
                 .bytes = bytes};
   push(t, e);
+}
+
+/* A tensor-parallel collective under the GEMM g beside it (tp_comm_overlap: Transformer Engine
+ * splits both into tp chunks). */
+static void tp_overlapped(tpl *t, ts_coll_op op, double bytes, ts_cost g, ts_category cat) {
+  overlapped(t, op, TS_GROUP_TP, TS_CAT_TP, bytes, g, cat);
+}
+
+/* The attention core beside the context-parallel ring (Transformer Engine's ring attention):
+ * each of the cp steps computes a block while the next block's keys and values arrive, which
+ * moves what an all-gather over the cp ranks moves; the backward also passes the keys' and
+ * values' gradients (twice the bytes). */
+static void cp_core(tpl *t, double bytes, ts_cost core, ts_category cat) {
+  overlapped(t, TS_COLL_ALLGATHER, TS_GROUP_CP, TS_CAT_CP, bytes, core, cat);
+}
+
+/* The attention piece of a context-parallel layer: QKV, the core beside the ring, the
+ * projection; the TP collectives around it stay apart (not overlapped with GEMMs). */
+static void attn_forward_cp(tpl *t, const ts_workload *wl, const ts_layer_cost *lc,
+                            ts_category cat) {
+  if (wl->sequence_parallel)
+    tp_coll(t, wl, TS_COLL_ALLGATHER, lc->tp_comm_bytes);
+  ts_cost qkv = part(lc->attn, lc->share_attn_in);
+  compute(t, qkv, cat);
+  cp_core(t, lc->cp_kv_bytes, lc->attn_core_fwd, cat);
+  compute(t, minus(minus(lc->attn, qkv), lc->attn_core_fwd), cat);
+  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, lc->tp_comm_bytes);
+}
+
+/* Its backward (after the all-gather of sequence parallelism and any selective recompute):
+ * the projection's gradients, the core's beside the ring, QKV's. */
+static void attn_backward_cp(tpl *t, const ts_workload *wl, const ts_layer_cost *lc) {
+  ts_cost proj = part(lc->attn_bwd, 2 * lc->share_attn_bwd_in); /* the share is dgrad's half */
+  compute(t, proj, TS_CAT_COMPUTE);
+  cp_core(t, 2 * lc->cp_kv_bytes, lc->attn_core_bwd, TS_CAT_COMPUTE);
+  compute(t, minus(minus(lc->attn_bwd, proj), lc->attn_core_bwd), TS_CAT_COMPUTE);
+  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, lc->tp_comm_bytes);
 }
 
 /* A piece with a TP collective after it (a reduce-scatter, or without sequence parallelism an
@@ -345,7 +393,10 @@ static void layer_forward(tpl *t, const ts_workload *wl, const stage_costs *c, l
   double n = lc->tp_comm_bytes;
   at(t, TS_OP_ATTN, l);
   compute(t, lc->ln1, cat);
-  piece_with_tp(t, wl, lc->attn, lc->share_attn_in, lc->share_attn_out, sp, n, cat);
+  if (wl->cp > 1)
+    attn_forward_cp(t, wl, lc, cat);
+  else
+    piece_with_tp(t, wl, lc->attn, lc->share_attn_in, lc->share_attn_out, sp, n, cat);
   at(t, TS_OP_MLP, l);
   compute(t, lc->bda1, cat);
   compute(t, lc->ln2, cat);
@@ -369,16 +420,22 @@ static void layer_backward(tpl *t, const ts_workload *wl, const stage_costs *c, 
                   TS_CAT_COMPUTE);
   compute(t, lc->ln2_bwd, TS_CAT_COMPUTE);
   compute(t, lc->bda1_bwd, TS_CAT_COMPUTE);
-  bool overlap = wl->tp_comm_overlap && wl->tp > 1;
+  bool overlap = wl->tp_comm_overlap && wl->tp > 1 && wl->cp == 1;
   if (sp && !overlap) /* the gather precedes the selective recompute, which needs it */
     tp_coll(t, wl, TS_COLL_ALLGATHER, n);
   if (wl->recompute == TS_RECOMPUTE_SELECTIVE) {
     at(t, TS_OP_ATTN_CORE, l);
-    compute(t, lc->attn_core_fwd, TS_CAT_RECOMPUTE);
+    if (wl->cp > 1) /* the recomputed core needs the ring's keys and values again */
+      cp_core(t, lc->cp_kv_bytes, lc->attn_core_fwd, TS_CAT_RECOMPUTE);
+    else
+      compute(t, lc->attn_core_fwd, TS_CAT_RECOMPUTE);
   }
   at(t, TS_OP_ATTN, l);
-  piece_with_tp(t, wl, lc->attn_bwd, lc->share_attn_bwd_in, lc->share_attn_bwd_out, sp && overlap,
-                n, TS_CAT_COMPUTE);
+  if (wl->cp > 1)
+    attn_backward_cp(t, wl, lc);
+  else
+    piece_with_tp(t, wl, lc->attn_bwd, lc->share_attn_bwd_in, lc->share_attn_bwd_out, sp && overlap,
+                  n, TS_CAT_COMPUTE);
   compute(t, lc->ln1_bwd, TS_CAT_COMPUTE);
 }
 
@@ -595,7 +652,7 @@ static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int
   double filled[2] = {0, 0};
   long open_from[2] = {0, 0}; /* the first layer in each open bucket */
   ts_group_kind group[2] = {TS_GROUP_DP, TS_GROUP_EDP};
-  bool dp = wl->dp > 1, edp = ts_workload_edp(wl) > 1;
+  bool dp = ts_workload_dp_cp(wl) > 1, edp = ts_workload_edp(wl) > 1;
   int n_posts = 0;
   at(t, TS_OP_GRAD_SYNC, pl.layer0);
   for (long i = 0; i < pl.n_layers; i++) {
@@ -626,7 +683,8 @@ static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int
  * overlap_param_gather), each layer first waits for its bucket of updated weights. */
 static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
                              bool gather_params, tpl *t) {
-  bool first = pl.is_first, last = pl.is_last, sharded3 = wl->zero_stage == 3 && wl->dp > 1;
+  bool first = pl.is_first, last = pl.is_last,
+       sharded3 = wl->zero_stage == 3 && ts_workload_dp_cp(wl) > 1;
   bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers;
   int *need = gather_params ? xcalloc((size_t)n, sizeof(int)) : NULL;
@@ -682,7 +740,8 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
 
 static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
                               grad_sync sync, tpl *t) {
-  bool first = pl.is_first, last = pl.is_last, sharded3 = wl->zero_stage == 3 && wl->dp > 1;
+  bool first = pl.is_first, last = pl.is_last,
+       sharded3 = wl->zero_stage == 3 && ts_workload_dp_cp(wl) > 1;
   bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers, top = pl.layer0 + n - 1;
   fetcher f = {0};
@@ -773,13 +832,14 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   /* The experts' parameters are reduced, sharded and gathered over expert data parallelism. */
   double all = ts_cost_stage_params(wl, stage), expert = ts_cost_stage_expert_params(wl, stage);
   double params = all - expert, edp = (double)ts_workload_edp(wl);
-  bool sharded = wl->zero_stage >= 1 && wl->dp > 1, expert_sharded = wl->zero_stage >= 1 && edp > 1;
+  double dp = (double)ts_workload_dp_cp(wl);
+  bool sharded = wl->zero_stage >= 1 && dp > 1, expert_sharded = wl->zero_stage >= 1 && edp > 1;
   ts_coll_op reduce = wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
   at(t, TS_OP_GRAD_SYNC, -1);
   if (sync != GRADS_KEEP) {
     wait_posted(t, 0);
   } else {
-    if (wl->dp > 1)
+    if (dp > 1)
       coll(t, reduce, TS_GROUP_DP, 4.0 * params, TS_CAT_DP);
     if (edp > 1)
       coll(t, reduce, TS_GROUP_EDP, 4.0 * expert, TS_CAT_DP);
@@ -788,7 +848,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
   }
-  double shard = sharded ? (double)wl->dp : 1.0, expert_shard = expert_sharded ? edp : 1.0;
+  double shard = sharded ? dp : 1.0, expert_shard = expert_sharded ? edp : 1.0;
   at(t, TS_OP_OPTIMIZER, -1);
   compute(t, ts_cost_optimizer(wl, gpu, params / shard + expert / expert_shard), TS_CAT_OPTIMIZER);
   at(t, TS_OP_GRAD_SYNC, -1);
@@ -814,7 +874,7 @@ static void build_expert_groups(const ts_workload *wl, ts_job *job) {
   long etp = ts_workload_etp(wl), edp = ts_workload_edp(wl);
   long size[3] = {wl->ep, etp, edp};
   ts_group_kind kinds[3] = {TS_GROUP_EP, TS_GROUP_ETP, TS_GROUP_EDP};
-  long *members = xcalloc((size_t)(wl->tp * wl->dp), sizeof(long));
+  long *members = xcalloc((size_t)(wl->tp * ts_workload_dp_cp(wl)), sizeof(long));
   for (int k = 0; k < 3; k++) {
     if (size[k] < 2)
       continue;
@@ -836,9 +896,11 @@ static void build_expert_groups(const ts_workload *wl, ts_job *job) {
 }
 
 static void build_groups(const ts_workload *wl, ts_job *job) {
-  long *members = xcalloc((size_t)(wl->tp > wl->dp ? wl->tp : wl->dp) + 2, sizeof(long));
+  /* The data-parallel axis holds dp x cp ranks (layout.h): the gradients' group. */
+  long n_dp = ts_workload_dp_cp(wl);
+  long *members = xcalloc((size_t)(wl->tp > n_dp ? wl->tp : n_dp) + 2, sizeof(long));
   for (long pp = 0; pp < wl->pp; pp++)
-    for (long dp = 0; dp < wl->dp; dp++) {
+    for (long dp = 0; dp < n_dp; dp++) {
       for (long tp = 0; tp < wl->tp; tp++)
         members[tp] = ts_layout_rank(wl, (ts_coords){tp, dp, pp});
       long g = ts_job_add_group(job, members, (int)wl->tp);
@@ -847,14 +909,24 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
     }
   for (long pp = 0; pp < wl->pp; pp++)
     for (long tp = 0; tp < wl->tp; tp++) {
-      for (long dp = 0; dp < wl->dp; dp++)
+      for (long dp = 0; dp < n_dp; dp++)
         members[dp] = ts_layout_rank(wl, (ts_coords){tp, dp, pp});
-      long g = ts_job_add_group(job, members, (int)wl->dp);
-      for (long dp = 0; dp < wl->dp; dp++)
+      long g = ts_job_add_group(job, members, (int)n_dp);
+      for (long dp = 0; dp < n_dp; dp++)
         job->rank_group[members[dp] * TS_GROUP_KINDS + TS_GROUP_DP] = g;
     }
+  if (wl->cp > 1) /* context parallel: the cp ranks of one replica (dp / cp) */
+    for (long pp = 0; pp < wl->pp; pp++)
+      for (long replica = 0; replica < wl->dp; replica++)
+        for (long tp = 0; tp < wl->tp; tp++) {
+          for (long c = 0; c < wl->cp; c++)
+            members[c] = ts_layout_rank(wl, (ts_coords){tp, replica * wl->cp + c, pp});
+          long g = ts_job_add_group(job, members, (int)wl->cp);
+          for (long c = 0; c < wl->cp; c++)
+            job->rank_group[members[c] * TS_GROUP_KINDS + TS_GROUP_CP] = g;
+        }
   if (wl->pp > 1)
-    for (long dp = 0; dp < wl->dp; dp++)
+    for (long dp = 0; dp < n_dp; dp++)
       for (long tp = 0; tp < wl->tp; tp++) {
         members[0] = ts_layout_rank(wl, (ts_coords){tp, dp, 0});
         members[1] = ts_layout_rank(wl, (ts_coords){tp, dp, wl->pp - 1});
@@ -898,8 +970,8 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   ts_cost_moe(wl, gpu, &c.moe);
   ts_cost_edges(wl, gpu, &c.edge);
   /* With sequence parallelism each TP rank holds, and sends, s/t of the sequence. */
-  double act = ts_cost_elem_bytes(wl->precision) * (double)wl->micro_batch * (double)wl->model.seq *
-               (double)wl->model.hidden;
+  double act = ts_cost_elem_bytes(wl->precision) * (double)wl->micro_batch *
+               (double)ts_workload_local_seq(wl) * (double)wl->model.hidden;
   bool sliced = wl->tp > 1 && (wl->sequence_parallel || wl->pipeline_scatter_gather);
   c.act_bytes = sliced ? act / (double)wl->tp : act;
   /* Sequence parallelism keeps activations sliced; otherwise the slices are gathered. */
@@ -910,15 +982,15 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   long *ids = xcalloc((size_t)n_blocks, sizeof(long));
   long *fwd = xcalloc((size_t)v, sizeof(long)), *bwd = xcalloc((size_t)v, sizeof(long));
   long *first_fwd = xcalloc((size_t)v, sizeof(long));
-  bool gather_params =
-      wl->overlap_param_gather && wl->zero_stage >= 1 && (wl->dp > 1 || ts_workload_edp(wl) > 1);
+  bool gather_params = wl->overlap_param_gather && wl->zero_stage >= 1 &&
+                       (ts_workload_dp_cp(wl) > 1 || ts_workload_edp(wl) > 1);
   ts_block **stage_blocks = xcalloc((size_t)wl->pp, sizeof(ts_block *));
   /* Which backward passes reduce gradients: ZeRO-2/3 every one; with buckets, the last of
    * each chunk (its gradients are final then); otherwise none (the epilogue does). */
-  grad_sync sync = wl->dp <= 1               ? GRADS_KEEP
-                   : wl->zero_stage >= 2     ? GRADS_EACH_MICROBATCH
-                   : wl->dp_bucket_bytes > 0 ? GRADS_BUCKETS
-                                             : GRADS_KEEP;
+  grad_sync sync = ts_workload_dp_cp(wl) <= 1 ? GRADS_KEEP
+                   : wl->zero_stage >= 2      ? GRADS_EACH_MICROBATCH
+                   : wl->dp_bucket_bytes > 0  ? GRADS_BUCKETS
+                                              : GRADS_KEEP;
   long *last_bwd = xcalloc((size_t)v, sizeof(long));
   for (long s = 0; s < wl->pp; s++) {
     tpl t = {0};

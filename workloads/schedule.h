@@ -53,6 +53,7 @@ typedef enum ts_category {
   TS_CAT_PP, /* exposed pipeline transfers */
   TS_CAT_DP, /* exposed gradient synchronisation */
   TS_CAT_EP, /* exposed expert-parallel token dispatch and combine */
+  TS_CAT_CP, /* exposed context-parallel key-value exchange (ring attention) */
   TS_CAT_BUBBLE, /* waiting for another stage to produce */
   TS_CAT_IDLE, /* done, waiting for the slowest rank */
   TS_CAT_COUNT
@@ -74,13 +75,15 @@ typedef enum ts_group_kind {
   TS_GROUP_EP, /* expert parallel: the all-to-alls that dispatch tokens to experts and back */
   TS_GROUP_ETP, /* expert tensor parallel: tokens gathered for, and reduced from, the experts */
   TS_GROUP_EDP, /* expert data parallel: the experts' gradients */
+  TS_GROUP_CP, /* context parallel: keys and values passed around for attention */
   TS_GROUP_KINDS
 } ts_group_kind;
 
 /* Groups whose collectives run inside a forward or backward pass, among the ranks of one
  * pipeline stage (the others close the pipeline phase: see sim/engine/engine.c). */
 static inline bool ts_group_is_in_pass(int group) {
-  return group == TS_GROUP_TP || group == TS_GROUP_EP || group == TS_GROUP_ETP;
+  return group == TS_GROUP_TP || group == TS_GROUP_EP || group == TS_GROUP_ETP ||
+         group == TS_GROUP_CP;
 }
 
 typedef enum ts_peer { TS_PEER_PREV, TS_PEER_NEXT, TS_PEERS } ts_peer;

@@ -85,6 +85,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "stage3_param_persistence_threshold",
                                             "expert",
                                             "expert_tensor",
+                                            "context",
                                             NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -431,6 +432,10 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
       get_long(r, p, "parallelism", "pipeline", false, 1, &wl->pp, &l->pp) != 0 ||
       get_long(r, p, "parallelism", "data", false, 1, &wl->dp, &l->dp) != 0)
     return -1;
+  wl->cp = 1;
+  l->cp = l->tp;
+  if (get_long(r, p, "parallelism", "context", false, 1, &wl->cp, &l->cp) != 0)
+    return -1;
   wl->ep = 1;
   wl->etp = 0; /* resolved to tp */
   l->ep = l->etp = l->tp;
@@ -562,6 +567,7 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   OVERRIDE(is_tp_set, tp, tp, tp, "--tp")
   OVERRIDE(is_pp_set, pp, pp, pp, "--pp")
   OVERRIDE(is_dp_set, dp, dp, dp, "--dp")
+  OVERRIDE(is_cp_set, cp, cp, cp, "--cp")
   OVERRIDE(is_ep_set, ep, ep, ep, "--ep")
   OVERRIDE(is_etp_set, etp, etp, etp, "--etp")
   OVERRIDE(is_micro_batch_set, micro_batch, micro_batch, micro_batch, "--micro-batch-size")
@@ -660,28 +666,53 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
   const ts_model *m = &wl->model;
   const ts_workload_locs *l = &wl->locs;
   long tp_pp = wl->tp * wl->pp; /* both <= BIG, so no overflow */
+  long replica = tp_pp; /* GPUs of one model replica: tp x cp x pp */
+  char shape[96], short_shape[96];
+  snprintf(shape, sizeof shape, "tensor (%ld) x pipeline (%ld)", wl->tp, wl->pp);
+  snprintf(short_shape, sizeof short_shape, "tp %ld x pp %ld", wl->tp, wl->pp);
+  if (wl->cp > 1) {
+    if (tp_pp > BIG / wl->cp)
+      return ts_err_at(err, l->cp,
+                       "tp x cp x pp = %ld x %ld x %ld GPUs, more than the %ld trainsim accepts",
+                       wl->tp, wl->cp, wl->pp, BIG);
+    replica = tp_pp * wl->cp;
+    snprintf(shape, sizeof shape, "tensor (%ld) x context (%ld) x pipeline (%ld)", wl->tp, wl->cp,
+             wl->pp);
+    snprintf(short_shape, sizeof short_shape, "tp %ld x cp %ld x pp %ld", wl->tp, wl->cp, wl->pp);
+  }
   if (ov->is_gpus_set) {
-    if (ov->gpus % tp_pp != 0)
-      return ts_err_at(err, l->gpus,
-                       "%ld GPUs cannot be split into tensor (%ld) x pipeline (%ld) = %ld-GPU "
-                       "model replicas",
-                       ov->gpus, wl->tp, wl->pp, tp_pp);
-    long dp = ov->gpus / tp_pp;
+    if (ov->gpus % replica != 0)
+      return ts_err_at(err, l->gpus, "%ld GPUs cannot be split into %s = %ld-GPU model replicas",
+                       ov->gpus, shape, replica);
+    long dp = ov->gpus / replica;
     /* --gpus wins over the file's data parallelism; only an explicit --dp can disagree. */
     if (ov->is_dp_set && wl->dp != dp)
-      return ts_err_at(err, l->dp,
-                       "data parallelism %ld disagrees with --gpus %ld / (tp %ld x pp %ld) = %ld",
-                       wl->dp, ov->gpus, wl->tp, wl->pp, dp);
+      return ts_err_at(err, l->dp, "data parallelism %ld disagrees with --gpus %ld / (%s) = %ld",
+                       wl->dp, ov->gpus, short_shape, dp);
     wl->dp = dp;
   } else if (wl->dp == 0) {
     return ts_err_plain(err, "the GPU count is unknown: give --gpus N, --dp N or the "
                              "workload key parallelism.data");
   }
-  if (wl->dp > BIG / tp_pp)
+  if (wl->dp > BIG / replica && wl->cp > 1)
+    return ts_err_at(err, l->dp,
+                     "tp x cp x pp x dp = %ld x %ld x %ld x %ld GPUs, more than the %ld trainsim "
+                     "accepts",
+                     wl->tp, wl->cp, wl->pp, wl->dp, BIG);
+  if (wl->dp > BIG / replica)
     return ts_err_at(err, l->dp,
                      "tp x pp x dp = %ld x %ld x %ld GPUs, more than the %ld trainsim accepts",
                      wl->tp, wl->pp, wl->dp, BIG);
-  wl->n_gpus = tp_pp * wl->dp;
+  wl->n_gpus = replica * wl->dp;
+  if (wl->cp > 1 && m->seq % (2 * wl->cp) != 0) /* Transformer Engine's load-balanced chunks */
+    return ts_err_at(err, l->cp,
+                     "context parallelism splits seq_length (%ld) into 2 x %ld chunks, so 2 x cp "
+                     "must divide it",
+                     m->seq, wl->cp);
+  if (wl->cp > 1 && !wl->flash_attention)
+    return ts_err_at(err, l->cp,
+                     "context parallelism runs inside fused (flash) attention, as Transformer "
+                     "Engine's does: set flash_attention: true");
 
   if (m->n_heads % wl->tp != 0)
     return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide num_attention_heads (%ld)",
@@ -711,11 +742,12 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
     return ts_err_at(err, l->tp_comm_overlap,
                      "tp_comm_overlap overlaps the all-gathers and reduce-scatters of sequence "
                      "parallelism with GEMMs: set sequence_parallel (Megatron-Core requires it)");
-  if (wl->sequence_parallel && m->seq % wl->tp != 0)
+  if (wl->sequence_parallel && ts_workload_local_seq(wl) % wl->tp != 0)
     return ts_err_at(err, l->sequence_parallel,
-                     "sequence parallelism splits seq_length (%ld) over tensor parallelism "
+                     "sequence parallelism splits seq_length (%ld%s) over tensor parallelism "
                      "(%ld), which must divide it",
-                     m->seq, wl->tp);
+                     ts_workload_local_seq(wl), wl->cp > 1 ? " a context-parallel rank" : "",
+                     wl->tp);
   if (resolve_stage_layers(wl, err) != 0 || ts_workload_check_experts(wl, err) != 0)
     return -1;
   long per_step = wl->micro_batch * wl->dp;
@@ -761,6 +793,17 @@ long ts_workload_stage_layers(const ts_workload *wl, long stage) {
   return (wl->model.n_layers - first - last) / middle;
 }
 
+void ts_workload_layout_label(const ts_workload *wl, char *out, size_t size) {
+  char cp[32] = "", ep[48] = "";
+  if (wl->cp > 1)
+    snprintf(cp, sizeof cp, " x CP %ld", wl->cp);
+  if (wl->model.n_experts > 0 && ts_workload_etp(wl) != wl->tp)
+    snprintf(ep, sizeof ep, ", EP %ld x ETP %ld", wl->ep, ts_workload_etp(wl));
+  else if (wl->model.n_experts > 0)
+    snprintf(ep, sizeof ep, ", EP %ld", wl->ep);
+  snprintf(out, size, "TP %ld%s x PP %ld x DP %ld%s", wl->tp, cp, wl->pp, wl->dp, ep);
+}
+
 void ts_workload_schedule_label(const ts_workload *wl, char *out, size_t size) {
   if (wl->virtual_stages > 1)
     snprintf(out, size, "%s, %ld virtual stages", ts_schedule_names[wl->schedule],
@@ -778,7 +821,15 @@ long ts_workload_etp(const ts_workload *wl) {
 }
 
 long ts_workload_edp(const ts_workload *wl) {
-  return wl->tp * wl->dp / (ts_workload_etp(wl) * wl->ep);
+  return wl->tp * ts_workload_dp_cp(wl) / (ts_workload_etp(wl) * wl->ep);
+}
+
+long ts_workload_dp_cp(const ts_workload *wl) {
+  return wl->dp * wl->cp;
+}
+
+long ts_workload_local_seq(const ts_workload *wl) {
+  return wl->model.seq / wl->cp;
 }
 
 int ts_workload_check_experts(const ts_workload *wl, ts_err *err) {
@@ -806,11 +857,12 @@ int ts_workload_check_experts(const ts_workload *wl, ts_err *err) {
                      wl->tp, m->moe_shared_ffn);
   /* Megatron-Core's parallel folding (parallel_state.py): the expert grid etp x ep x edp x pp
    * covers the same ranks as tp x dp x pp, so etp x ep divides each stage's tp x dp ranks. */
-  if (etp > BIG / wl->ep || (wl->tp * wl->dp) % (etp * wl->ep) != 0)
+  long stage_ranks = wl->tp * ts_workload_dp_cp(wl);
+  if (etp > BIG / wl->ep || stage_ranks % (etp * wl->ep) != 0)
     return ts_err_at(err, l->ep,
                      "expert tensor parallelism (%ld) x expert parallelism (%ld) must divide the "
-                     "tensor (%ld) x data (%ld) = %ld ranks of a pipeline stage",
-                     etp, wl->ep, wl->tp, wl->dp, wl->tp * wl->dp);
+                     "%ld ranks of a pipeline stage (tensor %ld x data %ld x context %ld)",
+                     etp, wl->ep, stage_ranks, wl->tp, wl->dp, wl->cp);
   if (wl->tp > 1 && !wl->sequence_parallel) /* megatron/core/transformer/moe/moe_layer.py */
     return ts_err_at(err, l->sequence_parallel,
                      "mixture-of-experts layers with tensor parallelism (%ld) need "

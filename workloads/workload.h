@@ -82,7 +82,7 @@ typedef struct ts_workload_locs {
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
-  ts_loc moe_capacity_factor, fp8;
+  ts_loc moe_capacity_factor, fp8, cp;
 } ts_workload_locs;
 
 /* The training framework, for what differs in how it runs a step: its default kernel fusions,
@@ -121,6 +121,11 @@ typedef struct ts_workload {
   bool gradient_accumulation_fusion;
   bool bias_dropout_fusion;
   long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
+  /* Context parallelism (Megatron-Core's context_parallel_size): cp ranks split each
+   * sequence, every rank holding 2 of its 2 cp chunks (chunks i and 2 cp - 1 - i, which
+   * balances causal attention), and pass keys and values around a ring for attention. They
+   * hold the same weights, so gradients are reduced over dp x cp ranks (ts_workload_dp_cp). */
+  long cp;
   /* Expert parallelism (Megatron-Core's parallel folding): the tp x dp ranks of a pipeline stage
    * are regrouped for the experts into etp (expert tensor parallel) x ep (expert parallel) x
    * edp (expert data parallel), etp fastest; etp defaults to tp. Each rank holds
@@ -171,13 +176,13 @@ typedef struct ts_workload {
 
 /* Command-line values; a field is used when its is_set flag is true. */
 typedef struct ts_overrides {
-  long gpus, tp, pp, dp, ep, etp, micro_batch, global_batch, virtual_stages;
+  long gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, virtual_stages;
   long first_stage_layers, last_stage_layers;
   int zero_stage;
   double dp_bucket_bytes;
   ts_schedule_kind schedule;
   ts_recompute recompute;
-  bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_ep_set, is_etp_set;
+  bool is_gpus_set, is_tp_set, is_pp_set, is_dp_set, is_cp_set, is_ep_set, is_etp_set;
   bool is_micro_batch_set, is_global_batch_set;
   bool is_zero_stage_set, is_schedule_set, is_recompute_set, is_sequence_parallel_set;
   bool is_scatter_gather_set;
@@ -223,11 +228,18 @@ long ts_workload_stage_moe_layers(const ts_workload *wl, long stage);
 /* Tokens the busiest expert processes, over the mean (moe_load_imbalance, capped or padded by
  * the capacity factor). */
 double ts_workload_moe_token_factor(const ts_workload *wl);
+/* The ranks that hold the same weights and reduce their gradients: dp x cp. */
+long ts_workload_dp_cp(const ts_workload *wl);
+/* Tokens of a sequence one rank holds: seq_length / cp. */
+long ts_workload_local_seq(const ts_workload *wl);
 /* Expert tensor parallelism (etp, or tp when not given) and expert data parallelism. */
 long ts_workload_etp(const ts_workload *wl);
 long ts_workload_edp(const ts_workload *wl);
 /* Checks the expert layout of a workload whose tp, dp and pp are set: 0, or -1 with an error. */
 int ts_workload_check_experts(const ts_workload *wl, ts_err *err);
+/* The layout for people: "TP 8 x PP 16 x DP 64", with " x CP 2" and ", EP 8" (", EP 8 x ETP
+ * 2") where they apply. */
+void ts_workload_layout_label(const ts_workload *wl, char *out, size_t size);
 /* The schedule for people: "1f1b", "gpipe" or "interleaved, 2 virtual stages". */
 void ts_workload_schedule_label(const ts_workload *wl, char *out, size_t size);
 

@@ -22,6 +22,7 @@ static inline ts_workload test_workload(long layers, long hidden, long heads, lo
   wl.pp = pp;
   wl.dp = dp;
   wl.ep = 1;
+  wl.cp = 1;
   wl.n_gpus = tp * pp * dp;
   wl.schedule = TS_SCHED_1F1B;
   wl.virtual_stages = 1;

@@ -7,6 +7,7 @@
 
 #include "../../workloads/cost.h"
 #include "../../workloads/layout.h"
+#include "../../workloads/memory.h"
 #include "../../workloads/schedule.h"
 #include "fixtures.h"
 
@@ -434,6 +435,66 @@ static void test_moe_events(void **state) {
   ts_job_fini(&job);
 }
 
+/* Context parallelism: the cp ranks of a replica form a group (tp fastest, then cp, then dp);
+ * each layer's attention core runs beside the ring as one event moving the all-gather of every
+ * rank's keys and values (2 b s/cp g/t d bytes each), twice that in backward; a rank computes
+ * 1/cp of the layer's FLOPs; gradients are reduced over dp x cp ranks; the pipeline sends
+ * 1/cp of the activation. */
+static void test_context_parallel(void **state) {
+  (void)state;
+  ts_gpu g = roofline_gpu();
+  ts_workload wl = test_workload(4, 1024, 16, 2048, 1000, 2, 2, 2, 8, 1);
+  wl.cp = 4;
+  wl.n_gpus *= 4; /* as ts_workload_resolve counts them: tp x cp x pp x dp */
+  wl.sequence_parallel = true;
+  ts_workload one = wl;
+  one.cp = 1;
+  one.n_gpus /= 4;
+  ts_job job, ref;
+  ts_err err = {0};
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  assert_int_equal(ts_schedule_build(&one, &g, &ref, &err), 0);
+  assert_int_equal(job.n_ranks, 2 * 4 * 2 * 2);
+  /* Rank 3 = tp 1, dp-axis index 1 (cp 1 of replica 0), stage 0: its CP group is tp 1 of
+   * indices 0..3, ranks 1, 3, 5, 7; its gradients' group spans all 8 indices. */
+  const ts_group *cp = &job.groups[job.rank_group[3 * TS_GROUP_KINDS + TS_GROUP_CP]];
+  assert_int_equal(cp->n_members, 4);
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(cp->members[i], 1 + 2 * i);
+  assert_int_equal(job.groups[job.rank_group[3 * TS_GROUP_KINDS + TS_GROUP_DP]].n_members, 8);
+  double kv = 2.0 * 2048 / 4 * 16 / 2 * (64 + 64) * 4; /* eb b s/cp g/t (d + d) x cp */
+  long m = 8 / 2; /* microbatches: the last block before the epilogue is a backward */
+  const ts_block *fwd = &job.programs[3].blocks[0], *bwd = &job.programs[3].blocks[2 * m - 1];
+  int n_fwd = 0, n_bwd = 0;
+  for (int e = 0; e < fwd->n_events; e++)
+    if (fwd->events[e].kind == TS_EV_COLL && fwd->events[e].group == TS_GROUP_CP) {
+      assert_rel(fwd->events[e].bytes, kv, 1e-12);
+      assert_int_equal(fwd->events[e].category, TS_CAT_CP);
+      assert_true(fwd->events[e].time_s > 0); /* the attention core it overlaps */
+      n_fwd++;
+    }
+  for (int e = 0; e < bwd->n_events; e++)
+    if (bwd->events[e].kind == TS_EV_COLL && bwd->events[e].group == TS_GROUP_CP) {
+      assert_rel(bwd->events[e].bytes, 2 * kv, 1e-12);
+      n_bwd++;
+    }
+  assert_int_equal(n_fwd, 2); /* the stage's two layers */
+  assert_int_equal(n_bwd, 2);
+  ts_layer_cost lc, lc1;
+  ts_cost_layer(&wl, &g, &lc);
+  ts_cost_layer(&one, &g, &lc1);
+  assert_rel(lc.attn.flops + lc.mlp.flops, (lc1.attn.flops + lc1.mlp.flops) / 4, 1e-12);
+  assert_rel(lc.attn_core_fwd.flops, lc1.attn_core_fwd.flops / 4, 1e-12);
+  /* Activations: Korthikanti's, linear in the tokens held (flash attention): 1/cp. */
+  assert_rel(ts_memory_layer_activations(&wl), ts_memory_layer_activations(&one) / 4, 1e-12);
+  /* Stage 0 sends its activation to stage 1: 1/cp of it (and 1/tp: sequence parallel). */
+  const ts_block *f0 = &job.programs[0].blocks[0], *r0 = &ref.programs[0].blocks[0];
+  assert_int_equal(f0->events[f0->n_events - 1].kind, TS_EV_SEND);
+  assert_rel(f0->events[f0->n_events - 1].bytes, r0->events[r0->n_events - 1].bytes / 4, 1e-12);
+  ts_job_fini(&job);
+  ts_job_fini(&ref);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
                                      cmocka_unit_test(test_gpipe_order),
@@ -441,6 +502,7 @@ int main(void) {
                                      cmocka_unit_test(test_templates),
                                      cmocka_unit_test(test_data_parallel_streams),
                                      cmocka_unit_test(test_tp_comm_overlap),
-                                     cmocka_unit_test(test_moe_events)};
+                                     cmocka_unit_test(test_moe_events),
+                                     cmocka_unit_test(test_context_parallel)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
