@@ -815,6 +815,39 @@ static void test_search(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* search explores expert parallelism for a MoE model and context parallelism for 8k
+ * sequences: search.csv's last two columns (context, expert) take values beyond 1. */
+static void test_search_expert_context(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[256], path[600];
+  assert_non_null(mkdtemp(dir));
+  snprintf(args, sizeof args,
+           "search tests/data/good/tiny-moe.yaml --gpus 16 --top 1 --quiet --out %s", dir);
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_free(&r);
+  snprintf(path, sizeof path, "%s/search.csv", dir);
+  char *csv = read_file(path, NULL);
+  assert_non_null(csv);
+  assert_non_null(strstr(csv, ",context,expert\n"));
+  long max_cp = 0, max_ep = 0;
+  for (char *line = strchr(csv, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
+    char *end = strchr(line, '\n'), *comma = end;
+    for (int k = 0; k < 2; k++)
+      for (comma--; *comma != ','; comma--)
+        ;
+    long cp = 0, ep = 0;
+    assert_int_equal(sscanf(comma + 1, "%ld,%ld", &cp, &ep), 2);
+    max_cp = cp > max_cp ? cp : max_cp;
+    max_ep = ep > max_ep ? ep : max_ep;
+  }
+  assert_true(max_cp >= 2);
+  assert_int_equal(max_ep, 8); /* up to one expert a rank */
+  free(csv);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
 static void test_bench_deterministic(void **state) {
   (void)state;
@@ -879,6 +912,7 @@ int main(void) {
                                      cmocka_unit_test(test_scale_by_model),
                                      cmocka_unit_test(test_collective_algorithm),
                                      cmocka_unit_test(test_search),
+                                     cmocka_unit_test(test_search_expert_context),
                                      cmocka_unit_test(test_no_stale_outputs),
                                      cmocka_unit_test(test_scale_reuse_keyed)};
   return cmocka_run_group_tests(tests, NULL, NULL);
