@@ -27,6 +27,8 @@ typedef struct ts_metrics {
   double model_flops, hardware_flops, megatron_flops; /* per iteration, all GPUs */
   double model_tflops_per_gpu, hardware_tflops_per_gpu, megatron_tflops_per_gpu;
   double mfu, hfu, megatron_fraction_of_peak;
+  /* MFU with the attention core's causal half left out, as Megatron-Core counts model FLOPs */
+  double mfu_causal;
   double train_s, train_gpu_hours; /* 0 when the workload gives no train_tokens */
   double gpu_power_w; /* per GPU; 0 when the platform gives none */
   double iteration_energy_j, train_energy_j;

@@ -242,6 +242,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_num(f, 4, "hardware_tflops_per_gpu", m->hardware_tflops_per_gpu, &k);
   json_num(f, 4, "megatron_tflops_per_gpu", m->megatron_tflops_per_gpu, &k);
   json_num(f, 4, "mfu", m->mfu, &k);
+  json_num(f, 4, "mfu_causal_attention", m->mfu_causal, &k);
   json_num(f, 4, "hfu", m->hfu, &k);
   json_num(f, 4, "megatron_fraction_of_peak", m->megatron_fraction_of_peak, &k);
   if (m->gpu_power_w > 0) {

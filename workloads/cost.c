@@ -974,6 +974,13 @@ static double flops_formula(const ts_workload *wl, double k, double vocab, doubl
   return B * s * (k * layers + logit_passes * 2.0 * h * vocab);
 }
 
+double ts_cost_attention_core_flops(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  double s = (double)m->seq;
+  return 3.0 * (double)wl->global_batch * s * (double)m->n_layers * 2.0 * s *
+         (double)m->n_heads * (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
+}
+
 double ts_cost_model_flops(const ts_workload *wl) {
   return flops_formula(wl, 3.0, (double)wl->model.vocab, 3.0);
 }

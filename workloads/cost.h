@@ -138,6 +138,10 @@ double ts_cost_model_params(const ts_workload *wl);
 /* FLOPs per iteration. Model FLOPs: 72 B s l h^2 (1 + s/6h + V/12lh) (Narayanan et al. SC'21,
  * eq. 3 without recomputation; also PaLM's MFU convention), V unpadded. */
 double ts_cost_model_flops(const ts_workload *wl);
+/* The part of ts_cost_model_flops that is the attention core (Q K^T and P V over the whole s x s
+ * square, three passes). Megatron-Core's num_floating_point_operations counts half of it (the
+ * causal mask), so its model FLOPs are ts_cost_model_flops - this / 2. */
+double ts_cost_attention_core_flops(const ts_workload *wl);
 /* Megatron-DeepSpeed's reported figure (the Frontier paper's metric): 24 k B s l h^2 (1 + s/6h
  * + V/16lh), k = 4 with activation checkpointing (full recompute) else 3, V padded. */
 double ts_cost_megatron_flops(const ts_workload *wl);

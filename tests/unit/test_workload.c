@@ -102,6 +102,9 @@ static void test_moe(void **state) {
   double mlp = 6 * h * (14336.0 * 2 * 3) * L, attn = 6 * (h * (q + 2 * kv) + q * h) * L;
   double core = 6 * q / 2 * 2 * s * L, logits = 6 * h * V;
   assert_rel(ts_cost_model_flops(&wl), T * (mlp + attn + 2 * core + logits), 1e-12);
+  /* ... and exactly Megatron-Core's count with the causal half of the core left out. */
+  assert_rel(ts_cost_model_flops(&wl) - ts_cost_attention_core_flops(&wl) / 2,
+             T * (mlp + attn + core + logits), 1e-12);
   /* Stage 0 of TP 1 x PP 4 x EP 8 x DP 8 (edp 1): 8 layers of attention (41,943,040), norms
    * (8,192), router (32,768) and one expert (3 x 4096 x 14336), and the embedding; the
    * distributed optimizer shards all but the experts over dp 8. */
