@@ -71,6 +71,15 @@ static void test_llama3(void **state) {
     assert_rel(per_stage * (double)wl.tp - norms * ((double)wl.tp - 1), cases[i].params + padding,
                1e-12);
   }
+  /* The Llama 3 paper's 6ND (section 3.2.1): 6 FLOPs a token for every parameter a token's
+   * matrices use, i.e. all but the input embedding (a lookup) and the norms' weights, besides
+   * the attention core. */
+  load("llama3-405b.yaml", &wl);
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  double h405 = 16384, tokens = (double)wl.global_batch * (double)wl.model.seq;
+  double n_matmul = 405853388800.0 - 128256 * h405 - (2.0 * 126 + 1) * h405;
+  assert_rel((ts_cost_model_flops(&wl) - ts_cost_attention_core_flops(&wl)) / tokens,
+             6 * n_matmul, 1e-12);
   /* 8B, TP 2, sequence parallel: (10 + 4 + 4 x 8/32 + 6 x 14336/4096) / 2 sbh per layer. */
   load("llama3-8b.yaml", &wl);
   assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
