@@ -12,6 +12,7 @@
 #include "run.h"
 #include "scale.h"
 #include "search.h"
+#include "sweep.h"
 
 static const char usage[] =
     "usage: trainsim <command> [options]\n"
@@ -24,6 +25,8 @@ static const char usage[] =
     "                           a scaling study with efficiencies (scale.csv)\n"
     "  search WORKLOAD --gpus N the fastest layouts of N GPUs (analytic estimate, then the\n"
     "                           top ones simulated; search.csv)\n"
+    "  sweep SPEC.yaml          a what-if study over any axes, points in parallel, resumable\n"
+    "                           (sweep.csv)\n"
     "  memory WORKLOAD          memory per GPU by stage, and the fewest GPUs that fit\n"
     "  profile WORKLOAD         one layer's kernels: shape, time, what priced them, share\n"
     "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
@@ -57,9 +60,11 @@ int ts_cli_main(int argc, char **argv) {
     return ts_platform_main(argc - 2, argv + 2);
   if (strcmp(argv[1], "profile") == 0)
     return ts_profile_main(argc - 2, argv + 2);
+  if (strcmp(argv[1], "sweep") == 0)
+    return ts_sweep_main(argc - 2, argv + 2);
   fprintf(stderr,
-          "trainsim: error: unknown command '%s' (commands: run, scale, search, memory, profile, "
-          "bench, platform; "
+          "trainsim: error: unknown command '%s' (commands: run, scale, search, sweep, memory, "
+          "profile, bench, platform; "
           "see "
           "'trainsim --help')\n",
           argv[1]);

@@ -2,8 +2,10 @@
 #include "study.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -85,90 +87,204 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity f
   ts_job_fini(&job);
 }
 
-/* Stopping a study (Ctrl-C, kill): the parent passes the signal to the point's process, waits
- * for it, says so in one line and dies of the same signal; whatever was written (scale.csv after
- * each point) stays whole. */
+/* Stopping a study (Ctrl-C, kill): the parent passes the signal to the points' processes,
+ * waits for them, reports what finished, and ends by the same signal. */
 static volatile sig_atomic_t stop_signal;
-static volatile pid_t running_point;
+static pid_t *running_pids; /* [jobs]: the points' processes (0: free) */
+static int n_running_slots;
 
 static void on_stop(int sig) {
   stop_signal = sig;
-  if (running_point > 0)
-    kill(running_point, SIGTERM);
+  for (int i = 0; i < n_running_slots; i++)
+    if (running_pids[i] > 0)
+      kill(running_pids[i], SIGTERM);
 }
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 enum { N_STOP_SIGNALS = sizeof stop_signals / sizeof *stop_signals };
 
-int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
-                   const char *progress_label, ts_scaling_point *out, ts_err *err) {
-  int fds[2];
-  if (pipe(fds) != 0)
-    return ts_err_plain(err, "cannot create a pipe for a study point");
+typedef struct slot {
+  int index; /* the point, or -1 when free */
+  int fd;
+  child_reply reply;
+  size_t got;
+} slot;
+
+/* The point's process: loads its inputs, simulates, writes the reply, exits. */
+static void run_child(int fd, int i, ts_study_load_fn load, void *ctx, const char *label) {
+  for (int k = 0; k < N_STOP_SIGNALS; k++)
+    signal(stop_signals[k], SIG_DFL);
+  if (stop_signal != 0)
+    _exit(1);
+  child_reply reply;
+  memset(&reply, 0, sizeof reply);
+  ts_platform *pf = malloc(sizeof *pf);
+  ts_workload wl;
+  ts_fidelity fidelity = TS_FIDELITY_HYBRID;
+  if (pf == NULL)
+    _exit(1);
+  if (load(ctx, i, pf, &wl, &fidelity, &reply.err) != 0)
+    reply.rc = -1;
+  else
+    simulate(pf, &wl, fidelity, label, &reply);
+  ssize_t n = write(fd, &reply, sizeof reply);
+  _exit(n == (ssize_t)sizeof reply ? 0 : 1);
+}
+
+/* Reads what the point in s has sent; at its end, waits for its process and reports it. */
+static void collect(slot *s, pid_t *pid, ts_study_done_fn done, void *ctx) {
+  ssize_t n = read(s->fd, (char *)&s->reply + s->got, sizeof s->reply - s->got);
+  if (n > 0) {
+    s->got += (size_t)n;
+    if (s->got < sizeof s->reply)
+      return;
+  } else if (n < 0 && errno == EINTR) {
+    return;
+  }
+  close(s->fd);
+  int status = 0;
+  while (waitpid(*pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  *pid = 0;
+  int i = s->index;
+  s->index = -1;
+  if (stop_signal != 0)
+    return; /* stopped: not a result */
+  if (s->got != sizeof s->reply || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    ts_err err = {0};
+    ts_err_plain(&err, "the simulation ended without a result (status %d)", status);
+    done(ctx, i, -1, NULL, &err);
+  } else {
+    done(ctx, i, s->reply.rc, s->reply.rc == 0 ? &s->reply.point : NULL, &s->reply.err);
+  }
+}
+
+int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_study_done_fn done,
+                  void *ctx, const char *progress_label) {
+  if (jobs < 1)
+    jobs = 1;
+  slot *slots = calloc((size_t)jobs, sizeof *slots);
+  pid_t *pids = calloc((size_t)jobs, sizeof *pids);
+  struct pollfd *fds = calloc((size_t)jobs, sizeof *fds);
+  TS_ASSERT(slots != NULL && pids != NULL && fds != NULL);
+  for (int k = 0; k < jobs; k++)
+    slots[k].index = -1;
   struct sigaction stop, old[N_STOP_SIGNALS];
   memset(&stop, 0, sizeof stop);
   stop.sa_handler = on_stop; /* no SA_RESTART: the waits below see EINTR and go on */
   sigemptyset(&stop.sa_mask);
-  for (int i = 0; i < N_STOP_SIGNALS; i++)
-    sigaction(stop_signals[i], &stop, &old[i]);
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    for (int i = 0; i < N_STOP_SIGNALS; i++)
-      sigaction(stop_signals[i], &old[i], NULL);
-    return ts_err_plain(err, "cannot fork a study point");
+  running_pids = pids;
+  n_running_slots = jobs;
+  for (int k = 0; k < N_STOP_SIGNALS; k++)
+    sigaction(stop_signals[k], &stop, &old[k]);
+  int next = 0, busy = 0;
+  while ((next < n && stop_signal == 0) || busy > 0) {
+    for (int k = 0; k < jobs && next < n && stop_signal == 0; k++) {
+      if (slots[k].index >= 0)
+        continue;
+      int pipe_fds[2];
+      if (pipe(pipe_fds) != 0) {
+        ts_err err = {0};
+        done(ctx, todo[next++], -1, NULL,
+             (ts_err_plain(&err, "cannot create a pipe for a study point"), &err));
+        continue;
+      }
+      fflush(NULL);
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(pipe_fds[0]);
+        run_child(pipe_fds[1], todo[next], load, ctx, jobs == 1 ? progress_label : NULL);
+      }
+      close(pipe_fds[1]);
+      if (pid < 0) {
+        close(pipe_fds[0]);
+        ts_err err = {0};
+        done(ctx, todo[next++], -1, NULL, (ts_err_plain(&err, "cannot fork a study point"), &err));
+        continue;
+      }
+      pids[k] = pid;
+      if (stop_signal != 0) /* a signal between fork and here */
+        kill(pid, SIGTERM);
+      slots[k] = (slot){.index = todo[next++], .fd = pipe_fds[0]};
+      busy++;
+    }
+    int n_fds = 0;
+    for (int k = 0; k < jobs; k++)
+      if (slots[k].index >= 0)
+        fds[n_fds++] = (struct pollfd){.fd = slots[k].fd, .events = POLLIN};
+    if (n_fds == 0)
+      continue;
+    if (poll(fds, (nfds_t)n_fds, -1) < 0)
+      continue; /* EINTR: a signal; the loop sees it */
+    for (int k = 0, f = 0; k < jobs; k++) {
+      if (slots[k].index < 0)
+        continue;
+      if (fds[f++].revents != 0) {
+        collect(&slots[k], &pids[k], done, ctx);
+        busy -= slots[k].index < 0;
+      }
+    }
   }
-  if (pid == 0) { /* the point: stopped by its default actions, silently */
-    for (int i = 0; i < N_STOP_SIGNALS; i++)
-      signal(stop_signals[i], SIG_DFL);
-    if (stop_signal != 0)
-      _exit(1);
-    close(fds[0]);
-    child_reply reply;
-    memset(&reply, 0, sizeof reply);
-    simulate(pf, wl, fidelity, progress_label, &reply);
-    ssize_t n = write(fds[1], &reply, sizeof reply);
-    _exit(n == (ssize_t)sizeof reply ? 0 : 1);
-  }
-  running_point = pid;
-  if (stop_signal != 0) /* a signal between fork and here */
-    kill(pid, SIGTERM);
-  close(fds[1]);
-  child_reply reply;
-  ssize_t got = 0;
-  while (got < (ssize_t)sizeof reply) {
-    ssize_t n = read(fds[0], (char *)&reply + got, sizeof reply - (size_t)got);
-    if (n > 0)
-      got += n;
-    else if (n == 0 || errno != EINTR)
-      break;
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  running_point = 0;
-  for (int i = 0; i < N_STOP_SIGNALS; i++)
-    sigaction(stop_signals[i], &old[i], NULL);
-  if (stop_signal != 0) {
-    int sig = stop_signal;
-    fprintf(stderr, /* after a progress line, on a line of its own */
-            "%strainsim: stopped by signal %d while simulating %ld GPUs; results written so far "
-            "are kept\n",
-            isatty(STDERR_FILENO) ? "\n" : "", sig, wl->n_gpus);
-    signal(sig, SIG_DFL);
-    raise(sig);
-    _exit(128 + sig); /* where the signal is blocked or ignored by whoever started us */
-  }
-  if (got != (ssize_t)sizeof reply || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return ts_err_plain(err, "the simulation of %ld GPUs ended without a result (status %d)",
-                        wl->n_gpus, status);
-  if (reply.rc != 0) {
-    *err = reply.err;
-    return -1;
-  }
-  *out = reply.point;
+  n_running_slots = 0;
+  running_pids = NULL;
+  for (int k = 0; k < N_STOP_SIGNALS; k++)
+    sigaction(stop_signals[k], &old[k], NULL);
+  free(slots);
+  free(pids);
+  free(fds);
+  return stop_signal;
+}
+
+_Noreturn void ts_study_stopped(int sig, const char *what) {
+  fprintf(stderr, /* after a progress line, on a line of its own */
+          "%strainsim: stopped by signal %d while simulating %s; results written so far are "
+          "kept\n",
+          isatty(STDERR_FILENO) ? "\n" : "", sig, what);
+  signal(sig, SIG_DFL);
+  raise(sig);
+  _exit(128 + sig); /* where the signal is blocked or ignored by whoever started us */
+}
+
+/* ts_study_point's one point, handed to its child as it is. */
+typedef struct one_point {
+  const ts_platform *pf;
+  const ts_workload *wl;
+  ts_fidelity fidelity;
+  int rc;
+  ts_scaling_point *out;
+  ts_err *err;
+} one_point;
+
+static int load_one(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fidelity *fidelity,
+                    ts_err *err) {
+  (void)i;
+  (void)err;
+  const one_point *p = ctx;
+  *pf = *p->pf;
+  *wl = *p->wl;
+  *fidelity = p->fidelity;
   return 0;
+}
+
+static void done_one(void *ctx, int i, int rc, const ts_scaling_point *point, const ts_err *err) {
+  (void)i;
+  one_point *p = ctx;
+  p->rc = rc;
+  if (rc == 0)
+    *p->out = *point;
+  else
+    *p->err = *err;
+}
+
+int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
+                   const char *progress_label, ts_scaling_point *out, ts_err *err) {
+  one_point p = {pf, wl, fidelity, -1, out, err};
+  int todo = 0;
+  int sig = ts_study_pool(1, &todo, 1, load_one, done_one, &p, progress_label);
+  if (sig != 0) {
+    char what[64];
+    snprintf(what, sizeof what, "%ld GPUs", wl->n_gpus);
+    ts_study_stopped(sig, what);
+  }
+  return p.rc;
 }

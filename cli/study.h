@@ -17,4 +17,21 @@
 int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
                    const char *progress_label, ts_scaling_point *out, ts_err *err);
 
+/* A pool of points simulated in up to `jobs` child processes at once. load runs in a point's
+ * child (after fork: it may load files and register --set overrides for itself alone) and
+ * fills its platform, workload and fidelity, or returns -1 with an error; done runs in the
+ * parent as each point ends (rc 0 with *point, or -1 with *err), in the order they end. A
+ * signal (SIGINT, SIGTERM, SIGHUP) stops the points running and launches no more: the return
+ * value is then that signal (0: all ran), and the caller reports what finished and calls
+ * ts_study_stopped. With one job, the child shows its progress under progress_label. */
+typedef int (*ts_study_load_fn)(void *ctx, int i, ts_platform *pf, ts_workload *wl,
+                                ts_fidelity *fidelity, ts_err *err);
+typedef void (*ts_study_done_fn)(void *ctx, int i, int rc, const ts_scaling_point *point,
+                                 const ts_err *err);
+int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_study_done_fn done,
+                  void *ctx, const char *progress_label);
+/* Says on stderr that a study stopped by signal sig while simulating `what`, and ends the
+ * process by that signal. */
+_Noreturn void ts_study_stopped(int sig, const char *what);
+
 #endif

@@ -303,6 +303,16 @@ int ts_doc_check_map(const ts_doc *doc, int node, const char *what, const char *
   return 0;
 }
 
+int ts_doc_map_item(const ts_doc *doc, int map, int index, int *key, int *value) {
+  const yaml_node_t *n = node_at(doc, map);
+  if (n == NULL || n->type != YAML_MAPPING_NODE || index < 0 ||
+      index >= n->data.mapping.pairs.top - n->data.mapping.pairs.start)
+    return -1;
+  *key = n->data.mapping.pairs.start[index].key;
+  *value = n->data.mapping.pairs.start[index].value;
+  return 0;
+}
+
 int ts_doc_get(const ts_doc *doc, int map, const char *key) {
   const yaml_node_t *n = node_at(doc, map);
   if (n == NULL || n->type != YAML_MAPPING_NODE)

@@ -41,6 +41,8 @@ const char *ts_doc_scalar(const ts_doc *doc, int node); /* NULL unless a scalar 
  * at most once; `what` names the mapping in messages ("model", "network"). */
 int ts_doc_check_map(const ts_doc *doc, int node, const char *what, const char *const *allowed,
                      ts_err *err);
+/* The index-th pair of a mapping, in file order: 0, or -1 past the last (or not a mapping). */
+int ts_doc_map_item(const ts_doc *doc, int map, int index, int *key, int *value);
 /* The value node of key in a mapping, or 0. */
 int ts_doc_get(const ts_doc *doc, int map, const char *key);
 /* Records "missing required key 'key' in 'what'" at the mapping. Returns -1. */

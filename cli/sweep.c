@@ -1,0 +1,686 @@
+/* sweep: see sweep.h. */
+#include "sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../analysis/html.h"
+#include "../analysis/report.h"
+#include "../workloads/doc.h"
+#include "../workloads/text.h"
+#include "args.h"
+#include "digest.h"
+#include "progress.h"
+#include "run.h"
+#include "study.h"
+
+#define MAX_AXES 16
+#define MAX_POINTS 100000
+#define MAX_VALUE 256
+
+static const char usage[] =
+    "usage: trainsim sweep SPEC.yaml [-j N] [--out DIR] [--report] [--quiet]\n"
+    "\n"
+    "A what-if study: every point of SPEC simulated, N at a time in child processes.\n"
+    "SPEC names a workload (and optionally a platform and a fidelity), values all points share\n"
+    "(fixed) and the points: a grid whose axes are crossed, or a list of points. An axis is a\n"
+    "layout flag of 'trainsim run' (gpus, tp, pp, dp, cp, ep, etp, micro_batch_size,\n"
+    "global_batch_size, schedule, virtual_stages, recompute, zero_stage, sequence_parallel),\n"
+    "workload or platform (a file), or a key of either file by its path (as --set KEY=VALUE):\n"
+    "\n"
+    "  name: nic-what-if\n"
+    "  workload: workloads/gpt-22b.yaml\n"
+    "  fixed: {gpus: 512}\n"
+    "  grid: {tp: [2, 4], network.global_link.bandwidth: [25GBps, 50GBps]}\n"
+    "\n"
+    "  -j N, --jobs N   points simulated at once (default: the machine's cores)\n"
+    "  --out DIR        where sweep.csv and points/ go (default trainsim-out)\n"
+    "  --report         also write report.html (the table, and a plot along each axis)\n"
+    "  --quiet          no progress line on stderr (shown only when stderr is a terminal)\n"
+    "Every point is checked before any runs. Finished points are kept in DIR/points/, named by\n"
+    "a digest of everything they depend on: a rerun reuses them, and Ctrl-C loses only the\n"
+    "points running. Points that do not fit in memory are rows with their reason.\n";
+
+/* The flags of `run` a sweep axis may set, by axis name. */
+static const struct {
+  const char *axis, *flag;
+} layout_axes[] = {
+    {"gpus", "--gpus"},
+    {"tp", "--tp"},
+    {"pp", "--pp"},
+    {"dp", "--dp"},
+    {"cp", "--cp"},
+    {"ep", "--ep"},
+    {"etp", "--etp"},
+    {"micro_batch_size", "--micro-batch-size"},
+    {"global_batch_size", "--global-batch-size"},
+    {"schedule", "--schedule"},
+    {"virtual_stages", "--virtual-stages"},
+    {"recompute", "--recompute"},
+    {"zero_stage", "--zero-stage"},
+    {"sequence_parallel", "--sequence-parallel"},
+};
+enum { N_LAYOUT_AXES = sizeof layout_axes / sizeof layout_axes[0] };
+
+typedef struct point {
+  char values[MAX_AXES][MAX_VALUE]; /* "" where the axis does not apply */
+  ts_loc loc; /* where the spec sets it (its list entry, or the grid) */
+  uint64_t digest;
+  bool is_done, is_ok;
+  ts_scaling_point result;
+  char error[512];
+} point;
+
+typedef struct sweep {
+  const char *spec_path, *out_dir;
+  char name[128];
+  char workload[4096], platform[4096]; /* the spec's defaults ("" platform: the built-in) */
+  ts_fidelity fidelity;
+  int n_axes, n_fixed;
+  char axes[MAX_AXES][64];
+  char fixed_names[MAX_AXES][64], fixed_values[MAX_AXES][MAX_VALUE];
+  int n_points;
+  point *points;
+  long jobs;
+  bool is_report, is_quiet;
+  int n_done;
+  ts_progress progress;
+} sweep;
+
+static bool is_layout_axis(const char *name) {
+  for (int i = 0; i < N_LAYOUT_AXES; i++)
+    if (strcmp(layout_axes[i].axis, name) == 0)
+      return true;
+  return false;
+}
+
+/* An axis name is a layout flag, workload, platform, or a file key's path (with a dot). */
+static int check_axis(const ts_doc *doc, int node, const char *name, ts_err *err) {
+  if (name == NULL)
+    return ts_err_at(err, ts_doc_loc(doc, node), "expected an axis name, found a list or mapping");
+  if (is_layout_axis(name) || strcmp(name, "workload") == 0 || strcmp(name, "platform") == 0 ||
+      strchr(name, '.') != NULL)
+    return 0;
+  return ts_err_at(err, ts_doc_loc(doc, node),
+                   "'%s' is not an axis: expected a layout flag (gpus, tp, pp, dp, cp, ep, etp, "
+                   "micro_batch_size, global_batch_size, schedule, virtual_stages, recompute, "
+                   "zero_stage, sequence_parallel), workload, platform, or a file key's path such "
+                   "as network.link.bandwidth",
+                   name);
+}
+
+static int axis_index(sweep *s, const char *name) {
+  for (int i = 0; i < s->n_axes; i++)
+    if (strcmp(s->axes[i], name) == 0)
+      return i;
+  return -1;
+}
+
+/* A scalar value, copied; anything else is an error at its node. */
+static int scalar(const ts_doc *doc, int node, const char *what, char *out, ts_err *err) {
+  const char *v = ts_doc_scalar(doc, node);
+  if (v == NULL || strlen(v) >= MAX_VALUE)
+    return ts_err_at(err, ts_doc_loc(doc, node),
+                     "%s: expected a value (a number, a word or a path, "
+                     "under %d characters)",
+                     what, MAX_VALUE);
+  snprintf(out, MAX_VALUE, "%s", v);
+  return 0;
+}
+
+/* The mapping `key` of the spec's keys (names and scalar values); 0 when absent. */
+static int fixed_values(sweep *s, const ts_doc *doc, int root, ts_err *err) {
+  int map = ts_doc_get(doc, root, "fixed");
+  if (map == 0)
+    return 0;
+  if (!ts_doc_is_map(doc, map))
+    return ts_err_at(err, ts_doc_loc(doc, map),
+                     "key 'fixed': expected a mapping of axes to values");
+  for (int i = 0;; i++) {
+    int key = 0, value = 0;
+    if (ts_doc_map_item(doc, map, i, &key, &value) != 0)
+      break;
+    const char *name = ts_doc_scalar(doc, key);
+    for (int f = 0; name != NULL && f < s->n_fixed; f++)
+      if (strcmp(s->fixed_names[f], name) == 0)
+        return ts_err_at(err, ts_doc_loc(doc, key), "fixed axis '%s' given twice", name);
+    if (s->n_fixed == MAX_AXES || check_axis(doc, key, name, err) != 0)
+      return s->n_fixed == MAX_AXES
+                 ? ts_err_at(err, ts_doc_loc(doc, key), "more than %d axes", MAX_AXES)
+                 : -1;
+    snprintf(s->fixed_names[s->n_fixed], sizeof s->fixed_names[0], "%s", name);
+    if (scalar(doc, value, name, s->fixed_values[s->n_fixed], err) != 0)
+      return -1;
+    s->n_fixed++;
+  }
+  return 0;
+}
+
+static int add_axis(sweep *s, const ts_doc *doc, int key, ts_err *err) {
+  const char *name = ts_doc_scalar(doc, key);
+  if (check_axis(doc, key, name, err) != 0)
+    return -1;
+  for (int f = 0; f < s->n_fixed; f++)
+    if (strcmp(s->fixed_names[f], name) == 0)
+      return ts_err_at(err, ts_doc_loc(doc, key), "'%s' is both fixed and an axis", name);
+  if (axis_index(s, name) >= 0)
+    return axis_index(s, name);
+  if (s->n_axes == MAX_AXES)
+    return ts_err_at(err, ts_doc_loc(doc, key), "more than %d axes", MAX_AXES);
+  snprintf(s->axes[s->n_axes], sizeof s->axes[0], "%s", name);
+  return s->n_axes++;
+}
+
+static point *new_point(sweep *s, ts_loc loc, ts_err *err) {
+  if (s->n_points == MAX_POINTS) {
+    ts_err_at(err, loc, "more than %d points", MAX_POINTS);
+    return NULL;
+  }
+  s->points = realloc(s->points, (size_t)(s->n_points + 1) * sizeof *s->points);
+  TS_ASSERT(s->points != NULL);
+  point *p = &s->points[s->n_points++];
+  memset(p, 0, sizeof *p);
+  p->loc = loc;
+  return p;
+}
+
+/* grid: {axis: [values], ...}: every combination, the first axis slowest. */
+static int expand_grid(sweep *s, const ts_doc *doc, int grid, ts_err *err) {
+  int cols[MAX_AXES], lists[MAX_AXES], sizes[MAX_AXES], n = 0;
+  long total = 1;
+  for (int i = 0;; i++) {
+    int key = 0, value = 0;
+    if (ts_doc_map_item(doc, grid, i, &key, &value) != 0)
+      break;
+    int before = s->n_axes, col = add_axis(s, doc, key, err);
+    if (col < 0)
+      return -1;
+    if (col < before)
+      return ts_err_at(err, ts_doc_loc(doc, key), "grid axis '%s' given twice", s->axes[col]);
+    if (!ts_doc_is_seq(doc, value) || ts_doc_seq_len(doc, value) == 0)
+      return ts_err_at(err, ts_doc_loc(doc, value), "grid axis '%s': expected a list of values",
+                       s->axes[col]);
+    cols[n] = col;
+    lists[n] = value;
+    sizes[n] = ts_doc_seq_len(doc, value);
+    total *= sizes[n++];
+    if (total > MAX_POINTS)
+      return ts_err_at(err, ts_doc_loc(doc, grid), "the grid has more than %d points", MAX_POINTS);
+  }
+  if (n == 0)
+    return ts_err_at(err, ts_doc_loc(doc, grid), "key 'grid': expected at least one axis");
+  for (long k = 0; k < total; k++) {
+    point *p = new_point(s, ts_doc_loc(doc, grid), err);
+    if (p == NULL)
+      return -1;
+    long rest = k;
+    for (int a = n - 1; a >= 0; a--) { /* the last axis fastest */
+      int item = ts_doc_seq_item(doc, lists[a], (int)(rest % sizes[a]));
+      rest /= sizes[a];
+      if (scalar(doc, item, s->axes[cols[a]], p->values[cols[a]], err) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* points: [{axis: value, ...}, ...]. */
+static int expand_points(sweep *s, const ts_doc *doc, int list, ts_err *err) {
+  if (!ts_doc_is_seq(doc, list) || ts_doc_seq_len(doc, list) == 0)
+    return ts_err_at(err, ts_doc_loc(doc, list), "key 'points': expected a list of mappings");
+  for (int i = 0; i < ts_doc_seq_len(doc, list); i++) {
+    int map = ts_doc_seq_item(doc, list, i);
+    if (!ts_doc_is_map(doc, map))
+      return ts_err_at(err, ts_doc_loc(doc, map), "point %d: expected a mapping of axes to values",
+                       i + 1);
+    point *p = new_point(s, ts_doc_loc(doc, map), err);
+    if (p == NULL)
+      return -1;
+    for (int j = 0;; j++) {
+      int key = 0, value = 0;
+      if (ts_doc_map_item(doc, map, j, &key, &value) != 0)
+        break;
+      int col = add_axis(s, doc, key, err);
+      if (col < 0)
+        return -1;
+      if (p->values[col][0] != '\0')
+        return ts_err_at(err, ts_doc_loc(doc, key), "point %d: axis '%s' given twice", i + 1,
+                         s->axes[col]);
+      if (scalar(doc, value, s->axes[col], p->values[col], err) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+static int read_spec(sweep *s, ts_err *err) {
+  static const char *const keys[] = {"name",  "description", "workload", "platform", "fidelity",
+                                     "fixed", "grid",        "points",   NULL};
+  ts_doc *doc = NULL;
+  if (ts_doc_load_file(s->spec_path, &doc, err) != 0)
+    return -1;
+  int root = ts_doc_root(doc), rc = -1;
+  const char *name = NULL, *workload = NULL, *platform = NULL;
+  int fidelity = TS_FIDELITY_HYBRID;
+  if (root == 0) {
+    ts_err_at(err, (ts_loc){s->spec_path, 0, 0, NULL},
+              "empty sweep spec: expected a mapping with 'workload' and 'grid' or 'points'");
+    goto done;
+  }
+  if (ts_doc_check_map(doc, root, "sweep", keys, err) != 0 ||
+      ts_doc_get_string(doc, root, "name", &name, err) < 0 ||
+      ts_doc_get_string(doc, root, "workload", &workload, err) < 0 ||
+      ts_doc_get_string(doc, root, "platform", &platform, err) < 0 ||
+      ts_doc_get_enum(doc, root, "fidelity", ts_fidelity_names, &fidelity, err) < 0 ||
+      fixed_values(s, doc, root, err) != 0)
+    goto done;
+  s->fidelity = (ts_fidelity)fidelity;
+  ts_text_copy(s->name, sizeof s->name, name != NULL ? name : s->spec_path);
+  snprintf(s->workload, sizeof s->workload, "%s", workload != NULL ? workload : "");
+  snprintf(s->platform, sizeof s->platform, "%s", platform != NULL ? platform : "");
+  int grid = ts_doc_get(doc, root, "grid"), list = ts_doc_get(doc, root, "points");
+  if ((grid == 0) == (list == 0)) {
+    ts_err_at(err, ts_doc_loc(doc, root), "a sweep spec has either 'grid' or 'points', found %s",
+              grid == 0 ? "neither" : "both");
+    goto done;
+  }
+  if (grid != 0 && !ts_doc_is_map(doc, grid)) {
+    ts_err_at(err, ts_doc_loc(doc, grid), "key 'grid': expected a mapping of axes to lists");
+    goto done;
+  }
+  rc = grid != 0 ? expand_grid(s, doc, grid, err) : expand_points(s, doc, list, err);
+  /* Locations must outlive the document: keep the spec's path and the line only. */
+  for (int i = 0; i < s->n_points; i++)
+    s->points[i].loc.file = s->spec_path;
+done:
+  ts_doc_free(doc);
+  return rc;
+}
+
+/* The value of axis `name` at point p: its own, else fixed, else NULL. */
+static const char *value_of(const sweep *s, const point *p, const char *name) {
+  int col = axis_index((sweep *)s, name);
+  if (col >= 0 && p->values[col][0] != '\0')
+    return p->values[col];
+  for (int f = 0; f < s->n_fixed; f++)
+    if (strcmp(s->fixed_names[f], name) == 0)
+      return s->fixed_values[f];
+  return NULL;
+}
+
+/* "tp=2, network.link.bandwidth=50GBps": the point's axis values, for messages. */
+static void describe(const sweep *s, const point *p, char *out, size_t size) {
+  size_t n = 0;
+  out[0] = '\0';
+  for (int a = 0; a < s->n_axes && n < size; a++)
+    if (p->values[a][0] != '\0')
+      n += (size_t)snprintf(out + n, size - n, "%s%s=%s", n > 0 ? ", " : "", s->axes[a],
+                            p->values[a]);
+}
+
+/* Applies point i's values: --set overrides into the process's registry, layout flags into
+ * *a; the workload and platform files. */
+static int point_args(const sweep *s, int i, ts_run_args *a, ts_err *err) {
+  const point *p = &s->points[i];
+  memset(a, 0, sizeof *a);
+  const char *wl = value_of(s, p, "workload"), *pf = value_of(s, p, "platform");
+  a->workload = wl != NULL ? wl : s->workload;
+  a->platform = pf != NULL ? pf : (s->platform[0] != '\0' ? s->platform : NULL);
+  if (a->workload[0] == '\0')
+    return ts_err_plain(err, "no workload: give the spec's 'workload' or a workload axis");
+  ts_doc_overrides_clear();
+  for (int k = 0; k < s->n_fixed + s->n_axes; k++) {
+    const char *name = k < s->n_fixed ? s->fixed_names[k] : s->axes[k - s->n_fixed];
+    const char *v = value_of(s, p, name);
+    if (v == NULL || strcmp(name, "workload") == 0 || strcmp(name, "platform") == 0)
+      continue;
+    if (strchr(name, '.') != NULL) {
+      char kv[512];
+      snprintf(kv, sizeof kv, "%s=%s", name, v);
+      if (ts_doc_override_add(kv, err) != 0)
+        return -1;
+      continue;
+    }
+    for (int f = 0; f < N_LAYOUT_AXES; f++) {
+      if (strcmp(layout_axes[f].axis, name) != 0)
+        continue;
+      const char *flag = layout_axes[f].flag;
+      long *count = strcmp(name, "gpus") == 0 ? &a->ov.gpus
+                    : strcmp(name, "dp") == 0 ? &a->ov.dp
+                                              : NULL; /* run's own flags */
+      if (count != NULL) {
+        if (ts_args_count(flag, v, 1, TS_ARGS_MAX_COUNT, count, err) != 0)
+          return -1;
+        *(count == &a->ov.gpus ? &a->ov.is_gpus_set : &a->ov.is_dp_set) = true;
+      } else if (strcmp(name, "sequence_parallel") == 0) {
+        if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+          return ts_err_plain(err, "sequence_parallel: expected true or false, found '%s'", v);
+        if (strcmp(v, "true") == 0 && ts_args_override(flag, NULL, &a->ov, err) < 0)
+          return -1;
+      } else if (ts_args_override(flag, v, &a->ov, err) < 0) {
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* The inputs of point i, loaded and checked (in the parent first, to refuse a bad spec before
+ * anything runs; then in the point's process). */
+static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fidelity *fidelity,
+                      ts_err *err) {
+  const sweep *s = ctx;
+  ts_run_args a;
+  *fidelity = s->fidelity;
+  return point_args(s, i, &a, err) != 0 ? -1 : ts_run_load_inputs(&a, pf, wl, err);
+}
+
+/* Everything point i's result depends on: the binary, the fidelity, its values, its files. */
+static uint64_t point_digest(const sweep *s, int i, const ts_platform *pf) {
+  ts_digest d;
+  ts_digest_init(&d);
+  ts_digest_file(&d, "/proc/self/exe");
+  ts_digest_str(&d, ts_fidelity_names[s->fidelity]);
+  const point *p = &s->points[i];
+  for (int k = 0; k < s->n_fixed + s->n_axes; k++) {
+    const char *name = k < s->n_fixed ? s->fixed_names[k] : s->axes[k - s->n_fixed];
+    const char *v = value_of(s, p, name);
+    ts_digest_str(&d, name);
+    ts_digest_str(&d, v != NULL ? v : "");
+  }
+  ts_run_args a;
+  ts_err unused = {0};
+  point_args(s, i, &a, &unused);
+  ts_digest_file(&d, a.workload);
+  if (a.platform != NULL)
+    ts_digest_file(&d, a.platform);
+  else
+    ts_digest_str(&d, ts_platform_default_text);
+  if (pf->gpu.kernels != NULL && ts_digest_file(&d, ts_kernels_path(pf->gpu.kernels)) != 0)
+    ts_digest_str(&d, ts_kernels_default_text);
+  return d.h;
+}
+
+/* ---- finished points: DIR/points/<digest>.csv, one line ---- */
+
+static void record_path(const sweep *s, const point *p, char *out, size_t size) {
+  snprintf(out, size, "%s/points/%016llx.csv", s->out_dir, (unsigned long long)p->digest);
+}
+
+static void write_record(FILE *f, const void *ctx) {
+  const point *p = ctx;
+  const ts_scaling_point *r = &p->result;
+  if (!p->is_ok) {
+    fprintf(f, "error,%s\n", p->error);
+    return;
+  }
+  fprintf(f, "ok,%ld,%ld,%ld,%ld,%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", r->gpus, r->tp, r->pp,
+          r->dp, r->global_batch, r->iteration_s, r->tokens_per_s, r->model_tflops_per_gpu,
+          r->megatron_percent, r->mfu_percent, r->peak_memory_gib);
+  for (int c = 0; c < TS_CAT_COUNT; c++)
+    fprintf(f, ",%.17g", r->breakdown_s[c]);
+  fputc('\n', f);
+}
+
+/* A record a previous run left; false when there is none or it is not whole. */
+static bool read_record(const sweep *s, point *p) {
+  char path[4200], line[4096];
+  record_path(s, p, path, sizeof path);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return false;
+  bool ok = fgets(line, sizeof line, f) != NULL && strchr(line, '\n') != NULL;
+  fclose(f);
+  if (!ok)
+    return false;
+  line[strcspn(line, "\n")] = '\0';
+  if (strncmp(line, "error,", 6) == 0) {
+    ts_text_copy(p->error, sizeof p->error, line + 6);
+    p->is_ok = false;
+    return true;
+  }
+  ts_scaling_point *r = &p->result;
+  int used = 0;
+  if (sscanf(line, "ok,%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf%n", &r->gpus, &r->tp, &r->pp,
+             &r->dp, &r->global_batch, &r->iteration_s, &r->tokens_per_s, &r->model_tflops_per_gpu,
+             &r->megatron_percent, &r->mfu_percent, &r->peak_memory_gib, &used) != 11)
+    return false;
+  const char *c = line + used;
+  for (int k = 0; k < TS_CAT_COUNT; k++) {
+    int n = 0;
+    if (sscanf(c, ",%lf%n", &r->breakdown_s[k], &n) != 1)
+      return false;
+    c += n;
+  }
+  p->is_ok = *c == '\0' && r->iteration_s > 0 && isfinite(r->iteration_s);
+  return p->is_ok;
+}
+
+/* ---- sweep.csv ---- */
+
+static void csv_field(FILE *f, const char *v) {
+  if (strpbrk(v, ",\"\n") == NULL) {
+    fputs(v, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *v != '\0'; v++) {
+    if (*v == '"')
+      fputc('"', f);
+    fputc(*v, f);
+  }
+  fputc('"', f);
+}
+
+static void write_csv(FILE *f, const void *ctx) {
+  const sweep *s = ctx;
+  fputs("point", f);
+  for (int a = 0; a < s->n_axes; a++) {
+    fputc(',', f);
+    csv_field(f, s->axes[a]);
+  }
+  fputs(",status,layout_gpus,layout_tp,layout_pp,layout_dp,layout_global_batch,iteration_s,"
+        "tokens_per_s,tokens_per_s_per_gpu,"
+        "model_tflops_per_gpu,mfu_percent,megatron_percent,peak_memory_gib",
+        f);
+  for (int c = 0; c < TS_CAT_COUNT; c++)
+    fprintf(f, ",%s_s", ts_category_names[c]);
+  fputs(",error\n", f);
+  for (int i = 0; i < s->n_points; i++) {
+    const point *p = &s->points[i];
+    fprintf(f, "%d", i + 1);
+    for (int a = 0; a < s->n_axes; a++) {
+      fputc(',', f);
+      const char *v = value_of(s, p, s->axes[a]);
+      csv_field(f, v != NULL ? v : "");
+    }
+    const ts_scaling_point *r = &p->result;
+    if (!p->is_done) {
+      fputs(",not run", f);
+    } else if (!p->is_ok) {
+      fputs(",failed", f);
+    } else {
+      fprintf(f, ",ok,%ld,%ld,%ld,%ld,%ld,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g", r->gpus, r->tp,
+              r->pp, r->dp, r->global_batch, r->iteration_s, r->tokens_per_s,
+              r->tokens_per_s / (double)r->gpus, r->model_tflops_per_gpu, r->mfu_percent,
+              r->megatron_percent, r->peak_memory_gib);
+      for (int c = 0; c < TS_CAT_COUNT; c++)
+        fprintf(f, ",%.6g", r->breakdown_s[c]);
+    }
+    if (p->is_done && !p->is_ok) {
+      for (int c = 0; c < 12 + TS_CAT_COUNT; c++)
+        fputc(',', f);
+      csv_field(f, p->error);
+    } else if (!p->is_done) {
+      for (int c = 0; c < 13 + TS_CAT_COUNT; c++)
+        fputc(',', f);
+    } else {
+      fputc(',', f);
+    }
+    fputc('\n', f);
+  }
+}
+
+/* One line for messages and records: the error without its "trainsim: error: " prefix, with no
+ * newline or comma-free requirement (records keep the rest of the line). */
+static void error_text(const ts_err *err, char *out, size_t size) {
+  const char *m = err->msg, *prefix = "trainsim: error: ";
+  if (strncmp(m, prefix, strlen(prefix)) == 0)
+    m += strlen(prefix);
+  snprintf(out, size, "%s", m);
+  for (char *c = out; *c != '\0'; c++)
+    if (*c == '\n')
+      *c = ' ';
+}
+
+static void point_done(void *ctx, int i, int rc, const ts_scaling_point *result,
+                       const ts_err *err) {
+  sweep *s = ctx;
+  point *p = &s->points[i];
+  p->is_done = true;
+  p->is_ok = rc == 0;
+  if (rc == 0)
+    p->result = *result;
+  else
+    error_text(err, p->error, sizeof p->error);
+  char dir[4200], name[64];
+  snprintf(dir, sizeof dir, "%s/points", s->out_dir);
+  snprintf(name, sizeof name, "%016llx.csv", (unsigned long long)p->digest);
+  ts_err werr = {0};
+  if (ts_report_write_file(dir, name, write_record, p, &werr) != 0 ||
+      ts_report_write_file(s->out_dir, "sweep.csv", write_csv, s, &werr) != 0)
+    fprintf(stderr, "%s\n", werr.msg);
+  s->n_done++;
+  char what[96];
+  snprintf(what, sizeof what, "%d of %d points done", s->n_done, s->n_points);
+  ts_progress_show(&s->progress, (double)s->n_done, (double)s->n_points, what);
+}
+
+static int parse(int argc, char **argv, sweep *s, ts_err *err) {
+  static const char *const options[] = {"--jobs", "--out", NULL};
+  static char jobs_flag[] = "--jobs";
+  for (int i = 0; i < argc; i++) /* -j N: make's short form of --jobs N */
+    if (strcmp(argv[i], "-j") == 0)
+      argv[i] = jobs_flag;
+  static const char *const switches[] = {"--report", "--quiet", NULL};
+  ts_args cli = {
+      .argc = argc, .argv = argv, .command = "sweep", .options = options, .switches = switches};
+  const char *flag = NULL, *value = NULL;
+  s->out_dir = "trainsim-out";
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  s->jobs = cores > 0 ? cores : 1;
+  for (;;) {
+    int kind = ts_args_next(&cli, &flag, &value, err);
+    if (kind < 0)
+      return -1;
+    if (kind == TS_ARGS_END)
+      break;
+    if (kind == TS_ARGS_ARGUMENT) {
+      if (s->spec_path != NULL)
+        return ts_err_plain(err, "sweep takes one SPEC file, found a second one: '%s'", value);
+      s->spec_path = value;
+    } else if (strcmp(flag, "--help") == 0) {
+      fputs(usage, stdout);
+      return 1;
+    } else if (strcmp(flag, "--report") == 0) {
+      s->is_report = true;
+    } else if (strcmp(flag, "--quiet") == 0) {
+      s->is_quiet = true;
+    } else if (strcmp(flag, "--jobs") == 0) {
+      if (ts_args_count(flag, value, 1, 4096, &s->jobs, err) != 0)
+        return -1;
+    } else if (strcmp(flag, "--out") == 0) {
+      s->out_dir = value;
+    }
+  }
+  if (s->spec_path == NULL)
+    return ts_err_plain(err, "sweep needs a SPEC file (see 'trainsim sweep --help')");
+  return 0;
+}
+
+/* Checks every point in this process (an input error stops the sweep at the spec's line),
+ * takes its digest and any finished record. */
+static int prepare(sweep *s, ts_err *err) {
+  static ts_platform pf;
+  for (int i = 0; i < s->n_points; i++) {
+    point *p = &s->points[i];
+    ts_workload wl;
+    ts_fidelity fidelity;
+    ts_err e = {0};
+    if (load_point(s, i, &pf, &wl, &fidelity, &e) != 0) {
+      char what[512], why[1024];
+      describe(s, p, what, sizeof what);
+      error_text(&e, why, sizeof why);
+      return ts_err_at(err, p->loc, "point %d (%s): %s", i + 1, what, why);
+    }
+    p->digest = point_digest(s, i, &pf);
+    p->is_done = read_record(s, p);
+  }
+  ts_doc_overrides_clear();
+  return 0;
+}
+
+static void print_table(const sweep *s) {
+  printf("sweep: %s, %d points, fidelity %s\n\n", s->name, s->n_points,
+         ts_fidelity_names[s->fidelity]);
+  printf("  %5s  %-40s %12s %12s %7s %8s\n", "point", "values", "iteration_s", "tok/s/GPU", "MFU",
+         "GiB");
+  for (int i = 0; i < s->n_points; i++) {
+    const point *p = &s->points[i];
+    char what[512];
+    describe(s, p, what, sizeof what);
+    if (p->is_ok)
+      printf("  %5d  %-40s %12.4f %12.1f %6.2f%% %8.2f\n", i + 1, what, p->result.iteration_s,
+             p->result.tokens_per_s / (double)p->result.gpus, p->result.mfu_percent,
+             p->result.peak_memory_gib);
+    else
+      printf("  %5d  %-40s %s\n", i + 1, what, p->is_done ? p->error : "not run");
+  }
+}
+
+int ts_sweep_main(int argc, char **argv) {
+  static sweep s;
+  memset(&s, 0, sizeof s);
+  ts_err err = {0};
+  int rc = parse(argc, argv, &s, &err);
+  if (rc == 1)
+    return 0;
+  if (rc != 0 || read_spec(&s, &err) != 0 || prepare(&s, &err) != 0 ||
+      ts_report_prepare_dir(s.out_dir, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    free(s.points);
+    return TS_ARGS_EXIT_INPUT;
+  }
+  int *todo = malloc((size_t)s.n_points * sizeof *todo), n_todo = 0;
+  TS_ASSERT(todo != NULL);
+  for (int i = 0; i < s.n_points; i++)
+    if (!s.points[i].is_done)
+      todo[n_todo++] = i;
+    else
+      s.n_done++;
+  ts_progress_init(&s.progress, "sweep", s.is_quiet);
+  int sig = ts_study_pool(n_todo, todo, (int)s.jobs, load_point, point_done, &s, NULL);
+  ts_progress_clear(&s.progress);
+  free(todo);
+  if (ts_report_write_file(s.out_dir, "sweep.csv", write_csv, &s, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    free(s.points);
+    return 1;
+  }
+  if (sig != 0) {
+    char what[64];
+    snprintf(what, sizeof what, "sweep points (%d of %d done)", s.n_done, s.n_points);
+    free(s.points);
+    ts_study_stopped(sig, what);
+  }
+  print_table(&s);
+  printf("\n%d points simulated now, %d reused; results: %s/sweep.csv\n", n_todo,
+         s.n_points - n_todo, s.out_dir);
+  free(s.points);
+  return 0;
+}
