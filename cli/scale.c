@@ -33,8 +33,9 @@ static const char usage[] =
     "--pp N, --micro-batch-size N, --global-batch-size N (at N1), --schedule, --recompute,\n"
     "--zero-stage, --sequence-parallel, --set KEY=VALUE (repeatable), --fidelity (default\n"
     "hybrid), --out DIR (default\n"
-    "trainsim-out), --quiet (no progress line on stderr; it is shown only when stderr is a\n"
-    "terminal)\n";
+    "trainsim-out), --jobs N (points simulated at once, in child processes; default 1: a\n"
+    "full-scale point can take GiBs), --quiet (no progress line on stderr; it is shown only\n"
+    "when stderr is a terminal)\n";
 
 typedef struct scale_args {
   const char *workloads[MAX_POINTS], *platform, *out_dir;
@@ -44,12 +45,14 @@ typedef struct scale_args {
   int is_weak; /* -1 until --weak or --strong */
   bool is_report;
   bool is_quiet; /* no progress line */
+  long jobs; /* points simulated at once (--jobs) */
   ts_fidelity fidelity;
   ts_overrides ov;
 } scale_args;
 
 /* Besides ts_args_override's options. */
-static const char *const options[] = {"--gpus", "--platform", "--fidelity", "--out", NULL};
+static const char *const options[] = {"--gpus", "--platform", "--fidelity",
+                                      "--out",  "--jobs",     NULL};
 static const char *const switches[] = {"--weak", "--strong", "--report", "--quiet", NULL};
 
 static int parse_gpus(const char *text, scale_args *a, ts_err *err) {
@@ -81,6 +84,7 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
   a->out_dir = "trainsim-out";
   a->is_weak = -1;
   a->fidelity = TS_FIDELITY_HYBRID; /* as run and search */
+  a->jobs = 1; /* full-scale points can take GiBs each: one at a time unless asked */
   ts_args cli = {argc, argv, 0, "scale", options, switches, true, false};
   const char *flag = NULL, *value = NULL;
   ts_overrides *ov = &a->ov;
@@ -110,6 +114,8 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
       a->platform = value;
     } else if (strcmp(flag, "--out") == 0) {
       a->out_dir = value;
+    } else if (strcmp(flag, "--jobs") == 0) {
+      rc = ts_args_count(flag, value, 1, 4096, &a->jobs, err);
     } else if ((rc = ts_args_override(flag, value, ov, err)) != 0) {
       rc = rc < 0 ? -1 : 0;
     } else if (strcmp(flag, "--fidelity") == 0) {
@@ -252,6 +258,50 @@ static void reuse_points(const char *dir, table *t) {
   fclose(f);
 }
 
+/* The pool's view of a study: its points, and the first that failed. */
+typedef struct pool_ctx {
+  const ts_platform *pf;
+  const ts_workload *points;
+  ts_fidelity fidelity;
+  table *t;
+  const char *out_dir;
+  int failed; /* the first point (by index) that failed, or -1 */
+  ts_err err;
+} pool_ctx;
+
+static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fidelity *fidelity,
+                      ts_err *err) {
+  (void)err;
+  const pool_ctx *c = ctx;
+  *pf = *c->pf;
+  *wl = c->points[i];
+  *fidelity = c->fidelity;
+  return 0;
+}
+
+static void write_csv(FILE *f, const void *ctx);
+
+static void point_label(void *ctx, int i, char *out, size_t size) {
+  const pool_ctx *c = ctx;
+  snprintf(out, size, "scale: point %d of %d, %ld GPUs", i + 1, c->t->n_rows, c->points[i].n_gpus);
+}
+
+static void point_done(void *ctx, int i, int rc, const ts_scaling_point *point, const ts_err *err) {
+  pool_ctx *c = ctx;
+  if (rc != 0) {
+    if (c->failed < 0 || i < c->failed) {
+      c->failed = i;
+      c->err = *err;
+    }
+    return;
+  }
+  c->t->rows[i].p = *point;
+  c->t->rows[i].is_done = true;
+  ts_err werr = {0};
+  if (ts_report_write_file(c->out_dir, "scale.csv", write_csv, c->t, &werr) != 0)
+    fprintf(stderr, "%s\n", werr.msg);
+}
+
 /* Everything a point's result depends on besides its row, so that a rerun reuses only points
  * of the same study: one clause per workload configuration, in point order. */
 static void describe_study(const scale_args *a, const ts_platform *pf, const ts_workload *points,
@@ -299,10 +349,12 @@ static uint64_t inputs_digest(int argc, char **argv, const scale_args *a, const 
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--quiet") == 0 || strncmp(argv[i], "--out=", 6) == 0)
       continue;
-    if (strcmp(argv[i], "--out") == 0) {
+    if (strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--jobs") == 0) {
       i++;
       continue;
     }
+    if (strncmp(argv[i], "--jobs=", 7) == 0)
+      continue;
     ts_digest_str(&d, argv[i]);
   }
   return d.h;
@@ -389,21 +441,36 @@ int ts_scale_main(int argc, char **argv) {
          by_model ? " by model size" : "", by_model ? "several models" : files[0].name, pf.name);
   printf("  %-16s %8s %14s %8s %13s %14s %12s %9s %10s\n", "model", "GPUs", "TPxPPxDP", "batch",
          "iteration_s", "tokens/s", "TFLOPS/GPU", "% peak", "efficiency");
+  /* The points not reused, --jobs at a time (study.h's pool); each is kept in scale.csv as it
+   * ends, so that a stopped study resumes. */
+  int todo[MAX_POINTS], n_todo = 0;
+  for (int i = 0; i < t.n_rows; i++)
+    if (!t.rows[i].is_done)
+      todo[n_todo++] = i;
+  pool_ctx ctx = {.pf = &pf,
+                  .points = points,
+                  .fidelity = a.fidelity,
+                  .t = &t,
+                  .out_dir = a.out_dir,
+                  .failed = -1};
+  fflush(stdout);
+  int sig = ts_study_pool(n_todo, todo, (int)a.jobs, load_point, point_done,
+                          a.is_quiet ? NULL : point_label, &ctx);
+  if (sig != 0) { /* points end in order with one job: the first unfinished one was running */
+    int running = 0;
+    while (running < t.n_rows - 1 && t.rows[running].is_done)
+      running++;
+    char what[64];
+    snprintf(what, sizeof what, "%ld GPUs", points[running].n_gpus);
+    ts_study_stopped(sig, what);
+  }
+  if (ctx.failed >= 0) {
+    fprintf(stderr, "%s (at %ld GPUs)\n", ctx.err.msg, points[ctx.failed].n_gpus);
+    return TS_ARGS_EXIT_INPUT;
+  }
   static ts_scaling_point done[MAX_POINTS];
   for (int i = 0; i < t.n_rows; i++) {
     row *r = &t.rows[i];
-    if (!r->is_done) {
-      char label[96];
-      snprintf(label, sizeof label, "scale: point %d of %d, %ld GPUs", i + 1, t.n_rows,
-               points[i].n_gpus);
-      fflush(stdout);
-      if (ts_study_point(&pf, &points[i], a.fidelity, a.is_quiet ? NULL : label, &r->p, &err) !=
-          0) {
-        fprintf(stderr, "%s (at %ld GPUs)\n", err.msg, r->p.gpus);
-        return TS_ARGS_EXIT_INPUT;
-      }
-      r->is_done = true;
-    }
     for (int j = 0; j <= i; j++)
       done[j] = t.rows[j].p;
     ts_scaling_fill(a.is_weak, i + 1, done);

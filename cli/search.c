@@ -19,17 +19,18 @@
 
 static const char usage[] =
     "usage: trainsim search WORKLOAD --gpus N [--top K] [--fidelity F] [--platform FILE]\n"
-    "                      [--out DIR]\n"
+    "                      [--out DIR] [--jobs N]\n"
     "\n"
     "Searches the layouts of N GPUs for the fastest iteration of WORKLOAD's model and batch:\n"
     "tensor parallelism inside a node or across up to 4 nodes, pipeline parallelism, data\n"
     "parallelism, micro-batch 1, 2\n"
     "or 4, virtual stages 1 or 2, recomputation none / selective / full, ZeRO 0 or 1 (2 and 3\n"
-    "without a pipeline), sequence parallelism off or on. Candidates that break a rule or do\n"
+    "without a pipeline), sequence parallelism off or on; context parallelism 2-16 for 8k+\n"
+    "sequences; expert parallelism for a MoE model. Candidates that break a rule or do\n"
     "not fit in memory are counted by reason; the others are played with the analytic fidelity\n"
     "(no contention: optimistic; one pipeline plays for all replicas and tensor ranks, which\n"
     "then run alike), and the K fastest (default 3) simulated with --fidelity F\n"
-    "(default hybrid, as 'trainsim run'). Writes\n"
+    "(default hybrid, as 'trainsim run'), --jobs N at a time (default 1). Writes\n"
     "search.csv (every candidate) into --out (default trainsim-out); --report adds\n"
     "report.html (the 20 best, their estimated time breakdown). --quiet: no progress line on\n"
     "stderr (it is shown only when stderr is a terminal). --set KEY=VALUE (repeatable)\n"
@@ -44,19 +45,20 @@ typedef struct candidate {
 
 typedef struct search_args {
   const char *workload, *platform, *out_dir;
-  long gpus, top;
+  long gpus, top, jobs;
   ts_fidelity fidelity; /* of the top K's simulations */
   bool is_report;
   bool is_quiet; /* no progress line */
 } search_args;
 
 static int parse(int argc, char **argv, search_args *a, ts_err *err) {
-  static const char *const options[] = {"--gpus",     "--top", "--fidelity",
-                                        "--platform", "--out", NULL};
+  static const char *const options[] = {"--gpus", "--top",  "--fidelity", "--platform",
+                                        "--out",  "--jobs", NULL};
   static const char *const switches[] = {"--report", "--quiet", NULL};
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->top = 3;
+  a->jobs = 1; /* full-scale candidates can take GiBs each: one at a time unless asked */
   a->fidelity = TS_FIDELITY_HYBRID;
   ts_args cli = {argc, argv, 0, "search", options, switches, false, false};
   const char *flag = NULL, *value = NULL;
@@ -79,6 +81,8 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
       rc = ts_args_count(flag, value, 1, TS_ARGS_MAX_COUNT, &a->gpus, err);
     } else if (strcmp(flag, "--top") == 0) {
       rc = ts_args_count(flag, value, 1, 100, &a->top, err);
+    } else if (strcmp(flag, "--jobs") == 0) {
+      rc = ts_args_count(flag, value, 1, 4096, &a->jobs, err);
     } else if (strcmp(flag, "--fidelity") == 0) {
       int choice = 0;
       rc = ts_args_choice(flag, value, ts_fidelity_names, &choice, err);
@@ -132,6 +136,48 @@ static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) 
   }
   ts_job_fini(&job);
   return rc;
+}
+
+/* The pool's view of the candidates it simulates, and the first that failed. */
+typedef struct pool_ctx {
+  const ts_platform *pf;
+  candidate *cands;
+  ts_fidelity fidelity;
+  long top;
+  int failed;
+  ts_err err;
+} pool_ctx;
+
+static void describe(const ts_workload *wl, char *out, size_t size);
+
+static void candidate_label(void *ctx, int i, char *out, size_t size) {
+  const pool_ctx *c = ctx;
+  char layout[128];
+  describe(&c->cands[i].wl, layout, sizeof layout);
+  snprintf(out, size, "search: candidate %d of %ld (%s)", i + 1, c->top, layout);
+}
+
+static int load_candidate(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fidelity *fidelity,
+                          ts_err *err) {
+  (void)err;
+  const pool_ctx *c = ctx;
+  *pf = *c->pf;
+  *wl = c->cands[i].wl;
+  *fidelity = c->fidelity;
+  return 0;
+}
+
+static void candidate_done(void *ctx, int i, int rc, const ts_scaling_point *p, const ts_err *err) {
+  pool_ctx *c = ctx;
+  if (rc != 0) {
+    if (c->failed < 0 || i < c->failed) {
+      c->failed = i;
+      c->err = *err;
+    }
+    return;
+  }
+  c->cands[i].simulated_s = p->iteration_s;
+  c->cands[i].simulated_fraction = p->megatron_percent / 100;
 }
 
 static double seconds_since(const struct timespec *t0) {
@@ -337,18 +383,27 @@ int ts_search_main(int argc, char **argv) {
           tried, n, seconds_since(&started), n > 0 ? 1e3 * seconds_since(&started) / (double)n : 0);
   qsort(cands, (size_t)n, sizeof *cands, by_estimate);
   long top = a.top < n ? a.top : n;
-  for (long i = 0; i < top; i++) {
-    char label[192], layout[128];
-    describe(&cands[i].wl, layout, sizeof layout);
-    snprintf(label, sizeof label, "search: candidate %ld of %ld (%s)", i + 1, top, layout);
-    ts_scaling_point p;
-    if (ts_study_point(&pf, &cands[i].wl, a.fidelity, a.is_quiet ? NULL : label, &p, &err) != 0) {
-      fprintf(stderr, "%s (simulating candidate %ld, %s)\n", err.msg, i + 1, layout);
-      free(cands);
-      return TS_ARGS_EXIT_INPUT;
-    }
-    cands[i].simulated_s = p.iteration_s;
-    cands[i].simulated_fraction = p.megatron_percent / 100;
+  /* The top K simulated, --jobs at a time (study.h's pool). */
+  int *todo = malloc((size_t)(top > 0 ? top : 1) * sizeof *todo);
+  TS_ASSERT(todo != NULL);
+  for (long i = 0; i < top; i++)
+    todo[i] = (int)i;
+  pool_ctx pool = {.pf = &pf, .cands = cands, .fidelity = a.fidelity, .failed = -1};
+  pool.top = top;
+  fflush(stdout);
+  int sig = ts_study_pool((int)top, todo, (int)a.jobs, load_candidate, candidate_done,
+                          a.is_quiet ? NULL : candidate_label, &pool);
+  free(todo);
+  if (sig != 0) {
+    free(cands);
+    ts_study_stopped(sig, "a search's best candidates");
+  }
+  if (pool.failed >= 0) {
+    char layout[128];
+    describe(&cands[pool.failed].wl, layout, sizeof layout);
+    fprintf(stderr, "%s (simulating candidate %d, %s)\n", pool.err.msg, pool.failed + 1, layout);
+    free(cands);
+    return TS_ARGS_EXIT_INPUT;
   }
   printf("search: %s on %ld x %s (%s), global batch %ld\n\n", base.name, a.gpus, pf.gpu.model,
          pf.name, base.global_batch);

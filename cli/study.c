@@ -160,7 +160,7 @@ static void collect(slot *s, pid_t *pid, ts_study_done_fn done, void *ctx) {
 }
 
 int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_study_done_fn done,
-                  void *ctx, const char *progress_label) {
+                  ts_study_label_fn label, void *ctx) {
   if (jobs < 1)
     jobs = 1;
   slot *slots = calloc((size_t)jobs, sizeof *slots);
@@ -189,11 +189,15 @@ int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_st
              (ts_err_plain(&err, "cannot create a pipe for a study point"), &err));
         continue;
       }
+      char text[192];
+      bool shows = label != NULL && jobs == 1;
+      if (shows)
+        label(ctx, todo[next], text, sizeof text);
       fflush(NULL);
       pid_t pid = fork();
       if (pid == 0) {
         close(pipe_fds[0]);
-        run_child(pipe_fds[1], todo[next], load, ctx, jobs == 1 ? progress_label : NULL);
+        run_child(pipe_fds[1], todo[next], load, ctx, shows ? text : NULL);
       }
       close(pipe_fds[1]);
       if (pid < 0) {
@@ -250,10 +254,16 @@ typedef struct one_point {
   const ts_platform *pf;
   const ts_workload *wl;
   ts_fidelity fidelity;
+  const char *label;
   int rc;
   ts_scaling_point *out;
   ts_err *err;
 } one_point;
+
+static void label_one(void *ctx, int i, char *out, size_t size) {
+  (void)i;
+  snprintf(out, size, "%s", ((const one_point *)ctx)->label);
+}
 
 static int load_one(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fidelity *fidelity,
                     ts_err *err) {
@@ -278,9 +288,10 @@ static void done_one(void *ctx, int i, int rc, const ts_scaling_point *point, co
 
 int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
                    const char *progress_label, ts_scaling_point *out, ts_err *err) {
-  one_point p = {pf, wl, fidelity, -1, out, err};
+  one_point p = {pf, wl, fidelity, progress_label, -1, out, err};
   int todo = 0;
-  int sig = ts_study_pool(1, &todo, 1, load_one, done_one, &p, progress_label);
+  int sig =
+      ts_study_pool(1, &todo, 1, load_one, done_one, progress_label != NULL ? label_one : NULL, &p);
   if (sig != 0) {
     char what[64];
     snprintf(what, sizeof what, "%ld GPUs", wl->n_gpus);

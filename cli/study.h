@@ -23,13 +23,16 @@ int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fid
  * parent as each point ends (rc 0 with *point, or -1 with *err), in the order they end. A
  * signal (SIGINT, SIGTERM, SIGHUP) stops the points running and launches no more: the return
  * value is then that signal (0: all ran), and the caller reports what finished and calls
- * ts_study_stopped. With one job, the child shows its progress under progress_label. */
+ * ts_study_stopped. */
 typedef int (*ts_study_load_fn)(void *ctx, int i, ts_platform *pf, ts_workload *wl,
                                 ts_fidelity *fidelity, ts_err *err);
 typedef void (*ts_study_done_fn)(void *ctx, int i, int rc, const ts_scaling_point *point,
                                  const ts_err *err);
+/* label (may be NULL: no progress line) names point i on the progress line, which only a
+ * pool of one job shows (points running side by side would share a terminal line). */
+typedef void (*ts_study_label_fn)(void *ctx, int i, char *out, size_t size);
 int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_study_done_fn done,
-                  void *ctx, const char *progress_label);
+                  ts_study_label_fn label, void *ctx);
 /* Says on stderr that a study stopped by signal sig while simulating `what`, and ends the
  * process by that signal. */
 _Noreturn void ts_study_stopped(int sig, const char *what);

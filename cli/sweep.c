@@ -664,7 +664,7 @@ int ts_sweep_main(int argc, char **argv) {
     else
       s.n_done++;
   ts_progress_init(&s.progress, "sweep", s.is_quiet);
-  int sig = ts_study_pool(n_todo, todo, (int)s.jobs, load_point, point_done, &s, NULL);
+  int sig = ts_study_pool(n_todo, todo, (int)s.jobs, load_point, point_done, NULL, &s);
   ts_progress_clear(&s.progress);
   free(todo);
   if (ts_report_write_file(s.out_dir, "sweep.csv", write_csv, &s, &err) != 0) {
