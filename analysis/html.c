@@ -1,6 +1,7 @@
 /* html: report.html; see html.h. */
 #include "html.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,4 +355,115 @@ int ts_html_search_report(const char *dir, const char *title, const char *summar
                           const ts_html_candidate *shown, ts_err *err) {
   search_ctx c = {title, summary, n_shown, shown};
   return ts_report_write_file(dir, "report.html", write_search, &c, err);
+}
+
+/* The distinct values of axis a, in point order. */
+static int distinct(const ts_html_sweep *s, int a, const char **out, int max) {
+  int n = 0;
+  for (int i = 0; i < s->n_points; i++) {
+    const char *v = s->values[i * s->n_axes + a];
+    bool seen = false;
+    for (int k = 0; k < n && !seen; k++)
+      seen = strcmp(out[k], v) == 0;
+    if (!seen && n < max)
+      out[n++] = v;
+  }
+  return n;
+}
+
+/* "tp=2, mbs=1": point i's values of every axis but a. */
+static void others(const ts_html_sweep *s, int i, int a, char *out, size_t size) {
+  size_t n = 0;
+  out[0] = '\0';
+  for (int k = 0; k < s->n_axes && n < size; k++)
+    if (k != a)
+      n += (size_t)snprintf(out + n, size - n, "%s%s=%s", n > 0 ? ", " : "", s->axes[k],
+                            s->values[i * s->n_axes + k]);
+}
+
+/* Tokens/s per GPU along axis a, one series per combination of the other axes. */
+static void sweep_plot(FILE *f, const ts_html_sweep *s, int a) {
+  enum { MAX_X = 64, MAX_SERIES = 10 };
+  const char *x[MAX_X];
+  int n_x = distinct(s, a, x, MAX_X);
+  if (n_x < 2)
+    return;
+  static char keys[MAX_SERIES][256];
+  const char *labels[MAX_SERIES];
+  double y[MAX_SERIES * MAX_X];
+  int n_series = 0;
+  for (int i = 0; i < MAX_SERIES * MAX_X; i++)
+    y[i] = NAN;
+  for (int i = 0; i < s->n_points; i++) {
+    char key[256];
+    others(s, i, a, key, sizeof key);
+    int series = 0;
+    while (series < n_series && strcmp(keys[series], key) != 0)
+      series++;
+    if (series == n_series) {
+      if (n_series == MAX_SERIES)
+        continue;
+      snprintf(keys[n_series], sizeof keys[0], "%s", key[0] != '\0' ? key : "all");
+      labels[n_series] = keys[n_series];
+      n_series++;
+    }
+    const char *v = s->values[i * s->n_axes + a];
+    for (int k = 0; k < n_x; k++)
+      if (strcmp(x[k], v) == 0 && s->is_ok[i])
+        y[series * n_x + k] = s->results[i].tokens_per_s / (double)s->results[i].gpus;
+  }
+  char title[160];
+  snprintf(title, sizeof title, "Tokens/s per GPU along %s", s->axes[a]);
+  ts_plot_sweep(f, title, s->axes[a], "tokens/s per GPU", n_x, x, n_series, labels, y);
+}
+
+static void write_sweep(FILE *f, const void *ctx) {
+  const ts_html_sweep *s = ctx;
+  open_page(f, s->title);
+  fputs("<p class=\"sub\">", f);
+  ts_svg_escape(f, s->subtitle);
+  fputs("</p>\n", f);
+  heading(f, "Points");
+  fputs("<table>\n<tr><th>point</th>", f);
+  for (int a = 0; a < s->n_axes; a++) {
+    fputs("<th>", f);
+    ts_svg_escape(f, s->axes[a]);
+    fputs("</th>", f);
+  }
+  fputs("<th>GPUs</th><th>iteration s</th><th>tokens/s per GPU</th><th>TFLOPS/GPU</th>"
+        "<th>MFU</th><th>peak GiB</th></tr>\n",
+        f);
+  for (int i = 0; i < s->n_points; i++) {
+    fprintf(f, "<tr><td class=\"n\">%d</td>", i + 1);
+    for (int a = 0; a < s->n_axes; a++) {
+      fputs("<td>", f);
+      ts_svg_escape(f, s->values[i * s->n_axes + a]);
+      fputs("</td>", f);
+    }
+    const ts_scaling_point *r = &s->results[i];
+    if (s->is_ok[i]) {
+      fprintf(f,
+              "<td class=\"n\">%ld</td><td class=\"n\">%.4f</td><td class=\"n\">%.1f</td>"
+              "<td class=\"n\">%.1f</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f</td>",
+              r->gpus, r->iteration_s, r->tokens_per_s / (double)r->gpus, r->model_tflops_per_gpu,
+              r->mfu_percent, r->peak_memory_gib);
+    } else {
+      fputs("<td colspan=\"6\">", f);
+      ts_svg_escape(f, s->errors[i] != NULL ? s->errors[i] : "not run");
+      fputs("</td>", f);
+    }
+    fputs("</tr>\n", f);
+  }
+  fputs("</table>\n", f);
+  paragraph(f, "TFLOPS/GPU counts model FLOPs; MFU is against the GPU's peak in the workload's "
+               "precision.");
+  heading(f, "Along each axis");
+  for (int a = 0; a < s->n_axes; a++)
+    sweep_plot(f, s, a);
+  definitions(f, 0);
+  close_page(f);
+}
+
+int ts_html_sweep_report(const char *dir, const ts_html_sweep *s, ts_err *err) {
+  return ts_report_write_file(dir, "report.html", write_sweep, s, err);
 }

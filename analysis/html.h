@@ -40,4 +40,20 @@ typedef struct ts_html_candidate {
 int ts_html_search_report(const char *dir, const char *title, const char *summary, int n_shown,
                           const ts_html_candidate *shown, ts_err *err);
 
+/* A sweep: its axes, each point's values ([point * n_axes + axis], "" where unset) and result
+ * (is_ok false: errors[point] says why, or NULL when it did not run). */
+typedef struct ts_html_sweep {
+  const char *title, *subtitle;
+  int n_axes, n_points;
+  const char *const *axes;
+  const char *const *values;
+  const ts_scaling_point *results;
+  const bool *is_ok;
+  const char *const *errors;
+} ts_html_sweep;
+
+/* dir/report.html for a sweep: every point, then along each axis with two values or more,
+ * tokens/s per GPU, one line per combination of the other axes' values. */
+int ts_html_sweep_report(const char *dir, const ts_html_sweep *s, ts_err *err);
+
 #endif

@@ -333,3 +333,44 @@ void ts_plot_scaling(FILE *out, bool is_weak, int n_points, const long *gpus, co
   }
   ts_svg_close(out);
 }
+
+void ts_plot_sweep(FILE *out, const char *title, const char *x_title, const char *y_title, int n_x,
+                   const char *const *x_labels, int n_series, const char *const *series_labels,
+                   const double *y) {
+  static const char *const colors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                       "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  int shown = n_series < 10 ? n_series : 10;
+  double hi = 0;
+  for (int i = 0; i < shown * n_x; i++)
+    if (isfinite(y[i]))
+      hi = fmax(hi, y[i]);
+  size_t longest = 0; /* long labels get a row each */
+  for (int i = 0; i < shown; i++)
+    longest = strlen(series_labels[i]) > longest ? strlen(series_labels[i]) : longest;
+  int columns = longest > 38 ? 1 : 3, legend_rows = (shown + columns - 1) / columns;
+  double top = 40 + 18.0 * legend_rows;
+  ts_svg_frame f = {LEFT_PX,   top, WIDTH_PX - LEFT_PX - RIGHT_PX,    280,   -0.5,
+                    n_x - 0.5, 0,   ts_svg_nice_max(hi > 0 ? hi : 1), false, false};
+  ts_svg_open(out, WIDTH_PX, (int)(top + 350), title);
+  ts_svg_text(out, WIDTH_PX / 2.0, 18, "middle", "title", title);
+  for (int s = 0; s < shown; s++)
+    ts_svg_legend_item(out, LEFT_PX + 270.0 * (s % columns), 40 + 18.0 * (s / columns), colors[s],
+                       series_labels[s]);
+  double y_ticks[16];
+  int n_y = ts_svg_ticks(0, f.y_hi, false, y_ticks, 8);
+  ts_svg_axes(out, &f, NULL, 0, y_ticks, n_y, x_title, y_title);
+  for (int x = 0; x < n_x; x++)
+    ts_svg_text(out, ts_svg_x(&f, x), f.y0_px + f.h_px + 16, "middle", "tick", x_labels[x]);
+  for (int s = 0; s < shown; s++) {
+    const double *v = y + s * n_x;
+    for (int x = 1; x < n_x; x++)
+      if (isfinite(v[x - 1]) && isfinite(v[x]))
+        ts_svg_line(out, ts_svg_x(&f, x - 1), ts_svg_y(&f, v[x - 1]), ts_svg_x(&f, x),
+                    ts_svg_y(&f, v[x]), colors[s], 2, false);
+    for (int x = 0; x < n_x; x++)
+      if (isfinite(v[x]))
+        fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"%s\"/>\n", ts_svg_x(&f, x),
+                ts_svg_y(&f, v[x]), colors[s]);
+  }
+  ts_svg_close(out);
+}

@@ -526,13 +526,16 @@ static void write_csv(FILE *f, const void *ctx) {
   }
 }
 
-/* One line for messages and records: the error without its "trainsim: error: " prefix, with no
- * newline or comma-free requirement (records keep the rest of the line). */
+/* One line for messages and records: the error without its "error: " (a record keeps the
+ * rest of its line, commas included). */
 static void error_text(const ts_err *err, char *out, size_t size) {
-  const char *m = err->msg, *prefix = "trainsim: error: ";
+  const char *m = err->msg, *prefix = "trainsim: error: ", *located = strstr(m, ": error: ");
   if (strncmp(m, prefix, strlen(prefix)) == 0)
     m += strlen(prefix);
-  snprintf(out, size, "%s", m);
+  else if (located != NULL) /* "file:line:col: error: why" -> "file:line:col: why" */
+    snprintf(out, size, "%.*s: %s", (int)(located - m), m, located + strlen(": error: "));
+  if (m != err->msg || located == NULL)
+    snprintf(out, size, "%s", m);
   for (char *c = out; *c != '\0'; c++)
     if (*c == '\n')
       *c = ' ';
@@ -643,6 +646,40 @@ static void print_table(const sweep *s) {
   }
 }
 
+/* report.html: the points and a plot along each axis (html.h). */
+static int write_report(const sweep *s, ts_err *err) {
+  size_t n = (size_t)s->n_points;
+  const char **values = calloc(n * (size_t)s->n_axes + 1, sizeof *values);
+  const char **errors = calloc(n + 1, sizeof *errors);
+  ts_scaling_point *results = calloc(n + 1, sizeof *results);
+  bool *is_ok = calloc(n + 1, sizeof *is_ok);
+  const char *axes[MAX_AXES];
+  TS_ASSERT(values != NULL && errors != NULL && results != NULL && is_ok != NULL);
+  for (int a = 0; a < s->n_axes; a++)
+    axes[a] = s->axes[a];
+  for (int i = 0; i < s->n_points; i++) {
+    const point *p = &s->points[i];
+    for (int a = 0; a < s->n_axes; a++) {
+      const char *v = value_of(s, p, s->axes[a]);
+      values[i * s->n_axes + a] = v != NULL ? v : "";
+    }
+    results[i] = p->result;
+    is_ok[i] = p->is_done && p->is_ok;
+    errors[i] = p->is_done && !p->is_ok ? p->error : NULL;
+  }
+  char title[192], subtitle[256];
+  snprintf(title, sizeof title, "trainsim: sweep %s", s->name);
+  snprintf(subtitle, sizeof subtitle, "%d points from %s, fidelity %s", s->n_points, s->spec_path,
+           ts_fidelity_names[s->fidelity]);
+  ts_html_sweep h = {title, subtitle, s->n_axes, s->n_points, axes, values, results, is_ok, errors};
+  int rc = ts_html_sweep_report(s->out_dir, &h, err);
+  free(values);
+  free(errors);
+  free(results);
+  free(is_ok);
+  return rc;
+}
+
 int ts_sweep_main(int argc, char **argv) {
   static sweep s;
   memset(&s, 0, sizeof s);
@@ -679,8 +716,12 @@ int ts_sweep_main(int argc, char **argv) {
     ts_study_stopped(sig, what);
   }
   print_table(&s);
-  printf("\n%d points simulated now, %d reused; results: %s/sweep.csv\n", n_todo,
-         s.n_points - n_todo, s.out_dir);
+  rc =
+      s.is_report ? write_report(&s, &err) : ts_report_remove_stale(s.out_dir, "report.html", &err);
+  if (rc != 0)
+    fprintf(stderr, "%s\n", err.msg);
+  printf("\n%d points simulated now, %d reused; results: %s/sweep.csv%s\n", n_todo,
+         s.n_points - n_todo, s.out_dir, s.is_report ? " and report.html" : "");
   free(s.points);
-  return 0;
+  return rc != 0 ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# report.html in headless Chromium: a run's, a scaling study's and a search's page parse as
+# report.html in headless Chromium: a run's, a scaling study's, a search's and a sweep's page parse as
 # strict XML (loaded as XHTML, any markup error shows as a <parsererror>), load as HTML with no
 # console error, fetch nothing, hold their figures, and render to a non-empty screenshot.
 # usage: render.sh TRAINSIM OUT_DIR (run from the source tree). Exit 77 = skipped.
@@ -28,6 +28,9 @@ browse() {
   --out "$out/scale" >/dev/null
 "$trainsim" search tests/data/good/tiny.yaml --gpus 16 --top 1 --report --out "$out/search" \
   >/dev/null
+printf 'workload: tests/data/good/tiny.yaml\nfixed: {gpus: 16}\ngrid: {tp: [1, 2], micro_batch_size: [1, 2]}\n' \
+  >"$out/sweep.yaml"
+"$trainsim" sweep "$out/sweep.yaml" --jobs 2 --report --quiet --out "$out/sweep" >/dev/null
 
 check_page() { # page, number of figures
   local page=$1 figures=$2 dir
@@ -56,6 +59,7 @@ check_page() { # page, number of figures
 check_page "$out/run/report.html" 3 # time breakdown, pipeline Gantt, memory
 check_page "$out/scale/report.html" 2 # scaling curve, time breakdown per point
 check_page "$out/search/report.html" 1 # estimated time breakdown per candidate
+check_page "$out/sweep/report.html" 2 # tokens/s per GPU along each axis
 
 browse --window-size=1100,2400 --screenshot="$out/run/report.png" \
   "file://$out/run/report.html" >/dev/null 2>&1

@@ -848,6 +848,65 @@ static void test_search_expert_context(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* sweep: the same spec at --jobs 1 and --jobs 2 writes the same sweep.csv; a rerun reuses every
+ * finished point; a point whose record is damaged runs again, and the rest are reused. */
+static void test_sweep(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", spec[600], out1[600], out2[600], args[2000];
+  assert_non_null(mkdtemp(dir));
+  snprintf(spec, sizeof spec, "%s/spec.yaml", dir);
+  FILE *f = fopen(spec, "w");
+  assert_non_null(f);
+  fputs("name: e2e\nworkload: tests/data/good/tiny.yaml\nfixed: {gpus: 16}\n"
+        "grid:\n  tp: [1, 2]\n  micro_batch_size: [1, 2]\n"
+        "  network.global_link.bandwidth: [25GBps, 12.5GBps]\n",
+        f);
+  fclose(f);
+  snprintf(out1, sizeof out1, "%s/j1", dir);
+  snprintf(out2, sizeof out2, "%s/j2", dir);
+  snprintf(args, sizeof args, "sweep %s --jobs 1 --quiet --out %s", spec, out1);
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  assert_non_null(strstr(r.out, "8 points simulated now, 0 reused"));
+  spawn_free(&r);
+  snprintf(args, sizeof args, "sweep %s --jobs 2 --quiet --out %s", spec, out2);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  spawn_free(&r);
+  char path1[700], path2[700];
+  snprintf(path1, sizeof path1, "%s/sweep.csv", out1);
+  snprintf(path2, sizeof path2, "%s/sweep.csv", out2);
+  char *a = read_file(path1, NULL), *b = read_file(path2, NULL);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_string_equal(a, b);
+  long rows = 0;
+  for (const char *c = strchr(a, '\n') + 1; *c != '\0'; c = strchr(c, '\n') + 1)
+    rows += strstr(c, ",ok,") != NULL && strstr(c, ",ok,") < strchr(c, '\n');
+  assert_int_equal(rows, 8);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "0 points simulated now, 8 reused"));
+  spawn_free(&r);
+  /* Damage one record: that point runs again, with the same result. */
+  char points[700], cmd[1600];
+  snprintf(points, sizeof points, "%s/points", out2);
+  snprintf(cmd, sizeof cmd, "f=$(ls %s | head -1) && printf 'ok,1,2' > %s/$f", points, points);
+  assert_int_equal(system(cmd), 0);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "1 points simulated now, 7 reused"));
+  spawn_free(&r);
+  char *c = read_file(path2, NULL);
+  assert_string_equal(a, c);
+  free(a);
+  free(b);
+  free(c);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir); /* nested: points/ in each output */
+  assert_int_equal(system(cmd), 0);
+}
+
 /* Determinism beyond result.json: a benchmark table, flow fidelity, across nodes. */
 static void test_bench_deterministic(void **state) {
   (void)state;
@@ -913,6 +972,7 @@ int main(void) {
                                      cmocka_unit_test(test_collective_algorithm),
                                      cmocka_unit_test(test_search),
                                      cmocka_unit_test(test_search_expert_context),
+                                     cmocka_unit_test(test_sweep),
                                      cmocka_unit_test(test_no_stale_outputs),
                                      cmocka_unit_test(test_scale_reuse_keyed)};
   return cmocka_run_group_tests(tests, NULL, NULL);
