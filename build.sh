@@ -42,7 +42,9 @@ case "${1:-}" in
     "$BUILD_DIR/trainsim" run workloads/gpt-175b.yaml --gpus 1024 --tp 8 --pp 16
     ;;
   test)
-    install_missing chromium # renders report.html in tests/report/render.sh
+    # chromium renders report.html (tests/report/render.sh); Slurm runs a sweep's job array
+    # (tests/slurm/sweep_slurm.sh)
+    install_missing chromium slurm-wlm munge
     build
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
     ;;

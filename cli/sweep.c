@@ -1,4 +1,5 @@
 /* sweep: see sweep.h. */
+#define _DEFAULT_SOURCE /* realpath */
 #include "sweep.h"
 
 #include <errno.h>
@@ -25,6 +26,9 @@
 
 static const char usage[] =
     "usage: trainsim sweep SPEC.yaml [-j N] [--out DIR] [--report] [--quiet]\n"
+    "       trainsim sweep SPEC.yaml --slurm [--account A] [--partition P] [--time T]\n"
+    "                                [--out DIR]\n"
+    "       trainsim sweep SPEC.yaml --collect [--out DIR] [--report]\n"
     "\n"
     "A what-if study: every point of SPEC simulated, N at a time in child processes.\n"
     "SPEC names a workload (and optionally a platform and a fidelity), values all points share\n"
@@ -44,7 +48,13 @@ static const char usage[] =
     "  --quiet          no progress line on stderr (shown only when stderr is a terminal)\n"
     "Every point is checked before any runs. Finished points are kept in DIR/points/, named by\n"
     "a digest of everything they depend on: a rerun reuses them, and Ctrl-C loses only the\n"
-    "points running. Points that do not fit in memory are rows with their reason.\n";
+    "points running. Points that do not fit in memory are rows with their reason.\n"
+    "  --slurm          write DIR/sweep.slurm, a Slurm job array of one task per point (at\n"
+    "                   most 1,000), with --account, --partition, --time as #SBATCH lines;\n"
+    "                   submit it with sbatch (the tasks write DIR/points/ on a shared file\n"
+    "                   system)\n"
+    "  --collect        merge whatever points have finished into sweep.csv (no simulation):\n"
+    "                   the same spec runs locally or on a cluster, and gives the same file\n";
 
 /* The flags of `run` a sweep axis may set, by axis name. */
 static const struct {
@@ -88,6 +98,12 @@ typedef struct sweep {
   point *points;
   long jobs;
   bool is_report, is_quiet;
+  /* Beyond one machine: write a Slurm job-array script (--slurm), run one array task's share
+   * of the points (--array-task I --array-tasks K: points i with i mod K = I), or merge what
+   * the tasks finished (--collect). */
+  bool is_slurm, is_collect;
+  long array_task, array_tasks; /* array_tasks 0: not an array task */
+  const char *account, *partition, *time_limit;
   int n_done;
   ts_progress progress;
 } sweep;
@@ -556,7 +572,8 @@ static void point_done(void *ctx, int i, int rc, const ts_scaling_point *result,
   snprintf(name, sizeof name, "%016llx.csv", (unsigned long long)p->digest);
   ts_err werr = {0};
   if (ts_report_write_file(dir, name, write_record, p, &werr) != 0 ||
-      ts_report_write_file(s->out_dir, "sweep.csv", write_csv, s, &werr) != 0)
+      (s->array_tasks == 0 && /* array tasks leave sweep.csv to --collect */
+       ts_report_write_file(s->out_dir, "sweep.csv", write_csv, s, &werr) != 0))
     fprintf(stderr, "%s\n", werr.msg);
   s->n_done++;
   char what[96];
@@ -565,12 +582,13 @@ static void point_done(void *ctx, int i, int rc, const ts_scaling_point *result,
 }
 
 static int parse(int argc, char **argv, sweep *s, ts_err *err) {
-  static const char *const options[] = {"--jobs", "--out", NULL};
+  static const char *const options[] = {"--jobs",    "--out",       "--array-task", "--array-tasks",
+                                        "--account", "--partition", "--time",       NULL};
   static char jobs_flag[] = "--jobs";
   for (int i = 0; i < argc; i++) /* -j N: make's short form of --jobs N */
     if (strcmp(argv[i], "-j") == 0)
       argv[i] = jobs_flag;
-  static const char *const switches[] = {"--report", "--quiet", NULL};
+  static const char *const switches[] = {"--report", "--quiet", "--slurm", "--collect", NULL};
   ts_args cli = {
       .argc = argc, .argv = argv, .command = "sweep", .options = options, .switches = switches};
   const char *flag = NULL, *value = NULL;
@@ -599,8 +617,32 @@ static int parse(int argc, char **argv, sweep *s, ts_err *err) {
         return -1;
     } else if (strcmp(flag, "--out") == 0) {
       s->out_dir = value;
+    } else if (strcmp(flag, "--slurm") == 0) {
+      s->is_slurm = true;
+    } else if (strcmp(flag, "--collect") == 0) {
+      s->is_collect = true;
+    } else if (strcmp(flag, "--array-task") == 0) {
+      if (ts_args_count(flag, value, 0, MAX_POINTS, &s->array_task, err) != 0)
+        return -1;
+    } else if (strcmp(flag, "--array-tasks") == 0) {
+      if (ts_args_count(flag, value, 1, MAX_POINTS, &s->array_tasks, err) != 0)
+        return -1;
+    } else if (strcmp(flag, "--account") == 0) {
+      s->account = value;
+    } else if (strcmp(flag, "--partition") == 0) {
+      s->partition = value;
+    } else if (strcmp(flag, "--time") == 0) {
+      s->time_limit = value;
     }
   }
+  if (s->is_slurm + s->is_collect + (s->array_tasks > 0) > 1)
+    return ts_err_plain(err, "--slurm, --collect and --array-tasks are different uses of sweep: "
+                             "give one");
+  if (s->array_tasks > 0 && s->array_task >= s->array_tasks)
+    return ts_err_plain(err, "--array-task: expected a task from 0 to %ld, found %ld",
+                        s->array_tasks - 1, s->array_task);
+  if (!s->is_slurm && (s->account != NULL || s->partition != NULL || s->time_limit != NULL))
+    return ts_err_plain(err, "--account, --partition and --time go with --slurm");
   if (s->spec_path == NULL)
     return ts_err_plain(err, "sweep needs a SPEC file (see 'trainsim sweep --help')");
   return 0;
@@ -680,6 +722,87 @@ static int write_report(const sweep *s, ts_err *err) {
   return rc;
 }
 
+/* A file's absolute path (it must exist). */
+static int absolute(const char *path, char *out, ts_err *err) {
+  if (realpath(path, out) == NULL)
+    return ts_err_plain(err, "cannot resolve '%s': %s", path, strerror(errno));
+  return 0;
+}
+
+/* The script's text: one array task per point (at most 1,000: Slurm's default MaxArraySize
+ * is 1,001), each running its share of the points with this binary, in this directory. */
+typedef struct slurm_ctx {
+  const sweep *s;
+  const char *exe, *spec, *out, *cwd;
+  long tasks;
+} slurm_ctx;
+
+static void write_slurm(FILE *f, const void *ctx) {
+  const slurm_ctx *c = ctx;
+  const sweep *s = c->s;
+  fprintf(f,
+          "#!/bin/bash\n"
+          "# trainsim sweep %s: %d points as a Slurm job array of %ld tasks. Written by\n"
+          "#   trainsim sweep %s --slurm --out %s\n"
+          "# Submit it with sbatch; when the tasks are done (or to see how far they got), merge\n"
+          "# their points with\n"
+          "#   %s sweep %s --collect --out %s\n"
+          "#SBATCH --job-name=trainsim-sweep\n"
+          "#SBATCH --array=0-%ld\n"
+          "#SBATCH --ntasks=1\n"
+          "#SBATCH --cpus-per-task=1\n"
+          "#SBATCH --output=%s/slurm/%%A_%%a.out\n",
+          s->name, s->n_points, c->tasks, c->spec, c->out, c->exe, c->spec, c->out, c->tasks - 1,
+          c->out);
+  if (s->account != NULL)
+    fprintf(f, "#SBATCH --account=%s\n", s->account);
+  if (s->partition != NULL)
+    fprintf(f, "#SBATCH --partition=%s\n", s->partition);
+  if (s->time_limit != NULL)
+    fprintf(f, "#SBATCH --time=%s\n", s->time_limit);
+  fprintf(f,
+          "cd '%s' || exit 1\n"
+          "exec '%s' sweep '%s' --out '%s' --array-task \"$SLURM_ARRAY_TASK_ID\" "
+          "--array-tasks %ld --jobs 1 --quiet\n",
+          c->cwd, c->exe, c->spec, c->out, c->tasks);
+}
+
+/* Names that go into the script between single quotes: no quote, newline or percent sign. */
+static int scriptable(const char *what, const char *text, ts_err *err) {
+  if (strpbrk(text, "'\n%") != NULL)
+    return ts_err_plain(err,
+                        "--slurm: %s '%s' holds a quote, a newline or '%%', which the "
+                        "script cannot carry",
+                        what, text);
+  return 0;
+}
+
+static int slurm_script(const sweep *s, ts_err *err) {
+  static char exe[4096], spec[4096], out[4096], cwd[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n < 0 || getcwd(cwd, sizeof cwd) == NULL)
+    return ts_err_plain(err, "--slurm: cannot find this binary or the working directory");
+  exe[n] = '\0';
+  char slurm_dir[4200];
+  snprintf(slurm_dir, sizeof slurm_dir, "%s/slurm", s->out_dir);
+  if (absolute(s->spec_path, spec, err) != 0 || absolute(s->out_dir, out, err) != 0 ||
+      ts_report_prepare_dir(slurm_dir, err) != 0 || scriptable("the binary", exe, err) != 0 ||
+      scriptable("SPEC", spec, err) != 0 || scriptable("--out", out, err) != 0 ||
+      scriptable("the working directory", cwd, err) != 0 ||
+      (s->account != NULL && scriptable("--account", s->account, err) != 0) ||
+      (s->partition != NULL && scriptable("--partition", s->partition, err) != 0) ||
+      (s->time_limit != NULL && scriptable("--time", s->time_limit, err) != 0))
+    return -1;
+  slurm_ctx c = {s, exe, spec, out, cwd, s->n_points < 1000 ? s->n_points : 1000};
+  if (ts_report_write_file(s->out_dir, "sweep.slurm", write_slurm, &c, err) != 0)
+    return -1;
+  printf("sweep: %s: %d points as a job array of %ld tasks in %s/sweep.slurm\n"
+         "submit:  sbatch %s/sweep.slurm\n"
+         "collect: %s sweep %s --collect --out %s\n",
+         s->name, s->n_points, c.tasks, out, out, exe, spec, out);
+  return 0;
+}
+
 int ts_sweep_main(int argc, char **argv) {
   static sweep s;
   memset(&s, 0, sizeof s);
@@ -693,10 +816,18 @@ int ts_sweep_main(int argc, char **argv) {
     free(s.points);
     return TS_ARGS_EXIT_INPUT;
   }
+  if (s.is_slurm) {
+    rc = slurm_script(&s, &err);
+    if (rc != 0)
+      fprintf(stderr, "%s\n", err.msg);
+    free(s.points);
+    return rc != 0 ? TS_ARGS_EXIT_INPUT : 0;
+  }
   int *todo = malloc((size_t)s.n_points * sizeof *todo), n_todo = 0;
   TS_ASSERT(todo != NULL);
   for (int i = 0; i < s.n_points; i++)
-    if (!s.points[i].is_done)
+    if (!s.points[i].is_done && !s.is_collect &&
+        (s.array_tasks == 0 || i % s.array_tasks == s.array_task))
       todo[n_todo++] = i;
     else
       s.n_done++;
@@ -704,6 +835,12 @@ int ts_sweep_main(int argc, char **argv) {
   int sig = ts_study_pool(n_todo, todo, (int)s.jobs, load_point, point_done, NULL, &s);
   ts_progress_clear(&s.progress);
   free(todo);
+  if (s.array_tasks > 0 && sig == 0) { /* its points are in points/; --collect merges them */
+    printf("sweep: array task %ld of %ld: %d points simulated\n", s.array_task, s.array_tasks,
+           n_todo);
+    free(s.points);
+    return 0;
+  }
   if (ts_report_write_file(s.out_dir, "sweep.csv", write_csv, &s, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     free(s.points);
@@ -720,8 +857,13 @@ int ts_sweep_main(int argc, char **argv) {
       s.is_report ? write_report(&s, &err) : ts_report_remove_stale(s.out_dir, "report.html", &err);
   if (rc != 0)
     fprintf(stderr, "%s\n", err.msg);
-  printf("\n%d points simulated now, %d reused; results: %s/sweep.csv%s\n", n_todo,
-         s.n_points - n_todo, s.out_dir, s.is_report ? " and report.html" : "");
+  int missing = 0;
+  for (int i = 0; i < s.n_points; i++)
+    missing += !s.points[i].is_done;
+  printf("\n%d points simulated now, %d reused", n_todo, s.n_points - n_todo - missing);
+  if (missing > 0)
+    printf(", %d not run yet", missing);
+  printf("; results: %s/sweep.csv%s\n", s.out_dir, s.is_report ? " and report.html" : "");
   free(s.points);
   return rc != 0 ? 1 : 0;
 }

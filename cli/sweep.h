@@ -20,6 +20,11 @@
  * binary, the spec's values for it, the workload, platform and kernel table files), so a rerun
  * reuses finished points and SIGINT loses only the points running. DIR/sweep.csv merges them
  * (one row per point, in spec order); --report adds report.html.
+ *
+ * Beyond one machine: --slurm writes DIR/sweep.slurm, a job array whose tasks each run their
+ * share of the points (--array-task I --array-tasks K: point i when i mod K = I) into
+ * DIR/points/, and --collect merges what has finished into the same sweep.csv a local run
+ * writes.
  */
 #ifndef TS_SWEEP_H
 #define TS_SWEEP_H
