@@ -593,7 +593,10 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
                               model_only(p, "moe_router_topk_bwd", scores, (eb + 8) * scores)),
                   router.bwd);
   /* The experts, on the tokens the rank receives: one grouped GEMM per projection over the
-   * local experts, or one GEMM per expert. */
+   * local experts, priced as one GEMM over all their tokens (measured on the H200 for the
+   * Mixtral and DeepSeek-V3 shapes with 1-16 local experts: torch._grouped_mm takes 0.93-1.06x
+   * that GEMM's time in 19 of 20 shapes, 1.31x for 16 experts of 512 tokens;
+   * bench/device/h200_grouped_gemm.csv), or one GEMM per expert. */
   mlp_cost(wl, &pr, "experts", out->tokens, m->moe_ffn_hidden / etp,
            wl->moe_grouped_gemm ? 1 : local, &out->experts, &out->experts_bwd);
   /* The unpermutation weights each returned copy by its router probability and sums a token's
@@ -977,8 +980,8 @@ static double flops_formula(const ts_workload *wl, double k, double vocab, doubl
 double ts_cost_attention_core_flops(const ts_workload *wl) {
   const ts_model *m = &wl->model;
   double s = (double)m->seq;
-  return 3.0 * (double)wl->global_batch * s * (double)m->n_layers * 2.0 * s *
-         (double)m->n_heads * (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
+  return 3.0 * (double)wl->global_batch * s * (double)m->n_layers * 2.0 * s * (double)m->n_heads *
+         (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
 }
 
 double ts_cost_model_flops(const ts_workload *wl) {
