@@ -289,10 +289,7 @@ static void point_label(void *ctx, int i, char *out, size_t size) {
 static void point_done(void *ctx, int i, int rc, const ts_scaling_point *point, const ts_err *err) {
   pool_ctx *c = ctx;
   if (rc != 0) {
-    if (c->failed < 0 || i < c->failed) {
-      c->failed = i;
-      c->err = *err;
-    }
+    ts_study_keep_first_failure(i, err, &c->failed, &c->err);
     return;
   }
   c->t->rows[i].p = *point;

@@ -170,10 +170,7 @@ static int load_candidate(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts
 static void candidate_done(void *ctx, int i, int rc, const ts_scaling_point *p, const ts_err *err) {
   pool_ctx *c = ctx;
   if (rc != 0) {
-    if (c->failed < 0 || i < c->failed) {
-      c->failed = i;
-      c->err = *err;
-    }
+    ts_study_keep_first_failure(i, err, &c->failed, &c->err);
     return;
   }
   c->cands[i].simulated_s = p->iteration_s;

@@ -239,6 +239,13 @@ int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_st
   return stop_signal;
 }
 
+void ts_study_keep_first_failure(int i, const ts_err *err, int *failed, ts_err *kept) {
+  if (*failed < 0 || i < *failed) {
+    *failed = i;
+    *kept = *err;
+  }
+}
+
 _Noreturn void ts_study_stopped(int sig, const char *what) {
   fprintf(stderr, /* after a progress line, on a line of its own */
           "%strainsim: stopped by signal %d while simulating %s; results written so far are "

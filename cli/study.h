@@ -33,6 +33,9 @@ typedef void (*ts_study_done_fn)(void *ctx, int i, int rc, const ts_scaling_poin
 typedef void (*ts_study_label_fn)(void *ctx, int i, char *out, size_t size);
 int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_study_done_fn done,
                   ts_study_label_fn label, void *ctx);
+/* For done callbacks that stop at the first failure: keeps point i's error when no point before
+ * it failed (points end in any order). *failed is -1 until one fails. */
+void ts_study_keep_first_failure(int i, const ts_err *err, int *failed, ts_err *kept);
 /* Says on stderr that a study stopped by signal sig while simulating `what`, and ends the
  * process by that signal. */
 _Noreturn void ts_study_stopped(int sig, const char *what);

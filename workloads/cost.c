@@ -148,6 +148,21 @@ static double share(ts_cost part, ts_cost whole) {
   return whole.time_s > 0 ? part.time_s / whole.time_s : 0;
 }
 
+/* Gradient-accumulation fusion: the weight-gradient GEMM also reads and writes the weights' fp32
+ * main_grad (4 + 4 bytes a weight), which can make it bandwidth-bound. */
+static void accumulate_in_gemm(const ts_gpu *gpu, ts_cost *wgrad, double weights) {
+  wgrad->bytes += 8.0 * weights;
+  wgrad->time_s = fmax(wgrad->time_s - gpu->kernel_launch_s, wgrad->bytes / gpu->hbm_Bps) +
+                  gpu->kernel_launch_s;
+}
+
+/* A linear layer's accumulations into main_grad besides the GEMMs: its bias's (n values)
+ * always, its weights' unless the GEMM fused them. */
+static ts_cost accumulations(const pricer *p, double n, double weights, bool is_fused_accum) {
+  ts_cost c = grad_accum(p, n);
+  return is_fused_accum ? c : ts_cost_add(c, grad_accum(p, weights));
+}
+
 /* An FP8 GEMM C[m,n] = A[m,k] B[k,n] by the roofline: 1-byte operands, a bf16 result, at the
  * FP8 peak with the bf16 GEMM's ceiling and quantisation (ASSUMED: the H200's measured FP8
  * table reaches 0.78 of the FP8 peak, its bf16 table 0.80 of the bf16 peak). */
@@ -176,16 +191,11 @@ static linear_cost linear_fp8(const pricer *p, long m, long n, long k, bool is_f
   ts_cost cast_dy = model_only(p, "fp8_cast_transpose_bwd", M * N, 4.0 * M * N);
   ts_cost dgrad = priced(p, TS_KERNEL_GEMM_FP8_BWD, M, K, N, gemm_fp8(p, m, k, n));
   ts_cost wgrad_model = gemm_fp8(p, k, n, m);
-  if (is_fused_accum) {
-    wgrad_model.bytes += 8.0 * K * N;
-    wgrad_model.time_s =
-        fmax(wgrad_model.time_s - gpu->kernel_launch_s, wgrad_model.bytes / gpu->hbm_Bps) +
-        gpu->kernel_launch_s;
-  }
+  if (is_fused_accum)
+    accumulate_in_gemm(gpu, &wgrad_model, K * N);
   ts_cost wgrad = priced(p, TS_KERNEL_GEMM_FP8_BWD, K, N, M, wgrad_model);
-  c.bwd = ts_cost_add(ts_cost_add(cast_dy, ts_cost_add(dgrad, wgrad)), grad_accum(p, N));
-  if (!is_fused_accum)
-    c.bwd = ts_cost_add(c.bwd, grad_accum(p, K * N));
+  c.bwd = ts_cost_add(ts_cost_add(cast_dy, ts_cost_add(dgrad, wgrad)),
+                      accumulations(p, N, K * N, is_fused_accum));
   return c;
 }
 
@@ -199,16 +209,10 @@ static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused
   ts_cost dgrad =
       priced(p, TS_KERNEL_GEMM_DGRAD, M, K, N, ts_cost_gemm(gpu, p->peak, 1, m, k, n, p->eb));
   ts_cost wgrad_model = ts_cost_gemm(gpu, p->peak, 1, k, n, m, p->eb);
-  if (is_fused_accum) {
-    wgrad_model.bytes += 8.0 * K * N;
-    wgrad_model.time_s =
-        fmax(wgrad_model.time_s - gpu->kernel_launch_s, wgrad_model.bytes / gpu->hbm_Bps) +
-        gpu->kernel_launch_s;
-  }
+  if (is_fused_accum)
+    accumulate_in_gemm(gpu, &wgrad_model, K * N);
   ts_cost wgrad = priced(p, TS_KERNEL_GEMM_WGRAD, K, N, M, wgrad_model);
-  c.bwd = ts_cost_add(ts_cost_add(dgrad, wgrad), grad_accum(p, N));
-  if (!is_fused_accum)
-    c.bwd = ts_cost_add(c.bwd, grad_accum(p, K * N));
+  c.bwd = ts_cost_add(ts_cost_add(dgrad, wgrad), accumulations(p, N, K * N, is_fused_accum));
   return c;
 }
 
@@ -335,6 +339,23 @@ static void norm_costs(const ts_workload *wl, const pricer *p, double rows, doub
                      weights);
 }
 
+/* The MLP's activation over `elements` values of its intermediate (cost_layer explains the
+ * bytes): SwiGLU fused (Megatron) or eager, or GeLU. */
+static void activation(const ts_workload *wl, const pricer *p, double elements, ts_cost *fwd,
+                       ts_cost *bwd) {
+  double eb = p->eb, n = elements;
+  if (wl->model.swiglu && wl->framework == TS_FRAMEWORK_MEGATRON) {
+    *fwd = model_only(p, "swiglu_fused", n, 3 * eb * n);
+    *bwd = model_only(p, "swiglu_fused_bwd", n, 5 * eb * n);
+  } else if (wl->model.swiglu) {
+    *fwd = memory_op(p, TS_KERNEL_SWIGLU_FWD, n, 0, 3 * eb * n);
+    *bwd = memory_op(p, TS_KERNEL_SWIGLU_BWD, n, 0, 5 * eb * n);
+  } else {
+    *fwd = memory_op(p, TS_KERNEL_GELU_FWD, n, 0, 2 * eb * n);
+    *bwd = memory_op(p, TS_KERNEL_GELU_BWD, n, 0, 3 * eb * n);
+  }
+}
+
 static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
                        ts_layer_cost *out) {
   const ts_model *m = &wl->model;
@@ -428,16 +449,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
    * them as eager operations, priced from the kernel table (several kernels each). */
   bool fuses = wl->framework == TS_FRAMEWORK_MEGATRON;
   ts_cost gelu, gelu_b;
-  if (m->swiglu && fuses) {
-    gelu = model_only(p, "swiglu_fused", ffn_act, 3 * eb * ffn_act);
-    gelu_b = model_only(p, "swiglu_fused_bwd", ffn_act, 5 * eb * ffn_act);
-  } else if (m->swiglu) {
-    gelu = memory_op(p, TS_KERNEL_SWIGLU_FWD, ffn_act, 0, 3 * eb * ffn_act);
-    gelu_b = memory_op(p, TS_KERNEL_SWIGLU_BWD, ffn_act, 0, 5 * eb * ffn_act);
-  } else {
-    gelu = memory_op(p, TS_KERNEL_GELU_FWD, ffn_act, 0, 2 * eb * ffn_act);
-    gelu_b = memory_op(p, TS_KERNEL_GELU_BWD, ffn_act, 0, 3 * eb * ffn_act);
-  }
+  activation(wl, p, ffn_act, &gelu, &gelu_b);
   if (m->rope) {
     pr.piece = "rope";
     /* MLA: only the rotary parts (qk_pos_emb_head_dim) of each query and of the shared key. */
@@ -529,9 +541,9 @@ static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, doubl
                      long gemms, ts_cost *fwd, ts_cost *bwd) {
   const ts_model *m = &wl->model;
   const pricer *p = pr;
-  bool fused = wl->gradient_accumulation_fusion, fuses = wl->framework == TS_FRAMEWORK_MEGATRON;
+  bool fused = wl->gradient_accumulation_fusion;
   long each = (long)ceil(rows / (double)gemms), h = m->hidden;
-  double eb = pr->eb, act = rows * (double)f;
+  double act = rows * (double)f;
   char name[24];
   pr->count = (int)gemms;
   snprintf(name, sizeof name, "%s fc1", piece);
@@ -542,16 +554,7 @@ static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, doubl
   pr->count = 1;
   snprintf(name, sizeof name, "%s act", piece);
   ts_cost a, a_b;
-  if (m->swiglu && fuses) {
-    a = model_only(p, "swiglu_fused", act, 3 * eb * act);
-    a_b = model_only(p, "swiglu_fused_bwd", act, 5 * eb * act);
-  } else if (m->swiglu) {
-    a = memory_op(p, TS_KERNEL_SWIGLU_FWD, act, 0, 3 * eb * act);
-    a_b = memory_op(p, TS_KERNEL_SWIGLU_BWD, act, 0, 5 * eb * act);
-  } else {
-    a = memory_op(p, TS_KERNEL_GELU_FWD, act, 0, 2 * eb * act);
-    a_b = memory_op(p, TS_KERNEL_GELU_BWD, act, 0, 3 * eb * act);
-  }
+  activation(wl, p, act, &a, &a_b);
   double g = (double)gemms;
   *fwd = ts_cost_add(ts_cost_add(times(fc1.fwd, g), a), times(fc2.fwd, g));
   *bwd = ts_cost_add(ts_cost_add(times(fc2.bwd, g), a_b), times(fc1.bwd, g));

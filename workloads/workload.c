@@ -256,23 +256,12 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
     return -1;
   l->n_experts = here(r, m, "num_experts");
   l->moe_capacity_factor = here(r, m, "moe_expert_capacity_factor");
-  if (md->n_experts == 0) {
-    static const char *const moe_only[] = {"moe_router_topk",
-                                           "moe_ffn_hidden_size",
-                                           "moe_shared_expert_intermediate_size",
-                                           "moe_layer_freq",
-                                           "moe_grouped_gemm",
-                                           "moe_token_dispatcher_type",
-                                           "moe_expert_capacity_factor",
-                                           "moe_pad_expert_input_to_capacity",
-                                           "moe_load_imbalance",
-                                           "moe_router_enable_expert_bias",
-                                           NULL};
-    for (int i = 0; moe_only[i] != NULL; i++)
-      if (ts_doc_get(r->doc, m, moe_only[i]) != 0)
-        return ts_err_at(r->err, here(r, m, moe_only[i]),
+  if (md->n_experts == 0) { /* the other moe_ keys describe what is not there */
+    for (int i = 0; model_keys[i] != NULL; i++)
+      if (strncmp(model_keys[i], "moe_", 4) == 0 && ts_doc_get(r->doc, m, model_keys[i]) != 0)
+        return ts_err_at(r->err, here(r, m, model_keys[i]),
                          "key '%s' describes mixture-of-experts layers: set num_experts too",
-                         moe_only[i]);
+                         model_keys[i]);
     return 0;
   }
   if (md->moe_ffn_hidden == 0) { /* Megatron: moe_ffn_hidden_size defaults to ffn_hidden_size */
