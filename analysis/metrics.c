@@ -39,8 +39,8 @@ void ts_metrics_compute(const ts_workload *wl, double peak_flops_per_s, double h
   out->mfu = out->model_tflops_per_gpu * 1e12 / peak_flops_per_s;
   out->hfu = out->hardware_tflops_per_gpu * 1e12 / peak_flops_per_s;
   out->megatron_fraction_of_peak = out->megatron_tflops_per_gpu * 1e12 / peak_flops_per_s;
-  out->mfu_causal = (out->model_flops - ts_cost_attention_core_flops(wl) / 2) / t / n /
-                    peak_flops_per_s;
+  out->mfu_causal =
+      (out->model_flops - ts_cost_attention_core_flops(wl) / 2) / t / n / peak_flops_per_s;
   if (wl->train_tokens > 0) {
     out->train_s = wl->train_tokens / out->tokens_per_s;
     out->train_gpu_hours = out->train_s / 3600.0 * n;

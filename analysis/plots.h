@@ -38,8 +38,8 @@ void ts_plot_scaling(FILE *out, bool is_weak, int n_points, const long *gpus, co
 /* A sweep along one axis: y (a rate) against the axis's values, placed evenly in the order
  * given (categories: numbers, sizes or words), one line per series (the other axes' values);
  * y[s * n_x + x] is NAN where that point did not run. At most 10 series are drawn. */
-void ts_plot_sweep(FILE *out, const char *title, const char *x_title, const char *y_title,
-                   int n_x, const char *const *x_labels, int n_series,
-                   const char *const *series_labels, const double *y);
+void ts_plot_sweep(FILE *out, const char *title, const char *x_title, const char *y_title, int n_x,
+                   const char *const *x_labels, int n_series, const char *const *series_labels,
+                   const double *y);
 
 #endif

@@ -21,7 +21,7 @@
 #include "study.h"
 
 #define MAX_AXES 16
-#define MAX_POINTS 100000
+#define MAX_POINTS 10000
 #define MAX_VALUE 256
 
 static const char usage[] =
@@ -130,7 +130,7 @@ static int check_axis(const ts_doc *doc, int node, const char *name, ts_err *err
                    name);
 }
 
-static int axis_index(sweep *s, const char *name) {
+static int axis_index(const sweep *s, const char *name) {
   for (int i = 0; i < s->n_axes; i++)
     if (strcmp(s->axes[i], name) == 0)
       return i;
@@ -320,7 +320,7 @@ done:
 
 /* The value of axis `name` at point p: its own, else fixed, else NULL. */
 static const char *value_of(const sweep *s, const point *p, const char *name) {
-  int col = axis_index((sweep *)s, name);
+  int col = axis_index(s, name);
   if (col >= 0 && p->values[col][0] != '\0')
     return p->values[col];
   for (int f = 0; f < s->n_fixed; f++)

@@ -78,8 +78,8 @@ static void test_llama3(void **state) {
   assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
   double h405 = 16384, tokens = (double)wl.global_batch * (double)wl.model.seq;
   double n_matmul = 405853388800.0 - 128256 * h405 - (2.0 * 126 + 1) * h405;
-  assert_rel((ts_cost_model_flops(&wl) - ts_cost_attention_core_flops(&wl)) / tokens,
-             6 * n_matmul, 1e-12);
+  assert_rel((ts_cost_model_flops(&wl) - ts_cost_attention_core_flops(&wl)) / tokens, 6 * n_matmul,
+             1e-12);
   /* 8B, TP 2, sequence parallel: (10 + 4 + 4 x 8/32 + 6 x 14336/4096) / 2 sbh per layer. */
   load("llama3-8b.yaml", &wl);
   assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
