@@ -223,6 +223,17 @@ static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused
  * AV. Backward FLOPs are twice the forward, as in Megatron's count (which counts the whole
  * s x s square; a causal flash kernel skips the blocks above the diagonal, which its measured
  * time shows). */
+/* c repeated n times (the same kernel on n equal problems). */
+static ts_cost times(ts_cost c, double n) {
+  c.flops *= n;
+  c.bytes *= n;
+  c.time_s *= n;
+  c.n_kernels = (int)(c.n_kernels * n);
+  for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++)
+    c.n_by_source[s] = (int)(c.n_by_source[s] * n);
+  return c;
+}
+
 /* Flash attention of b x heads/t heads, queries of S tokens against keys of S' = share x S
  * (share 1: causal on the diagonal block; share 1/2: half a full block, as a load-balanced
  * context-parallel step sees), priced from the table's causal or full kernels at S and scaled
@@ -262,12 +273,8 @@ static void context_parallel_core(const ts_workload *wl, const pricer *p, ts_cos
   ts_cost own_f, own_b, step_f, step_b;
   flash_block(wl, p, local, true, 1, &own_f, &own_b);
   flash_block(wl, p, local, false, 0.5, &step_f, &step_b);
-  *fwd = own_f;
-  *bwd = own_b;
-  for (long i = 1; i < wl->cp; i++) {
-    *fwd = ts_cost_add(*fwd, step_f);
-    *bwd = ts_cost_add(*bwd, step_b);
-  }
+  *fwd = ts_cost_add(own_f, times(step_f, cp - 1));
+  *bwd = ts_cost_add(own_b, times(step_b, cp - 1));
   double D = (double)ts_workload_qk_head_dim(wl), Dv = (double)ts_workload_v_head_dim(wl);
   double B = (double)wl->micro_batch * (double)(wl->model.n_heads / wl->tp);
   double S = (double)wl->model.seq;
@@ -521,17 +528,6 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     if (before > 0) /* the core is part of attn_bwd: stretched with it */
       out->attn_core_bwd.time_s *= out->attn_bwd.time_s / before;
   }
-}
-
-/* c repeated n times (the same kernel on n equal problems). */
-static ts_cost times(ts_cost c, double n) {
-  c.flops *= n;
-  c.bytes *= n;
-  c.time_s *= n;
-  c.n_kernels = (int)(c.n_kernels * n);
-  for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++)
-    c.n_by_source[s] = (int)(c.n_by_source[s] * n);
-  return c;
 }
 
 /* An MLP of width f (already divided over its tensor-parallel ranks) on `rows` tokens: FC1,
