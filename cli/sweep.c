@@ -396,12 +396,10 @@ static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fid
   return point_args(s, i, &a, err) != 0 ? -1 : ts_run_load_inputs(&a, pf, wl, err);
 }
 
-/* Everything point i's result depends on: the binary, the fidelity, its values, its files. */
-static uint64_t point_digest(const sweep *s, int i, const ts_platform *pf) {
-  ts_digest d;
-  ts_digest_init(&d);
-  ts_digest_file(&d, "/proc/self/exe");
-  ts_digest_str(&d, ts_fidelity_names[s->fidelity]);
+/* Everything point i's result depends on: the binary and the fidelity (digested once, in
+ * *base), its values, its files. */
+static uint64_t point_digest(const sweep *s, int i, const ts_platform *pf, const ts_digest *base) {
+  ts_digest d = *base;
   const point *p = &s->points[i];
   for (int k = 0; k < s->n_fixed + s->n_axes; k++) {
     const char *name = k < s->n_fixed ? s->fixed_names[k] : s->axes[k - s->n_fixed];
@@ -652,6 +650,10 @@ static int parse(int argc, char **argv, sweep *s, ts_err *err) {
  * takes its digest and any finished record. */
 static int prepare(sweep *s, ts_err *err) {
   static ts_platform pf;
+  ts_digest base;
+  ts_digest_init(&base);
+  ts_digest_file(&base, "/proc/self/exe");
+  ts_digest_str(&base, ts_fidelity_names[s->fidelity]);
   for (int i = 0; i < s->n_points; i++) {
     point *p = &s->points[i];
     ts_workload wl;
@@ -663,7 +665,7 @@ static int prepare(sweep *s, ts_err *err) {
       error_text(&e, why, sizeof why);
       return ts_err_at(err, p->loc, "point %d (%s): %s", i + 1, what, why);
     }
-    p->digest = point_digest(s, i, &pf);
+    p->digest = point_digest(s, i, &pf, &base);
     p->is_done = read_record(s, p);
   }
   ts_doc_overrides_clear();
