@@ -24,29 +24,33 @@ done
 [ "$(id -u)" -eq 0 ] || skip "starting Slurm's daemons needs root"
 
 rm -rf "$work"
-mkdir -p "$work/state" "$work/spool" "$work/munge"
+mkdir -p "$work/state" "$work/spool"
+# munged runs as the munge user, which may not reach into the build tree (a clone in a
+# private temporary directory): its key, socket and logs get a directory of their own in /tmp.
+munge_dir=$(mktemp -d /tmp/trainsim-munge.XXXXXX)
 pids=()
 cleanup() {
   for f in "$work/ctld.pid" "$work/d.pid"; do
     [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$munge_dir"
 }
 trap cleanup EXIT
 
 # munge, with a key and a socket of this test's own (another munged may run on the machine).
-key=$work/munge/munge.key
+key=$munge_dir/munge.key
 dd if=/dev/urandom of="$key" bs=1 count=1024 status=none
-chown -R munge:munge "$work/munge" 2>/dev/null || skip "no munge user (the munge package)"
-chmod 0700 "$work/munge"
+chown -R munge:munge "$munge_dir" 2>/dev/null || skip "no munge user (the munge package)"
+chmod 0700 "$munge_dir"
 chmod 0400 "$key"
-socket=$work/munge/munge.socket
+socket=$munge_dir/munge.socket
 runuser -u munge -- /usr/sbin/munged --key-file="$key" --socket="$socket" \
-  --pid-file="$work/munge/munged.pid" --log-file="$work/munge/munged.log" \
-  --seed-file="$work/munge/munge.seed" --force ||
-  skip "munged does not start here ($(tail -1 "$work/munge/munged.log" 2>/dev/null))"
-for _ in $(seq 50); do [ -f "$work/munge/munged.pid" ] && break; sleep 0.1; done
-pids+=("$(cat "$work/munge/munged.pid")")
+  --pid-file="$munge_dir/munged.pid" --log-file="$munge_dir/munged.log" \
+  --seed-file="$munge_dir/munge.seed" --force ||
+  skip "munged does not start here ($(tail -1 "$munge_dir/munged.log" 2>/dev/null))"
+for _ in $(seq 50); do [ -f "$munge_dir/munged.pid" ] && break; sleep 0.1; done
+pids+=("$(cat "$munge_dir/munged.pid")")
 munge -S "$socket" -n | unmunge -S "$socket" >/dev/null || skip "munge does not authenticate here"
 
 host=$(hostname -s)
