@@ -30,7 +30,7 @@ again=$(wall "$trainsim" sweep "$work/spec.yaml" --jobs "$jobs" --quiet --out "$
 cmp -s "$work/j1/sweep.csv" "$work/jn/sweep.csv" || { echo "sweep.sh: the CSVs differ" >&2; exit 1; }
 points=$(($(wc -l <"$work/j1/sweep.csv") - 1))
 ok=$(grep -c ',ok,' "$work/j1/sweep.csv" || true)
-echo "sweep.sh: $points points ($ok simulated, the rest do not fit in memory) on $(nproc) cores"
+echo "sweep.sh: $points points, $ok simulated, $((points - ok)) failed (sweep.csv says why), on $(nproc) cores"
 echo "  --jobs 1:  $one s"
 echo "  --jobs $jobs:  $many s  (speed-up $(awk -v a="$one" -v b="$many" 'BEGIN { printf "%.2f", a / b }'))"
 echo "  rerun:     $again s  (every point reused)"
