@@ -19,8 +19,8 @@ static const char memory_usage[] =
     "the model states in all, and the layout with the fewest GPUs that fits (TP inside a\n"
     "node, this batch, recomputation and ZeRO stage). No simulation: it takes a moment.\n"
     "Options are those of 'trainsim run' that shape memory: --platform, --gpus, --tp, --pp,\n"
-    "--dp, --micro-batch-size, --global-batch-size, --schedule, --recompute, --zero-stage,\n"
-    "--sequence-parallel, --set KEY=VALUE.\n";
+    "--dp, --cp, --ep, --etp, --micro-batch-size, --global-batch-size, --schedule, --recompute,\n"
+    "--zero-stage, --sequence-parallel, --set KEY=VALUE.\n";
 
 /* Bytes of model state per parameter and in all, for the whole model (no replicas). */
 static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
@@ -29,7 +29,7 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
     held +=
         (mem->stage_memory[s].bytes[TS_MEM_WEIGHTS] + mem->stage_memory[s].bytes[TS_MEM_GRADIENTS] +
          mem->stage_memory[s].bytes[TS_MEM_OPTIMIZER]) *
-        (double)(wl->tp * wl->dp);
+        (double)(wl->tp * ts_workload_dp_cp(wl)); /* every rank of the stage */
   double eb = ts_cost_elem_bytes(wl->precision);
   double per_param = eb + 4.0 + (wl->precision == TS_PREC_FP32 ? 8.0 : 12.0);
   printf("\nmodel states for %.4g parameters:\n", params);
