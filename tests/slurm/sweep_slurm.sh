@@ -29,12 +29,16 @@ mkdir -p "$work/state" "$work/spool"
 # private temporary directory): its key, socket and logs get a directory of their own in /tmp.
 munge_dir=$(mktemp -d /tmp/trainsim-munge.XXXXXX)
 pids=()
-cleanup() {
+cleanup() { # the daemons stopped and gone (they remove their files as they exit)
+  local all=("${pids[@]}")
   for f in "$work/ctld.pid" "$work/d.pid"; do
-    [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+    [ -f "$f" ] && all+=("$(cat "$f")")
   done
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  rm -rf "$munge_dir"
+  for p in "${all[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${all[@]}"; do
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
+  rm -rf "$munge_dir" || true
 }
 trap cleanup EXIT
 
