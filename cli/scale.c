@@ -440,10 +440,10 @@ int ts_scale_main(int argc, char **argv) {
          "iteration_s", "tokens/s", "TFLOPS/GPU", "% peak", "efficiency");
   /* The points not reused, --jobs at a time (study.h's pool); each is kept in scale.csv as it
    * ends, so that a stopped study resumes. */
-  int todo[MAX_POINTS], n_todo = 0;
+  int pending[MAX_POINTS], n_pending = 0;
   for (int i = 0; i < t.n_rows; i++)
     if (!t.rows[i].is_done)
-      todo[n_todo++] = i;
+      pending[n_pending++] = i;
   pool_ctx ctx = {.pf = &pf,
                   .points = points,
                   .fidelity = a.fidelity,
@@ -451,7 +451,7 @@ int ts_scale_main(int argc, char **argv) {
                   .out_dir = a.out_dir,
                   .failed = -1};
   fflush(stdout);
-  int sig = ts_study_pool(n_todo, todo, (int)a.jobs, load_point, point_done,
+  int sig = ts_study_pool(n_pending, pending, (int)a.jobs, load_point, point_done,
                           a.is_quiet ? NULL : point_label, &ctx);
   if (sig != 0) { /* points end in order with one job: the first unfinished one was running */
     int running = 0;

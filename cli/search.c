@@ -381,16 +381,16 @@ int ts_search_main(int argc, char **argv) {
   qsort(cands, (size_t)n, sizeof *cands, by_estimate);
   long top = a.top < n ? a.top : n;
   /* The top K simulated, --jobs at a time (study.h's pool). */
-  int *todo = malloc((size_t)(top > 0 ? top : 1) * sizeof *todo);
-  TS_ASSERT(todo != NULL);
+  int *pending = malloc((size_t)(top > 0 ? top : 1) * sizeof *pending);
+  TS_ASSERT(pending != NULL);
   for (long i = 0; i < top; i++)
-    todo[i] = (int)i;
+    pending[i] = (int)i;
   pool_ctx pool = {.pf = &pf, .cands = cands, .fidelity = a.fidelity, .failed = -1};
   pool.top = top;
   fflush(stdout);
-  int sig = ts_study_pool((int)top, todo, (int)a.jobs, load_candidate, candidate_done,
+  int sig = ts_study_pool((int)top, pending, (int)a.jobs, load_candidate, candidate_done,
                           a.is_quiet ? NULL : candidate_label, &pool);
-  free(todo);
+  free(pending);
   if (sig != 0) {
     free(cands);
     ts_study_stopped(sig, "a search's best candidates");

@@ -159,7 +159,7 @@ static void collect(slot *s, pid_t *pid, ts_study_done_fn done, void *ctx) {
   }
 }
 
-int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_study_done_fn done,
+int ts_study_pool(int n, const int *pending, int jobs, ts_study_load_fn load, ts_study_done_fn done,
                   ts_study_label_fn label, void *ctx) {
   if (jobs < 1)
     jobs = 1;
@@ -185,31 +185,32 @@ int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_st
       int pipe_fds[2];
       if (pipe(pipe_fds) != 0) {
         ts_err err = {0};
-        done(ctx, todo[next++], -1, NULL,
+        done(ctx, pending[next++], -1, NULL,
              (ts_err_plain(&err, "cannot create a pipe for a study point"), &err));
         continue;
       }
       char text[192];
       bool shows = label != NULL && jobs == 1;
       if (shows)
-        label(ctx, todo[next], text, sizeof text);
+        label(ctx, pending[next], text, sizeof text);
       fflush(NULL);
       pid_t pid = fork();
       if (pid == 0) {
         close(pipe_fds[0]);
-        run_child(pipe_fds[1], todo[next], load, ctx, shows ? text : NULL);
+        run_child(pipe_fds[1], pending[next], load, ctx, shows ? text : NULL);
       }
       close(pipe_fds[1]);
       if (pid < 0) {
         close(pipe_fds[0]);
         ts_err err = {0};
-        done(ctx, todo[next++], -1, NULL, (ts_err_plain(&err, "cannot fork a study point"), &err));
+        done(ctx, pending[next++], -1, NULL,
+             (ts_err_plain(&err, "cannot fork a study point"), &err));
         continue;
       }
       pids[k] = pid;
       if (stop_signal != 0) /* a signal between fork and here */
         kill(pid, SIGTERM);
-      slots[k] = (slot){.index = todo[next++], .fd = pipe_fds[0]};
+      slots[k] = (slot){.index = pending[next++], .fd = pipe_fds[0]};
       busy++;
     }
     int n_fds = 0;
@@ -296,9 +297,9 @@ static void done_one(void *ctx, int i, int rc, const ts_scaling_point *point, co
 int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
                    const char *progress_label, ts_scaling_point *out, ts_err *err) {
   one_point p = {pf, wl, fidelity, progress_label, -1, out, err};
-  int todo = 0;
-  int sig =
-      ts_study_pool(1, &todo, 1, load_one, done_one, progress_label != NULL ? label_one : NULL, &p);
+  int pending = 0;
+  int sig = ts_study_pool(1, &pending, 1, load_one, done_one,
+                          progress_label != NULL ? label_one : NULL, &p);
   if (sig != 0) {
     char what[64];
     snprintf(what, sizeof what, "%ld GPUs", wl->n_gpus);

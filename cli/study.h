@@ -31,7 +31,7 @@ typedef void (*ts_study_done_fn)(void *ctx, int i, int rc, const ts_scaling_poin
 /* label (may be NULL: no progress line) names point i on the progress line, which only a
  * pool of one job shows (points running side by side would share a terminal line). */
 typedef void (*ts_study_label_fn)(void *ctx, int i, char *out, size_t size);
-int ts_study_pool(int n, const int *todo, int jobs, ts_study_load_fn load, ts_study_done_fn done,
+int ts_study_pool(int n, const int *pending, int jobs, ts_study_load_fn load, ts_study_done_fn done,
                   ts_study_label_fn label, void *ctx);
 /* For done callbacks that stop at the first failure: keeps point i's error when no point before
  * it failed (points end in any order). *failed is -1 until one fails. */

@@ -825,21 +825,21 @@ int ts_sweep_main(int argc, char **argv) {
     free(s.points);
     return rc != 0 ? TS_ARGS_EXIT_INPUT : 0;
   }
-  int *todo = malloc((size_t)s.n_points * sizeof *todo), n_todo = 0;
-  TS_ASSERT(todo != NULL);
+  int *pending = malloc((size_t)s.n_points * sizeof *pending), n_pending = 0;
+  TS_ASSERT(pending != NULL);
   for (int i = 0; i < s.n_points; i++)
     if (!s.points[i].is_done && !s.is_collect &&
         (s.array_tasks == 0 || i % s.array_tasks == s.array_task))
-      todo[n_todo++] = i;
+      pending[n_pending++] = i;
     else
       s.n_done++;
   ts_progress_init(&s.progress, "sweep", s.is_quiet);
-  int sig = ts_study_pool(n_todo, todo, (int)s.jobs, load_point, point_done, NULL, &s);
+  int sig = ts_study_pool(n_pending, pending, (int)s.jobs, load_point, point_done, NULL, &s);
   ts_progress_clear(&s.progress);
-  free(todo);
+  free(pending);
   if (s.array_tasks > 0 && sig == 0) { /* its points are in points/; --collect merges them */
     printf("sweep: array task %ld of %ld: %d points simulated\n", s.array_task, s.array_tasks,
-           n_todo);
+           n_pending);
     free(s.points);
     return 0;
   }
@@ -862,7 +862,7 @@ int ts_sweep_main(int argc, char **argv) {
   int missing = 0;
   for (int i = 0; i < s.n_points; i++)
     missing += !s.points[i].is_done;
-  printf("\n%d points simulated now, %d reused", n_todo, s.n_points - n_todo - missing);
+  printf("\n%d points simulated now, %d reused", n_pending, s.n_points - n_pending - missing);
   if (missing > 0)
     printf(", %d not run yet", missing);
   printf("; results: %s/sweep.csv%s\n", s.out_dir, s.is_report ? " and report.html" : "");
