@@ -229,6 +229,19 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
     json_string(f, ts_doc_override(i));
   }
   fputs(ts_doc_override(0) != NULL ? "\n  ]" : "]", f);
+  json_key(f, 2, "inputs", &first);
+  k = true;
+  fputc('{', f);
+  json_key(f, 4, "arguments", &k);
+  fputc('[', f);
+  for (int i = 0; i < info->n_arguments; i++) {
+    fprintf(f, "%s\n      ", i > 0 ? "," : "");
+    json_string(f, info->arguments[i]);
+  }
+  fputs(info->n_arguments > 0 ? "\n    ]" : "]", f);
+  json_str(f, 4, "files_digest", info->files_digest != NULL ? info->files_digest : "", &k);
+  json_str(f, 4, "binary_digest", info->binary_digest != NULL ? info->binary_digest : "", &k);
+  fputs("\n  }", f);
   json_key(f, 2, "metrics", &first);
   k = true;
   fputc('{', f);

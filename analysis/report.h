@@ -25,6 +25,12 @@ typedef struct ts_run_info {
   /* The kernels of one layer (forward and backward), the embedding, the head and the optimizer
    * step, by what priced them (ts_cost_kernel_sources). */
   long n_kernels_by_source[TS_KERNEL_SRC_COUNT];
+  /* What rebuilds the run (trainsim explain): its arguments, output options left out and paths
+   * made absolute, then its --set overrides; digests (16 hex digits) of the files it read and
+   * of the binary that simulated it. */
+  int n_arguments;
+  char **arguments;
+  const char *files_digest, *binary_digest;
 } ts_run_info;
 
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,

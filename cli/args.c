@@ -51,6 +51,8 @@ int ts_args_next(ts_args *cli, const char **flag, const char **value, ts_err *er
     const char *kv = eq != NULL ? eq + 1 : cli->i < cli->argc ? cli->argv[cli->i++] : NULL;
     if (kv == NULL)
       return ts_err_plain(err, "--set: expected KEY=VALUE after the option");
+    if (cli->skips_set)
+      return ts_args_next(cli, flag, value, err);
     int workload_before = ts_doc_overrides_count(TS_DOC_WORKLOAD);
     if (ts_doc_override_add(kv, err) != 0)
       return -1;

@@ -30,6 +30,7 @@ typedef struct ts_args {
   const char *const *switches; /* take none; NULL-terminated; "--help" is always one */
   bool takes_overrides; /* also accept the options of ts_args_override */
   bool reads_no_workload; /* --set of a workload key is then an error */
+  bool skips_set; /* --set is passed over, not registered (a second walk over the same argv) */
 } ts_args;
 
 typedef enum ts_args_item { TS_ARGS_END, TS_ARGS_OPTION, TS_ARGS_ARGUMENT } ts_args_item;

@@ -88,7 +88,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   a->max_bytes = 8.0 * 1073741824.0;
   bool has_op = false, is_gpus_set = false;
   static const char *const switches[] = {"--quiet", NULL};
-  ts_args cli = {argc, argv, 0, "bench", options, switches, false, true};
+  ts_args cli = {argc, argv, 0, "bench", options, switches, false, true, false};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)

@@ -218,7 +218,7 @@ static void show(const ts_platform *pf) {
 
 int ts_platform_main(int argc, char **argv) {
   ts_err err = {0};
-  ts_args cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL, false, true};
+  ts_args cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL, false, true, false};
   const char *flag = NULL, *value = NULL, *action = NULL, *file = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, &err)) != TS_ARGS_END;) {
     if (item < 0) {

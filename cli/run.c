@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../analysis/html.h"
 #include "../analysis/metrics.h"
+#include "../analysis/plots.h"
 #include "../analysis/report.h"
 #include "../analysis/timeline.h"
 #include "../sim/engine/engine.h"
@@ -96,7 +98,11 @@ static const char run_usage_output[] =
     "                             10s:12.5s or 0s:500ms (default: the whole iteration)\n"
     "  --report                   also write report.html: summary, time breakdown, a Gantt\n"
     "                             chart of the pipeline of replica 0, memory per stage and\n"
-    "                             the definitions (self-contained: open it in a browser)\n"
+    "                             the definitions (self-contained: open it in a browser),\n"
+    "                             and pipeline.svg, the Gantt chart alone\n"
+    "  --explain                  then explain the result (trainsim explain DIR): the\n"
+    "                             largest losses, why, and the changes that cut them most,\n"
+    "                             each re-simulated\n"
     "  --placement contiguous|spread|random\n"
     "                             which nodes the job gets: the first ones (default), round\n"
     "                             robin over the network's units (dragonfly groups, fat-tree\n"
@@ -114,8 +120,12 @@ static const char *const run_options[] = {
     "--platform",       "--gpus",      "--dp",   "--fidelity",        "--out",
     "--timeline-ranks", "--placement", "--seed", "--timeline-window", "--overlap-slowdown",
     "--collectives",    NULL};
-static const char *const run_switches[] = {"--ignore-memory", "--force", "--timeline",
-                                           "--report",        "--quiet", NULL};
+static const char *const run_switches[] = {"--ignore-memory", "--force",   "--timeline", "--report",
+                                           "--quiet",         "--explain", NULL};
+/* The options that shape only the outputs: left out of the arguments result.json records. */
+static const char *const output_flags[] = {
+    "--out",    "--timeline-ranks", "--timeline-window", "--quiet",
+    "--report", "--timeline",       "--explain",         NULL};
 
 /* --timeline-window T0:T1, two times (units.h) with T0 < T1. */
 static int parse_window(const char *text, ts_run_args *a, ts_err *err) {
@@ -150,7 +160,7 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
   a->overlap_slowdown = -1; /* the platform's */
   ts_overrides *ov = &a->ov;
   bool is_window_set = false, is_seed_set = false;
-  ts_args cli = {argc, argv, 0, command, options, switches, true, false};
+  ts_args cli = {argc, argv, 0, command, options, switches, true, false, false};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)
@@ -182,6 +192,8 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
       a->is_timeline = true;
     } else if (strcmp(flag, "--report") == 0) {
       a->is_report = true;
+    } else if (strcmp(flag, "--explain") == 0) {
+      a->is_explain = true;
     } else if (strcmp(flag, "--timeline-ranks") == 0) {
       a->timeline_ranks = value;
     } else if (strcmp(flag, "--timeline-window") == 0) {
@@ -237,6 +249,55 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
     return ts_err_at(err, at, "needs --placement random (only a random placement draws)");
   }
   return 0;
+}
+
+int ts_run_parse_recorded(int n, char **arguments, ts_run_args *a, ts_err *err) {
+  static const char *const help[] = {run_usage, run_usage_output, NULL};
+  return ts_run_parse(n, arguments, "run", help, run_options, run_switches, a, err);
+}
+
+static bool is_output_flag(const char *flag) {
+  for (const char *const *o = output_flags; *o != NULL; o++)
+    if (strcmp(*o, flag) == 0)
+      return true;
+  return false;
+}
+
+static char *absolute_path(const char *path) {
+  char *abs = realpath(path, NULL);
+  if (abs == NULL)
+    abs = strdup(path);
+  TS_ASSERT(abs != NULL);
+  return abs;
+}
+
+/* The arguments result.json records (ts_run_info.arguments) of a run whose argv parsed: a new
+ * array of *n new strings. */
+static char **record_arguments(int argc, char **argv, int *n) {
+  int n_sets = ts_doc_overrides_count(TS_DOC_PLATFORM) + ts_doc_overrides_count(TS_DOC_WORKLOAD);
+  char **out = calloc((size_t)(2 * argc + 2 * n_sets + 1), sizeof *out);
+  TS_ASSERT(out != NULL);
+  int k = 0;
+  ts_err unused = {0};
+  ts_args cli = {argc, argv, 0, "run", run_options, run_switches, true, false, true};
+  const char *flag = NULL, *value = NULL;
+  for (int item; (item = ts_args_next(&cli, &flag, &value, &unused)) > TS_ARGS_END;) {
+    if (item == TS_ARGS_ARGUMENT) {
+      out[k++] = absolute_path(value);
+    } else if (!is_output_flag(flag)) {
+      out[k++] = strdup(flag);
+      if (value != NULL)
+        out[k++] = strcmp(flag, "--platform") == 0 ? absolute_path(value) : strdup(value);
+    }
+  }
+  for (int i = 0; ts_doc_override(i) != NULL; i++) {
+    out[k++] = strdup("--set");
+    out[k++] = strdup(ts_doc_override(i));
+  }
+  for (int i = 0; i < k; i++)
+    TS_ASSERT(out[i] != NULL);
+  *n = k;
+  return out;
 }
 
 /* Spans a timeline may hold before its file gets unwieldy (about 200 bytes each). */
@@ -319,6 +380,16 @@ int ts_run_load_inputs(const ts_run_args *a, ts_platform *pf, ts_workload *wl, t
   return check_fit(wl, pf, err);
 }
 
+void ts_run_digest_inputs(const ts_run_args *a, const ts_platform *pf, ts_digest *d) {
+  ts_digest_file(d, a->workload);
+  if (a->platform != NULL)
+    ts_digest_file(d, a->platform);
+  else
+    ts_digest_str(d, ts_platform_default_text);
+  if (pf->gpu.kernels != NULL && ts_digest_file(d, ts_kernels_path(pf->gpu.kernels)) != 0)
+    ts_digest_str(d, ts_kernels_default_text);
+}
+
 int ts_run_load_layout(int argc, char **argv, const char *command, const char *usage_text,
                        ts_platform *pf, ts_workload *wl) {
   ts_err err = {0};
@@ -333,6 +404,19 @@ int ts_run_load_layout(int argc, char **argv, const char *command, const char *u
     return TS_ARGS_EXIT_INPUT;
   }
   return 0;
+}
+
+/* pipeline.svg: the report's Gantt chart as a file of its own (for slides and docs). */
+typedef struct gantt_ctx {
+  const ts_workload *wl;
+  const ts_job *job;
+  const ts_sim_result *sim;
+} gantt_ctx;
+
+static void write_gantt(FILE *f, const void *ctx) {
+  const gantt_ctx *g = ctx;
+  fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+  ts_plot_gantt(f, g->wl, g->job, g->sim);
 }
 
 int ts_run_main(int argc, char **argv) {
@@ -464,6 +548,17 @@ int ts_run_main(int argc, char **argv) {
                       .n_tree_collectives = sim.n_tree_collectives,
                       .overlap_slowdown = opts.overlap_slowdown};
   ts_cost_kernel_sources(&wl, &pf.gpu, info.n_kernels_by_source);
+  char files_digest[17], binary_digest[17];
+  ts_digest d;
+  ts_digest_init(&d);
+  ts_run_digest_inputs(&a, &pf, &d);
+  snprintf(files_digest, sizeof files_digest, "%016llx", (unsigned long long)d.h);
+  ts_digest_init(&d);
+  ts_digest_file(&d, "/proc/self/exe");
+  snprintf(binary_digest, sizeof binary_digest, "%016llx", (unsigned long long)d.h);
+  info.arguments = record_arguments(argc, argv, &info.n_arguments);
+  info.files_digest = files_digest;
+  info.binary_digest = binary_digest;
   if (!isfinite(m.iteration_s) || !(m.iteration_s > 0) || !isfinite(m.tokens_per_s)) {
     /* Bounded inputs cannot give this: a bug, reported instead of a result that lies. */
     fprintf(stderr, "trainsim: internal error: the simulated iteration is %g s\n", m.iteration_s);
@@ -484,8 +579,13 @@ int ts_run_main(int argc, char **argv) {
     rc = ts_html_run_report(a.out_dir, &wl, &info, &m, &job, &sim, &err);
   if (rc == 0 && !a.is_timeline)
     rc = ts_report_remove_stale(a.out_dir, "timeline.json", &err);
+  gantt_ctx gantt = {&wl, &job, &sim};
+  if (rc == 0 && a.is_report)
+    rc = ts_report_write_file(a.out_dir, "pipeline.svg", write_gantt, &gantt, &err);
   if (rc == 0 && !a.is_report)
     rc = ts_report_remove_stale(a.out_dir, "report.html", &err);
+  if (rc == 0 && !a.is_report)
+    rc = ts_report_remove_stale(a.out_dir, "pipeline.svg", &err);
   free(shown);
   ts_progress_clear(&progress);
   if (rc != 0)
@@ -493,9 +593,20 @@ int ts_run_main(int argc, char **argv) {
   else
     printf("\nresults: %s/result.json%s%s\n", a.out_dir,
            a.is_timeline ? ", timeline.json (open in ui.perfetto.dev)" : "",
-           a.is_report ? ", report.html" : "");
+           a.is_report ? ", report.html, pipeline.svg" : "");
   ts_metrics_fini(&m);
   ts_sim_result_fini(&sim);
   ts_job_fini(&job);
+  for (int i = 0; i < info.n_arguments; i++)
+    free(info.arguments[i]);
+  free(info.arguments);
+  if (rc == 0 && a.is_explain) { /* a process of its own: SimGrid ran in this one */
+    fflush(NULL);
+    char *explain[] = {(char *)"trainsim", (char *)"explain", (char *)a.out_dir,
+                       a.is_quiet ? (char *)"--quiet" : NULL, NULL};
+    execv("/proc/self/exe", explain);
+    fprintf(stderr, "trainsim: error: --explain: cannot start 'trainsim explain %s'\n", a.out_dir);
+    return 1;
+  }
   return rc == 0 ? 0 : 1;
 }

@@ -13,6 +13,7 @@
 #include "../workloads/err.h"
 #include "../workloads/result.h"
 #include "../workloads/workload.h"
+#include "digest.h"
 
 /* The arguments of `run` (and of `memory`, a subset). */
 typedef struct ts_run_args {
@@ -25,6 +26,7 @@ typedef struct ts_run_args {
   bool is_quiet; /* --quiet: no progress line */
   bool is_timeline;
   bool is_report;
+  bool is_explain; /* --explain: `trainsim explain` on the result, once written */
   const char *timeline_ranks;
   double window_start_s, window_end_s; /* --timeline-window; end INFINITY when not given */
   double overlap_slowdown; /* < 0: the platform's collectives.overlap_slowdown */
@@ -39,9 +41,16 @@ typedef struct ts_run_args {
 int ts_run_parse(int argc, char **argv, const char *command, const char *const *usage_text,
                  const char *const *options, const char *const *switches, ts_run_args *a,
                  ts_err *err);
+/* Parses the arguments result.json records (ts_run_info.arguments) back into *a (registering
+ * their --set overrides); 0, or -1 with an error. */
+int ts_run_parse_recorded(int n, char **arguments, ts_run_args *a, ts_err *err);
 /* The platform and the resolved workload the arguments name, checked against each other (the
  * layout's GPUs exist, the GPU has a peak for the workload's precision). */
 int ts_run_load_inputs(const ts_run_args *a, ts_platform *pf, ts_workload *wl, ts_err *err);
+
+/* Digests the files a's run reads (workload, platform or the built-in one, kernel table) into
+ * d: what a stored result depends on besides the flags and the binary. */
+void ts_run_digest_inputs(const ts_run_args *a, const ts_platform *pf, ts_digest *d);
 
 /* For the commands that read run's layout flags and simulate nothing (memory, profile): parses
  * argv (--platform, --gpus, --dp and the workload overrides; usage_text for --help), loads and

@@ -85,7 +85,7 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
   a->is_weak = -1;
   a->fidelity = TS_FIDELITY_HYBRID; /* as run and search */
   a->jobs = 1; /* full-scale points can take GiBs each: one at a time unless asked */
-  ts_args cli = {argc, argv, 0, "scale", options, switches, true, false};
+  ts_args cli = {argc, argv, 0, "scale", options, switches, true, false, false};
   const char *flag = NULL, *value = NULL;
   ts_overrides *ov = &a->ov;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
@@ -269,13 +269,13 @@ typedef struct pool_ctx {
   ts_err err;
 } pool_ctx;
 
-static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fidelity *fidelity,
+static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_study_opts *opts,
                       ts_err *err) {
   (void)err;
   const pool_ctx *c = ctx;
   *pf = *c->pf;
   *wl = c->points[i];
-  *fidelity = c->fidelity;
+  opts->fidelity = c->fidelity;
   return 0;
 }
 

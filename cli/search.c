@@ -60,7 +60,7 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
   a->top = 3;
   a->jobs = 1; /* full-scale candidates can take GiBs each: one at a time unless asked */
   a->fidelity = TS_FIDELITY_HYBRID;
-  ts_args cli = {argc, argv, 0, "search", options, switches, false, false};
+  ts_args cli = {argc, argv, 0, "search", options, switches, false, false, false};
   const char *flag = NULL, *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     int rc = 0;
@@ -116,10 +116,7 @@ static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) 
   ts_err err = {0};
   if (ts_schedule_build(wl, &pf->gpu, &job, &err) != 0)
     return -1;
-  long *rep = malloc((size_t)job.n_ranks * sizeof *rep);
-  TS_ASSERT(rep != NULL);
-  for (long r = 0; r < job.n_ranks; r++)
-    rep[r] = ts_layout_rank(wl, (ts_coords){0, 0, ts_layout_coords(wl, r).pp});
+  long *rep = ts_study_one_pipeline(wl);
   ts_engine_opts opts = {.fidelity = TS_FIDELITY_ANALYTIC, .representative = rep};
   ts_sim_result sim;
   int rc = ts_analytic_run(pf, &job, &opts, &sim, &err);
@@ -157,13 +154,13 @@ static void candidate_label(void *ctx, int i, char *out, size_t size) {
   snprintf(out, size, "search: candidate %d of %ld (%s)", i + 1, c->top, layout);
 }
 
-static int load_candidate(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fidelity *fidelity,
+static int load_candidate(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_study_opts *opts,
                           ts_err *err) {
   (void)err;
   const pool_ctx *c = ctx;
   *pf = *c->pf;
   *wl = c->cands[i].wl;
-  *fidelity = c->fidelity;
+  opts->fidelity = c->fidelity;
   return 0;
 }
 

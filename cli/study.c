@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../analysis/metrics.h"
+#include "../workloads/layout.h"
 #include "../workloads/schedule.h"
 #include "progress.h"
 
@@ -23,7 +24,15 @@ typedef struct child_reply {
   ts_err err;
 } child_reply;
 
-static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
+long *ts_study_one_pipeline(const ts_workload *wl) {
+  long *rep = malloc((size_t)wl->n_gpus * sizeof *rep);
+  TS_ASSERT(rep != NULL);
+  for (long r = 0; r < wl->n_gpus; r++)
+    rep[r] = ts_layout_rank(wl, (ts_coords){0, 0, ts_layout_coords(wl, r).pp});
+  return rep;
+}
+
+static void simulate(const ts_platform *pf, const ts_workload *wl, const ts_study_opts *so,
                      const char *progress_label, child_reply *reply) {
   ts_metrics mem;
   ts_metrics_memory(wl, pf->gpu.hbm_bytes, &mem);
@@ -53,12 +62,27 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, ts_fidelity f
   ts_progress progress;
   ts_progress_init(&progress, progress_label != NULL ? progress_label : "", progress_label == NULL);
   ts_progress_engine progress_events = {&progress, events};
-  ts_engine_opts opts = {.fidelity = fidelity,
+  job.rank_gpu = ts_placement_gpus(pf, so->placement, (uint64_t)so->seed, job.n_ranks);
+  if (job.rank_gpu == NULL) {
+    reply->rc = ts_err_plain(&reply->err, "platform '%s' has too few nodes for placement %s",
+                             pf->name, ts_placement_names[so->placement]);
+    ts_job_fini(&job);
+    return;
+  }
+  long *rep = so->is_one_pipeline && so->fidelity == TS_FIDELITY_ANALYTIC
+                  ? ts_study_one_pipeline(wl)
+                  : NULL;
+  ts_engine_opts opts = {.fidelity = so->fidelity,
+                         .collectives = so->collectives,
+                         .overlap_slowdown = so->overlap_slowdown >= 0 ? so->overlap_slowdown
+                                                                       : pf->ccl.overlap_slowdown,
+                         .representative = rep,
                          .on_progress = progress.is_on ? ts_progress_engine_cb : NULL,
                          .progress_ctx = &progress_events};
   ts_progress_show(&progress, 0, events, "building the platform");
   ts_sim_result sim;
   int rc = ts_engine_run(pf, &job, &opts, &sim, &reply->err);
+  free(rep);
   ts_progress_clear(&progress);
   if (rc != 0) {
     reply->rc = -1;
@@ -120,13 +144,13 @@ static void run_child(int fd, int i, ts_study_load_fn load, void *ctx, const cha
   memset(&reply, 0, sizeof reply);
   ts_platform *pf = malloc(sizeof *pf);
   ts_workload wl;
-  ts_fidelity fidelity = TS_FIDELITY_HYBRID;
+  ts_study_opts opts = {.fidelity = TS_FIDELITY_HYBRID, .seed = 1, .overlap_slowdown = -1};
   if (pf == NULL)
     _exit(1);
-  if (load(ctx, i, pf, &wl, &fidelity, &reply.err) != 0)
+  if (load(ctx, i, pf, &wl, &opts, &reply.err) != 0)
     reply.rc = -1;
   else
-    simulate(pf, &wl, fidelity, label, &reply);
+    simulate(pf, &wl, &opts, label, &reply);
   ssize_t n = write(fd, &reply, sizeof reply);
   _exit(n == (ssize_t)sizeof reply ? 0 : 1);
 }
@@ -255,55 +279,4 @@ _Noreturn void ts_study_stopped(int sig, const char *what) {
   signal(sig, SIG_DFL);
   raise(sig);
   _exit(128 + sig); /* where the signal is blocked or ignored by whoever started us */
-}
-
-/* ts_study_point's one point, handed to its child as it is. */
-typedef struct one_point {
-  const ts_platform *pf;
-  const ts_workload *wl;
-  ts_fidelity fidelity;
-  const char *label;
-  int rc;
-  ts_scaling_point *out;
-  ts_err *err;
-} one_point;
-
-static void label_one(void *ctx, int i, char *out, size_t size) {
-  (void)i;
-  snprintf(out, size, "%s", ((const one_point *)ctx)->label);
-}
-
-static int load_one(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fidelity *fidelity,
-                    ts_err *err) {
-  (void)i;
-  (void)err;
-  const one_point *p = ctx;
-  *pf = *p->pf;
-  *wl = *p->wl;
-  *fidelity = p->fidelity;
-  return 0;
-}
-
-static void done_one(void *ctx, int i, int rc, const ts_scaling_point *point, const ts_err *err) {
-  (void)i;
-  one_point *p = ctx;
-  p->rc = rc;
-  if (rc == 0)
-    *p->out = *point;
-  else
-    *p->err = *err;
-}
-
-int ts_study_point(const ts_platform *pf, const ts_workload *wl, ts_fidelity fidelity,
-                   const char *progress_label, ts_scaling_point *out, ts_err *err) {
-  one_point p = {pf, wl, fidelity, progress_label, -1, out, err};
-  int pending = 0;
-  int sig = ts_study_pool(1, &pending, 1, load_one, done_one,
-                          progress_label != NULL ? label_one : NULL, &p);
-  if (sig != 0) {
-    char what[64];
-    snprintf(what, sizeof what, "%ld GPUs", wl->n_gpus);
-    ts_study_stopped(sig, what);
-  }
-  return p.rc;
 }

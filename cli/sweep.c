@@ -388,11 +388,11 @@ static int point_args(const sweep *s, int i, ts_run_args *a, ts_err *err) {
 
 /* The inputs of point i, loaded and checked (in the parent first, to refuse a bad spec before
  * anything runs; then in the point's process). */
-static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_fidelity *fidelity,
+static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_study_opts *opts,
                       ts_err *err) {
   const sweep *s = ctx;
   ts_run_args a;
-  *fidelity = s->fidelity;
+  opts->fidelity = s->fidelity;
   return point_args(s, i, &a, err) != 0 ? -1 : ts_run_load_inputs(&a, pf, wl, err);
 }
 
@@ -410,13 +410,7 @@ static uint64_t point_digest(const sweep *s, int i, const ts_platform *pf, const
   ts_run_args a;
   ts_err unused = {0};
   point_args(s, i, &a, &unused);
-  ts_digest_file(&d, a.workload);
-  if (a.platform != NULL)
-    ts_digest_file(&d, a.platform);
-  else
-    ts_digest_str(&d, ts_platform_default_text);
-  if (pf->gpu.kernels != NULL && ts_digest_file(&d, ts_kernels_path(pf->gpu.kernels)) != 0)
-    ts_digest_str(&d, ts_kernels_default_text);
+  ts_run_digest_inputs(&a, pf, &d);
   return d.h;
 }
 
@@ -657,9 +651,9 @@ static int prepare(sweep *s, ts_err *err) {
   for (int i = 0; i < s->n_points; i++) {
     point *p = &s->points[i];
     ts_workload wl;
-    ts_fidelity fidelity;
+    ts_study_opts opts;
     ts_err e = {0};
-    if (load_point(s, i, &pf, &wl, &fidelity, &e) != 0) {
+    if (load_point(s, i, &pf, &wl, &opts, &e) != 0) {
       char what[512], why[1024];
       describe(s, p, what, sizeof what);
       error_text(&e, why, sizeof why);

@@ -61,9 +61,26 @@ static void test_definitions(void **state) {
 
   char dir[] = "/tmp/trainsim-metrics-XXXXXX";
   assert_non_null(mkdtemp(dir));
-  ts_run_info info = {
-      "plat\"form", "gpu",      "aggregate", "contiguous", -1, 1, 8, 2, 3, 4, 5, 6, 7,
-      0.25,         {9, 10, 11}};
+  char *arguments[] = {(char *)"/w.yaml", (char *)"--set", (char *)"model.name=\"q\""};
+  ts_run_info info = {"plat\"form",
+                      "gpu",
+                      "aggregate",
+                      "contiguous",
+                      -1,
+                      1,
+                      8,
+                      2,
+                      3,
+                      4,
+                      5,
+                      6,
+                      7,
+                      0.25,
+                      {9, 10, 11},
+                      3,
+                      arguments,
+                      "0123456789abcdef",
+                      "fedcba9876543210"};
   ts_err err = {0};
   assert_int_equal(ts_report_write_json(dir, &wl, &info, &m, &err), 0);
   char path[600];
@@ -72,6 +89,8 @@ static void test_definitions(void **state) {
   json *j = json_parse(text);
   assert_non_null(j);
   assert_string_equal(json_at(j, "platform")->string, "plat\"form");
+  assert_string_equal(json_at(j, "inputs.arguments.2")->string, "model.name=\"q\"");
+  assert_string_equal(json_at(j, "inputs.files_digest")->string, "0123456789abcdef");
   assert_rel(json_num(j, "metrics.mfu"), m.mfu, 1e-11);
   assert_rel(json_num(j, "stages.1.breakdown_s.bubble"), 0.25, 1e-12);
   assert_int_equal((int)json_num(j, "simulation.routes"), 4);
