@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "bench.h"
+#include "explain.h"
 #include "memory_cmd.h"
 #include "platform_cmd.h"
 #include "profile.h"
@@ -27,6 +28,8 @@ static const char usage[] =
     "                           top ones simulated; search.csv)\n"
     "  sweep SPEC.yaml          a what-if study over any axes, points in parallel, resumable\n"
     "                           (sweep.csv)\n"
+    "  explain RESULT_DIR       what limits a run's iteration, and the changes that would\n"
+    "                           cut it most, each re-simulated\n"
     "  memory WORKLOAD          memory per GPU by stage, and the fewest GPUs that fit\n"
     "  profile WORKLOAD         one layer's kernels: shape, time, what priced them, share\n"
     "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
@@ -62,8 +65,11 @@ int ts_cli_main(int argc, char **argv) {
     return ts_profile_main(argc - 2, argv + 2);
   if (strcmp(argv[1], "sweep") == 0)
     return ts_sweep_main(argc - 2, argv + 2);
+  if (strcmp(argv[1], "explain") == 0)
+    return ts_explain_main(argc - 2, argv + 2);
   fprintf(stderr,
-          "trainsim: error: unknown command '%s' (commands: run, scale, search, sweep, memory, "
+          "trainsim: error: unknown command '%s' (commands: run, scale, search, sweep, explain, "
+          "memory, "
           "profile, bench, platform; "
           "see "
           "'trainsim --help')\n",

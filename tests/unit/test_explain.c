@@ -1,0 +1,161 @@
+/* explain: rebuilds a run from result.json, ranks its losses, and its simulated changes are the
+ * iterations `run` gives with the same flags; it refuses inputs changed since the run, and
+ * prints the same bytes twice. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "spawn.h"
+
+/* A copy of tests/data/good/tiny.yaml in dir (to be changed by a test). */
+static void tiny_copy(const char *dir, char *path, size_t size) {
+  char src[512];
+  snprintf(src, sizeof src, "%s/tests/data/good/tiny.yaml", TS_SOURCE_DIR);
+  char *text = read_file(src, NULL);
+  assert_non_null(text);
+  snprintf(path, size, "%s/w.yaml", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  free(text);
+}
+
+static spawn_result run_ok(const char *args) {
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  return r;
+}
+
+/* metrics.iteration_s of dir/result.json. */
+static double iteration_of(const char *dir) {
+  char path[800];
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  char *text = read_file(path, NULL);
+  assert_non_null(text);
+  const char *at = strstr(text, "\"iteration_s\": ");
+  assert_non_null(at);
+  double t = strtod(at + strlen("\"iteration_s\": "), NULL);
+  free(text);
+  return t;
+}
+
+static void test_explain_matches_run(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-explain-XXXXXX", w[600], args[2048];
+  assert_non_null(mkdtemp(dir));
+  tiny_copy(dir, w, sizeof w);
+  snprintf(args, sizeof args,
+           "run %s --gpus 32 --global-batch-size 16 --out %s/out --quiet --explain", w, dir);
+  spawn_result r = run_ok(args);
+  const char *ex = strstr(r.out, "trainsim explain:");
+  assert_non_null(ex);
+  /* 4 stages, 2 microbatches of 2 per pipeline: the bubble leads, (p-1)/(m+p-1) = 3/5. */
+  assert_non_null(strstr(ex, "\n1. pipeline bubble:"));
+  assert_non_null(strstr(ex, "= 60.0% of the"));
+  assert_non_null(strstr(ex, "--pp 2 --dp 8"));
+
+  /* Every simulated change is what `run` gives with its flags added. Each change is three
+   * lines: "   a) FLAGS", what it does, "estimate ..., simulated T s (...)". */
+  char *copy = strdup(ex), *lines[512];
+  int n = 0, checked = 0;
+  for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l != NULL && n < 512;
+       l = strtok_r(NULL, "\n", &save))
+    lines[n++] = l;
+  for (int i = 0; i + 2 < n; i++) {
+    char letter = 0;
+    int at = 0;
+    if (sscanf(lines[i], "   %c) %n", &letter, &at) != 1 || at == 0)
+      continue;
+    const char *flags = lines[i] + at, *sim = strstr(lines[i + 2], "simulated ");
+    if (sim == NULL || strstr(flags, "[*]") != NULL)
+      continue;
+    snprintf(args, sizeof args, "run %s --gpus 32 --global-batch-size 16 %s --out %s/o2 --quiet", w,
+             flags, dir);
+    spawn_result c = run_ok(args);
+    char o2[700];
+    snprintf(o2, sizeof o2, "%s/o2", dir);
+    double want = iteration_of(o2), got = strtod(sim + strlen("simulated "), NULL);
+    if (fabs(got - want) > 5e-4 * want) /* printed to 4 digits */
+      fail_msg("explain's '%s' simulated %g s, run gives %g s", flags, got, want);
+    spawn_free(&c);
+    checked++;
+  }
+  free(copy);
+  assert_true(checked >= 2);
+
+  /* The same bytes again, from the directory alone. */
+  snprintf(args, sizeof args, "explain %s/out --quiet", dir);
+  spawn_result again = run_ok(args);
+  assert_string_equal(again.out, ex);
+  spawn_free(&again);
+
+  /* Estimates only. */
+  snprintf(args, sizeof args, "explain %s/out --quiet --simulate 0", dir);
+  spawn_result quick = run_ok(args);
+  assert_null(strstr(quick.out, "simulated "));
+  assert_non_null(strstr(quick.out, "estimate "));
+  spawn_free(&quick);
+
+  /* A workload changed since: refused, not explained against the wrong file. */
+  FILE *f = fopen(w, "a");
+  assert_non_null(f);
+  fputs("# changed\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "explain %s/out --quiet", dir);
+  spawn_result changed = spawn_trainsim(args);
+  assert_int_equal(changed.status, 2);
+  assert_non_null(strstr(changed.err, "has changed"));
+  spawn_free(&changed);
+  spawn_free(&r);
+  for (int i = 0; i < 2; i++) {
+    char sub[700];
+    snprintf(sub, sizeof sub, "%s/%s", dir, i == 0 ? "out" : "o2");
+    assert_int_equal(remove_dir(sub), 0);
+  }
+  assert_int_equal(remove_dir(dir), 0);
+}
+
+/* No result, a result without its inputs, no directory, a bad flag: exit 2, naming why. */
+static void test_explain_bad_inputs(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-explain-XXXXXX", args[1024], path[600];
+  assert_non_null(mkdtemp(dir));
+  snprintf(args, sizeof args, "explain %s", dir); /* no result.json */
+  spawn_result r = spawn_trainsim(args);
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "result.json"));
+  spawn_free(&r);
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("{\"schema_version\": 1}\n", f);
+  fclose(f);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "inputs.arguments"));
+  spawn_free(&r);
+  r = spawn_trainsim("explain");
+  assert_int_equal(r.status, 2);
+  spawn_free(&r);
+  snprintf(args, sizeof args, "explain %s --simulate 9", dir);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "--simulate"));
+  spawn_free(&r);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_explain_matches_run),
+                                     cmocka_unit_test(test_explain_bad_inputs)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
