@@ -345,14 +345,17 @@ static void describe(explain *x, loss *l) {
     long nodes = nodes_spanned(w, pf->gpus_per_node, 't');
     char where[160];
     if (nodes > 1)
-      snprintf(where, sizeof where, "across %ld nodes, through NICs of %.1f GB/s per GPU", nodes,
-               nic_gbps);
+      snprintf(where, sizeof where,
+               "spanning %ld nodes: its rings and trees leave each node through the NICs, %.1f "
+               "GB/s a GPU, besides the in-node links",
+               nodes, nic_gbps);
     else
       snprintf(where, sizeof where, "inside a node");
     snprintf(out, size,
              "Each layer's tensor-parallel group of %ld GPUs (%s) %s its activations (%s a "
              "call: micro-batch x sequence x hidden) twice in the forward pass and twice in the "
-             "backward pass%s; the layer's next GEMM waits for each%s. Here %.3g s, %.1f%%.",
+             "backward pass%s; the layer's next GEMM waits for each%s. Each GPU's GEMMs shrink "
+             "as 1/tp, but what it all-reduces does not. Here %.3g s, %.1f%%.",
              w->tp, where, w->sequence_parallel ? "all-gathers and reduce-scatters" : "all-reduces",
              message,
              w->recompute == TS_RECOMPUTE_FULL ? ", and twice more when full recomputation reruns "
