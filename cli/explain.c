@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../workloads/cost.h"
 #include "../workloads/doc.h"
@@ -112,6 +113,9 @@ static int read_result(explain *x, ts_err *err) {
   char path[4096];
   snprintf(path, sizeof path, "%s/result.json", x->dir);
   ts_doc *doc = NULL;
+  if (access(path, F_OK) != 0)
+    return ts_err_plain(err, "%s: no result.json (a 'trainsim run WORKLOAD --out %s' writes one)",
+                        x->dir, x->dir);
   if (ts_doc_load_file(path, &doc, err) != 0)
     return -1;
   int root = ts_doc_root(doc), inputs = ts_doc_get(doc, root, "inputs");
@@ -154,6 +158,11 @@ static int read_result(explain *x, ts_err *err) {
     x->stage_work_s[s] = compute + recompute;
   }
   x->n_args = ts_doc_seq_len(doc, args);
+  if (x->n_args > 4096) {
+    ts_err_plain(err, "%s: inputs.arguments: expected at most 4096 arguments, found %d", path,
+                 x->n_args);
+    goto done;
+  }
   x->args = calloc((size_t)x->n_args + 1, sizeof *x->args);
   TS_ASSERT(x->args != NULL);
   for (int i = 0; i < x->n_args; i++) {
