@@ -587,6 +587,8 @@ static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_stu
   opts->seed = a.seed;
   opts->collectives = a.collectives;
   opts->overlap_slowdown = a.overlap_slowdown;
+  opts->ignore_memory = a.ignore_memory;
+  opts->is_forced = a.is_forced;
   return 0;
 }
 

@@ -40,7 +40,7 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, const ts_stud
   bool fits = mem.is_memory_ok;
   long stage = mem.peak_memory_stage;
   ts_metrics_fini(&mem);
-  if (!fits) {
+  if (!fits && !so->ignore_memory) {
     reply->rc = ts_err_plain(&reply->err,
                              "out of memory: pipeline stage %ld needs %.2f GiB per GPU, the GPU "
                              "has %.2f GiB",
@@ -53,7 +53,7 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, const ts_stud
     return;
   }
   double events = ts_engine_count_events(&job, NULL);
-  if (events > STUDY_MAX_EVENTS) {
+  if (events > STUDY_MAX_EVENTS && !so->is_forced) {
     reply->rc = ts_err_plain(&reply->err, "%.3g events, more than the %.0e a study point may have",
                              events, STUDY_MAX_EVENTS);
     ts_job_fini(&job);

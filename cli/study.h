@@ -21,6 +21,8 @@ typedef struct ts_study_opts {
    * others sharing its timeline: exact but for route latencies when the job is symmetric, and
    * much faster (search's estimates; docs/performance.md). */
   bool is_one_pipeline;
+  bool ignore_memory; /* simulate a layout that does not fit (run's --ignore-memory) */
+  bool is_forced; /* no event limit (run's --force) */
 } ts_study_opts;
 
 /* The ranks' representatives when one pipeline plays (ts_engine_opts.representative): a new
