@@ -17,7 +17,7 @@
 #include "study.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
-#define MAX_TOKENS 24 /* of one change: a faster NIC is --set KEY=VALUE per NIC */
+#define MAX_TOKENS 16 /* of one change */
 #define MAX_CHANGES 64
 #define MAX_LOSS_CHANGES 8
 #define SHOWN_CHANGES 3 /* per loss */
@@ -70,7 +70,7 @@ typedef enum change_state { C_REFUSED, C_NO_FIT, C_OK } change_state;
 typedef struct change {
   char tokens[MAX_TOKENS][96]; /* the flags added to the run's arguments */
   int n_tokens;
-  char label[160]; /* as shown: the flags, or a summary of them */
+  char flags[MAX_TOKENS * 96]; /* the tokens, as shown */
   char note[200]; /* what it changes, in plain words */
   change_state state;
   double peak_gib;
@@ -221,9 +221,8 @@ static int load_with(const explain *x, const change *c, ts_run_args *a, ts_platf
 }
 
 /* Adds the change whose flags are `flags` (space-separated) to loss l, once for all losses:
- * checked against the layout rules and memory here. label NULL: the flags. */
-static void add_change(explain *x, loss *l, const char *label, const char *note, const char *fmt,
-                       ...) {
+ * checked against the layout rules and memory here. */
+static void add_change(explain *x, loss *l, const char *note, const char *fmt, ...) {
   char flags[MAX_TOKENS * 96];
   va_list ap;
   va_start(ap, fmt);
@@ -232,13 +231,7 @@ static void add_change(explain *x, loss *l, const char *label, const char *note,
   if (l->n_changes == MAX_LOSS_CHANGES)
     return;
   for (int i = 0; i < x->n_changes; i++) {
-    char joined[MAX_TOKENS * 96];
-    size_t n = 0;
-    joined[0] = '\0';
-    for (int t = 0; t < x->changes[i].n_tokens; t++)
-      n += (size_t)snprintf(joined + n, sizeof joined - n, "%s%s", t ? " " : "",
-                            x->changes[i].tokens[t]);
-    if (strcmp(joined, flags) == 0) {
+    if (strcmp(x->changes[i].flags, flags) == 0) {
       for (int k = 0; k < l->n_changes; k++)
         if (l->changes[k] == i)
           return;
@@ -255,7 +248,7 @@ static void add_change(explain *x, loss *l, const char *label, const char *note,
   for (char *tok = strtok(copy, " "); tok != NULL && c->n_tokens < MAX_TOKENS;
        tok = strtok(NULL, " "))
     snprintf(c->tokens[c->n_tokens++], sizeof c->tokens[0], "%s", tok);
-  ts_text_copy(c->label, sizeof c->label, label != NULL ? label : flags);
+  ts_text_copy(c->flags, sizeof c->flags, flags);
   snprintf(c->note, sizeof c->note, "%s", note);
   ts_run_args a;
   ts_workload wl;
@@ -286,22 +279,19 @@ static void add_layout(explain *x, loss *l, long tp, long pp, long cp, const cha
   n += snprintf(flags + n, sizeof flags - (size_t)n, " --dp %ld", w->n_gpus / (tp * pp * cp));
   if (pp == 1 && w->virtual_stages > 1)
     snprintf(flags + n, sizeof flags - (size_t)n, " --virtual-stages 1");
-  add_change(x, l, NULL, note, "%s", flags + 1);
+  add_change(x, l, note, "%s", flags + 1);
 }
 
-/* Every NIC at twice its bandwidth: the network what-if of a communication loss. */
+/* Every NIC at twice its bandwidth: the network what-if of a communication loss (the
+ * platform's NICs are alike: the first one's bandwidth, doubled, for all). */
 static void add_faster_nics(explain *x, loss *l) {
   const ts_platform *pf = x->pf;
-  if (pf->n_nics == 0 || 2 * pf->n_nics > MAX_TOKENS)
-    return;
-  char flags[MAX_TOKENS * 96], label[160];
-  int n = 0;
-  for (int i = 0; i < pf->n_nics; i++)
-    n += snprintf(flags + n, sizeof flags - (size_t)n, "%s--set node.nics[%d].bandwidth=%.6gGBps",
-                  i ? " " : "", i, 2 * pf->nics[i].bw_Bps / 1e9);
-  snprintf(label, sizeof label, "--set node.nics[*].bandwidth=%.6gGBps (each of the %d NICs)",
-           2 * pf->nics[0].bw_Bps / 1e9, pf->n_nics);
-  add_change(x, l, label, "hardware: every NIC at twice its bandwidth", "%s", flags);
+  for (int i = 1; i < pf->n_nics; i++)
+    if (pf->nics[i].bw_Bps != pf->nics[0].bw_Bps)
+      return;
+  if (pf->n_nics > 0)
+    add_change(x, l, "hardware: every NIC at twice its bandwidth",
+               "--set node.nics[*].bandwidth=%.6gGBps", 2 * pf->nics[0].bw_Bps / 1e9);
 }
 
 /* ---- mechanisms ---- */
@@ -479,13 +469,12 @@ static void propose(explain *x, loss *l) {
     /* the interleaved schedule: the first two chunk counts that split the layers evenly */
     for (long v2 = v + 1, tried = 0; v2 <= 8 * v && tried < 2; v2++)
       if (w->model.n_layers % (p * v2) == 0) {
-        add_change(x, l, NULL,
-                   "the interleaved schedule: the bubble shrinks by the chunks per stage",
+        add_change(x, l, "the interleaved schedule: the bubble shrinks by the chunks per stage",
                    "--virtual-stages %ld", v2);
         tried++;
       }
     if (b > 1)
-      add_change(x, l, NULL, "twice the microbatches per pipeline, each half as large",
+      add_change(x, l, "twice the microbatches per pipeline, each half as large",
                  "--micro-batch-size %ld", b / 2);
     add_layout(x, l, t, p / 2, c, "half the pipeline stages, twice the data parallelism");
     add_layout(x, l, 2 * t, p / 2, c, "half the stages, twice the tensor parallelism");
@@ -494,7 +483,7 @@ static void propose(explain *x, loss *l) {
     add_layout(x, l, t / 2, 2 * p, c, "half the tensor parallelism, twice the stages");
     add_layout(x, l, t / 2, p, c, "half the tensor parallelism, twice the data parallelism");
     if (!w->tp_comm_overlap)
-      add_change(x, l, NULL, "sequence parallelism with its collectives under the GEMMs",
+      add_change(x, l, "sequence parallelism with its collectives under the GEMMs",
                  "%s--set parallelism.tp_comm_overlap=true",
                  w->sequence_parallel ? "" : "--sequence-parallel ");
     if (nodes_spanned(w, x->pf->gpus_per_node, 't') > 1)
@@ -502,19 +491,19 @@ static void propose(explain *x, loss *l) {
     break;
   case L_PP:
     if (t > 1 && !w->pipeline_scatter_gather)
-      add_change(x, l, NULL, "1/tp of each activation per tensor rank, then an all-gather",
+      add_change(x, l, "1/tp of each activation per tensor rank, then an all-gather",
                  "--scatter-gather");
     add_layout(x, l, t, p / 2, c, "half the pipeline stages, twice the data parallelism");
     add_faster_nics(x, l);
     break;
   case L_DP:
     if (w->dp_bucket_bytes <= 0)
-      add_change(x, l, NULL,
+      add_change(x, l,
                  "gradients reduced in buckets during the backward pass (Megatron-LM's "
                  "--overlap-grad-reduce)",
                  "--dp-bucket-size 160MB");
     if (w->zero_stage >= 1 && !w->overlap_param_gather)
-      add_change(x, l, NULL, "buckets, and the weights' all-gather under the next forward pass",
+      add_change(x, l, "buckets, and the weights' all-gather under the next forward pass",
                  "--dp-bucket-size %.0fMB --set parallelism.overlap_param_gather=true",
                  w->dp_bucket_bytes > 0 ? w->dp_bucket_bytes / 1e6 : 160.0);
     add_layout(x, l, t, 2 * p, c, "half the data parallelism, twice the stages");
@@ -522,8 +511,7 @@ static void propose(explain *x, loss *l) {
     break;
   case L_EP:
     if (w->ep > 1)
-      add_change(x, l, NULL, "half the expert parallelism (more experts per GPU)", "--ep %ld",
-                 w->ep / 2);
+      add_change(x, l, "half the expert parallelism (more experts per GPU)", "--ep %ld", w->ep / 2);
     add_faster_nics(x, l);
     break;
   case L_CP:
@@ -532,10 +520,10 @@ static void propose(explain *x, loss *l) {
     break;
   case L_RECOMPUTE:
     if (w->recompute == TS_RECOMPUTE_FULL)
-      add_change(x, l, NULL, "recompute only the attention core", "--recompute selective");
-    add_change(x, l, NULL, "store every activation", "--recompute none");
+      add_change(x, l, "recompute only the attention core", "--recompute selective");
+    add_change(x, l, "store every activation", "--recompute none");
     if (w->n_gpus % (t * 2 * p * c) == 0)
-      add_change(x, l, NULL, "twice the stages (fewer layers per GPU) storing every activation",
+      add_change(x, l, "twice the stages (fewer layers per GPU) storing every activation",
                  "--pp %ld --dp %ld --recompute none", 2 * p, w->n_gpus / (t * 2 * p * c));
     break;
   case L_IDLE: {
@@ -549,7 +537,7 @@ static void propose(explain *x, loss *l) {
         if ((first == per && last == per) || v > 1 || p < 2 ||
             (p > 2 ? rest % (p - 2) != 0 || rest / (p - 2) < 1 : rest != 0))
           continue;
-        add_change(x, l, NULL, "fewer layers on the stages with the embedding or the output",
+        add_change(x, l, "fewer layers on the stages with the embedding or the output",
                    "--first-stage-layers %ld --last-stage-layers %ld", first, last);
       }
     break;
@@ -557,10 +545,10 @@ static void propose(explain *x, loss *l) {
   case L_OPTIMIZER:
     break;
   case L_MEMORY:
-    add_change(x, l, NULL, "twice the micro-batch (half the microbatches)",
-               "--micro-batch-size %ld", 2 * b);
+    add_change(x, l, "twice the micro-batch (half the microbatches)", "--micro-batch-size %ld",
+               2 * b);
     if (w->recompute != TS_RECOMPUTE_NONE)
-      add_change(x, l, NULL, "less recomputation",
+      add_change(x, l, "less recomputation",
                  w->recompute == TS_RECOMPUTE_FULL ? "--recompute selective" : "--recompute none");
     add_layout(x, l, t / 2, p, c, "half the tensor parallelism, twice the data parallelism");
     break;
@@ -690,7 +678,7 @@ static void print_loss(const explain *x, int rank, const loss *l, double compare
     const change *c = &x->changes[l->changes[k]];
     if (c->state == C_REFUSED)
       continue;
-    printf("   %c) %s\n      %s\n      ", 'a' + shown++, c->label, c->note);
+    printf("   %c) %s\n      %s\n      ", 'a' + shown++, c->flags, c->note);
     if (c->state == C_NO_FIT) {
       printf("does not fit: %.2f GiB of %.2f GiB\n", c->peak_gib, x->pf->gpu.hbm_bytes / GIB);
       continue;

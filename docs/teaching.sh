@@ -52,10 +52,9 @@ for e in "${examples[@]}"; do
   "$TRAINSIM" explain "$out" --quiet >"$work/$name.explain"
   cp "$out/pipeline.svg" "$pictures/$name.svg"
   # The best simulated change of the first loss: its flags, then its own timeline.
-  # (a hardware change, its label holding [*], is not a set of flags to run)
   best=$(awk '/^1\. /{in1=1; next} /^[0-9]+\. /{in1=0}
-              in1 && /^   [a-z]\) /{flags=substr($0, 7); ok=index(flags, "[*]") == 0}
-              in1 && /simulated/ && ok {print flags; exit}' "$work/$name.explain")
+              in1 && /^   [a-z]\) /{flags=substr($0, 7)}
+              in1 && /simulated/ {print flags; exit}' "$work/$name.explain")
   {
     echo
     echo "## $i. $title"

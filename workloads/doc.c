@@ -595,15 +595,12 @@ static int add_scalar(ts_doc *doc, const char *text, int i) {
       i);
 }
 
-/* Applies override i to doc: walks its path (KEY.KEY[INDEX].KEY), making the mappings and
- * keys that are missing, and sets the last key's value. */
-static int apply(ts_doc *doc, int i, ts_err *err) {
+/* Applies override i below node: walks the rest of its path p (KEY.KEY[INDEX].KEY, an index
+ * of * meaning every item of the list), making the mappings and keys that are missing, and sets
+ * the last key's value. */
+static int apply_at(ts_doc *doc, int i, int node, const char *p, ts_err *err) {
   const override *o = &overrides[i];
   ts_loc loc = {NULL, 0, 0, o->text};
-  if (ts_doc_root(doc) == 0 || !ts_doc_is_map(doc, 1))
-    return 0; /* the loader reports the empty or odd document itself */
-  int node = 1;
-  const char *p = o->path;
   while (*p != '\0') {
     size_t len = strcspn(p, ".[");
     if (len == 0)
@@ -631,7 +628,7 @@ static int apply(ts_doc *doc, int i, ts_err *err) {
         }
         return ts_err_at(err, loc, "'%s' is a %s: set its %s one by one", key,
                          ts_doc_is_map(doc, value) ? "mapping" : "list",
-                         ts_doc_is_map(doc, value) ? "keys" : "items");
+                         ts_doc_is_map(doc, value) ? "keys" : "items ([*] for all)");
       }
       if (!yaml_document_append_mapping_pair(&doc->yaml, node, add_scalar(doc, key, i), scalar))
         return ts_err_at(err, loc, "out of memory");
@@ -644,10 +641,26 @@ static int apply(ts_doc *doc, int i, ts_err *err) {
     }
     node = value;
     while (*p == '[') {
+      if (strncmp(p, "[*]", 3) == 0) { /* every item: the rest of the path on each */
+        if (!ts_doc_is_seq(doc, node))
+          return ts_err_at(err, loc, "'%s' is not a list, so [*] selects nothing", key);
+        const char *rest = p + 3;
+        if (*rest == '.')
+          rest++;
+        else if (*rest != '\0')
+          return ts_err_at(err, loc, "expected '.' after '%s[*]', found '%c'", key, *rest);
+        if (*rest == '\0')
+          return ts_err_at(err, loc, "'%s[*]' names whole items: name the key to set in each", key);
+        for (int k = 0; k < ts_doc_seq_len(doc, node); k++)
+          if (apply_at(doc, i, ts_doc_seq_item(doc, node, k), rest, err) != 0)
+            return -1;
+        return 0;
+      }
       char *end = NULL;
       long index = strtol(p + 1, &end, 10);
       if (end == p + 1 || *end != ']' || index < 0)
-        return ts_err_at(err, loc, "expected [INDEX] with an index from 0, after '%s'", key);
+        return ts_err_at(err, loc, "expected [INDEX] with an index from 0, or [*], after '%s'",
+                         key);
       if (!ts_doc_is_seq(doc, node) || index >= ts_doc_seq_len(doc, node))
         return ts_err_at(err, loc, "'%s' has no item %ld (%s)", key, index,
                          ts_doc_is_seq(doc, node) ? "it has fewer" : "it is not a list");
@@ -662,6 +675,12 @@ static int apply(ts_doc *doc, int i, ts_err *err) {
       return ts_err_at(err, loc, "the key ends with '.' or ']': name the value to set");
   }
   return 0;
+}
+
+static int apply(ts_doc *doc, int i, ts_err *err) {
+  if (ts_doc_root(doc) == 0 || !ts_doc_is_map(doc, 1))
+    return 0; /* the loader reports the empty or odd document itself */
+  return apply_at(doc, i, 1, overrides[i].path, err);
 }
 
 int ts_doc_apply_overrides(ts_doc *doc, ts_doc_kind kind, ts_err *err) {

@@ -62,7 +62,8 @@ int ts_doc_get_enum(const ts_doc *doc, int map, const char *key, const char *con
 int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **out, ts_err *err);
 
 /* --set KEY=VALUE: overrides of any key of the platform or the workload, for the whole
- * process. KEY is a path such as network.link.bandwidth or node.nics[0].bandwidth; its first
+ * process. KEY is a path such as network.link.bandwidth or node.nics[0].bandwidth (nics[*]: every
+ * item of the list); its first
  * key says which file it belongs to (gpu, node, network, nodes, collectives: the platform;
  * model, training, parallelism, placement: the workload), or a prefix platform. or workload.
  * says so (platform.name). The loaders apply them to the document before reading it, so a

@@ -112,8 +112,8 @@ static void test_did_you_mean(void **state) {
   assert_null(ts_did_you_mean("--zzzzzzzz", names));
 }
 
-/* --set KEY=VALUE: a value replaced, a key and a section added, a list item reached; values
- * read back as from the file, and messages at the flag. */
+/* --set KEY=VALUE: a value replaced, a key and a section added, a list item (or all) reached;
+ * values read back as from the file, and messages at the flag. */
 static void test_overrides(void **state) {
   (void)state;
   const char *text = "network:\n  link: {bandwidth: 25GBps}\nnode:\n  nics:\n"
@@ -168,6 +168,32 @@ static void test_overrides(void **state) {
     assert_int_equal(ts_doc_parse("p.yaml", text, strlen(text), &doc, &err), 0);
     assert_int_equal(ts_doc_apply_overrides(doc, TS_DOC_PLATFORM, &err), -1);
     assert_non_null(strstr(err.msg, bad[i][1]));
+    ts_doc_free(doc);
+    ts_doc_overrides_clear();
+  }
+  /* [*]: the rest of the path in every item of the list. */
+  assert_int_equal(ts_doc_override_add("node.nics[*].bandwidth=50GBps", &err), 0);
+  assert_int_equal(ts_doc_parse("p.yaml", text, strlen(text), &doc, &err), 0);
+  assert_int_equal(ts_doc_apply_overrides(doc, TS_DOC_PLATFORM, &err), 0);
+  nics = ts_doc_get(doc, ts_doc_get(doc, ts_doc_root(doc), "node"), "nics");
+  for (int k = 0; k < 2; k++) {
+    bw = 0;
+    assert_int_equal(ts_doc_get_unit(doc, ts_doc_seq_item(doc, nics, k), "bandwidth",
+                                     TS_UNITS_BANDWIDTH, false, &bw, &err),
+                     1);
+    assert_true(bw == 50e9);
+  }
+  ts_doc_free(doc);
+  ts_doc_overrides_clear();
+  const char *bad_all[][2] = {{"network.link[*].bandwidth=1GBps", "'link' is not a list"},
+                              {"node.nics[*]=1GBps", "name the key to set in each"},
+                              {"node.nics[*]x=1GBps", "expected '.' after 'nics[*]'"}};
+  for (size_t i = 0; i < sizeof bad_all / sizeof bad_all[0]; i++) {
+    err = (ts_err){0};
+    assert_int_equal(ts_doc_override_add(bad_all[i][0], &err), 0);
+    assert_int_equal(ts_doc_parse("p.yaml", text, strlen(text), &doc, &err), 0);
+    assert_int_equal(ts_doc_apply_overrides(doc, TS_DOC_PLATFORM, &err), -1);
+    assert_non_null(strstr(err.msg, bad_all[i][1]));
     ts_doc_free(doc);
     ts_doc_overrides_clear();
   }
