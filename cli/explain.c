@@ -298,7 +298,8 @@ static void add_faster_nics(explain *x, loss *l) {
 
 /* The nodes the group of rank 0 along one axis spans, ranks placed in order (contiguous). */
 static long nodes_spanned(const ts_workload *wl, int gpus_per_node, char axis) {
-  long size = axis == 't' ? wl->tp : axis == 'd' ? wl->dp : wl->pp, first = -1, last = -1;
+  /* the data-parallel coordinate spans the context-parallel ranks too (layout.h) */
+  long size = axis == 't' ? wl->tp : axis == 'd' ? wl->dp * wl->cp : wl->pp, first = -1, last = -1;
   for (long k = 0; k < size; k++) {
     ts_coords c = {axis == 't' ? k : 0, axis == 'd' ? k : 0, axis == 'p' ? k : 0};
     long node = ts_layout_rank(wl, c) / gpus_per_node;
@@ -383,17 +384,15 @@ static void describe(explain *x, loss *l) {
                "buckets left when it ends",
                w->dp_bucket_bytes / 1e6);
     else
-      snprintf(when, sizeof when,
-               "after the pipeline flush, with no computation left to hide "
-               "them under");
+      snprintf(when, sizeof when, "after the %s, with no computation left to hide them under",
+               w->pp > 1 ? "pipeline flush" : "last backward pass");
     snprintf(out, size,
              "Every GPU's gradients (%.2f billion parameters on stage 0) are %s over the %ld "
-             "data-parallel ranks%s (%ld node%s), %s%s. Here %.3g s, %.1f%%.",
+             "data-%sparallel ranks (%ld node%s), %s%s. Here %.3g s, %.1f%%.",
              params / 1e9,
              w->zero_stage >= 1 ? "reduce-scattered, and the updated weights all-gathered,"
                                 : "all-reduced",
-             w->dp * w->cp, w->cp > 1 ? " and context ranks" : "", nodes, nodes > 1 ? "s" : "",
-             when,
+             w->dp * w->cp, w->cp > 1 ? " and context-" : "", nodes, nodes > 1 ? "s" : "", when,
              w->zero_stage >= 1 && !w->overlap_param_gather
                  ? "; the weights' all-gather runs before the next forward pass"
                  : "",
