@@ -558,8 +558,12 @@ static void propose(explain *x, loss *l) {
 
 static void point_label(void *ctx, int i, char *out, size_t size) {
   const explain *x = ctx;
-  snprintf(out, size, "explain: %s %d of %d", x->is_estimating ? "estimating" : "simulating", i,
-           x->n_changes);
+  const char *what = x->is_estimating ? "estimating" : "simulating";
+  if (i == 0)
+    snprintf(out, size, "explain: %s the run's own layout", what);
+  else
+    snprintf(out, size, "explain: %s change %d of %d (%.80s)", what, i, x->n_changes,
+             x->changes[i - 1].flags);
 }
 
 static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_study_opts *opts,
