@@ -65,7 +65,7 @@ static const char *const loss_titles[] = {"pipeline bubble",
                                           "optimizer step",
                                           "unused memory"};
 
-typedef enum change_state { C_REFUSED, C_NO_FIT, C_OK } change_state;
+typedef enum change_state { C_OK, C_NO_FIT } change_state;
 
 typedef struct change {
   char tokens[MAX_TOKENS][96]; /* the flags added to the run's arguments */
@@ -635,15 +635,15 @@ static void print_gain(const char *what, double t, double against) {
   printf("%s %.4g s (%+.1f%%)", what, t, 100 * (t / against - 1));
 }
 
-/* Changes in the order shown: simulated (by simulated time), estimated (by estimate), then
- * those that do not fit (by memory), then the rest. */
+/* Changes in the order shown: simulated (by simulated time), estimated (by estimate), those
+ * whose estimate failed, then those that do not fit (by memory). */
 static int change_rank(const change *c, double *key) {
   if (c->state == C_OK && c->simulated_s > 0)
     return *key = c->simulated_s, 0;
   if (c->state == C_OK && c->estimate_s > 0)
     return *key = c->estimate_s, 1;
   *key = c->peak_gib;
-  return c->state == C_NO_FIT ? 2 : 3;
+  return c->state == C_OK ? 2 : 3;
 }
 
 static int by_outcome(const explain *x, int i, int j) {
@@ -679,8 +679,6 @@ static void print_loss(const explain *x, int rank, const loss *l, double compare
   int shown = 0;
   for (int k = 0; k < l->n_changes && shown < SHOWN_CHANGES; k++) {
     const change *c = &x->changes[l->changes[k]];
-    if (c->state == C_REFUSED)
-      continue;
     printf("   %c) %s\n      %s\n      ", 'a' + shown++, c->flags, c->note);
     if (c->state == C_NO_FIT) {
       printf("does not fit: %.2f GiB of %.2f GiB\n", c->peak_gib, x->pf->gpu.hbm_bytes / GIB);
@@ -699,7 +697,8 @@ static void print_loss(const explain *x, int rank, const loss *l, double compare
   }
   if (shown == 0)
     printf("   (no change of the layout, schedule or network tried here addresses it)\n");
-  else if (!helps(x, &x->changes[l->changes[0]], compare_s))
+  else if (x->changes[l->changes[0]].state == C_OK &&
+           !helps(x, &x->changes[l->changes[0]], compare_s))
     printf("   None of these shortens the iteration: here this loss is the price of the "
            "layout.\n");
 }
