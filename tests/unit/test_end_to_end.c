@@ -525,6 +525,47 @@ static void test_memory_command(void **state) {
   spawn_free(&r);
 }
 
+/* A study's point is what `run` gives for the same layout, overlap included: the study applies
+ * the platform's overlap slowdown as run does (with gradient buckets, compute overlaps the
+ * data-parallel reduction). */
+static void test_study_point_is_run(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[512], path[600];
+  assert_non_null(mkdtemp(dir));
+  const char *layout =
+      "tests/data/good/tiny.yaml --gpus 32 --dp-bucket-size 4MB --sequence-parallel "
+      "--set parallelism.tp_comm_overlap=true";
+  snprintf(args, sizeof args, "scale %s --weak --quiet --out %s", layout, dir);
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_free(&r);
+  snprintf(path, sizeof path, "%s/scale.csv", dir);
+  char *csv = read_file(path, NULL);
+  assert_non_null(csv);
+  char *line = strchr(strchr(csv, '\n') + 1, '\n') + 1; /* past the comment and the header */
+  long gpus = 0, tp, pp, dp, batch;
+  double scaled = 0;
+  assert_int_equal(
+      sscanf(line, "\"tiny\",%ld,%ld,%ld,%ld,%ld,%lf", &gpus, &tp, &pp, &dp, &batch, &scaled), 6);
+  free(csv);
+  snprintf(args, sizeof args, "run %s --quiet --out %s", layout, dir);
+  r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_free(&r);
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  char *text = read_file(path, NULL);
+  assert_non_null(text);
+  json *j = json_parse(text);
+  assert_non_null(j);
+  assert_rel(scaled, json_num(j, "metrics.iteration_s"), 1e-12);
+  assert_true(json_num(j, "simulation.overlap_slowdown") > 0);
+  json_free(j);
+  free(text);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 /* A strong-scaling study: scale.csv has one row per point, the batch stays, efficiency is
  * computed from the rows' own times; a rerun reuses the points and writes the same file. */
 static void test_scale(void **state) {
@@ -964,6 +1005,7 @@ int main(void) {
                                      cmocka_unit_test(test_tp_comm_overlap_runs),
                                      cmocka_unit_test(test_platform_show),
                                      cmocka_unit_test(test_bench_deterministic),
+                                     cmocka_unit_test(test_study_point_is_run),
                                      cmocka_unit_test(test_timeline),
                                      cmocka_unit_test(test_memory_command),
                                      cmocka_unit_test(test_scale),
