@@ -104,6 +104,7 @@ typedef struct explain {
   /* the pool's points: 0 the run's own layout, i > 0 changes[i - 1] */
   bool is_estimating;
   double base_estimate_s, base_simulated_s;
+  double compare_s; /* the run's iteration the simulated changes are compared with */
   char base_failure[320];
 } explain;
 
@@ -635,20 +636,21 @@ static void print_gain(const char *what, double t, double against) {
   printf("%s %.4g s (%+.1f%%)", what, t, 100 * (t / against - 1));
 }
 
-/* Changes in the order shown: simulated (by simulated time), estimated (by estimate), those
- * whose estimate failed, then those that do not fit (by memory). */
-static int change_rank(const change *c, double *key) {
+/* Changes in the order shown: those with a figure by their gain, each against its own
+ * fidelity's figure for the run's layout (simulated against the run, estimated against the
+ * estimate), then those whose estimate failed, then those that do not fit (by memory). */
+static int change_rank(const explain *x, const change *c, double *key) {
   if (c->state == C_OK && c->simulated_s > 0)
-    return *key = c->simulated_s, 0;
+    return *key = c->simulated_s / x->compare_s, 0;
   if (c->state == C_OK && c->estimate_s > 0)
-    return *key = c->estimate_s, 1;
+    return *key = c->estimate_s / x->base_estimate_s, 0;
   *key = c->peak_gib;
-  return c->state == C_OK ? 2 : 3;
+  return c->state == C_OK ? 1 : 2;
 }
 
 static int by_outcome(const explain *x, int i, int j) {
   double ki = 0, kj = 0;
-  int ri = change_rank(&x->changes[i], &ki), rj = change_rank(&x->changes[j], &kj);
+  int ri = change_rank(x, &x->changes[i], &ki), rj = change_rank(x, &x->changes[j], &kj);
   if (ri != rj)
     return ri - rj;
   return (ki > kj) - (ki < kj);
@@ -663,13 +665,13 @@ static void sort_changes(const explain *x, loss *l) {
     }
 }
 
-static bool helps(const explain *x, const change *c, double compare_s) {
+static bool helps(const explain *x, const change *c) {
   if (c->simulated_s > 0)
-    return c->simulated_s < compare_s;
+    return c->simulated_s < x->compare_s;
   return c->estimate_s > 0 && c->estimate_s < x->base_estimate_s;
 }
 
-static void print_loss(const explain *x, int rank, const loss *l, double compare_s) {
+static void print_loss(const explain *x, int rank, const loss *l) {
   if (l->kind == L_MEMORY)
     printf("\n%d. %s\n", rank, loss_titles[l->kind]);
   else
@@ -690,15 +692,14 @@ static void print_loss(const explain *x, int rank, const loss *l, double compare
     }
     print_gain("estimate", c->estimate_s, x->base_estimate_s);
     if (c->simulated_s > 0)
-      print_gain(", simulated", c->simulated_s, compare_s);
+      print_gain(", simulated", c->simulated_s, x->compare_s);
     else if (c->failure[0] != '\0')
       printf(", simulation failed: %s", c->failure);
     printf("; %.2f GiB a GPU\n", c->peak_gib);
   }
   if (shown == 0)
     printf("   (no change of the layout, schedule or network tried here addresses it)\n");
-  else if (x->changes[l->changes[0]].state == C_OK &&
-           !helps(x, &x->changes[l->changes[0]], compare_s))
+  else if (x->changes[l->changes[0]].state == C_OK && !helps(x, &x->changes[l->changes[0]]))
     printf("   None of these shortens the iteration: here this loss is the price of the "
            "layout.\n");
 }
@@ -838,10 +839,19 @@ int ts_explain_main(int argc, char **argv) {
   }
   if (n > 0)
     play(x, points, n, false, jobs, quiet);
+  free(points);
+  bool resimulated = !x->same_binary && simulate > 0;
+  if (resimulated && !(x->base_simulated_s > 0)) {
+    fprintf(stderr, "trainsim: error: simulating the run's own layout again failed: %s\n",
+            x->base_failure);
+    free_explain(x);
+    free(x);
+    return 1;
+  }
+  x->compare_s = resimulated ? x->base_simulated_s : x->iteration_s;
+  double compare_s = x->compare_s;
   for (int i = 0; i < x->n_losses; i++)
     sort_changes(x, &x->losses[i]);
-  free(points);
-  double compare_s = x->same_binary ? x->iteration_s : x->base_simulated_s;
 
   printf("trainsim explain: %s on %ld x %s (%s)\n", w->name, w->n_gpus, x->pf->gpu.model,
          x->pf->name);
@@ -857,7 +867,7 @@ int ts_explain_main(int argc, char **argv) {
                "as below.",
                x->iteration_s, ts_fidelity_names[x->a.fidelity], x->breakdown_s[TS_CAT_COMPUTE],
                100 * x->breakdown_s[TS_CAT_COMPUTE] / x->iteration_s);
-  if (!x->same_binary && simulate > 0)
+  if (resimulated)
     len += snprintf(text + len, sizeof text - (size_t)len,
                     " result.json comes from another trainsim build: this one simulates the "
                     "run in %.4g s, which the simulated changes are compared with.",
@@ -866,7 +876,10 @@ int ts_explain_main(int argc, char **argv) {
                   " Each change is estimated with the analytic fidelity (no contention), against "
                   "its %.4g s for this layout",
                   x->base_estimate_s);
-  if (simulate > 0)
+  if (simulate == 1)
+    len += snprintf(text + len, sizeof text - (size_t)len,
+                    "; the best of each loss is then simulated at the run's fidelity");
+  else if (simulate > 1)
     len +=
         snprintf(text + len, sizeof text - (size_t)len,
                  "; the %ld best of each loss are then simulated at the run's fidelity", simulate);
@@ -884,7 +897,7 @@ int ts_explain_main(int argc, char **argv) {
     printf("\nNo loss takes %.0f%% of the iteration or more, and memory is %.0f%% full.\n",
            100 * MIN_LOSS_SHARE, 100 * peak / x->pf->gpu.hbm_bytes);
   for (int i = 0; i < x->n_losses; i++)
-    print_loss(x, i + 1, &x->losses[i], compare_s);
+    print_loss(x, i + 1, &x->losses[i]);
   free_explain(x);
   free(x);
   return 0;
