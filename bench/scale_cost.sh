@@ -3,6 +3,10 @@
 # series (data parallelism grows, the global batch with it, so events grow with the GCDs):
 #   bench/scale_cost.sh 22b    GPT-22B (TP2 PP4, micro-batch 1), 64 -> 75,264 GCDs
 #   bench/scale_cost.sh 1t     GPT-1T (TP8 PP64), 512 -> 75,264 GCDs (the whole of Frontier)
+#   bench/scale_cost.sh order  GPT-1T on all 75,264 GCDs with 64 microbatches per pipeline, in
+#                              both rank orders: replicas inside dragonfly groups (tp-pp-dp) or
+#                              the paper's (tp-dp-pp), every pipeline hop between groups: what
+#                              the coupling costs the solver (docs/performance.md; about 40 min)
 # FIDELITY=F picks the fidelity (default: trainsim's). The largest points take minutes and
 # several GiB; compare ratios measured in one run.
 set -euo pipefail
@@ -15,7 +19,13 @@ case ${1:-} in
        points=(64 512 3072 12288 24576 49152 75264) ;;
   1t) wl=workloads/gpt-1t.yaml base=512 batch=512
       points=(512 1536 3072 6144 12288 24576 49152 75264) ;;
-  *) echo "usage: bench/scale_cost.sh 22b|1t" >&2; exit 2 ;;
+  order) bench_header
+         for o in tp-pp-dp tp-dp-pp; do
+           bench_row "gpt-1t 75264 GCDs, m 64, $o" workloads/gpt-1t.yaml --gpus 75264 \
+             --global-batch-size 9408 --force --set placement.order=$o "${fid[@]}"
+         done
+         exit 0 ;;
+  *) echo "usage: bench/scale_cost.sh 22b|1t|order" >&2; exit 2 ;;
 esac
 bench_header
 for n in "${points[@]}"; do
