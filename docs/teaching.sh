@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 examples=(
   "bubble|The pipeline bubble|workloads/gpt-22b.yaml --gpus 128 --tp 2 --pp 16 --global-batch-size 128|GPT 22B cut into 16 pipeline stages with only 32 microbatches per pipeline: every stage waits while the pipeline fills and drains. In the timeline, the staircase at the start and the end of each row is the bubble."
   "allreduce|Exposed data-parallel all-reduce|workloads/gpt2-xl.yaml --gpus 128|GPT-2 XL fits on one GPU, so 128 GPUs train it as 128 data-parallel replicas, each doing one microbatch of 4 sequences. Its gradients cross 16 nodes after the backward pass, with nothing left to compute meanwhile: in the timeline, the red band at the end of the row."
-  "tp-across-nodes|Tensor parallelism across nodes|workloads/gpt-22b.yaml --gpus 128 --tp 16 --pp 2 --global-batch-size 256|GPT 22B with its tensor-parallel groups of 16 GPUs spanning two Frontier nodes (8 GPUs each): every layer's all-reduces leave the node through the NICs, at a fraction of the in-node links' bandwidth. In the timeline, the red slivers between the layers' GEMMs."
+  "tp-across-nodes|Tensor parallelism across nodes|workloads/gpt-22b.yaml --gpus 128 --tp 16 --pp 2 --global-batch-size 256|GPT 22B with its tensor-parallel groups of 16 GPUs spanning two Frontier nodes (8 GPUs each): every layer's all-reduces leave the node through the NICs, at a fraction of the in-node links' bandwidth. The timeline draws each pixel column as what filled most of it, so the all-reduces hide inside the forward and backward bands: compare the row's length with the picture after the change."
 )
 
 {
