@@ -4,11 +4,16 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 int remove_dir(const char *dir) {
   DIR *d = opendir(dir);
@@ -119,4 +124,11 @@ spawn_result spawn_trainsim_tty(const char *args) {
 void spawn_free(spawn_result *r) {
   free(r->out);
   free(r->err);
+}
+
+spawn_result spawn_trainsim_ok(const char *args) {
+  spawn_result r = spawn_trainsim(args);
+  if (r.status != 0)
+    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  return r;
 }

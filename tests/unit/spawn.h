@@ -15,6 +15,9 @@ spawn_result spawn_trainsim(const char *args);
 /* The same with stderr on a pseudo-terminal (stdout still captured apart): err holds what the
  * terminal received, carriage returns included. */
 spawn_result spawn_trainsim_tty(const char *args);
+/* spawn_trainsim that fails the running cmocka test, with the command and its stderr, unless
+ * trainsim exits 0. */
+spawn_result spawn_trainsim_ok(const char *args);
 void spawn_free(spawn_result *r);
 /* Removes a test's output directory and every file in it; 0 on success. */
 int remove_dir(const char *dir);

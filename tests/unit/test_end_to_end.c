@@ -48,9 +48,7 @@ static char *run_tiny(const char *out_dir, const char *extra) {
   char args[512];
   snprintf(args, sizeof args, "run tests/data/good/tiny.yaml --gpus 32 --out %s %s", out_dir,
            extra);
-  spawn_result r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_result r = spawn_trainsim_ok(args);
   assert_non_null(strstr(r.out, "iteration time"));
   spawn_free(&r);
   char path[512];
@@ -219,9 +217,7 @@ static void test_help_lists_every_flag(void **state) {
 
 /* The last line of a bench table: size and time in microseconds. */
 static void bench_last_row(const char *args, double *size, double *time_us) {
-  spawn_result r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_result r = spawn_trainsim_ok(args);
   char *last = r.out;
   for (char *p = r.out; *p != '\0'; p++)
     if (*p == '\n' && p[1] != '\0')
@@ -536,9 +532,7 @@ static void test_study_point_is_run(void **state) {
       "tests/data/good/tiny.yaml --gpus 32 --dp-bucket-size 4MB --sequence-parallel "
       "--set parallelism.tp_comm_overlap=true";
   snprintf(args, sizeof args, "scale %s --weak --quiet --out %s", layout, dir);
-  spawn_result r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_result r = spawn_trainsim_ok(args);
   spawn_free(&r);
   snprintf(path, sizeof path, "%s/scale.csv", dir);
   char *csv = read_file(path, NULL);
@@ -550,9 +544,7 @@ static void test_study_point_is_run(void **state) {
       sscanf(line, "\"tiny\",%ld,%ld,%ld,%ld,%ld,%lf", &gpus, &tp, &pp, &dp, &batch, &scaled), 6);
   free(csv);
   snprintf(args, sizeof args, "run %s --quiet --out %s", layout, dir);
-  r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  r = spawn_trainsim_ok(args);
   spawn_free(&r);
   snprintf(path, sizeof path, "%s/result.json", dir);
   char *text = read_file(path, NULL);
@@ -574,9 +566,7 @@ static void test_scale(void **state) {
   assert_non_null(mkdtemp(dir));
   snprintf(args, sizeof args, "scale tests/data/good/tiny.yaml --gpus 8,16,32 --strong --out %s",
            dir);
-  spawn_result r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_result r = spawn_trainsim_ok(args);
   spawn_free(&r);
   snprintf(path, sizeof path, "%s/scale.csv", dir);
   char *csv = read_file(path, NULL);
@@ -741,9 +731,7 @@ static void test_scale_by_model(void **state) {
            "scale tests/data/good/tiny.yaml tests/data/good/tiny-wide.yaml --gpus 32,64 --weak "
            "--report --out %s",
            dir);
-  spawn_result r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_result r = spawn_trainsim_ok(args);
   assert_non_null(strstr(r.out, "weak scaling by model size"));
   spawn_free(&r);
   snprintf(path, sizeof path, "%s/scale.csv", dir);
@@ -817,9 +805,7 @@ static void test_search(void **state) {
   char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[256], path[600];
   assert_non_null(mkdtemp(dir));
   snprintf(args, sizeof args, "search tests/data/good/tiny.yaml --gpus 16 --top 2 --out %s", dir);
-  spawn_result r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_result r = spawn_trainsim_ok(args);
   long tried = 0, estimated = 0;
   const char *summary = strstr(r.out, " candidates: ");
   assert_non_null(summary);
@@ -864,9 +850,7 @@ static void test_search_expert_context(void **state) {
   assert_non_null(mkdtemp(dir));
   snprintf(args, sizeof args,
            "search tests/data/good/tiny-moe.yaml --gpus 16 --top 1 --quiet --out %s", dir);
-  spawn_result r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_result r = spawn_trainsim_ok(args);
   spawn_free(&r);
   snprintf(path, sizeof path, "%s/search.csv", dir);
   char *csv = read_file(path, NULL);
@@ -906,9 +890,7 @@ static void test_sweep(void **state) {
   snprintf(out1, sizeof out1, "%s/j1", dir);
   snprintf(out2, sizeof out2, "%s/j2", dir);
   snprintf(args, sizeof args, "sweep %s --jobs 1 --quiet --out %s", spec, out1);
-  spawn_result r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
+  spawn_result r = spawn_trainsim_ok(args);
   assert_non_null(strstr(r.out, "8 points simulated now, 0 reused"));
   spawn_free(&r);
   snprintf(args, sizeof args, "sweep %s --jobs 2 --quiet --out %s", spec, out2);

@@ -28,13 +28,6 @@ static void tiny_copy(const char *dir, char *path, size_t size) {
   free(text);
 }
 
-static spawn_result run_ok(const char *args) {
-  spawn_result r = spawn_trainsim(args);
-  if (r.status != 0)
-    fail_msg("trainsim %s: exit %d: %s", args, r.status, r.err);
-  return r;
-}
-
 /* metrics.iteration_s of dir/result.json. */
 static double iteration_of(const char *dir) {
   char path[800];
@@ -55,7 +48,7 @@ static void test_explain_matches_run(void **state) {
   tiny_copy(dir, w, sizeof w);
   snprintf(args, sizeof args,
            "run %s --gpus 32 --global-batch-size 16 --out %s/out --quiet --explain", w, dir);
-  spawn_result r = run_ok(args);
+  spawn_result r = spawn_trainsim_ok(args);
   const char *ex = strstr(r.out, "trainsim explain:");
   assert_non_null(ex);
   /* 4 stages, 2 microbatches of 2 per pipeline: the bubble leads, (p-1)/(m+p-1) = 3/5. */
@@ -80,7 +73,7 @@ static void test_explain_matches_run(void **state) {
       continue;
     snprintf(args, sizeof args, "run %s --gpus 32 --global-batch-size 16 %s --out %s/o2 --quiet", w,
              flags, dir);
-    spawn_result c = run_ok(args);
+    spawn_result c = spawn_trainsim_ok(args);
     char o2[700];
     snprintf(o2, sizeof o2, "%s/o2", dir);
     double want = iteration_of(o2), got = strtod(sim + strlen("simulated "), NULL);
@@ -94,13 +87,13 @@ static void test_explain_matches_run(void **state) {
 
   /* The same bytes again, from the directory alone. */
   snprintf(args, sizeof args, "explain %s/out --quiet", dir);
-  spawn_result again = run_ok(args);
+  spawn_result again = spawn_trainsim_ok(args);
   assert_string_equal(again.out, ex);
   spawn_free(&again);
 
   /* Estimates only. */
   snprintf(args, sizeof args, "explain %s/out --quiet --simulate 0", dir);
-  spawn_result quick = run_ok(args);
+  spawn_result quick = spawn_trainsim_ok(args);
   assert_null(strstr(quick.out, "simulated "));
   assert_non_null(strstr(quick.out, "estimate "));
   spawn_free(&quick);
