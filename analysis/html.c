@@ -150,8 +150,13 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
          schedule, ts_recompute_names[wl->recompute], wl->zero_stage,
          wl->sequence_parallel ? "on" : "off", wl->flash_attention ? "on" : "off");
   kv_row(f, "precision", "%s", ts_precision_names[wl->precision]);
-  kv_row(f, "simulation", "fidelity %s, placement %s; %ld events, %ld transfers", info->fidelity,
-         info->placement, info->n_events, info->n_transfers);
+  kv_row(f, "simulation",
+         "fidelity %s, placement %s; %ld events, %ld transfers; %ld of %ld ranks played%s",
+         info->fidelity, info->placement, info->n_events, info->n_transfers, info->n_played_ranks,
+         info->n_ranks,
+         info->n_played_ranks < info->n_ranks
+             ? " (node play: each for its node's tensor-parallel group)"
+             : "");
   kv_row(f, "collectives", "%ld ring, %ld hierarchical, %ld tree", info->n_ring_collectives,
          info->n_hierarchical_collectives, info->n_tree_collectives);
   fputs("</table>\n", f);

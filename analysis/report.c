@@ -302,6 +302,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "transfers", info->n_transfers, &k);
   json_long(f, 4, "links", info->n_links, &k);
   json_long(f, 4, "routes", info->n_routes, &k);
+  json_long(f, 4, "played_ranks", info->n_played_ranks, &k);
   json_long(f, 4, "ring_collectives", info->n_ring_collectives, &k);
   json_long(f, 4, "hierarchical_collectives", info->n_hierarchical_collectives, &k);
   json_long(f, 4, "tree_collectives", info->n_tree_collectives, &k);

@@ -20,6 +20,7 @@ typedef struct ts_run_info {
   const char *placement; /* "contiguous", "spread", "random" */
   long seed; /* of a random placement; -1 otherwise */
   long n_events, n_merged_events, n_transfers, n_links, n_routes;
+  long n_ranks, n_played_ranks; /* node play: fewer ranks played than the job has */
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives;
   double overlap_slowdown; /* the one the engine applied */
   /* The kernels of one layer (forward and backward), the embedding, the head and the optimizer

@@ -581,6 +581,7 @@ static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_stu
   opts->overlap_slowdown = a.overlap_slowdown;
   opts->ignore_memory = a.ignore_memory;
   opts->is_forced = a.is_forced;
+  opts->is_playing_every_rank = a.is_playing_every_rank;
   return 0;
 }
 

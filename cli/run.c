@@ -113,6 +113,9 @@ static const char run_usage_output[] =
     "  --force                    run even when the job looks too big for this machine\n"
     "                             (over an hour: more than 5e9 events at hybrid, 1e9 at\n"
     "                             aggregate and flow, 1e11 analytic)\n"
+    "  --play-every-rank          hybrid: one actor per rank, even where a node's tensor-\n"
+    "                             parallel ranks could play as one (node play, 8x fewer\n"
+    "                             actors and transfers on Frontier; docs/performance.md)\n"
     "  -h, --help                 show this help\n";
 
 /* Besides ts_args_override's options, which every simulating command takes. */
@@ -120,8 +123,9 @@ static const char *const run_options[] = {
     "--platform",       "--gpus",      "--dp",   "--fidelity",        "--out",
     "--timeline-ranks", "--placement", "--seed", "--timeline-window", "--overlap-slowdown",
     "--collectives",    NULL};
-static const char *const run_switches[] = {"--ignore-memory", "--force",   "--timeline", "--report",
-                                           "--quiet",         "--explain", NULL};
+static const char *const run_switches[] = {"--ignore-memory",   "--force", "--timeline",
+                                           "--report",          "--quiet", "--explain",
+                                           "--play-every-rank", NULL};
 /* The options that shape only the outputs: left out of the arguments result.json records. */
 static const char *const output_flags[] = {
     "--out",    "--timeline-ranks", "--timeline-window", "--quiet",
@@ -186,6 +190,8 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
       a->ignore_memory = true;
     } else if (strcmp(flag, "--force") == 0) {
       a->is_forced = true;
+    } else if (strcmp(flag, "--play-every-rank") == 0) {
+      a->is_playing_every_rank = true;
     } else if (strcmp(flag, "--quiet") == 0) {
       a->is_quiet = true;
     } else if (strcmp(flag, "--timeline") == 0) {
@@ -517,6 +523,7 @@ int ts_run_main(int argc, char **argv) {
                          .progress_ctx = &progress_events,
                          .collectives = a.collectives,
                          .is_traced = traced,
+                         .is_playing_every_rank = a.is_playing_every_rank,
                          .overlap_slowdown = a.overlap_slowdown >= 0 ? a.overlap_slowdown
                                                                      : pf.ccl.overlap_slowdown};
   ts_sim_result sim;
@@ -543,6 +550,8 @@ int ts_run_main(int argc, char **argv) {
                       .n_transfers = sim.n_transfers,
                       .n_links = sim.n_links,
                       .n_routes = sim.n_routes,
+                      .n_ranks = sim.n_ranks,
+                      .n_played_ranks = sim.n_played_ranks,
                       .n_ring_collectives = sim.n_ring_collectives,
                       .n_hierarchical_collectives = sim.n_hierarchical_collectives,
                       .n_tree_collectives = sim.n_tree_collectives,

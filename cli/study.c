@@ -77,6 +77,7 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, const ts_stud
                          .overlap_slowdown = so->overlap_slowdown >= 0 ? so->overlap_slowdown
                                                                        : pf->ccl.overlap_slowdown,
                          .representative = rep,
+                         .is_playing_every_rank = so->is_playing_every_rank,
                          .on_progress = progress.is_on ? ts_progress_engine_cb : NULL,
                          .progress_ctx = &progress_events};
   ts_progress_show(&progress, 0, events, "building the platform");

@@ -23,6 +23,7 @@ typedef struct ts_study_opts {
   bool is_one_pipeline;
   bool ignore_memory; /* simulate a layout that does not fit (run's --ignore-memory) */
   bool is_forced; /* no event limit (run's --force) */
+  bool is_playing_every_rank; /* run's --play-every-rank */
 } ts_study_opts;
 
 /* The ranks' representatives when one pipeline plays (ts_engine_opts.representative): a new

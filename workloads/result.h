@@ -41,8 +41,13 @@ typedef struct ts_sim_result {
   long n_links; /* SimGrid links created */
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives; /* by algorithm */
   long n_routes;
+  long n_played_ranks; /* ranks that played; the others shared a player's timeline */
 } ts_sim_result;
 
 void ts_sim_result_fini(ts_sim_result *res);
+/* Gives rank r the results of `from`, which played the same program of n_blocks blocks
+ * (block ends and, when with_spans, the spans copied). */
+void ts_rank_result_share(ts_rank_result *to, const ts_rank_result *from, int n_blocks,
+                          bool with_spans);
 
 #endif

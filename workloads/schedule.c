@@ -1047,3 +1047,18 @@ void ts_sim_result_fini(ts_sim_result *res) {
   free(res->ranks);
   memset(res, 0, sizeof *res);
 }
+
+void ts_rank_result_share(ts_rank_result *to, const ts_rank_result *from, int n_blocks,
+                          bool with_spans) {
+  to->finish_s = from->finish_s;
+  to->flops = from->flops;
+  memcpy(to->time_s, from->time_s, sizeof to->time_s);
+  if (to->block_end_s != NULL && from->block_end_s != NULL)
+    memcpy(to->block_end_s, from->block_end_s, (size_t)n_blocks * sizeof *to->block_end_s);
+  if (with_spans && from->n_spans > 0) {
+    free(to->spans);
+    to->spans = xcalloc((size_t)from->n_spans, sizeof *to->spans);
+    memcpy(to->spans, from->spans, (size_t)from->n_spans * sizeof *to->spans);
+    to->n_spans = to->cap_spans = from->n_spans;
+  }
+}

@@ -304,17 +304,6 @@ static void run_rank(analytic *a, long r) {
   res->finish_s = k->t_s;
 }
 
-/* Rank r's results are those of rep, which played the same program. */
-static void share_results(ts_sim_result *res, long r, long rep, int n_blocks) {
-  ts_rank_result *to = &res->ranks[r];
-  const ts_rank_result *from = &res->ranks[rep];
-  to->finish_s = from->finish_s;
-  to->flops = from->flops;
-  memcpy(to->time_s, from->time_s, sizeof to->time_s);
-  if (to->block_end_s != NULL)
-    memcpy(to->block_end_s, from->block_end_s, (size_t)n_blocks * sizeof *to->block_end_s);
-}
-
 int ts_analytic_run(const ts_platform *pf, const ts_job *job, const ts_engine_opts *opts,
                     ts_sim_result *out, ts_err *err) {
   if (job->n_ranks > ts_platform_n_gpus(pf))
@@ -349,7 +338,7 @@ int ts_analytic_run(const ts_platform *pf, const ts_job *job, const ts_engine_op
     if (!plays(&a, r)) {
       long rep = opts->representative[r];
       TS_ASSERT(plays(&a, rep) && job->programs[rep].n_blocks == job->programs[r].n_blocks);
-      share_results(&res, r, rep, job->programs[r].n_blocks);
+      ts_rank_result_share(&res.ranks[r], &res.ranks[rep], job->programs[r].n_blocks, false);
     }
   for (long r = 0; r < job->n_ranks; r++) {
     TS_ASSERT(a.ranks[r].is_done); /* a rank that never finished is a schedule deadlock: a bug */
@@ -358,6 +347,7 @@ int ts_analytic_run(const ts_platform *pf, const ts_job *job, const ts_engine_op
   }
   for (long r = 0; r < job->n_ranks; r++) {
     res.ranks[r].time_s[TS_CAT_IDLE] = res.iteration_s - res.ranks[r].finish_s;
+    res.n_played_ranks += plays(&a, r);
     for (int p = 0; p < TS_PEERS; p++)
       free(a.ranks[r].in[p].q);
     free(a.ranks[r].stream_end_s);

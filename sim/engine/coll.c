@@ -544,9 +544,11 @@ void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fide
                  long *n_transfers) {
   if (g->n < 2 || bytes <= 0)
     return;
-  ts_coll_call call = ts_coll_decide(g, op, bytes);
+  ts_coll_call call = ts_coll_decide(g, op, bytes); /* decided per member, as each would */
   if (pos == 0)
     g->n_calls[call.algo]++;
+  int times = g->multiplicity > 1 ? g->multiplicity : 1;
+  bytes *= times;
   if (op == TS_COLL_ALLTOALL) {
     alltoall(g, pos, bytes, fidelity, n_transfers);
     if (!call.is_ideal)
@@ -572,7 +574,7 @@ void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fide
    * no more than its share of the library's bus bandwidth, in wire bytes. */
   int steps = ts_coll_steps(op, g->n);
   double chunk = bytes / g->n * call.lib.wire;
-  double rate = call.is_ideal ? 0 : call.lib.bus_Bps * call.lib.wire / g->n_rings;
+  double rate = call.is_ideal ? 0 : call.lib.bus_Bps * call.lib.wire / g->n_rings * times;
   if (fidelity == TS_FIDELITY_FLOW) {
     for (int k = 0; k < steps; k++)
       exchange(g, pos, chunk, rate, n_transfers);

@@ -104,6 +104,9 @@ typedef struct ts_coll_group {
   bool is_all_to_all; /* an all-to-all runs on it: every pair is routed */
   bool is_in_node; /* every member on one node */
   bool is_lockstep; /* members run identical programs (the engine may merge their steps) */
+  /* Ranks each member's transfers stand for (node play, engine.h): they carry that many times
+   * the bytes, at that many times the library's rate ceiling; 0 or 1: themselves. */
+  int multiplicity;
   /* Hierarchical all-reduce, when per_node > 0: members per node (ring-0 positions
    * node x per_node .. + per_node - 1), an inbox per position for each phase, and the alpha-
    * beta figures of its hops and of the rings' (filled by ts_coll_plan). */

@@ -1,6 +1,7 @@
 /* engine: SimGrid playback of rank programs; see engine.h. */
 #include "engine.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <simgrid/actor.h>
@@ -128,6 +129,10 @@ static struct {
   void *progress_ctx;
   void (*on_block)(void *ctx, long rank, int block, double end_s);
   void *block_ctx;
+  /* Node play (engine.h): [rank] the rank whose actor plays for it; NULL: every rank plays. */
+  long *player;
+  int multiplicity; /* ranks each actor plays for */
+  double *bundle_Bps; /* [rank * 2 + end]: a player's node bundle, out (0) and in (1) */
 } eng;
 
 static void flush_sends(rank_ctx *c) {
@@ -146,7 +151,7 @@ static void do_send(rank_ctx *c, const ts_event *ev) {
   }
   TS_ASSERT(c->outbox[ev->peer] != NULL);
   c->pending[c->n_pending++] =
-      sg_mailbox_put_async(c->outbox[ev->peer], msg, (long)(ev->bytes + 0.5));
+      sg_mailbox_put_async(c->outbox[ev->peer], msg, (long)(ev->bytes * eng.multiplicity + 0.5));
   eng.n_transfers++;
 }
 
@@ -334,7 +339,7 @@ static int merged_run_length(const rank_ctx *c, const ts_block *blk, int first) 
  * is priced once; the barrier's wait, known last, goes to the first collective's category. */
 static void run_merged(rank_ctx *c, int b, int first, int n) {
   const ts_block *blk = &c->prog->blocks[b];
-  eng.n_merged_events += n;
+  eng.n_merged_events += (long)n * eng.multiplicity;
   double t0 = simgrid_get_clock(), before = 0, after = 0, wait = 0;
   ts_coll_group *cg = NULL;
   int barrier_at = first + n; /* the first collective */
@@ -411,6 +416,12 @@ static void collect_async(rank_ctx *c) {
   }
 }
 
+/* Under node play, the ranks player r plays for, in its TP group's ring order (member j of one
+ * node pairs with member j of another). */
+static const long *tp_members(long r) {
+  return eng.groups[eng.job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP]].ring_ranks;
+}
+
 static void rank_main(int argc, char **argv) {
   (void)argc;
   (void)argv;
@@ -433,13 +444,15 @@ static void rank_main(int argc, char **argv) {
         run_event(c, b, e);
       e += n >= 2 ? n : 1;
     }
-    eng.n_events += blk->n_events;
+    eng.n_events += (long)blk->n_events * eng.multiplicity;
     if (eng.on_progress != NULL)
       eng.on_progress(eng.progress_ctx, (double)eng.n_events, simgrid_get_clock());
     if (c->res->block_end_s != NULL)
       c->res->block_end_s[b] = simgrid_get_clock();
-    if (c->res->block_end_s != NULL && eng.on_block != NULL)
-      eng.on_block(eng.block_ctx, c->rank, b, c->res->block_end_s[b]);
+    for (int i = 0; c->res->block_end_s != NULL && eng.on_block != NULL && i < eng.multiplicity;
+         i++) /* for every rank the actor plays for */
+      eng.on_block(eng.block_ctx, eng.player != NULL ? tp_members(c->rank)[i] : c->rank, b,
+                   c->res->block_end_s[b]);
   }
   double t0 = simgrid_get_clock();
   flush_sends(c);
@@ -464,10 +477,83 @@ typedef struct route_set {
   ts_sg_route *routes;
   long n_links, cap_links;
   ts_link_id *link_ids;
+  bool is_node_play_refused; /* a node route's members differ beyond their nodes' links */
 } route_set;
 
-/* Adds the route from rank src's GPU to rank dst's (hosts are numbered by rank), once;
- * returns its latency. */
+/* Node play's bundles have ids of link kind 0, which route.c never makes: a player's rank and
+ * the end (0: leaving its node, 1: entering it). */
+static ts_link_id bundle_id(long player, int end) {
+  return ((uint64_t)player << 1) | (uint64_t)end;
+}
+
+static bool is_bundle(ts_link_id id) {
+  return id >> 60 == 0;
+}
+
+/* The capacity of a node's bundle at one end of its members' routes: ids lists every member's
+ * own links at that end (a link once per member crossing it). */
+static double bundle_capacity(const ts_platform *pf, const ts_link_id *ids, int n) {
+  double cap = INFINITY;
+  for (int i = 0; i < n; i++) {
+    int crossing = 0;
+    bool is_first = true;
+    for (int k = 0; k < n; k++) {
+      crossing += ids[k] == ids[i];
+      is_first = is_first && (k >= i || ids[k] != ids[i]);
+    }
+    double bw = 0, lat = 0;
+    ts_route_link_info(pf, ids[i], &bw, &lat, NULL, 0);
+    if (is_first && bw * eng.multiplicity / crossing < cap)
+      cap = bw * eng.multiplicity / crossing;
+  }
+  return cap;
+}
+
+/* Node play: the route of player src's transfers to player dst (engine.h), from their members'
+ * routes, member j to member j. Returns false when those differ beyond the nodes' own links. */
+static bool node_route(const ts_platform *pf, const ts_job *job, long src, long dst,
+                       ts_route *out) {
+  enum { MAX_END_LINKS = TS_ROUTE_MAX_LINKS * TS_PLATFORM_MAX_GPUS_PER_NODE };
+  static ts_link_id ends[2][MAX_END_LINKS]; /* one simulation per process */
+  int n_end[2] = {0, 0}, m = eng.multiplicity;
+  const long *a = tp_members(src), *b = tp_members(dst);
+  ts_route first;
+  int first_head = 0, first_n = 0;
+  *out = (ts_route){.n_links = 0, .lat_s = 0, .bw_Bps = INFINITY};
+  for (int j = 0; j < m; j++) {
+    ts_route r;
+    ts_route_between(pf, ts_job_gpu(job, a[j]), ts_job_gpu(job, b[j]), &r);
+    long src_node = ts_job_gpu(job, a[j]) / pf->gpus_per_node;
+    long dst_node = ts_job_gpu(job, b[j]) / pf->gpus_per_node;
+    TS_ASSERT(src_node != dst_node); /* players are on different nodes */
+    int head = 0, tail = r.n_links;
+    while (head < tail && ts_route_link_node(r.links[head]) == src_node)
+      ends[0][n_end[0]++] = r.links[head++];
+    while (tail > head && ts_route_link_node(r.links[tail - 1]) == dst_node)
+      ends[1][n_end[1]++] = r.links[--tail];
+    if (j == 0) {
+      first = r;
+      first_head = head;
+      first_n = tail - head;
+    } else if (tail - head != first_n ||
+               memcmp(r.links + head, first.links + first_head, (size_t)first_n * sizeof *r.links))
+      return false;
+    if (r.lat_s > out->lat_s)
+      out->lat_s = r.lat_s;
+  }
+  out->links[out->n_links++] = bundle_id(src, 0);
+  for (int k = 0; k < first_n; k++)
+    out->links[out->n_links++] = first.links[first_head + k];
+  out->links[out->n_links++] = bundle_id(dst, 1);
+  if (eng.bundle_Bps[src * 2] == 0)
+    eng.bundle_Bps[src * 2] = bundle_capacity(pf, ends[0], n_end[0]);
+  if (eng.bundle_Bps[dst * 2 + 1] == 0)
+    eng.bundle_Bps[dst * 2 + 1] = bundle_capacity(pf, ends[1], n_end[1]);
+  return true;
+}
+
+/* Adds the route from rank src to rank dst (hosts are numbered by rank), once; returns its
+ * latency. */
 static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, long src,
                        long dst) {
   bool is_new = false;
@@ -476,7 +562,12 @@ static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, 
   if (!is_new)
     return rs->routes[id].lat_s;
   ts_route r;
-  ts_route_between(pf, ts_job_gpu(job, src), ts_job_gpu(job, dst), &r);
+  if (eng.player == NULL)
+    ts_route_between(pf, ts_job_gpu(job, src), ts_job_gpu(job, dst), &r);
+  else if (!node_route(pf, job, src, dst, &r)) {
+    rs->is_node_play_refused = true; /* the caller starts over, every rank playing */
+    r = (ts_route){.n_links = 0};
+  }
   if (rs->n_routes == rs->cap_routes) {
     rs->cap_routes = rs->cap_routes ? 2 * rs->cap_routes : 1024;
     rs->routes = realloc(rs->routes, (size_t)rs->cap_routes * sizeof *rs->routes);
@@ -499,54 +590,91 @@ static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, 
   return r.lat_s;
 }
 
-/* Builds the SimGrid platform: one host per rank, named after its GPU, and routes for every
- * ring neighbour and pipeline peer; notes each ring's largest hop latency (the aggregate
- * fidelity's latency terms). */
-static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_result *out) {
-  route_set rs;
-  memset(&rs, 0, sizeof rs);
-  map_init(&rs.pairs, (size_t)job->n_ranks * 4);
-  map_init(&rs.links, (size_t)job->n_ranks * 4);
+static void route_set_fini(route_set *rs) {
+  for (long i = 0; i < rs->n_routes; i++)
+    free((long *)rs->routes[i].links);
+  free(rs->routes);
+  free(rs->link_ids);
+  map_fini(&rs->pairs);
+  map_fini(&rs->links);
+}
+
+/* Whether rank r plays (has an actor). */
+static bool plays(long r) {
+  return eng.player == NULL || eng.player[r] == r;
+}
+
+/* Whether group g plays its collectives as transfers, every member having an actor. Under node
+ * play a tensor-parallel group has one (its collectives are priced) and the other groups of
+ * its other members none (they are never reached). */
+static bool group_plays(const ts_job *job, long g) {
+  for (int i = 0; eng.player != NULL && i < job->groups[g].n_members; i++)
+    if (!plays(job->groups[g].members[i]))
+      return false;
+  return true;
+}
+
+/* The routes for every ring neighbour and pipeline peer of the ranks that play; notes each
+ * ring's largest hop latency (the aggregate fidelity's latency terms). Under node play, sets
+ * is_node_play_refused when a route cannot stand for its members'. */
+static void collect_routes(const ts_platform *pf, const ts_job *job, route_set *rs) {
+  memset(rs, 0, sizeof *rs);
+  map_init(&rs->pairs, (size_t)job->n_ranks * 4);
+  map_init(&rs->links, (size_t)job->n_ranks * 4);
   for (long g = 0; g < job->n_groups; g++) {
     ts_coll_group *cg = &eng.groups[g];
-    for (int r = 0; r < cg->n_rings; r++)
+    cg->max_hop_lat_s = 0;
+    for (int r = 0; group_plays(job, g) && r < cg->n_rings; r++)
       for (int i = 0; cg->n > 1 && i < cg->n; i++) {
         const long *ring = &cg->ring_ranks[r * cg->n];
-        double lat = add_pair(pf, job, &rs, ring[i], ring[(i + 1) % cg->n]);
+        double lat = add_pair(pf, job, rs, ring[i], ring[(i + 1) % cg->n]);
         if (lat > cg->max_hop_lat_s)
           cg->max_hop_lat_s = lat;
         if (r == 0 && cg->n >= 3) /* trees' chains inside nodes run both ways */
-          add_pair(pf, job, &rs, ring[(i + 1) % cg->n], ring[i]);
+          add_pair(pf, job, rs, ring[(i + 1) % cg->n], ring[i]);
         for (int j = 0; cg->is_all_to_all && r == 0 && j < cg->n; j++)
           if (j != i)
-            add_pair(pf, job, &rs, ring[i], ring[j]);
+            add_pair(pf, job, rs, ring[i], ring[j]);
         for (int t = 0; cg->tree_children != NULL && r == 0 && t < 2; t++) { /* tree edges */
           int parent = ts_coll_tree_parent(cg->n, t, i);
           if (parent >= 0) {
-            add_pair(pf, job, &rs, ring[i], ring[parent]);
-            add_pair(pf, job, &rs, ring[parent], ring[i]);
+            add_pair(pf, job, rs, ring[i], ring[parent]);
+            add_pair(pf, job, rs, ring[parent], ring[i]);
           }
         }
         if (cg->per_node > 0 && r == 0) { /* hierarchical: next on the node, next node */
           int m = cg->per_node;
           int in = i - i % m + (i % m + 1) % m, across = (i + m) % cg->n;
-          add_pair(pf, job, &rs, ring[i], ring[in]);
-          add_pair(pf, job, &rs, ring[i], ring[across]);
+          add_pair(pf, job, rs, ring[i], ring[in]);
+          add_pair(pf, job, rs, ring[i], ring[across]);
           for (int t = 0; t < 2; t++) { /* node trees */
             int parent = ts_coll_node_tree_parent(cg, t, i);
             if (parent >= 0) {
-              add_pair(pf, job, &rs, ring[i], ring[parent]);
-              add_pair(pf, job, &rs, ring[parent], ring[i]);
+              add_pair(pf, job, rs, ring[i], ring[parent]);
+              add_pair(pf, job, rs, ring[parent], ring[i]);
             }
           }
         }
       }
   }
   for (long r = 0; r < job->n_ranks; r++)
-    for (int p = 0; p < TS_PEERS; p++)
+    for (int p = 0; plays(r) && p < TS_PEERS; p++)
       if (job->rank_peer[r * TS_PEERS + p] >= 0)
-        add_pair(pf, job, &rs, r, job->rank_peer[r * TS_PEERS + p]);
+        add_pair(pf, job, rs, r, job->rank_peer[r * TS_PEERS + p]);
+}
 
+/* Builds the SimGrid platform: one host per rank, named after its GPU, and the routes of
+ * collect_routes; node play stops here when its routes cannot stand for their members'. */
+static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_result *out) {
+  route_set rs;
+  collect_routes(pf, job, &rs);
+  if (rs.is_node_play_refused) {
+    route_set_fini(&rs);
+    free(eng.player);
+    eng.player = NULL;
+    eng.multiplicity = 1;
+    collect_routes(pf, job, &rs);
+  }
   char **host_names = xcalloc((size_t)job->n_ranks, sizeof *host_names);
   for (long r = 0; r < job->n_ranks; r++) {
     char name[64];
@@ -556,7 +684,14 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
   ts_sg_link *links = xcalloc((size_t)rs.n_links, sizeof *links);
   for (long i = 0; i < rs.n_links; i++) {
     char name[64];
-    ts_route_link_info(pf, rs.link_ids[i], &links[i].bw_Bps, &links[i].lat_s, name, sizeof name);
+    ts_link_id id = rs.link_ids[i];
+    if (is_bundle(id)) {
+      links[i].bw_Bps = eng.bundle_Bps[id];
+      snprintf(name, sizeof name, "node_%s_rank%lu", id & 1 ? "in" : "out",
+               (unsigned long)(id >> 1));
+    } else {
+      ts_route_link_info(pf, id, &links[i].bw_Bps, &links[i].lat_s, name, sizeof name);
+    }
     links[i].name = strdup(name);
   }
   ts_sg_platform_build(
@@ -571,12 +706,7 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
   for (long i = 0; i < rs.n_links; i++)
     free((char *)links[i].name);
   free(links);
-  for (long i = 0; i < rs.n_routes; i++)
-    free((long *)rs.routes[i].links);
-  free(rs.routes);
-  free(rs.link_ids);
-  map_fini(&rs.pairs);
-  map_fini(&rs.links);
+  route_set_fini(&rs);
 }
 
 /* Field by field: memcmp would also compare padding bytes. */
@@ -659,6 +789,56 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
   }
 }
 
+/* Node play (engine.h): [rank] the rank that plays for it, or NULL when a condition fails: every
+ * tensor-parallel group fills a node, runs one program and prices its collectives (no
+ * all-to-all), and every other group and pipeline peer of its member j is its first member's,
+ * member for member, with member j's of the same nodes in their place. The routes are checked
+ * when they are built (node_route). */
+static long *plan_node_play(const ts_platform *pf, const ts_job *job) {
+  if (eng.fidelity != TS_FIDELITY_HYBRID || pf->gpus_per_node < 2)
+    return NULL;
+  long *player = xcalloc((size_t)job->n_ranks, sizeof *player);
+  int *pos = xcalloc((size_t)job->n_ranks, sizeof *pos); /* ring position in its TP group */
+  bool ok = true;
+  for (long r = 0; ok && r < job->n_ranks; r++) {
+    long g = job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP];
+    const ts_coll_group *cg = g >= 0 ? &eng.groups[g] : NULL;
+    ok = cg != NULL && cg->n == pf->gpus_per_node && cg->is_in_node && cg->is_lockstep &&
+         !cg->is_all_to_all;
+    for (int i = 0; ok && i < cg->n; i++)
+      if (cg->ring_ranks[i] == r)
+        pos[r] = i;
+    if (ok)
+      player[r] = cg->ring_ranks[0];
+  }
+  for (long r = 0; ok && r < job->n_ranks; r++) {
+    long p = player[r], tp = job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP];
+    for (int k = 0; ok && k < TS_GROUP_KINDS; k++) {
+      long g = job->rank_group[r * TS_GROUP_KINDS + k],
+           g0 = job->rank_group[p * TS_GROUP_KINDS + k];
+      if (g == tp || (g < 0 && g0 < 0)) { /* the TP group itself (it may serve other kinds) */
+        ok = g0 == g;
+        continue;
+      }
+      ok = g >= 0 && g0 >= 0 && job->groups[g].n_members == job->groups[g0].n_members;
+      for (int i = 0; ok && i < job->groups[g].n_members; i++) {
+        long a = job->groups[g].members[i];
+        ok = player[a] == job->groups[g0].members[i] && pos[a] == pos[r];
+      }
+    }
+    for (int q = 0; ok && q < TS_PEERS; q++) {
+      long peer = job->rank_peer[r * TS_PEERS + q], peer0 = job->rank_peer[p * TS_PEERS + q];
+      ok = peer < 0 ? peer0 < 0 : peer0 >= 0 && player[peer] == peer0 && pos[peer] == pos[r];
+    }
+  }
+  free(pos);
+  if (!ok) {
+    free(player);
+    return NULL;
+  }
+  return player;
+}
+
 static void teardown_groups(const ts_job *job) {
   for (long g = 0; g < job->n_groups; g++) {
     free(eng.groups[g].ring_ranks);
@@ -683,7 +863,7 @@ static sg_mailbox_t mailbox(const char *prefix, long a, long b) {
 }
 
 static void init_simgrid(void) {
-  /* See engine.h for why CM02 without cross-traffic and without the TCP window cap. Actor
+  /* See engine.h for why CM02 without cross-traffic and with a TCP window that never binds. Actor
    * stacks are small: rank_main is shallow, and thousands of 8 MiB stacks would not be. No
    * guard page: mprotect splits each stack into memory mappings of its own, and Linux allows
    * 65,530 (vm.max_map_count), fewer than two per actor of a 75,264-GCD job. The max-min
@@ -697,7 +877,7 @@ static void init_simgrid(void) {
       "trainsim",
       "--cfg=network/model:CM02",
       "--cfg=network/crosstraffic:0",
-      "--cfg=network/TCP-gamma:0",
+      "--cfg=network/TCP-gamma:1e100",
       "--cfg=maxmin/precision:1e-3",
       "--cfg=contexts/stack-size:256",
       "--cfg=contexts/guard-size:0",
@@ -746,10 +926,22 @@ static void *simulate(void *arg) {
 
   init_simgrid();
   setup_groups(pf, job);
-  build_platform(pf, job, &res);
+  eng.multiplicity = 1;
+  eng.player = opts->is_playing_every_rank ? NULL : plan_node_play(pf, job);
+  if (eng.player != NULL) {
+    eng.multiplicity = pf->gpus_per_node;
+    eng.bundle_Bps = xcalloc((size_t)job->n_ranks * 2, sizeof *eng.bundle_Bps);
+  }
+  build_platform(pf, job, &res); /* may turn node play off */
 
   for (long g = 0; g < job->n_groups; g++) {
     ts_coll_group *cg = &eng.groups[g];
+    if (!group_plays(job, g)) { /* a player's TP group: priced, met by the player alone */
+      if (plays(cg->ring_ranks[0]))
+        cg->barrier = sg_barrier_init(1);
+      continue;
+    }
+    cg->multiplicity = eng.multiplicity;
     for (int i = 0; i < cg->n * cg->n_rings; i++)
       cg->mailboxes[i] = mailbox("ring", g, i);
     if (cg->per_node > 0) {
@@ -774,9 +966,12 @@ static void *simulate(void *arg) {
     c->rank = r;
     c->prog = &job->programs[r];
     c->res = &res.ranks[r];
-    c->is_traced = opts->is_traced != NULL && opts->is_traced[r];
     if (opts->is_recording_blocks)
       c->res->block_end_s = xcalloc((size_t)c->prog->n_blocks, sizeof(double));
+    if (opts->is_traced != NULL && opts->is_traced[r]) /* a player traces for its ranks */
+      ctx[eng.player != NULL ? eng.player[r] : r].is_traced = true;
+    if (!plays(r))
+      continue;
     for (int k = 0; k < TS_GROUP_KINDS; k++) {
       long g = job->rank_group[r * TS_GROUP_KINDS + k];
       for (int i = 0; g >= 0 && i < eng.groups[g].n; i++)
@@ -809,6 +1004,12 @@ static void *simulate(void *arg) {
   }
   simgrid_run();
 
+  for (long r = 0; r < job->n_ranks; r++)
+    if (!plays(r) && ctx[eng.player[r]].is_done) { /* it played r's program */
+      ts_rank_result_share(&res.ranks[r], &res.ranks[eng.player[r]], job->programs[r].n_blocks,
+                           opts->is_traced != NULL && opts->is_traced[r]);
+      ctx[r].is_done = true;
+    }
   for (long r = 0; r < job->n_ranks; r++) {
     TS_ASSERT(ctx[r].is_done); /* a rank that never finished is a schedule deadlock: a bug */
     if (res.ranks[r].finish_s > res.iteration_s)
@@ -820,17 +1021,27 @@ static void *simulate(void *arg) {
       sg_sem_destroy(ctx[r].finished);
     }
   }
-  for (long r = 0; r < job->n_ranks; r++)
+  for (long r = 0; r < job->n_ranks; r++) {
     res.ranks[r].time_s[TS_CAT_IDLE] = res.iteration_s - res.ranks[r].finish_s;
+    if (opts->is_traced == NULL || !opts->is_traced[r]) { /* a player traced for others only */
+      free(res.ranks[r].spans);
+      res.ranks[r].spans = NULL;
+      res.ranks[r].n_spans = res.ranks[r].cap_spans = 0;
+    }
+    res.n_played_ranks += plays(r);
+  }
   res.n_events = eng.n_events;
   res.n_merged_events = eng.n_merged_events;
   res.n_transfers = eng.n_transfers;
-  for (long g = 0; g < job->n_groups; g++) {
-    res.n_ring_collectives += eng.groups[g].n_calls[TS_ALGO_RING];
-    res.n_hierarchical_collectives += eng.groups[g].n_calls[TS_ALGO_HIERARCHICAL];
-    res.n_tree_collectives += eng.groups[g].n_calls[TS_ALGO_TREE];
+  for (long g = 0; g < job->n_groups; g++) { /* a played group's calls stand for its shadows' */
+    long times = eng.groups[g].multiplicity > 1 ? eng.groups[g].multiplicity : 1;
+    res.n_ring_collectives += times * eng.groups[g].n_calls[TS_ALGO_RING];
+    res.n_hierarchical_collectives += times * eng.groups[g].n_calls[TS_ALGO_HIERARCHICAL];
+    res.n_tree_collectives += times * eng.groups[g].n_calls[TS_ALGO_TREE];
   }
   free(ctx);
+  free(eng.player);
+  free(eng.bundle_Bps);
   teardown_groups(job);
   *out = res;
   return NULL;

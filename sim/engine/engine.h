@@ -10,10 +10,30 @@
  * playing them one by one (engine.c explains when that holds).
  *
  * SimGrid's default network model (LV08) multiplies latencies by 13.01, scales bandwidth by
- * 0.97 and adds 5% reverse traffic, corrections fitted to TCP; and CM02 still caps a flow at
- * TCP-gamma / (2 x latency). Neither describes RDMA over Infinity Fabric or Slingshot, so the
- * engine uses CM02 with cross-traffic off and no window cap: a lone transfer of n bytes takes
- * exactly latency + n / bandwidth, and concurrent transfers share links max-min fairly.
+ * 0.97 and adds 5% reverse traffic, corrections fitted to TCP; CM02 still caps a flow at
+ * TCP-gamma / (2 x latency) and weighs its share of a link by 1 / latency (TCP's RTT-
+ * unfairness). None of that describes RDMA over Infinity Fabric or Slingshot, so the engine
+ * uses CM02 with cross-traffic off, a window (TCP-gamma) too large to bind and every flow
+ * weighing the same (sim/network/sg_platform.cpp): a lone transfer of n bytes takes exactly
+ * latency + n / bandwidth (or n / its rate ceiling, coll.h), and concurrent transfers share
+ * links max-min fairly. (A TCP-gamma of 0, used before, also drops a transfer's own rate
+ * ceiling in SimGrid 3.32: network_cm02.cpp bounds it by min(ceiling, gamma / 2 latency).)
+ *
+ * Node play (hybrid): when every tensor-parallel group fills a node, its members run one
+ * program in lockstep (hybrid prices their collectives) and every other group and pipeline peer
+ * of member j is member j's of the same nodes, one actor per node plays for all of them. Its
+ * transfers to another node stand for its m members' m equal transfers: m times the bytes (and
+ * the library's rate ceiling), over the switch path the members share and, at each end, one
+ * link for the node: its members' own links (GPU links, PCIe, NICs) as one bundle, of
+ * capacity min over those links of bandwidth x m / u (u: members crossing the link). Max-min
+ * sharing is invariant under this when every flow is such an aggregate: flows of rate r, u on
+ * each link of capacity C, are flows of rate m r on a link of m C / u. So the iteration is the
+ * full play's when the members' routes are alike; a transfer takes the longest of its members'
+ * route latencies (the node goes on when its last member has its bytes). On Frontier a
+ * GCD without a NIC of its own is one Infinity Fabric link (1 us) further from it than its
+ * neighbour: docs/performance.md gives the measured difference from playing every rank.
+ * The engine checks these conditions and plays every rank when any fails
+ * (ts_engine_opts.is_playing_every_rank forces it).
  *
  * SimGrid cannot be re-initialised: call ts_engine_run at most once per process.
  */
@@ -36,6 +56,7 @@ typedef struct ts_engine_opts {
    * (1 + this) times longer: communication kernels share the GPU's compute units and memory
    * bandwidth (bench/device/comm_overheads.py measures it). 0: overlap is free. */
   double overlap_slowdown;
+  bool is_playing_every_rank; /* no node play (above), for checks and comparisons */
   /* Analytic fidelity only: [rank] the rank whose timeline it shares. Only ranks that are their
    * own representative play; the others get their representative's results, and a collective
    * completes when its playing members have arrived. Exact when the job is symmetric (every

@@ -159,6 +159,14 @@ void ts_route_between(const ts_platform *pf, long src_gpu, long dst_gpu, ts_rout
   *out = r;
 }
 
+long ts_route_link_node(ts_link_id id) {
+  enum link_kind kind = (enum link_kind)(id >> 60);
+  bool is_node_own = kind == LK_NODE || kind == LK_PCIE_UP || kind == LK_PCIE_DOWN ||
+                     kind == LK_NIC_UP || kind == LK_NIC_DOWN || kind == LK_NVS_UP ||
+                     kind == LK_NVS_DOWN;
+  return is_node_own ? (long)((id >> 32) & 0x0fffffffULL) : -1;
+}
+
 void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, double *lat_s,
                         char *name, size_t name_size) {
   enum link_kind kind = (enum link_kind)(id >> 60);

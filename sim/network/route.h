@@ -48,6 +48,7 @@
 #ifndef TS_ROUTE_H
 #define TS_ROUTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,9 @@ double ts_route_fabric_Bps(const ts_dragonfly *d);
  * one group pair can carry when the load is symmetric (route.c, above). */
 double ts_route_group_global_Bps(const ts_dragonfly *d);
 double ts_route_pair_Bps(const ts_dragonfly *d);
+/* The node a link belongs to (its GPU links, NVSwitch ports, PCIe, NICs: the links that differ
+ * between a node's GPUs' routes to another node), or -1 for a link of the network. */
+long ts_route_link_node(ts_link_id id);
 /* A link's bandwidth, latency and a unique name (SimGrid link names must be unique). */
 void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, double *lat_s,
                         char *name, size_t name_size);

@@ -1,6 +1,7 @@
 // sg_platform: the SimGrid platform construction that has no C API; see sg_platform.h.
 #include "sg_platform.h"
 
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
@@ -12,6 +13,14 @@ namespace routing = simgrid::kernel::routing;
 using simgrid::kernel::resource::StandardLinkImpl;
 
 namespace {
+
+// Every route reports this latency to SimGrid; the latency factor callback turns it into the
+// route's own. CM02 weighs a flow's share of a link by 1 / (its route's latency), TCP's
+// RTT-unfairness (Casanova & Marchal 2002; network_cm02.cpp: sharing_penalty_ = latency), which
+// RDMA fabrics do not have: with one latency for all, every flow weighs the same and links are
+// shared max-min fairly, as sg_platform.h says. 1 s: the penalty SimGrid gives a route of zero
+// latency, so those weigh the same too.
+constexpr double kSharingLatency = 1.0;
 
 // A zone of explicit routes kept in a hash table by (source, destination) netpoint, so that its
 // memory follows the routes the job uses; SimGrid's FullZone keeps an n x n table instead.
@@ -42,7 +51,15 @@ public:
     into->link_list_.insert(into->link_list_.end(), it->second.links.begin(),
                             it->second.links.end());
     if (latency != nullptr)
-      *latency += it->second.lat_s;
+      *latency += kSharingLatency;
+  }
+
+  // The factor that makes kSharingLatency the route's latency.
+  double latency_factor(const sg4::Host *src, const sg4::Host *dst) const {
+    auto it = routes_.find(key(src->get_netpoint(), dst->get_netpoint()));
+    xbt_assert(it != routes_.end(), "trainsim: no route from %s to %s", src->get_cname(),
+               dst->get_cname());
+    return it->second.lat_s / kSharingLatency;
   }
 };
 
@@ -72,4 +89,7 @@ void ts_sg_platform_build(long n_hosts, const char *const *host_names, double sp
                              routes[r].lat_s);
   }
   zone->seal();
+  zone->get_network_model()->set_lat_factor_cb(
+      [impl](double, const sg4::Host *src, const sg4::Host *dst, const std::vector<sg4::Link *> &,
+             const std::unordered_set<sg4::NetZone *> &) { return impl->latency_factor(src, dst); });
 }

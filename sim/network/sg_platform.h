@@ -5,7 +5,8 @@
  * aborts on bad values. The zone holds routes given explicitly for the host pairs that
  * communicate, in a hash table (memory grows with the routes, not with hosts squared, unlike
  * SimGrid's full zone: 8 n^2 bytes, 45 GB at 75,264 GPUs); links are shared by every route that
- * lists them, which is what makes contention real.
+ * lists them, which is what makes contention real, max-min fairly: every flow weighs the same
+ * (sg_platform.cpp: SimGrid's CM02 would weigh it by 1 / its route's latency).
  */
 #ifndef TS_SG_PLATFORM_H
 #define TS_SG_PLATFORM_H

@@ -1,5 +1,6 @@
 /* engine: simulated times against closed forms. SimGrid runs once per process, so each case
  * simulates in a forked child that reports the iteration time through a pipe. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -126,6 +127,46 @@ static void test_shared_link(void **state) {
   assert_rel(simulate(ring4, build_shared_link, TS_FIDELITY_AGGREGATE), 4e-6 + 1e9 / 5e9, 1e-9);
   /* The analytic fidelity shares nothing: each transfer alone at 10 GB/s (optimistic). */
   assert_rel(simulate(ring4, build_shared_link, TS_FIDELITY_ANALYTIC), 4e-6 + 1e9 / 10e9, 1e-9);
+}
+
+/* ---- flows of different latencies share a link fairly ----
+ * A chain 0 - 1 - 2 - 3 whose first link has 10 us: 0 -> 2 (12 us of latency) and 1 -> 3
+ * (4 us) share the 1 -> 2 direction of 1 - 2. The second flows alone for 8 us (8e4 bytes at
+ * 10 GB/s), then each gets 5 GB/s: it ends at 0.2 s - 4 us, and the first, alone again, at
+ * 0.2 s + 4 us. CM02's own weighting (1 / latency, TCP's RTT-unfairness) would give the
+ * shorter flow 3/4 of the link and end it at 0.133 s. */
+static const char chain4[] =
+    "name: chain4\n"
+    "gpu: {model: test, peak: {bf16: 100Tf}, hbm_capacity: 64GiB, hbm_bandwidth: 1TBps,\n"
+    "      gemm_ceiling: 1, gemm_tile: {m: 128, n: 128}, compute_units: 100, kernel_launch: 0us}\n"
+    "node:\n"
+    "  gpus: 4\n"
+    "  links:\n"
+    "    - {gpus: [0, 1], bandwidth: 10GBps, latency: 10us}\n"
+    "    - {gpus: [1, 2], bandwidth: 10GBps, latency: 2us}\n"
+    "    - {gpus: [2, 3], bandwidth: 10GBps, latency: 2us}\n"
+    "network: {topology: dragonfly, groups: 1, switches_per_group: 1, nodes_per_switch: 1,\n"
+    "          global_links_per_group_pair: 1, local_link: {bandwidth: 1GBps, latency: 1us},\n"
+    "          global_link: {bandwidth: 1GBps, latency: 1us}}\n"
+    "nodes: 1\n";
+
+static void build_unequal_latencies(ts_job *job) {
+  ts_job_init(job, 4);
+  job->rank_peer[0 * TS_PEERS + TS_PEER_NEXT] = 2;
+  job->rank_peer[2 * TS_PEERS + TS_PEER_PREV] = 0;
+  job->rank_peer[1 * TS_PEERS + TS_PEER_NEXT] = 3;
+  job->rank_peer[3 * TS_PEERS + TS_PEER_PREV] = 1;
+  ts_event send = {.kind = TS_EV_SEND, .peer = TS_PEER_NEXT, .bytes = 1e9};
+  ts_event recv = {.kind = TS_EV_RECV, .peer = TS_PEER_PREV, .bytes = 1e9};
+  ts_event ev[4] = {send, send, recv, recv};
+  one_event_each(job, ev);
+}
+
+static void test_fair_share(void **state) {
+  (void)state;
+  assert_rel(simulate(chain4, build_unequal_latencies, TS_FIDELITY_AGGREGATE), 0.2 + 4e-6, 1e-9);
+  /* Ranks 1 and 3 end 8 us before 0 and 2: idle 8 us for half the ranks. */
+  assert_true(fabs(sim_waiting_s - 4e-6) < 1e-10);
 }
 
 /* ---- ring all-reduce: 2 (p - 1) (alpha + n / (p B)) ---- */
@@ -394,8 +435,9 @@ static void test_pipelines(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_one_transfer),   cmocka_unit_test(test_shared_link),
-      cmocka_unit_test(test_ring_allreduce), cmocka_unit_test(test_overlap),
-      cmocka_unit_test(test_merged_runs),    cmocka_unit_test(test_pipelines)};
+      cmocka_unit_test(test_one_transfer), cmocka_unit_test(test_shared_link),
+      cmocka_unit_test(test_fair_share),   cmocka_unit_test(test_ring_allreduce),
+      cmocka_unit_test(test_overlap),      cmocka_unit_test(test_merged_runs),
+      cmocka_unit_test(test_pipelines)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,6 +72,8 @@ static void test_definitions(void **state) {
                       2,
                       3,
                       4,
+                      16,
+                      2,
                       5,
                       6,
                       7,
@@ -94,6 +96,7 @@ static void test_definitions(void **state) {
   assert_rel(json_num(j, "metrics.mfu"), m.mfu, 1e-11);
   assert_rel(json_num(j, "stages.1.breakdown_s.bubble"), 0.25, 1e-12);
   assert_int_equal((int)json_num(j, "simulation.routes"), 4);
+  assert_int_equal((int)json_num(j, "simulation.played_ranks"), 2);
   assert_int_equal((int)json_num(j, "simulation.merged_events"), 8);
   assert_int_equal((int)json_num(j, "kernel_sources.table"), 9);
   assert_int_equal((int)json_num(j, "kernel_sources.interpolated"), 10);

@@ -1,0 +1,154 @@
+/* Node play (sim/engine/engine.h): one actor per node plays for its tensor-parallel ranks
+ * where the engine finds that exact, and its results are those of playing every rank. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "spawn.h"
+
+#define assert_rel(a, b, tol)                                                                      \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b);                                                                     \
+    if (!(fabs(a_ - b_) <= (tol)*fmax(fabs(a_), fabs(b_))))                                        \
+      fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);                                          \
+  } while (0)
+
+/* GPT-22B on 4 Frontier nodes: TP 8 (a node each), 2 stages, 2 replicas, 4 microbatches. */
+#define LAYOUT "workloads/gpt-22b.yaml --gpus 32 --tp 8 --pp 2 --global-batch-size 8"
+/* Frontier with every GCD as far from its NIC as its neighbour: the Infinity Fabric hop of
+ * the GCDs without a NIC of their own takes no time. */
+#define ALIKE "--set node.links[*].latency=0us"
+
+typedef struct run_out {
+  json *result;
+  char *timeline; /* timeline.json when asked for, else NULL */
+} run_out;
+
+/* `trainsim run ARGS` into a fresh directory; its result.json parsed. */
+static run_out run(const char *args, bool with_timeline) {
+  char dir[] = "/tmp/trainsim-nodeplay-XXXXXX", cmd[2048], path[600];
+  assert_non_null(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd, "run %s --quiet --out %s%s", args, dir,
+           with_timeline ? " --timeline --timeline-ranks 1,9,17" : "");
+  spawn_result r = spawn_trainsim_ok(cmd);
+  spawn_free(&r);
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  char *text = read_file(path, NULL);
+  assert_non_null(text);
+  run_out out = {json_parse(text), NULL};
+  assert_non_null(out.result);
+  free(text);
+  if (with_timeline) {
+    snprintf(path, sizeof path, "%s/timeline.json", dir);
+    out.timeline = read_file(path, NULL);
+    assert_non_null(out.timeline);
+  }
+  assert_int_equal(remove_dir(dir), 0);
+  return out;
+}
+
+static void run_free(run_out *o) {
+  json_free(o->result);
+  free(o->timeline);
+}
+
+static long played(const run_out *o) {
+  return (long)json_num(o->result, "simulation.played_ranks");
+}
+
+/* Node play against every rank playing: the same iteration, every stage's time in each
+ * category, the same collectives counted (to 1e-12: sums taken in another order). */
+static void assert_same_results(const run_out *node, const run_out *every) {
+  assert_rel(json_num(node->result, "metrics.iteration_s"),
+             json_num(every->result, "metrics.iteration_s"), 1e-12);
+  const char *categories[] = {"compute", "recompute", "optimizer", "tp_comm",
+                              "pp_comm", "dp_comm",   "bubble",    "idle"};
+  for (int s = 0; s < 2; s++)
+    for (size_t c = 0; c < sizeof categories / sizeof *categories; c++) {
+      char key[128];
+      snprintf(key, sizeof key, "stages.%d.breakdown_s.%s", s, categories[c]);
+      double a = json_num(node->result, key), b = json_num(every->result, key);
+      if (!(fabs(a - b) <= 1e-12 * fmax(1, fabs(b))))
+        fail_msg("%s: node play %.17g, every rank %.17g", key, a, b);
+    }
+  const char *counts[] = {"simulation.events", "simulation.merged_events",
+                          "simulation.ring_collectives", "simulation.tree_collectives"};
+  for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
+    assert_int_equal((long)json_num(node->result, counts[k]),
+                     (long)json_num(every->result, counts[k]));
+}
+
+static void test_equal_where_members_alike(void **state) {
+  (void)state;
+  const char *layouts[] = {LAYOUT " " ALIKE,
+                           /* gradients in buckets: the communication stream plays too */
+                           LAYOUT " " ALIKE " --dp-bucket-size 40MB",
+                           /* a DGX H100 unit: a NIC per GPU, rails on one leaf switch */
+                           "workloads/gpt-22b.yaml --platform platforms/dgx-h100.yaml --gpus 64 "
+                           "--tp 8 --pp 2 --global-batch-size 16"};
+  for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
+    char every_args[1024];
+    snprintf(every_args, sizeof every_args, "%s --play-every-rank", layouts[i]);
+    run_out node = run(layouts[i], true), every = run(every_args, true);
+    long ranks = (long)json_num(every.result, "layout.gpus");
+    assert_int_equal(played(&node), ranks / 8);
+    assert_int_equal(played(&every), ranks);
+    assert_same_results(&node, &every);
+    /* A rank that did not play (1, 9, 17: TP rank 1 of three nodes) has the timeline its own
+     * actor gives it. */
+    assert_string_equal(node.timeline, every.timeline);
+    run_free(&node);
+    run_free(&every);
+  }
+}
+
+/* On Frontier itself the GCDs without a NIC of their own are one Infinity Fabric link (1 us)
+ * further from it; a node's transfers take its slowest member's latency, so node play may end
+ * the iteration later than every rank playing, by at most that spread on each transfer of the
+ * critical path: far less than a transfer's own time. */
+static void test_frontier(void **state) {
+  (void)state;
+  run_out node = run(LAYOUT, false), every = run(LAYOUT " --play-every-rank", false);
+  assert_int_equal(played(&node), 4);
+  double t_node = json_num(node.result, "metrics.iteration_s");
+  double t_every = json_num(every.result, "metrics.iteration_s");
+  /* 2 us per pipeline transfer (both ends), 2 x (m + p - 1) = 10 on the critical path, and
+   * 2 us per ring step of the gradients' collectives (2 nodes: 2 steps each way, 2 calls). */
+  assert_true(t_node >= t_every - 1e-9);
+  assert_true(t_node - t_every <= (10 + 8) * 2e-6);
+  run_free(&node);
+  run_free(&every);
+}
+
+/* Where a condition fails every rank plays: tensor groups smaller than a node, a fidelity
+ * other than hybrid, routes that differ beyond the nodes (a rail-optimised fat tree across its
+ * units: each rail's leaf has its own uplinks), or --play-every-rank. */
+static void test_refused(void **state) {
+  (void)state;
+  const char *cases[] = {
+      "workloads/gpt-22b.yaml --gpus 32 --tp 4 --pp 2 --global-batch-size 8",
+      LAYOUT " --fidelity aggregate",
+      "workloads/gpt-22b.yaml --platform platforms/dgx-h100.yaml --gpus 512 --tp 8 --pp 2 "
+      "--global-batch-size 64",
+      LAYOUT " --play-every-rank"};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    run_out o = run(cases[i], false);
+    assert_int_equal(played(&o), (long)json_num(o.result, "layout.gpus"));
+    run_free(&o);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_equal_where_members_alike),
+                                     cmocka_unit_test(test_frontier),
+                                     cmocka_unit_test(test_refused)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
