@@ -374,7 +374,7 @@ TEXT
          / GCDs / && !/failed/ {
            for (i = 1; i <= NF; i++) if ($i == "GCDs") n = $(i - 1)
            it = $NF; if (!base) base = it
-           printf "| %\047d | %.2f s | %.2f%% | %.0f s | %\047d MiB |\n", n, it, 100 * base / it, $(NF - 6), $(NF - 5)
+           printf "| %\047d | %.2f s | %.2f%% | %.0f s | %\047d MiB |\n", n, it, 100 * base / it, $(NF - 7), $(NF - 6)
          }
          / GCDs / && /failed/ { for (i = 1; i <= NF; i++) if ($i == "GCDs") n = $(i - 1)
            sub(/.*failed: /, ""); printf "| %\047d | %s | | | |\n", n, $0 }' "$f"
