@@ -155,7 +155,7 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
          info->fidelity, info->placement, info->n_events, info->n_transfers, info->n_played_ranks,
          info->n_ranks,
          info->n_played_ranks < info->n_ranks
-             ? " (node play: each for its node's tensor-parallel group)"
+             ? " (the others shared a player's timeline: node play)"
              : "");
   kv_row(f, "collectives", "%ld ring, %ld hierarchical, %ld tree", info->n_ring_collectives,
          info->n_hierarchical_collectives, info->n_tree_collectives);

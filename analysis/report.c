@@ -79,11 +79,16 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   char schedule[64], layout[128];
   ts_workload_schedule_label(wl, schedule, sizeof schedule);
   ts_workload_layout_label(wl, layout, sizeof layout);
+  char actors[96] = "";
+  if (info->n_played_ranks > 0 && info->n_played_ranks < info->n_ranks)
+    snprintf(actors, sizeof actors, " (node play: %ld actors for %ld ranks)", info->n_played_ranks,
+             info->n_ranks);
   fprintf(out,
           "layout: %s, %s, %ld microbatches of %ld per pipeline, "
-          "recompute %s, ZeRO-%d, fidelity %s, placement %s\n\n",
+          "recompute %s, ZeRO-%d, fidelity %s%s, placement %s\n\n",
           layout, schedule, ts_workload_microbatches(wl), wl->micro_batch,
-          ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity, info->placement);
+          ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity, actors,
+          info->placement);
   ts_report_row rows[TS_REPORT_MAX_ROWS];
   int n = ts_report_summary_rows(wl, m, rows);
   for (int i = 0; i < n; i++)

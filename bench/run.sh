@@ -8,7 +8,8 @@
 #   bench/run.sh fidelities  the three runs at each fidelity: hybrid, aggregate, analytic
 #                            (~5 min: aggregate plays every in-node collective)
 #   bench/run.sh targets     every case of issue 7: adds 1T weak-scaled to the whole machine
-#                            (75,264 GCDs: ~20 min, ~3 GiB) and search for 175B on 1,024 GCDs
+#                            (75,264 GCDs: ~9 min, ~0.4 GiB with node play) and search for 175B
+#                            on 1,024 GCDs
 # bench/scale_cost.sh prints how the cost grows with the machine; bench/platform_build.sh the
 # cost of building the platform alone.
 set -euo pipefail

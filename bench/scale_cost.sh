@@ -6,14 +6,18 @@
 #   bench/scale_cost.sh order  GPT-1T on all 75,264 GCDs with 64 microbatches per pipeline, in
 #                              both rank orders: replicas inside dragonfly groups (tp-pp-dp) or
 #                              the paper's (tp-dp-pp), every pipeline hop between groups: what
-#                              the coupling costs the solver (docs/performance.md; about 40 min)
-# FIDELITY=F picks the fidelity (default: trainsim's). The largest points take minutes and
-# several GiB; compare ratios measured in one run.
+#                              the coupling costs the solver (docs/performance.md; minutes with node
+#                              play, about 40 min with EVERY_RANK=1)
+# FIDELITY=F picks the fidelity (default: trainsim's); EVERY_RANK=1 plays every rank (no node
+# play: sim/engine/engine.h), the cost before it. The largest points take minutes (1T, node
+# play) to an hour or more (22B; 1T with EVERY_RANK=1 beyond 49,152 GCDs); compare ratios
+# measured in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 fid=()
 [ -n "${FIDELITY:-}" ] && fid=(--fidelity "$FIDELITY")
+[ "${EVERY_RANK:-0}" = 1 ] && fid+=(--play-every-rank)
 case ${1:-} in
   22b) wl=workloads/gpt-22b.yaml base=64 batch=1024
        points=(64 512 3072 12288 24576 49152 75264) ;;

@@ -354,11 +354,13 @@ TEXT
   echo "## 8. Weak scaling to the whole machine"
   echo
   echo "GPT-22B (TP2 PP4, from 64 GCDs) and GPT-1T (TP8 PP64, from 512 GCDs) with the global batch"
-  echo "grown with the GCDs, up to all 75,264 GCDs (9,408 nodes). These runs take up to hours, so"
-  echo "\`docs/validation/weak_full.sh 22b|1t\` keeps them in docs/validation/data/ and this page reads"
-  echo "them: efficiency is the first point's iteration time over each point's (the same work per"
-  echo "GCD), at the default fidelity; wall time and memory are what the simulation cost on one"
-  echo "core of the development machine (docs/performance.md)."
+  echo "grown with the GCDs, up to all 75,264 GCDs (9,408 nodes). The 22B runs take up to half an"
+  echo "hour (every rank plays: TP 2 fills a quarter of a node), the 1T ones minutes (node play:"
+  echo "one actor per node, docs/performance.md), so \`docs/validation/weak_full.sh 22b|1t\` keeps"
+  echo "them in docs/validation/data/ and this page reads them: efficiency is the first point's"
+  echo "iteration time over each point's (the same work per GCD), at the default fidelity; wall"
+  echo "time, memory and actors (the ranks that played) are what the simulation cost on one core"
+  echo "of the development machine."
   for m in 22b 1t; do
     f=docs/validation/data/weak-full-$m.txt
     echo
@@ -368,16 +370,16 @@ TEXT
     fi
     echo "${m^^} ($(sed -n '1s/^# //p' "$f")):"
     echo
-    echo "| GCDs | iteration | efficiency | wall | peak memory |"
-    echo "|---|---|---|---|---|"
+    echo "| GCDs | iteration | efficiency | wall | peak memory | actors |"
+    echo "|---|---|---|---|---|---|"
     awk '/^#/ { next }
          / GCDs / && !/failed/ {
            for (i = 1; i <= NF; i++) if ($i == "GCDs") n = $(i - 1)
            it = $NF; if (!base) base = it
-           printf "| %\047d | %.2f s | %.2f%% | %.0f s | %\047d MiB |\n", n, it, 100 * base / it, $(NF - 7), $(NF - 6)
+           printf "| %\047d | %.2f s | %.2f%% | %.0f s | %\047d MiB | %\047d |\n", n, it, 100 * base / it, $(NF - 7), $(NF - 6), $(NF - 2)
          }
          / GCDs / && /failed/ { for (i = 1; i <= NF; i++) if ($i == "GCDs") n = $(i - 1)
-           sub(/.*failed: /, ""); printf "| %\047d | %s | | | |\n", n, $0 }' "$f"
+           sub(/.*failed: /, ""); printf "| %\047d | %s | | | | |\n", n, $0 }' "$f"
   done
 } >"$page.tmp"
 mv "$page.tmp" "$page" # whole or not at all
