@@ -789,6 +789,11 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
   }
 }
 
+static bool same_members(const ts_group *a, const ts_group *b) {
+  return a->n_members == b->n_members &&
+         memcmp(a->members, b->members, (size_t)a->n_members * sizeof *a->members) == 0;
+}
+
 /* Node play (engine.h): [rank] the rank that plays for it, or NULL when a condition fails: every
  * tensor-parallel group fills a node, runs one program and prices its collectives (no
  * all-to-all), and every other group and pipeline peer of its member j is its first member's,
@@ -816,8 +821,11 @@ static long *plan_node_play(const ts_platform *pf, const ts_job *job) {
     for (int k = 0; ok && k < TS_GROUP_KINDS; k++) {
       long g = job->rank_group[r * TS_GROUP_KINDS + k],
            g0 = job->rank_group[p * TS_GROUP_KINDS + k];
-      if (g == tp || (g < 0 && g0 < 0)) { /* the TP group itself (it may serve other kinds) */
-        ok = g0 == g;
+      if (g < 0 && g0 < 0)
+        continue;
+      if (g == tp || (g >= 0 && same_members(&job->groups[g], &job->groups[tp]))) {
+        /* the TP group, or one of another kind on the same ranks (expert TP = TP): priced */
+        ok = g0 == g && !eng.groups[g].is_all_to_all;
         continue;
       }
       ok = g >= 0 && g0 >= 0 && job->groups[g].n_members == job->groups[g0].n_members;

@@ -69,8 +69,8 @@ static long played(const run_out *o) {
 static void assert_same_results(const run_out *node, const run_out *every) {
   assert_rel(json_num(node->result, "metrics.iteration_s"),
              json_num(every->result, "metrics.iteration_s"), 1e-12);
-  const char *categories[] = {"compute", "recompute", "optimizer", "tp_comm",
-                              "pp_comm", "dp_comm",   "bubble",    "idle"};
+  const char *categories[] = {"compute", "recompute", "optimizer", "tp_comm", "pp_comm",
+                              "dp_comm", "ep_comm",   "cp_comm",   "bubble",  "idle"};
   for (int s = 0; s < 2; s++)
     for (size_t c = 0; c < sizeof categories / sizeof *categories; c++) {
       char key[128];
@@ -93,7 +93,10 @@ static void test_equal_where_members_alike(void **state) {
                            LAYOUT " " ALIKE " --dp-bucket-size 40MB",
                            /* a DGX H100 unit: a NIC per GPU, rails on one leaf switch */
                            "workloads/gpt-22b.yaml --platform platforms/dgx-h100.yaml --gpus 64 "
-                           "--tp 8 --pp 2 --global-batch-size 16"};
+                           "--tp 8 --pp 2 --global-batch-size 16",
+                           /* experts across nodes (all-to-alls), expert TP on the TP ranks */
+                           "workloads/mixtral-8x7b.yaml --platform platforms/dgx-h100.yaml --gpus "
+                           "128 --tp 8 --pp 2 --ep 8 --global-batch-size 32"};
   for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
     char every_args[1024];
     snprintf(every_args, sizeof every_args, "%s --play-every-rank", layouts[i]);
