@@ -3,7 +3,7 @@
 # "Optimizing Distributed Training on Frontier for Large Language Models" (ISC 2024,
 # arXiv:2312.12705). One command, after a build (./build.sh test or cmake --build build):
 #   docs/validation/frontier.sh
-# Every figure in the page is measured by this run (about 25 minutes on two cores, hybrid
+# Every figure in the page is measured by this run (about 5 minutes on two cores, hybrid
 # fidelity); the prose around them is the script's. WORK=DIR keeps the runs (default: a
 # temporary directory, removed at the end); a second call with the same WORK and the same
 # binary rewrites the page from them without running again.
