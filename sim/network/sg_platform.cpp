@@ -91,5 +91,7 @@ void ts_sg_platform_build(long n_hosts, const char *const *host_names, double sp
   zone->seal();
   zone->get_network_model()->set_lat_factor_cb(
       [impl](double, const sg4::Host *src, const sg4::Host *dst, const std::vector<sg4::Link *> &,
-             const std::unordered_set<sg4::NetZone *> &) { return impl->latency_factor(src, dst); });
+             const std::unordered_set<sg4::NetZone *> &) {
+        return impl->latency_factor(src, dst);
+      });
 }
