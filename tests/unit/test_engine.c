@@ -107,18 +107,23 @@ static void test_one_transfer(void **state) {
 
 /* ---- two transfers sharing a link: each gets half ---- */
 
+/* Ranks src[k] send 1e9 bytes to dst[k], k = 0, 1, on 4 ranks. */
+static void two_transfers(ts_job *job, const long src[2], const long dst[2]) {
+  ts_job_init(job, 4);
+  ts_event ev[4];
+  for (int k = 0; k < 2; k++) {
+    job->rank_peer[src[k] * TS_PEERS + TS_PEER_NEXT] = dst[k];
+    job->rank_peer[dst[k] * TS_PEERS + TS_PEER_PREV] = src[k];
+    ev[src[k]] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_NEXT, .bytes = 1e9};
+    ev[dst[k]] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_PREV, .bytes = 1e9};
+  }
+  one_event_each(job, ev);
+}
+
 static void build_shared_link(ts_job *job) {
   /* Shortest paths, lowest intermediate first: 0 -> 2 goes 0-1-2 and 3 -> 1 goes 3-0-1, so
    * both cross the 0->1 direction of the 0-1 link. */
-  ts_job_init(job, 4);
-  job->rank_peer[0 * TS_PEERS + TS_PEER_NEXT] = 2;
-  job->rank_peer[2 * TS_PEERS + TS_PEER_PREV] = 0;
-  job->rank_peer[3 * TS_PEERS + TS_PEER_NEXT] = 1;
-  job->rank_peer[1 * TS_PEERS + TS_PEER_PREV] = 3;
-  ts_event send = {.kind = TS_EV_SEND, .peer = TS_PEER_NEXT, .bytes = 1e9};
-  ts_event recv = {.kind = TS_EV_RECV, .peer = TS_PEER_PREV, .bytes = 1e9};
-  ts_event ev[4] = {send, recv, recv, send};
-  one_event_each(job, ev);
+  two_transfers(job, (const long[2]){0, 3}, (const long[2]){2, 1});
 }
 
 static void test_shared_link(void **state) {
@@ -151,15 +156,7 @@ static const char chain4[] =
     "nodes: 1\n";
 
 static void build_unequal_latencies(ts_job *job) {
-  ts_job_init(job, 4);
-  job->rank_peer[0 * TS_PEERS + TS_PEER_NEXT] = 2;
-  job->rank_peer[2 * TS_PEERS + TS_PEER_PREV] = 0;
-  job->rank_peer[1 * TS_PEERS + TS_PEER_NEXT] = 3;
-  job->rank_peer[3 * TS_PEERS + TS_PEER_PREV] = 1;
-  ts_event send = {.kind = TS_EV_SEND, .peer = TS_PEER_NEXT, .bytes = 1e9};
-  ts_event recv = {.kind = TS_EV_RECV, .peer = TS_PEER_PREV, .bytes = 1e9};
-  ts_event ev[4] = {send, send, recv, recv};
-  one_event_each(job, ev);
+  two_transfers(job, (const long[2]){0, 1}, (const long[2]){2, 3});
 }
 
 static void test_fair_share(void **state) {

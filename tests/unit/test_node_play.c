@@ -11,15 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixtures.h"
 #include "json.h"
 #include "spawn.h"
-
-#define assert_rel(a, b, tol)                                                                      \
-  do {                                                                                             \
-    double a_ = (a), b_ = (b);                                                                     \
-    if (!(fabs(a_ - b_) <= (tol)*fmax(fabs(a_), fabs(b_))))                                        \
-      fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);                                          \
-  } while (0)
 
 /* GPT-22B on 4 Frontier nodes: TP 8 (a node each), 2 stages, 2 replicas, 4 microbatches. */
 #define LAYOUT "workloads/gpt-22b.yaml --gpus 32 --tp 8 --pp 2 --global-batch-size 8"
@@ -76,7 +70,7 @@ static void assert_same_results(const run_out *node, const run_out *every) {
       char key[128];
       snprintf(key, sizeof key, "stages.%d.breakdown_s.%s", s, categories[c]);
       double a = json_num(node->result, key), b = json_num(every->result, key);
-      if (!(fabs(a - b) <= 1e-12 * fmax(1, fabs(b))))
+      if (!rel_close(a, b, 1e-12) && fabs(a - b) > 1e-12) /* zero categories: absolute */
         fail_msg("%s: node play %.17g, every rank %.17g", key, a, b);
     }
   const char *counts[] = {"simulation.events", "simulation.merged_events",
