@@ -108,9 +108,10 @@ static void test_equal_where_members_alike(void **state) {
 }
 
 /* On Frontier itself the GCDs without a NIC of their own are one Infinity Fabric link (1 us)
- * further from it; a node's transfers take its slowest member's latency, so node play may end
- * the iteration later than every rank playing, by at most that spread on each transfer of the
- * critical path: far less than a transfer's own time. */
+ * further from it, and a node's transfer takes its slowest member's latency. On this small
+ * layout only the NICs bind, so node play ends later by that spread on each transfer of the
+ * critical path, far less than a transfer's own time. (Where the network binds, playing every
+ * rank is sensitive to the order in which the GCDs' transfers start: docs/performance.md.) */
 static void test_frontier(void **state) {
   (void)state;
   run_out node = run(LAYOUT, false), every = run(LAYOUT " --play-every-rank", false);
