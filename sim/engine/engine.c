@@ -875,12 +875,14 @@ static void init_simgrid(void) {
    * stacks are small: rank_main is shallow, and thousands of 8 MiB stacks would not be. No
    * guard page: mprotect splits each stack into memory mappings of its own, and Linux allows
    * 65,530 (vm.max_map_count), fewer than two per actor of a 75,264-GCD job. The max-min
-   * solver's precision is 1e-3, not 1e-5: CM02 weighs a flow by its route latency (~1e-6 s),
-   * so a link's usage sums ~1e6 per flow, and with tens of thousands of flows on one link
-   * (an all-to-all of 256 GPUs) rounding leaves more than 1e-5 behind; SimGrid 3.32 then
-   * reads before its constraint array and crashes (maxmin.cpp, "Cannot saturate more a
-   * constraint that has no active element"). Remaining capacity is compared to precision x
-   * the link's bandwidth, so a link counts as full within 0.1% of it. */
+   * solver's precision is 1e-3, not 1e-5: it was raised while CM02 weighed each flow by its
+   * route latency (~1e-6 s), which made a link's usage sum ~1e6 per flow; with tens of
+   * thousands of flows on one link (an all-to-all of 256 GPUs) rounding left more than 1e-5
+   * behind and SimGrid 3.32 read before its constraint array and crashed (maxmin.cpp, "Cannot
+   * saturate more a constraint that has no active element"). Every flow now weighs 1
+   * (sg_platform.cpp), and that all-to-all runs at 1e-5 too, to the same time; the figures of
+   * docs/ were measured at 1e-3, so it stays until they are remeasured. Remaining capacity is
+   * compared to precision x the link's bandwidth, so a link counts as full within 0.1% of it. */
   static char options[][48] = {
       "trainsim",
       "--cfg=network/model:CM02",
