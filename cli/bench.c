@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/benchmark.h"
 #include "../sim/engine/coll.h"
-#include "../sim/engine/engine.h"
 #include "../sim/network/route.h"
-#include "../workloads/schedule.h"
+#include "../sim/simulate.h"
+#include "../workloads/alloc.h"
 #include "args.h"
 #include "progress.h"
 
@@ -51,23 +52,8 @@ static const char usage[] =
     "  --quiet               no progress line on stderr (shown only when it is a terminal)\n"
     "  -h, --help            show this help\n";
 
-typedef enum bench_op {
-  OP_ALLREDUCE,
-  OP_ALLGATHER,
-  OP_REDUCESCATTER,
-  OP_ALLTOALL,
-  OP_SENDRECV,
-  OP_P2P,
-  OP_SHIFT, /* network patterns from here on */
-  OP_UNIFORM,
-  OP_BISECTION
-} bench_op;
-static const char *const op_names[] = {"allreduce", "allgather", "reducescatter", "alltoall",
-                                       "sendrecv",  "p2p",       "shift",         "uniform",
-                                       "bisection", NULL};
-
 typedef struct bench_args {
-  bench_op op;
+  ts_benchmark_op op;
   long n_gpus, from, to;
   const char *platform;
   ts_fidelity fidelity;
@@ -98,14 +84,14 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
       if (has_op)
         return ts_err_plain(err, "bench takes one operation, found a second one: '%s'", value);
       ts_loc loc = {NULL, 0, 0, "bench"};
-      if (ts_args_choice("bench", value, op_names, &choice, err) != 0) {
+      if (ts_args_choice("bench", value, ts_benchmark_op_names, &choice, err) != 0) {
         err->is_set = false;
         return ts_err_at(err, loc,
                          "unknown operation '%s' (one of allreduce, allgather, "
                          "reducescatter, alltoall, sendrecv, p2p, shift, uniform, bisection)",
                          value);
       }
-      a->op = (bench_op)choice;
+      a->op = (ts_benchmark_op)choice;
       has_op = true;
     } else if (strcmp(flag, "--help") == 0) {
       fputs(usage, stdout);
@@ -139,18 +125,18 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   }
   if (!has_op)
     return ts_err_plain(err, "bench needs an operation (see 'trainsim bench --help')");
-  if (a->op != OP_P2P && (a->is_from_set || a->is_to_set)) {
+  if (a->op != TS_BENCHMARK_P2P && (a->is_from_set || a->is_to_set)) {
     ts_loc loc = {NULL, 0, 0, a->is_from_set ? "--from" : "--to"};
     return ts_err_at(err, loc, "only 'bench p2p' takes it ('bench %s' uses --gpus)",
-                     op_names[a->op]);
+                     ts_benchmark_op_names[a->op]);
   }
-  if (a->op == OP_P2P && is_gpus_set) {
+  if (a->op == TS_BENCHMARK_P2P && is_gpus_set) {
     ts_loc loc = {NULL, 0, 0, "--gpus"};
     return ts_err_at(err, loc, "'bench p2p' takes --from and --to, not --gpus");
   }
-  if (a->op == OP_P2P && (!a->is_from_set || !a->is_to_set))
+  if (a->op == TS_BENCHMARK_P2P && (!a->is_from_set || !a->is_to_set))
     return ts_err_plain(err, "bench p2p needs --from GPU and --to GPU");
-  if (a->op == OP_P2P && a->from == a->to) {
+  if (a->op == TS_BENCHMARK_P2P && a->from == a->to) {
     ts_loc loc = {NULL, 0, 0, "--to"};
     return ts_err_at(err, loc, "expected a GPU other than --from (%ld)", a->from);
   }
@@ -162,120 +148,18 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   return 0;
 }
 
-/* Network patterns: the node each node sends to (partner) over n nodes, each node receiving
- * from exactly one. */
-/* The shift pattern's distance: a dragonfly group's nodes, or a fat tree's leaf unit. */
-static long shift_nodes(const ts_platform *pf) {
-  return pf->topology == TS_TOPO_DRAGONFLY ? pf->net.switches_per_group * pf->net.nodes_per_switch
-                                           : ts_platform_unit_nodes(pf);
-}
-
-static void pattern_partners(const ts_platform *pf, bench_op op, long n, long *partner) {
-  if (op == OP_SHIFT) {
-    long d = shift_nodes(pf);
-    for (long i = 0; i < n; i++)
-      partner[i] = (i + d) % n;
-  } else if (op == OP_BISECTION) {
-    for (long i = 0; i < n; i++)
-      partner[i] = (i + n / 2) % n;
-  } else { /* uniform: a random derangement (Sattolo's algorithm: one cycle, no fixed point),
-            * from a fixed seed so that every run plays the same traffic */
-    uint64_t x = 0x5eed;
-    for (long i = 0; i < n; i++)
-      partner[i] = i;
-    for (long i = n - 1; i > 0; i--) {
-      x = x * 6364136223846793005ULL + 1442695040888963407ULL; /* Knuth's MMIX LCG */
-      long j = (long)((x >> 33) % (uint64_t)i);
-      long t = partner[i];
-      partner[i] = partner[j];
-      partner[j] = t;
-    }
-  }
-}
-
-static double busbw_factor(bench_op op, long n) {
-  double p = (double)n;
-  return op == OP_ALLREDUCE                                                  ? 2 * (p - 1) / p
-         : op == OP_ALLGATHER || op == OP_REDUCESCATTER || op == OP_ALLTOALL ? (p - 1) / p
-                                                                             : 1.0;
-}
-
-/* One block per size: a collective on the group of all ranks, or a send/receive pair. */
-static void build_job(const bench_args *a, const ts_platform *pf, const double *sizes, int n_sizes,
-                      ts_job *job) {
-  long n = a->op == OP_P2P ? 2 : a->n_gpus;
-  ts_job_init(job, n);
-  if (a->op == OP_P2P) {
-    job->rank_gpu = calloc(2, sizeof(long));
-    TS_ASSERT(job->rank_gpu != NULL);
-    job->rank_gpu[0] = a->from;
-    job->rank_gpu[1] = a->to;
-  }
-  long *members = calloc((size_t)n, sizeof(long));
-  TS_ASSERT(members != NULL);
-  for (long r = 0; r < n; r++) {
-    members[r] = r;
-    job->rank_peer[r * TS_PEERS + TS_PEER_NEXT] = (r + 1) % n;
-    job->rank_peer[r * TS_PEERS + TS_PEER_PREV] = (r + n - 1) % n;
-  }
-  if (a->op == OP_P2P) { /* one direction only */
-    job->rank_peer[0 * TS_PEERS + TS_PEER_PREV] = -1;
-    job->rank_peer[1 * TS_PEERS + TS_PEER_NEXT] = -1;
-  }
-  if (a->op >= OP_SHIFT) { /* GPU l of node i sends to GPU l of node partner[i] */
-    long gpn = (long)pf->gpus_per_node, nodes = n / gpn;
-    long *partner = calloc((size_t)nodes, sizeof(long));
-    TS_ASSERT(partner != NULL);
-    pattern_partners(pf, a->op, nodes, partner);
-    for (long i = 0; i < nodes; i++)
-      for (long l = 0; l < gpn; l++) {
-        job->rank_peer[(i * gpn + l) * TS_PEERS + TS_PEER_NEXT] = partner[i] * gpn + l;
-        job->rank_peer[(partner[i] * gpn + l) * TS_PEERS + TS_PEER_PREV] = i * gpn + l;
-      }
-    free(partner);
-  }
-  long g = ts_job_add_group(job, members, (int)n);
-  for (long r = 0; r < n; r++)
-    job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP] = g;
-  free(members);
-  static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER, TS_COLL_REDUCE_SCATTER,
-                                       TS_COLL_ALLTOALL};
-  long send_ids[MAX_SIZES], recv_ids[MAX_SIZES], both_ids[MAX_SIZES];
-  for (int k = 0; k < n_sizes; k++) {
-    ts_event send = {
-        .kind = TS_EV_SEND, .category = TS_CAT_PP, .peer = TS_PEER_NEXT, .bytes = sizes[k]};
-    ts_event recv = {
-        .kind = TS_EV_RECV, .category = TS_CAT_PP, .peer = TS_PEER_PREV, .bytes = sizes[k]};
-    if (a->op <= OP_ALLTOALL) {
-      ts_event c = {.kind = TS_EV_COLL,
-                    .category = TS_CAT_TP,
-                    .coll_op = (uint8_t)coll_of[a->op],
-                    .group = TS_GROUP_TP,
-                    .bytes = sizes[k]};
-      both_ids[k] = ts_job_add_template(job, &c, 1);
-    } else {
-      ts_event pair[2] = {send, recv};
-      both_ids[k] = ts_job_add_template(job, pair, 2);
-      send_ids[k] = ts_job_add_template(job, &send, 1);
-      recv_ids[k] = ts_job_add_template(job, &recv, 1);
-    }
-  }
-  for (long r = 0; r < n; r++)
-    ts_job_set_blocks(job, r, a->op == OP_P2P ? (r == 0 ? send_ids : recv_ids) : both_ids, n_sizes);
-}
-
 static void print_header(const bench_args *a, const ts_platform *pf) {
-  if (a->op >= OP_SHIFT) {
+  if (a->op >= TS_BENCHMARK_SHIFT) {
     long nodes = a->n_gpus / pf->gpus_per_node;
     printf("# trainsim bench %s on %s: %ld nodes x %ld GPUs, routing %s, fidelity %s\n",
-           op_names[a->op], pf->name, nodes, (long)pf->gpus_per_node,
+           ts_benchmark_op_names[a->op], pf->name, nodes, (long)pf->gpus_per_node,
            pf->topology == TS_TOPO_DRAGONFLY ? ts_routing_names[pf->net.routing] : "fat tree",
            ts_fidelity_names[a->fidelity]);
     printf("# %14s %14s %12s %12s %12s\n", "size(B)", "time(us)", "GB/s/GPU", "GB/s/node",
            "TB/s total");
     return;
   }
-  if (a->op == OP_P2P) {
+  if (a->op == TS_BENCHMARK_P2P) {
     ts_route r;
     ts_route_between(pf, a->from, a->to, &r);
     printf("# trainsim bench p2p on %s: GPU %ld (node %ld, local %ld) -> GPU %ld (node %ld, "
@@ -299,9 +183,9 @@ static void print_header(const bench_args *a, const ts_platform *pf) {
     for (long i = 0; i < a->n_gpus; i++)
       gpus[i] = i;
     int n_rings = ts_coll_rings(pf, gpus, (int)a->n_gpus, ring);
-    printf("# trainsim bench %s on %s: %ld x %s, %d ring%s, fidelity %s\n", op_names[a->op],
-           pf->name, a->n_gpus, pf->gpu.model, n_rings, n_rings > 1 ? "s" : "",
-           ts_fidelity_names[a->fidelity]);
+    printf("# trainsim bench %s on %s: %ld x %s, %d ring%s, fidelity %s\n",
+           ts_benchmark_op_names[a->op], pf->name, a->n_gpus, pf->gpu.model, n_rings,
+           n_rings > 1 ? "s" : "", ts_fidelity_names[a->fidelity]);
     double width = 1e300;
     for (long i = 0; i < a->n_gpus; i++) {
       ts_route r;
@@ -340,7 +224,7 @@ static void print_row(rows *w, int k) {
   double t = w->end_s[k] - w->prev_s;
   w->prev_s = w->end_s[k];
   double algbw = w->sizes[k] / t;
-  if (a->op >= OP_SHIFT) {
+  if (a->op >= TS_BENCHMARK_SHIFT) {
     double node = algbw * (double)w->pf->gpus_per_node;
     printf("  %14.0f %14.3f %12.3f %12.3f %12.3f\n", w->sizes[k], t * 1e6, algbw / 1e9, node / 1e9,
            algbw * (double)w->n_ranks / 1e12);
@@ -348,12 +232,10 @@ static void print_row(rows *w, int k) {
     return;
   }
   char algo[32] = "p2p";
-  if (a->op <= OP_ALLTOALL) {
-    static const ts_coll_op coll_of[] = {TS_COLL_ALLREDUCE, TS_COLL_ALLGATHER,
-                                         TS_COLL_REDUCE_SCATTER, TS_COLL_ALLTOALL};
+  if (a->op <= TS_BENCHMARK_ALLTOALL) {
     ts_coll_call call = ts_coll_decide_for(w->pf, w->gpus, (int)w->n_ranks, a->collectives,
-                                           coll_of[a->op], w->sizes[k]);
-    if (a->op == OP_ALLTOALL)
+                                           ts_benchmark_coll(a->op), w->sizes[k]);
+    if (a->op == TS_BENCHMARK_ALLTOALL)
       snprintf(algo, sizeof algo, "pairwise");
     else if (call.is_ideal)
       snprintf(algo, sizeof algo, "%s", ts_coll_algo_names[call.algo]);
@@ -362,7 +244,7 @@ static void print_row(rows *w, int k) {
                ts_ccl_proto_names[call.lib.proto]);
   }
   printf("  %14.0f %14.3f %12.3f %12.3f  %s\n", w->sizes[k], t * 1e6, algbw / 1e9,
-         algbw * busbw_factor(a->op, w->n_ranks) / 1e9, algo);
+         algbw * ts_benchmark_busbw_factor(a->op, w->n_ranks) / 1e9, algo);
   fflush(stdout);
 }
 
@@ -387,7 +269,7 @@ int ts_bench_main(int argc, char **argv) {
     return TS_ARGS_EXIT_INPUT;
   }
   long have = ts_platform_n_gpus(&pf);
-  if (a.op >= OP_SHIFT) {
+  if (a.op >= TS_BENCHMARK_SHIFT) {
     if (!a.is_gpus_set)
       a.n_gpus = have;
     ts_loc loc = {NULL, 0, 0, "--gpus"};
@@ -395,26 +277,29 @@ int ts_bench_main(int argc, char **argv) {
       ts_err_at(&err, loc,
                 "'bench %s' takes whole nodes: a multiple of %ld GPUs, at least 2 "
                 "nodes, found %ld",
-                op_names[a.op], (long)pf.gpus_per_node, a.n_gpus);
+                ts_benchmark_op_names[a.op], (long)pf.gpus_per_node, a.n_gpus);
       fprintf(stderr, "%s\n", err.msg);
       return TS_ARGS_EXIT_INPUT;
     }
     long nodes = a.n_gpus / pf.gpus_per_node;
-    if (a.op == OP_SHIFT && shift_nodes(&pf) % nodes == 0) { /* each node its own partner */
+    if (a.op == TS_BENCHMARK_SHIFT &&
+        ts_benchmark_shift_nodes(&pf) % nodes == 0) { /* each node its own partner */
       ts_err_at(&err, loc,
                 "'bench shift' sends each node %ld nodes on (a %s), which among %ld nodes is "
                 "the node itself: take more than %ld nodes",
-                shift_nodes(&pf), pf.topology == TS_TOPO_DRAGONFLY ? "group" : "leaf unit", nodes,
-                shift_nodes(&pf));
+                ts_benchmark_shift_nodes(&pf),
+                pf.topology == TS_TOPO_DRAGONFLY ? "group" : "leaf unit", nodes,
+                ts_benchmark_shift_nodes(&pf));
       fprintf(stderr, "%s\n", err.msg);
       return TS_ARGS_EXIT_INPUT;
     }
   }
-  long need = a.op == OP_P2P ? (a.from > a.to ? a.from : a.to) + 1 : a.n_gpus;
+  long need = a.op == TS_BENCHMARK_P2P ? (a.from > a.to ? a.from : a.to) + 1 : a.n_gpus;
   if (need > have) {
-    ts_loc loc = {NULL, 0, 0, a.op == OP_P2P ? (a.from > a.to ? "--from" : "--to") : "--gpus"};
+    ts_loc loc = {NULL, 0, 0,
+                  a.op == TS_BENCHMARK_P2P ? (a.from > a.to ? "--from" : "--to") : "--gpus"};
     ts_err_at(&err, loc, "platform '%s' has %ld GPUs (0 to %ld), found %ld", pf.name, have,
-              have - 1, a.op == OP_P2P ? need - 1 : need);
+              have - 1, a.op == TS_BENCHMARK_P2P ? need - 1 : need);
     fprintf(stderr, "%s\n", err.msg);
     return TS_ARGS_EXIT_INPUT;
   }
@@ -424,10 +309,10 @@ int ts_bench_main(int argc, char **argv) {
     sizes[n_sizes++] = s;
 
   ts_job job;
-  build_job(&a, &pf, sizes, n_sizes, &job);
+  ts_benchmark_build(a.op, a.n_gpus, a.from, a.to, &pf, sizes, n_sizes, &job);
   ts_progress progress;
   ts_progress_init(&progress, "bench", a.is_quiet);
-  ts_progress_engine progress_events = {&progress, ts_engine_count_events(&job, NULL)};
+  ts_progress_engine progress_events = {&progress, 0};
   long n_ranks = job.n_ranks;
   rows w = {.progress = &progress,
             .a = &a,
@@ -435,42 +320,38 @@ int ts_bench_main(int argc, char **argv) {
             .sizes = sizes,
             .n_sizes = n_sizes,
             .n_ranks = n_ranks,
-            .gpus = calloc((size_t)n_ranks, sizeof(long)),
-            .done = calloc((size_t)n_sizes, sizeof(int)),
-            .end_s = calloc((size_t)n_sizes, sizeof(double))};
-  TS_ASSERT(w.gpus != NULL && w.done != NULL && w.end_s != NULL);
+            .gpus = ts_alloc((size_t)n_ranks, sizeof(long)),
+            .done = ts_alloc((size_t)n_sizes, sizeof(int)),
+            .end_s = ts_alloc((size_t)n_sizes, sizeof(double))};
   for (long r = 0; r < n_ranks; r++)
     w.gpus[r] = ts_job_gpu(&job, r);
-  ts_engine_opts opts = {.fidelity = a.fidelity,
-                         .collectives = a.collectives,
-                         .is_recording_blocks = true,
-                         .on_progress = progress.is_on ? ts_progress_engine_cb : NULL,
-                         .progress_ctx = &progress_events,
-                         .on_block = on_block,
-                         .block_ctx = &w};
-  ts_sim_result sim;
-  ts_progress_show(&progress, 0, progress_events.total_events, "building the platform");
+  ts_simulate_opts opts = ts_simulate_defaults();
+  opts.engine = (ts_engine_opts){.fidelity = a.fidelity,
+                                 .collectives = a.collectives,
+                                 .is_recording_blocks = true,
+                                 .on_block = on_block,
+                                 .block_ctx = &w}; /* no compute to slow down: overlap 0 */
+  ts_progress_follow(&progress_events, &opts);
   print_header(&a, &pf);
   fflush(stdout);
-  rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
+  ts_simulation sim;
+  rc = ts_simulate_job(&pf, &job, &opts, &sim, &err);
   ts_progress_clear(&progress);
   if (rc != 0) {
     fprintf(stderr, "%s\n", err.msg);
     free(w.gpus);
     free(w.done);
     free(w.end_s);
-    ts_job_fini(&job);
     return TS_ARGS_EXIT_INPUT;
   }
   for (int k = w.next; k < n_sizes; k++) { /* the analytic fidelity reports at the end */
-    for (long r = 0; r < sim.n_ranks; r++)
-      w.end_s[k] = fmax(w.end_s[k], sim.ranks[r].block_end_s[k]);
+    for (long r = 0; r < sim.result.n_ranks; r++)
+      w.end_s[k] = fmax(w.end_s[k], sim.result.ranks[r].block_end_s[k]);
     print_row(&w, k);
   }
   free(w.gpus);
   free(w.done);
   free(w.end_s);
-  ts_sim_result_fini(&sim);
-  ts_job_fini(&job);
+  ts_simulate_fini(&sim);
   return 0;
 }

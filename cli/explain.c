@@ -567,21 +567,16 @@ static void point_label(void *ctx, int i, char *out, size_t size) {
              x->changes[i - 1].flags);
 }
 
-static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_study_opts *opts,
+static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_simulate_opts *opts,
                       ts_err *err) {
   const explain *x = ctx;
   ts_run_args a;
   if (load_with(x, i > 0 ? &x->changes[i - 1] : NULL, &a, pf, wl, err) != 0)
     return -1;
-  opts->fidelity = x->is_estimating ? TS_FIDELITY_ANALYTIC : a.fidelity;
+  *opts = ts_run_simulate_opts(&a);
+  if (x->is_estimating)
+    opts->engine.fidelity = TS_FIDELITY_ANALYTIC;
   opts->is_one_pipeline = x->is_estimating;
-  opts->placement = a.placement;
-  opts->seed = a.seed;
-  opts->collectives = a.collectives;
-  opts->overlap_slowdown = a.overlap_slowdown;
-  opts->ignore_memory = a.ignore_memory;
-  opts->is_forced = a.is_forced;
-  opts->is_playing_every_rank = a.is_playing_every_rank;
   return 0;
 }
 

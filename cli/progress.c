@@ -88,3 +88,18 @@ void ts_progress_engine_cb(void *ctx, double events_played, double simulated_s) 
            pe->total_events, simulated_s);
   ts_progress_show(pe->progress, events_played, pe->total_events, what);
 }
+
+static void simulation_started(void *ctx, double total_events) {
+  ts_progress_engine *pe = ctx;
+  pe->total_events = total_events;
+  ts_progress_show(pe->progress, 0, total_events, "building the platform");
+}
+
+void ts_progress_follow(ts_progress_engine *pe, ts_simulate_opts *opts) {
+  if (!pe->progress->is_on)
+    return;
+  opts->on_start = simulation_started;
+  opts->start_ctx = pe;
+  opts->engine.on_progress = ts_progress_engine_cb;
+  opts->engine.progress_ctx = pe;
+}

@@ -13,6 +13,8 @@
 
 #include <stdbool.h>
 
+#include "../sim/simulate.h"
+
 typedef struct ts_progress {
   bool is_on;
   double start_s; /* wall time at init (monotonic clock) */
@@ -40,5 +42,8 @@ typedef struct ts_progress_engine {
   double total_events;
 } ts_progress_engine;
 void ts_progress_engine_cb(void *ctx, double events_played, double simulated_s);
+/* Hooks a simulation's progress to pe's line (when it is on): "building the platform" once the
+ * job's events are counted, then the events played against them. */
+void ts_progress_follow(ts_progress_engine *pe, ts_simulate_opts *opts);
 
 #endif

@@ -12,11 +12,9 @@
 #include "../analysis/plots.h"
 #include "../analysis/report.h"
 #include "../analysis/timeline.h"
-#include "../sim/engine/engine.h"
+#include "../sim/simulate.h"
 #include "../workloads/cost.h"
 #include "../workloads/doc.h"
-#include "../workloads/layout.h"
-#include "../workloads/schedule.h"
 #include "args.h"
 #include "progress.h"
 
@@ -306,84 +304,12 @@ static char **record_arguments(int argc, char **argv, int *n) {
   return out;
 }
 
-/* Spans a timeline may hold before its file gets unwieldy (about 200 bytes each). */
-#define TS_MAX_TRACED_EVENTS 2e7
-
-/* The ranks --timeline-ranks selects, as a new array of flags; NULL with an error. Nodes
- * (node:N) are those of the job's placement. */
-static bool *traced_ranks(const ts_workload *wl, const ts_job *job, int gpus_per_node,
-                          const char *which, ts_err *err) {
-  ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
-  bool *traced = calloc((size_t)wl->n_gpus, sizeof(bool));
-  TS_ASSERT(traced != NULL);
-  if (which == NULL || strcmp(which, "pipeline") == 0 || strcmp(which, "replica") == 0) {
-    bool replica = which != NULL && strcmp(which, "replica") == 0;
-    for (long r = 0; r < wl->n_gpus; r++) {
-      ts_coords c = ts_layout_coords(wl, r);
-      traced[r] = c.dp == 0 && (replica || c.tp == 0);
-    }
-    return traced;
-  }
-  if (strcmp(which, "all") == 0) {
-    for (long r = 0; r < wl->n_gpus; r++)
-      traced[r] = true;
-    return traced;
-  }
-  char copy[1024];
-  snprintf(copy, sizeof copy, "%s", which);
-  for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ",")) {
-    long r = 0, node = 0;
-    bool is_node = strncmp(tok, "node:", 5) == 0;
-    if (is_node && ts_parse_long(tok + 5, &node) == 0 && node >= 0) {
-      bool any = false;
-      for (long k = 0; k < wl->n_gpus; k++) {
-        if (ts_job_gpu(job, k) / gpus_per_node == node)
-          traced[k] = any = true;
-      }
-      if (any)
-        continue;
-    } else if (!is_node && ts_parse_long(tok, &r) == 0 && r >= 0 && r < wl->n_gpus) {
-      traced[r] = true;
-      continue;
-    }
-    ts_err_at(err, flag,
-              "expected pipeline, replica, all, or ranks from 0 to %ld and node:N (a node the "
-              "job runs on) separated by commas, found '%s'",
-              wl->n_gpus - 1, tok);
-    free(traced);
-    return NULL;
-  }
-  return traced;
-}
-
-/* Checks that need both the workload and the platform. */
-static int check_fit(const ts_workload *wl, const ts_platform *pf, ts_err *err) {
-  long have = ts_platform_n_gpus(pf);
-  if (wl->n_gpus > have)
-    return ts_err_at(err, wl->locs.gpus,
-                     "the layout needs %ld GPUs (tp %ld x pp %ld x dp %ld) but platform '%s' "
-                     "has %ld (%ld nodes x %d)",
-                     wl->n_gpus, wl->tp, wl->pp, wl->dp, pf->name, have, pf->n_nodes,
-                     pf->gpus_per_node);
-  if (pf->gpu.peak_flops_per_s[wl->precision] <= 0) {
-    ts_loc loc = {pf->source_name, 0, 0, NULL};
-    return ts_err_at(err, loc, "gpu.peak has no %s entry, and workload '%s' trains in %s",
-                     ts_precision_names[wl->precision], wl->name,
-                     ts_precision_names[wl->precision]);
-  }
-  if (wl->fp8 != TS_FP8_NONE && pf->gpu.peak_fp8_flops_per_s <= 0)
-    return ts_err_at(err, wl->locs.fp8,
-                     "fp8: %s needs FP8 tensor cores, but platform '%s' (%s) gives no gpu.peak.fp8",
-                     ts_fp8_names[wl->fp8], pf->name, pf->gpu.model);
-  return 0;
-}
-
 /* The platform and the resolved workload a command's arguments name, checked together. */
 int ts_run_load_inputs(const ts_run_args *a, ts_platform *pf, ts_workload *wl, ts_err *err) {
   if (ts_args_load_platform(a->platform, pf, err) != 0 ||
       ts_workload_load_file(a->workload, wl, err) != 0 || ts_workload_resolve(wl, &a->ov, err) != 0)
     return -1;
-  return check_fit(wl, pf, err);
+  return ts_simulate_check(pf, wl, err);
 }
 
 void ts_run_digest_inputs(const ts_run_args *a, const ts_platform *pf, ts_digest *d) {
@@ -410,6 +336,22 @@ int ts_run_load_layout(int argc, char **argv, const char *command, const char *u
     return TS_ARGS_EXIT_INPUT;
   }
   return 0;
+}
+
+ts_simulate_opts ts_run_simulate_opts(const ts_run_args *a) {
+  ts_simulate_opts o = ts_simulate_defaults();
+  o.engine.fidelity = a->fidelity;
+  o.engine.collectives = a->collectives;
+  o.engine.is_playing_every_rank = a->is_playing_every_rank;
+  o.engine.overlap_slowdown = a->overlap_slowdown;
+  o.placement = a->placement;
+  o.seed = a->seed;
+  o.ignore_memory = a->ignore_memory;
+  o.is_forced = a->is_forced;
+  o.is_timeline = a->is_timeline;
+  o.is_gantt = a->is_report;
+  o.timeline_ranks = a->timeline_ranks;
+  return o;
 }
 
 /* pipeline.svg: the report's Gantt chart as a file of its own (for slides and docs). */
@@ -440,122 +382,44 @@ int ts_run_main(int argc, char **argv) {
     return TS_ARGS_EXIT_INPUT;
   }
 
-  ts_metrics mem;
-  ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
-  if (!mem.is_memory_ok && !a.ignore_memory) {
-    const ts_memory *peak = &mem.stage_memory[mem.peak_memory_stage];
-    char hints[160] = "more pipeline or tensor parallelism";
-    if (wl.zero_stage == 0 && wl.dp > 1)
-      strcat(hints, ", --zero-stage 1");
-    if (wl.recompute != TS_RECOMPUTE_FULL)
-      strcat(hints, ", --recompute full");
-    fprintf(stderr,
-            "trainsim: error: out of memory: each GPU of pipeline stage %ld (first rank: %ld) "
-            "needs %.2f GiB but has %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, "
-            "activations %.2f, buffers %.2f GiB); try %s, or --ignore-memory\n",
-            mem.peak_memory_stage, ts_layout_rank(&wl, (ts_coords){0, 0, mem.peak_memory_stage}),
-            peak->total_bytes / GIB, pf.gpu.hbm_bytes / GIB, peak->bytes[TS_MEM_WEIGHTS] / GIB,
-            peak->bytes[TS_MEM_GRADIENTS] / GIB, peak->bytes[TS_MEM_OPTIMIZER] / GIB,
-            peak->bytes[TS_MEM_ACTIVATIONS] / GIB, peak->bytes[TS_MEM_BUFFERS] / GIB, hints);
-    ts_report_memory(stderr, &wl, &mem);
-    ts_metrics_fini(&mem);
-    return TS_ARGS_EXIT_INPUT;
-  }
-  ts_metrics_fini(&mem);
-
-  ts_job job;
-  if (ts_schedule_build(&wl, &pf.gpu, &job, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
-    return TS_ARGS_EXIT_INPUT;
-  }
-  /* Events a run plays in about an hour on one core (docs/performance.md: aggregate plays
-   * 0.2-0.7 M events/s, hybrid, which merges most of them into steps, 1.5-6 M/s); a run
-   * beyond that is rarely what was meant. */
-  double events = ts_engine_count_events(&job, NULL);
-  double max_events = a.fidelity == TS_FIDELITY_HYBRID     ? 5e9
-                      : a.fidelity == TS_FIDELITY_ANALYTIC ? 1e11
-                                                           : 1e9;
-  if (events > max_events && !a.is_forced) {
-    fprintf(stderr,
-            "trainsim: error: this run would play %.3g events, more than the %.0e that finish "
-            "within about an hour at fidelity %s; use fewer microbatches or GPUs, or --force\n",
-            events, max_events, ts_fidelity_names[a.fidelity]);
-    ts_job_fini(&job);
-    return TS_ARGS_EXIT_INPUT;
-  }
-  job.rank_gpu = ts_placement_gpus(&pf, a.placement, (uint64_t)a.seed, job.n_ranks);
-  if (job.rank_gpu == NULL) {
-    fprintf(stderr, "trainsim: error: --placement: platform '%s' has too few nodes for %s\n",
-            pf.name, ts_placement_names[a.placement]);
-    ts_job_fini(&job);
-    return TS_ARGS_EXIT_INPUT;
-  }
-  /* Ranks whose spans are kept: the timeline's, and the report's pipeline Gantt chart. */
-  bool *shown = NULL, *traced = NULL;
-  if (a.is_timeline || a.is_report) {
-    shown =
-        traced_ranks(&wl, &job, pf.gpus_per_node, a.is_timeline ? a.timeline_ranks : NULL, &err);
-    traced = traced_ranks(&wl, &job, pf.gpus_per_node, "pipeline", &err);
-    for (long r = 0; shown != NULL && r < wl.n_gpus; r++)
-      traced[r] = (traced[r] && a.is_report) || (shown[r] && a.is_timeline);
-    double n_traced = shown != NULL ? ts_engine_count_events(&job, traced) : 0;
-    if (shown != NULL && n_traced > TS_MAX_TRACED_EVENTS && !a.is_forced) {
-      ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
-      ts_err_at(&err, flag,
-                "the timeline would hold %.3g events, more than %.0e; trace fewer ranks "
-                "(e.g. --timeline-ranks 0) or --force",
-                n_traced, TS_MAX_TRACED_EVENTS);
-      free(shown);
-      shown = NULL;
-    }
-    if (shown == NULL) {
-      fprintf(stderr, "%s\n", err.msg);
-      free(traced);
-      ts_job_fini(&job);
-      return TS_ARGS_EXIT_INPUT;
-    }
-  }
+  ts_simulate_opts opts = ts_run_simulate_opts(&a);
   ts_progress progress;
   ts_progress_init(&progress, "run", a.is_quiet);
-  ts_progress_engine progress_events = {&progress, events};
-  ts_engine_opts opts = {.fidelity = a.fidelity,
-                         .on_progress = progress.is_on ? ts_progress_engine_cb : NULL,
-                         .progress_ctx = &progress_events,
-                         .collectives = a.collectives,
-                         .is_traced = traced,
-                         .is_playing_every_rank = a.is_playing_every_rank,
-                         .overlap_slowdown = a.overlap_slowdown >= 0 ? a.overlap_slowdown
-                                                                     : pf.ccl.overlap_slowdown};
-  ts_sim_result sim;
-  ts_progress_show(&progress, 0, events, "building the platform");
-  int engine_rc = ts_engine_run(&pf, &job, &opts, &sim, &err);
+  ts_progress_engine progress_events = {&progress, 0};
+  ts_progress_follow(&progress_events, &opts);
+  ts_simulation run;
+  rc = ts_simulate_workload(&pf, &wl, &opts, &run, &err);
   ts_progress_clear(&progress);
-  free(traced);
-  if (engine_rc != 0) {
+  if (rc != 0) {
     fprintf(stderr, "%s\n", err.msg);
-    free(shown);
-    ts_job_fini(&job);
+    if (rc == TS_SIMULATE_NO_FIT) {
+      ts_metrics mem;
+      ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
+      ts_report_memory(stderr, &wl, &mem);
+      ts_metrics_fini(&mem);
+    }
     return TS_ARGS_EXIT_INPUT;
   }
+  const ts_sim_result *sim = &run.result;
   ts_metrics m;
   ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, pf.gpu.power_w,
-                     &sim, &m);
+                     sim, &m);
   ts_run_info info = {.platform_name = pf.name,
                       .gpu_model = pf.gpu.model,
                       .fidelity = ts_fidelity_names[a.fidelity],
                       .placement = ts_placement_names[a.placement],
                       .seed = a.placement == TS_PLACEMENT_RANDOM ? a.seed : -1,
-                      .n_events = sim.n_events,
-                      .n_merged_events = sim.n_merged_events,
-                      .n_transfers = sim.n_transfers,
-                      .n_links = sim.n_links,
-                      .n_routes = sim.n_routes,
-                      .n_ranks = sim.n_ranks,
-                      .n_played_ranks = sim.n_played_ranks,
-                      .n_ring_collectives = sim.n_ring_collectives,
-                      .n_hierarchical_collectives = sim.n_hierarchical_collectives,
-                      .n_tree_collectives = sim.n_tree_collectives,
-                      .overlap_slowdown = opts.overlap_slowdown};
+                      .n_events = sim->n_events,
+                      .n_merged_events = sim->n_merged_events,
+                      .n_transfers = sim->n_transfers,
+                      .n_links = sim->n_links,
+                      .n_routes = sim->n_routes,
+                      .n_ranks = sim->n_ranks,
+                      .n_played_ranks = sim->n_played_ranks,
+                      .n_ring_collectives = sim->n_ring_collectives,
+                      .n_hierarchical_collectives = sim->n_hierarchical_collectives,
+                      .n_tree_collectives = sim->n_tree_collectives,
+                      .overlap_slowdown = run.overlap_slowdown};
   ts_cost_kernel_sources(&wl, &pf.gpu, info.n_kernels_by_source);
   char files_digest[17], binary_digest[17];
   ts_digest d;
@@ -572,30 +436,27 @@ int ts_run_main(int argc, char **argv) {
     /* Bounded inputs cannot give this: a bug, reported instead of a result that lies. */
     fprintf(stderr, "trainsim: internal error: the simulated iteration is %g s\n", m.iteration_s);
     ts_metrics_fini(&m);
-    ts_sim_result_fini(&sim);
-    ts_job_fini(&job);
-    free(shown);
+    ts_simulate_fini(&run);
     return TS_ARGS_EXIT_FAILURE;
   }
   ts_report_summary(stdout, &wl, &info, &m);
   fflush(stdout);
   ts_progress_show(&progress, 0, 0, "writing the result files");
   rc = ts_report_write_json(a.out_dir, &wl, &info, &m, &err);
-  ts_timeline_opts tl = {shown, a.window_start_s, a.window_end_s};
+  ts_timeline_opts tl = {run.in_timeline, a.window_start_s, a.window_end_s};
   if (rc == 0 && a.is_timeline)
-    rc = ts_timeline_write(a.out_dir, &wl, &job, &sim, pf.gpus_per_node, &tl, &err);
+    rc = ts_timeline_write(a.out_dir, &wl, &run.job, sim, pf.gpus_per_node, &tl, &err);
   if (rc == 0 && a.is_report)
-    rc = ts_html_run_report(a.out_dir, &wl, &info, &m, &job, &sim, &err);
+    rc = ts_html_run_report(a.out_dir, &wl, &info, &m, &run.job, sim, &err);
   if (rc == 0 && !a.is_timeline)
     rc = ts_report_remove_stale(a.out_dir, "timeline.json", &err);
-  gantt_ctx gantt = {&wl, &job, &sim};
+  gantt_ctx gantt = {&wl, &run.job, sim};
   if (rc == 0 && a.is_report)
     rc = ts_report_write_file(a.out_dir, "pipeline.svg", write_gantt, &gantt, &err);
   if (rc == 0 && !a.is_report)
     rc = ts_report_remove_stale(a.out_dir, "report.html", &err);
   if (rc == 0 && !a.is_report)
     rc = ts_report_remove_stale(a.out_dir, "pipeline.svg", &err);
-  free(shown);
   ts_progress_clear(&progress);
   if (rc != 0)
     fprintf(stderr, "%s\n", err.msg);
@@ -604,8 +465,7 @@ int ts_run_main(int argc, char **argv) {
            a.is_timeline ? ", timeline.json (open in ui.perfetto.dev)" : "",
            a.is_report ? ", report.html, pipeline.svg" : "");
   ts_metrics_fini(&m);
-  ts_sim_result_fini(&sim);
-  ts_job_fini(&job);
+  ts_simulate_fini(&run);
   for (int i = 0; i < info.n_arguments; i++)
     free(info.arguments[i]);
   free(info.arguments);

@@ -10,6 +10,7 @@
 #include "../sim/engine/coll.h"
 #include "../sim/network/placement.h"
 #include "../sim/network/platform.h"
+#include "../sim/simulate.h"
 #include "../workloads/err.h"
 #include "../workloads/result.h"
 #include "../workloads/workload.h"
@@ -48,6 +49,9 @@ int ts_run_parse_recorded(int n, char **arguments, ts_run_args *a, ts_err *err);
 /* The platform and the resolved workload the arguments name, checked against each other (the
  * layout's GPUs exist, the GPU has a peak for the workload's precision). */
 int ts_run_load_inputs(const ts_run_args *a, ts_platform *pf, ts_workload *wl, ts_err *err);
+
+/* The job pipeline's options a run's arguments give (the outputs' spans included). */
+ts_simulate_opts ts_run_simulate_opts(const ts_run_args *a);
 
 /* Digests the files a's run reads (workload, platform or the built-in one, kernel table) into
  * d: what a stored result depends on besides the flags and the binary. */

@@ -269,13 +269,13 @@ typedef struct pool_ctx {
   ts_err err;
 } pool_ctx;
 
-static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_study_opts *opts,
+static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_simulate_opts *opts,
                       ts_err *err) {
   (void)err;
   const pool_ctx *c = ctx;
   *pf = *c->pf;
   *wl = c->points[i];
-  opts->fidelity = c->fidelity;
+  opts->engine.fidelity = c->fidelity;
   return 0;
 }
 

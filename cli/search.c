@@ -9,7 +9,7 @@
 #include "../analysis/html.h"
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
-#include "../sim/engine/analytic.h"
+#include "../sim/simulate.h"
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
 #include "../workloads/memory.h"
@@ -38,9 +38,9 @@ static const char usage[] =
 
 typedef struct candidate {
   ts_workload wl;
-  double analytic_s, megatron_fraction, peak_bytes;
+  double analytic_s, megatron_fraction, mfu, peak_bytes; /* of the estimate */
   double breakdown_s[TS_CAT_COUNT]; /* of the estimate */
-  double simulated_s, simulated_fraction; /* top K only; 0 otherwise */
+  double simulated_s, simulated_fraction, simulated_mfu; /* top K only; 0 otherwise */
 } candidate;
 
 typedef struct search_args {
@@ -107,32 +107,29 @@ static const char *const reject_names[] = {"break a layout rule (divisibility, Z
                                            "a pipeline, interleaving)",
                                            "do not fit in memory", "have too many events"};
 
-/* The analytic iteration of wl on pf, and its Megatron-DeepSpeed fraction of peak. Only one
- * pipeline plays (tensor rank 0 of replica 0, the others sharing its timeline): without
- * contention the replicas and tensor ranks run alike, but for their routes' latencies
- * (docs/performance.md measures the difference). */
+/* The analytic iteration of wl on pf, its breakdown and fractions of peak. Only one pipeline
+ * plays (tensor rank 0 of replica 0, the others sharing its timeline): without contention the
+ * replicas and tensor ranks run alike, but for their routes' latencies (docs/performance.md
+ * measures the difference). */
 static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) {
-  ts_job job;
+  ts_simulate_opts opts = ts_simulate_defaults();
+  opts.engine.fidelity = TS_FIDELITY_ANALYTIC;
+  opts.engine.overlap_slowdown = 0;
+  opts.is_one_pipeline = true;
+  ts_simulation sim;
   ts_err err = {0};
-  if (ts_schedule_build(wl, &pf->gpu, &job, &err) != 0)
+  if (ts_simulate_workload(pf, wl, &opts, &sim, &err) != 0)
     return -1;
-  long *rep = ts_study_one_pipeline(wl);
-  ts_engine_opts opts = {.fidelity = TS_FIDELITY_ANALYTIC, .representative = rep};
-  ts_sim_result sim;
-  int rc = ts_analytic_run(pf, &job, &opts, &sim, &err);
-  free(rep);
-  if (rc == 0) {
-    ts_metrics m;
-    ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
-                       pf->gpu.power_w, &sim, &m);
-    c->analytic_s = m.iteration_s;
-    c->megatron_fraction = m.megatron_fraction_of_peak;
-    memcpy(c->breakdown_s, m.breakdown_s, sizeof c->breakdown_s);
-    ts_metrics_fini(&m);
-    ts_sim_result_fini(&sim);
-  }
-  ts_job_fini(&job);
-  return rc;
+  ts_metrics m;
+  ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
+                     pf->gpu.power_w, &sim.result, &m);
+  c->analytic_s = m.iteration_s;
+  c->megatron_fraction = m.megatron_fraction_of_peak;
+  c->mfu = m.mfu;
+  memcpy(c->breakdown_s, m.breakdown_s, sizeof c->breakdown_s);
+  ts_metrics_fini(&m);
+  ts_simulate_fini(&sim);
+  return 0;
 }
 
 /* The pool's view of the candidates it simulates, and the first that failed. */
@@ -154,13 +151,13 @@ static void candidate_label(void *ctx, int i, char *out, size_t size) {
   snprintf(out, size, "search: candidate %d of %ld (%s)", i + 1, c->top, layout);
 }
 
-static int load_candidate(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_study_opts *opts,
-                          ts_err *err) {
+static int load_candidate(void *ctx, int i, ts_platform *pf, ts_workload *wl,
+                          ts_simulate_opts *opts, ts_err *err) {
   (void)err;
   const pool_ctx *c = ctx;
   *pf = *c->pf;
   *wl = c->cands[i].wl;
-  opts->fidelity = c->fidelity;
+  opts->engine.fidelity = c->fidelity;
   return 0;
 }
 
@@ -172,6 +169,7 @@ static void candidate_done(void *ctx, int i, int rc, const ts_scaling_point *p, 
   }
   c->cands[i].simulated_s = p->iteration_s;
   c->cands[i].simulated_fraction = p->megatron_percent / 100;
+  c->cands[i].simulated_mfu = p->mfu_percent / 100;
 }
 
 static double seconds_since(const struct timespec *t0) {

@@ -11,12 +11,7 @@
 #include <unistd.h>
 
 #include "../analysis/metrics.h"
-#include "../workloads/layout.h"
-#include "../workloads/schedule.h"
 #include "progress.h"
-
-/* Events beyond which a study point is refused (as `run` does without --force). */
-#define STUDY_MAX_EVENTS 1e9
 
 typedef struct child_reply {
   int rc;
@@ -24,92 +19,41 @@ typedef struct child_reply {
   ts_err err;
 } child_reply;
 
-long *ts_study_one_pipeline(const ts_workload *wl) {
-  long *rep = malloc((size_t)wl->n_gpus * sizeof *rep);
-  TS_ASSERT(rep != NULL);
-  for (long r = 0; r < wl->n_gpus; r++)
-    rep[r] = ts_layout_rank(wl, (ts_coords){0, 0, ts_layout_coords(wl, r).pp});
-  return rep;
-}
-
-static void simulate(const ts_platform *pf, const ts_workload *wl, const ts_study_opts *so,
+/* Point's simulation through the job pipeline, tabulated as a study's row. */
+static void simulate(const ts_platform *pf, const ts_workload *wl, const ts_simulate_opts *so,
                      const char *progress_label, child_reply *reply) {
-  ts_metrics mem;
-  ts_metrics_memory(wl, pf->gpu.hbm_bytes, &mem);
-  double peak = mem.stage_memory[mem.peak_memory_stage].total_bytes;
-  bool fits = mem.is_memory_ok;
-  long stage = mem.peak_memory_stage;
-  ts_metrics_fini(&mem);
-  if (!fits && !so->ignore_memory) {
-    reply->rc = ts_err_plain(&reply->err,
-                             "out of memory: pipeline stage %ld needs %.2f GiB per GPU, the GPU "
-                             "has %.2f GiB",
-                             stage, peak / 1073741824.0, pf->gpu.hbm_bytes / 1073741824.0);
-    return;
-  }
-  ts_job job;
-  if (ts_schedule_build(wl, &pf->gpu, &job, &reply->err) != 0) {
-    reply->rc = -1;
-    return;
-  }
-  double events = ts_engine_count_events(&job, NULL);
-  if (events > STUDY_MAX_EVENTS && !so->is_forced) {
-    reply->rc = ts_err_plain(&reply->err, "%.3g events, more than the %.0e a study point may have",
-                             events, STUDY_MAX_EVENTS);
-    ts_job_fini(&job);
-    return;
-  }
+  ts_simulate_opts opts = *so;
   ts_progress progress;
   ts_progress_init(&progress, progress_label != NULL ? progress_label : "", progress_label == NULL);
-  ts_progress_engine progress_events = {&progress, events};
-  job.rank_gpu = ts_placement_gpus(pf, so->placement, (uint64_t)so->seed, job.n_ranks);
-  if (job.rank_gpu == NULL) {
-    reply->rc = ts_err_plain(&reply->err, "platform '%s' has too few nodes for placement %s",
-                             pf->name, ts_placement_names[so->placement]);
-    ts_job_fini(&job);
-    return;
-  }
-  long *rep = so->is_one_pipeline && so->fidelity == TS_FIDELITY_ANALYTIC
-                  ? ts_study_one_pipeline(wl)
-                  : NULL;
-  ts_engine_opts opts = {.fidelity = so->fidelity,
-                         .collectives = so->collectives,
-                         .overlap_slowdown = so->overlap_slowdown >= 0 ? so->overlap_slowdown
-                                                                       : pf->ccl.overlap_slowdown,
-                         .representative = rep,
-                         .is_playing_every_rank = so->is_playing_every_rank,
-                         .on_progress = progress.is_on ? ts_progress_engine_cb : NULL,
-                         .progress_ctx = &progress_events};
-  ts_progress_show(&progress, 0, events, "building the platform");
-  ts_sim_result sim;
-  int rc = ts_engine_run(pf, &job, &opts, &sim, &reply->err);
-  free(rep);
+  ts_progress_engine progress_events = {&progress, 0};
+  ts_progress_follow(&progress_events, &opts);
+  ts_simulation sim;
+  int rc = ts_simulate_workload(pf, wl, &opts, &sim, &reply->err);
   ts_progress_clear(&progress);
   if (rc != 0) {
     reply->rc = -1;
-  } else {
-    ts_metrics m;
-    ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
-                       pf->gpu.power_w, &sim, &m);
-    ts_scaling_point *p = &reply->point;
-    snprintf(p->workload, sizeof p->workload, "%s", wl->name);
-    p->gpus = wl->n_gpus;
-    p->tp = wl->tp;
-    p->pp = wl->pp;
-    p->dp = wl->dp;
-    p->global_batch = wl->global_batch;
-    p->iteration_s = m.iteration_s;
-    p->tokens_per_s = m.tokens_per_s;
-    p->model_tflops_per_gpu = m.model_tflops_per_gpu;
-    p->megatron_percent = 100 * m.megatron_fraction_of_peak;
-    p->mfu_percent = 100 * m.mfu;
-    p->peak_memory_gib = peak / 1073741824.0;
-    memcpy(p->breakdown_s, m.breakdown_s, sizeof p->breakdown_s);
-    reply->rc = 0;
-    ts_metrics_fini(&m);
-    ts_sim_result_fini(&sim);
+    return;
   }
-  ts_job_fini(&job);
+  ts_metrics m;
+  ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
+                     pf->gpu.power_w, &sim.result, &m);
+  ts_scaling_point *p = &reply->point;
+  snprintf(p->workload, sizeof p->workload, "%s", wl->name);
+  p->gpus = wl->n_gpus;
+  p->tp = wl->tp;
+  p->pp = wl->pp;
+  p->dp = wl->dp;
+  p->global_batch = wl->global_batch;
+  p->iteration_s = m.iteration_s;
+  p->tokens_per_s = m.tokens_per_s;
+  p->model_tflops_per_gpu = m.model_tflops_per_gpu;
+  p->megatron_percent = 100 * m.megatron_fraction_of_peak;
+  p->mfu_percent = 100 * m.mfu;
+  p->peak_memory_gib = m.stage_memory[m.peak_memory_stage].total_bytes / 1073741824.0;
+  memcpy(p->breakdown_s, m.breakdown_s, sizeof p->breakdown_s);
+  reply->rc = 0;
+  ts_metrics_fini(&m);
+  ts_simulate_fini(&sim);
 }
 
 /* Stopping a study (Ctrl-C, kill): the parent passes the signal to the points' processes,
@@ -145,7 +89,7 @@ static void run_child(int fd, int i, ts_study_load_fn load, void *ctx, const cha
   memset(&reply, 0, sizeof reply);
   ts_platform *pf = malloc(sizeof *pf);
   ts_workload wl;
-  ts_study_opts opts = {.fidelity = TS_FIDELITY_HYBRID, .seed = 1, .overlap_slowdown = -1};
+  ts_simulate_opts opts = ts_simulate_defaults();
   if (pf == NULL)
     _exit(1);
   if (load(ctx, i, pf, &wl, &opts, &reply.err) != 0)

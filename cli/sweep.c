@@ -388,11 +388,11 @@ static int point_args(const sweep *s, int i, ts_run_args *a, ts_err *err) {
 
 /* The inputs of point i, loaded and checked (in the parent first, to refuse a bad spec before
  * anything runs; then in the point's process). */
-static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_study_opts *opts,
+static int load_point(void *ctx, int i, ts_platform *pf, ts_workload *wl, ts_simulate_opts *opts,
                       ts_err *err) {
   const sweep *s = ctx;
   ts_run_args a;
-  opts->fidelity = s->fidelity;
+  opts->engine.fidelity = s->fidelity;
   return point_args(s, i, &a, err) != 0 ? -1 : ts_run_load_inputs(&a, pf, wl, err);
 }
 
@@ -651,7 +651,7 @@ static int prepare(sweep *s, ts_err *err) {
   for (int i = 0; i < s->n_points; i++) {
     point *p = &s->points[i];
     ts_workload wl;
-    ts_study_opts opts;
+    ts_simulate_opts opts = ts_simulate_defaults();
     ts_err e = {0};
     if (load_point(s, i, &pf, &wl, &opts, &e) != 0) {
       char what[512], why[1024];

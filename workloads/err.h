@@ -4,7 +4,8 @@
  * non-zero code plus a ts_err holding one line:
  *   workloads/x.yaml:12:7: error: key 'tensor': expected a positive integer, found '-3'
  *   trainsim: error: --tp: expected a positive integer, found 'abc'
- * Lines and columns are 1-based. Only sim/main.c turns an error into an exit status (2).
+ * Lines and columns are 1-based. Only the command front-end (cli/) turns an error into an exit
+ * status (2).
  */
 #ifndef TS_ERR_H
 #define TS_ERR_H

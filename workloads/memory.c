@@ -130,15 +130,14 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
 }
 
 double ts_memory_peak(const ts_workload *wl, long *stage) {
-  /* Stage 1 leads the middle stages (the most in flight, and as many layers as any). */
-  long candidates[3] = {0, wl->pp > 2 ? 1 : 0, wl->pp - 1}, best = 0;
+  long best = 0;
   double peak = -1;
-  for (int i = 0; i < 3; i++) {
+  for (long s = 0; s < wl->pp; s++) {
     ts_memory mem;
-    ts_memory_stage(wl, candidates[i], &mem);
+    ts_memory_stage(wl, s, &mem);
     if (mem.total_bytes > peak) {
       peak = mem.total_bytes;
-      best = candidates[i];
+      best = s;
     }
   }
   if (stage != NULL)

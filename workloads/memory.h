@@ -56,9 +56,9 @@ double ts_memory_layer_activations(const ts_workload *wl);
 /* The same for a mixture-of-experts layer. */
 double ts_memory_moe_layer_activations(const ts_workload *wl);
 
-/* The most loaded stage: stage 0 holds the most microbatches in flight and the embedding, the
- * last stage the logits, and with uneven stages stage 1 leads the middle ones. Writes its
- * index. */
+/* The most loaded stage (the first of equals; usually stage 0, with the most microbatches in
+ * flight and the embedding, or the last, with the logits): its bytes, and its index into *stage
+ * (may be NULL). Every stage is priced, so that the verdict is the per-stage table's. */
 double ts_memory_peak(const ts_workload *wl, long *stage);
 
 /* The layout with the fewest GPUs (then the lowest peak) whose every rank fits in hbm_bytes,

@@ -1,11 +1,10 @@
-/* result: what a simulated iteration produced, per rank. Filled by sim/engine.c, read by
- * analysis/. Plain data. */
+/* result: what a simulated iteration produced, per rank. Filled by the engines
+ * (sim/engine/engine.c, sim/engine/analytic.c), read by analysis/. Plain data. */
 #ifndef TS_RESULT_H
 #define TS_RESULT_H
 
 #include "schedule.h"
 
-/* One event of a traced rank, as it played out (timelines). */
 /* How a collective ran (engine's choice), for timelines. */
 typedef enum ts_algorithm {
   TS_ALG_RING,
@@ -15,6 +14,7 @@ typedef enum ts_algorithm {
 } ts_algorithm;
 extern const char *const ts_algorithm_names[]; /* "ring", "hierarchical", "pairwise", "tree" */
 
+/* One event of a traced rank, as it played out (timelines). */
 typedef struct ts_span {
   double start_s, end_s;
   double sent_s; /* TS_EV_RECV: when the sender posted the message */
@@ -36,7 +36,7 @@ typedef struct ts_sim_result {
   long n_ranks;
   ts_rank_result *ranks;
   long n_events; /* events played */
-  long n_merged_events; /* of which played in merged runs (sim/engine.c) */
+  long n_merged_events; /* of which played in merged runs (sim/engine/engine.c) */
   long n_transfers; /* SimGrid transfers */
   long n_links; /* SimGrid links created */
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives; /* by algorithm */

@@ -5,32 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "layout.h"
 #include "memory.h"
-#include "result.h"
 
 const char *const ts_category_names[] = {"compute", "recompute", "optimizer", "tp_comm",
                                          "pp_comm", "dp_comm",   "ep_comm",   "cp_comm",
                                          "bubble",  "idle",      NULL};
-const char *const ts_algorithm_names[] = {"ring", "hierarchical", "pairwise", "tree", NULL};
 const char *const ts_coll_op_names[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all",
                                         NULL};
 const char *const ts_op_names[] = {"",          "attn",       "mlp",  "attn-core",
                                    "layers",    "embedding",  "head", "optimizer",
                                    "grad-sync", "activation", NULL};
 
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  TS_ASSERT(p != NULL);
-  return p;
-}
-
 void ts_job_init(ts_job *job, long n_ranks) {
   memset(job, 0, sizeof *job);
   job->n_ranks = n_ranks;
-  job->rank_group = xcalloc((size_t)n_ranks * TS_GROUP_KINDS, sizeof(long));
-  job->rank_peer = xcalloc((size_t)n_ranks * TS_PEERS, sizeof(long));
-  job->programs = xcalloc((size_t)n_ranks, sizeof(ts_program));
+  job->rank_group = ts_alloc((size_t)n_ranks * TS_GROUP_KINDS, sizeof(long));
+  job->rank_peer = ts_alloc((size_t)n_ranks * TS_PEERS, sizeof(long));
+  job->programs = ts_alloc((size_t)n_ranks, sizeof(ts_program));
   for (long i = 0; i < n_ranks * TS_GROUP_KINDS; i++)
     job->rank_group[i] = -1;
   for (long i = 0; i < n_ranks * TS_PEERS; i++)
@@ -42,7 +35,7 @@ long ts_job_add_group(ts_job *job, const long *members, int n_members) {
   TS_ASSERT(g != NULL);
   job->groups = g;
   g[job->n_groups].n_members = n_members;
-  g[job->n_groups].members = xcalloc((size_t)n_members, sizeof(long));
+  g[job->n_groups].members = ts_alloc((size_t)n_members, sizeof(long));
   memcpy(g[job->n_groups].members, members, (size_t)n_members * sizeof(long));
   return job->n_groups++;
 }
@@ -51,7 +44,7 @@ long ts_job_add_template(ts_job *job, const ts_event *events, int n_events) {
   job->templates = realloc(job->templates, (size_t)(job->n_templates + 1) * sizeof(ts_event *));
   job->template_len = realloc(job->template_len, (size_t)(job->n_templates + 1) * sizeof(int));
   TS_ASSERT(job->templates != NULL && job->template_len != NULL);
-  ts_event *copy = xcalloc((size_t)n_events, sizeof *copy);
+  ts_event *copy = ts_alloc((size_t)n_events, sizeof *copy);
   memcpy(copy, events, (size_t)n_events * sizeof *copy);
   job->templates[job->n_templates] = copy;
   job->template_len[job->n_templates] = n_events;
@@ -60,7 +53,7 @@ long ts_job_add_template(ts_job *job, const ts_event *events, int n_events) {
 
 /* A new block list owned by the job; ranks may share it (all ranks of a stage run one). */
 static ts_block *blocks_from(ts_job *job, const long *template_ids, int n_blocks) {
-  ts_block *blocks = xcalloc((size_t)n_blocks, sizeof *blocks);
+  ts_block *blocks = ts_alloc((size_t)n_blocks, sizeof *blocks);
   job->block_lists = realloc(job->block_lists, (size_t)(job->n_block_lists + 1) * sizeof blocks);
   TS_ASSERT(job->block_lists != NULL);
   job->block_lists[job->n_block_lists++] = blocks;
@@ -581,9 +574,9 @@ static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, fet
   double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
   double word = (double)ts_workload_padded_vocab(wl) / tp * h;
   size_t cap = (size_t)(4 * pl.n_layers + 3);
-  *f = (fetcher){.elems = xcalloc(cap, sizeof(double)),
-                 .group = xcalloc(cap, sizeof(int)),
-                 .pos = xcalloc(cap, sizeof(int)),
+  *f = (fetcher){.elems = ts_alloc(cap, sizeof(double)),
+                 .group = ts_alloc(cap, sizeof(int)),
+                 .pos = ts_alloc(cap, sizeof(int)),
                  .prefetch_elems = wl->stage3_prefetch_elems,
                  .elem_bytes = ts_cost_elem_bytes(wl->precision)};
   if (pl.is_first) {
@@ -687,7 +680,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
        sharded3 = wl->zero_stage == 3 && ts_workload_dp_cp(wl) > 1;
   bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers;
-  int *need = gather_params ? xcalloc((size_t)n, sizeof(int)) : NULL;
+  int *need = gather_params ? ts_alloc((size_t)n, sizeof(int)) : NULL;
   int n_posts = gather_params ? post_param_buckets(wl, pl, t, need) : 0;
   fetcher f = {0};
   if (deepspeed3)
@@ -874,7 +867,7 @@ static void build_expert_groups(const ts_workload *wl, ts_job *job) {
   long etp = ts_workload_etp(wl), edp = ts_workload_edp(wl);
   long size[3] = {wl->ep, etp, edp};
   ts_group_kind kinds[3] = {TS_GROUP_EP, TS_GROUP_ETP, TS_GROUP_EDP};
-  long *members = xcalloc((size_t)(wl->tp * ts_workload_dp_cp(wl)), sizeof(long));
+  long *members = ts_alloc((size_t)(wl->tp * ts_workload_dp_cp(wl)), sizeof(long));
   for (int k = 0; k < 3; k++) {
     if (size[k] < 2)
       continue;
@@ -898,7 +891,7 @@ static void build_expert_groups(const ts_workload *wl, ts_job *job) {
 static void build_groups(const ts_workload *wl, ts_job *job) {
   /* The data-parallel axis holds dp x cp ranks (layout.h): the gradients' group. */
   long n_dp = ts_workload_dp_cp(wl);
-  long *members = xcalloc((size_t)(wl->tp > n_dp ? wl->tp : n_dp) + 2, sizeof(long));
+  long *members = ts_alloc((size_t)(wl->tp > n_dp ? wl->tp : n_dp) + 2, sizeof(long));
   for (long pp = 0; pp < wl->pp; pp++)
     for (long dp = 0; dp < n_dp; dp++) {
       for (long tp = 0; tp < wl->tp; tp++)
@@ -978,20 +971,20 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   c.gather_bytes = sliced && !wl->sequence_parallel ? act : 0;
 
   long n_blocks = ts_schedule_n_blocks(wl);
-  long *steps = xcalloc((size_t)n_blocks, sizeof(long));
-  long *ids = xcalloc((size_t)n_blocks, sizeof(long));
-  long *fwd = xcalloc((size_t)v, sizeof(long)), *bwd = xcalloc((size_t)v, sizeof(long));
-  long *first_fwd = xcalloc((size_t)v, sizeof(long));
+  long *steps = ts_alloc((size_t)n_blocks, sizeof(long));
+  long *ids = ts_alloc((size_t)n_blocks, sizeof(long));
+  long *fwd = ts_alloc((size_t)v, sizeof(long)), *bwd = ts_alloc((size_t)v, sizeof(long));
+  long *first_fwd = ts_alloc((size_t)v, sizeof(long));
   bool gather_params = wl->overlap_param_gather && wl->zero_stage >= 1 &&
                        (ts_workload_dp_cp(wl) > 1 || ts_workload_edp(wl) > 1);
-  ts_block **stage_blocks = xcalloc((size_t)wl->pp, sizeof(ts_block *));
+  ts_block **stage_blocks = ts_alloc((size_t)wl->pp, sizeof(ts_block *));
   /* Which backward passes reduce gradients: ZeRO-2/3 every one; with buckets, the last of
    * each chunk (its gradients are final then); otherwise none (the epilogue does). */
   grad_sync sync = ts_workload_dp_cp(wl) <= 1 ? GRADS_KEEP
                    : wl->zero_stage >= 2      ? GRADS_EACH_MICROBATCH
                    : wl->dp_bucket_bytes > 0  ? GRADS_BUCKETS
                                               : GRADS_KEEP;
-  long *last_bwd = xcalloc((size_t)v, sizeof(long));
+  long *last_bwd = ts_alloc((size_t)v, sizeof(long));
   for (long s = 0; s < wl->pp; s++) {
     tpl t = {0};
     for (long chunk = 0; chunk < v; chunk++) {
@@ -1037,28 +1030,4 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   free(ids);
   *out = job;
   return 0;
-}
-
-void ts_sim_result_fini(ts_sim_result *res) {
-  for (long r = 0; res->ranks != NULL && r < res->n_ranks; r++) {
-    free(res->ranks[r].block_end_s);
-    free(res->ranks[r].spans);
-  }
-  free(res->ranks);
-  memset(res, 0, sizeof *res);
-}
-
-void ts_rank_result_share(ts_rank_result *to, const ts_rank_result *from, int n_blocks,
-                          bool with_spans) {
-  to->finish_s = from->finish_s;
-  to->flops = from->flops;
-  memcpy(to->time_s, from->time_s, sizeof to->time_s);
-  if (to->block_end_s != NULL && from->block_end_s != NULL)
-    memcpy(to->block_end_s, from->block_end_s, (size_t)n_blocks * sizeof *to->block_end_s);
-  if (with_spans && from->n_spans > 0) {
-    free(to->spans);
-    to->spans = xcalloc((size_t)from->n_spans, sizeof *to->spans);
-    memcpy(to->spans, from->spans, (size_t)from->n_spans * sizeof *to->spans);
-    to->n_spans = to->cap_spans = from->n_spans;
-  }
 }

@@ -138,7 +138,7 @@ typedef struct ts_group {
 typedef struct ts_job {
   long n_ranks;
   /* The pipeline wraps from the last stage to the first (virtual stages): the engine then
-   * lets pipeline messages flow before their receive is posted (see sim/engine.c). */
+   * lets pipeline messages flow before their receive is posted (see sim/engine/engine.c). */
   bool is_pipeline_wrapped;
   long *rank_gpu; /* [rank]: the platform GPU it runs on; NULL means GPU = rank */
   long n_groups;

@@ -6,14 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../workloads/alloc.h"
 #include "../network/route.h"
 #include "coll.h"
-
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  TS_ASSERT(p != NULL);
-  return p;
-}
 
 typedef struct message {
   double post_s, arrive_s;
@@ -67,7 +62,7 @@ static bool plays(const analytic *a, long r) {
 
 static void plan_groups(analytic *a) {
   const ts_job *job = a->job;
-  a->groups = xcalloc((size_t)job->n_groups, sizeof *a->groups);
+  a->groups = ts_alloc((size_t)job->n_groups, sizeof *a->groups);
   for (long g = 0; g < job->n_groups; g++) {
     const ts_group *grp = &job->groups[g];
     ts_coll_group *cg = &a->groups[g].coll;
@@ -76,8 +71,8 @@ static void plan_groups(analytic *a) {
     if (a->groups[g].n_playing == 0) /* never called */
       continue;
     int n = cg->n = grp->n_members;
-    long *gpus = xcalloc((size_t)n, sizeof(long)), *ring_gpus = xcalloc((size_t)n, sizeof(long));
-    int *order = xcalloc((size_t)n * TS_COLL_MAX_RINGS, sizeof(int));
+    long *gpus = ts_alloc((size_t)n, sizeof(long)), *ring_gpus = ts_alloc((size_t)n, sizeof(long));
+    int *order = ts_alloc((size_t)n * TS_COLL_MAX_RINGS, sizeof(int));
     for (int i = 0; i < n; i++)
       gpus[i] = ts_job_gpu(job, grp->members[i]);
     cg->n_rings = ts_coll_rings(a->pf, gpus, n, order);
@@ -86,7 +81,7 @@ static void plan_groups(analytic *a) {
     for (int i = 0; i < n; i++)
       ring_gpus[i] = gpus[order[i]];
     ts_coll_plan(a->pf, cg, ring_gpus);
-    a->groups[g].waiting = xcalloc((size_t)n, sizeof(long));
+    a->groups[g].waiting = ts_alloc((size_t)n, sizeof(long));
     free(gpus);
     free(ring_gpus);
     free(order);
@@ -312,21 +307,21 @@ int ts_analytic_run(const ts_platform *pf, const ts_job *job, const ts_engine_op
   ts_sim_result res;
   memset(&res, 0, sizeof res);
   res.n_ranks = job->n_ranks;
-  res.ranks = xcalloc((size_t)job->n_ranks, sizeof *res.ranks);
+  res.ranks = ts_alloc((size_t)job->n_ranks, sizeof *res.ranks);
   analytic a = {pf,
                 job,
                 opts,
                 &res,
-                xcalloc((size_t)job->n_ranks, sizeof(arank)),
+                ts_alloc((size_t)job->n_ranks, sizeof(arank)),
                 NULL,
-                xcalloc((size_t)job->n_ranks * 2, sizeof(long)),
+                ts_alloc((size_t)job->n_ranks * 2, sizeof(long)),
                 0};
   plan_groups(&a);
   for (long r = 0; r < job->n_ranks; r++) {
     a.ranks[r].parked_on = -1;
     a.ranks[r].is_done = job->programs[r].n_blocks == 0 || !plays(&a, r);
     if (opts->is_recording_blocks)
-      res.ranks[r].block_end_s = xcalloc((size_t)job->programs[r].n_blocks, sizeof(double));
+      res.ranks[r].block_end_s = ts_alloc((size_t)job->programs[r].n_blocks, sizeof(double));
   }
   /* Ranks run in descending order so that rank 0 runs first (the list is a stack). */
   for (long r = job->n_ranks - 1; r >= 0; r--)

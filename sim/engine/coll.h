@@ -41,7 +41,7 @@
 #include "../network/platform.h"
 #include "ccl.h"
 
-/* analytic: no network simulation (sim/analytic.h); hybrid: aggregate, but collectives of
+/* analytic: no network simulation (sim/engine/analytic.h); hybrid: aggregate, but collectives of
  * groups inside one node (tensor parallelism) take the analytic alpha-beta time once all
  * members have arrived, without transfers (their links are the node's, which other traffic
  * crosses only on its way to a NIC). */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../workloads/alloc.h"
 #include "../network/route.h"
 #include "../network/sg_platform.h"
 #include "analytic.h"
@@ -27,18 +28,12 @@ typedef struct id_map {
   size_t cap, n;
 } id_map;
 
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  TS_ASSERT(p != NULL);
-  return p;
-}
-
 static void map_init(id_map *m, size_t expected) {
   m->cap = 16;
   while (m->cap < 2 * expected)
     m->cap *= 2;
-  m->keys = xcalloc(m->cap, sizeof *m->keys);
-  m->values = xcalloc(m->cap, sizeof *m->values);
+  m->keys = ts_alloc(m->cap, sizeof *m->keys);
+  m->values = ts_alloc(m->cap, sizeof *m->values);
   m->n = 0;
 }
 
@@ -58,8 +53,8 @@ static size_t slot_of(const id_map *m, uint64_t key) {
 static void map_grow(id_map *m) {
   id_map bigger;
   bigger.cap = m->cap * 2;
-  bigger.keys = xcalloc(bigger.cap, sizeof *bigger.keys);
-  bigger.values = xcalloc(bigger.cap, sizeof *bigger.values);
+  bigger.keys = ts_alloc(bigger.cap, sizeof *bigger.keys);
+  bigger.values = ts_alloc(bigger.cap, sizeof *bigger.values);
   bigger.n = m->n;
   for (size_t i = 0; i < m->cap; i++)
     if (m->keys[i] != 0) {
@@ -142,7 +137,7 @@ static void flush_sends(rank_ctx *c) {
 }
 
 static void do_send(rank_ctx *c, const ts_event *ev) {
-  pp_msg *msg = xcalloc(1, sizeof *msg);
+  pp_msg *msg = ts_alloc(1, sizeof *msg);
   msg->t_sent_s = simgrid_get_clock();
   if (c->n_pending == c->cap_pending) {
     c->cap_pending = c->cap_pending ? 2 * c->cap_pending : 8;
@@ -206,8 +201,8 @@ static ts_coll_group *group_of(const rank_ctx *c, const ts_event *ev) {
   return &eng.groups[g];
 }
 
-/* A collective the hybrid fidelity prices instead of playing (sim/coll.h): the group's members
- * meet at its barrier, then each waits the alpha-beta time. */
+/* A collective the hybrid fidelity prices instead of playing (sim/engine/coll.h): the group's
+ * members meet at its barrier, then each waits the alpha-beta time. */
 static bool is_priced(const ts_coll_group *cg, const ts_event *ev) {
   return eng.fidelity == TS_FIDELITY_HYBRID && cg->is_in_node && cg->n > 1 &&
          ev->coll_op != TS_COLL_ALLTOALL;
@@ -412,7 +407,7 @@ static void collect_async(rank_ctx *c) {
         c->n_async++;
       }
     if (pass == 0)
-      c->async = c->n_async > 0 ? xcalloc((size_t)c->n_async, sizeof *c->async) : NULL;
+      c->async = c->n_async > 0 ? ts_alloc((size_t)c->n_async, sizeof *c->async) : NULL;
   }
 }
 
@@ -573,7 +568,7 @@ static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, 
     rs->routes = realloc(rs->routes, (size_t)rs->cap_routes * sizeof *rs->routes);
     TS_ASSERT(rs->routes != NULL);
   }
-  long *idx = xcalloc((size_t)r.n_links, sizeof *idx);
+  long *idx = ts_alloc((size_t)r.n_links, sizeof *idx);
   for (int k = 0; k < r.n_links; k++) {
     bool new_link = false;
     idx[k] = map_get_or_add(&rs->links, r.links[k], rs->n_links, &new_link);
@@ -675,13 +670,13 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
     eng.multiplicity = 1;
     collect_routes(pf, job, &rs);
   }
-  char **host_names = xcalloc((size_t)job->n_ranks, sizeof *host_names);
+  char **host_names = ts_alloc((size_t)job->n_ranks, sizeof *host_names);
   for (long r = 0; r < job->n_ranks; r++) {
     char name[64];
     host_name(pf, ts_job_gpu(job, r), name, sizeof name);
     host_names[r] = strdup(name);
   }
-  ts_sg_link *links = xcalloc((size_t)rs.n_links, sizeof *links);
+  ts_sg_link *links = ts_alloc((size_t)rs.n_links, sizeof *links);
   for (long i = 0; i < rs.n_links; i++) {
     char name[64];
     ts_link_id id = rs.link_ids[i];
@@ -741,7 +736,7 @@ static bool runs_one_program(const ts_job *job, const ts_group *grp) {
 }
 
 static void setup_groups(const ts_platform *pf, const ts_job *job) {
-  eng.groups = xcalloc((size_t)job->n_groups, sizeof *eng.groups);
+  eng.groups = ts_alloc((size_t)job->n_groups, sizeof *eng.groups);
   /* Groups an all-to-all runs on need a route between every pair of members. */
   for (long r = 0; r < job->n_ranks; r++)
     for (int b = 0; b < job->programs[r].n_blocks; b++)
@@ -755,14 +750,14 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
     const ts_group *grp = &job->groups[g];
     ts_coll_group *cg = &eng.groups[g];
     int n = cg->n = grp->n_members;
-    long *gpus = xcalloc((size_t)n, sizeof(long));
-    int *order = xcalloc((size_t)n * TS_COLL_MAX_RINGS, sizeof(int));
+    long *gpus = ts_alloc((size_t)n, sizeof(long));
+    int *order = ts_alloc((size_t)n * TS_COLL_MAX_RINGS, sizeof(int));
     for (int i = 0; i < n; i++)
       gpus[i] = ts_job_gpu(job, grp->members[i]);
     int k = cg->n_rings = ts_coll_rings(pf, gpus, n, order);
-    cg->ring_ranks = xcalloc((size_t)(k * n), sizeof(long));
-    cg->ring_pos = xcalloc((size_t)(k * n), sizeof(int));
-    int *member_pos = xcalloc((size_t)n, sizeof(int)); /* member index -> position in ring r */
+    cg->ring_ranks = ts_alloc((size_t)(k * n), sizeof(long));
+    cg->ring_pos = ts_alloc((size_t)(k * n), sizeof(int));
+    int *member_pos = ts_alloc((size_t)n, sizeof(int)); /* member index -> position in ring r */
     for (int r = 0; r < k; r++) {
       for (int i = 0; i < n; i++) {
         cg->ring_ranks[r * n + i] = grp->members[order[r * n + i]];
@@ -778,14 +773,14 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
     for (int i = 1; i < n; i++)
       cg->is_in_node = cg->is_in_node && gpus[i] / pf->gpus_per_node == gpus[0] / pf->gpus_per_node;
     cg->is_lockstep = runs_one_program(job, grp);
-    long *ring_gpus = xcalloc((size_t)n, sizeof(long));
+    long *ring_gpus = ts_alloc((size_t)n, sizeof(long));
     for (int i = 0; i < n; i++)
       ring_gpus[i] = gpus[order[i]];
     ts_coll_plan(pf, cg, ring_gpus);
     free(ring_gpus);
     free(gpus);
     free(order);
-    cg->mailboxes = xcalloc((size_t)(k * n), sizeof(sg_mailbox_t));
+    cg->mailboxes = ts_alloc((size_t)(k * n), sizeof(sg_mailbox_t));
   }
 }
 
@@ -802,8 +797,8 @@ static bool same_members(const ts_group *a, const ts_group *b) {
 static long *plan_node_play(const ts_platform *pf, const ts_job *job) {
   if (eng.fidelity != TS_FIDELITY_HYBRID || pf->gpus_per_node < 2)
     return NULL;
-  long *player = xcalloc((size_t)job->n_ranks, sizeof *player);
-  int *pos = xcalloc((size_t)job->n_ranks, sizeof *pos); /* ring position in its TP group */
+  long *player = ts_alloc((size_t)job->n_ranks, sizeof *player);
+  int *pos = ts_alloc((size_t)job->n_ranks, sizeof *pos); /* ring position in its TP group */
   bool ok = true;
   for (long r = 0; ok && r < job->n_ranks; r++) {
     long g = job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP];
@@ -932,7 +927,7 @@ static void *simulate(void *arg) {
   ts_sim_result res;
   memset(&res, 0, sizeof res);
   res.n_ranks = job->n_ranks;
-  res.ranks = xcalloc((size_t)job->n_ranks, sizeof *res.ranks);
+  res.ranks = ts_alloc((size_t)job->n_ranks, sizeof *res.ranks);
 
   init_simgrid();
   setup_groups(pf, job);
@@ -940,7 +935,7 @@ static void *simulate(void *arg) {
   eng.player = opts->is_playing_every_rank ? NULL : plan_node_play(pf, job);
   if (eng.player != NULL) {
     eng.multiplicity = pf->gpus_per_node;
-    eng.bundle_Bps = xcalloc((size_t)job->n_ranks * 2, sizeof *eng.bundle_Bps);
+    eng.bundle_Bps = ts_alloc((size_t)job->n_ranks * 2, sizeof *eng.bundle_Bps);
   }
   build_platform(pf, job, &res); /* may turn node play off */
 
@@ -955,8 +950,8 @@ static void *simulate(void *arg) {
     for (int i = 0; i < cg->n * cg->n_rings; i++)
       cg->mailboxes[i] = mailbox("ring", g, i);
     if (cg->per_node > 0) {
-      cg->intra_mailboxes = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
-      cg->cross_mailboxes = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
+      cg->intra_mailboxes = ts_alloc((size_t)cg->n, sizeof(sg_mailbox_t));
+      cg->cross_mailboxes = ts_alloc((size_t)cg->n, sizeof(sg_mailbox_t));
       for (int i = 0; i < cg->n; i++) {
         cg->intra_mailboxes[i] = mailbox("intra", g, i);
         cg->cross_mailboxes[i] = mailbox("cross", g, i);
@@ -965,19 +960,19 @@ static void *simulate(void *arg) {
     if (cg->n > 1) /* aggregate rings, and every tree, synchronise on it */
       cg->barrier = sg_barrier_init((unsigned)cg->n);
     for (int t = 0; cg->tree_children != NULL && t < 2; t++) {
-      cg->tree_mailboxes[t] = xcalloc((size_t)cg->n, sizeof(sg_mailbox_t));
+      cg->tree_mailboxes[t] = ts_alloc((size_t)cg->n, sizeof(sg_mailbox_t));
       for (int i = 0; i < cg->n; i++)
         cg->tree_mailboxes[t][i] = mailbox(t == 0 ? "tree0" : "tree1", g, i);
     }
   }
-  rank_ctx *ctx = xcalloc((size_t)job->n_ranks, sizeof *ctx);
+  rank_ctx *ctx = ts_alloc((size_t)job->n_ranks, sizeof *ctx);
   for (long r = 0; r < job->n_ranks; r++) {
     rank_ctx *c = &ctx[r];
     c->rank = r;
     c->prog = &job->programs[r];
     c->res = &res.ranks[r];
     if (opts->is_recording_blocks)
-      c->res->block_end_s = xcalloc((size_t)c->prog->n_blocks, sizeof(double));
+      c->res->block_end_s = ts_alloc((size_t)c->prog->n_blocks, sizeof(double));
     if (opts->is_traced != NULL && opts->is_traced[r]) /* a player traces for its ranks */
       ctx[eng.player != NULL ? eng.player[r] : r].is_traced = true;
     if (!plays(r))

@@ -1,0 +1,249 @@
+/* simulate: see simulate.h. */
+#include "simulate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../workloads/alloc.h"
+#include "../workloads/doc.h"
+#include "../workloads/layout.h"
+#include "../workloads/memory.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+/* Spans a timeline may hold before its file gets unwieldy (about 200 bytes each). */
+#define MAX_TRACED_EVENTS 2e7
+
+ts_simulate_opts ts_simulate_defaults(void) {
+  return (ts_simulate_opts){.engine = {.fidelity = TS_FIDELITY_HYBRID, .overlap_slowdown = -1},
+                            .placement = TS_PLACEMENT_CONTIGUOUS,
+                            .seed = 1};
+}
+
+int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err) {
+  long have = ts_platform_n_gpus(pf);
+  if (wl->n_gpus > have)
+    return ts_err_at(err, wl->locs.gpus,
+                     "the layout needs %ld GPUs (tp %ld x pp %ld x dp %ld) but platform '%s' "
+                     "has %ld (%ld nodes x %d)",
+                     wl->n_gpus, wl->tp, wl->pp, wl->dp, pf->name, have, pf->n_nodes,
+                     pf->gpus_per_node);
+  if (pf->gpu.peak_flops_per_s[wl->precision] <= 0) {
+    ts_loc loc = {pf->source_name, 0, 0, NULL};
+    return ts_err_at(err, loc, "gpu.peak has no %s entry, and workload '%s' trains in %s",
+                     ts_precision_names[wl->precision], wl->name,
+                     ts_precision_names[wl->precision]);
+  }
+  if (wl->fp8 != TS_FP8_NONE && pf->gpu.peak_fp8_flops_per_s <= 0)
+    return ts_err_at(err, wl->locs.fp8,
+                     "fp8: %s needs FP8 tensor cores, but platform '%s' (%s) gives no gpu.peak.fp8",
+                     ts_fp8_names[wl->fp8], pf->name, pf->gpu.model);
+  return 0;
+}
+
+/* The most loaded stage against HBM: the figures, and what would make it fit. */
+static int check_memory(const ts_platform *pf, const ts_workload *wl, ts_err *err) {
+  long stage = 0;
+  double peak = ts_memory_peak(wl, &stage);
+  if (peak <= pf->gpu.hbm_bytes)
+    return 0;
+  ts_memory m;
+  ts_memory_stage(wl, stage, &m);
+  char hints[160] = "more pipeline or tensor parallelism";
+  if (wl->zero_stage == 0 && wl->dp > 1)
+    strcat(hints, ", --zero-stage 1");
+  if (wl->recompute != TS_RECOMPUTE_FULL)
+    strcat(hints, ", --recompute full");
+  ts_err_plain(err,
+               "out of memory: each GPU of pipeline stage %ld (first rank: %ld) needs %.2f GiB but "
+               "has %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, "
+               "buffers %.2f GiB); try %s, or --ignore-memory",
+               stage, ts_layout_rank(wl, (ts_coords){0, 0, stage}), m.total_bytes / GIB,
+               pf->gpu.hbm_bytes / GIB, m.bytes[TS_MEM_WEIGHTS] / GIB,
+               m.bytes[TS_MEM_GRADIENTS] / GIB, m.bytes[TS_MEM_OPTIMIZER] / GIB,
+               m.bytes[TS_MEM_ACTIVATIONS] / GIB, m.bytes[TS_MEM_BUFFERS] / GIB, hints);
+  return TS_SIMULATE_NO_FIT;
+}
+
+/* Events a run plays in about an hour on one core (docs/performance.md: aggregate plays 0.2-0.7
+ * M events/s, hybrid, which merges most of them into steps, 1.5-6 M/s); a run beyond that is
+ * rarely what was meant. */
+static double max_events(ts_fidelity fidelity) {
+  return fidelity == TS_FIDELITY_HYBRID ? 5e9 : fidelity == TS_FIDELITY_ANALYTIC ? 1e11 : 1e9;
+}
+
+/* [rank]: the rank whose timeline it shares when one pipeline plays (tensor rank 0 of replica 0
+ * of its stage). */
+static long *one_pipeline(const ts_workload *wl) {
+  long *rep = ts_alloc((size_t)wl->n_gpus, sizeof *rep);
+  for (long r = 0; r < wl->n_gpus; r++)
+    rep[r] = ts_layout_rank(wl, (ts_coords){0, 0, ts_layout_coords(wl, r).pp});
+  return rep;
+}
+
+/* The ranks `which` selects (simulate.h: timeline_ranks), as a new array of flags; NULL with an
+ * error. Nodes (node:N) are those of the job's placement. */
+static bool *select_ranks(const ts_workload *wl, const ts_job *job, int gpus_per_node,
+                          const char *which, ts_err *err) {
+  ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
+  bool *selected = ts_alloc((size_t)wl->n_gpus, sizeof(bool));
+  if (which == NULL || strcmp(which, "pipeline") == 0 || strcmp(which, "replica") == 0) {
+    bool replica = which != NULL && strcmp(which, "replica") == 0;
+    for (long r = 0; r < wl->n_gpus; r++) {
+      ts_coords c = ts_layout_coords(wl, r);
+      selected[r] = c.dp == 0 && (replica || c.tp == 0);
+    }
+    return selected;
+  }
+  if (strcmp(which, "all") == 0) {
+    for (long r = 0; r < wl->n_gpus; r++)
+      selected[r] = true;
+    return selected;
+  }
+  char copy[1024];
+  snprintf(copy, sizeof copy, "%s", which);
+  for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ",")) {
+    long r = 0, node = 0;
+    bool is_node = strncmp(tok, "node:", 5) == 0;
+    if (is_node && ts_parse_long(tok + 5, &node) == 0 && node >= 0) {
+      bool any = false;
+      for (long k = 0; k < wl->n_gpus; k++) {
+        if (ts_job_gpu(job, k) / gpus_per_node == node)
+          selected[k] = any = true;
+      }
+      if (any)
+        continue;
+    } else if (!is_node && ts_parse_long(tok, &r) == 0 && r >= 0 && r < wl->n_gpus) {
+      selected[r] = true;
+      continue;
+    }
+    ts_err_at(err, flag,
+              "expected pipeline, replica, all, or ranks from 0 to %ld and node:N (a node the "
+              "job runs on) separated by commas, found '%s'",
+              wl->n_gpus - 1, tok);
+    free(selected);
+    return NULL;
+  }
+  return selected;
+}
+
+/* The ranks whose spans the engine keeps (the timeline's and the Gantt chart's), and the
+ * timeline's alone into *shown; -1 with an error. */
+static int traced_ranks(const ts_platform *pf, const ts_workload *wl, const ts_job *job,
+                        const ts_simulate_opts *o, bool **traced, bool **shown, ts_err *err) {
+  *traced = *shown = NULL;
+  if (!o->is_timeline && !o->is_gantt)
+    return 0;
+  bool *timeline =
+      select_ranks(wl, job, pf->gpus_per_node, o->is_timeline ? o->timeline_ranks : NULL, err);
+  if (timeline == NULL)
+    return -1;
+  bool *all = select_ranks(wl, job, pf->gpus_per_node, "pipeline", err);
+  for (long r = 0; r < wl->n_gpus; r++)
+    all[r] = (all[r] && o->is_gantt) || (timeline[r] && o->is_timeline);
+  double n_traced = ts_engine_count_events(job, all);
+  if (n_traced > MAX_TRACED_EVENTS && !o->is_forced) {
+    ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
+    ts_err_at(err, flag,
+              "the timeline would hold %.3g events, more than %.0e; trace fewer ranks "
+              "(e.g. --timeline-ranks 0) or --force",
+              n_traced, MAX_TRACED_EVENTS);
+    free(timeline);
+    free(all);
+    return -1;
+  }
+  *traced = all;
+  *shown = o->is_timeline ? timeline : (free(timeline), NULL);
+  return 0;
+}
+
+/* Plays job (placed) with the engine the fidelity names; the job moves into *out. */
+static int play(const ts_platform *pf, ts_job *job, const ts_simulate_opts *o, const bool *traced,
+                const long *representative, double n_events, ts_simulation *out, ts_err *err) {
+  ts_engine_opts engine = o->engine;
+  engine.is_traced = traced;
+  engine.representative = representative;
+  if (engine.overlap_slowdown < 0)
+    engine.overlap_slowdown = pf->ccl.overlap_slowdown;
+  if (o->on_start != NULL)
+    o->on_start(o->start_ctx, n_events);
+  ts_sim_result sim;
+  if (ts_engine_run(pf, job, &engine, &sim, err) != 0) {
+    ts_job_fini(job);
+    return -1;
+  }
+  memset(out, 0, sizeof *out);
+  out->job = *job;
+  out->result = sim;
+  out->n_events = n_events;
+  out->overlap_slowdown = engine.overlap_slowdown;
+  return 0;
+}
+
+int ts_simulate_workload(const ts_platform *pf, const ts_workload *wl, const ts_simulate_opts *opts,
+                         ts_simulation *out, ts_err *err) {
+  if (ts_simulate_check(pf, wl, err) != 0)
+    return -1;
+  if (!opts->ignore_memory) {
+    int rc = check_memory(pf, wl, err);
+    if (rc != 0)
+      return rc;
+  }
+  ts_job job;
+  if (ts_schedule_build(wl, &pf->gpu, &job, err) != 0)
+    return -1;
+  ts_fidelity fidelity = opts->engine.fidelity;
+  long *rep = opts->is_one_pipeline && fidelity == TS_FIDELITY_ANALYTIC ? one_pipeline(wl) : NULL;
+  bool *playing = NULL;
+  if (rep != NULL) {
+    playing = ts_alloc((size_t)wl->n_gpus, sizeof(bool));
+    for (long r = 0; r < wl->n_gpus; r++)
+      playing[r] = rep[r] == r;
+  }
+  double events = ts_engine_count_events(&job, playing);
+  free(playing);
+  if (events > max_events(fidelity) && !opts->is_forced) {
+    ts_err_plain(err,
+                 "this run would play %.3g events, more than the %.0e that finish within about "
+                 "an hour at fidelity %s; use fewer microbatches or GPUs, or --force",
+                 events, max_events(fidelity), ts_fidelity_names[fidelity]);
+    free(rep);
+    ts_job_fini(&job);
+    return -1;
+  }
+  job.rank_gpu = ts_placement_gpus(pf, opts->placement, (uint64_t)opts->seed, job.n_ranks);
+  if (job.rank_gpu == NULL) {
+    ts_err_plain(err, "--placement: platform '%s' has too few nodes for %s", pf->name,
+                 ts_placement_names[opts->placement]);
+    free(rep);
+    ts_job_fini(&job);
+    return -1;
+  }
+  bool *traced = NULL, *shown = NULL;
+  if (traced_ranks(pf, wl, &job, opts, &traced, &shown, err) != 0) {
+    free(rep);
+    ts_job_fini(&job);
+    return -1;
+  }
+  int rc = play(pf, &job, opts, traced, rep, events, out, err);
+  free(rep);
+  free(traced);
+  if (rc != 0) {
+    free(shown);
+    return -1;
+  }
+  out->in_timeline = shown;
+  return 0;
+}
+
+int ts_simulate_job(const ts_platform *pf, ts_job *job, const ts_simulate_opts *opts,
+                    ts_simulation *out, ts_err *err) {
+  return play(pf, job, opts, NULL, NULL, ts_engine_count_events(job, NULL), out, err);
+}
+
+void ts_simulate_fini(ts_simulation *s) {
+  ts_sim_result_fini(&s->result);
+  ts_job_fini(&s->job);
+  free(s->in_timeline);
+  memset(s, 0, sizeof *s);
+}
