@@ -11,6 +11,10 @@
 #include "svg.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
+/* Under every table of figures: the two fractions of peak each table carries (metrics.h). */
+#define TS_HTML_PEAK_NOTE                                                                          \
+  "TFLOPS/GPU and MFU count the model's FLOPs; Megatron % is Megatron-DeepSpeed's formula "        \
+  "(recomputation counted), the figure the Frontier study reports as % of peak."
 
 static const char css[] =
     "body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}"
@@ -258,8 +262,8 @@ static void write_scale(FILE *f, const void *ctx) {
   fputs("</p>\n", f);
   heading(f, "Points");
   fputs("<table>\n<tr><th>model</th><th>GPUs</th><th>TP x PP x DP</th><th>batch</th>"
-        "<th>iteration s</th><th>tokens/s</th><th>TFLOPS/GPU</th><th>% of peak</th>"
-        "<th>MFU</th><th>peak GiB</th><th>efficiency</th></tr>\n",
+        "<th>iteration s</th><th>tokens/s</th><th>TFLOPS/GPU</th><th>MFU</th>"
+        "<th>Megatron %</th><th>peak GiB</th><th>efficiency</th></tr>\n",
         f);
   for (int i = 0; i < c->n_points; i++) {
     fputs("<tr><td>", f);
@@ -270,11 +274,11 @@ static void write_scale(FILE *f, const void *ctx) {
             "<td class=\"n\">%.2f%%</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f</td>"
             "<td class=\"n\">%.2f%%</td></tr>\n",
             p[i].gpus, p[i].tp, p[i].pp, p[i].dp, p[i].global_batch, p[i].iteration_s,
-            p[i].tokens_per_s, p[i].model_tflops_per_gpu, p[i].megatron_percent, p[i].mfu_percent,
+            p[i].tokens_per_s, p[i].model_tflops_per_gpu, p[i].mfu_percent, p[i].megatron_percent,
             p[i].peak_memory_gib, 100 * p[i].efficiency);
   }
   fputs("</table>\n", f);
-  paragraph(f, "TFLOPS/GPU counts model FLOPs; % of peak is Megatron-DeepSpeed's formula.");
+  paragraph(f, TS_HTML_PEAK_NOTE);
 
   heading(f, "Scaling curve");
   long gpus[64];
@@ -319,25 +323,27 @@ static void write_search(FILE *f, const void *ctx) {
   open_page(f, x->title);
   paragraph(f, x->summary);
   heading(f, "Best candidates");
-  fputs("<table>\n<tr><th>rank</th><th>layout</th><th>analytic s</th><th>% of peak</th>"
-        "<th>simulated s</th><th>% of peak</th><th>peak GiB</th></tr>\n",
+  fputs("<table>\n<tr><th>rank</th><th>layout</th><th>analytic s</th><th>MFU</th>"
+        "<th>Megatron %</th><th>simulated s</th><th>MFU</th><th>Megatron %</th>"
+        "<th>peak GiB</th></tr>\n",
         f);
   for (int i = 0; i < x->n; i++) {
     const ts_html_candidate *c = &x->c[i];
     fprintf(f, "<tr><td class=\"n\">%d</td><td>", i + 1);
     ts_svg_escape(f, c->layout);
-    fprintf(f, "</td><td class=\"n\">%.4f</td><td class=\"n\">%.2f%%</td>", c->analytic_s,
-            100 * c->analytic_fraction);
+    fprintf(f,
+            "</td><td class=\"n\">%.4f</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f%%</td>",
+            c->analytic_s, 100 * c->analytic_mfu, 100 * c->analytic_fraction);
     if (c->simulated_s > 0)
-      fprintf(f, "<td class=\"n\">%.4f</td><td class=\"n\">%.2f%%</td>", c->simulated_s,
-              100 * c->simulated_fraction);
+      fprintf(f, "<td class=\"n\">%.4f</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f%%</td>",
+              c->simulated_s, 100 * c->simulated_mfu, 100 * c->simulated_fraction);
     else
-      fputs("<td></td><td></td>", f);
+      fputs("<td></td><td></td><td></td>", f);
     fprintf(f, "<td class=\"n\">%.2f</td></tr>\n", c->peak_bytes / GIB);
   }
   fputs("</table>\n", f);
   paragraph(f, "analytic: the analytic fidelity (no contention, eager pipeline messages: "
-               "optimistic); simulated: the full engine, for the best of them.");
+               "optimistic); simulated: the full engine, for the best of them. " TS_HTML_PEAK_NOTE);
   heading(f, "Where the time goes (analytic estimate)");
   char(*names)[16] = calloc((size_t)x->n, sizeof *names);
   const char **labels = calloc((size_t)x->n, sizeof *labels);
@@ -436,7 +442,7 @@ static void write_sweep(FILE *f, const void *ctx) {
     fputs("</th>", f);
   }
   fputs("<th>GPUs</th><th>iteration s</th><th>tokens/s per GPU</th><th>TFLOPS/GPU</th>"
-        "<th>MFU</th><th>peak GiB</th></tr>\n",
+        "<th>MFU</th><th>Megatron %</th><th>peak GiB</th></tr>\n",
         f);
   for (int i = 0; i < s->n_points; i++) {
     fprintf(f, "<tr><td class=\"n\">%d</td>", i + 1);
@@ -449,19 +455,19 @@ static void write_sweep(FILE *f, const void *ctx) {
     if (s->is_ok[i]) {
       fprintf(f,
               "<td class=\"n\">%ld</td><td class=\"n\">%.4f</td><td class=\"n\">%.1f</td>"
-              "<td class=\"n\">%.1f</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f</td>",
+              "<td class=\"n\">%.1f</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f%%</td>"
+              "<td class=\"n\">%.2f</td>",
               r->gpus, r->iteration_s, r->tokens_per_s / (double)r->gpus, r->model_tflops_per_gpu,
-              r->mfu_percent, r->peak_memory_gib);
+              r->mfu_percent, r->megatron_percent, r->peak_memory_gib);
     } else {
-      fputs("<td colspan=\"6\">", f);
+      fputs("<td colspan=\"7\">", f);
       ts_svg_escape(f, s->errors[i] != NULL ? s->errors[i] : "not run");
       fputs("</td>", f);
     }
     fputs("</tr>\n", f);
   }
   fputs("</table>\n", f);
-  paragraph(f, "TFLOPS/GPU counts model FLOPs; MFU is against the GPU's peak in the workload's "
-               "precision.");
+  paragraph(f, TS_HTML_PEAK_NOTE);
   heading(f, "Along each axis");
   for (int a = 0; a < s->n_axes; a++)
     sweep_plot(f, s, a);

@@ -29,8 +29,9 @@ int ts_html_scale_report(const char *dir, const char *study, bool is_weak, const
 /* One candidate of a layout search, as report.html shows it. */
 typedef struct ts_html_candidate {
   char layout[96]; /* e.g. "TP8 PP16 DP8 mbs 1 v 1 full ZeRO-1" */
-  double analytic_s, analytic_fraction; /* estimate and its Megatron-DeepSpeed % of peak */
-  double simulated_s, simulated_fraction; /* 0 when not simulated */
+  /* the estimate, its MFU and Megatron-DeepSpeed fraction of peak */
+  double analytic_s, analytic_mfu, analytic_fraction;
+  double simulated_s, simulated_mfu, simulated_fraction; /* 0 when not simulated */
   double peak_bytes;
   double breakdown_s[TS_CAT_COUNT]; /* of the estimate, mean over ranks */
 } ts_html_candidate;

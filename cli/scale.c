@@ -152,7 +152,7 @@ typedef struct table {
 
 static const char csv_header[] =
     "workload,gpus,tp,pp,dp,global_batch,iteration_s,tokens_per_s,model_tflops_per_gpu,"
-    "megatron_percent_of_peak,mfu_percent,efficiency,peak_memory_gib";
+    "megatron_percent,mfu_percent,efficiency,peak_memory_gib";
 
 /* Numbers print with 17 digits so that a resumed study reads back exactly what it wrote; the
  * workload name is a quoted CSV field (RFC 4180). */
@@ -436,8 +436,8 @@ int ts_scale_main(int argc, char **argv) {
   bool by_model = a.n_workloads > 1;
   printf("%s scaling%s of %s on %s\n\n", a.is_weak ? "weak" : "strong",
          by_model ? " by model size" : "", by_model ? "several models" : files[0].name, pf.name);
-  printf("  %-16s %8s %14s %8s %13s %14s %12s %9s %10s\n", "model", "GPUs", "TPxPPxDP", "batch",
-         "iteration_s", "tokens/s", "TFLOPS/GPU", "% peak", "efficiency");
+  printf("  %-16s %8s %14s %8s %13s %14s %11s %8s %11s %10s\n", "model", "GPUs", "TPxPPxDP",
+         "batch", "iteration_s", "tokens/s", "TFLOPS/GPU", "MFU", "Megatron %", "efficiency");
   /* The points not reused, --jobs at a time (study.h's pool); each is kept in scale.csv as it
    * ends, so that a stopped study resumes. */
   int pending[MAX_POINTS], n_pending = 0;
@@ -480,9 +480,9 @@ int ts_scale_main(int argc, char **argv) {
     const ts_scaling_point *p = &r->p;
     char layout[64];
     snprintf(layout, sizeof layout, "%ldx%ldx%ld", p->tp, p->pp, p->dp);
-    printf("  %-16s %8ld %14s %8ld %13.4f %14.0f %12.1f %8.2f%% %9.2f%%\n", p->workload, p->gpus,
-           layout, p->global_batch, p->iteration_s, p->tokens_per_s, p->model_tflops_per_gpu,
-           p->megatron_percent, 100 * p->efficiency);
+    printf("  %-16s %8ld %14s %8ld %13.4f %14.0f %11.1f %7.2f%% %10.2f%% %9.2f%%\n", p->workload,
+           p->gpus, layout, p->global_batch, p->iteration_s, p->tokens_per_s,
+           p->model_tflops_per_gpu, p->mfu_percent, p->megatron_percent, 100 * p->efficiency);
     fflush(stdout);
   }
   if (a.is_report &&
@@ -494,8 +494,8 @@ int ts_scale_main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }
-  printf("\nresults: %s/scale.csv%s (TFLOPS/GPU: model FLOPs; %% peak: Megatron-DeepSpeed's "
-         "formula)\n",
+  printf("\nTFLOPS/GPU and MFU: model FLOPs; Megatron %%: Megatron-DeepSpeed's formula (the "
+         "Frontier study's %% of peak).\nresults: %s/scale.csv%s\n",
          a.out_dir, a.is_report ? " and report.html" : "");
   return 0;
 }

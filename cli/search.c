@@ -197,26 +197,30 @@ static void describe(const ts_workload *wl, char *out, size_t size) {
 typedef struct csv_ctx {
   const candidate *c;
   long n;
+  ts_fidelity fidelity; /* of the top K's simulations */
 } csv_ctx;
 
+/* One row per estimated candidate: its layout and memory, then the figures of record (the
+ * simulation's for the top K, the estimate's for the rest: `fidelity` says which), then the
+ * estimate that ranked it. */
 static void write_csv(FILE *f, const void *ctx) {
   const csv_ctx *x = ctx;
-  fputs("tp,pp,dp,micro_batch,virtual_stages,recompute,zero_stage,sequence_parallel,"
-        "analytic_iteration_s,analytic_megatron_percent,peak_memory_gib,simulated_iteration_s,"
-        "simulated_megatron_percent,context,expert\n",
+  fputs("tp,pp,dp,micro_batch,virtual_stages,recompute,zero_stage,sequence_parallel,context,"
+        "expert,peak_memory_gib,fidelity,iteration_s,mfu_percent,megatron_percent,"
+        "analytic_iteration_s,analytic_mfu_percent,analytic_megatron_percent\n",
         f);
   for (long i = 0; i < x->n; i++) {
     const candidate *c = &x->c[i];
     const ts_workload *w = &c->wl;
-    fprintf(f, "%ld,%ld,%ld,%ld,%ld,%s,%d,%d,%.17g,%.17g,%.17g,", w->tp, w->pp, w->dp,
-            w->micro_batch, w->virtual_stages, ts_recompute_names[w->recompute], w->zero_stage,
-            w->sequence_parallel, c->analytic_s, 100 * c->megatron_fraction,
-            c->peak_bytes / 1073741824.0);
-    if (c->simulated_s > 0)
-      fprintf(f, "%.17g,%.17g,", c->simulated_s, 100 * c->simulated_fraction);
-    else
-      fputs(",,", f);
-    fprintf(f, "%ld,%ld\n", w->cp, w->ep);
+    bool simulated = c->simulated_s > 0;
+    fprintf(
+        f, "%ld,%ld,%ld,%ld,%ld,%s,%d,%d,%ld,%ld,%.17g,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
+        w->tp, w->pp, w->dp, w->micro_batch, w->virtual_stages, ts_recompute_names[w->recompute],
+        w->zero_stage, w->sequence_parallel, w->cp, w->ep, c->peak_bytes / 1073741824.0,
+        ts_fidelity_names[simulated ? x->fidelity : TS_FIDELITY_ANALYTIC],
+        simulated ? c->simulated_s : c->analytic_s, 100 * (simulated ? c->simulated_mfu : c->mfu),
+        100 * (simulated ? c->simulated_fraction : c->megatron_fraction), c->analytic_s,
+        100 * c->mfu, 100 * c->megatron_fraction);
   }
 }
 
@@ -229,8 +233,10 @@ static int write_report(const search_args *a, const ts_workload *base, const ts_
   for (int i = 0; i < shown; i++) {
     describe(&c[i].wl, rows[i].layout, sizeof rows[i].layout);
     rows[i].analytic_s = c[i].analytic_s;
+    rows[i].analytic_mfu = c[i].mfu;
     rows[i].analytic_fraction = c[i].megatron_fraction;
     rows[i].simulated_s = c[i].simulated_s;
+    rows[i].simulated_mfu = c[i].simulated_mfu;
     rows[i].simulated_fraction = c[i].simulated_fraction;
     rows[i].peak_bytes = c[i].peak_bytes;
     memcpy(rows[i].breakdown_s, c[i].breakdown_s, sizeof rows[i].breakdown_s);
@@ -399,19 +405,21 @@ int ts_search_main(int argc, char **argv) {
   }
   printf("search: %s on %ld x %s (%s), global batch %ld\n\n", base.name, a.gpus, pf.gpu.model,
          pf.name, base.global_batch);
-  printf("  %-4s %-44s %12s %9s %12s %9s %9s\n", "rank", "layout", "analytic_s", "% peak",
-         "simulated_s", "% peak", "GiB");
+  printf("  %-4s %-44s %12s %8s %11s %12s %8s %11s %9s\n", "rank", "layout", "analytic_s", "MFU",
+         "Megatron %", "simulated_s", "MFU", "Megatron %", "GiB");
   for (long i = 0; i < top; i++) {
+    const candidate *c = &cands[i];
     char layout[128];
-    describe(&cands[i].wl, layout, sizeof layout);
-    printf("  %-4ld %-44s %12.4f %8.2f%% %12.4f %8.2f%% %9.2f\n", i + 1, layout,
-           cands[i].analytic_s, 100 * cands[i].megatron_fraction, cands[i].simulated_s,
-           100 * cands[i].simulated_fraction, cands[i].peak_bytes / 1073741824.0);
+    describe(&c->wl, layout, sizeof layout);
+    printf("  %-4ld %-44s %12.4f %7.2f%% %10.2f%% %12.4f %7.2f%% %10.2f%% %9.2f\n", i + 1, layout,
+           c->analytic_s, 100 * c->mfu, 100 * c->megatron_fraction, c->simulated_s,
+           100 * c->simulated_mfu, 100 * c->simulated_fraction, c->peak_bytes / 1073741824.0);
   }
-  printf("\n%s.\n%% peak: Megatron-DeepSpeed's formula; analytic: no contention (optimistic), "
-         "simulated: the engine at fidelity %s.\n",
+  printf("\n%s.\nMFU: model FLOPs; Megatron %%: Megatron-DeepSpeed's formula (the Frontier "
+         "study's %% of peak).\nanalytic: no contention (optimistic), simulated: the engine at "
+         "fidelity %s.\n",
          summary, ts_fidelity_names[a.fidelity]);
-  csv_ctx ctx = {cands, n};
+  csv_ctx ctx = {cands, n, a.fidelity};
   if (ts_report_write_file(a.out_dir, "search.csv", write_csv, &ctx, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     free(cands);

@@ -669,16 +669,16 @@ static int prepare(sweep *s, ts_err *err) {
 static void print_table(const sweep *s) {
   printf("sweep: %s, %d points, fidelity %s\n\n", s->name, s->n_points,
          ts_fidelity_names[s->fidelity]);
-  printf("  %5s  %-40s %12s %12s %7s %8s\n", "point", "values", "iteration_s", "tok/s/GPU", "MFU",
-         "GiB");
+  printf("  %5s  %-40s %12s %12s %7s %11s %8s\n", "point", "values", "iteration_s", "tok/s/GPU",
+         "MFU", "Megatron %", "GiB");
   for (int i = 0; i < s->n_points; i++) {
     const point *p = &s->points[i];
     char what[512];
     describe(s, p, what, sizeof what);
     if (p->is_ok)
-      printf("  %5d  %-40s %12.4f %12.1f %6.2f%% %8.2f\n", i + 1, what, p->result.iteration_s,
-             p->result.tokens_per_s / (double)p->result.gpus, p->result.mfu_percent,
-             p->result.peak_memory_gib);
+      printf("  %5d  %-40s %12.4f %12.1f %6.2f%% %10.2f%% %8.2f\n", i + 1, what,
+             p->result.iteration_s, p->result.tokens_per_s / (double)p->result.gpus,
+             p->result.mfu_percent, p->result.megatron_percent, p->result.peak_memory_gib);
     else
       printf("  %5d  %-40s %s\n", i + 1, what, p->is_done ? p->error : "not run");
   }

@@ -126,7 +126,7 @@ series_table() {
         $10 * 191.5 / 100, $10, 100 * $12 }' "$1"
 }
 best_of_search() { # CSV: the simulated candidate with the shortest iteration
-  awk -F, 'NR > 1 && $12 != "" && (best == "" || $12 < best) { best = $12; row = $0 } END { print row }' "$1"
+  awk -F, 'NR > 1 && $12 != "analytic" && (best == "" || $13 < best) { best = $13; row = $0 } END { print row }' "$1"
 }
 layout_of() { # a search.csv row
   awk -F, '{ printf "TP%s PP%s DP%s, micro-batch %s, %s%s recompute, ZeRO-%s%s", $1, $2, $3, $4,
@@ -145,12 +145,12 @@ differences() {
   k() { awk -v a="$(col "$1" compute_s)" -v b="$(col "$1" recompute_s)" -v t="$(col "$1" iteration_s)" \
     'BEGIN { printf "%.0f%%", 100 * (a + b) / t }'; }
   k22=$(k "$c22") k175=$(k "$c175") k1t=$(k "$c1t")
-  g22=$(fmt "$(col "$work/sens-22b-kernels-1.2/scale.csv" megatron_percent_of_peak)")
-  g175=$(fmt "$(col "$work/sens-175b-kernels-1.2/scale.csv" megatron_percent_of_peak)")
-  g1t=$(fmt "$(col "$work/sens-1t-kernels-1.2/scale.csv" megatron_percent_of_peak)")
-  b22=$(fmt "$(cut -d, -f13 <<<"$(best_of_search "$work/search-22b/search.csv")")")
+  g22=$(fmt "$(col "$work/sens-22b-kernels-1.2/scale.csv" megatron_percent)")
+  g175=$(fmt "$(col "$work/sens-175b-kernels-1.2/scale.csv" megatron_percent)")
+  g1t=$(fmt "$(col "$work/sens-1t-kernels-1.2/scale.csv" megatron_percent)")
+  b22=$(fmt "$(cut -d, -f15 <<<"$(best_of_search "$work/search-22b/search.csv")")")
   local f22
-  f22=$(awk -v a="$(col "$c22" megatron_percent_of_peak)" 'BEGIN { printf "%.2f", a / 38.38 }')
+  f22=$(awk -v a="$(col "$c22" megatron_percent)" 'BEGIN { printf "%.2f", a / 38.38 }')
   local w1t wmin s175 s175w s1t s1tc
   # the 512-GCD point's FLOP/s per GCD = the last point's / its efficiency
   wmin=$(awk -v a="$(col "$work/1t-minimal/scale.csv" model_tflops_per_gpu)" \
@@ -237,7 +237,7 @@ measured by that run. The study: Dash et al., "Optimizing Distributed Training o
 Large Language Models", ISC 2024, arXiv:2312.12705 (facts in ../shared/REFERENCE.md section 1).
 Its "GPU" is one GCD (half an MI250X, 191.5 TFLOPS bf16 peak); its % of peak is
 Megatron-DeepSpeed's hardware-FLOPs formula (recomputation counted), as trainsim's
-`megatron_percent_of_peak`. The platform is `platforms/frontier.yaml`: every compute and
+`megatron_percent`. The platform is `platforms/frontier.yaml`: every compute and
 network parameter comes from hardware documents or microbenchmarks, none from the paper's
 percentages. The paper does not publish its final layouts or batch sizes; trainsim's presets
 (`workloads/gpt-*.yaml`) are assumed starting points, and `trainsim search` looks for the best
@@ -277,8 +277,8 @@ TEXT
   for m in 22b 175b 1t; do
     row=$(best_of_search "$work/search-$m/search.csv")
     summary=$(grep -m1 ' candidates: ' "$work/search-$m.log" | sed 's/\.$//')
-    echo "| ${m^^} | ${preset_gpus[$m]} | $(fmt "$(col "$(peak_csv $m)" megatron_percent_of_peak)")% |" \
-      "$(layout_of "$row") | $(fmt "$(cut -d, -f13 <<<"$row")")% | $(paper_peak $m)% | $summary |"
+    echo "| ${m^^} | ${preset_gpus[$m]} | $(fmt "$(col "$(peak_csv $m)" megatron_percent)")% |" \
+      "$(layout_of "$row") | $(fmt "$(cut -d, -f15 <<<"$row")")% | $(paper_peak $m)% | $summary |"
   done
   echo
   echo "## 3. Weak scaling"
@@ -327,10 +327,10 @@ TEXT
   echo "| model | base | kernel times x0.8 | x1.2 | roofline, no table | NIC bandwidth x0.8 | x1.2 |"
   echo "|---|---|---|---|---|---|---|"
   for m in 22b 175b 1t; do
-    base=$(col "$(peak_csv $m)" megatron_percent_of_peak)
+    base=$(col "$(peak_csv $m)" megatron_percent)
     line="| ${m^^} | $(fmt "$base")%"
     for v in "${sens[@]}"; do
-      x=$(col "$work/sens-$m-$v/scale.csv" megatron_percent_of_peak)
+      x=$(col "$work/sens-$m-$v/scale.csv" megatron_percent)
       line+=" | $(fmt "$x")% ($(pct_of "$x" "$base"))"
     done
     echo "$line |"

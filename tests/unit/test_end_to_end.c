@@ -808,8 +808,9 @@ static void test_collective_algorithm(void **state) {
 }
 
 /* search: every estimated candidate fits in memory and is in search.csv, sorted by the
- * analytic estimate; the top ones were simulated, and the simulation is never faster than the
- * (contention-free) estimate; a second search writes the same file. */
+ * analytic estimate; the top ones were simulated (their figures of record the hybrid
+ * fidelity's), and the simulation is never faster than the (contention-free) estimate; the
+ * rest carry the estimate; a second search writes the same file. */
 static void test_search(void **state) {
   (void)state;
   char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[256], path[600];
@@ -828,14 +829,25 @@ static void test_search(void **state) {
   assert_non_null(csv);
   long rows = 0;
   double prev = 0;
+  assert_true(strncmp(csv, "tp,pp,dp,", 9) == 0);
+  assert_non_null(strstr(csv,
+                         ",peak_memory_gib,fidelity,iteration_s,mfu_percent,megatron_percent,"
+                         "analytic_iteration_s,analytic_mfu_percent,analytic_megatron_percent\n"));
   for (char *line = strchr(csv, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
-    double est = 0, gib = 0, sim = 0;
-    int got = sscanf(line, "%*d,%*d,%*d,%*d,%*d,%*[a-z],%*d,%*d,%lf,%*f,%lf,%lf", &est, &gib, &sim);
-    assert_true(got >= 2);
+    double est = 0, gib = 0, t = 0, mfu = 0, megatron = 0, est_mfu = 0, est_megatron = 0;
+    char fidelity[16] = "";
+    int got = sscanf(
+        line, "%*d,%*d,%*d,%*d,%*d,%*[a-z],%*d,%*d,%*d,%*d,%lf,%15[a-z],%lf,%lf,%lf,%lf,%lf,%lf",
+        &gib, fidelity, &t, &mfu, &megatron, &est, &est_mfu, &est_megatron);
+    assert_int_equal(got, 8);
     assert_true(est >= prev && gib <= 64.0);
+    assert_true(mfu > 0 && megatron > 0 && est_mfu > 0 && est_megatron > 0);
     if (rows < 2) {
-      assert_int_equal(got, 3);
-      assert_true(sim >= est * (1 - 1e-9));
+      assert_string_equal(fidelity, "hybrid");
+      assert_true(t >= est * (1 - 1e-9));
+    } else {
+      assert_string_equal(fidelity, "analytic");
+      assert_true(t == est && mfu == est_mfu && megatron == est_megatron);
     }
     prev = est;
     rows++;
@@ -853,7 +865,7 @@ static void test_search(void **state) {
 }
 
 /* search explores expert parallelism for a MoE model and context parallelism for 8k
- * sequences: search.csv's last two columns (context, expert) take values beyond 1. */
+ * sequences: search.csv's columns context and expert take values beyond 1. */
 static void test_search_expert_context(void **state) {
   (void)state;
   char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[256], path[600];
@@ -865,15 +877,11 @@ static void test_search_expert_context(void **state) {
   snprintf(path, sizeof path, "%s/search.csv", dir);
   char *csv = read_file(path, NULL);
   assert_non_null(csv);
-  assert_non_null(strstr(csv, ",context,expert\n"));
+  assert_non_null(strstr(csv, ",sequence_parallel,context,expert,"));
   long max_cp = 0, max_ep = 0;
   for (char *line = strchr(csv, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
-    char *end = strchr(line, '\n'), *comma = end;
-    for (int k = 0; k < 2; k++)
-      for (comma--; *comma != ','; comma--)
-        ;
     long cp = 0, ep = 0;
-    assert_int_equal(sscanf(comma + 1, "%ld,%ld", &cp, &ep), 2);
+    assert_int_equal(sscanf(line, "%*d,%*d,%*d,%*d,%*d,%*[a-z],%*d,%*d,%ld,%ld", &cp, &ep), 2);
     max_cp = cp > max_cp ? cp : max_cp;
     max_ep = ep > max_ep ? ep : max_ep;
   }
