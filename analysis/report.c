@@ -6,10 +6,12 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../workloads/alloc.h"
 #include "../workloads/doc.h"
 #include "../workloads/schedule.h"
 
@@ -388,4 +390,97 @@ int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_in
                          const ts_metrics *m, ts_err *err) {
   json_ctx ctx = {wl, info, m};
   return ts_report_write_file(dir, "result.json", write_result, &ctx, err);
+}
+
+/* A digest as run writes it: 16 hex digits. */
+static int read_digest(const ts_doc *doc, int node, const char *key, const char *path, char *out,
+                       ts_err *err) {
+  const char *s = NULL;
+  if (ts_doc_get_string(doc, node, key, &s, err) != 1)
+    return err->is_set
+               ? -1
+               : ts_err_plain(err, "%s: expected inputs.%s as trainsim run writes it", path, key);
+  if (strlen(s) != 16 || strspn(s, "0123456789abcdef") != 16)
+    return ts_err_plain(err, "%s: inputs.%s: expected 16 hex digits, found '%.40s'", path, key, s);
+  memcpy(out, s, 17);
+  return 0;
+}
+
+int ts_report_read_json(const char *dir, ts_report_record *out, ts_err *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  ts_doc *doc = NULL;
+  if (access(path, F_OK) != 0)
+    return ts_err_plain(err, "%s: no result.json (a 'trainsim run WORKLOAD --out %s' writes one)",
+                        dir, dir);
+  if (ts_doc_load_file(path, &doc, err) != 0)
+    return -1;
+  ts_report_record r;
+  memset(&r, 0, sizeof r);
+  int root = ts_doc_root(doc), inputs = ts_doc_get(doc, root, "inputs");
+  int args = inputs != 0 ? ts_doc_get(doc, inputs, "arguments") : 0;
+  int rc = -1;
+  if (args == 0 || !ts_doc_is_seq(doc, args)) {
+    ts_err_plain(err,
+                 "%s: no inputs.arguments (written by a trainsim before 'explain'?): run it "
+                 "again with this trainsim",
+                 path);
+    goto done;
+  }
+  int metrics = ts_doc_get(doc, root, "metrics"), breakdown = ts_doc_get(doc, root, "breakdown_s");
+  int stages = ts_doc_get(doc, root, "stages");
+  if (read_digest(doc, inputs, "files_digest", path, r.files_digest, err) != 0 ||
+      read_digest(doc, inputs, "binary_digest", path, r.binary_digest, err) != 0)
+    goto done;
+  if (metrics == 0 || breakdown == 0 || stages == 0 || !ts_doc_is_seq(doc, stages) ||
+      ts_doc_get_double(doc, metrics, "iteration_s", 1e-12, 1e12, &r.iteration_s, err) != 1) {
+    if (err->msg[0] == '\0')
+      ts_err_plain(err,
+                   "%s: expected metrics, breakdown_s, stages and inputs as trainsim run "
+                   "writes them",
+                   path);
+    goto done;
+  }
+  for (int c = 0; c < TS_CAT_COUNT; c++)
+    if (ts_doc_get_double(doc, breakdown, ts_category_names[c], 0, 1e12, &r.breakdown_s[c], err) <
+        0)
+      goto done;
+  r.n_stages = ts_doc_seq_len(doc, stages);
+  r.stage_work_s = ts_alloc((size_t)r.n_stages, sizeof(double));
+  for (long s = 0; s < r.n_stages; s++) {
+    int b = ts_doc_get(doc, ts_doc_seq_item(doc, stages, (int)s), "breakdown_s");
+    double compute = 0, recompute = 0;
+    if (b == 0 || ts_doc_get_double(doc, b, "compute", 0, 1e12, &compute, err) < 0 ||
+        ts_doc_get_double(doc, b, "recompute", 0, 1e12, &recompute, err) < 0)
+      goto done;
+    r.stage_work_s[s] = compute + recompute;
+  }
+  r.n_arguments = ts_doc_seq_len(doc, args);
+  if (r.n_arguments > 4096) {
+    ts_err_plain(err, "%s: inputs.arguments: expected at most 4096 arguments, found %d", path,
+                 r.n_arguments);
+    goto done;
+  }
+  r.arguments = ts_alloc((size_t)r.n_arguments + 1, sizeof *r.arguments);
+  for (int i = 0; i < r.n_arguments; i++) {
+    const char *s = ts_doc_scalar(doc, ts_doc_seq_item(doc, args, i));
+    r.arguments[i] = strdup(s != NULL ? s : "");
+    TS_ASSERT(r.arguments[i] != NULL);
+  }
+  rc = 0;
+done:
+  ts_doc_free(doc);
+  if (rc != 0)
+    ts_report_record_fini(&r);
+  else
+    *out = r;
+  return rc;
+}
+
+void ts_report_record_fini(ts_report_record *r) {
+  for (int i = 0; r->arguments != NULL && i < r->n_arguments; i++)
+    free(r->arguments[i]);
+  free(r->arguments);
+  free(r->stage_work_s);
+  memset(r, 0, sizeof *r);
 }

@@ -62,4 +62,20 @@ int ts_report_write_file(const char *dir, const char *name, ts_report_writer wri
 int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_info *info,
                          const ts_metrics *m, ts_err *err);
 
+/* What `trainsim explain` reads back from a result.json: the figures, and what rebuilds the run
+ * (ts_run_info's arguments and digests). */
+typedef struct ts_report_record {
+  double iteration_s, breakdown_s[TS_CAT_COUNT];
+  long n_stages;
+  double *stage_work_s; /* [stage]: compute and recomputation, mean over the stage's ranks */
+  int n_arguments;
+  char **arguments;
+  char files_digest[17], binary_digest[17];
+} ts_report_record;
+/* Reads dir/result.json into *out (free with ts_report_record_fini). An input error names the
+ * file and what is missing or out of range: no result.json, one written before `explain`
+ * existed, a truncated, tampered or foreign one. */
+int ts_report_read_json(const char *dir, ts_report_record *out, ts_err *err);
+void ts_report_record_fini(ts_report_record *r);
+
 #endif

@@ -2,51 +2,107 @@
 #include "args.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "../workloads/doc.h"
 
-const char *const ts_args_override_options[] = {"--tp",
-                                                "--pp",
-                                                "--cp",
-                                                "--ep",
-                                                "--etp",
-                                                "--micro-batch-size",
-                                                "--global-batch-size",
-                                                "--schedule",
-                                                "--recompute",
-                                                "--zero-stage",
-                                                "--virtual-stages",
-                                                "--dp-bucket-size",
-                                                "--first-stage-layers",
-                                                "--last-stage-layers",
-                                                NULL};
-const char *const ts_args_override_switches[] = {"--sequence-parallel", "--fsdp",
-                                                 "--scatter-gather", NULL};
+/* Choices are stored through an int: the enums they fill must be of int's size. */
+_Static_assert(sizeof(ts_schedule_kind) == sizeof(int) && sizeof(ts_recompute) == sizeof(int),
+               "enums stored by TS_FLAG_CHOICE must be int-sized");
 
-static bool listed(const char *const *names, const char *name) {
-  for (const char *const *n = names; n != NULL && *n != NULL; n++)
-    if (strcmp(*n, name) == 0)
-      return true;
-  return false;
+#define HELP_COLUMN 29 /* where a flag's help starts */
+#define WIDTH 96 /* of the help text */
+
+static const char set_help[] =
+    "any key of the platform or workload file, checked as there (repeatable; e.g. --set "
+    "network.global_link.bandwidth=50GBps, --set model.num_layers=64); result.json lists them";
+
+const ts_command *ts_args_command(const char *name) {
+  for (const ts_command *const *c = ts_commands; *c != NULL; c++)
+    if (strcmp((*c)->name, name) == 0)
+      return *c;
+  return NULL;
 }
 
-int ts_args_next(ts_args *cli, const char **flag, const char **value, ts_err *err) {
+/* The flag of c called name (or with that alias), and its group; NULL when there is none. */
+static const ts_flag *find_flag(const ts_command *c, const char *name, const ts_flag_group **in) {
+  for (const ts_flag_group *g = c->groups; g->flags != NULL; g++)
+    for (const ts_flag *f = g->flags; f->name != NULL; f++)
+      if (strcmp(f->name, name) == 0 || (f->alias != NULL && strcmp(f->alias, name) == 0)) {
+        *in = g;
+        return f;
+      }
+  return NULL;
+}
+
+static int unknown_option(const ts_command *c, const char *name, ts_err *err) {
+  const char *all[256] = {"--set"}; /* offered only for a near miss such as --sett */
+  int n = strncmp(name, "--se", 4) == 0 ? 1 : 0;
+  for (const ts_flag_group *g = c->groups; g->flags != NULL; g++)
+    for (const ts_flag *f = g->flags; f->name != NULL && n < 255; f++)
+      all[n++] = f->name;
+  all[n] = NULL;
+  const char *hint = ts_did_you_mean(name, all);
+  if (hint != NULL)
+    return ts_err_plain(err, "unknown option '%s' (did you mean '%s'?)", name, hint);
+  return ts_err_plain(err, "unknown option '%s' (see 'trainsim %s --help')", name, c->name);
+}
+
+/* Checks value and stores it where flag f of group g goes in out. */
+static int store(const ts_flag *f, const ts_flag_group *g, void *out, const char *value,
+                 ts_err *err) {
+  char *at = (char *)out + g->base;
+  int rc = 0, choice = 0;
+  switch (f->kind) {
+  case TS_FLAG_SWITCH:
+    *(bool *)(at + f->offset) = true;
+    break;
+  case TS_FLAG_COUNT:
+    rc = ts_args_count(f->name, value, f->lo, f->hi, (long *)(at + f->offset), err);
+    break;
+  case TS_FLAG_CHOICE:
+    rc = ts_args_choice(f->name, value, f->choices, &choice, err);
+    if (rc == 0)
+      *(int *)(at + f->offset) = choice;
+    break;
+  case TS_FLAG_BYTES:
+    rc = ts_args_bytes(f->name, value, (double *)(at + f->offset), err);
+    break;
+  case TS_FLAG_TEXT:
+    *(const char **)(at + f->offset) = value;
+    break;
+  case TS_FLAG_CUSTOM:
+    rc = f->parse(at, f->name, value, err);
+    break;
+  }
+  if (rc == 0 && f->set_offset > 0)
+    *(bool *)(at + f->set_offset - 1) = true;
+  return rc;
+}
+
+int ts_args_next(ts_args *cli, const ts_flag **flag, const char **value, ts_err *err) {
   static char name[64];
+  const ts_command *c = cli->command;
   if (cli->i >= cli->argc)
     return TS_ARGS_END;
   const char *arg = cli->argv[cli->i++];
-  if (strncmp(arg, "--", 2) != 0 && strcmp(arg, "-h") != 0) {
+  const ts_flag_group *g = NULL;
+  *flag = NULL;
+  *value = NULL;
+  if (strcmp(arg, "-h") == 0)
+    return TS_ARGS_HELP;
+  const ts_flag *f = arg[0] == '-' && arg[1] != '-' ? find_flag(c, arg, &g) : NULL;
+  if (f == NULL && strncmp(arg, "--", 2) != 0) {
     *value = arg;
     return TS_ARGS_ARGUMENT;
   }
-  const char *eq = strchr(arg, '=');
+  const char *eq = f == NULL ? strchr(arg, '=') : NULL;
   snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-  if (strcmp(name, "-h") == 0)
-    snprintf(name, sizeof name, "--help");
-  *flag = name;
-  *value = NULL;
+  if (strcmp(name, "--help") == 0) {
+    if (eq != NULL)
+      return ts_err_plain(err, "--help takes no value");
+    return TS_ARGS_HELP;
+  }
   if (strcmp(name, "--set") == 0) {
     const char *kv = eq != NULL ? eq + 1 : cli->i < cli->argc ? cli->argv[cli->i++] : NULL;
     if (kv == NULL)
@@ -56,39 +112,34 @@ int ts_args_next(ts_args *cli, const char **flag, const char **value, ts_err *er
     int workload_before = ts_doc_overrides_count(TS_DOC_WORKLOAD);
     if (ts_doc_override_add(kv, err) != 0)
       return -1;
-    if (cli->reads_no_workload && ts_doc_overrides_count(TS_DOC_WORKLOAD) > workload_before)
-      return ts_err_plain(err, "--set %s: 'trainsim %s' reads no workload file", kv, cli->command);
+    if (c->reads_no_workload && ts_doc_overrides_count(TS_DOC_WORKLOAD) > workload_before)
+      return ts_err_plain(err, "--set %s: 'trainsim %s' reads no workload file", kv, c->name);
     return ts_args_next(cli, flag, value, err);
   }
-  bool overrides = cli->takes_overrides;
-  if (strcmp(name, "--help") == 0 || listed(cli->switches, name) ||
-      (overrides && listed(ts_args_override_switches, name))) {
+  if (f == NULL && (f = find_flag(c, name, &g)) == NULL)
+    return unknown_option(c, name, err);
+  if (f->value == NULL) { /* a switch (TS_FLAG_SWITCH, or a custom one) */
     if (eq != NULL)
-      return ts_err_plain(err, "%s takes no value", name);
-    return TS_ARGS_OPTION;
-  }
-  if (!listed(cli->options, name) && !(overrides && listed(ts_args_override_options, name))) {
-    const char *const *lists[] = {cli->options, cli->switches,
-                                  overrides ? ts_args_override_options : NULL,
-                                  overrides ? ts_args_override_switches : NULL};
-    const char *all[128] = {"--set"}; /* offered only for a near miss such as --sett */
-    int n = strncmp(name, "--se", 4) == 0 ? 1 : 0;
-    for (int l = 0; l < 4; l++)
-      for (const char *const *o = lists[l]; o != NULL && *o != NULL && n < 127; o++)
-        all[n++] = *o;
-    all[n] = NULL;
-    const char *hint = ts_did_you_mean(name, all);
-    if (hint != NULL)
-      return ts_err_plain(err, "unknown option '%s' (did you mean '%s'?)", name, hint);
-    return ts_err_plain(err, "unknown option '%s' (see 'trainsim %s --help')", name, cli->command);
-  }
-  if (eq != NULL)
+      return ts_err_plain(err, "%s takes no value", f->name);
+  } else if (eq != NULL) {
     *value = eq + 1;
-  else if (cli->i < cli->argc)
+  } else if (cli->i < cli->argc) {
     *value = cli->argv[cli->i++];
-  else
-    return ts_err_plain(err, "%s: expected a value after the option", name);
+  } else {
+    return ts_err_plain(err, "%s: expected a value after the option", f->name);
+  }
+  if (cli->out != NULL && store(f, g, cli->out, *value, err) != 0)
+    return -1;
+  *flag = f;
   return TS_ARGS_OPTION;
+}
+
+int ts_args_apply(const ts_command *c, void *out, const char *name, const char *value,
+                  ts_err *err) {
+  const ts_flag_group *g = NULL;
+  const ts_flag *f = find_flag(c, name, &g);
+  TS_ASSERT(f != NULL); /* callers name flags of the tables */
+  return store(f, g, out, value, err);
 }
 
 static int flag_error(ts_err *err, const char *flag, const char *expected, const char *found) {
@@ -139,69 +190,238 @@ int ts_args_bytes(const char *flag, const char *text, double *out, ts_err *err) 
   return 0;
 }
 
-int ts_args_override(const char *flag, const char *value, ts_overrides *ov, ts_err *err) {
-  static const char *const stages[] = {"0", "1", "2", "3", NULL};
-  const long max = TS_ARGS_MAX_COUNT;
-  int choice = 0, rc = 0;
-  if (strcmp(flag, "--sequence-parallel") == 0) {
-    ov->is_sequence_parallel_set = true;
-  } else if (strcmp(flag, "--tp") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->tp, err);
-    ov->is_tp_set = true;
-  } else if (strcmp(flag, "--pp") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->pp, err);
-    ov->is_pp_set = true;
-  } else if (strcmp(flag, "--cp") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->cp, err);
-    ov->is_cp_set = true;
-  } else if (strcmp(flag, "--ep") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->ep, err);
-    ov->is_ep_set = true;
-  } else if (strcmp(flag, "--etp") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->etp, err);
-    ov->is_etp_set = true;
-  } else if (strcmp(flag, "--micro-batch-size") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->micro_batch, err);
-    ov->is_micro_batch_set = true;
-  } else if (strcmp(flag, "--global-batch-size") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->global_batch, err);
-    ov->is_global_batch_set = true;
-  } else if (strcmp(flag, "--zero-stage") == 0) {
-    rc = ts_args_choice(flag, value, stages, &choice, err);
-    ov->zero_stage = choice;
-    ov->is_zero_stage_set = true;
-  } else if (strcmp(flag, "--schedule") == 0) {
-    rc = ts_args_choice(flag, value, ts_schedule_names, &choice, err);
-    ov->schedule = (ts_schedule_kind)choice;
-    ov->is_schedule_set = true;
-  } else if (strcmp(flag, "--scatter-gather") == 0) {
-    ov->is_scatter_gather_set = true;
-  } else if (strcmp(flag, "--fsdp") == 0) { /* PyTorch FSDP's FULL_SHARD is ZeRO-3 */
-    ov->zero_stage = 3;
-    ov->is_zero_stage_set = true;
-    ov->is_fsdp = true;
-  } else if (strcmp(flag, "--dp-bucket-size") == 0) {
-    rc = strcmp(value, "0") == 0 ? 0 : ts_args_bytes(flag, value, &ov->dp_bucket_bytes, err);
-    if (strcmp(value, "0") == 0)
-      ov->dp_bucket_bytes = 0;
-    ov->is_dp_bucket_set = true;
-  } else if (strcmp(flag, "--first-stage-layers") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->first_stage_layers, err);
-    ov->is_first_stage_layers_set = true;
-  } else if (strcmp(flag, "--last-stage-layers") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->last_stage_layers, err);
-    ov->is_last_stage_layers_set = true;
-  } else if (strcmp(flag, "--virtual-stages") == 0) {
-    rc = ts_args_count(flag, value, 1, max, &ov->virtual_stages, err);
-    ov->is_virtual_stages_set = true;
-  } else if (strcmp(flag, "--recompute") == 0) {
-    rc = ts_args_choice(flag, value, ts_recompute_names, &choice, err);
-    ov->recompute = (ts_recompute)choice;
-    ov->is_recompute_set = true;
-  } else {
+/* ---- the layout overrides, shared by the commands that read a workload ---- */
+
+static const char *const zero_stages[] = {"0", "1", "2", "3", NULL};
+
+/* --fsdp: PyTorch FSDP's FULL_SHARD is ZeRO-3. */
+static int parse_fsdp(void *group, const char *flag, const char *value, ts_err *err) {
+  (void)flag, (void)value, (void)err;
+  ts_overrides *ov = group;
+  ov->zero_stage = 3;
+  ov->is_zero_stage_set = true;
+  ov->is_fsdp = true;
+  return 0;
+}
+
+/* --dp-bucket-size: a size, or 0 for no buckets. */
+static int parse_bucket(void *group, const char *flag, const char *value, ts_err *err) {
+  ts_overrides *ov = group;
+  if (strcmp(value, "0") == 0) {
+    ov->dp_bucket_bytes = 0;
     return 0;
   }
-  return rc != 0 ? -1 : 1;
+  return ts_args_bytes(flag, value, &ov->dp_bucket_bytes, err);
+}
+
+#define COUNT(name_, field)                                                                        \
+  .name = name_, .value = "N", .kind = TS_FLAG_COUNT, .offset = offsetof(ts_overrides, field),     \
+  .set_offset = TS_FLAG_SET(ts_overrides, is_##field##_set), .lo = 1, .hi = TS_ARGS_MAX_COUNT
+
+const ts_flag ts_args_override_flags[] = {
+    {COUNT("--tp", tp), .help = "tensor-parallel size (parallelism.tensor)"},
+    {COUNT("--pp", pp), .help = "pipeline-parallel size (parallelism.pipeline)"},
+    {COUNT("--cp", cp),
+     .help = "context-parallel size: ring attention over N ranks that split each sequence "
+             "(parallelism.context)"},
+    {COUNT("--ep", ep),
+     .help = "expert-parallel size of a mixture-of-experts model (parallelism.expert)"},
+    {COUNT("--etp", etp), .help = "expert tensor-parallel size of a mixture-of-experts model "
+                                  "(parallelism.expert_tensor)"},
+    {COUNT("--micro-batch-size", micro_batch),
+     .help = "sequences per microbatch (training.micro_batch_size)"},
+    {COUNT("--global-batch-size", global_batch),
+     .help = "sequences per iteration (training.global_batch_size)"},
+    {.name = "--schedule",
+     .value = "gpipe|1f1b|interleaved",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(ts_overrides, schedule),
+     .set_offset = TS_FLAG_SET(ts_overrides, is_schedule_set),
+     .choices = ts_schedule_names,
+     .help = "pipeline schedule (parallelism.schedule)"},
+    {COUNT("--virtual-stages", virtual_stages),
+     .help = "model chunks per pipeline rank; > 1 makes 1f1b the interleaved schedule "
+             "(parallelism.virtual_stages)"},
+    {COUNT("--first-stage-layers", first_stage_layers),
+     .help = "layers of the first pipeline stage, the rest split evenly "
+             "(parallelism.decoder_first_pipeline_num_layers)"},
+    {COUNT("--last-stage-layers", last_stage_layers),
+     .help = "layers of the last pipeline stage, the rest split evenly "
+             "(parallelism.decoder_last_pipeline_num_layers)"},
+    {.name = "--recompute",
+     .value = "none|selective|full",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(ts_overrides, recompute),
+     .set_offset = TS_FLAG_SET(ts_overrides, is_recompute_set),
+     .choices = ts_recompute_names,
+     .help = "activation recomputation (parallelism.recompute)"},
+    {.name = "--sequence-parallel",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_overrides, is_sequence_parallel_set),
+     .help = "Megatron sequence parallelism: layer norms and dropouts on s/tp of the sequence, "
+             "each TP all-reduce a reduce-scatter and an all-gather "
+             "(parallelism.sequence_parallel)"},
+    {.name = "--zero-stage",
+     .value = "0|1|2|3",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(ts_overrides, zero_stage),
+     .set_offset = TS_FLAG_SET(ts_overrides, is_zero_stage_set),
+     .choices = zero_stages,
+     .help = "0: all-reduce gradients; 1: shard optimizer states (reduce-scatter gradients, "
+             "all-gather weights); 2: shard gradients too, reduce-scattered every microbatch; 3: "
+             "shard weights too, all-gathered per layer in forward and backward with the next "
+             "layer prefetched (2 and 3 need --pp 1, as in DeepSpeed)"},
+    {.name = "--fsdp",
+     .kind = TS_FLAG_CUSTOM,
+     .parse = parse_fsdp,
+     .help = "PyTorch FSDP (FULL_SHARD): the same as --zero-stage 3"},
+    {.name = "--scatter-gather",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_overrides, is_scatter_gather_set),
+     .help = "pipeline activations cross as 1/tp per TP rank, then an all-gather inside the "
+             "stage (Megatron-LM's default; parallelism.scatter_gather_tensors_in_pipeline)"},
+    {.name = "--dp-bucket-size",
+     .value = "BYTES",
+     .kind = TS_FLAG_CUSTOM,
+     .parse = parse_bucket,
+     .set_offset = TS_FLAG_SET(ts_overrides, is_dp_bucket_set),
+     .help = "reduce gradients in buckets of BYTES (fp32) while the backward pass runs, "
+             "overlapped with it (Megatron-LM's --overlap-grad-reduce: 160MB = its 40M "
+             "parameters); 0 (default): after the pipeline flush, as DeepSpeed does"},
+    {.name = NULL}};
+
+#undef COUNT
+
+/* ---- help and docs, from the tables ---- */
+
+/* Words of text from column col (the line's start already printed), wrapped at WIDTH with
+ * continuation lines indented by indent; ends the line. */
+static void wrap(FILE *f, int col, int indent, const char *text) {
+  for (const char *s = text; *s != '\0';) {
+    while (*s == ' ')
+      s++;
+    size_t n = strcspn(s, " ");
+    if (n == 0)
+      break;
+    if (col > indent && col + 1 + (int)n > WIDTH) {
+      fprintf(f, "\n%*s", indent, "");
+      col = indent;
+    } else if (col > indent) {
+      fputc(' ', f);
+      col++;
+    } else if (col < indent) {
+      fprintf(f, "%*s", indent - col, "");
+      col = indent;
+    }
+    fprintf(f, "%.*s", (int)n, s);
+    col += (int)n;
+    s += n;
+  }
+  fputc('\n', f);
+}
+
+/* "-j N, --jobs N" */
+static void flag_label(const ts_flag *fl, char *out, size_t size) {
+  const char *v = fl->value != NULL ? fl->value : "";
+  const char *space = fl->value != NULL ? " " : "";
+  if (fl->alias != NULL)
+    snprintf(out, size, "%s%s%s, %s%s%s", fl->alias, space, v, fl->name, space, v);
+  else
+    snprintf(out, size, "%s%s%s", fl->name, space, v);
+}
+
+static void flag_line(FILE *f, const char *label, const char *help) {
+  int col = fprintf(f, "  %s", label);
+  if (col + 1 > HELP_COLUMN - 1) {
+    fputc('\n', f);
+    col = 0;
+  }
+  wrap(f, col, HELP_COLUMN, help);
+}
+
+static void synopsis(FILE *f, const char *lead, const ts_command *c) {
+  const char *s = c->synopsis;
+  for (int line = 0; *s != '\0'; line++) {
+    size_t n = strcspn(s, "\n");
+    fprintf(f, "%s trainsim %s %.*s\n", line == 0 ? lead : "      ", c->name, (int)n, s);
+    s += n + (s[n] == '\n');
+  }
+}
+
+void ts_args_usage(FILE *f, const ts_command *c) {
+  synopsis(f, "usage:", c);
+  fprintf(f, "\n%s", c->description);
+  for (const ts_flag_group *g = c->groups; g->flags != NULL; g++) {
+    fprintf(f, "\n%s:\n", g->title);
+    for (const ts_flag *fl = g->flags; fl->name != NULL; fl++) {
+      char label[96];
+      flag_label(fl, label, sizeof label);
+      flag_line(f, label, fl->help);
+    }
+  }
+  fputs(c->groups[0].flags != NULL ? "\n" : "\noptions:\n", f);
+  flag_line(f, "--set KEY=VALUE",
+            c->reads_no_workload ? "any key of the platform file, checked as there (repeatable)"
+                                 : set_help);
+  flag_line(f, "-h, --help", "show this help");
+}
+
+void ts_args_usage_all(FILE *f) {
+  fputs("usage: trainsim <command> [options]\n"
+        "\n"
+        "Simulates large-scale LLM training on a described machine (default: Frontier, OLCF).\n"
+        "\n"
+        "commands:\n",
+        f);
+  for (const ts_command *const *c = ts_commands; *c != NULL; c++) {
+    char label[128];
+    snprintf(label, sizeof label, "%s %.*s", (*c)->name, (int)strcspn((*c)->synopsis, "\n"),
+             (*c)->synopsis);
+    flag_line(f, label, (*c)->summary);
+  }
+  fputs("\nRun 'trainsim COMMAND --help' for a command's options; 'trainsim help --markdown'\n"
+        "prints every command's flags as docs/cli.md tables them.\n"
+        "Exit status: 0 success, 2 input error, 1 other failure.\n",
+        f);
+}
+
+static void markdown_cell(FILE *f, const char *text) {
+  for (const char *s = text; *s != '\0'; s++) {
+    if (*s == '|')
+      fputc('\\', f);
+    fputc(*s, f);
+  }
+}
+
+static void markdown_row(FILE *f, const char *label, const char *help) {
+  fputs("| `", f);
+  markdown_cell(f, label);
+  fputs("` | ", f);
+  markdown_cell(f, help);
+  fputs(" |\n", f);
+}
+
+void ts_args_markdown(FILE *f) {
+  for (const ts_command *const *c = ts_commands; *c != NULL; c++) {
+    fprintf(f, "### trainsim %s\n\n", (*c)->name);
+    const char *s = (*c)->synopsis;
+    for (size_t n; *s != '\0'; s += n + (s[n] == '\n')) {
+      n = strcspn(s, "\n");
+      fprintf(f, "`trainsim %s %.*s`  \n", (*c)->name, (int)n, s);
+    }
+    fprintf(f, "%s.\n\n| flag | what it does |\n|---|---|\n", (*c)->summary);
+    for (const ts_flag_group *g = (*c)->groups; g->flags != NULL; g++)
+      for (const ts_flag *fl = g->flags; fl->name != NULL; fl++) {
+        char label[96];
+        flag_label(fl, label, sizeof label);
+        markdown_row(f, label, fl->help);
+      }
+    markdown_row(f, "--set KEY=VALUE",
+                 (*c)->reads_no_workload
+                     ? "any key of the platform file, checked as there (repeatable)"
+                     : set_help);
+    fputc('\n', f);
+  }
 }
 
 int ts_args_load_platform(const char *path, ts_platform *pf, ts_err *err) {

@@ -16,42 +16,6 @@
 
 #define MAX_SIZES 64
 
-static const char usage[] =
-    "usage: trainsim bench allreduce|allgather|reducescatter|alltoall|sendrecv [options]\n"
-    "       trainsim bench p2p --from GPU --to GPU [options]\n"
-    "       trainsim bench shift|uniform|bisection [options]\n"
-    "\n"
-    "Simulated collective and point-to-point benchmarks, printed like nccl-tests/rccl-tests:\n"
-    "size, time, algbw = size / time and busbw (algbw x 2(n-1)/n for all-reduce, x (n-1)/n\n"
-    "for all-gather, reduce-scatter and all-to-all, x 1 for sendrecv and p2p). Sizes double\n"
-    "from --min-bytes to --max-bytes; for all-to-all a size is what each GPU sends in all.\n"
-    "Each row is printed as soon as its size has run (the analytic fidelity: at the end).\n"
-    "\n"
-    "Network patterns: every GPU sends a size to the GPU of the same local index on a partner\n"
-    "node and receives as much, all at once; the table gives the rate per GPU, per node and\n"
-    "in total. shift: node i sends to node i + a group's nodes (a dragonfly group; a fat\n"
-    "tree's leaf unit), the adversarial group-to-group pattern; uniform: to a random\n"
-    "permutation of the nodes (fixed seed, no node to itself); bisection: the first half of\n"
-    "the nodes exchanges with the second, pairwise. --gpus defaults to the whole machine.\n"
-
-    "\n"
-    "options:\n"
-    "  --gpus N              GPUs taking part, the machine's first N (default 8)\n"
-    "  --from GPU, --to GPU  p2p: the two GPUs (global indices: node x GPUs per node + local)\n"
-    "  --platform FILE       platform file (default: the built-in platforms/frontier.yaml)\n"
-    "  --collectives auto|ring|hierarchical|tree\n"
-    "                        all-reduce algorithm (default auto: the one the platform's\n"
-    "                        library (NCCL, RCCL) picks per size by its own model, with the\n"
-    "                        protocol; the table says which ran as algorithm/protocol)\n"
-    "  --fidelity aggregate|flow|analytic|hybrid\n"
-    "                        collective transfers per rank: one (default) or one per ring step\n"
-    "  --min-bytes SIZE      smallest size (default 8)\n"
-    "  --max-bytes SIZE      largest size (default 8GiB)\n"
-    "  --set KEY=VALUE       override a key of the platform file, checked as there\n"
-    "                        (repeatable; e.g. --set network.link.bandwidth=50GBps)\n"
-    "  --quiet               no progress line on stderr (shown only when it is a terminal)\n"
-    "  -h, --help            show this help\n";
-
 typedef struct bench_args {
   ts_benchmark_op op;
   long n_gpus, from, to;
@@ -63,65 +27,123 @@ typedef struct bench_args {
   bool is_from_set, is_to_set, is_gpus_set;
 } bench_args;
 
-static const char *const options[] = {"--gpus",      "--from",        "--to",
-                                      "--platform",  "--fidelity",    "--min-bytes",
-                                      "--max-bytes", "--collectives", NULL};
+static const ts_flag bench_flags[] = {
+    {.name = "--gpus",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(bench_args, n_gpus),
+     .set_offset = TS_FLAG_SET(bench_args, is_gpus_set),
+     .lo = 2,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "GPUs taking part, the machine's first N (default 8; the network patterns: the "
+             "whole machine)"},
+    {.name = "--from",
+     .value = "GPU",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(bench_args, from),
+     .set_offset = TS_FLAG_SET(bench_args, is_from_set),
+     .lo = 0,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "p2p: the sending GPU (a global index: node x GPUs per node + local)"},
+    {.name = "--to",
+     .value = "GPU",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(bench_args, to),
+     .set_offset = TS_FLAG_SET(bench_args, is_to_set),
+     .lo = 0,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "p2p: the receiving GPU"},
+    {.name = "--platform",
+     .value = "FILE",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(bench_args, platform),
+     .help = "platform file (default: the built-in platforms/frontier.yaml)"},
+    {.name = "--collectives",
+     .value = "auto|ring|hierarchical|tree",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(bench_args, collectives),
+     .choices = ts_coll_algo_names,
+     .help = "all-reduce algorithm (default auto: the one the platform's library (NCCL, RCCL) "
+             "picks per size by its own model, with the protocol; the table says which ran as "
+             "algorithm/protocol)"},
+    {.name = "--fidelity",
+     .value = "aggregate|flow|analytic|hybrid",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(bench_args, fidelity),
+     .choices = ts_fidelity_names,
+     .help = "collective transfers per rank: one (default) or one per ring step"},
+    {.name = "--min-bytes",
+     .value = "SIZE",
+     .kind = TS_FLAG_BYTES,
+     .offset = offsetof(bench_args, min_bytes),
+     .help = "smallest size (default 8)"},
+    {.name = "--max-bytes",
+     .value = "SIZE",
+     .kind = TS_FLAG_BYTES,
+     .offset = offsetof(bench_args, max_bytes),
+     .help = "largest size (default 8GiB)"},
+    {.name = "--quiet",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(bench_args, is_quiet),
+     .help = "no progress line on stderr (shown only when it is a terminal)"},
+    {.name = NULL}};
+
+static const ts_flag_group groups[] = {{"options", bench_flags, 0}, {NULL, NULL, 0}};
+
+const ts_command ts_bench_command = {
+    .name = "bench",
+    .synopsis = "allreduce|allgather|reducescatter|alltoall|sendrecv [options]\n"
+                "p2p --from GPU --to GPU [options]\n"
+                "shift|uniform|bisection [options]",
+    .summary = "simulated nccl-tests-style collective and p2p benchmarks; network patterns",
+    .description =
+        "Simulated collective and point-to-point benchmarks, printed like nccl-tests/rccl-tests:\n"
+        "size, time, algbw = size / time and busbw (algbw x 2(n-1)/n for all-reduce, x (n-1)/n\n"
+        "for all-gather, reduce-scatter and all-to-all, x 1 for sendrecv and p2p). Sizes double\n"
+        "from --min-bytes to --max-bytes; for all-to-all a size is what each GPU sends in all.\n"
+        "Each row is printed as soon as its size has run (the analytic fidelity: at the end).\n"
+        "\n"
+        "Network patterns: every GPU sends a size to the GPU of the same local index on a partner\n"
+        "node and receives as much, all at once; the table gives the rate per GPU, per node and\n"
+        "in total. shift: node i sends to node i + a group's nodes (a dragonfly group; a fat\n"
+        "tree's leaf unit), the adversarial group-to-group pattern; uniform: to a random\n"
+        "permutation of the nodes (fixed seed, no node to itself); bisection: the first half of\n"
+        "the nodes exchanges with the second, pairwise. --gpus defaults to the whole machine.\n",
+    .groups = groups,
+    .reads_no_workload = true,
+    .main = ts_bench_main};
 
 static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   memset(a, 0, sizeof *a);
   a->n_gpus = 8;
   a->min_bytes = 8;
   a->max_bytes = 8.0 * 1073741824.0;
-  bool has_op = false, is_gpus_set = false;
-  static const char *const switches[] = {"--quiet", NULL};
-  ts_args cli = {argc, argv, 0, "bench", options, switches, false, true, false};
-  const char *flag = NULL, *value = NULL;
+  bool has_op = false;
+  ts_args cli = {&ts_bench_command, argc, argv, 0, a, false};
+  const ts_flag *flag = NULL;
+  const char *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)
       return -1;
-    int rc = 0, choice = 0;
-    if (item == TS_ARGS_ARGUMENT) {
-      if (has_op)
-        return ts_err_plain(err, "bench takes one operation, found a second one: '%s'", value);
-      ts_loc loc = {NULL, 0, 0, "bench"};
-      if (ts_args_choice("bench", value, ts_benchmark_op_names, &choice, err) != 0) {
-        err->is_set = false;
-        return ts_err_at(err, loc,
-                         "unknown operation '%s' (one of allreduce, allgather, "
-                         "reducescatter, alltoall, sendrecv, p2p, shift, uniform, bisection)",
-                         value);
-      }
-      a->op = (ts_benchmark_op)choice;
-      has_op = true;
-    } else if (strcmp(flag, "--help") == 0) {
-      fputs(usage, stdout);
+    if (item == TS_ARGS_HELP) {
+      ts_args_usage(stdout, &ts_bench_command);
       return 1;
-    } else if (strcmp(flag, "--quiet") == 0) {
-      a->is_quiet = true;
-    } else if (strcmp(flag, "--gpus") == 0) {
-      rc = ts_args_count(flag, value, 2, TS_ARGS_MAX_COUNT, &a->n_gpus, err);
-      is_gpus_set = a->is_gpus_set = true;
-    } else if (strcmp(flag, "--from") == 0) {
-      rc = ts_args_count(flag, value, 0, TS_ARGS_MAX_COUNT, &a->from, err);
-      a->is_from_set = true;
-    } else if (strcmp(flag, "--to") == 0) {
-      rc = ts_args_count(flag, value, 0, TS_ARGS_MAX_COUNT, &a->to, err);
-      a->is_to_set = true;
-    } else if (strcmp(flag, "--platform") == 0) {
-      a->platform = value;
-    } else if (strcmp(flag, "--fidelity") == 0) {
-      rc = ts_args_choice(flag, value, ts_fidelity_names, &choice, err);
-      a->fidelity = (ts_fidelity)choice;
-    } else if (strcmp(flag, "--collectives") == 0) {
-      rc = ts_args_choice(flag, value, ts_coll_algo_names, &choice, err);
-      a->collectives = (ts_coll_algo)choice;
-    } else if (strcmp(flag, "--min-bytes") == 0) {
-      rc = ts_args_bytes(flag, value, &a->min_bytes, err);
-    } else if (strcmp(flag, "--max-bytes") == 0) {
-      rc = ts_args_bytes(flag, value, &a->max_bytes, err);
     }
-    if (rc != 0)
-      return -1;
+    if (item != TS_ARGS_ARGUMENT)
+      continue;
+    if (has_op)
+      return ts_err_plain(err, "bench takes one operation, found a second one: '%s'", value);
+    int choice = 0;
+    ts_loc loc = {NULL, 0, 0, "bench"};
+    if (ts_args_choice("bench", value, ts_benchmark_op_names, &choice, err) != 0) {
+      err->is_set = false;
+      return ts_err_at(err, loc,
+                       "unknown operation '%s' (one of allreduce, allgather, "
+                       "reducescatter, alltoall, sendrecv, p2p, shift, uniform, bisection)",
+                       value);
+    }
+    a->op = (ts_benchmark_op)choice;
+    has_op = true;
   }
   if (!has_op)
     return ts_err_plain(err, "bench needs an operation (see 'trainsim bench --help')");
@@ -130,7 +152,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
     return ts_err_at(err, loc, "only 'bench p2p' takes it ('bench %s' uses --gpus)",
                      ts_benchmark_op_names[a->op]);
   }
-  if (a->op == TS_BENCHMARK_P2P && is_gpus_set) {
+  if (a->op == TS_BENCHMARK_P2P && a->is_gpus_set) {
     ts_loc loc = {NULL, 0, 0, "--gpus"};
     return ts_err_at(err, loc, "'bench p2p' takes --from and --to, not --gpus");
   }

@@ -13,6 +13,11 @@
 #ifndef TS_BENCH_H
 #define TS_BENCH_H
 
+#include "args.h"
+
+/* `bench` in the command table (args.h). */
+extern const ts_command ts_bench_command;
+
 /* Runs `trainsim bench ...` (argv after "bench"); returns the exit status. */
 int ts_bench_main(int argc, char **argv);
 

@@ -1,9 +1,10 @@
-/* cli: the trainsim command line; see cli.h. */
+/* cli: see cli.h. Commands are dispatched from the command table (args.h). */
 #include "cli.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "../workloads/doc.h"
 #include "args.h"
 #include "bench.h"
 #include "explain.h"
@@ -15,64 +16,61 @@
 #include "search.h"
 #include "sweep.h"
 
-static const char usage[] =
-    "usage: trainsim <command> [options]\n"
-    "\n"
-    "Simulates large-scale LLM training on a described machine (default: Frontier, OLCF).\n"
-    "\n"
-    "commands:\n"
-    "  run WORKLOAD [options]   simulate one training iteration and report it\n"
-    "  scale WORKLOAD --gpus N1,N2,... --weak|--strong\n"
-    "                           a scaling study with efficiencies (scale.csv)\n"
-    "  search WORKLOAD --gpus N the fastest layouts of N GPUs (analytic estimate, then the\n"
-    "                           top ones simulated; search.csv)\n"
-    "  sweep SPEC.yaml          a what-if study over any axes, points in parallel, resumable\n"
-    "                           (sweep.csv)\n"
-    "  explain RESULT_DIR       what limits a run's iteration, and the changes that would\n"
-    "                           cut it most, each re-simulated\n"
-    "  memory WORKLOAD          memory per GPU by stage, and the fewest GPUs that fit\n"
-    "  profile WORKLOAD         one layer's kernels: shape, time, what priced them, share\n"
-    "  bench OPERATION          simulated nccl-tests-style collective and p2p benchmarks\n"
-    "  platform check|show [FILE]\n"
-    "                           validate a platform file, or print what it describes\n"
-    "\n"
-    "Run 'trainsim COMMAND --help' for a command's options.\n"
-    "Exit status: 0 success, 2 input error, 1 other failure.\n";
+const ts_command *const ts_commands[] = {&ts_run_command,      &ts_scale_command,
+                                         &ts_search_command,   &ts_sweep_command,
+                                         &ts_explain_command,  &ts_memory_command,
+                                         &ts_profile_command,  &ts_bench_command,
+                                         &ts_platform_command, NULL};
+
+/* `trainsim help [COMMAND | --markdown]`: the usage, a command's help, or every command's flags
+ * as docs/cli.md tables them. */
+static int help_main(int argc, char **argv) {
+  if (argc == 0) {
+    ts_args_usage_all(stdout);
+    return 0;
+  }
+  if (argc == 1 && strcmp(argv[0], "--markdown") == 0) {
+    ts_args_markdown(stdout);
+    return 0;
+  }
+  const ts_command *c = argc == 1 ? ts_args_command(argv[0]) : NULL;
+  if (c == NULL) {
+    fprintf(stderr,
+            "trainsim: error: help takes a command or --markdown, found '%s' (see 'trainsim "
+            "--help')\n",
+            argv[0]);
+    return TS_ARGS_EXIT_INPUT;
+  }
+  ts_args_usage(stdout, c);
+  return 0;
+}
 
 int ts_cli_main(int argc, char **argv) {
   if (argc < 2) {
-    fputs(usage, stderr);
+    ts_args_usage_all(stderr);
     return TS_ARGS_EXIT_INPUT;
   }
-  if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-      strcmp(argv[1], "help") == 0) {
-    fputs(usage, stdout);
-    return 0;
+  if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+    return help_main(0, NULL);
+  if (strcmp(argv[1], "help") == 0)
+    return help_main(argc - 2, argv + 2);
+  const ts_command *c = ts_args_command(argv[1]);
+  if (c != NULL)
+    return c->main(argc - 2, argv + 2);
+  const char *names[32];
+  int n = 0;
+  char list[256] = "";
+  for (const ts_command *const *k = ts_commands; *k != NULL && n < 31; k++) {
+    names[n++] = (*k)->name;
+    size_t used = strlen(list);
+    snprintf(list + used, sizeof list - used, "%s%s", used > 0 ? ", " : "", (*k)->name);
   }
-  if (strcmp(argv[1], "run") == 0)
-    return ts_run_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "memory") == 0)
-    return ts_memory_cmd_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "scale") == 0)
-    return ts_scale_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "bench") == 0)
-    return ts_bench_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "search") == 0)
-    return ts_search_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "platform") == 0)
-    return ts_platform_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "profile") == 0)
-    return ts_profile_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "sweep") == 0)
-    return ts_sweep_main(argc - 2, argv + 2);
-  if (strcmp(argv[1], "explain") == 0)
-    return ts_explain_main(argc - 2, argv + 2);
-  fprintf(stderr,
-          "trainsim: error: unknown command '%s' (commands: run, scale, search, sweep, explain, "
-          "memory, "
-          "profile, bench, platform; "
-          "see "
-          "'trainsim --help')\n",
-          argv[1]);
+  names[n] = NULL;
+  const char *hint = ts_did_you_mean(argv[1], names);
+  if (hint != NULL)
+    fprintf(stderr, "trainsim: error: unknown command '%s' (did you mean '%s'?)\n", argv[1], hint);
+  else
+    fprintf(stderr, "trainsim: error: unknown command '%s' (commands: %s; see 'trainsim --help')\n",
+            argv[1], list);
   return TS_ARGS_EXIT_INPUT;
 }

@@ -12,15 +12,23 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static const char memory_usage[] =
-    "usage: trainsim memory WORKLOAD [options]\n"
-    "\n"
-    "Memory per GPU of each pipeline stage (weights, gradients, optimizer states, activations),\n"
-    "the model states in all, and the layout with the fewest GPUs that fits (TP inside a\n"
-    "node, this batch, recomputation and ZeRO stage). No simulation: it takes a moment.\n"
-    "Options are those of 'trainsim run' that shape memory: --platform, --gpus, --tp, --pp,\n"
-    "--dp, --cp, --ep, --etp, --micro-batch-size, --global-batch-size, --schedule, --recompute,\n"
-    "--zero-stage, --sequence-parallel, --set KEY=VALUE.\n";
+static const ts_flag_group groups[] = {{"inputs", ts_run_input_flags, 0},
+                                       {"layout (each overrides the workload file)",
+                                        ts_args_override_flags, offsetof(ts_run_args, ov)},
+                                       {NULL, NULL, 0}};
+
+const ts_command ts_memory_command = {
+    .name = "memory",
+    .synopsis = "WORKLOAD [options]",
+    .summary = "memory per GPU by stage, and the fewest GPUs that fit",
+    .description =
+        "Memory per GPU of each pipeline stage (weights, gradients, optimizer states, "
+        "activations),\n"
+        "the model states in all, and the layout with the fewest GPUs that fits (TP inside a\n"
+        "node, this batch, recomputation and ZeRO stage). No simulation: it takes a moment.\n"
+        "Its options are those of 'trainsim run' that shape memory.\n",
+    .groups = groups,
+    .main = ts_memory_cmd_main};
 
 /* Bytes of model state per parameter and in all, for the whole model (no replicas). */
 static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
@@ -47,7 +55,7 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
 int ts_memory_cmd_main(int argc, char **argv) {
   static ts_platform pf;
   ts_workload wl;
-  int rc = ts_run_load_layout(argc, argv, "memory", memory_usage, &pf, &wl);
+  int rc = ts_run_load_layout(&ts_memory_command, argc, argv, &pf, &wl);
   if (rc != 0)
     return rc < 0 ? 0 : rc;
   ts_metrics mem;

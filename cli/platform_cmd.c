@@ -8,15 +8,20 @@
 #include "../sim/network/route.h"
 #include "args.h"
 
-static const char usage[] =
-    "usage: trainsim platform check [FILE]\n"
-    "       trainsim platform show [FILE]\n"
-    "\n"
-    "check validates a platform file (default: the built-in platforms/frontier.yaml) and says\n"
-    "what it holds; show prints the machine it describes: GPUs, the node's link graph, NICs,\n"
-    "the network's cables, injection and bisection bandwidth, and diameter.\n"
-    "The schema is documented in platforms/README.md. --set KEY=VALUE (repeatable) overrides\n"
-    "a key of the file, checked as there: --set network.global_link.bandwidth=50GBps.\n";
+static const ts_flag_group groups[] = {{NULL, NULL, 0}};
+
+const ts_command ts_platform_command = {
+    .name = "platform",
+    .synopsis = "check [FILE]\nshow [FILE]",
+    .summary = "validate a platform file, or print what it describes",
+    .description =
+        "check validates a platform file (default: the built-in platforms/frontier.yaml) and says\n"
+        "what it holds; show prints the machine it describes: GPUs, the node's link graph, NICs,\n"
+        "the network's cables, injection and bisection bandwidth, and diameter.\n"
+        "The schema is documented in platforms/README.md.\n",
+    .groups = groups,
+    .reads_no_workload = true,
+    .main = ts_platform_main};
 
 static void show_links(const ts_platform *pf) {
   int n = pf->gpus_per_node;
@@ -218,15 +223,16 @@ static void show(const ts_platform *pf) {
 
 int ts_platform_main(int argc, char **argv) {
   ts_err err = {0};
-  ts_args cli = {argc, argv, 0, "platform", (const char *const[]){NULL}, NULL, false, true, false};
-  const char *flag = NULL, *value = NULL, *action = NULL, *file = NULL;
+  ts_args cli = {&ts_platform_command, argc, argv, 0, NULL, false};
+  const ts_flag *flag = NULL;
+  const char *value = NULL, *action = NULL, *file = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, &err)) != TS_ARGS_END;) {
     if (item < 0) {
       fprintf(stderr, "%s\n", err.msg);
       return TS_ARGS_EXIT_INPUT;
     }
-    if (item == TS_ARGS_OPTION) { /* --help is the only option */
-      fputs(usage, stdout);
+    if (item == TS_ARGS_HELP) { /* --help is the only option */
+      ts_args_usage(stdout, &ts_platform_command);
       return 0;
     }
     if (action == NULL) {

@@ -4,6 +4,11 @@
 #ifndef TS_PLATFORM_CMD_H
 #define TS_PLATFORM_CMD_H
 
+#include "args.h"
+
+/* `platform` in the command table (args.h). */
+extern const ts_command ts_platform_command;
+
 /* Runs `trainsim platform ...` (argv after "platform"); returns the exit status. */
 int ts_platform_main(int argc, char **argv);
 

@@ -9,17 +9,28 @@
 #include "args.h"
 #include "run.h"
 
-static const char usage[] =
-    "usage: trainsim profile WORKLOAD [options]\n"
-    "\n"
-    "Where one layer's compute time comes from: every kernel of one transformer layer for one\n"
-    "microbatch (forward and backward), with its shape, its predicted GPU time, what priced it\n"
-    "(table: a measured point of the platform's kernel table; interpolated: between measured\n"
-    "points; model: the roofline, where the table has nothing) and its share of the layer; then\n"
-    "whether the host's CPU time (eager dispatch, measured with the table) or the GPU bounds\n"
-    "each pass. No simulation: it takes a moment. Options are those of 'trainsim run' that shape\n"
-    "the layer: --platform, --gpus, --tp, --pp, --dp, --micro-batch-size, --global-batch-size,\n"
-    "--schedule, --recompute, --zero-stage, --sequence-parallel, --set KEY=VALUE.\n";
+static const ts_flag_group groups[] = {{"inputs", ts_run_input_flags, 0},
+                                       {"layout (each overrides the workload file)",
+                                        ts_args_override_flags, offsetof(ts_run_args, ov)},
+                                       {NULL, NULL, 0}};
+
+const ts_command ts_profile_command = {
+    .name = "profile",
+    .synopsis = "WORKLOAD [options]",
+    .summary = "one layer's kernels: shape, time, what priced them, share",
+    .description =
+        "Where one layer's compute time comes from: every kernel of one transformer layer for one\n"
+        "microbatch (forward and backward), with its shape, its predicted GPU time, what priced "
+        "it\n"
+        "(table: a measured point of the platform's kernel table; interpolated: between measured\n"
+        "points; model: the roofline, where the table has nothing) and its share of the layer; "
+        "then\n"
+        "whether the host's CPU time (eager dispatch, measured with the table) or the GPU bounds\n"
+        "each pass. No simulation: it takes a moment. Its options are those of 'trainsim run' "
+        "that\n"
+        "shape the layer.\n",
+    .groups = groups,
+    .main = ts_profile_main};
 
 /* Backward kernels: gradients, and the add that sums the residual stream's two gradients. */
 static bool is_backward(const char *kernel) {
@@ -37,7 +48,7 @@ static void print_shape(const ts_kernel_row *r, char *buf, size_t size) {
 int ts_profile_main(int argc, char **argv) {
   static ts_platform pf;
   ts_workload wl;
-  int rc = ts_run_load_layout(argc, argv, "profile", usage, &pf, &wl);
+  int rc = ts_run_load_layout(&ts_profile_command, argc, argv, &pf, &wl);
   if (rc != 0)
     return rc < 0 ? 0 : rc;
   ts_kernel_log log = {0};

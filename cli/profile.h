@@ -4,6 +4,11 @@
 #ifndef TS_PROFILE_H
 #define TS_PROFILE_H
 
+#include "args.h"
+
+/* `profile` in the command table (args.h). */
+extern const ts_command ts_profile_command;
+
 /* Runs `trainsim profile ...` (argv after "profile"); returns the exit status. */
 int ts_profile_main(int argc, char **argv);
 

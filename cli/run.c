@@ -13,6 +13,7 @@
 #include "../analysis/report.h"
 #include "../analysis/timeline.h"
 #include "../sim/simulate.h"
+#include "../workloads/alloc.h"
 #include "../workloads/cost.h"
 #include "../workloads/doc.h"
 #include "args.h"
@@ -20,118 +21,19 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-/* In two parts: C11 compilers need only accept string literals of 4,095 characters. */
-static const char run_usage[] =
-    "usage: trainsim run WORKLOAD [options]\n"
-    "\n"
-    "Simulates one training iteration of WORKLOAD (a YAML file, e.g. workloads/gpt-175b.yaml)\n"
-    "and prints a summary; writes result.json into the output directory.\n"
-    "\n"
-    "options (each overrides the workload file):\n"
-    "  --platform FILE            platform file (default: the built-in platforms/frontier.yaml)\n"
-    "  --set KEY=VALUE            any key of the platform or workload file, checked as there\n"
-    "                             (repeatable; e.g. --set network.link.bandwidth=50GBps,\n"
-    "                             --set model.num_layers=64); result.json lists them\n"
-    "  --gpus N                   GPUs (GCDs on Frontier); data parallelism = N / (tp x cp x pp)\n"
-    "  --tp N                     tensor-parallel size (parallelism.tensor)\n"
-    "  --pp N                     pipeline-parallel size (parallelism.pipeline)\n"
-    "  --dp N                     data-parallel size (parallelism.data)\n"
-    "  --cp N                     context-parallel size: ring attention over N ranks that\n"
-    "                             split each sequence (parallelism.context)\n"
-    "  --ep N, --etp N            expert-parallel and expert tensor-parallel sizes of a\n"
-    "                             mixture-of-experts model (parallelism.expert, .expert_tensor)\n"
-    "  --micro-batch-size N       sequences per microbatch (training.micro_batch_size)\n"
-    "  --global-batch-size N      sequences per iteration (training.global_batch_size)\n"
-    "  --schedule gpipe|1f1b|interleaved\n"
-    "                             pipeline schedule (parallelism.schedule)\n"
-    "  --virtual-stages N         model chunks per pipeline rank; > 1 makes 1f1b the\n"
-    "                             interleaved schedule (parallelism.virtual_stages)\n"
-    "  --first-stage-layers N, --last-stage-layers N\n"
-    "                             layers of the first / last pipeline stage, the rest split\n"
-    "                             evenly (parallelism.decoder_first/last_pipeline_num_layers)\n"
-    "  --recompute none|selective|full\n"
-    "                             activation recomputation (parallelism.recompute)\n"
-    "  --sequence-parallel        Megatron sequence parallelism: layer norms and dropouts\n"
-    "                             on s/tp of the sequence, each TP all-reduce a reduce-\n"
-    "                             scatter and an all-gather (parallelism.sequence_parallel)\n"
-    "  --zero-stage 0|1|2|3       0: all-reduce gradients; 1: shard optimizer states\n"
-    "                             (reduce-scatter gradients, all-gather weights); 2: shard\n"
-    "                             gradients too, reduce-scattered every microbatch; 3: shard\n"
-    "                             weights too, all-gathered per layer in forward and backward\n"
-    "                             with the next layer prefetched (2 and 3 need --pp 1, as in\n"
-    "                             DeepSpeed)\n"
-    "  --fsdp                     PyTorch FSDP (FULL_SHARD): the same as --zero-stage 3\n"
-    "  --scatter-gather           pipeline activations cross as 1/tp per TP rank, then an\n"
-    "                             all-gather inside the stage (Megatron-LM's default;\n"
-    "                             parallelism.scatter_gather_tensors_in_pipeline)\n"
-    "  --dp-bucket-size BYTES     reduce gradients in buckets of BYTES (fp32) while the\n"
-    "                             backward pass runs, overlapped with it (Megatron-LM's\n"
-    "                             --overlap-grad-reduce: 160MB = its 40M parameters); 0\n"
-    "                             (default): after the pipeline flush, as DeepSpeed does\n"
-    "  --overlap-slowdown F       compute that overlaps communication runs (1 + F) times\n"
-    "                             longer (kernels share the GPU; default: the platform's\n"
-    "                             collectives.overlap_slowdown, measured where it says so)\n";
-static const char run_usage_output[] =
-    "  --collectives auto|ring|hierarchical|tree\n"
-    "                             all-reduce algorithm (default auto: per call, the one the\n"
-    "                             platform's library (NCCL, RCCL) picks by its own model;\n"
-    "                             hierarchical is trainsim's, priced at the wire;\n"
-    "                             result.json counts them)\n"
-    "  --fidelity hybrid|aggregate|flow|analytic\n"
-    "                             collective transfers: one per rank and collective\n"
-    "                             (aggregate) or one per ring step (flow); hybrid (default):\n"
-    "                             aggregate, with collectives inside a node priced, not\n"
-    "                             played (within 1% of aggregate, 5-20x faster: see\n"
-    "                             docs/performance.md); analytic: no network simulation,\n"
-    "                             alpha-beta times without contention (optimistic; searches)\n"
-    "  --out DIR                  output directory (default: trainsim-out)\n"
-    "  --ignore-memory            simulate even when a rank's memory exceeds its HBM\n"
-    "  --timeline                 also write timeline.json (Chrome trace format: open it in\n"
-    "                             ui.perfetto.dev or chrome://tracing)\n"
-    "  --timeline-ranks WHICH     ranks in the timeline: pipeline (default: tp 0 of data-\n"
-    "                             parallel replica 0, every stage), replica (all of replica\n"
-    "                             0), all, or a list of ranks and nodes such as\n"
-    "                             0,8,node:3 (node:N = every rank placed on node N)\n"
-    "  --timeline-window T0:T1    only spans that overlap simulated times T0 to T1, e.g.\n"
-    "                             10s:12.5s or 0s:500ms (default: the whole iteration)\n"
-    "  --report                   also write report.html: summary, time breakdown, a Gantt\n"
-    "                             chart of the pipeline of replica 0, memory per stage and\n"
-    "                             the definitions (self-contained: open it in a browser),\n"
-    "                             and pipeline.svg, the Gantt chart alone\n"
-    "  --explain                  then explain the result (trainsim explain DIR): the\n"
-    "                             largest losses, why, and the changes that cut them most,\n"
-    "                             each re-simulated\n"
-    "  --placement contiguous|spread|random\n"
-    "                             which nodes the job gets: the first ones (default), round\n"
-    "                             robin over the network's units (dragonfly groups, fat-tree\n"
-    "                             leaves or rail units), or drawn at random (a busy\n"
-    "                             machine; --seed N, default 1)\n"
-    "  --quiet                    no progress line on stderr (shown only when stderr is a\n"
-    "                             terminal: events played, simulated time, ETA)\n"
-    "  --force                    run even when the job looks too big for this machine\n"
-    "                             (over an hour: more than 5e9 events at hybrid, 1e9 at\n"
-    "                             aggregate and flow, 1e11 analytic)\n"
-    "  --play-every-rank          hybrid: one actor per rank, even where a node's tensor-\n"
-    "                             parallel ranks could play as one (node play, 8x fewer\n"
-    "                             actors and transfers on Frontier; docs/performance.md)\n"
-    "  -h, --help                 show this help\n";
+/* TS_FLAG_CHOICE stores these through an int. */
+_Static_assert(sizeof(ts_fidelity) == sizeof(int) && sizeof(ts_coll_algo) == sizeof(int) &&
+                   sizeof(ts_placement) == sizeof(int),
+               "enums stored by TS_FLAG_CHOICE must be int-sized");
 
-/* Besides ts_args_override's options, which every simulating command takes. */
-static const char *const run_options[] = {
-    "--platform",       "--gpus",      "--dp",   "--fidelity",        "--out",
-    "--timeline-ranks", "--placement", "--seed", "--timeline-window", "--overlap-slowdown",
-    "--collectives",    NULL};
-static const char *const run_switches[] = {"--ignore-memory",   "--force", "--timeline",
-                                           "--report",          "--quiet", "--explain",
-                                           "--play-every-rank", NULL};
-/* The options that shape only the outputs: left out of the arguments result.json records. */
-static const char *const output_flags[] = {
-    "--out",    "--timeline-ranks", "--timeline-window", "--quiet",
-    "--report", "--timeline",       "--explain",         NULL};
+static const char run_description[] =
+    "Simulates one training iteration of WORKLOAD (a YAML file, e.g. workloads/gpt-175b.yaml)\n"
+    "and prints a summary; writes result.json into the output directory.\n";
 
 /* --timeline-window T0:T1, two times (units.h) with T0 < T1. */
-static int parse_window(const char *text, ts_run_args *a, ts_err *err) {
-  ts_loc flag = {NULL, 0, 0, "--timeline-window"};
+static int parse_window(void *group, const char *flag, const char *text, ts_err *err) {
+  ts_run_args *a = group;
+  ts_loc at = {NULL, 0, 0, flag};
   char copy[256];
   snprintf(copy, sizeof copy, "%s", text);
   char *colon = strchr(copy, ':');
@@ -140,7 +42,7 @@ static int parse_window(const char *text, ts_run_args *a, ts_err *err) {
     *colon = '\0';
   if (colon == NULL || ts_units_parse(copy, TS_UNITS_TIME, &t0, NULL) != 0 ||
       ts_units_parse(colon + 1, TS_UNITS_TIME, &t1, NULL) != 0 || !(t1 > t0))
-    return ts_err_at(err, flag,
+    return ts_err_at(err, at,
                      "expected two times T0:T1 with T0 < T1 such as 10s:12.5s or 0s:500ms, "
                      "found '%s'",
                      text);
@@ -149,98 +51,193 @@ static int parse_window(const char *text, ts_run_args *a, ts_err *err) {
   return 0;
 }
 
-/* Parses the arguments of `run` (or `memory`, which takes the same); returns 1 when help was
- * printed, 0 to go on, -1 on error. */
-int ts_run_parse(int argc, char **argv, const char *command, const char *const *usage_text,
-                 const char *const *options, const char *const *switches, ts_run_args *a,
-                 ts_err *err) {
+/* --overlap-slowdown F, a fraction from 0 to 10. */
+static int parse_slowdown(void *group, const char *flag, const char *text, ts_err *err) {
+  ts_run_args *a = group;
+  if (ts_parse_double(text, &a->overlap_slowdown) != 0 || !(a->overlap_slowdown >= 0) ||
+      a->overlap_slowdown > 10) {
+    ts_loc at = {NULL, 0, 0, flag};
+    return ts_err_at(err, at, "expected a fraction from 0 to 10 such as 0.1, found '%s'", text);
+  }
+  return 0;
+}
+
+const ts_flag ts_run_input_flags[] = {
+    {.name = "--platform",
+     .value = "FILE",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(ts_run_args, platform),
+     .help = "platform file (default: the built-in platforms/frontier.yaml)"},
+    {.name = "--gpus",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(ts_run_args, ov.gpus),
+     .set_offset = TS_FLAG_SET(ts_run_args, ov.is_gpus_set),
+     .lo = 1,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "GPUs (GCDs on Frontier); data parallelism = N / (tp x cp x pp)"},
+    {.name = "--dp",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(ts_run_args, ov.dp),
+     .set_offset = TS_FLAG_SET(ts_run_args, ov.is_dp_set),
+     .lo = 1,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "data-parallel size (parallelism.data)"},
+    {.name = NULL}};
+
+static const ts_flag simulation_flags[] = {
+    {.name = "--fidelity",
+     .value = "hybrid|aggregate|flow|analytic",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(ts_run_args, fidelity),
+     .choices = ts_fidelity_names,
+     .help = "collective transfers: one per rank and collective (aggregate) or one per ring step "
+             "(flow); hybrid (default): aggregate, with collectives inside a node priced, not "
+             "played (within 1% of aggregate, 5-20x faster: see docs/performance.md); analytic: "
+             "no network simulation, alpha-beta times without contention (optimistic; searches)"},
+    {.name = "--collectives",
+     .value = "auto|ring|hierarchical|tree",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(ts_run_args, collectives),
+     .choices = ts_coll_algo_names,
+     .help = "all-reduce algorithm (default auto: per call, the one the platform's library "
+             "(NCCL, RCCL) picks by its own model; hierarchical is trainsim's, priced at the "
+             "wire; result.json counts them)"},
+    {.name = "--overlap-slowdown",
+     .value = "F",
+     .kind = TS_FLAG_CUSTOM,
+     .parse = parse_slowdown,
+     .help = "compute that overlaps communication runs (1 + F) times longer (kernels share the "
+             "GPU; default: the platform's collectives.overlap_slowdown, measured where it says "
+             "so)"},
+    {.name = "--placement",
+     .value = "contiguous|spread|random",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(ts_run_args, placement),
+     .choices = ts_placement_names,
+     .help = "which nodes the job gets: the first ones (default), round robin over the "
+             "network's units (dragonfly groups, fat-tree leaves or rail units), or drawn at "
+             "random (a busy machine; --seed N, default 1)"},
+    {.name = "--seed",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(ts_run_args, seed),
+     .set_offset = TS_FLAG_SET(ts_run_args, is_seed_set),
+     .lo = 0,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "the random placement's seed"},
+    {.name = "--ignore-memory",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_run_args, ignore_memory),
+     .help = "simulate even when a rank's memory exceeds its HBM"},
+    {.name = "--force",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_run_args, is_forced),
+     .help = "run even when the job looks too big for this machine (over an hour: more than "
+             "5e9 events at hybrid, 1e9 at aggregate and flow, 1e11 analytic)"},
+    {.name = "--play-every-rank",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_run_args, is_playing_every_rank),
+     .help = "hybrid: one actor per rank, even where a node's tensor-parallel ranks could play "
+             "as one (node play, 8x fewer actors and transfers on Frontier; "
+             "docs/performance.md)"},
+    {.name = NULL}};
+
+static const ts_flag output_flags[] = {
+    {.name = "--out",
+     .value = "DIR",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(ts_run_args, out_dir),
+     .is_output = true,
+     .help = "output directory (default: trainsim-out)"},
+    {.name = "--timeline",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_run_args, is_timeline),
+     .is_output = true,
+     .help = "also write timeline.json (Chrome trace format: open it in ui.perfetto.dev or "
+             "chrome://tracing)"},
+    {.name = "--timeline-ranks",
+     .value = "WHICH",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(ts_run_args, timeline_ranks),
+     .is_output = true,
+     .help = "ranks in the timeline: pipeline (default: tp 0 of data-parallel replica 0, every "
+             "stage), replica (all of replica 0), all, or a list of ranks and nodes such as "
+             "0,8,node:3 (node:N = every rank placed on node N)"},
+    {.name = "--timeline-window",
+     .value = "T0:T1",
+     .kind = TS_FLAG_CUSTOM,
+     .parse = parse_window,
+     .set_offset = TS_FLAG_SET(ts_run_args, is_window_set),
+     .is_output = true,
+     .help = "only spans that overlap simulated times T0 to T1, e.g. 10s:12.5s or 0s:500ms "
+             "(default: the whole iteration)"},
+    {.name = "--report",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_run_args, is_report),
+     .is_output = true,
+     .help = "also write report.html: summary, time breakdown, a Gantt chart of the pipeline of "
+             "replica 0, memory per stage and the definitions (self-contained: open it in a "
+             "browser), and pipeline.svg, the Gantt chart alone"},
+    {.name = "--explain",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_run_args, is_explain),
+     .is_output = true,
+     .help = "then explain the result (trainsim explain DIR): the largest losses, why, and the "
+             "changes that cut them most, each re-simulated"},
+    {.name = "--quiet",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_run_args, is_quiet),
+     .is_output = true,
+     .help = "no progress line on stderr (shown only when stderr is a terminal: events played, "
+             "simulated time, ETA)"},
+    {.name = NULL}};
+
+static const ts_flag_group run_groups[] = {{"inputs", ts_run_input_flags, 0},
+                                           {"layout (each overrides the workload file)",
+                                            ts_args_override_flags, offsetof(ts_run_args, ov)},
+                                           {"simulation", simulation_flags, 0},
+                                           {"outputs", output_flags, 0},
+                                           {NULL, NULL, 0}};
+
+const ts_command ts_run_command = {.name = "run",
+                                   .synopsis = "WORKLOAD [options]",
+                                   .summary = "simulate one training iteration and report it",
+                                   .description = run_description,
+                                   .groups = run_groups,
+                                   .main = ts_run_main};
+
+int ts_run_parse(const ts_command *c, int argc, char **argv, ts_run_args *a, ts_err *err) {
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->fidelity = TS_FIDELITY_HYBRID;
   a->seed = 1;
   a->window_end_s = INFINITY;
   a->overlap_slowdown = -1; /* the platform's */
-  ts_overrides *ov = &a->ov;
-  bool is_window_set = false, is_seed_set = false;
-  ts_args cli = {argc, argv, 0, command, options, switches, true, false, false};
-  const char *flag = NULL, *value = NULL;
+  ts_args cli = {c, argc, argv, 0, a, false};
+  const ts_flag *flag = NULL;
+  const char *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)
       return -1;
+    if (item == TS_ARGS_HELP) {
+      ts_args_usage(stdout, c);
+      return 1;
+    }
     if (item == TS_ARGS_ARGUMENT) {
       if (a->workload != NULL)
-        return ts_err_plain(err, "%s takes one WORKLOAD file, found a second one: '%s'", command,
+        return ts_err_plain(err, "%s takes one WORKLOAD file, found a second one: '%s'", c->name,
                             value);
       a->workload = value;
-      continue;
     }
-    int choice = 0, rc = ts_args_override(flag, value, ov, err);
-    if (rc != 0) {
-      if (rc < 0)
-        return -1;
-      continue;
-    }
-    if (strcmp(flag, "--help") == 0) {
-      for (const char *const *part = usage_text; *part != NULL; part++)
-        fputs(*part, stdout);
-      return 1;
-    } else if (strcmp(flag, "--ignore-memory") == 0) {
-      a->ignore_memory = true;
-    } else if (strcmp(flag, "--force") == 0) {
-      a->is_forced = true;
-    } else if (strcmp(flag, "--play-every-rank") == 0) {
-      a->is_playing_every_rank = true;
-    } else if (strcmp(flag, "--quiet") == 0) {
-      a->is_quiet = true;
-    } else if (strcmp(flag, "--timeline") == 0) {
-      a->is_timeline = true;
-    } else if (strcmp(flag, "--report") == 0) {
-      a->is_report = true;
-    } else if (strcmp(flag, "--explain") == 0) {
-      a->is_explain = true;
-    } else if (strcmp(flag, "--timeline-ranks") == 0) {
-      a->timeline_ranks = value;
-    } else if (strcmp(flag, "--timeline-window") == 0) {
-      rc = parse_window(value, a, err);
-      is_window_set = true;
-    } else if (strcmp(flag, "--collectives") == 0) {
-      rc = ts_args_choice(flag, value, ts_coll_algo_names, &choice, err);
-      a->collectives = (ts_coll_algo)choice;
-    } else if (strcmp(flag, "--overlap-slowdown") == 0) {
-      if (ts_parse_double(value, &a->overlap_slowdown) != 0 || !(a->overlap_slowdown >= 0) ||
-          a->overlap_slowdown > 10) {
-        ts_loc loc = {NULL, 0, 0, flag};
-        rc = ts_err_at(err, loc, "expected a fraction from 0 to 10 such as 0.1, found '%s'", value);
-      }
-    } else if (strcmp(flag, "--placement") == 0) {
-      rc = ts_args_choice(flag, value, ts_placement_names, &choice, err);
-      a->placement = (ts_placement)choice;
-    } else if (strcmp(flag, "--seed") == 0) {
-      rc = ts_args_count(flag, value, 0, TS_ARGS_MAX_COUNT, &a->seed, err);
-      is_seed_set = true;
-    } else if (strcmp(flag, "--platform") == 0) {
-      a->platform = value;
-    } else if (strcmp(flag, "--out") == 0) {
-      a->out_dir = value;
-    } else if (strcmp(flag, "--gpus") == 0) {
-      rc = ts_args_count(flag, value, 1, TS_ARGS_MAX_COUNT, &ov->gpus, err);
-      ov->is_gpus_set = true;
-    } else if (strcmp(flag, "--dp") == 0) {
-      rc = ts_args_count(flag, value, 1, TS_ARGS_MAX_COUNT, &ov->dp, err);
-      ov->is_dp_set = true;
-    } else if (strcmp(flag, "--fidelity") == 0) {
-      rc = ts_args_choice(flag, value, ts_fidelity_names, &choice, err);
-      a->fidelity = (ts_fidelity)choice;
-    }
-    if (rc != 0)
-      return -1;
   }
   if (a->workload == NULL)
-    return ts_err_plain(err, "%s needs a WORKLOAD file (see 'trainsim %s --help')", command,
-                        command);
+    return ts_err_plain(err, "%s needs a WORKLOAD file (see 'trainsim %s --help')", c->name,
+                        c->name);
   /* Flags that only mean something beside another: an error, never silently ignored. */
   ts_loc at = {NULL, 0, 0, NULL};
-  if (!a->is_timeline && (a->timeline_ranks != NULL || is_window_set)) {
+  if (!a->is_timeline && (a->timeline_ranks != NULL || a->is_window_set)) {
     at.flag = a->timeline_ranks != NULL ? "--timeline-ranks" : "--timeline-window";
     return ts_err_at(err, at, "needs --timeline (it selects what the timeline holds)");
   }
@@ -248,7 +245,7 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
     at.flag = "--timeline-ranks";
     return ts_err_at(err, at, "expected pipeline, replica, all, or a list of ranks, found ''");
   }
-  if (is_seed_set && a->placement != TS_PLACEMENT_RANDOM) {
+  if (a->is_seed_set && a->placement != TS_PLACEMENT_RANDOM) {
     at.flag = "--seed";
     return ts_err_at(err, at, "needs --placement random (only a random placement draws)");
   }
@@ -256,15 +253,7 @@ int ts_run_parse(int argc, char **argv, const char *command, const char *const *
 }
 
 int ts_run_parse_recorded(int n, char **arguments, ts_run_args *a, ts_err *err) {
-  static const char *const help[] = {run_usage, run_usage_output, NULL};
-  return ts_run_parse(n, arguments, "run", help, run_options, run_switches, a, err);
-}
-
-static bool is_output_flag(const char *flag) {
-  for (const char *const *o = output_flags; *o != NULL; o++)
-    if (strcmp(*o, flag) == 0)
-      return true;
-  return false;
+  return ts_run_parse(&ts_run_command, n, arguments, a, err);
 }
 
 static char *absolute_path(const char *path) {
@@ -279,19 +268,19 @@ static char *absolute_path(const char *path) {
  * array of *n new strings. */
 static char **record_arguments(int argc, char **argv, int *n) {
   int n_sets = ts_doc_overrides_count(TS_DOC_PLATFORM) + ts_doc_overrides_count(TS_DOC_WORKLOAD);
-  char **out = calloc((size_t)(2 * argc + 2 * n_sets + 1), sizeof *out);
-  TS_ASSERT(out != NULL);
+  char **out = ts_alloc((size_t)(2 * argc + 2 * n_sets + 1), sizeof *out);
   int k = 0;
   ts_err unused = {0};
-  ts_args cli = {argc, argv, 0, "run", run_options, run_switches, true, false, true};
-  const char *flag = NULL, *value = NULL;
+  ts_args cli = {&ts_run_command, argc, argv, 0, NULL, true};
+  const ts_flag *flag = NULL;
+  const char *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, &unused)) > TS_ARGS_END;) {
     if (item == TS_ARGS_ARGUMENT) {
       out[k++] = absolute_path(value);
-    } else if (!is_output_flag(flag)) {
-      out[k++] = strdup(flag);
+    } else if (item == TS_ARGS_OPTION && !flag->is_output) {
+      out[k++] = strdup(flag->name);
       if (value != NULL)
-        out[k++] = strcmp(flag, "--platform") == 0 ? absolute_path(value) : strdup(value);
+        out[k++] = strcmp(flag->name, "--platform") == 0 ? absolute_path(value) : strdup(value);
     }
   }
   for (int i = 0; ts_doc_override(i) != NULL; i++) {
@@ -322,13 +311,11 @@ void ts_run_digest_inputs(const ts_run_args *a, const ts_platform *pf, ts_digest
     ts_digest_str(d, ts_kernels_default_text);
 }
 
-int ts_run_load_layout(int argc, char **argv, const char *command, const char *usage_text,
-                       ts_platform *pf, ts_workload *wl) {
+int ts_run_load_layout(const ts_command *c, int argc, char **argv, ts_platform *pf,
+                       ts_workload *wl) {
   ts_err err = {0};
   ts_run_args a;
-  static const char *const options[] = {"--platform", "--gpus", "--dp", NULL};
-  const char *const help[] = {usage_text, NULL};
-  int rc = ts_run_parse(argc, argv, command, help, options, NULL, &a, &err);
+  int rc = ts_run_parse(c, argc, argv, &a, &err);
   if (rc == 1)
     return -1;
   if (rc != 0 || ts_run_load_inputs(&a, pf, wl, &err) != 0) {
@@ -370,8 +357,7 @@ static void write_gantt(FILE *f, const void *ctx) {
 int ts_run_main(int argc, char **argv) {
   ts_err err = {0};
   ts_run_args a;
-  static const char *const help[] = {run_usage, run_usage_output, NULL};
-  int rc = ts_run_parse(argc, argv, "run", help, run_options, run_switches, &a, &err);
+  int rc = ts_run_parse(&ts_run_command, argc, argv, &a, &err);
   if (rc == 1)
     return 0;
   static ts_platform pf;

@@ -14,6 +14,7 @@
 #include "../workloads/err.h"
 #include "../workloads/result.h"
 #include "../workloads/workload.h"
+#include "args.h"
 #include "digest.h"
 
 /* The arguments of `run` (and of `memory`, a subset). */
@@ -29,6 +30,7 @@ typedef struct ts_run_args {
   bool is_timeline;
   bool is_report;
   bool is_explain; /* --explain: `trainsim explain` on the result, once written */
+  bool is_window_set, is_seed_set;
   const char *timeline_ranks;
   double window_start_s, window_end_s; /* --timeline-window; end INFINITY when not given */
   double overlap_slowdown; /* < 0: the platform's collectives.overlap_slowdown */
@@ -38,11 +40,14 @@ typedef struct ts_run_args {
   ts_overrides ov;
 } ts_run_args;
 
-/* Parses the arguments of `run`, or of `command` with its own options, switches and help text
- * (NULL-terminated parts); returns 1 when help was printed, 0 to go on, -1 with an error. */
-int ts_run_parse(int argc, char **argv, const char *command, const char *const *usage_text,
-                 const char *const *options, const char *const *switches, ts_run_args *a,
-                 ts_err *err);
+/* `run` in the command table (args.h), and its inputs group (--platform, --gpus, --dp), which
+ * the commands that read run's layout share. */
+extern const ts_command ts_run_command;
+extern const ts_flag ts_run_input_flags[];
+
+/* Parses the arguments of command c (run, or one taking a subset of run's flags: memory,
+ * profile) into *a; returns 1 when help was printed, 0 to go on, -1 with an error. */
+int ts_run_parse(const ts_command *c, int argc, char **argv, ts_run_args *a, ts_err *err);
 /* Parses the arguments result.json records (ts_run_info.arguments) back into *a (registering
  * their --set overrides); 0, or -1 with an error. */
 int ts_run_parse_recorded(int n, char **arguments, ts_run_args *a, ts_err *err);
@@ -58,11 +63,10 @@ ts_simulate_opts ts_run_simulate_opts(const ts_run_args *a);
 void ts_run_digest_inputs(const ts_run_args *a, const ts_platform *pf, ts_digest *d);
 
 /* For the commands that read run's layout flags and simulate nothing (memory, profile): parses
- * argv (--platform, --gpus, --dp and the workload overrides; usage_text for --help), loads and
- * checks the inputs into *pf and *wl. Returns 0 to go on, -1 when help was printed, or the exit
- * status after printing the error. */
-int ts_run_load_layout(int argc, char **argv, const char *command, const char *usage_text,
-                       ts_platform *pf, ts_workload *wl);
+ * argv by c's tables, loads and checks the inputs into *pf and *wl. Returns 0 to go on, -1 when
+ * help was printed, or the exit status after printing the error. */
+int ts_run_load_layout(const ts_command *c, int argc, char **argv, ts_platform *pf,
+                       ts_workload *wl);
 
 /* Runs `trainsim run ...` (argv after "run"); returns the exit status. */
 int ts_run_main(int argc, char **argv);

@@ -16,27 +16,6 @@
 
 #define MAX_POINTS 64
 
-static const char usage[] =
-    "usage: trainsim scale WORKLOAD [WORKLOAD...] --gpus N1,N2,... --weak|--strong [options]\n"
-    "\n"
-    "A scaling study: one simulated iteration per GPU count, each in its own process.\n"
-    "  --weak                 the global batch grows with the GPUs (batch x N / N1); or, given\n"
-    "                         one WORKLOAD per GPU count, the model grows instead (each file\n"
-    "                         keeps its own batch and layout)\n"
-    "  --strong               the global batch stays\n"
-    "  --report               also write report.html (scaling curve, time breakdown per point)\n"
-    "Efficiency: weak = model FLOP/s per GPU at N / at N1 (for one model: tokens/s per GPU);\n"
-    "strong = T(N1) N1 / (T(N) N). Prints a table and writes scale.csv into --out after every\n"
-    "point; rerunning the same study reuses the points already in scale.csv.\n"
-    "\n"
-    "options (as for 'trainsim run'; each applies to every point): --platform FILE, --tp N,\n"
-    "--pp N, --micro-batch-size N, --global-batch-size N (at N1), --schedule, --recompute,\n"
-    "--zero-stage, --sequence-parallel, --set KEY=VALUE (repeatable), --fidelity (default\n"
-    "hybrid), --out DIR (default\n"
-    "trainsim-out), --jobs N (points simulated at once, in child processes; default 1: a\n"
-    "full-scale point can take GiBs), --quiet (no progress line on stderr; it is shown only\n"
-    "when stderr is a terminal)\n";
-
 typedef struct scale_args {
   const char *workloads[MAX_POINTS], *platform, *out_dir;
   int n_workloads;
@@ -50,34 +29,113 @@ typedef struct scale_args {
   ts_overrides ov;
 } scale_args;
 
-/* Besides ts_args_override's options. */
-static const char *const options[] = {"--gpus", "--platform", "--fidelity",
-                                      "--out",  "--jobs",     NULL};
-static const char *const switches[] = {"--weak", "--strong", "--report", "--quiet", NULL};
-
-static int parse_gpus(const char *text, scale_args *a, ts_err *err) {
-  ts_loc flag = {NULL, 0, 0, "--gpus"};
+/* --gpus N1,N2,...: increasing GPU counts. */
+static int parse_gpus(void *group, const char *flag, const char *text, ts_err *err) {
+  scale_args *a = group;
+  ts_loc at = {NULL, 0, 0, flag};
   char copy[1024];
   snprintf(copy, sizeof copy, "%s", text);
   a->n_points = 0;
   for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ",")) {
     long n = 0;
     if (ts_parse_long(tok, &n) != 0)
-      return ts_err_at(err, flag, "expected GPU counts separated by commas, found '%s'", tok);
+      return ts_err_at(err, at, "expected GPU counts separated by commas, found '%s'", tok);
     if (n < 1 || n > TS_ARGS_MAX_COUNT)
-      return ts_err_at(err, flag, "the GPU count %ld is out of range (1 to %ld)", n,
+      return ts_err_at(err, at, "the GPU count %ld is out of range (1 to %ld)", n,
                        TS_ARGS_MAX_COUNT);
     if (a->n_points == MAX_POINTS)
-      return ts_err_at(err, flag, "expected at most %d GPU counts, found more", MAX_POINTS);
+      return ts_err_at(err, at, "expected at most %d GPU counts, found more", MAX_POINTS);
     if (a->n_points > 0 && n <= a->gpus[a->n_points - 1])
-      return ts_err_at(err, flag, "expected increasing GPU counts, found %ld after %ld", n,
+      return ts_err_at(err, at, "expected increasing GPU counts, found %ld after %ld", n,
                        a->gpus[a->n_points - 1]);
     a->gpus[a->n_points++] = n;
   }
   if (a->n_points == 0)
-    return ts_err_at(err, flag, "expected GPU counts such as 128,256,512, found '%s'", text);
+    return ts_err_at(err, at, "expected GPU counts such as 128,256,512, found '%s'", text);
   return 0;
 }
+
+/* --weak and --strong: one of them. */
+static int parse_kind(void *group, const char *flag, const char *value, ts_err *err) {
+  (void)value;
+  scale_args *a = group;
+  int weak = strcmp(flag, "--weak") == 0;
+  if (a->is_weak >= 0 && a->is_weak != weak)
+    return ts_err_plain(err, "give one of --weak and --strong, not both");
+  a->is_weak = weak;
+  return 0;
+}
+
+static const ts_flag study_flags[] = {
+    {.name = "--gpus",
+     .value = "N1,N2,...",
+     .kind = TS_FLAG_CUSTOM,
+     .parse = parse_gpus,
+     .help = "the GPU counts, increasing (at most 64)"},
+    {.name = "--weak",
+     .kind = TS_FLAG_CUSTOM,
+     .parse = parse_kind,
+     .help = "the global batch grows with the GPUs (batch x N / N1); or, given one WORKLOAD per "
+             "GPU count, the model grows instead (each file keeps its own batch and layout)"},
+    {.name = "--strong",
+     .kind = TS_FLAG_CUSTOM,
+     .parse = parse_kind,
+     .help = "the global batch stays"},
+    {.name = "--platform",
+     .value = "FILE",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(scale_args, platform),
+     .help = "platform file (default: the built-in platforms/frontier.yaml)"},
+    {.name = "--fidelity",
+     .value = "hybrid|aggregate|flow|analytic",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(scale_args, fidelity),
+     .choices = ts_fidelity_names,
+     .help = "as for 'trainsim run' (default hybrid)"},
+    {.name = "--jobs",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(scale_args, jobs),
+     .lo = 1,
+     .hi = 4096,
+     .is_output = true,
+     .help = "points simulated at once, in child processes (default 1: a full-scale point can "
+             "take GiBs)"},
+    {.name = "--out",
+     .value = "DIR",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(scale_args, out_dir),
+     .is_output = true,
+     .help = "output directory (default: trainsim-out)"},
+    {.name = "--report",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(scale_args, is_report),
+     .is_output = true,
+     .help = "also write report.html (scaling curve, time breakdown per point)"},
+    {.name = "--quiet",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(scale_args, is_quiet),
+     .is_output = true,
+     .help = "no progress line on stderr (it is shown only when stderr is a terminal)"},
+    {.name = NULL}};
+
+static const ts_flag_group groups[] = {
+    {"the study", study_flags, 0},
+    {"layout, for every point (each overrides the workload file; --global-batch-size at N1)",
+     ts_args_override_flags, offsetof(scale_args, ov)},
+    {NULL, NULL, 0}};
+
+const ts_command ts_scale_command = {
+    .name = "scale",
+    .synopsis = "WORKLOAD [WORKLOAD...] --gpus N1,N2,... --weak|--strong [options]",
+    .summary = "a scaling study with efficiencies (scale.csv)",
+    .description =
+        "A scaling study: one simulated iteration per GPU count, each in its own process.\n"
+        "Efficiency: weak = model FLOP/s per GPU at N / at N1 (for one model: tokens/s per GPU);\n"
+        "strong = T(N1) N1 / (T(N) N). Prints a table and writes scale.csv into --out after every\n"
+        "point; rerunning the same study reuses the points already in scale.csv.\n",
+    .groups = groups,
+    .main = ts_scale_main};
 
 static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
   memset(a, 0, sizeof *a);
@@ -85,45 +143,21 @@ static int parse(int argc, char **argv, scale_args *a, ts_err *err) {
   a->is_weak = -1;
   a->fidelity = TS_FIDELITY_HYBRID; /* as run and search */
   a->jobs = 1; /* full-scale points can take GiBs each: one at a time unless asked */
-  ts_args cli = {argc, argv, 0, "scale", options, switches, true, false, false};
-  const char *flag = NULL, *value = NULL;
-  ts_overrides *ov = &a->ov;
+  ts_args cli = {&ts_scale_command, argc, argv, 0, a, false};
+  const ts_flag *flag = NULL;
+  const char *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
     if (item < 0)
       return -1;
-    int rc = 0, choice = 0;
+    if (item == TS_ARGS_HELP) {
+      ts_args_usage(stdout, &ts_scale_command);
+      return 1;
+    }
     if (item == TS_ARGS_ARGUMENT) {
       if (a->n_workloads == MAX_POINTS)
         return ts_err_plain(err, "scale takes at most %d WORKLOAD files", MAX_POINTS);
       a->workloads[a->n_workloads++] = value;
-    } else if (strcmp(flag, "--help") == 0) {
-      fputs(usage, stdout);
-      return 1;
-    } else if (strcmp(flag, "--weak") == 0 || strcmp(flag, "--strong") == 0) {
-      int weak = strcmp(flag, "--weak") == 0;
-      if (a->is_weak >= 0 && a->is_weak != weak)
-        return ts_err_plain(err, "give one of --weak and --strong, not both");
-      a->is_weak = weak;
-    } else if (strcmp(flag, "--report") == 0) {
-      a->is_report = true;
-    } else if (strcmp(flag, "--quiet") == 0) {
-      a->is_quiet = true;
-    } else if (strcmp(flag, "--gpus") == 0) {
-      rc = parse_gpus(value, a, err);
-    } else if (strcmp(flag, "--platform") == 0) {
-      a->platform = value;
-    } else if (strcmp(flag, "--out") == 0) {
-      a->out_dir = value;
-    } else if (strcmp(flag, "--jobs") == 0) {
-      rc = ts_args_count(flag, value, 1, 4096, &a->jobs, err);
-    } else if ((rc = ts_args_override(flag, value, ov, err)) != 0) {
-      rc = rc < 0 ? -1 : 0;
-    } else if (strcmp(flag, "--fidelity") == 0) {
-      rc = ts_args_choice(flag, value, ts_fidelity_names, &choice, err);
-      a->fidelity = (ts_fidelity)choice;
     }
-    if (rc != 0)
-      return -1;
   }
   if (a->n_workloads == 0)
     return ts_err_plain(err, "scale needs a WORKLOAD file (see 'trainsim scale --help')");
@@ -327,8 +361,8 @@ static void describe_study(const scale_args *a, const ts_platform *pf, const ts_
 }
 
 /* Everything else a point's result depends on, as a fingerprint: the binary, the platform
- * file and its kernel table (or the built-in ones), the workload files, and every flag but
- * those that change no result (--out, --quiet). */
+ * file and its kernel table (or the built-in ones), the workload files, and every argument but
+ * the flags that change no result (args.h: is_output). */
 static uint64_t inputs_digest(int argc, char **argv, const scale_args *a, const ts_platform *pf) {
   ts_digest d;
   ts_digest_init(&d);
@@ -343,16 +377,20 @@ static uint64_t inputs_digest(int argc, char **argv, const scale_args *a, const 
     ts_digest_str(&d, ts_kernels_default_text);
   for (int i = 0; i < a->n_workloads; i++)
     ts_digest_file(&d, a->workloads[i]);
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--quiet") == 0 || strncmp(argv[i], "--out=", 6) == 0)
+  ts_err unused = {0};
+  ts_args cli = {&ts_scale_command, argc, argv, 0, NULL, true}; /* --set: the registry's */
+  const ts_flag *flag = NULL;
+  const char *value = NULL;
+  for (int item; (item = ts_args_next(&cli, &flag, &value, &unused)) > TS_ARGS_END;) {
+    if (item == TS_ARGS_OPTION && flag->is_output)
       continue;
-    if (strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--jobs") == 0) {
-      i++;
-      continue;
-    }
-    if (strncmp(argv[i], "--jobs=", 7) == 0)
-      continue;
-    ts_digest_str(&d, argv[i]);
+    ts_digest_str(&d, item == TS_ARGS_OPTION ? flag->name : value);
+    if (item == TS_ARGS_OPTION && value != NULL)
+      ts_digest_str(&d, value);
+  }
+  for (int i = 0; ts_doc_override(i) != NULL; i++) {
+    ts_digest_str(&d, "--set");
+    ts_digest_str(&d, ts_doc_override(i));
   }
   return d.h;
 }

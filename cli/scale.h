@@ -8,6 +8,11 @@
 #ifndef TS_SCALE_H
 #define TS_SCALE_H
 
+#include "args.h"
+
+/* `scale` in the command table (args.h). */
+extern const ts_command ts_scale_command;
+
 /* Runs `trainsim scale ...` (argv after "scale"); returns the exit status. */
 int ts_scale_main(int argc, char **argv);
 

@@ -17,25 +17,6 @@
 #include "progress.h"
 #include "study.h"
 
-static const char usage[] =
-    "usage: trainsim search WORKLOAD --gpus N [--top K] [--fidelity F] [--platform FILE]\n"
-    "                      [--out DIR] [--jobs N]\n"
-    "\n"
-    "Searches the layouts of N GPUs for the fastest iteration of WORKLOAD's model and batch:\n"
-    "tensor parallelism inside a node or across up to 4 nodes, pipeline parallelism, data\n"
-    "parallelism, micro-batch 1, 2\n"
-    "or 4, virtual stages 1 or 2, recomputation none / selective / full, ZeRO 0 or 1 (2 and 3\n"
-    "without a pipeline), sequence parallelism off or on; context parallelism 2-16 for 8k+\n"
-    "sequences; expert parallelism for a MoE model. Candidates that break a rule or do\n"
-    "not fit in memory are counted by reason; the others are played with the analytic fidelity\n"
-    "(no contention: optimistic; one pipeline plays for all replicas and tensor ranks, which\n"
-    "then run alike), and the K fastest (default 3) simulated with --fidelity F\n"
-    "(default hybrid, as 'trainsim run'), --jobs N at a time (default 1). Writes\n"
-    "search.csv (every candidate) into --out (default trainsim-out); --report adds\n"
-    "report.html (the 20 best, their estimated time breakdown). --quiet: no progress line on\n"
-    "stderr (it is shown only when stderr is a terminal). --set KEY=VALUE (repeatable)\n"
-    "overrides any key of the platform or workload file, as for 'trainsim run'.\n";
-
 typedef struct candidate {
   ts_workload wl;
   double analytic_s, megatron_fraction, mfu, peak_bytes; /* of the estimate */
@@ -51,49 +32,99 @@ typedef struct search_args {
   bool is_quiet; /* no progress line */
 } search_args;
 
+static const ts_flag search_flags[] = {
+    {.name = "--gpus",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(search_args, gpus),
+     .lo = 1,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "the GPUs every layout uses"},
+    {.name = "--top",
+     .value = "K",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(search_args, top),
+     .lo = 1,
+     .hi = 100,
+     .help = "how many of the fastest estimates to simulate (default 3)"},
+    {.name = "--fidelity",
+     .value = "hybrid|aggregate|flow|analytic",
+     .kind = TS_FLAG_CHOICE,
+     .offset = offsetof(search_args, fidelity),
+     .choices = ts_fidelity_names,
+     .help = "of the top K's simulations (default hybrid, as 'trainsim run')"},
+    {.name = "--platform",
+     .value = "FILE",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(search_args, platform),
+     .help = "platform file (default: the built-in platforms/frontier.yaml)"},
+    {.name = "--jobs",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(search_args, jobs),
+     .lo = 1,
+     .hi = 4096,
+     .is_output = true,
+     .help = "top candidates simulated at once, in child processes (default 1)"},
+    {.name = "--out",
+     .value = "DIR",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(search_args, out_dir),
+     .is_output = true,
+     .help = "output directory for search.csv (default: trainsim-out)"},
+    {.name = "--report",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(search_args, is_report),
+     .is_output = true,
+     .help = "also write report.html (the 20 best, their estimated time breakdown)"},
+    {.name = "--quiet",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(search_args, is_quiet),
+     .is_output = true,
+     .help = "no progress line on stderr (it is shown only when stderr is a terminal)"},
+    {.name = NULL}};
+
+static const ts_flag_group groups[] = {{"options", search_flags, 0}, {NULL, NULL, 0}};
+
+const ts_command ts_search_command = {
+    .name = "search",
+    .synopsis = "WORKLOAD --gpus N [options]",
+    .summary = "the fastest layouts of N GPUs (analytic estimate, then the top ones simulated; "
+               "search.csv)",
+    .description =
+        "Searches the layouts of N GPUs for the fastest iteration of WORKLOAD's model and batch:\n"
+        "tensor parallelism inside a node or across up to 4 nodes, pipeline parallelism, data\n"
+        "parallelism, micro-batch 1, 2 or 4, virtual stages 1 or 2, recomputation none /\n"
+        "selective / full, ZeRO 0 or 1 (2 and 3 without a pipeline), sequence parallelism off or\n"
+        "on; context parallelism 2-16 for 8k+ sequences; expert parallelism for a MoE model.\n"
+        "Candidates that break a rule or do not fit in memory are counted by reason; the others\n"
+        "are played with the analytic fidelity (no contention: optimistic; one pipeline plays\n"
+        "for all replicas and tensor ranks, which then run alike), and the K fastest simulated\n"
+        "at --fidelity. Writes search.csv (every candidate) into --out.\n",
+    .groups = groups,
+    .main = ts_search_main};
+
 static int parse(int argc, char **argv, search_args *a, ts_err *err) {
-  static const char *const options[] = {"--gpus", "--top",  "--fidelity", "--platform",
-                                        "--out",  "--jobs", NULL};
-  static const char *const switches[] = {"--report", "--quiet", NULL};
   memset(a, 0, sizeof *a);
   a->out_dir = "trainsim-out";
   a->top = 3;
   a->jobs = 1; /* full-scale candidates can take GiBs each: one at a time unless asked */
   a->fidelity = TS_FIDELITY_HYBRID;
-  ts_args cli = {argc, argv, 0, "search", options, switches, false, false, false};
-  const char *flag = NULL, *value = NULL;
+  ts_args cli = {&ts_search_command, argc, argv, 0, a, false};
+  const ts_flag *flag = NULL;
+  const char *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
-    int rc = 0;
     if (item < 0)
       return -1;
+    if (item == TS_ARGS_HELP) {
+      ts_args_usage(stdout, &ts_search_command);
+      return 1;
+    }
     if (item == TS_ARGS_ARGUMENT) {
       if (a->workload != NULL)
         return ts_err_plain(err, "search takes one WORKLOAD file, found a second one: '%s'", value);
       a->workload = value;
-    } else if (strcmp(flag, "--help") == 0) {
-      fputs(usage, stdout);
-      return 1;
-    } else if (strcmp(flag, "--report") == 0) {
-      a->is_report = true;
-    } else if (strcmp(flag, "--quiet") == 0) {
-      a->is_quiet = true;
-    } else if (strcmp(flag, "--gpus") == 0) {
-      rc = ts_args_count(flag, value, 1, TS_ARGS_MAX_COUNT, &a->gpus, err);
-    } else if (strcmp(flag, "--top") == 0) {
-      rc = ts_args_count(flag, value, 1, 100, &a->top, err);
-    } else if (strcmp(flag, "--jobs") == 0) {
-      rc = ts_args_count(flag, value, 1, 4096, &a->jobs, err);
-    } else if (strcmp(flag, "--fidelity") == 0) {
-      int choice = 0;
-      rc = ts_args_choice(flag, value, ts_fidelity_names, &choice, err);
-      a->fidelity = (ts_fidelity)choice;
-    } else if (strcmp(flag, "--platform") == 0) {
-      a->platform = value;
-    } else if (strcmp(flag, "--out") == 0) {
-      a->out_dir = value;
     }
-    if (rc != 0)
-      return -1;
   }
   if (a->workload == NULL)
     return ts_err_plain(err, "search needs a WORKLOAD file (see 'trainsim search --help')");

@@ -13,6 +13,11 @@
 #ifndef TS_SEARCH_H
 #define TS_SEARCH_H
 
+#include "args.h"
+
+/* `search` in the command table (args.h). */
+extern const ts_command ts_search_command;
+
 /* Runs `trainsim search ...` (argv after "search"); returns the exit status. */
 int ts_search_main(int argc, char **argv);
 

@@ -24,38 +24,6 @@
 #define MAX_POINTS 10000
 #define MAX_VALUE 256
 
-static const char usage[] =
-    "usage: trainsim sweep SPEC.yaml [-j N] [--out DIR] [--report] [--quiet]\n"
-    "       trainsim sweep SPEC.yaml --slurm [--account A] [--partition P] [--time T]\n"
-    "                                [--out DIR]\n"
-    "       trainsim sweep SPEC.yaml --collect [--out DIR] [--report]\n"
-    "\n"
-    "A what-if study: every point of SPEC simulated, N at a time in child processes.\n"
-    "SPEC names a workload (and optionally a platform and a fidelity), values all points share\n"
-    "(fixed) and the points: a grid whose axes are crossed, or a list of points. An axis is a\n"
-    "layout flag of 'trainsim run' (gpus, tp, pp, dp, cp, ep, etp, micro_batch_size,\n"
-    "global_batch_size, schedule, virtual_stages, recompute, zero_stage, sequence_parallel),\n"
-    "workload or platform (a file), or a key of either file by its path (as --set KEY=VALUE):\n"
-    "\n"
-    "  name: nic-what-if\n"
-    "  workload: workloads/gpt-22b.yaml\n"
-    "  fixed: {gpus: 512}\n"
-    "  grid: {tp: [2, 4], network.global_link.bandwidth: [25GBps, 50GBps]}\n"
-    "\n"
-    "  -j N, --jobs N   points simulated at once (default: the machine's cores)\n"
-    "  --out DIR        where sweep.csv and points/ go (default trainsim-out)\n"
-    "  --report         also write report.html (the table, and a plot along each axis)\n"
-    "  --quiet          no progress line on stderr (shown only when stderr is a terminal)\n"
-    "Every point is checked before any runs. Finished points are kept in DIR/points/, named by\n"
-    "a digest of everything they depend on: a rerun reuses them, and Ctrl-C loses only the\n"
-    "points running. Points that do not fit in memory are rows with their reason.\n"
-    "  --slurm          write DIR/sweep.slurm, a Slurm job array of one task per point (at\n"
-    "                   most 1,000), with --account, --partition, --time as #SBATCH lines;\n"
-    "                   submit it with sbatch (the tasks write DIR/points/ on a shared file\n"
-    "                   system)\n"
-    "  --collect        merge whatever points have finished into sweep.csv (no simulation):\n"
-    "                   the same spec runs locally or on a cluster, and gives the same file\n";
-
 /* The flags of `run` a sweep axis may set, by axis name. */
 static const struct {
   const char *axis, *flag;
@@ -107,6 +75,104 @@ typedef struct sweep {
   int n_done;
   ts_progress progress;
 } sweep;
+
+static const ts_flag sweep_flags[] = {
+    {.name = "--jobs",
+     .value = "N",
+     .alias = "-j",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(sweep, jobs),
+     .lo = 1,
+     .hi = 4096,
+     .help = "points simulated at once (default: the machine's cores)"},
+    {.name = "--out",
+     .value = "DIR",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(sweep, out_dir),
+     .help = "where sweep.csv and points/ go (default trainsim-out)"},
+    {.name = "--report",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(sweep, is_report),
+     .help = "also write report.html (the table, and a plot along each axis)"},
+    {.name = "--quiet",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(sweep, is_quiet),
+     .help = "no progress line on stderr (shown only when stderr is a terminal)"},
+    {.name = NULL}};
+
+static const ts_flag cluster_flags[] = {
+    {.name = "--slurm",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(sweep, is_slurm),
+     .help = "write DIR/sweep.slurm, a Slurm job array of one task per point (at most 1,000), "
+             "with --account, --partition, --time as #SBATCH lines; submit it with sbatch (the "
+             "tasks write DIR/points/ on a shared file system)"},
+    {.name = "--account",
+     .value = "A",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(sweep, account),
+     .help = "the job array's Slurm account"},
+    {.name = "--partition",
+     .value = "P",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(sweep, partition),
+     .help = "the job array's Slurm partition"},
+    {.name = "--time",
+     .value = "T",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(sweep, time_limit),
+     .help = "each task's Slurm time limit, such as 02:00:00"},
+    {.name = "--collect",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(sweep, is_collect),
+     .help = "merge whatever points have finished into sweep.csv (no simulation): the same spec "
+             "runs locally or on a cluster, and gives the same file"},
+    {.name = "--array-task",
+     .value = "I",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(sweep, array_task),
+     .lo = 0,
+     .hi = MAX_POINTS,
+     .help = "run as task I of a job array (sweep.slurm passes Slurm's array index): the points "
+             "i with i mod K = I"},
+    {.name = "--array-tasks",
+     .value = "K",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(sweep, array_tasks),
+     .lo = 1,
+     .hi = MAX_POINTS,
+     .help = "the job array's task count"},
+    {.name = NULL}};
+
+static const ts_flag_group groups[] = {
+    {"options", sweep_flags, 0}, {"beyond one machine", cluster_flags, 0}, {NULL, NULL, 0}};
+
+const ts_command ts_sweep_command = {
+    .name = "sweep",
+    .synopsis = "SPEC.yaml [-j N] [--out DIR] [--report] [--quiet]\n"
+                "SPEC.yaml --slurm [--account A] [--partition P] [--time T] [--out DIR]\n"
+                "SPEC.yaml --collect [--out DIR] [--report]",
+    .summary = "a what-if study over any axes, points in parallel, resumable (sweep.csv)",
+    .description =
+        "A what-if study: every point of SPEC simulated, N at a time in child processes.\n"
+        "SPEC names a workload (and optionally a platform and a fidelity), values all points "
+        "share\n"
+        "(fixed) and the points: a grid whose axes are crossed, or a list of points. An axis is a\n"
+        "layout flag of 'trainsim run' (gpus, tp, pp, dp, cp, ep, etp, micro_batch_size,\n"
+        "global_batch_size, schedule, virtual_stages, recompute, zero_stage, sequence_parallel),\n"
+        "workload or platform (a file), or a key of either file by its path (as --set KEY=VALUE):\n"
+        "\n"
+        "  name: nic-what-if\n"
+        "  workload: workloads/gpt-22b.yaml\n"
+        "  fixed: {gpus: 512}\n"
+        "  grid: {tp: [2, 4], network.global_link.bandwidth: [25GBps, 50GBps]}\n"
+        "\n"
+        "Every point is checked before any runs. Finished points are kept in DIR/points/, named "
+        "by\n"
+        "a digest of everything they depend on: a rerun reuses them, and Ctrl-C loses only the\n"
+        "points running. Points that do not fit in memory are rows with their reason.\n",
+    .groups = groups,
+    .main = ts_sweep_main};
 
 static bool is_layout_axis(const char *name) {
   for (int i = 0; i < N_LAYOUT_AXES; i++)
@@ -365,22 +431,15 @@ static int point_args(const sweep *s, int i, ts_run_args *a, ts_err *err) {
     for (int f = 0; f < N_LAYOUT_AXES; f++) {
       if (strcmp(layout_axes[f].axis, name) != 0)
         continue;
-      const char *flag = layout_axes[f].flag;
-      long *count = strcmp(name, "gpus") == 0 ? &a->ov.gpus
-                    : strcmp(name, "dp") == 0 ? &a->ov.dp
-                                              : NULL; /* run's own flags */
-      if (count != NULL) {
-        if (ts_args_count(flag, v, 1, TS_ARGS_MAX_COUNT, count, err) != 0)
-          return -1;
-        *(count == &a->ov.gpus ? &a->ov.is_gpus_set : &a->ov.is_dp_set) = true;
-      } else if (strcmp(name, "sequence_parallel") == 0) {
+      if (strcmp(name, "sequence_parallel") == 0) { /* a switch: true or false */
         if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
           return ts_err_plain(err, "sequence_parallel: expected true or false, found '%s'", v);
-        if (strcmp(v, "true") == 0 && ts_args_override(flag, NULL, &a->ov, err) < 0)
-          return -1;
-      } else if (ts_args_override(flag, v, &a->ov, err) < 0) {
-        return -1;
+        if (strcmp(v, "false") == 0)
+          continue;
+        v = NULL;
       }
+      if (ts_args_apply(&ts_run_command, a, layout_axes[f].flag, v, err) != 0)
+        return -1;
     }
   }
   return 0;
@@ -574,57 +633,23 @@ static void point_done(void *ctx, int i, int rc, const ts_scaling_point *result,
 }
 
 static int parse(int argc, char **argv, sweep *s, ts_err *err) {
-  static const char *const options[] = {"--jobs",    "--out",       "--array-task", "--array-tasks",
-                                        "--account", "--partition", "--time",       NULL};
-  static char jobs_flag[] = "--jobs";
-  for (int i = 0; i < argc; i++) /* -j N: make's short form of --jobs N */
-    if (strcmp(argv[i], "-j") == 0)
-      argv[i] = jobs_flag;
-  static const char *const switches[] = {"--report", "--quiet", "--slurm", "--collect", NULL};
-  ts_args cli = {
-      .argc = argc, .argv = argv, .command = "sweep", .options = options, .switches = switches};
-  const char *flag = NULL, *value = NULL;
+  ts_args cli = {&ts_sweep_command, argc, argv, 0, s, false};
+  const ts_flag *flag = NULL;
+  const char *value = NULL;
   s->out_dir = "trainsim-out";
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   s->jobs = cores > 0 ? cores : 1;
-  for (;;) {
-    int kind = ts_args_next(&cli, &flag, &value, err);
-    if (kind < 0)
+  for (int item; (item = ts_args_next(&cli, &flag, &value, err)) != TS_ARGS_END;) {
+    if (item < 0)
       return -1;
-    if (kind == TS_ARGS_END)
-      break;
-    if (kind == TS_ARGS_ARGUMENT) {
+    if (item == TS_ARGS_HELP) {
+      ts_args_usage(stdout, &ts_sweep_command);
+      return 1;
+    }
+    if (item == TS_ARGS_ARGUMENT) {
       if (s->spec_path != NULL)
         return ts_err_plain(err, "sweep takes one SPEC file, found a second one: '%s'", value);
       s->spec_path = value;
-    } else if (strcmp(flag, "--help") == 0) {
-      fputs(usage, stdout);
-      return 1;
-    } else if (strcmp(flag, "--report") == 0) {
-      s->is_report = true;
-    } else if (strcmp(flag, "--quiet") == 0) {
-      s->is_quiet = true;
-    } else if (strcmp(flag, "--jobs") == 0) {
-      if (ts_args_count(flag, value, 1, 4096, &s->jobs, err) != 0)
-        return -1;
-    } else if (strcmp(flag, "--out") == 0) {
-      s->out_dir = value;
-    } else if (strcmp(flag, "--slurm") == 0) {
-      s->is_slurm = true;
-    } else if (strcmp(flag, "--collect") == 0) {
-      s->is_collect = true;
-    } else if (strcmp(flag, "--array-task") == 0) {
-      if (ts_args_count(flag, value, 0, MAX_POINTS, &s->array_task, err) != 0)
-        return -1;
-    } else if (strcmp(flag, "--array-tasks") == 0) {
-      if (ts_args_count(flag, value, 1, MAX_POINTS, &s->array_tasks, err) != 0)
-        return -1;
-    } else if (strcmp(flag, "--account") == 0) {
-      s->account = value;
-    } else if (strcmp(flag, "--partition") == 0) {
-      s->partition = value;
-    } else if (strcmp(flag, "--time") == 0) {
-      s->time_limit = value;
     }
   }
   if (s->is_slurm + s->is_collect + (s->array_tasks > 0) > 1)

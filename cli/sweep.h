@@ -29,6 +29,11 @@
 #ifndef TS_SWEEP_H
 #define TS_SWEEP_H
 
+#include "args.h"
+
+/* `sweep` in the command table (args.h). */
+extern const ts_command ts_sweep_command;
+
 int ts_sweep_main(int argc, char **argv);
 
 #endif

@@ -1,0 +1,553 @@
+/* explain: see explain.h. */
+#include "explain.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../workloads/cost.h"
+#include "../workloads/layout.h"
+#include "../workloads/memory.h"
+#include "../workloads/text.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+/* A loss is explained when it takes at least this share of the iteration; at most MAX_SHOWN. */
+#define MIN_LOSS_SHARE 0.01
+#define MAX_SHOWN 5
+/* Unused memory is a loss worth naming from this share of HBM on. */
+#define MIN_FREE_SHARE 0.2
+
+static const char *const loss_titles[] = {"pipeline bubble",
+                                          "exposed tensor-parallel communication",
+                                          "exposed pipeline transfers",
+                                          "exposed data-parallel gradient synchronisation",
+                                          "exposed expert-parallel all-to-alls",
+                                          "exposed context-parallel ring exchange",
+                                          "recomputation",
+                                          "idle time",
+                                          "optimizer step",
+                                          "unused memory"};
+
+/* ---- changes ---- */
+
+/* The analysis under way: the explanation it fills and the caller's vetting of changes. */
+typedef struct analysis {
+  ts_explain *x;
+  ts_explain_check_fn check;
+  void *ctx;
+} analysis;
+
+/* Adds the change whose flags are `flags` (space-separated) to loss l, once for all losses:
+ * vetted against the layout rules and memory here. */
+static void add_change(const analysis *an, ts_explain_loss *l, const char *note, const char *fmt,
+                       ...) {
+  ts_explain *x = an->x;
+  char flags[TS_EXPLAIN_MAX_TOKENS * 96];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(flags, sizeof flags, fmt, ap);
+  va_end(ap);
+  if (l->n_changes == TS_EXPLAIN_MAX_LOSS_CHANGES)
+    return;
+  for (int i = 0; i < x->n_changes; i++) {
+    if (strcmp(x->changes[i].flags, flags) == 0) {
+      for (int k = 0; k < l->n_changes; k++)
+        if (l->changes[k] == i)
+          return;
+      l->changes[l->n_changes++] = i;
+      return;
+    }
+  }
+  if (x->n_changes == TS_EXPLAIN_MAX_CHANGES)
+    return;
+  ts_explain_change *c = &x->changes[x->n_changes];
+  memset(c, 0, sizeof *c);
+  char copy[sizeof flags];
+  snprintf(copy, sizeof copy, "%s", flags);
+  for (char *tok = strtok(copy, " "); tok != NULL && c->n_tokens < TS_EXPLAIN_MAX_TOKENS;
+       tok = strtok(NULL, " "))
+    snprintf(c->tokens[c->n_tokens++], sizeof c->tokens[0], "%s", tok);
+  ts_text_copy(c->flags, sizeof c->flags, flags);
+  snprintf(c->note, sizeof c->note, "%s", note);
+  double peak = 0;
+  if (an->check(an->ctx, c, &peak) != 0)
+    return; /* breaks a layout rule: not a change to offer */
+  c->peak_gib = peak / GIB;
+  c->is_no_fit = peak > x->hbm_bytes;
+  l->changes[l->n_changes++] = x->n_changes++;
+}
+
+/* A layout of the same GPUs with tp, pp and cp (dp follows), virtual stages reset where the
+ * pipeline goes. */
+static void add_layout(const analysis *an, ts_explain_loss *l, long tp, long pp, long cp,
+                       const char *note) {
+  const ts_workload *w = an->x->wl;
+  if (tp < 1 || pp < 1 || cp < 1 || w->n_gpus % (tp * pp * cp) != 0)
+    return;
+  char flags[256];
+  int n = 0;
+  if (tp != w->tp)
+    n += snprintf(flags + n, sizeof flags - (size_t)n, " --tp %ld", tp);
+  if (pp != w->pp)
+    n += snprintf(flags + n, sizeof flags - (size_t)n, " --pp %ld", pp);
+  if (cp != w->cp)
+    n += snprintf(flags + n, sizeof flags - (size_t)n, " --cp %ld", cp);
+  n += snprintf(flags + n, sizeof flags - (size_t)n, " --dp %ld", w->n_gpus / (tp * pp * cp));
+  if (pp == 1 && w->virtual_stages > 1)
+    snprintf(flags + n, sizeof flags - (size_t)n, " --virtual-stages 1");
+  add_change(an, l, note, "%s", flags + 1);
+}
+
+/* Every NIC at twice its bandwidth: the network what-if of a communication loss (the
+ * platform's NICs are alike: the first one's bandwidth, doubled, for all). */
+static void add_faster_nics(const analysis *an, ts_explain_loss *l) {
+  const ts_explain *x = an->x;
+  for (int i = 1; i < x->n_nics; i++)
+    if (x->nic_Bps[i] != x->nic_Bps[0])
+      return;
+  if (x->n_nics > 0)
+    add_change(an, l, "hardware: every NIC at twice its bandwidth",
+               "--set node.nics[*].bandwidth=%.6gGBps", 2 * x->nic_Bps[0] / 1e9);
+}
+
+/* The nodes the group of rank 0 along one axis spans, ranks placed in order (contiguous). */
+static long nodes_spanned(const ts_workload *wl, int gpus_per_node, char axis) {
+  /* the data-parallel coordinate spans the context-parallel ranks too (layout.h) */
+  long size = axis == 't' ? wl->tp : axis == 'd' ? wl->dp * wl->cp : wl->pp, first = -1, last = -1;
+  for (long k = 0; k < size; k++) {
+    ts_coords c = {axis == 't' ? k : 0, axis == 'd' ? k : 0, axis == 'p' ? k : 0};
+    long node = ts_layout_rank(wl, c) / gpus_per_node;
+    first = first < 0 || node < first ? node : first;
+    last = node > last ? node : last;
+  }
+  return last - first + 1;
+}
+
+static void format_bytes(double bytes, char *out, size_t size) {
+  if (bytes >= GIB)
+    snprintf(out, size, "%.2f GiB", bytes / GIB);
+  else
+    snprintf(out, size, "%.1f MiB", bytes / (1024.0 * 1024.0));
+}
+
+static void describe(const ts_explain *x, ts_explain_loss *l) {
+  const ts_workload *w = x->wl;
+  char *out = l->mechanism;
+  size_t size = sizeof l->mechanism;
+  double share = 100 * l->seconds / x->iteration_s;
+  long m = ts_workload_microbatches(w), p = w->pp, v = w->virtual_stages;
+  double nic_gbps = 0;
+  for (int i = 0; i < x->n_nics; i++)
+    nic_gbps += x->nic_Bps[i] / 1e9 / x->gpus_per_node;
+  char message[32];
+  format_bytes((double)w->micro_batch * (double)(w->model.seq / w->cp) * (double)w->model.hidden *
+                   ts_cost_elem_bytes(w->precision),
+               message, sizeof message);
+  switch (l->kind) {
+  case TS_EXPLAIN_BUBBLE:
+    snprintf(out, size,
+             "The pipeline fills and drains once an iteration: the first stage's last backward "
+             "pass waits for all %ld stages, and the last stage's first forward pass for all "
+             "the stages before it. With %ld microbatches per pipeline%s the idealised bubble "
+             "is (p - 1) / (v m + p - 1) = %.1f%% of the iteration (Narayanan et al., SC'21); "
+             "here %.3g s, %.1f%%, the mean over stages.",
+             p, m, v > 1 ? " over the interleaved schedule's chunks" : "",
+             100.0 * (double)(p - 1) / (double)(v * m + p - 1), l->seconds, share);
+    break;
+  case TS_EXPLAIN_TP: {
+    long nodes = nodes_spanned(w, x->gpus_per_node, 't');
+    char where[160];
+    if (nodes > 1)
+      snprintf(where, sizeof where,
+               "spanning %ld nodes: its rings and trees leave each node through the NICs, %.1f "
+               "GB/s a GPU, besides the in-node links",
+               nodes, nic_gbps);
+    else
+      snprintf(where, sizeof where, "inside a node");
+    snprintf(out, size,
+             "Each layer's tensor-parallel group of %ld GPUs (%s) %s its activations (%s a "
+             "call: micro-batch x sequence x hidden) twice in the forward pass and twice in the "
+             "backward pass%s; the layer's next GEMM waits for each%s. Each GPU's GEMMs shrink "
+             "as 1/tp, but what it all-reduces does not. Here %.3g s, %.1f%%.",
+             w->tp, where, w->sequence_parallel ? "all-gathers and reduce-scatters" : "all-reduces",
+             message,
+             w->recompute == TS_RECOMPUTE_FULL ? ", and twice more when full recomputation reruns "
+                                                 "the forward pass"
+                                               : "",
+             w->tp_comm_overlap ? " unless tp_comm_overlap hides it under a GEMM" : "", l->seconds,
+             share);
+    break;
+  }
+  case TS_EXPLAIN_PP:
+    snprintf(out, size,
+             "Each microbatch crosses the %ld stage boundaries forward (its activations, %s%s) "
+             "and backward (their gradients); a stage that has nothing else to do waits for "
+             "the transfer. Here %.3g s, %.1f%%.",
+             p - 1, message,
+             w->pipeline_scatter_gather ? ", 1/tp of it per tensor rank then an all-gather" : "",
+             l->seconds, share);
+    break;
+  case TS_EXPLAIN_DP: {
+    double params = ts_cost_stage_params(w, 0);
+    long nodes = nodes_spanned(w, x->gpus_per_node, 'd');
+    char when[200];
+    if (w->dp_bucket_bytes > 0)
+      snprintf(when, sizeof when,
+               "in buckets of %.0f MB while the backward pass runs: what stays exposed is the "
+               "buckets left when it ends",
+               w->dp_bucket_bytes / 1e6);
+    else
+      snprintf(when, sizeof when, "after the %s, with no computation left to hide them under",
+               w->pp > 1 ? "pipeline flush" : "last backward pass");
+    snprintf(out, size,
+             "Every GPU's gradients (%.2f billion parameters on stage 0) are %s over the %ld "
+             "data-%sparallel ranks (%ld node%s), %s%s. Here %.3g s, %.1f%%.",
+             params / 1e9,
+             w->zero_stage >= 1 ? "reduce-scattered, and the updated weights all-gathered,"
+                                : "all-reduced",
+             w->dp * w->cp, w->cp > 1 ? " and context-" : "", nodes, nodes > 1 ? "s" : "", when,
+             w->zero_stage >= 1 && !w->overlap_param_gather
+                 ? "; the weights' all-gather runs before the next forward pass"
+                 : "",
+             l->seconds, share);
+    break;
+  }
+  case TS_EXPLAIN_EP:
+    snprintf(out, size,
+             "Each mixture-of-experts layer sends every token to its %ld experts over the %ld "
+             "expert-parallel ranks and back (dispatch and combine all-to-alls), in the forward "
+             "and backward passes; the experts wait for their tokens. Here %.3g s, %.1f%%.",
+             w->model.moe_topk, w->ep, l->seconds, share);
+    break;
+  case TS_EXPLAIN_CP:
+    snprintf(out, size,
+             "Ring attention passes keys and values around the %ld context-parallel ranks; a "
+             "step whose transfer outlasts its attention block leaves the rest exposed. Here "
+             "%.3g s, %.1f%%.",
+             w->cp, l->seconds, share);
+    break;
+  case TS_EXPLAIN_RECOMPUTE:
+    snprintf(out, size,
+             "%s recomputation runs %s again during the backward pass so that fewer "
+             "activations are stored: %.3g s, %.1f%% of the iteration, to save memory.",
+             w->recompute == TS_RECOMPUTE_FULL ? "Full" : "Selective",
+             w->recompute == TS_RECOMPUTE_FULL ? "every layer's forward pass"
+                                               : "the attention core",
+             l->seconds, share);
+    break;
+  case TS_EXPLAIN_IDLE: {
+    long slowest = 0;
+    double mean = 0;
+    for (long s = 0; s < x->n_stages; s++) {
+      mean += x->stage_work_s[s] / (double)x->n_stages;
+      if (x->stage_work_s[s] > x->stage_work_s[slowest])
+        slowest = s;
+    }
+    snprintf(out, size,
+             "Ranks that finish early wait for the slowest: stage %ld computes for %.3g s against "
+             "a mean of %.3g s per stage%s. Here %.3g s, %.1f%%, the mean over ranks.",
+             slowest, x->stage_work_s[slowest], mean,
+             slowest == p - 1 && p > 1 ? " (the last stage also runs the output layer and the loss)"
+             : slowest == 0 && p > 1   ? " (the first stage also runs the embedding)"
+                                       : "",
+             l->seconds, share);
+    break;
+  }
+  case TS_EXPLAIN_OPTIMIZER:
+    snprintf(out, size,
+             "The optimizer step (Adam) reads and writes every parameter's states once an "
+             "iteration, bound by HBM bandwidth: %.3g s, %.1f%%.",
+             l->seconds, share);
+    break;
+  case TS_EXPLAIN_MEMORY: {
+    long stage = 0;
+    double peak = ts_memory_peak(w, &stage), hbm = x->hbm_bytes;
+    snprintf(out, size,
+             "The fullest GPU (stage %ld) holds %.2f GiB of its %.2f GiB: %.2f GiB (%.0f%%) "
+             "unused, room for larger micro-batches, less recomputation or less model "
+             "parallelism.",
+             stage, peak / GIB, hbm / GIB, (hbm - peak) / GIB, 100 * (hbm - peak) / hbm);
+    break;
+  }
+  }
+}
+
+/* The changes that address loss l. */
+static void propose(const analysis *an, ts_explain_loss *l) {
+  const ts_explain *x = an->x;
+  const ts_workload *w = x->wl;
+  long t = w->tp, p = w->pp, c = w->cp, b = w->micro_batch, v = w->virtual_stages;
+  switch (l->kind) {
+  case TS_EXPLAIN_BUBBLE:
+    /* the interleaved schedule: the first two chunk counts that split the layers evenly */
+    for (long v2 = v + 1, tried = 0; v2 <= 8 * v && tried < 2; v2++)
+      if (w->model.n_layers % (p * v2) == 0) {
+        add_change(an, l, "the interleaved schedule: the bubble shrinks by the chunks per stage",
+                   "--virtual-stages %ld", v2);
+        tried++;
+      }
+    if (b > 1)
+      add_change(an, l, "twice the microbatches per pipeline, each half as large",
+                 "--micro-batch-size %ld", b / 2);
+    add_layout(an, l, t, p / 2, c, "half the pipeline stages, twice the data parallelism");
+    add_layout(an, l, 2 * t, p / 2, c, "half the stages, twice the tensor parallelism");
+    break;
+  case TS_EXPLAIN_TP:
+    add_layout(an, l, t / 2, 2 * p, c, "half the tensor parallelism, twice the stages");
+    add_layout(an, l, t / 2, p, c, "half the tensor parallelism, twice the data parallelism");
+    if (!w->tp_comm_overlap)
+      add_change(an, l, "sequence parallelism with its collectives under the GEMMs",
+                 "%s--set parallelism.tp_comm_overlap=true",
+                 w->sequence_parallel ? "" : "--sequence-parallel ");
+    if (nodes_spanned(w, x->gpus_per_node, 't') > 1)
+      add_faster_nics(an, l);
+    break;
+  case TS_EXPLAIN_PP:
+    if (t > 1 && !w->pipeline_scatter_gather)
+      add_change(an, l, "1/tp of each activation per tensor rank, then an all-gather",
+                 "--scatter-gather");
+    add_layout(an, l, t, p / 2, c, "half the pipeline stages, twice the data parallelism");
+    add_faster_nics(an, l);
+    break;
+  case TS_EXPLAIN_DP:
+    if (w->dp_bucket_bytes <= 0)
+      add_change(an, l,
+                 "gradients reduced in buckets during the backward pass (Megatron-LM's "
+                 "--overlap-grad-reduce)",
+                 "--dp-bucket-size 160MB");
+    if (w->zero_stage >= 1 && !w->overlap_param_gather)
+      add_change(an, l, "buckets, and the weights' all-gather under the next forward pass",
+                 "--dp-bucket-size %.0fMB --set parallelism.overlap_param_gather=true",
+                 w->dp_bucket_bytes > 0 ? w->dp_bucket_bytes / 1e6 : 160.0);
+    add_layout(an, l, t, 2 * p, c, "half the data parallelism, twice the stages");
+    add_faster_nics(an, l);
+    break;
+  case TS_EXPLAIN_EP:
+    if (w->ep > 1)
+      add_change(an, l, "half the expert parallelism (more experts per GPU)", "--ep %ld",
+                 w->ep / 2);
+    add_faster_nics(an, l);
+    break;
+  case TS_EXPLAIN_CP:
+    add_layout(an, l, t, p, c / 2, "half the context parallelism, twice the data parallelism");
+    add_layout(an, l, 2 * t, p, c / 2, "half the context parallelism, twice the tensor");
+    break;
+  case TS_EXPLAIN_RECOMPUTE:
+    if (w->recompute == TS_RECOMPUTE_FULL)
+      add_change(an, l, "recompute only the attention core", "--recompute selective");
+    add_change(an, l, "store every activation", "--recompute none");
+    if (w->n_gpus % (t * 2 * p * c) == 0)
+      add_change(an, l, "twice the stages (fewer layers per GPU) storing every activation",
+                 "--pp %ld --dp %ld --recompute none", 2 * p, w->n_gpus / (t * 2 * p * c));
+    break;
+  case TS_EXPLAIN_IDLE: {
+    add_layout(an, l, t, p / 2, c, "half the pipeline stages: the extra layers weigh less");
+    /* Fewer layers beside the embedding or the output layer (Megatron-LM's
+     * --decoder-first/last-pipeline-num-layers); the stages between split the rest evenly. */
+    long per = w->model.n_layers / p;
+    for (long first = per; first >= per - 2 && first >= 1; first--)
+      for (long last = per; last >= per - 2 && last >= 1; last--) {
+        long rest = w->model.n_layers - first - last;
+        if ((first == per && last == per) || v > 1 || p < 2 ||
+            (p > 2 ? rest % (p - 2) != 0 || rest / (p - 2) < 1 : rest != 0))
+          continue;
+        add_change(an, l, "fewer layers on the stages with the embedding or the output",
+                   "--first-stage-layers %ld --last-stage-layers %ld", first, last);
+      }
+    break;
+  }
+  case TS_EXPLAIN_OPTIMIZER:
+    break;
+  case TS_EXPLAIN_MEMORY:
+    add_change(an, l, "twice the micro-batch (half the microbatches)", "--micro-batch-size %ld",
+               2 * b);
+    if (w->recompute != TS_RECOMPUTE_NONE)
+      add_change(an, l, "less recomputation",
+                 w->recompute == TS_RECOMPUTE_FULL ? "--recompute selective" : "--recompute none");
+    add_layout(an, l, t / 2, p, c, "half the tensor parallelism, twice the data parallelism");
+    break;
+  }
+}
+
+void ts_explain_analyse(ts_explain *x, ts_explain_check_fn check, void *ctx) {
+  static const struct {
+    ts_category category;
+    ts_explain_loss_kind kind;
+  } timed[] = {{TS_CAT_BUBBLE, TS_EXPLAIN_BUBBLE},
+               {TS_CAT_TP, TS_EXPLAIN_TP},
+               {TS_CAT_PP, TS_EXPLAIN_PP},
+               {TS_CAT_DP, TS_EXPLAIN_DP},
+               {TS_CAT_EP, TS_EXPLAIN_EP},
+               {TS_CAT_CP, TS_EXPLAIN_CP},
+               {TS_CAT_RECOMPUTE, TS_EXPLAIN_RECOMPUTE},
+               {TS_CAT_IDLE, TS_EXPLAIN_IDLE},
+               {TS_CAT_OPTIMIZER, TS_EXPLAIN_OPTIMIZER}};
+  enum { N_TIMED = sizeof timed / sizeof timed[0] };
+  x->n_losses = x->n_changes = 0;
+  for (int i = 0; i < N_TIMED; i++) {
+    double s = x->breakdown_s[timed[i].category];
+    if (s >= MIN_LOSS_SHARE * x->iteration_s)
+      x->losses[x->n_losses++] = (ts_explain_loss){.kind = timed[i].kind, .seconds = s};
+  }
+  for (int i = 1; i < x->n_losses; i++)
+    for (int k = i; k > 0 && x->losses[k - 1].seconds < x->losses[k].seconds; k--) {
+      ts_explain_loss tmp = x->losses[k];
+      x->losses[k] = x->losses[k - 1];
+      x->losses[k - 1] = tmp;
+    }
+  if (x->n_losses > MAX_SHOWN)
+    x->n_losses = MAX_SHOWN;
+  x->peak_bytes = ts_memory_peak(x->wl, NULL);
+  if (x->peak_bytes < (1 - MIN_FREE_SHARE) * x->hbm_bytes)
+    x->losses[x->n_losses++] = (ts_explain_loss){.kind = TS_EXPLAIN_MEMORY};
+  analysis an = {x, check, ctx};
+  for (int i = 0; i < x->n_losses; i++) {
+    describe(x, &x->losses[i]);
+    propose(&an, &x->losses[i]);
+  }
+}
+
+/* ---- output ---- */
+
+/* Words of text, wrapped at 96 columns after `indent` spaces. */
+static void print_wrapped(FILE *f, int indent, const char *text) {
+  int col = 0;
+  const char *s = text;
+  while (*s != '\0') {
+    while (*s == ' ')
+      s++;
+    size_t n = strcspn(s, " ");
+    if (n == 0)
+      break;
+    if (col > 0 && col + 1 + (int)n > 96) {
+      fputc('\n', f);
+      col = 0;
+    }
+    if (col == 0)
+      col = fprintf(f, "%*s%.*s", indent, "", (int)n, s);
+    else
+      col += fprintf(f, " %.*s", (int)n, s);
+    s += n;
+  }
+  if (col > 0)
+    fputc('\n', f);
+}
+
+static void print_gain(FILE *f, const char *what, double t, double against) {
+  fprintf(f, "%s %.4g s (%+.1f%%)", what, t, 100 * (t / against - 1));
+}
+
+/* A change's place in the order shown (explain.h: ts_explain_sort). */
+static int change_rank(const ts_explain *x, const ts_explain_change *c, double *key) {
+  if (!c->is_no_fit && c->simulated_s > 0)
+    return *key = c->simulated_s / x->compare_s, 0;
+  if (!c->is_no_fit && c->estimate_s > 0)
+    return *key = c->estimate_s / x->base_estimate_s, 0;
+  *key = c->peak_gib;
+  return !c->is_no_fit ? 1 : 2;
+}
+
+static int by_outcome(const ts_explain *x, int i, int j) {
+  double ki = 0, kj = 0;
+  int ri = change_rank(x, &x->changes[i], &ki), rj = change_rank(x, &x->changes[j], &kj);
+  if (ri != rj)
+    return ri - rj;
+  return (ki > kj) - (ki < kj);
+}
+
+void ts_explain_sort(const ts_explain *x, ts_explain_loss *l) {
+  for (int i = 1; i < l->n_changes; i++)
+    for (int k = i; k > 0 && by_outcome(x, l->changes[k - 1], l->changes[k]) > 0; k--) {
+      int tmp = l->changes[k];
+      l->changes[k] = l->changes[k - 1];
+      l->changes[k - 1] = tmp;
+    }
+}
+
+static bool helps(const ts_explain *x, const ts_explain_change *c) {
+  if (c->simulated_s > 0)
+    return c->simulated_s < x->compare_s;
+  return c->estimate_s > 0 && c->estimate_s < x->base_estimate_s;
+}
+
+static void print_loss(FILE *f, const ts_explain *x, int rank, const ts_explain_loss *l) {
+  if (l->kind == TS_EXPLAIN_MEMORY)
+    fprintf(f, "\n%d. %s\n", rank, loss_titles[l->kind]);
+  else
+    fprintf(f, "\n%d. %s: %.4g s, %.1f%% of the iteration\n", rank, loss_titles[l->kind],
+            l->seconds, 100 * l->seconds / x->iteration_s);
+  print_wrapped(f, 3, l->mechanism);
+  int shown = 0;
+  for (int k = 0; k < l->n_changes && shown < TS_EXPLAIN_SHOWN_CHANGES; k++) {
+    const ts_explain_change *c = &x->changes[l->changes[k]];
+    fprintf(f, "   %c) %s\n      %s\n      ", 'a' + shown++, c->flags, c->note);
+    if (c->is_no_fit) {
+      fprintf(f, "does not fit: %.2f GiB of %.2f GiB\n", c->peak_gib, x->hbm_bytes / GIB);
+      continue;
+    }
+    if (c->estimate_s <= 0) {
+      fprintf(f, "not estimated: %s\n", c->failure);
+      continue;
+    }
+    print_gain(f, "estimate", c->estimate_s, x->base_estimate_s);
+    if (c->simulated_s > 0)
+      print_gain(f, ", simulated", c->simulated_s, x->compare_s);
+    else if (c->failure[0] != '\0')
+      fprintf(f, ", simulation failed: %s", c->failure);
+    fprintf(f, "; %.2f GiB a GPU\n", c->peak_gib);
+  }
+  if (shown == 0)
+    fprintf(f, "   (no change of the layout, schedule or network tried here addresses it)\n");
+  else if (!x->changes[l->changes[0]].is_no_fit && !helps(x, &x->changes[l->changes[0]]))
+    fprintf(f, "   None of these shortens the iteration: here this loss is the price of the "
+               "layout.\n");
+}
+
+void ts_explain_print(FILE *f, const ts_explain *x, long simulated) {
+  const ts_workload *w = x->wl;
+  fprintf(f, "trainsim explain: %s on %ld x %s (%s)\n", w->name, w->n_gpus, x->gpu_model,
+          x->platform_name);
+  long m = ts_workload_microbatches(w);
+  fprintf(f,
+          "  TP %ld x CP %ld x PP %ld x DP %ld, %s, %ld microbatch%s of %ld per pipeline, "
+          "recompute %s, ZeRO-%d\n",
+          w->tp, w->cp, w->pp, w->dp, ts_schedule_names[w->schedule], m, m == 1 ? "" : "es",
+          w->micro_batch, ts_recompute_names[w->recompute], w->zero_stage);
+  char text[1024];
+  int len = snprintf(text, sizeof text,
+                     "Iteration %.4g s at fidelity %s: computing %.4g s (%.1f%%), the rest lost "
+                     "as below.",
+                     x->iteration_s, x->fidelity, x->breakdown_s[TS_CAT_COMPUTE],
+                     100 * x->breakdown_s[TS_CAT_COMPUTE] / x->iteration_s);
+  if (x->is_resimulated)
+    len += snprintf(text + len, sizeof text - (size_t)len,
+                    " result.json comes from another trainsim build: this one simulates the "
+                    "run in %.4g s, which the simulated changes are compared with.",
+                    x->compare_s);
+  len += snprintf(text + len, sizeof text - (size_t)len,
+                  " Each change is estimated with the analytic fidelity (no contention), against "
+                  "its %.4g s for this layout",
+                  x->base_estimate_s);
+  if (simulated == 1)
+    len += snprintf(text + len, sizeof text - (size_t)len,
+                    "; the best of each loss is then simulated at the run's fidelity");
+  else if (simulated > 1)
+    len +=
+        snprintf(text + len, sizeof text - (size_t)len,
+                 "; the %ld best of each loss are then simulated at the run's fidelity", simulated);
+  double missed = 1 - x->base_estimate_s / x->compare_s;
+  if (simulated > 0 && (missed > 0.1 || missed < -0.1))
+    snprintf(text + len, sizeof text - (size_t)len,
+             ". The estimate misses %.0f%% of this run's time (contention, which only the "
+             "simulation has): trust the simulated figures, and read the estimates as a ranking "
+             "at best.",
+             100 * missed);
+  else
+    snprintf(text + len, sizeof text - (size_t)len, ".");
+  print_wrapped(f, 2, text);
+  if (x->n_losses == 0)
+    fprintf(f, "\nNo loss takes %.0f%% of the iteration or more, and memory is %.0f%% full.\n",
+            100 * MIN_LOSS_SHARE, 100 * x->peak_bytes / x->hbm_bytes);
+  for (int i = 0; i < x->n_losses; i++)
+    print_loss(f, x, i + 1, &x->losses[i]);
+}
