@@ -10,9 +10,10 @@
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
 #include "../sim/simulate.h"
+#include "../workloads/alloc.h"
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
-#include "../workloads/memory.h"
+#include "../workloads/search.h"
 #include "args.h"
 #include "progress.h"
 #include "study.h"
@@ -299,86 +300,16 @@ int ts_search_main(int argc, char **argv) {
             ts_platform_n_gpus(&pf), a.gpus);
     return TS_ARGS_EXIT_INPUT;
   }
-  long n = 0, cap = 256, rejected[REJECT_COUNT] = {0}, tried = 0;
-  candidate *cands = malloc((size_t)cap * sizeof *cands);
-  TS_ASSERT(cands != NULL);
-  static const long mbs_choices[] = {1, 2, 4};
   struct timespec started;
   clock_gettime(CLOCK_MONOTONIC, &started);
-  /* TP inside a node (a divisor of its GPUs) or across whole nodes, up to 4: the study found
-   * TP across nodes a bottleneck (REFERENCE.md section 1), but that is for the search to show */
-  long max_tp = 4 * pf.gpus_per_node;
-  /* Context parallelism: none, and for sequences of 8k tokens or more (Megatron-Core's MoE
-   * guide: CP from 8k) 2 to 16 ranks; expert parallelism for MoE models: every power of two
-   * dividing the experts, and their count (expert tensor parallelism: the workload's). */
-  long cp_choices[8], ep_choices[32], n_cp = 0, n_ep = 0;
-  for (long c = 1; c <= 16; c *= 2)
-    if (c == 1 || (base.model.seq >= 8192 && base.model.seq % (2 * c) == 0))
-      cp_choices[n_cp++] = c;
-  for (long e = 1; e <= base.model.n_experts && n_ep < 31; e *= 2)
-    if (base.model.n_experts % e == 0)
-      ep_choices[n_ep++] = e;
-  if (base.model.n_experts > 0 && ep_choices[n_ep - 1] != base.model.n_experts)
-    ep_choices[n_ep++] = base.model.n_experts;
-  if (n_ep == 0)
-    ep_choices[n_ep++] = 1;
-  for (long tp = 1; tp <= max_tp; tp++)
-    for (long pp = 1; pp <= base.model.n_layers; pp++)
-      for (long ci = 0; ci < n_cp; ci++)
-        for (long ei = 0; ei < n_ep; ei++) {
-          long cp = cp_choices[ci], ep = ep_choices[ei];
-          if ((pf.gpus_per_node % tp != 0 && tp % pf.gpus_per_node != 0) ||
-              a.gpus % (tp * pp * cp) != 0 || base.model.n_layers % pp != 0 || ep > a.gpus / pp)
-            continue;
-          for (int mi = 0; mi < 3; mi++)
-            for (long v = 1; v <= 2; v++)
-              for (int rec = 0; rec < 3; rec++)
-                for (int zero = 0; zero <= 3; zero++)
-                  for (int sp = 0; sp <= (tp > 1); sp++) {
-                    ts_workload wl = base;
-                    ts_overrides ov = {.gpus = a.gpus,
-                                       .is_gpus_set = true,
-                                       .tp = tp,
-                                       .is_tp_set = true,
-                                       .pp = pp,
-                                       .is_pp_set = true,
-                                       .cp = cp,
-                                       .is_cp_set = true,
-                                       .ep = ep,
-                                       .is_ep_set = base.model.n_experts > 0,
-                                       .micro_batch = mbs_choices[mi],
-                                       .is_micro_batch_set = true,
-                                       .virtual_stages = v,
-                                       .is_virtual_stages_set = true,
-                                       .recompute = (ts_recompute)rec,
-                                       .is_recompute_set = true,
-                                       .zero_stage = zero,
-                                       .is_zero_stage_set = true,
-                                       .schedule = TS_SCHED_1F1B,
-                                       .is_schedule_set = true,
-                                       .is_sequence_parallel_set = sp};
-                    wl.sequence_parallel = false;
-                    wl.first_stage_layers = wl.last_stage_layers = 0;
-                    tried++;
-                    ts_err e = {0};
-                    if ((zero >= 2 && pp > 1) || ts_workload_resolve(&wl, &ov, &e) != 0) {
-                      rejected[REJECT_RULE]++;
-                      continue;
-                    }
-                    candidate c = {.wl = wl};
-                    c.peak_bytes = ts_memory_peak(&wl, NULL);
-                    if (c.peak_bytes > pf.gpu.hbm_bytes) {
-                      rejected[REJECT_MEMORY]++;
-                      continue;
-                    }
-                    if (n == cap) {
-                      cap *= 2;
-                      cands = realloc(cands, (size_t)cap * sizeof *cands);
-                      TS_ASSERT(cands != NULL);
-                    }
-                    cands[n++] = c;
-                  }
-        }
+  ts_search_space space;
+  ts_search_layouts(&base, a.gpus, pf.gpus_per_node, pf.gpu.hbm_bytes, &space);
+  long n = space.n, tried = space.tried;
+  long rejected[REJECT_COUNT] = {space.rejected[TS_SEARCH_RULE], space.rejected[TS_SEARCH_MEMORY]};
+  candidate *cands = ts_alloc((size_t)n, sizeof *cands);
+  for (long i = 0; i < n; i++)
+    cands[i] = (candidate){.wl = space.layouts[i], .peak_bytes = space.peak_bytes[i]};
+  ts_search_fini(&space);
   /* The estimates, in the order of enumeration (the ranking sorts them afterwards). */
   ts_progress progress;
   ts_progress_init(&progress, "search", a.is_quiet);

@@ -10,8 +10,8 @@
  * own process. Prints the top K, counts of rejected candidates by reason, and writes every
  * candidate to search.csv in --out.
  */
-#ifndef TS_SEARCH_H
-#define TS_SEARCH_H
+#ifndef TS_CLI_SEARCH_H
+#define TS_CLI_SEARCH_H
 
 #include "args.h"
 

@@ -1,0 +1,101 @@
+/* search: see search.h. */
+#include "search.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "memory.h"
+
+static void keep(ts_search_space *s, long *cap, const ts_workload *wl, double peak) {
+  if (s->n == *cap) {
+    *cap *= 2;
+    s->layouts = realloc(s->layouts, (size_t)*cap * sizeof *s->layouts);
+    s->peak_bytes = realloc(s->peak_bytes, (size_t)*cap * sizeof *s->peak_bytes);
+    TS_ASSERT(s->layouts != NULL && s->peak_bytes != NULL);
+  }
+  s->layouts[s->n] = *wl;
+  s->peak_bytes[s->n++] = peak;
+}
+
+void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, double hbm_bytes,
+                       ts_search_space *out) {
+  ts_search_space s;
+  memset(&s, 0, sizeof s);
+  long cap = 256;
+  s.layouts = ts_alloc((size_t)cap, sizeof *s.layouts);
+  s.peak_bytes = ts_alloc((size_t)cap, sizeof *s.peak_bytes);
+  static const long mbs_choices[] = {1, 2, 4};
+  /* TP across nodes is a known bottleneck (REFERENCE.md section 1), but that is for the search
+   * to show: up to 4 nodes. */
+  long max_tp = 4 * gpus_per_node;
+  long cp_choices[8], ep_choices[32], n_cp = 0, n_ep = 0;
+  for (long c = 1; c <= 16; c *= 2)
+    if (c == 1 || (base->model.seq >= 8192 && base->model.seq % (2 * c) == 0))
+      cp_choices[n_cp++] = c;
+  for (long e = 1; e <= base->model.n_experts && n_ep < 31; e *= 2)
+    if (base->model.n_experts % e == 0)
+      ep_choices[n_ep++] = e;
+  if (base->model.n_experts > 0 && ep_choices[n_ep - 1] != base->model.n_experts)
+    ep_choices[n_ep++] = base->model.n_experts;
+  if (n_ep == 0)
+    ep_choices[n_ep++] = 1;
+  for (long tp = 1; tp <= max_tp; tp++)
+    for (long pp = 1; pp <= base->model.n_layers; pp++)
+      for (long ci = 0; ci < n_cp; ci++)
+        for (long ei = 0; ei < n_ep; ei++) {
+          long cp = cp_choices[ci], ep = ep_choices[ei];
+          if ((gpus_per_node % tp != 0 && tp % gpus_per_node != 0) || gpus % (tp * pp * cp) != 0 ||
+              base->model.n_layers % pp != 0 || ep > gpus / pp)
+            continue;
+          for (int mi = 0; mi < 3; mi++)
+            for (long v = 1; v <= 2; v++)
+              for (int rec = 0; rec < 3; rec++)
+                for (int zero = 0; zero <= 3; zero++)
+                  for (int sp = 0; sp <= (tp > 1); sp++) {
+                    ts_workload wl = *base;
+                    ts_overrides ov = {.gpus = gpus,
+                                       .is_gpus_set = true,
+                                       .tp = tp,
+                                       .is_tp_set = true,
+                                       .pp = pp,
+                                       .is_pp_set = true,
+                                       .cp = cp,
+                                       .is_cp_set = true,
+                                       .ep = ep,
+                                       .is_ep_set = base->model.n_experts > 0,
+                                       .micro_batch = mbs_choices[mi],
+                                       .is_micro_batch_set = true,
+                                       .virtual_stages = v,
+                                       .is_virtual_stages_set = true,
+                                       .recompute = (ts_recompute)rec,
+                                       .is_recompute_set = true,
+                                       .zero_stage = zero,
+                                       .is_zero_stage_set = true,
+                                       .schedule = TS_SCHED_1F1B,
+                                       .is_schedule_set = true,
+                                       .is_sequence_parallel_set = sp};
+                    wl.sequence_parallel = false;
+                    wl.first_stage_layers = wl.last_stage_layers = 0;
+                    s.tried++;
+                    ts_err e = {0};
+                    if ((zero >= 2 && pp > 1) || ts_workload_resolve(&wl, &ov, &e) != 0) {
+                      s.rejected[TS_SEARCH_RULE]++;
+                      continue;
+                    }
+                    double peak = ts_memory_peak(&wl, NULL);
+                    if (peak > hbm_bytes) {
+                      s.rejected[TS_SEARCH_MEMORY]++;
+                      continue;
+                    }
+                    keep(&s, &cap, &wl, peak);
+                  }
+        }
+  *out = s;
+}
+
+void ts_search_fini(ts_search_space *s) {
+  free(s->layouts);
+  free(s->peak_bytes);
+  memset(s, 0, sizeof *s);
+}
