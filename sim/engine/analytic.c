@@ -71,14 +71,15 @@ static void plan_groups(analytic *a) {
     if (a->groups[g].n_playing == 0) /* never called */
       continue;
     int n = cg->n = grp->n_members;
-    long *gpus = ts_alloc((size_t)n, sizeof(long)), *ring_gpus = ts_alloc((size_t)n, sizeof(long));
+    long *gpus = ts_alloc((size_t)n, sizeof(long));
+    long *ring_gpus = ts_alloc((size_t)n * TS_COLL_MAX_RINGS, sizeof(long));
     int *order = ts_alloc((size_t)n * TS_COLL_MAX_RINGS, sizeof(int));
     for (int i = 0; i < n; i++)
       gpus[i] = ts_job_gpu(job, grp->members[i]);
     cg->n_rings = ts_coll_rings(a->pf, gpus, n, order);
     cg->per_node = ts_coll_per_node(a->pf, gpus, order, n);
     cg->algo = a->opts->collectives;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n * cg->n_rings; i++)
       ring_gpus[i] = gpus[order[i]];
     ts_coll_plan(a->pf, cg, ring_gpus);
     a->groups[g].waiting = ts_alloc((size_t)n, sizeof(long));

@@ -138,6 +138,120 @@ int ts_coll_per_node(const ts_platform *pf, const long *gpus, const int *order, 
   return even && per_node > 1 && per_node < n ? per_node : 0;
 }
 
+/* Directed rings over the members' direct links (node_rings): depth-first over the cycles from
+ * member 0 whose every hop is a direct link with residual capacity, for the one whose narrowest
+ * hop is widest (ties: the first found). */
+typedef struct cycle_search {
+  int n;
+  double cap[RING_SEARCH_MAX][RING_SEARCH_MAX]; /* residual, directed; 0: no direct link */
+  int perm[RING_SEARCH_MAX], best[RING_SEARCH_MAX];
+  bool used[RING_SEARCH_MAX];
+  double best_width;
+} cycle_search;
+
+static void search_cycle(cycle_search *s, int depth, double width) {
+  if (width <= s->best_width)
+    return;
+  if (depth == s->n) {
+    double w = fmin(width, s->cap[s->perm[s->n - 1]][s->perm[0]]);
+    if (w > s->best_width) {
+      s->best_width = w;
+      memcpy(s->best, s->perm, sizeof s->best);
+    }
+    return;
+  }
+  int prev = s->perm[depth - 1];
+  for (int i = 1; i < s->n; i++) {
+    if (s->used[i] || s->cap[prev][i] <= 0)
+      continue;
+    s->used[i] = true;
+    s->perm[depth] = i;
+    search_cycle(s, depth + 1, fmin(width, s->cap[prev][i]));
+    s->used[i] = false;
+  }
+}
+
+/* The rings (channels) a library builds for a group inside one node whose GPUs are joined by a
+ * link graph (not a switch): as NCCL's and RCCL's topology search does, as many rings of equal
+ * bandwidth as the links carry, in both directions, each hop a direct link, each link's
+ * capacity (per direction) shared by the rings crossing it. RCCL's predefined rings for an
+ * 8-GCD MI250X node (src/graph/rome_models.cc, rome_model_63: "0 1 5 4 6 7 3 2", "7 6 0 1 3 2
+ * 4 5" and their reverses, each twice) are such a set: every xGMI link between packages is
+ * crossed once each way. Ring 0 (orders[0..n)) is kept first; the search adds, greedily, the
+ * directed cycle whose narrowest residual hop is widest while that is still ring 0's width.
+ * Returns the ring count (1 where this does not apply). */
+static int node_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
+  if (n < 3 || n > RING_SEARCH_MAX || pf->has_node_switch)
+    return 1;
+  /* Every node holding the same local GPUs gets the same rings (a job has a group per node). */
+  static struct {
+    const ts_platform *pf;
+    int k;
+    int local[TS_COLL_MAX_RINGS][RING_SEARCH_MAX]; /* ring r's local GPUs, by position */
+  } memo[256];
+  unsigned mask = 0;
+  for (int i = 0; i < n; i++)
+    mask |= 1u << (gpus[orders[i]] % pf->gpus_per_node);
+  bool memoised = pf->gpus_per_node <= 8 && mask < 256;
+  if (memoised && memo[mask].pf == pf) {
+    for (int r = 1; r < memo[mask].k; r++)
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+          if (gpus[orders[j]] % pf->gpus_per_node == memo[mask].local[r][i])
+            orders[r * n + i] = orders[j];
+    return memo[mask].k;
+  }
+  cycle_search s;
+  memset(&s, 0, sizeof s);
+  s.n = n;
+  long node = gpus[orders[0]] / pf->gpus_per_node;
+  for (int a = 0; a < n; a++) {
+    if (gpus[orders[a]] / pf->gpus_per_node != node)
+      return 1;
+    for (int b = 0; b < n; b++) {
+      int la = (int)(gpus[orders[a]] % pf->gpus_per_node),
+          lb = (int)(gpus[orders[b]] % pf->gpus_per_node);
+      if (a == b || ts_platform_node_link(pf, la, lb) < 0)
+        continue;
+      ts_route r;
+      ts_route_between(pf, gpus[orders[a]], gpus[orders[b]], &r);
+      s.cap[a][b] = r.bw_Bps;
+    }
+  }
+  /* Ring 0 in ring-0 positions: 0, 1, ..., n - 1. */
+  double width = 1e300;
+  for (int i = 0; i < n; i++)
+    width = fmin(width, s.cap[i][(i + 1) % n]);
+  if (!(width > 0))
+    return 1; /* ring 0 needs a multi-link hop: one ring, as before */
+  for (int i = 0; i < n; i++)
+    s.cap[i][(i + 1) % n] -= width;
+  int k = 1;
+  while (k < TS_COLL_MAX_RINGS) {
+    memset(s.used, 0, sizeof s.used);
+    s.perm[0] = 0;
+    s.used[0] = true;
+    s.best_width = width * (1 - 1e-9); /* a ring as wide as ring 0, or none */
+    s.best[0] = -1;
+    search_cycle(&s, 1, 1e300);
+    if (s.best[0] < 0)
+      break;
+    for (int i = 0; i < n; i++) {
+      s.cap[s.best[i]][s.best[(i + 1) % n]] -= width;
+      orders[k * n + i] = orders[s.best[i]];
+    }
+    k++;
+  }
+  if (memoised) {
+    memo[mask].pf = pf;
+    memo[mask].k = k;
+    for (int r = 0; r < k; r++)
+      for (int i = 0; i < n; i++)
+        memo[mask].local[r][i] = (int)(gpus[orders[r * n + i]] % pf->gpus_per_node);
+  }
+  return k;
+}
+
 int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
   ts_coll_ring_order(pf, gpus, n, orders);
   int per_node = ts_coll_per_node(pf, gpus, orders, n);
@@ -145,7 +259,7 @@ int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
   if (k > TS_COLL_MAX_RINGS)
     k = TS_COLL_MAX_RINGS;
   if (k < 2)
-    return 1;
+    return node_rings(pf, gpus, n, orders);
   int shift = per_node / k;
   for (int r = 1; r < k; r++)
     for (int i = 0; i < n; i++) {
@@ -214,6 +328,42 @@ static int tree0_parent(int i, int n, int per_node) {
   return p < 0 ? i : p;
 }
 
+/* The bytes a second the chains of a one-node group's pipelined tree carry (tree_pipelined: a
+ * chain along each of the k rings, carrying 1/k of the bytes both ways over its hops): the
+ * links' capacity over the share of the bytes crossing them, at the most loaded link. A ring
+ * and its reverse make the same chain, so the chains of a node load its links twice as much as
+ * its rings do. */
+static double chain_Bps(const ts_platform *pf, const ts_coll_group *g, const long *ring_gpus) {
+  enum { MAX_LOADS = 2 * TS_COLL_MAX_RINGS * RING_SEARCH_MAX };
+  ts_link_id ids[MAX_LOADS];
+  double load[MAX_LOADS], cap[MAX_LOADS], per_byte = 0;
+  int n_ids = 0, n = g->n;
+  for (int r = 0; r < g->n_rings; r++)
+    for (int i = 0; i + 1 < n; i++)
+      for (int dir = 0; dir < 2; dir++) {
+        ts_route route;
+        long a = ring_gpus[r * n + i + dir], b = ring_gpus[r * n + i + 1 - dir];
+        ts_route_between(pf, a, b, &route);
+        for (int l = 0; l < route.n_links; l++) {
+          int k = 0;
+          while (k < n_ids && ids[k] != route.links[l])
+            k++;
+          if (k == n_ids) {
+            if (n_ids == MAX_LOADS)
+              return route.bw_Bps; /* not reached: rings are at most 8 direct hops */
+            ids[n_ids] = route.links[l];
+            load[n_ids] = 0;
+            double lat = 0;
+            ts_route_link_info(pf, route.links[l], &cap[n_ids], &lat, NULL, 0);
+            n_ids++;
+          }
+          load[k] += 1.0 / g->n_rings;
+          per_byte = fmax(per_byte, load[k] / cap[k]);
+        }
+      }
+  return per_byte > 0 ? 1 / per_byte : INFINITY;
+}
+
 void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus) {
   g->ccl = &pf->ccl;
   g->n_nodes = g->n > 0;
@@ -221,6 +371,7 @@ void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus
     g->n_nodes += ring_gpus[i] / pf->gpus_per_node != ring_gpus[i - 1] / pf->gpus_per_node;
   hops_of(pf, ring_gpus, g->n, ring_succ, 0, &g->ring_lat_s, &g->ring_Bps);
   g->ring_Bps *= g->n_rings;
+  g->chain_Bps = g->n_nodes == 1 && g->n >= 3 ? chain_Bps(pf, g, ring_gpus) : INFINITY;
   if (g->n >= 3) {
     hops_of(pf, ring_gpus, g->n, tree0_parent, 0, &g->tree_lat_s, &g->tree_Bps);
     g->tree_children = malloc((size_t)(4 * g->n) * sizeof *g->tree_children);
@@ -317,6 +468,11 @@ static ts_coll_call decide(const ts_coll_group *g, ts_coll_op op, double bytes) 
   c.lib = ts_ccl_choose(g->ccl, &comm, op, bytes, allowed);
   c.algo = c.lib.algo == TS_CCL_TREE ? TS_ALGO_TREE : TS_ALGO_RING;
   c.time_s = c.lib.time_s;
+  /* The library's tuner may credit its tree with more than the links carry (RCCL's tuning
+   * models scale the tree's bus bandwidth up to 1.75x: ccl.c); the tree it runs inside a node
+   * is chains on those links (tree_pipelined), so the call takes the longer of the two. */
+  if (c.algo == TS_ALGO_TREE && isfinite(g->chain_Bps))
+    c.time_s = fmax(c.time_s, c.lib.lat_s + bytes * c.lib.wire / g->chain_Bps);
   return c;
 }
 
@@ -396,12 +552,12 @@ static void alltoall(const ts_coll_group *g, int pos, double bytes, ts_fidelity 
 ts_coll_call ts_coll_decide_for(const ts_platform *pf, const long *gpus, int n, ts_coll_algo wanted,
                                 ts_coll_op op, double bytes) {
   int *orders = malloc((size_t)n * TS_COLL_MAX_RINGS * sizeof *orders);
-  long *ring_gpus = malloc((size_t)n * sizeof *ring_gpus);
+  long *ring_gpus = malloc((size_t)n * TS_COLL_MAX_RINGS * sizeof *ring_gpus);
   TS_ASSERT(orders != NULL && ring_gpus != NULL);
   ts_coll_group g = {.n = n, .algo = wanted};
   g.n_rings = ts_coll_rings(pf, gpus, n, orders);
   g.per_node = ts_coll_per_node(pf, gpus, orders, n);
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n * g.n_rings; i++)
     ring_gpus[i] = gpus[orders[i]];
   ts_coll_plan(pf, &g, ring_gpus);
   free(orders);
@@ -435,10 +591,11 @@ static double rest_of(const ts_coll_call *call, double included) {
   return call->lib.lat_s > included ? call->lib.lat_s - included : 0;
 }
 
-/* Double binary tree, ideal library and flow fidelity: every member sends half the bytes up
- * each tree once its children's halves have arrived, then the halves come back down; a barrier
- * separates the phases (so one inbox per tree serves both). Flow fidelity takes the latency of
- * each level from its transfers; aggregate waits depth - 1 more route latencies per phase. */
+/* Double binary tree under the ideal library (trainsim's own, unpipelined tree): every member sends
+ * half the bytes up each tree once its children's halves have arrived, then the halves come back
+ * down; a barrier separates the phases (so one inbox per tree serves both). Flow fidelity takes the
+ * latency of each level from its transfers; aggregate waits depth - 1 more route latencies per
+ * phase. */
 static void tree_phased(const ts_coll_group *g, int pos, double bytes, ts_fidelity fidelity,
                         long *n_transfers) {
   int n = g->n, depth = tree_depth(n);
@@ -482,33 +639,40 @@ static void tree_phased(const ts_coll_group *g, int pos, double bytes, ts_fideli
 }
 
 /* A library's tree, pipelined as NCCL runs it: chunks flow up and down at once, so the call's
- * transfers all run together. Inside a node the members form a chain (NCCL's tree inside a
- * node, RCCL's too): each sends the bytes to both chain neighbours (reduced towards the head,
- * broadcast back), so every link carries them once each way. Across nodes (m > 1 members on
- * each of several nodes), local member j of every node joins a double binary tree over the
- * nodes for its 1/m share, through its own NIC; with one member per node (or uneven nodes)
- * the trees span the members. Every transfer carries wire bytes; the call ends when they have
- * arrived and the rest of the library's latency has passed, and not before the library's own
- * time (its bandwidth ceiling). */
+ * transfers all run together (at every fidelity: the chunks of a pipelined tree overlap, so
+ * playing its levels one after another would not be finer, only wrong). Inside a node the
+ * members form a chain (NCCL's tree inside a node, RCCL's too) along each ring, whose share of
+ * the bytes it carries: each member sends it to both chain neighbours (reduced towards the
+ * head, broadcast back), so every link of the chain carries it once each way. Across nodes (m > 1
+ * members on each of several nodes), local member j of every node joins a double binary tree over
+ * the nodes for its 1/m share, through its own NIC; with one member per node (or uneven nodes) the
+ * trees span the members. Every transfer carries wire bytes; the call ends when they have arrived
+ * and the rest of the library's latency has passed, and not before the library's own time (its
+ * bandwidth ceiling). */
 static void tree_pipelined(const ts_coll_group *g, int pos, double bytes, const ts_coll_call *call,
                            long *n_transfers) {
   bool one_node = g->n_nodes == 1;
   int m = g->per_node > 0 ? g->per_node : one_node ? g->n : 1;
   int count = g->n / m, slot = pos / m, local = pos % m;
   double share = bytes / m * call->lib.wire, half = share / 2;
-  sg_comm_t comms[16];
+  sg_comm_t comms[4 * TS_COLL_MAX_RINGS + 16];
   void *got[16];
   int k = 0;
   sg_barrier_wait(g->barrier);
   double start = simgrid_get_clock();
-  for (int side = -1; m > 1 && side <= 1; side += 2) { /* the chain: both neighbours */
-    if (local + side < 0 || local + side >= m)
-      continue;
-    comms[k++] = sg_mailbox_put_async(g->mailboxes[pos + side], &payload,
-                                      (long)(bytes * call->lib.wire + 0.5));
-    comms[k++] = sg_mailbox_get_async(g->mailboxes[pos], &got[0]);
-    (*n_transfers)++;
-  }
+  /* The chains: along each ring inside a one-node group, along ring 0 inside each node of a
+   * multi-node one; both chain neighbours. */
+  int chains = one_node ? g->n_rings : 1, n = g->n;
+  for (int r = 0; m > 1 && r < chains; r++)
+    for (int side = -1; side <= 1; side += 2) {
+      int q = one_node ? g->ring_pos[r * n + pos] : pos, lq = one_node ? q : local;
+      if (lq + side < 0 || lq + side >= m)
+        continue;
+      comms[k++] = sg_mailbox_put_async(g->mailboxes[r * n + q + side], &payload,
+                                        (long)(bytes / chains * call->lib.wire + 0.5));
+      comms[k++] = sg_mailbox_get_async(g->mailboxes[r * n + q], &got[0]);
+      (*n_transfers)++;
+    }
   for (int t = 0; count > 1 && t < 2; t++) {
     int kids[2], n_kids = tree_kids(count, t, slot, kids);
     int parent = ts_coll_tree_parent(count, t, slot);
@@ -560,13 +724,9 @@ void ts_coll_run(ts_coll_group *g, int pos, ts_coll_op op, double bytes, ts_fide
     return;
   }
   if (call.algo == TS_ALGO_TREE) {
-    /* flow fidelity plays trees level by level (trainsim's phased tree, then the rest of
-     * the library's latency): slower than the library's pipelined tree, a bound */
-    if (call.is_ideal || fidelity == TS_FIDELITY_FLOW)
-      tree_phased(g, pos, bytes * call.lib.wire, fidelity, n_transfers);
-    if (!call.is_ideal && fidelity == TS_FIDELITY_FLOW)
-      ts_coll_sleep(rest_of(&call, 2 * tree_depth(g->n) * g->tree_lat_s));
-    if (!call.is_ideal && fidelity != TS_FIDELITY_FLOW)
+    if (call.is_ideal) /* trainsim's own tree, level by level */
+      tree_phased(g, pos, bytes, fidelity, n_transfers);
+    else
       tree_pipelined(g, pos, bytes, &call, n_transfers);
     return;
   }

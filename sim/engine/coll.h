@@ -17,8 +17,13 @@
  * collective over k = min(m, NICs per node) rings, each carrying 1/k of the bytes; ring r
  * rotates each node's members by r m / k, so each ring leaves a node from a different member
  * and thus through a different NIC (on a DGX, ring r leaves through GPU r-1's NIC and enters
- * through GPU r's), as NCCL spreads channels over the NICs. Groups inside one node, or with
- * one member per node, keep one ring (their members' NICs already carry them in parallel).
+ * through GPU r's), as NCCL spreads channels over the NICs. A group of 3 or more inside one
+ * node whose GPUs are joined by a link graph (not a switch) takes as many rings of ring 0's
+ * width as the links carry, in both directions, every hop a direct link (coll.c: node_rings),
+ * as the libraries' topology search builds channels: on an 8-GCD MI250X node the four rings
+ * of RCCL's rome_model_63 (two rings, each both ways), which cross every xGMI link between
+ * packages once each way. Other groups inside one node, or with one member per node, keep one
+ * ring (their members' NICs already carry them in parallel).
  * All-to-all is a pairwise exchange (step s: send bytes / p to position + s), every pair of
  * members routed.
  * The library (ccl.h) decides, per call, the algorithm and protocol, the call's latency and
@@ -27,8 +32,10 @@
  * Uncontended, a call takes exactly the library model's time. Under the ideal library
  * (platform without `collectives`), transfers run at link rate and each step costs the route's
  * latency.
- * Not modelled yet: rings in the opposite direction (one direction per ring inside a node is a
- * lower bound on its bandwidth), NVLink SHARP.
+ * A library's tree runs pipelined at every fidelity (coll.c: tree_pipelined): inside one node
+ * as chains along the rings, and it takes at least what those chains' links carry, whatever
+ * the tuner credits it with (RCCL's tuning models scale the tree's bandwidth up to 1.75x).
+ * Not modelled yet: NVLink SHARP.
  */
 #ifndef TS_COLL_H
 #define TS_COLL_H
@@ -117,6 +124,7 @@ typedef struct ts_coll_group {
   int *tree_children; /* [(tree * n + position) * 2 + k]: children in each tree, -1 for none */
   double ring_lat_s, ring_Bps, intra_lat_s, intra_Bps, cross_lat_s, cross_Bps;
   double tree_lat_s, tree_Bps;
+  double chain_Bps; /* one-node groups of 3 or more: what the pipelined tree's chains carry */
   const ts_ccl_config *ccl; /* the platform's library */
   int n_nodes; /* nodes the members are on */
   long n_calls[TS_ALGO_COUNT]; /* collectives started, by ts_coll_algo (counted at position 0) */
@@ -139,9 +147,9 @@ int ts_coll_node_tree_parent(const ts_coll_group *g, int t, int pos);
 /* Members per node of a group of n GPUs in ring order `order` when every node holds the same
  * number m > 1 and there are at least two nodes; 0 otherwise. */
 int ts_coll_per_node(const ts_platform *pf, const long *gpus, const int *order, int n);
-/* Fills g's alpha-beta figures from the routes of its hops (ring_gpus: the GPU at each ring-0
- * position), its node count and library, and, for groups of 3 or more, its trees' children
- * (owned by g: free g->tree_children). */
+/* Fills g's alpha-beta figures from the routes of its hops (ring_gpus[r * n + i]: the GPU at
+ * position i of ring r, for its n_rings rings), its node count and library, and, for groups of
+ * 3 or more, its trees' children (owned by g: free g->tree_children). */
 void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus);
 /* How g runs op on bytes: the algorithm forced by g->algo, or the one auto picks (the
  * library's tuner; under the ideal library the fastest by an alpha-beta model of the routes).

@@ -773,8 +773,8 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
     for (int i = 1; i < n; i++)
       cg->is_in_node = cg->is_in_node && gpus[i] / pf->gpus_per_node == gpus[0] / pf->gpus_per_node;
     cg->is_lockstep = runs_one_program(job, grp);
-    long *ring_gpus = ts_alloc((size_t)n, sizeof(long));
-    for (int i = 0; i < n; i++)
+    long *ring_gpus = ts_alloc((size_t)(k * n), sizeof(long));
+    for (int i = 0; i < k * n; i++)
       ring_gpus[i] = gpus[order[i]];
     ts_coll_plan(pf, cg, ring_gpus);
     free(ring_gpus);

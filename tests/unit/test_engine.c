@@ -166,7 +166,10 @@ static void test_fair_share(void **state) {
   assert_true(fabs(sim_waiting_s - 4e-6) < 1e-10);
 }
 
-/* ---- ring all-reduce: 2 (p - 1) (alpha + n / (p B)) ---- */
+/* ---- ring all-reduce: 2 (p - 1) (alpha + n / (p B)) per ring ----
+ * ring4's links run both ways, so its collectives take two rings, one each way (coll.c:
+ * node_rings, as NCCL and RCCL build their channels), each carrying half the bytes: 2 (p - 1)
+ * (alpha + n / (2 p B)). */
 
 static ts_coll_op ring_op = TS_COLL_ALLREDUCE;
 
@@ -188,7 +191,7 @@ static void build_ring(ts_job *job) {
 static void test_ring_allreduce(void **state) {
   (void)state;
   double p = 4, alpha = 2e-6, B = 10e9, n = 4e8;
-  double expect = 2 * (p - 1) * (alpha + n / (p * B));
+  double expect = 2 * (p - 1) * (alpha + n / 2 / (p * B));
   ring_op = TS_COLL_ALLREDUCE;
   double agg = simulate(ring4, build_ring, TS_FIDELITY_AGGREGATE);
   double flow = simulate(ring4, build_ring, TS_FIDELITY_FLOW);
@@ -206,8 +209,8 @@ static void test_ring_allreduce(void **state) {
 
 /* ---- the communication stream: collectives overlapped with compute ---- */
 
-/* Each of 4 ranks posts an all-reduce of 4e8 bytes (T_ar = 2 (p - 1)(alpha + n / (p B)) =
- * 0.060012 s on ring4), computes overlap_s, then waits: the iteration is max(overlap, T_ar)
+/* Each of 4 ranks posts an all-reduce of 4e8 bytes (T_ar = 2 (p - 1)(alpha + n / (2 p B)) =
+ * 0.030012 s on ring4's two rings), computes overlap_s, then waits: the iteration is max(overlap, T_ar)
  * and only the excess shows as exposed dp time. A second variant posts two all-reduces and
  * waits keeping one unfinished: the single stream runs them in order, so that wait ends with
  * the first, and a final wait with the second. */
@@ -239,7 +242,7 @@ static void build_overlap(ts_job *job) {
 
 static void test_overlap(void **state) {
   (void)state;
-  double ar = 2 * 3 * (2e-6 + 4e8 / (4 * 10e9));
+  double ar = 2 * 3 * (2e-6 + 4e8 / 2 / (4 * 10e9));
   is_two_posted = false;
   overlap_s = 0.1; /* longer than the all-reduce: hidden */
   assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_AGGREGATE), 0.1, 1e-9);
