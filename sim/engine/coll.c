@@ -183,17 +183,29 @@ static void search_cycle(cycle_search *s, int depth, double width) {
 static int node_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
   if (n < 3 || n > RING_SEARCH_MAX || pf->has_node_switch)
     return 1;
-  /* Every node holding the same local GPUs gets the same rings (a job has a group per node). */
+  /* Every node holding the same local GPUs gets the same rings (a job has a group per node):
+   * kept per mask of local GPUs, for the node graph they were searched on (its digest). */
   static struct {
-    const ts_platform *pf;
+    uint64_t graph;
     int k;
     int local[TS_COLL_MAX_RINGS][RING_SEARCH_MAX]; /* ring r's local GPUs, by position */
   } memo[256];
   unsigned mask = 0;
   for (int i = 0; i < n; i++)
     mask |= 1u << (gpus[orders[i]] % pf->gpus_per_node);
+  uint64_t graph = 1469598103934665603ULL; /* FNV-1a over what the search reads */
+  for (int l = 0; l < pf->n_node_links; l++) {
+    const ts_node_link *nl = &pf->node_links[l];
+    uint64_t bits = 0;
+    ts_route r;
+    ts_route_between(pf, nl->gpu_a, nl->gpu_b, &r); /* the library's share of the link */
+    memcpy(&bits, &r.bw_Bps, sizeof bits);
+    uint64_t words[3] = {(uint64_t)nl->gpu_a, (uint64_t)nl->gpu_b, bits};
+    for (int w = 0; w < 3; w++)
+      graph = (graph ^ words[w]) * 1099511628211ULL;
+  }
   bool memoised = pf->gpus_per_node <= 8 && mask < 256;
-  if (memoised && memo[mask].pf == pf) {
+  if (memoised && memo[mask].k > 0 && memo[mask].graph == graph) {
     for (int r = 1; r < memo[mask].k; r++)
       for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
@@ -243,7 +255,7 @@ static int node_rings(const ts_platform *pf, const long *gpus, int n, int *order
     k++;
   }
   if (memoised) {
-    memo[mask].pf = pf;
+    memo[mask].graph = graph;
     memo[mask].k = k;
     for (int r = 0; r < k; r++)
       for (int i = 0; i < n; i++)

@@ -210,8 +210,8 @@ static void test_ring_allreduce(void **state) {
 /* ---- the communication stream: collectives overlapped with compute ---- */
 
 /* Each of 4 ranks posts an all-reduce of 4e8 bytes (T_ar = 2 (p - 1)(alpha + n / (2 p B)) =
- * 0.030012 s on ring4's two rings), computes overlap_s, then waits: the iteration is max(overlap, T_ar)
- * and only the excess shows as exposed dp time. A second variant posts two all-reduces and
+ * 0.030012 s on ring4's two rings), computes overlap_s, then waits: the iteration is max(overlap,
+ * T_ar) and only the excess shows as exposed dp time. A second variant posts two all-reduces and
  * waits keeping one unfinished: the single stream runs them in order, so that wait ends with
  * the first, and a final wait with the second. */
 static double overlap_s;
