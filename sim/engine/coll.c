@@ -264,9 +264,99 @@ static int node_rings(const ts_platform *pf, const long *gpus, int n, int *order
   return k;
 }
 
+/* How evenly rings 0 .. k - 1, opened at open[], enter and leave a node through its NICs: the
+ * most rings through one NIC one way (x 1000), then how many entries and exits are at a member
+ * without a NIC of its own (an extra hop to reach one). seg[r * m + i]: ring r's i-th member, as
+ * a position of ring 0's segment (orders[0 .. m)). */
+static long opening_cost(const ts_platform *pf, const long *gpus, const int *orders, const int *seg,
+                         int m, const int *open, int k) {
+  int gpn = pf->gpus_per_node, out[TS_PLATFORM_MAX_NICS] = {0}, in[TS_PLATFORM_MAX_NICS] = {0};
+  int worst = 0, away = 0;
+  for (int r = 0; r < k; r++) {
+    int enter = (int)(gpus[orders[seg[r * m + open[r]]]] % gpn);
+    int leave = (int)(gpus[orders[seg[r * m + (open[r] + m - 1) % m]]] % gpn);
+    int ne = pf->gpu_nic[enter], nl = pf->gpu_nic[leave];
+    worst = worst > ++in[ne] ? worst : in[ne];
+    worst = worst > ++out[nl] ? worst : out[nl];
+    away += (pf->nics[ne].gpu != enter) + (pf->nics[nl].gpu != leave);
+  }
+  return (long)worst * 1000 + away;
+}
+
+/* The rings across nodes of a group holding every GPU of each of its nodes, nodes joined inside
+ * by a link graph (RCCL's rings on MI250X nodes, rome_model_63, which describes whole nodes:
+ * "N0 0 1 5 4 6 7 3 2 N1|N1 2 3 7 6 4 5 1 0 N0|..."): each follows one of the node's rings
+ * (node_rings), opened at one hop so that it enters
+ * a node at one member and leaves it at another, the openings chosen so that the rings leave
+ * and enter through NICs as evenly as possible (then through members holding a NIC, then the
+ * first found). Every node holds the same local GPUs in ring 0's order. Returns the ring count,
+ * or 0 where this does not apply (the caller rotates ring 0 instead). */
+static int rings_through_nodes(const ts_platform *pf, const long *gpus, int n, int m, int *orders) {
+  if (m < 3 || m != pf->gpus_per_node || m > RING_SEARCH_MAX || pf->has_node_switch ||
+      pf->n_nics < 1)
+    return 0;
+  int gpn = pf->gpus_per_node, nodes = n / m;
+  for (int j = 1; j < nodes; j++)
+    for (int i = 0; i < m; i++)
+      if (gpus[orders[j * m + i]] % gpn != gpus[orders[i]] % gpn)
+        return 0;
+  /* node 0's rings, as orders of its segment */
+  long seg_gpus[RING_SEARCH_MAX];
+  int seg[TS_COLL_MAX_RINGS * RING_SEARCH_MAX];
+  for (int i = 0; i < m; i++) {
+    seg_gpus[i] = gpus[orders[i]];
+    seg[i] = i;
+  }
+  int k = node_rings(pf, seg_gpus, m, seg);
+  if (k < 2)
+    return 0;
+  /* Ring r opens before position open[r] of its cycle: it enters each node there and leaves it
+   * from the position before. The first 4 rings' openings are searched exhaustively (m^4), any
+   * further ring's greedily. */
+  int open[TS_COLL_MAX_RINGS] = {0}, best[TS_COLL_MAX_RINGS] = {0};
+  int first = k < 4 ? k : 4;
+  long combos = 1, best_cost = -1;
+  for (int r = 0; r < first; r++)
+    combos *= m;
+  for (long c = 0; c < combos; c++) {
+    long rest = c;
+    for (int r = 0; r < first; r++, rest /= m)
+      open[r] = (int)(rest % m);
+    long cost = opening_cost(pf, gpus, orders, seg, m, open, first);
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      memcpy(best, open, sizeof open);
+    }
+  }
+  for (int r = first; r < k; r++) {
+    best_cost = -1;
+    for (int o = 0; o < m; o++) {
+      best[r] = o;
+      long cost = opening_cost(pf, gpus, orders, seg, m, best, r + 1);
+      if (best_cost < 0 || cost < best_cost) {
+        best_cost = cost;
+        open[r] = o;
+      }
+    }
+    best[r] = open[r];
+  }
+  int *base = malloc((size_t)n * sizeof *base);
+  TS_ASSERT(base != NULL);
+  memcpy(base, orders, (size_t)n * sizeof *base);
+  for (int r = 0; r < k; r++)
+    for (int j = 0; j < nodes; j++)
+      for (int i = 0; i < m; i++)
+        orders[r * n + j * m + i] = base[j * m + seg[r * m + (best[r] + i) % m]];
+  free(base);
+  return k;
+}
+
 int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders) {
   ts_coll_ring_order(pf, gpus, n, orders);
   int per_node = ts_coll_per_node(pf, gpus, orders, n);
+  int through = per_node > 0 ? rings_through_nodes(pf, gpus, n, per_node, orders) : 0;
+  if (through > 0)
+    return through;
   int k = pf->n_nics < per_node ? pf->n_nics : per_node;
   if (k > TS_COLL_MAX_RINGS)
     k = TS_COLL_MAX_RINGS;
@@ -653,9 +743,10 @@ static void tree_phased(const ts_coll_group *g, int pos, double bytes, ts_fideli
 /* A library's tree, pipelined as NCCL runs it: chunks flow up and down at once, so the call's
  * transfers all run together (at every fidelity: the chunks of a pipelined tree overlap, so
  * playing its levels one after another would not be finer, only wrong). Inside a node the
- * members form a chain (NCCL's tree inside a node, RCCL's too) along each ring, whose share of
- * the bytes it carries: each member sends it to both chain neighbours (reduced towards the
- * head, broadcast back), so every link of the chain carries it once each way. Across nodes (m > 1
+ * members form a chain (NCCL's tree inside a node, RCCL's too) along each ring's stretch in the
+ * node, carrying the ring's share of the bytes: each member sends it to both chain neighbours
+ * (reduced towards the head, broadcast back), so every link of the chain carries it once each
+ * way. Across nodes (m > 1
  * members on each of several nodes), local member j of every node joins a double binary tree over
  * the nodes for its 1/m share, through its own NIC; with one member per node (or uneven nodes) the
  * trees span the members. Every transfer carries wire bytes; the call ends when they have arrived
@@ -672,12 +763,12 @@ static void tree_pipelined(const ts_coll_group *g, int pos, double bytes, const 
   int k = 0;
   sg_barrier_wait(g->barrier);
   double start = simgrid_get_clock();
-  /* The chains: along each ring inside a one-node group, along ring 0 inside each node of a
-   * multi-node one; both chain neighbours. */
-  int chains = one_node ? g->n_rings : 1, n = g->n;
+  /* The chains (as the library's tree channels follow its ring channels): along each ring's
+   * stretch inside each node, carrying the ring's share; both chain neighbours. */
+  int chains = g->n_rings, n = g->n;
   for (int r = 0; m > 1 && r < chains; r++)
     for (int side = -1; side <= 1; side += 2) {
-      int q = one_node ? g->ring_pos[r * n + pos] : pos, lq = one_node ? q : local;
+      int q = g->ring_pos[r * n + pos], lq = q % m;
       if (lq + side < 0 || lq + side >= m)
         continue;
       comms[k++] = sg_mailbox_put_async(g->mailboxes[r * n + q + side], &payload,

@@ -17,9 +17,12 @@
  * collective over k = min(m, NICs per node) rings, each carrying 1/k of the bytes; ring r
  * rotates each node's members by r m / k, so each ring leaves a node from a different member
  * and thus through a different NIC (on a DGX, ring r leaves through GPU r-1's NIC and enters
- * through GPU r's), as NCCL spreads channels over the NICs. A group of 3 or more inside one
- * node whose GPUs are joined by a link graph (not a switch) takes as many rings of ring 0's
- * width as the links carry, in both directions, every hop a direct link (coll.c: node_rings),
+ * through GPU r's), as NCCL spreads channels over the NICs. A group holding every GPU of its
+ * nodes, on nodes whose GPUs are joined by a link graph, follows the node's own rings instead
+ * (below; coll.c: rings_through_nodes), each opened to enter and leave a node through GPUs
+ * holding NICs, spread over the NICs, as RCCL's rings for an MI250X node do. A group of 3 or more
+ * inside one node whose GPUs are joined by a link graph (not a switch) takes as many rings of ring
+ * 0's width as the links carry, in both directions, every hop a direct link (coll.c: node_rings),
  * as the libraries' topology search builds channels: on an 8-GCD MI250X node the four rings
  * of RCCL's rome_model_63 (two rings, each both ways), which cross every xGMI link between
  * packages once each way. Other groups inside one node, or with one member per node, keep one

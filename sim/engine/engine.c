@@ -625,7 +625,7 @@ static void collect_routes(const ts_platform *pf, const ts_job *job, route_set *
         double lat = add_pair(pf, job, rs, ring[i], ring[(i + 1) % cg->n]);
         if (lat > cg->max_hop_lat_s)
           cg->max_hop_lat_s = lat;
-        if (r == 0 && cg->n >= 3) /* trees' chains inside nodes run both ways */
+        if (cg->n >= 3) /* trees' chains inside nodes run both ways, along every ring */
           add_pair(pf, job, rs, ring[(i + 1) % cg->n], ring[i]);
         for (int j = 0; cg->is_all_to_all && r == 0 && j < cg->n; j++)
           if (j != i)

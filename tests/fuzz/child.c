@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -58,8 +59,10 @@ int fuzz_wait_child(int pid) {
   pid_t got;
   while ((got = waitpid((pid_t)pid, &status, 0)) < 0 && errno == EINTR) /* libFuzzer's SIGALRM */
     ;
-  if (got != (pid_t)pid)
+  if (got != (pid_t)pid) {
+    fprintf(stderr, "fuzz: waiting for process %d: %s\n", pid, strerror(errno));
     abort();
+  }
   fuzz_coverage_merge();
   return status;
 }

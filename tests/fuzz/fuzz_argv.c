@@ -7,6 +7,7 @@
  * simulation is stopped, not reported). A crash, an abort,
  * an exit status other than 0, 1 and 2, or "internal error" on stderr is a finding: the
  * child's stderr is replayed and the parent aborts, so that libFuzzer keeps the input. */
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,6 +56,12 @@ static void child(char *text, size_t size) {
   fuzz_child_exit(ts_cli_main(argc, argv));
 }
 
+/* A harness failure (not a finding): says what and why, then aborts. */
+static _Noreturn void fail(const char *what, const char *object) {
+  fprintf(stderr, "fuzz_argv: %s %s: %s\n", what, object, strerror(errno));
+  abort();
+}
+
 static void remove_work_dir(void) {
   if (getpid() != owner)
     return;
@@ -71,7 +78,7 @@ static void remove_work_dir(void) {
 /* The private directory, made once per process and removed at its exit. */
 static void make_work_dir(void) {
   if (mkdtemp(work_dir) == NULL)
-    abort();
+    fail("cannot make", work_dir);
   owner = getpid();
   atexit(remove_work_dir);
   char cmd[4096];
@@ -80,7 +87,7 @@ static void make_work_dir(void) {
       "mkdir -p %s/tests && cp -r %s/workloads %s/platforms %s && cp -r %s/tests/data %s/tests",
       work_dir, TS_SOURCE_DIR, TS_SOURCE_DIR, work_dir, TS_SOURCE_DIR, work_dir);
   if (system(cmd) != 0)
-    abort();
+    fail("cannot fill", work_dir);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -88,14 +95,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     make_work_dir();
   char *text = malloc(size + 1);
   if (text == NULL)
-    abort();
+    fail("out of memory for", "an input");
   memcpy(text, data, size);
   text[size] = '\0';
   fflush(NULL);
   fuzz_coverage_init();
   pid_t pid = fork();
   if (pid < 0)
-    abort();
+    fail("cannot fork for", "an input");
   if (pid == 0)
     child(text, size);
   free(text);

@@ -259,23 +259,23 @@ static void test_bench_against_link_graph(void **state) {
            "bench p2p --from 0 --to 8 --min-bytes 1GiB --max-bytes 1GiB --platform %s", frontier);
   bench_last_row(cmd, &n, &t_us);
   assert_rel(t_us * 1e-6, 2 * (1e-6 + 0.5e-6 + 1e-6) + n / 25e9, 1e-7);
-  /* Frontier across 2, 16 and 128 nodes: 4 rings (one per NIC) of n/4 each; each node is
-   * entered once and crossed in its best ring order 0 1 3 2 4 5 7 6, rotated by 2 per ring
-   * so each ring leaves through another NIC. The single-link hops 1->3 and 5->7 (50 GB/s)
-   * each carry 3 of the 4 rings (the fourth leaves the node there), 50/3 GB/s each, slower
-   * than the NICs' 25 GB/s: a ring's 2(p-1) steps move 2(p-1) (n/4) / p bytes at 50/3 GB/s,
-   * then 2(p-1) - 1 latency terms of the slowest hop between nodes: 5 us (IF, PCIe, NIC out,
-   * NIC, PCIe, IF in), 5.7 us once nodes sit on different switches of the group (its fabric,
-   * 0.35 us each way). */
+  /* Frontier across 2, 16 and 128 nodes: 4 rings of n/4 each, each crossing every node along
+   * one of the node's four rings (two cycles of single links between packages, each both ways,
+   * as RCCL's rome_model_63 rings), opened so that it enters a node at a GCD holding a NIC and
+   * leaves it at another, every NIC carrying one ring each way. Inside a node a ring's slowest
+   * hop is a 50 GB/s link it has to itself; between nodes, its NIC's 25 GB/s: a ring's 2(p-1)
+   * steps move 2(p-1) (n/4) / p bytes at 25 GB/s on the NIC hops, each step costing the
+   * slowest hop's latency between nodes: 3 us (PCIe, NIC out, NIC, PCIe), 3.7 us once nodes
+   * sit on different switches of the group (its fabric, 0.35 us each way). */
   for (int nodes = 2; nodes <= 128; nodes *= 8) {
     int p = 8 * nodes;
-    double steps = 2.0 * (p - 1), hop_s = nodes > 4 ? 5.7e-6 : 5e-6;
+    double steps = 2.0 * (p - 1), hop_s = nodes > 4 ? 3.7e-6 : 3e-6;
     snprintf(args, sizeof args,
              "bench allreduce --gpus %d --collectives ring --min-bytes 1GiB --max-bytes 1GiB "
              "--platform %s",
              p, frontier);
     bench_last_row(args, &n, &t_us);
-    assert_rel(t_us * 1e-6, 1e-6 + steps * (n / 4) / p / (50e9 / 3) + (steps - 1) * hop_s, 1e-7);
+    assert_rel(t_us * 1e-6, steps * (n / 4) / p / 25e9 + steps * hop_s, 1e-7);
   }
   /* DGX H100 (platforms/dgx-h100.yaml): inside a node every hop is a GPU's NVSwitch uplink and
    * another's downlink, 450 GB/s and 2 x 1 us. Across two nodes, 8 rings (one per NIC) carry
