@@ -241,9 +241,11 @@ int ts_run_parse(const ts_command *c, int argc, char **argv, ts_run_args *a, ts_
     at.flag = a->timeline_ranks != NULL ? "--timeline-ranks" : "--timeline-window";
     return ts_err_at(err, at, "needs --timeline (it selects what the timeline holds)");
   }
-  if (a->timeline_ranks != NULL && a->timeline_ranks[0] == '\0') {
+  if (a->timeline_ranks != NULL &&
+      strspn(a->timeline_ranks, ",") == strlen(a->timeline_ranks)) { /* empty, or commas alone */
     at.flag = "--timeline-ranks";
-    return ts_err_at(err, at, "expected pipeline, replica, all, or a list of ranks, found ''");
+    return ts_err_at(err, at, "expected pipeline, replica, all, or a list of ranks, found '%s'",
+                     a->timeline_ranks);
   }
   if (a->is_seed_set && a->placement != TS_PLACEMENT_RANDOM) {
     at.flag = "--seed";

@@ -102,7 +102,8 @@ static bool *select_ranks(const ts_workload *wl, const ts_job *job, int gpus_per
   }
   char copy[1024];
   snprintf(copy, sizeof copy, "%s", which);
-  for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ",")) {
+  int n_tokens = 0;
+  for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ","), n_tokens++) {
     long r = 0, node = 0;
     bool is_node = strncmp(tok, "node:", 5) == 0;
     if (is_node && ts_parse_long(tok + 5, &node) == 0 && node >= 0) {
@@ -121,6 +122,14 @@ static bool *select_ranks(const ts_workload *wl, const ts_job *job, int gpus_per
               "expected pipeline, replica, all, or ranks from 0 to %ld and node:N (a node the "
               "job runs on) separated by commas, found '%s'",
               wl->n_gpus - 1, tok);
+    free(selected);
+    return NULL;
+  }
+  if (n_tokens == 0) { /* only commas: no rank named */
+    ts_err_at(err, flag,
+              "expected pipeline, replica, all, or ranks from 0 to %ld and node:N separated by "
+              "commas, found '%s'",
+              wl->n_gpus - 1, which);
     free(selected);
     return NULL;
   }
