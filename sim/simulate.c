@@ -103,37 +103,29 @@ static bool *select_ranks(const ts_workload *wl, const ts_job *job, int gpus_per
   char copy[1024];
   snprintf(copy, sizeof copy, "%s", which);
   int n_tokens = 0;
-  for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ","), n_tokens++) {
+  const char *bad = NULL; /* the first token that names no rank or node of the job */
+  for (char *tok = strtok(copy, ","); bad == NULL && tok != NULL; tok = strtok(NULL, ",")) {
     long r = 0, node = 0;
-    bool is_node = strncmp(tok, "node:", 5) == 0;
+    bool is_node = strncmp(tok, "node:", 5) == 0, any = false;
+    n_tokens++;
     if (is_node && ts_parse_long(tok + 5, &node) == 0 && node >= 0) {
-      bool any = false;
       for (long k = 0; k < wl->n_gpus; k++) {
         if (ts_job_gpu(job, k) / gpus_per_node == node)
           selected[k] = any = true;
       }
-      if (any)
-        continue;
     } else if (!is_node && ts_parse_long(tok, &r) == 0 && r >= 0 && r < wl->n_gpus) {
-      selected[r] = true;
-      continue;
+      selected[r] = any = true;
     }
-    ts_err_at(err, flag,
-              "expected pipeline, replica, all, or ranks from 0 to %ld and node:N (a node the "
-              "job runs on) separated by commas, found '%s'",
-              wl->n_gpus - 1, tok);
-    free(selected);
-    return NULL;
+    bad = any ? NULL : tok;
   }
-  if (n_tokens == 0) { /* only commas: no rank named */
-    ts_err_at(err, flag,
-              "expected pipeline, replica, all, or ranks from 0 to %ld and node:N separated by "
-              "commas, found '%s'",
-              wl->n_gpus - 1, which);
-    free(selected);
-    return NULL;
-  }
-  return selected;
+  if (bad == NULL && n_tokens > 0)
+    return selected;
+  ts_err_at(err, flag,
+            "expected pipeline, replica, all, or ranks from 0 to %ld and node:N (a node the job "
+            "runs on) separated by commas, found '%s'",
+            wl->n_gpus - 1, bad != NULL ? bad : which);
+  free(selected);
+  return NULL;
 }
 
 /* The ranks whose spans the engine keeps (the timeline's and the Gantt chart's), and the
