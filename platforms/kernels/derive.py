@@ -1,7 +1,7 @@
-"""Derives kernel tables for GPUs not at hand from the measured H200 table, where nothing
-better is published (../../../shared/CALIBRATION-SOURCES.md section 2: per-shape GEMM, flash
-attention and memory-bound figures for the MI250X are NOT FOUND; for the A100 only the
-best-shape GEMM ceiling and FlashAttention-2's forward+backward throughput are published).
+"""Derives the A100's and H100's kernel tables from the measured H200 table, where nothing
+better is published (../../../shared/CALIBRATION-SOURCES.md section 2: for the A100 only the
+best-shape GEMM ceiling and FlashAttention-2's forward+backward throughput). The MI250X's table
+comes from the architecture model instead (archmodel.py).
 
     python3 platforms/kernels/derive.py        (from the repository root; writes the tables)
 
@@ -28,13 +28,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = "h200.yaml"
 H200 = {"peak_tf": 989.4, "hbm_TBps": 4.8}  # NVIDIA H200 datasheet (dense bf16, HBM3e)
 # FP8 tables (gemm_fp8_*) go only to GPUs with FP8 tensor cores (the H100: the H200's GH100
-# compute); the MI250X and the A100 have none.
+# compute); the A100 has none.
 FP8_TARGETS = ("h100.yaml",)
 TARGETS = {
     # name: (device, peak bf16 TFLOPS, HBM TB/s, citation)
-    "mi250x.yaml": ("AMD Instinct MI250X GCD", 191.5, 1.6,
-                    "AMD MI250X datasheet: 383 TFLOPS bf16 and 3.2 TB/s per MI250X, 2 GCDs; "
-                    "OLCF Frontier User Guide: 1.6 TB/s per GCD"),
     "a100.yaml": ("NVIDIA A100 SXM4 80GB", 312.0, 2.039,
                   "NVIDIA A100 datasheet: 312 TFLOPS dense bf16, 2,039 GB/s (80GB SXM)"),
     "h100.yaml": ("NVIDIA H100 SXM5 80GB", 989.4, 3.35,

@@ -735,9 +735,9 @@ static void test_scale_reuse_keyed(void **state) {
   assert_rel(first_iteration(dir), t, 1e-12); /* not a simulated figure: recomputed */
   tamper(dir, "12345");
   char *text = read_file(platform, NULL);
-  char *at = strstr(text, "hbm_bandwidth: 1.6TBps");
+  char *at = strstr(text, "hbm_bandwidth: 1.35TBps");
   assert_non_null(at);
-  at[strlen("hbm_bandwidth: ")] = '0'; /* 0.6TBps: the same name, other contents */
+  at[strlen("hbm_bandwidth: ")] = '0'; /* 0.35TBps: the same name, other contents */
   FILE *f = fopen(platform, "w");
   fputs(text, f);
   fclose(f);

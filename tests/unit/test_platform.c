@@ -14,7 +14,7 @@ static void test_frontier(void **state) {
   assert_string_equal(pf.name, "frontier");
   assert_rel(pf.gpu.peak_flops_per_s[TS_PREC_BF16], 191.5e12, 1e-15);
   assert_rel(pf.gpu.hbm_bytes, 64.0 * 1073741824.0, 1e-15);
-  assert_rel(pf.gpu.hbm_Bps, 1.6e12, 1e-15);
+  assert_rel(pf.gpu.hbm_Bps, 1.35e12, 1e-15);
   assert_int_equal(pf.gpus_per_node, 8);
   assert_int_equal(pf.n_node_links, 12);
   /* Node links as RCCL drives them: the file's figures x node_link_efficiency. */
