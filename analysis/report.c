@@ -95,6 +95,9 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   int n = ts_report_summary_rows(wl, m, rows);
   for (int i = 0; i < n; i++)
     fprintf(out, "  %-30s %s\n", rows[i].label, rows[i].value);
+  if (info->slowest_gpu_slowdown > 1)
+    fprintf(out, "  %-30s compute x %.4f: the slowest of %ld GPUs (speeds spread %.2f%%)\n",
+            "slowest GPU", info->slowest_gpu_slowdown, info->n_ranks, 100 * info->speed_spread);
   fputc('\n', out);
   fprintf(out, "time breakdown, mean over ranks (s and share of the iteration)\n");
   for (int c = 0; c < TS_CAT_COUNT; c++)
@@ -314,6 +317,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "hierarchical_collectives", info->n_hierarchical_collectives, &k);
   json_long(f, 4, "tree_collectives", info->n_tree_collectives, &k);
   json_num(f, 4, "overlap_slowdown", info->overlap_slowdown, &k);
+  json_num(f, 4, "slowest_gpu_slowdown", info->slowest_gpu_slowdown, &k);
   fputs("\n  }", f);
   json_key(f, 2, "kernel_sources", &first);
   k = true;

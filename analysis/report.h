@@ -23,6 +23,9 @@ typedef struct ts_run_info {
   long n_ranks, n_played_ranks; /* node play: fewer ranks played than the job has */
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives;
   double overlap_slowdown; /* the one the engine applied */
+  /* Compute x this: the job's slowest GPU against a typical one (gpu.speed_spread) */
+  double slowest_gpu_slowdown;
+  double speed_spread;
   /* The kernels of one layer (forward and backward), the embedding, the head and the optimizer
    * step, by what priced them (ts_cost_kernel_sources). */
   long n_kernels_by_source[TS_KERNEL_SRC_COUNT];

@@ -407,7 +407,9 @@ int ts_run_main(int argc, char **argv) {
                       .n_ring_collectives = sim->n_ring_collectives,
                       .n_hierarchical_collectives = sim->n_hierarchical_collectives,
                       .n_tree_collectives = sim->n_tree_collectives,
-                      .overlap_slowdown = run.overlap_slowdown};
+                      .overlap_slowdown = run.overlap_slowdown,
+                      .slowest_gpu_slowdown = run.slowest_gpu_slowdown,
+                      .speed_spread = pf.gpu.speed_spread};
   ts_cost_kernel_sources(&wl, &pf.gpu, info.n_kernels_by_source);
   char files_digest[17], binary_digest[17];
   ts_digest d;

@@ -9,6 +9,7 @@
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
 #include "../workloads/memory.h"
+#include "../workloads/variation.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 /* Spans a timeline may hold before its file gets unwieldy (about 200 bytes each). */
@@ -178,7 +179,23 @@ static int play(const ts_platform *pf, ts_job *job, const ts_simulate_opts *o, c
   out->result = sim;
   out->n_events = n_events;
   out->overlap_slowdown = engine.overlap_slowdown;
+  out->slowest_gpu_slowdown = 1;
   return 0;
+}
+
+/* Every rank computes at the pace of the job's slowest GPU (variation.h): the collectives and
+ * pipeline hand-offs that follow each step of compute wait for it. */
+static void slow_to_slowest(ts_job *job, double slowdown) {
+  if (slowdown == 1)
+    return;
+  for (long t = 0; t < job->n_templates; t++)
+    for (int i = 0; i < job->template_len[t]; i++) {
+      ts_event *ev = &job->templates[t][i];
+      if (ev->kind == TS_EV_COMPUTE) {
+        ev->time_s *= slowdown;
+        ev->recompute_s *= slowdown;
+      }
+    }
 }
 
 int ts_simulate_workload(const ts_platform *pf, const ts_workload *wl, const ts_simulate_opts *opts,
@@ -193,6 +210,8 @@ int ts_simulate_workload(const ts_platform *pf, const ts_workload *wl, const ts_
   ts_job job;
   if (ts_schedule_build(wl, &pf->gpu, &job, err) != 0)
     return -1;
+  double slowdown = ts_variation_slowdown(pf->gpu.speed_spread, wl->n_gpus);
+  slow_to_slowest(&job, slowdown);
   ts_fidelity fidelity = opts->engine.fidelity;
   long *rep = opts->is_one_pipeline && fidelity == TS_FIDELITY_ANALYTIC ? one_pipeline(wl) : NULL;
   bool *playing = NULL;
@@ -234,6 +253,7 @@ int ts_simulate_workload(const ts_platform *pf, const ts_workload *wl, const ts_
     return -1;
   }
   out->in_timeline = shown;
+  out->slowest_gpu_slowdown = slowdown;
   return 0;
 }
 

@@ -60,6 +60,8 @@ typedef struct ts_simulation {
   bool *in_timeline;
   double n_events; /* events the playing ranks have (counted before playing) */
   double overlap_slowdown; /* the one the engine applied */
+  /* Compute time x this: the job's slowest GPU against a typical one (gpu.speed_spread) */
+  double slowest_gpu_slowdown;
 } ts_simulation;
 
 /* Checks that need the workload and the platform together: the layout's GPUs exist, the GPU has

@@ -31,6 +31,9 @@ typedef struct ts_gpu {
   long n_compute_units; /* workgroups that run at once (one per CU) */
   double kernel_launch_s; /* fixed cost per kernel */
   double power_w; /* board power while training (0 = not given): energy figures */
+  /* Relative standard deviation of sustained speed across the machine's GPUs (0: alike); a
+   * job runs at its slowest GPU's pace (variation.h). */
+  double speed_spread;
   /* Measured kernel times (NULL: none; the roofline prices every kernel), shared and immutable
    * (kernels.h), and the host's costs outside kernels of the framework measured with them. */
   const ts_kernel_table *kernels;

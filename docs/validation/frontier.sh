@@ -37,7 +37,7 @@ spawn() { # NAME COMMAND...: runs COMMAND in the background, output in $work/NAM
   ("$@" >"$work/$name.log" 2>&1 || { echo "frontier.sh: $name failed:" >&2; cat "$work/$name.log" >&2; exit 1; }) &
 }
 
-# The sensitivity variants of platforms/frontier.yaml: its (ASSUMED, derived) kernel table's
+# The sensitivity variants of platforms/frontier.yaml: its (MODELLED) kernel table's
 # times x factor, no kernel table at all (the roofline of gemm_ceiling and HBM bandwidth), and
 # the NICs' bandwidth x factor. The copies live in $work, so they name their table by its path.
 table=$PWD/platforms/kernels/mi250x.yaml
@@ -166,17 +166,20 @@ differences() {
 and network allow; three things it lacks, or cannot calibrate for the MI250X, put them above
 the paper's. GPU kernels are 22B $k22, 175B $k175 and 1T $k1t of the iteration:
 
-1. *Kernel speed.* The MI250X's kernel table is derived from the H200's measured one
-   (platforms/kernels/derive.py: the H200's efficiency against shape carried over, ASSUMED,
-   since nothing per shape is published for the MI250X). Its large GEMMs land at the 147
-   TFLOPS measured with ROCm 6.2; the paper ran ROCm 5.7, and another MI250X measurement gives
-   about 127 TFLOPS (-14%). On the H200 itself the measured table predicts whole training steps
-   within a few percent (docs/validation/h200.md), so what is uncertain here is the carry-over,
-   not the method. Kernel times 20% longer give 22B $g22%, 175B $g175%, 1T $g1t% (section 6).
+1. *Kernel speed.* The MI250X's kernel table comes from an architecture model
+   (platforms/kernels/archmodel.py: macro tiles, waves, split-k and HBM for GEMMs,
+   FlashAttention-2's blocks for attention), validated on the H200's measured table (GEMMs of
+   training shapes within 5-6% on average) and grounded in the MI250X's published figures:
+   rocBLAS 32768^3 on Frontier with every GCD busy sets the GEMM mainloop at 65.6% of peak
+   (125.7 TFLOPS; the single-GCD best shape, 147, is not what a busy node sustains), CK's
+   FlashAttention forward sets attention's efficiency, BabelStream (1.35 TB/s) the memory-bound
+   kernels (docs/validation/kernels.md). Kernel times 20% longer give 22B $g22%, 175B $g175%,
+   1T $g1t% (section 6).
 2. *What is not modelled at all:* host time beyond the H200 machine's eager PyTorch figures
    (carried over, ASSUMED: DeepSpeed's hooks, host-device synchronisation at every pipeline
-   step and before the optimizer), data loading, and FlashAttention-2 on ROCm 5.7, whose times
-   are the H200's scaled to the MI250X's peak. Each can only lower real throughput.
+   step and before the optimizer), data loading, and the backward pass of FlashAttention-2 on
+   ROCm 5.7, which nothing publishes (the model takes one early CK port's backward / forward
+   ratio). Each can only lower real throughput.
 3. *Layouts and batch.* The paper's final layouts and batches are not published; the presets
    are assumptions. 22B is the furthest off (the paper: 73.5 TFLOPS per GCD), and trainsim's
    own search finds layouts faster still ($b22%), so no layout explains it: the factor of
@@ -192,7 +195,8 @@ moved more: ZeRO-3 no longer ranks first for 175B and 1T, because DeepSpeed gath
 weight matrix on its own and each gather over 512-1,536 ranks pays RCCL's ring latency (about
 12 ms at 1,536 GCDs: a 6 us step per GCD and a 19.8 us step per node).
 
-None of these is fitted: the kernel table is carried over from the H200 by rates alone, and
+None of these is fitted: the kernel model's parameters come from the architecture and from
+kernel microbenchmarks, none from a training run, and
 the gaps stay marked in tests/validation/claims.tsv with trainsim's figures. 1T once sat
 inside its band (36.26%), for the wrong reason: its 3,072-GCD point was slowed by traffic
 between dragonfly groups held to their direct cables (the weak-scaling paragraph below).
@@ -318,11 +322,12 @@ TEXT
   echo
   echo "## 6. Sensitivity to the assumed parameters"
   echo
-  echo "The MI250X's kernel table is ASSUMED (the H200's measured efficiency carried over by"
-  echo "platforms/kernels/derive.py), and the NICs' delivered bandwidth is the network figure a real"
-  echo "run would miss most. % of peak at each preset with every kernel time x0.8 or x1.2, with no"
-  echo "kernel table at all (the roofline: GEMM ceiling 147 TFLOPS x tile and wave efficiency, HBM"
-  echo "bandwidth, 2 us a kernel, no host time), and with the NICs' bandwidth changed by 20%:"
+  echo "The MI250X's kernel table is MODELLED (platforms/kernels/archmodel.py, grounded in the"
+  echo "GCD's published GEMM and attention figures), and the NICs' delivered bandwidth is the network"
+  echo "figure a real run would miss most. % of peak at each preset with every kernel time x0.8 or"
+  echo "x1.2, with no kernel table at all (the roofline: GEMM ceiling 125.7 TFLOPS x tile and wave"
+  echo "efficiency, HBM bandwidth, 2 us a kernel, no host time), and with the NICs' bandwidth"
+  echo "changed by 20%:"
   echo
   echo "| model | base | kernel times x0.8 | x1.2 | roofline, no table | NIC bandwidth x0.8 | x1.2 |"
   echo "|---|---|---|---|---|---|---|"

@@ -108,10 +108,12 @@ ARCH = {
         # BabelStream on one GCD: "roughly 1.3 TB/s to 1.4 TB/s" (OLCF node-performance case
         # study, cited by ROCm/rocm-blogs seismic-stencils part 1); 1.35 taken.
         "hbm": 1.35e12,
-        # Tensile's bf16 macro tiles for gfx90a (MT256x256, 256x128, 128x128, 128x64, 64x64 with
-        # depth 32-64, ASSUMED from the Tensile logic's usual set; one work-group per CU).
-        "tiles": [(256, 256, 32), (256, 128, 32), (128, 256, 32), (128, 128, 32), (128, 64, 32),
-                  (64, 128, 32), (64, 64, 32)],
+        # The bf16 macro tiles rocBLAS's Tensile logic picks on the 110-CU part (ROCm/rocBLAS
+        # b520bc8, library/src/blas3/Tensile/Logic/asm_full/aldebaran/*_BBS_BH.yaml, the sizes
+        # with every dimension >= 1,024: 256x128x32, 128x256x32 or x16, 128x160x32, 256x160x32,
+        # 128x128x32, 128x96x64, 128x64x64); 64x64 for small problems; one work-group per CU.
+        "tiles": [(256, 128, 32), (128, 256, 32), (128, 160, 32), (256, 160, 32), (128, 128, 32),
+                  (128, 96, 64), (128, 64, 64), (64, 64, 32)],
         # CK's FlashAttention uses MFMA, the only matrix instruction (full rate); transcendentals
         # run at a quarter of the 64 lanes (AMD CDNA2 ISA guide): 16 per clock per CU.
         "fa_instruction": 1.0,

@@ -18,9 +18,8 @@ static const char *const ccl_keys[] = {
     "library",          "arch",   "tuning_model", "cpu", "channels", "node_link_efficiency",
     "overlap_slowdown", "launch", "fsdp_unit",    NULL};
 static const char *const gpu_keys[] = {
-    "model",     "peak",          "hbm_capacity",  "hbm_bandwidth", "gemm_ceiling",
-    "gemm_tile", "compute_units", "kernel_launch", "power",         "kernel_table",
-    NULL};
+    "model",         "peak",          "hbm_capacity", "hbm_bandwidth", "gemm_ceiling", "gemm_tile",
+    "compute_units", "kernel_launch", "power",        "kernel_table",  "speed_spread", NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
 static const char *const node_keys[] = {"gpus", "links", "switch", "nics", NULL};
 static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
@@ -136,6 +135,8 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
   REQUIRE(ts_doc_get_unit(doc, g, "kernel_launch", TS_UNITS_TIME, true, &gpu->kernel_launch_s, err),
           doc, g, "gpu", "kernel_launch", err);
   if (ts_doc_get_unit(doc, g, "power", TS_UNITS_POWER, false, &gpu->power_w, err) < 0)
+    return -1;
+  if (ts_doc_get_double(doc, g, "speed_spread", 0, 0.5, &gpu->speed_spread, err) < 0)
     return -1;
   return load_kernel_table(doc, g, gpu, err);
 }

@@ -78,6 +78,8 @@ static void test_definitions(void **state) {
                       6,
                       7,
                       0.25,
+                      1.0625,
+                      0.02,
                       {9, 10, 11},
                       3,
                       arguments,
@@ -98,6 +100,7 @@ static void test_definitions(void **state) {
   assert_int_equal((int)json_num(j, "simulation.routes"), 4);
   assert_int_equal((int)json_num(j, "simulation.played_ranks"), 2);
   assert_int_equal((int)json_num(j, "simulation.merged_events"), 8);
+  assert_rel(json_num(j, "simulation.slowest_gpu_slowdown"), 1.0625, 1e-12);
   assert_int_equal((int)json_num(j, "kernel_sources.table"), 9);
   assert_int_equal((int)json_num(j, "kernel_sources.interpolated"), 10);
   assert_int_equal((int)json_num(j, "kernel_sources.model"), 11);
