@@ -26,6 +26,7 @@ static const char *const loss_titles[] = {"pipeline bubble",
                                           "recomputation",
                                           "idle time",
                                           "optimizer step",
+                                          "the slowest GPU",
                                           "unused memory"};
 
 /* ---- changes ---- */
@@ -259,6 +260,16 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
              "iteration, bound by HBM bandwidth: %.3g s, %.1f%%.",
              l->seconds, share);
     break;
+  case TS_EXPLAIN_SLOWEST_GPU:
+    snprintf(out, size,
+             "A synchronous step runs at its slowest GPU's pace: every collective and pipeline "
+             "hand-off waits for it. With sustained speeds spread by %.2f%% across the machine's "
+             "GPUs (gpu.speed_spread), the slowest of %ld is expected %.2f%% slower than a "
+             "typical one: %.3g s, %.1f%% of the iteration. Screening out slow GPUs (or nodes) "
+             "before a long job recovers it.",
+             100 * x->speed_spread, w->n_gpus, 100 * (x->slowest_gpu_slowdown - 1), l->seconds,
+             share);
+    break;
   case TS_EXPLAIN_MEMORY: {
     long stage = 0;
     double peak = ts_memory_peak(w, &stage), hbm = x->hbm_bytes;
@@ -358,6 +369,10 @@ static void propose(const analysis *an, ts_explain_loss *l) {
   }
   case TS_EXPLAIN_OPTIMIZER:
     break;
+  case TS_EXPLAIN_SLOWEST_GPU:
+    add_change(an, l, "GPUs alike (the slow ones screened out): what the spread costs",
+               "--set gpu.speed_spread=0");
+    break;
   case TS_EXPLAIN_MEMORY:
     add_change(an, l, "twice the micro-batch (half the microbatches)", "--micro-batch-size %ld",
                2 * b);
@@ -395,6 +410,16 @@ void ts_explain_analyse(ts_explain *x, ts_explain_check_fn check, void *ctx) {
       x->losses[k] = x->losses[k - 1];
       x->losses[k - 1] = tmp;
     }
+  /* The slowest GPU stretches all compute: its share is the compute it added. */
+  double work = x->breakdown_s[TS_CAT_COMPUTE] + x->breakdown_s[TS_CAT_RECOMPUTE] +
+                x->breakdown_s[TS_CAT_OPTIMIZER];
+  double slowest = x->slowest_gpu_slowdown > 1 ? work * (1 - 1 / x->slowest_gpu_slowdown) : 0;
+  if (slowest >= MIN_LOSS_SHARE * x->iteration_s) {
+    int k = x->n_losses++;
+    for (; k > 0 && x->losses[k - 1].seconds < slowest; k--)
+      x->losses[k] = x->losses[k - 1];
+    x->losses[k] = (ts_explain_loss){.kind = TS_EXPLAIN_SLOWEST_GPU, .seconds = slowest};
+  }
   if (x->n_losses > MAX_SHOWN)
     x->n_losses = MAX_SHOWN;
   x->peak_bytes = ts_memory_peak(x->wl, NULL);

@@ -2,7 +2,8 @@
  * simulated iteration and what would help, worked on a result in memory.
  *
  * It ranks the iteration's losses (pipeline bubble, exposed TP, PP, DP, EP and CP
- * communication, recomputation, idle time, the optimizer step, and unused memory), says for
+ * communication, recomputation, idle time, the optimizer step, the wait for the slowest GPU,
+ * and unused memory), says for
  * each the mechanism with its numbers, and proposes the changes that address it: layout,
  * micro-batch, schedule, virtual stages, overlap options and a faster NIC, each as the flags
  * `trainsim run` would take. The caller vets every change (does it break a layout rule, does it
@@ -35,6 +36,7 @@ typedef enum ts_explain_loss_kind {
   TS_EXPLAIN_RECOMPUTE,
   TS_EXPLAIN_IDLE,
   TS_EXPLAIN_OPTIMIZER,
+  TS_EXPLAIN_SLOWEST_GPU,
   TS_EXPLAIN_MEMORY
 } ts_explain_loss_kind;
 
@@ -75,8 +77,10 @@ typedef struct ts_explain {
   double iteration_s, breakdown_s[TS_CAT_COUNT];
   long n_stages;
   const double *stage_work_s; /* [stage]: compute and recomputation */
+  double slowest_gpu_slowdown; /* compute x this for the slowest GPU (1: none) */
+  double speed_spread; /* the platform's gpu.speed_spread */
   /* the model's */
-  ts_explain_loss losses[TS_CAT_COUNT + 1];
+  ts_explain_loss losses[TS_CAT_COUNT + 2];
   int n_losses;
   double peak_bytes; /* of the run's fullest GPU */
   ts_explain_change changes[TS_EXPLAIN_MAX_CHANGES];

@@ -449,6 +449,11 @@ int ts_report_read_json(const char *dir, ts_report_record *out, ts_err *err) {
     if (ts_doc_get_double(doc, breakdown, ts_category_names[c], 0, 1e12, &r.breakdown_s[c], err) <
         0)
       goto done;
+  int simulation = ts_doc_get(doc, root, "simulation");
+  r.slowest_gpu_slowdown = 1;
+  if (simulation != 0 && ts_doc_get_double(doc, simulation, "slowest_gpu_slowdown", 1, 2,
+                                           &r.slowest_gpu_slowdown, err) < 0)
+    goto done;
   r.n_stages = ts_doc_seq_len(doc, stages);
   r.stage_work_s = ts_alloc((size_t)r.n_stages, sizeof(double));
   for (long s = 0; s < r.n_stages; s++) {

@@ -69,6 +69,7 @@ int ts_report_write_json(const char *dir, const ts_workload *wl, const ts_run_in
  * (ts_run_info's arguments and digests). */
 typedef struct ts_report_record {
   double iteration_s, breakdown_s[TS_CAT_COUNT];
+  double slowest_gpu_slowdown; /* simulation.slowest_gpu_slowdown; 1 where absent */
   long n_stages;
   double *stage_work_s; /* [stage]: compute and recomputation, mean over the stage's ranks */
   int n_arguments;

@@ -293,7 +293,9 @@ int ts_explain_main(int argc, char **argv) {
                     .nic_Bps = e->nic_Bps,
                     .iteration_s = e->record.iteration_s,
                     .n_stages = e->record.n_stages,
-                    .stage_work_s = e->record.stage_work_s};
+                    .stage_work_s = e->record.stage_work_s,
+                    .slowest_gpu_slowdown = e->record.slowest_gpu_slowdown,
+                    .speed_spread = pf->gpu.speed_spread};
   memcpy(x->breakdown_s, e->record.breakdown_s, sizeof x->breakdown_s);
   ts_explain_analyse(x, check_change, e);
   int rc = try_changes(e, simulate, jobs, quiet);

@@ -159,8 +159,45 @@ static void test_explain_bad_inputs(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* GPUs whose speeds spread: the run's compute is stretched by the slowest of its GPUs
+ * (result.json), explain names that loss with what the spread costs, and GPUs alike give the
+ * run without it. */
+static void test_explain_slowest_gpu(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-explain-XXXXXX", w[600], args[2048], out[700];
+  assert_non_null(mkdtemp(dir));
+  tiny_copy(dir, w, sizeof w);
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(args, sizeof args, "run %s --gpus 32 --set gpu.speed_spread=0.3 --out %s --quiet", w,
+           out);
+  spawn_result r = spawn_trainsim_ok(args);
+  spawn_free(&r);
+  char path[800];
+  snprintf(path, sizeof path, "%s/result.json", out);
+  char *json = read_file(path, NULL);
+  const char *at = strstr(json, "\"slowest_gpu_slowdown\": ");
+  assert_non_null(at);
+  /* 1 + 0.3 E[max of 32 standard normals] (2.06973, Harter 1961) */
+  double slowdown = strtod(at + strlen("\"slowest_gpu_slowdown\": "), NULL);
+  assert_true(fabs(slowdown - (1 + 0.3 * 2.06973)) < 1e-4);
+  free(json);
+  double slow = iteration_of(out);
+  snprintf(args, sizeof args, "explain %s --quiet --simulate 1", out);
+  spawn_result ex = spawn_trainsim_ok(args);
+  assert_non_null(strstr(ex.out, ". the slowest GPU: "));
+  assert_non_null(strstr(ex.out, "--set gpu.speed_spread=0"));
+  spawn_free(&ex);
+  snprintf(args, sizeof args, "run %s --gpus 32 --set gpu.speed_spread=0 --out %s --quiet", w, out);
+  r = spawn_trainsim_ok(args);
+  spawn_free(&r);
+  assert_true(iteration_of(out) < slow);
+  assert_int_equal(remove_dir(out), 0);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_explain_matches_run),
-                                     cmocka_unit_test(test_explain_bad_inputs)};
+                                     cmocka_unit_test(test_explain_bad_inputs),
+                                     cmocka_unit_test(test_explain_slowest_gpu)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
