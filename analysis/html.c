@@ -150,9 +150,12 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
          wl->global_batch, wl->micro_batch, ts_workload_microbatches(wl));
   char schedule[64];
   ts_workload_schedule_label(wl, schedule, sizeof schedule);
-  kv_row(f, "schedule", "%s, recompute %s, ZeRO-%d, sequence parallel %s, flash attention %s",
-         schedule, ts_recompute_names[wl->recompute], wl->zero_stage,
-         wl->sequence_parallel ? "on" : "off", wl->flash_attention ? "on" : "off");
+  kv_row(f, "schedule", "%s, recompute %s, ZeRO-%d, sequence parallel %s", schedule,
+         ts_recompute_names[wl->recompute], wl->zero_stage, wl->sequence_parallel ? "on" : "off");
+  char fusions[160];
+  ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
+  kv_row(f, "stack", "%s, attention %s, fused kernels: %s", ts_framework_names[wl->framework],
+         ts_attention_names[wl->flash_attention ? 0 : 1], fusions);
   kv_row(f, "precision", "%s", ts_precision_names[wl->precision]);
   kv_row(f, "simulation",
          "fidelity %s, placement %s; %ld events, %ld transfers; %ld of %ld ranks played%s",

@@ -87,10 +87,15 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
              info->n_ranks);
   fprintf(out,
           "layout: %s, %s, %ld microbatches of %ld per pipeline, "
-          "recompute %s, ZeRO-%d, fidelity %s%s, placement %s\n\n",
+          "recompute %s, ZeRO-%d, fidelity %s%s, placement %s\n",
           layout, schedule, ts_workload_microbatches(wl), wl->micro_batch,
           ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity, actors,
           info->placement);
+  char fusions[160];
+  ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
+  fprintf(out, "stack: %s, attention %s, fused kernels: %s\n\n",
+          ts_framework_names[wl->framework], ts_attention_names[wl->flash_attention ? 0 : 1],
+          fusions);
   ts_report_row rows[TS_REPORT_MAX_ROWS];
   int n = ts_report_summary_rows(wl, m, rows);
   for (int i = 0; i < n; i++)
@@ -222,6 +227,13 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_str(f, 4, "recompute", ts_recompute_names[wl->recompute], &k);
   json_long(f, 4, "zero_stage", wl->zero_stage, &k);
   json_bool(f, 4, "flash_attention", wl->flash_attention, &k);
+  json_key(f, 4, "stack", &k); /* stack.h: the software that ran the step */
+  fprintf(f, "{\"framework\": \"%s\", \"attention\": \"%s\", \"fused_kernels\": [",
+          ts_framework_names[wl->framework], ts_attention_names[wl->flash_attention ? 0 : 1]);
+  for (int fu = 0, n_fu = 0; fu < TS_FUSION_COUNT; fu++)
+    if (ts_workload_fuses(wl, (ts_fusion)fu))
+      fprintf(f, "%s\"%s\"", n_fu++ > 0 ? ", " : "", ts_fusion_names[fu]);
+  fputs("]}", f);
   json_str(f, 4, "precision", ts_precision_names[wl->precision], &k);
   json_str(f, 4, "fp8", ts_fp8_names[wl->fp8], &k);
   json_bool(f, 4, "sequence_parallel", wl->sequence_parallel, &k);

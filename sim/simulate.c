@@ -35,6 +35,21 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
                      ts_precision_names[wl->precision], wl->name,
                      ts_precision_names[wl->precision]);
   }
+  /* The stack's attention is priced from the GPU's kernel table when it has one: a table
+   * without that implementation's kernels cannot price it, and says which are missing. */
+  static const ts_kernel_kind flash[] = {TS_KERNEL_FLASH_FWD_CAUSAL, TS_KERNEL_FLASH_BWD_CAUSAL};
+  static const ts_kernel_kind unfused[] = {TS_KERNEL_BGEMM_QK, TS_KERNEL_BGEMM_AV,
+                                           TS_KERNEL_SOFTMAX_FWD, TS_KERNEL_SOFTMAX_BWD};
+  const ts_kernel_kind *need = wl->flash_attention ? flash : unfused;
+  int n_need = wl->flash_attention ? 2 : 4;
+  for (int i = 0; pf->gpu.kernels != NULL && i < n_need; i++)
+    if (!ts_kernels_has(pf->gpu.kernels, need[i]))
+      return ts_err_at(err, wl->locs.attention,
+                       "attention %s: the kernel table of platform '%s' (%s, %s) has no '%s' "
+                       "table, so it cannot price this attention implementation on %s",
+                       ts_attention_names[wl->flash_attention ? 0 : 1], pf->name,
+                       ts_kernels_path(pf->gpu.kernels), ts_kernels_device(pf->gpu.kernels),
+                       ts_kernel_names[need[i]], pf->gpu.model);
   if (wl->fp8 != TS_FP8_NONE && pf->gpu.peak_fp8_flops_per_s <= 0)
     return ts_err_at(err, wl->locs.fp8,
                      "fp8: %s needs FP8 tensor cores, but platform '%s' (%s) gives no gpu.peak.fp8",

@@ -301,6 +301,18 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
   double scores = B * S * S;
   ts_cost qk = priced(p, TS_KERNEL_BGEMM_QK, B, S, D, ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
   ts_cost softmax = memory_op(p, TS_KERNEL_SOFTMAX_FWD, B * S, S, 4.0 * scores);
+  /* Without the masked-softmax fusion the scores are scaled and masked by kernels of their own
+   * before the softmax, each reading and writing them (Megatron's FusedScaleMaskSoftmax
+   * .forward_torch_softmax; nanoGPT's eager attention), and their gradients pass back through
+   * both. */
+  ts_cost unfused_f = {0}, unfused_b = {0};
+  if (!ts_workload_fuses(wl, TS_FUSE_MASKED_SOFTMAX)) {
+    unfused_f = ts_cost_add(model_only(p, "attention_scale", scores, 2 * eb * scores),
+                            model_only(p, "attention_mask", scores, 2 * eb * scores));
+    unfused_b = ts_cost_add(model_only(p, "attention_mask_bwd", scores, 2 * eb * scores),
+                            model_only(p, "attention_scale_bwd", scores, 2 * eb * scores));
+    softmax = ts_cost_add(softmax, unfused_f);
+  }
   ts_cost dropout = model_only(p, "attention_dropout", scores, 5.0 * scores);
   ts_cost av =
       priced(p, TS_KERNEL_BGEMM_AV, B, S, Dv, ts_cost_gemm(gpu, peak, batch, s, dv, s, eb));
@@ -315,7 +327,7 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
   ts_cost qk_b = ts_cost_add(like_av, like_av);
   ts_cost elem_b = ts_cost_add(memory_op(p, TS_KERNEL_SOFTMAX_BWD, B * S, S, 6.0 * scores),
                                model_only(p, "attention_dropout_bwd", scores, 7.0 * scores));
-  *bwd = ts_cost_add(ts_cost_add(av_b, qk_b), elem_b);
+  *bwd = ts_cost_add(ts_cost_add(av_b, qk_b), ts_cost_add(elem_b, unfused_b));
 }
 
 /* Stretches pieces[0..n) evenly so that they last at least cpu_s: the host issues kernels
@@ -351,7 +363,7 @@ static void norm_costs(const ts_workload *wl, const pricer *p, double rows, doub
 static void activation(const ts_workload *wl, const pricer *p, double elements, ts_cost *fwd,
                        ts_cost *bwd) {
   double eb = p->eb, n = elements;
-  if (wl->model.swiglu && wl->framework == TS_FRAMEWORK_MEGATRON) {
+  if (wl->model.swiglu && ts_workload_fuses(wl, TS_FUSE_SWIGLU)) {
     *fwd = model_only(p, "swiglu_fused", n, 3 * eb * n);
     *bwd = model_only(p, "swiglu_fused_bwd", n, 5 * eb * n);
   } else if (wl->model.swiglu) {
@@ -360,6 +372,12 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
   } else {
     *fwd = memory_op(p, TS_KERNEL_GELU_FWD, n, 0, 2 * eb * n);
     *bwd = memory_op(p, TS_KERNEL_GELU_BWD, n, 0, 3 * eb * n);
+    /* The Megatron family's first MLP GEMM leaves its bias out (skip_bias_add) for the fused
+     * bias-GeLU kernel; without that fusion the bias is added by a kernel of its own (GPT-NeoX:
+     * activation_func(intermediate + bias)). PyTorch's nn.Linear adds it in the GEMM. */
+    if (wl->model.bias && !ts_framework_is_pytorch(wl->framework) &&
+        !ts_workload_fuses(wl, TS_FUSE_BIAS_GELU))
+      *fwd = ts_cost_add(*fwd, model_only(p, "bias_add", n, 2 * eb * n));
   }
 }
 
@@ -374,7 +392,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   long t = wl->tp, bs = wl->micro_batch * ts_workload_local_seq(wl), h = m->hidden;
   long d = ts_workload_qk_head_dim(wl), dv = ts_workload_v_head_dim(wl);
   double act = (double)bs * (double)h; /* elements of one b x s x h activation */
-  bool fused = wl->gradient_accumulation_fusion;
+  bool fused = ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION);
 
   pr.piece = "qkv";
   linear_cost qkv, proj, qkv_in; /* qkv_in: the GEMMs that take the layer's input */
@@ -435,11 +453,11 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   ts_cost ln, ln_b;
   norm_costs(wl, p, rows, (double)h, &ln, &ln_b);
   pr.piece = "bda1, bda2";
-  ts_cost bda = wl->bias_dropout_fusion
+  ts_cost bda = ts_workload_fuses(wl, TS_FUSE_BIAS_DROPOUT)
                     ? model_only(p, "bias_dropout_add_fused", shard, (3 * eb + 1) * shard)
                     : memory_op(p, TS_KERNEL_DROPOUT_ADD_FWD, shard, 0, (5 * eb + 1) * shard);
   ts_cost bda_b =
-      ts_cost_add(wl->bias_dropout_fusion
+      ts_cost_add(ts_workload_fuses(wl, TS_FUSE_BIAS_DROPOUT)
                       ? model_only(p, "bias_dropout_add_fused_bwd", shard, (2 * eb + 1) * shard)
                       : memory_op(p, TS_KERNEL_DROPOUT_ADD_BWD, shard, 0, (2 * eb + 1) * shard),
                   memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard));
@@ -454,7 +472,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
    * and writes Q and K. Megatron-Core fuses each into one kernel (bias_swiglu_fusion,
    * apply_rope_fusion: its defaults), priced by the roofline on those bytes; plain PyTorch runs
    * them as eager operations, priced from the kernel table (several kernels each). */
-  bool fuses = wl->framework == TS_FRAMEWORK_MEGATRON;
+  bool fuses = ts_workload_fuses(wl, TS_FUSE_ROPE);
   ts_cost gelu, gelu_b;
   activation(wl, p, ffn_act, &gelu, &gelu_b);
   if (m->rope) {
@@ -499,7 +517,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   const ts_software *sw = &gpu->software;
   bool zero3 = wl->zero_stage == 3 && ts_workload_dp_cp(wl) > 1;
   double tp_calls = t > 1 ? (wl->sequence_parallel ? 4 : 2) : 0;
-  double fsdp_s = zero3 && wl->framework == TS_FRAMEWORK_PYTORCH ? gpu->fsdp_unit_s / 2 : 0;
+  double fsdp_s = zero3 && ts_framework_is_pytorch(wl->framework) ? gpu->fsdp_unit_s / 2 : 0;
   double launch_fwd_s = (tp_calls + zero3) * gpu->collective_launch_s + fsdp_s;
   double launch_bwd_s = (tp_calls + 2 * zero3) * gpu->collective_launch_s + fsdp_s;
   if (sw->cpu_layer_forward_s > 0) {
@@ -537,7 +555,7 @@ static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, doubl
                      long gemms, ts_cost *fwd, ts_cost *bwd) {
   const ts_model *m = &wl->model;
   const pricer *p = pr;
-  bool fused = wl->gradient_accumulation_fusion;
+  bool fused = ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION);
   long each = (long)ceil(rows / (double)gemms), h = m->hidden;
   double act = rows * (double)f;
   char name[24];
@@ -581,7 +599,7 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
    * backward scatter-adds them back. */
   pr.piece = "router"; /* in the model's precision; the experts in FP8 with `fp8` */
   linear_cost router =
-      linear(p, (long)rows, m->n_experts, m->hidden, wl->gradient_accumulation_fusion);
+      linear(p, (long)rows, m->n_experts, m->hidden, ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION));
   pr.fp8 = wl->fp8 != TS_FP8_NONE;
   double scores = rows * experts, copies = h * sent, own = h * rows;
   out->router = ts_cost_add(
@@ -690,14 +708,14 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
    * cross-entropy is PyTorch's F.cross_entropy on the whole vocabulary: it prices
    * `framework: pytorch` at tensor parallelism 1; Megatron's own fused, vocabulary-parallel
    * cross-entropy is a different kernel, which the model prices by its bytes. */
-  linear_cost head = linear(p, bs, v, h, wl->gradient_accumulation_fusion);
+  linear_cost head = linear(p, bs, v, h, ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION));
   ts_cost ln, ln_b;
   norm_costs(wl, p, (double)bs, (double)h, &ln, &ln_b);
   /* The model's bytes per logit: Megatron-LM (eb + 3 x 4 forward, 4 + eb backward); PyTorch's
    * F.cross_entropy(logits.float()): the cast (eb + 4), log-softmax (two reads and a write of
    * 4), forward; nll_loss's dense gradient (4), log-softmax's backward (two reads and a write),
    * the cast back (4 + eb), backward. */
-  bool is_torch = wl->framework == TS_FRAMEWORK_PYTORCH;
+  bool is_torch = ts_framework_is_pytorch(wl->framework);
   ts_cost ce = ts_cost_memory_bound(gpu, (eb + (is_torch ? 16 : 12)) * logits);
   ts_cost ce_b = ts_cost_memory_bound(gpu, (is_torch ? 20 + eb : 4 + eb) * logits);
   if (t == 1 && is_torch) {

@@ -293,6 +293,10 @@ int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_t
   return load(name, text, out, err);
 }
 
+bool ts_kernels_has(const ts_kernel_table *t, ts_kernel_kind kind) {
+  return t != NULL && t->grids[kind].is_present;
+}
+
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
                                  double *time_s) {
   if (t == NULL || !t->grids[kind].is_present)

@@ -104,6 +104,9 @@ int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_t
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
                                  double *time_s);
 
+/* Whether t holds a table for kind (false when t is NULL). */
+bool ts_kernels_has(const ts_kernel_table *t, ts_kernel_kind kind);
+
 /* The measured software costs (all 0 when t is NULL), the file's path, device and framework
  * (borrowed; they live as long as the table). */
 ts_software ts_kernels_software(const ts_kernel_table *t);

@@ -118,7 +118,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * logits keeps its log-softmax (4 B) and, when the backward starts, nll_loss's dense fp32
    * gradient (4) and log-softmax's input gradient (4), all live at once. */
   double eb = ts_cost_elem_bytes(wl->precision);
-  double per_logit = wl->framework == TS_FRAMEWORK_PYTORCH ? 12.0 : eb + (eb < 4.0 ? 4.0 : 0.0);
+  double per_logit = ts_framework_is_pytorch(wl->framework) ? 12.0 : eb + (eb < 4.0 ? 4.0 : 0.0);
   if (stage == wl->pp - 1)
     act += logits_in_flight * per_logit * s * b * (double)ts_workload_padded_vocab(wl) /
            (double)wl->tp;

@@ -20,7 +20,8 @@ static const ts_axis order_axes[][TS_AXIS_COUNT] = {
     {TS_AXIS_PP, TS_AXIS_TP, TS_AXIS_DP}, {TS_AXIS_PP, TS_AXIS_DP, TS_AXIS_TP}};
 
 static const char *const top_keys[] = {"name",        "description", "model", "training",
-                                       "parallelism", "placement",   NULL};
+                                       "parallelism", "placement",   "stack", NULL};
+static const char *const stack_keys[] = {"framework", "attention", "fused_kernels", NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -89,7 +90,6 @@ static const char *const parallel_keys[] = {"tensor",
                                             NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
-const char *const ts_framework_names[] = {"megatron", "pytorch", NULL};
 const char *const ts_adam_implementation_names[] = {"fused", "foreach", NULL};
 const char *const ts_fp8_names[] = {"none", "e4m3", "hybrid", NULL};
 
@@ -381,9 +381,11 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
       ts_doc_get_double(r->doc, t, "train_tokens", 1, 1e18, &wl->train_tokens, r->err) < 0)
     return -1;
   int fw = TS_FRAMEWORK_MEGATRON;
-  if (ts_doc_get_enum(r->doc, t, "framework", ts_framework_names, &fw, r->err) < 0)
+  int rc_fw = ts_doc_get_enum(r->doc, t, "framework", ts_framework_names, &fw, r->err);
+  if (rc_fw < 0)
     return -1;
   wl->framework = (ts_framework)fw;
+  l->framework = rc_fw == 1 ? here(r, t, "framework") : l->precision;
   int adam = TS_ADAM_FUSED;
   if (ts_doc_get_enum(r->doc, t, "adam_implementation", ts_adam_implementation_names, &adam,
                       r->err) < 0)
@@ -400,12 +402,6 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
                      "fp8 runs the linear layers' GEMMs in FP8 beside a bf16 or fp16 model, but "
                      "precision is %s",
                      ts_precision_names[wl->precision]);
-  /* Megatron-LM fuses both by default; plain PyTorch runs each operation as its own kernel. */
-  wl->gradient_accumulation_fusion = wl->bias_dropout_fusion = fw == TS_FRAMEWORK_MEGATRON;
-  if (ts_doc_get_bool(r->doc, t, "gradient_accumulation_fusion", &wl->gradient_accumulation_fusion,
-                      r->err) < 0 ||
-      ts_doc_get_bool(r->doc, t, "bias_dropout_fusion", &wl->bias_dropout_fusion, r->err) < 0)
-    return -1;
   return 0;
 }
 
@@ -461,8 +457,10 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
     return -1;
   l->dp_bucket = rc_bucket == 1 ? here(r, p, "dp_bucket_size") : l->tp;
   wl->flash_attention = true;
-  if (ts_doc_get_bool(r->doc, p, "flash_attention", &wl->flash_attention, r->err) < 0)
+  int rc_fa = ts_doc_get_bool(r->doc, p, "flash_attention", &wl->flash_attention, r->err);
+  if (rc_fa < 0)
     return -1;
+  l->attention = rc_fa == 1 ? here(r, p, "flash_attention") : l->tp;
   int rc_sp = ts_doc_get_bool(r->doc, p, "sequence_parallel", &wl->sequence_parallel, r->err);
   if (rc_sp < 0)
     return -1;
@@ -488,6 +486,96 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
     return -1;
   l->overlap_param_gather = rc_opg == 1 ? here(r, p, "overlap_param_gather") : l->tp;
   return 0;
+}
+
+/* The older spelling sec_name.old of a stack key, refused beside the stack's own. */
+static int once(const reader *r, int sec, const char *sec_name, const char *old, int stack,
+                const char *key) {
+  int node = sec != 0 ? ts_doc_get(r->doc, sec, old) : 0;
+  if (node == 0 || stack == 0 || ts_doc_get(r->doc, stack, key) == 0)
+    return 0;
+  return ts_err_at(r->err, here(r, stack, key),
+                   "stack.%s and %s.%s (line %d) both say it: keep stack.%s (%s.%s is its older "
+                   "spelling)",
+                   key, sec_name, old, here(r, sec, old).line, key, sec_name, old);
+}
+
+/* The kernel fusions: the framework's defaults, or the stack's fused_kernels list (every
+ * fusion that ran), or the older training keys switching one each. */
+static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
+  wl->fusions = ts_framework_default_fusions(wl->framework);
+  wl->locs.fusions = wl->locs.framework;
+  int list = st != 0 ? ts_doc_get(r->doc, st, "fused_kernels") : 0;
+  if (list != 0) {
+    wl->locs.fusions = here(r, st, "fused_kernels");
+    if (!ts_doc_is_seq(r->doc, list))
+      return ts_err_at(r->err, wl->locs.fusions,
+                       "key 'fused_kernels': expected a list of fusions (of %s), found '%s'",
+                       "masked_softmax, bias_gelu, bias_dropout, gradient_accumulation, swiglu, "
+                       "rope",
+                       ts_doc_scalar(r->doc, list) != NULL ? ts_doc_scalar(r->doc, list) : "a map");
+    wl->fusions = 0;
+    for (int i = 0; i < ts_doc_seq_len(r->doc, list); i++) {
+      int item = ts_doc_seq_item(r->doc, list, i);
+      const char *name = ts_doc_scalar(r->doc, item);
+      int f = 0;
+      while (name != NULL && ts_fusion_names[f] != NULL && strcmp(ts_fusion_names[f], name) != 0)
+        f++;
+      if (name == NULL || ts_fusion_names[f] == NULL) {
+        const char *near = name != NULL ? ts_did_you_mean(name, ts_fusion_names) : NULL;
+        return ts_err_at(r->err, wl->locs.fusions,
+                         "key 'fused_kernels' item %d: expected one of masked_softmax, bias_gelu, "
+                         "bias_dropout, gradient_accumulation, swiglu, rope, found '%s'%s%s%s",
+                         i + 1, name != NULL ? name : "a list or map", near ? " (did you mean '" : "",
+                         near ? near : "", near ? "'?)" : "");
+      }
+      if (wl->fusions & (1u << f))
+        return ts_err_at(r->err, wl->locs.fusions, "key 'fused_kernels': '%s' is listed twice",
+                         name);
+      wl->fusions |= 1u << f;
+    }
+  }
+  static const struct {
+    const char *key;
+    ts_fusion fusion;
+  } older[] = {{"gradient_accumulation_fusion", TS_FUSE_GRADIENT_ACCUMULATION},
+               {"bias_dropout_fusion", TS_FUSE_BIAS_DROPOUT}};
+  for (size_t i = 0; i < sizeof older / sizeof older[0]; i++) {
+    if (once(r, t, "training", older[i].key, st, "fused_kernels") != 0)
+      return -1;
+    bool on = (wl->fusions >> older[i].fusion) & 1u;
+    if (ts_doc_get_bool(r->doc, t, older[i].key, &on, r->err) < 0)
+      return -1;
+    wl->fusions = on ? wl->fusions | 1u << older[i].fusion : wl->fusions & ~(1u << older[i].fusion);
+  }
+  return 0;
+}
+
+/* The stack section (stack.h): framework, attention implementation, fused kernels. Their
+ * older spellings (training.framework, parallelism.flash_attention and the training fusion
+ * switches) still work, but not beside the stack's own key. */
+static int read_stack(const reader *r, int root, ts_workload *wl) {
+  int st = 0, t = ts_doc_get(r->doc, root, "training"), p = ts_doc_get(r->doc, root, "parallelism");
+  if (section(r, root, "stack", stack_keys, false, &st) != 0 ||
+      once(r, t, "training", "framework", st, "framework") != 0 ||
+      once(r, p, "parallelism", "flash_attention", st, "attention") != 0)
+    return -1;
+  if (st != 0) {
+    int fw = wl->framework, attn = wl->flash_attention ? 0 : 1;
+    int rc_fw = ts_doc_get_enum(r->doc, st, "framework", ts_framework_names, &fw, r->err);
+    int rc_attn = rc_fw < 0 ? -1
+                            : ts_doc_get_enum(r->doc, st, "attention", ts_attention_names, &attn,
+                                              r->err);
+    if (rc_attn < 0)
+      return -1;
+    wl->framework = (ts_framework)fw;
+    wl->flash_attention = attn == 0;
+    if (rc_fw == 1)
+      wl->locs.framework = here(r, st, "framework");
+    if (rc_attn == 1)
+      wl->locs.attention = here(r, st, "attention");
+  }
+  return read_fusions(r, t, st, wl);
 }
 
 static int read_placement(const reader *r, int root, ts_workload *wl) {
@@ -517,7 +605,7 @@ static int load_doc(const ts_doc *doc, const char *path, ts_workload *out, ts_er
   if (ts_doc_check_map(doc, root, "workload", top_keys, err) != 0 ||
       ts_doc_get_string(doc, root, "name", &name, err) < 0 || read_model(&r, root, &wl) != 0 ||
       read_training(&r, root, &wl) != 0 || read_parallel(&r, root, &wl) != 0 ||
-      read_placement(&r, root, &wl) != 0)
+      read_stack(&r, root, &wl) != 0 || read_placement(&r, root, &wl) != 0)
     return -1;
   ts_text_copy(wl.name, sizeof wl.name, name ? name : path);
   wl.locs.gpus = wl.locs.dp;
@@ -563,7 +651,7 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   OVERRIDE(is_global_batch_set, global_batch, global_batch, global_batch, "--global-batch-size")
   OVERRIDE(is_zero_stage_set, zero_stage, zero_stage, zero_stage,
            ov->is_fsdp ? "--fsdp" : "--zero-stage")
-  wl->is_fsdp = ov->is_fsdp || wl->framework == TS_FRAMEWORK_PYTORCH;
+  wl->is_fsdp = ov->is_fsdp || ts_framework_is_pytorch(wl->framework);
   OVERRIDE(is_schedule_set, schedule, schedule, schedule, "--schedule")
   OVERRIDE(is_virtual_stages_set, virtual_stages, virtual_stages, virtual_stages,
            "--virtual-stages")
@@ -701,7 +789,9 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
   if (wl->cp > 1 && !wl->flash_attention)
     return ts_err_at(err, l->cp,
                      "context parallelism runs inside fused (flash) attention, as Transformer "
-                     "Engine's does: set flash_attention: true");
+                     "Engine's does, but the stack's attention (line %d) is unfused: set "
+                     "stack.attention: flash2",
+                     l->attention.line);
 
   if (m->n_heads % wl->tp != 0)
     return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide num_attention_heads (%ld)",
@@ -909,6 +999,8 @@ double ts_workload_moe_token_factor(const ts_workload *wl) {
     return cap;
   return cap > 0 && cap < load ? cap : load;
 }
+
+bool ts_workload_fuses(const ts_workload *wl, ts_fusion f) { return (wl->fusions >> f) & 1u; }
 
 long ts_workload_qk_head_dim(const ts_workload *wl) {
   const ts_model *m = &wl->model;

@@ -20,6 +20,7 @@
 
 #include "err.h"
 #include "gpu.h"
+#include "stack.h"
 
 /* The most layers a moe_layer_freq list may describe. */
 #define TS_MOE_MAX_LAYERS 1024
@@ -83,14 +84,8 @@ typedef struct ts_workload_locs {
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp;
+  ts_loc framework, attention, fusions; /* the stack's keys (or their older spellings) */
 } ts_workload_locs;
-
-/* The training framework, for what differs in how it runs a step: its default kernel fusions,
- * and the cross-entropy's memory (Megatron-LM's works in place on one fp32 copy of the logits:
- * 2 + 4 bytes per logit; PyTorch's F.cross_entropy on fp32 logits also keeps the log-softmax:
- * 2 + 4 + 4). */
-typedef enum ts_framework { TS_FRAMEWORK_MEGATRON, TS_FRAMEWORK_PYTORCH } ts_framework;
-extern const char *const ts_framework_names[]; /* "megatron", "pytorch" */
 
 /* How Adam's step runs: one fused kernel per parameter chunk (Apex/Transformer Engine FusedAdam
  * in Megatron-LM and DeepSpeed, torch.optim.AdamW(fused=True)) or torch.optim.AdamW's default
@@ -113,13 +108,10 @@ typedef struct ts_workload {
   ts_framework framework;
   ts_adam_implementation adam_implementation;
   ts_fp8 fp8; /* the linear layers' GEMMs in FP8 (the rest stays in `precision`) */
-  /* Megatron-LM's kernel fusions (its defaults: both on; framework pytorch: both off).
-   * gradient_accumulation_fusion: weight gradients accumulate into the fp32 main_grad inside the
-   * GEMM; off, as in plain PyTorch, a separate kernel adds each bf16 weight gradient to it.
-   * bias_dropout_fusion: bias + dropout + residual add in one kernel; off, dropout and add run
-   * apart. */
-  bool gradient_accumulation_fusion;
-  bool bias_dropout_fusion;
+  /* The kernel fusions that ran (a bit per ts_fusion, stack.h): the framework's defaults
+   * unless the stack's fused_kernels (or the older training keys gradient_accumulation_fusion
+   * and bias_dropout_fusion) say otherwise. */
+  unsigned fusions;
   long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
   /* Context parallelism (Megatron-Core's context_parallel_size): cp ranks split each
    * sequence, every rank holding 2 of its 2 cp chunks (chunks i and 2 cp - 1 - i, which
@@ -150,7 +142,7 @@ typedef struct ts_workload {
    * logits balance the stages; the stages between split the rest evenly. */
   long first_stage_layers, last_stage_layers;
   ts_recompute recompute;
-  bool flash_attention;
+  bool flash_attention; /* stack.attention: flash2 (true) or unfused */
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
   /* Megatron-LM's scatter_gather_tensors_in_pipeline: each TP rank sends 1/tp of an activation
    * to the next stage, which all-gathers it over TP (Narayanan et al. SC'21, section 4.1) */
@@ -221,6 +213,8 @@ long ts_workload_chunk_first_layer(const ts_workload *wl, long stage, long chunk
  * its value width (MLA: v_head_dim). */
 long ts_workload_qk_head_dim(const ts_workload *wl);
 long ts_workload_v_head_dim(const ts_workload *wl);
+/* Whether the step runs kernel fusion f (stack.h). */
+bool ts_workload_fuses(const ts_workload *wl, ts_fusion f);
 /* MoE layers of the model. */
 long ts_workload_moe_layer_count(const ts_workload *wl);
 /* MoE layers held by pipeline stage `stage` (all its chunks). */

@@ -28,7 +28,7 @@ static inline ts_workload test_workload(long layers, long hidden, long heads, lo
   wl.virtual_stages = 1;
   wl.recompute = TS_RECOMPUTE_NONE;
   wl.flash_attention = true;
-  wl.gradient_accumulation_fusion = wl.bias_dropout_fusion = true;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_MEGATRON);
   wl.order[0] = TS_AXIS_TP;
   wl.order[1] = TS_AXIS_DP;
   wl.order[2] = TS_AXIS_PP;

@@ -1,0 +1,46 @@
+/* stack: frameworks, attention implementations and kernel fusions; see stack.h. */
+#include "stack.h"
+
+#include <stdio.h>
+
+const char *const ts_framework_names[] = {"megatron", "pytorch", "megatron-deepspeed", "gpt-neox",
+                                          NULL};
+const char *const ts_attention_names[] = {"flash2", "unfused", NULL};
+const char *const ts_fusion_names[] = {"masked_softmax", "bias_gelu", "bias_dropout",
+                                       "gradient_accumulation", "swiglu", "rope", NULL};
+
+#define BIT(f) (1u << (f))
+
+unsigned ts_framework_default_fusions(ts_framework fw) {
+  switch (fw) {
+  case TS_FRAMEWORK_MEGATRON:
+    /* Megatron-LM, megatron/training/arguments.py: every fusion is on unless switched off
+     * (--no-masked-softmax-fusion, --no-bias-gelu-fusion, --no-bias-dropout-fusion,
+     * --no-gradient-accumulation-fusion, --no-bias-swiglu-fusion, --no-rope-fusion). */
+    return BIT(TS_FUSE_MASKED_SOFTMAX) | BIT(TS_FUSE_BIAS_GELU) | BIT(TS_FUSE_BIAS_DROPOUT) |
+           BIT(TS_FUSE_GRADIENT_ACCUMULATION) | BIT(TS_FUSE_SWIGLU) | BIT(TS_FUSE_ROPE);
+  case TS_FRAMEWORK_MEGATRON_DEEPSPEED:
+    /* Microsoft's Megatron-DeepSpeed, megatron/arguments.py: the four --no-*-fusion flags it
+     * inherited from Megatron-LM, on by default; its SwiGLU and rotary embedding are eager
+     * PyTorch (ASSUMED from its model code: no fusion flag for either). */
+    return BIT(TS_FUSE_MASKED_SOFTMAX) | BIT(TS_FUSE_BIAS_GELU) | BIT(TS_FUSE_BIAS_DROPOUT) |
+           BIT(TS_FUSE_GRADIENT_ACCUMULATION);
+  case TS_FRAMEWORK_GPT_NEOX:
+    /* GPT-NeoX, megatron/neox_arguments/neox_args.py: scaled_upper_triang_masked_softmax_fusion,
+     * bias_gelu_fusion, bias_dropout_fusion and rope_fusion all default to False; gradients
+     * accumulate in DeepSpeed's engine, apart from the GEMMs. */
+  case TS_FRAMEWORK_PYTORCH:
+  case TS_FRAMEWORK_COUNT:
+    break;
+  }
+  return 0;
+}
+
+void ts_fusions_describe(unsigned mask, char *buf, int n) {
+  int at = snprintf(buf, (size_t)n, "%s", mask == 0 ? "none" : "");
+  for (int f = 0; f < TS_FUSION_COUNT && at >= 0 && at < n; f++)
+    if (mask & BIT(f))
+      at += snprintf(buf + at, (size_t)(n - at), "%s%s", at > 0 ? ", " : "", ts_fusion_names[f]);
+}
+
+bool ts_framework_is_pytorch(ts_framework fw) { return fw == TS_FRAMEWORK_PYTORCH; }

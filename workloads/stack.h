@@ -1,0 +1,61 @@
+/* stack: the software that ran a training step, as a documented choice.
+ *
+ * Two runs of one model on one machine differ by their software: Dash et al. ran
+ * Megatron-DeepSpeed on ROCm 5.7 with FlashAttention-2 ported to Frontier; FORGE (Yin et al.,
+ * SC'23) ran GPT-NeoX with DeepSpeed 0.7.3 on ROCm 5.1-5.4 and attention as batched GEMMs
+ * around a fused softmax. A workload's `stack` section names the framework, the attention
+ * implementation and the fused kernels that ran (each framework's defaults below, with their
+ * sources); the collective library's version is the platform's (its collectives section). */
+#ifndef TS_STACK_H
+#define TS_STACK_H
+
+#include <stdbool.h>
+
+/* The training framework, for what differs in how it runs a step: its default kernel fusions,
+ * and the cross-entropy's memory (the Megatron family's works in place on one fp32 copy of the
+ * logits: 2 + 4 bytes per logit; PyTorch's F.cross_entropy on fp32 logits also keeps the
+ * log-softmax: 2 + 4 + 4). megatron-deepspeed (Microsoft's Megatron-DeepSpeed) and gpt-neox
+ * (EleutherAI's) are Megatron-LM's model code under DeepSpeed's engine. */
+typedef enum ts_framework {
+  TS_FRAMEWORK_MEGATRON,
+  TS_FRAMEWORK_PYTORCH,
+  TS_FRAMEWORK_MEGATRON_DEEPSPEED,
+  TS_FRAMEWORK_GPT_NEOX,
+  TS_FRAMEWORK_COUNT
+} ts_framework;
+extern const char *const ts_framework_names[]; /* "megatron", "pytorch", "megatron-deepspeed",
+                                                  "gpt-neox" */
+
+/* The attention core: FlashAttention-2 (one kernel a pass; ROCm's port on AMD GPUs), or
+ * unfused: Q K^T and P V as batched GEMMs around a softmax over the whole score matrix. */
+extern const char *const ts_attention_names[]; /* "flash2", "unfused" */
+
+/* Kernel fusions a framework may run, each replacing several eager kernels by one:
+ * masked_softmax: scale, causal mask and softmax (Megatron's scaled_upper_triang_masked_softmax);
+ * bias_gelu: the first MLP GEMM's bias add and GeLU;
+ * bias_dropout: bias, dropout and the residual add;
+ * gradient_accumulation: the weight-gradient GEMM accumulates into the fp32 main_grad;
+ * swiglu: SwiGLU's gate x up (Megatron-Core's bias_swiglu_fusion);
+ * rope: the rotary embedding of Q and K (Megatron-Core's apply_rope_fusion). */
+typedef enum ts_fusion {
+  TS_FUSE_MASKED_SOFTMAX,
+  TS_FUSE_BIAS_GELU,
+  TS_FUSE_BIAS_DROPOUT,
+  TS_FUSE_GRADIENT_ACCUMULATION,
+  TS_FUSE_SWIGLU,
+  TS_FUSE_ROPE,
+  TS_FUSION_COUNT
+} ts_fusion;
+extern const char *const ts_fusion_names[]; /* "masked_softmax", ... in enum order */
+
+/* The fusions a framework runs unless told otherwise (a bit per ts_fusion). */
+unsigned ts_framework_default_fusions(ts_framework fw);
+
+/* The fusions of mask as a list for people ("masked_softmax, bias_gelu"; "none" for 0) into
+ * buf of size n. */
+void ts_fusions_describe(unsigned mask, char *buf, int n);
+
+/* Whether fw runs PyTorch's own modules (not the Megatron family's). */
+bool ts_framework_is_pytorch(ts_framework fw);
+
+#endif
