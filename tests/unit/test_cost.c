@@ -210,6 +210,36 @@ static void test_fp8(void **state) {
   assert_true(fp8.mlp.time_s < 0.7 * bf16.mlp.time_s); /* GEMM-bound: about half */
 }
 
+/* The stack's fusions (workloads/stack.h), priced by the roofline (no kernel table): without the
+ * masked-softmax fusion a scale and a mask kernel each read and write the scores, forward and
+ * backward; without the bias-GeLU fusion the Megatron family adds the first MLP GEMM's bias by a
+ * kernel of its own, which PyTorch's nn.Linear does in the GEMM. */
+static void test_stack_fusions(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_workload wl = test_workload(24, 2048, 16, 2048, 50257, 1, 1, 8, 64, 4);
+  wl.flash_attention = false;
+  wl.framework = TS_FRAMEWORK_GPT_NEOX;
+  wl.fusions = 1u << TS_FUSE_MASKED_SOFTMAX | 1u << TS_FUSE_BIAS_GELU;
+  ts_layer_cost fused, plain;
+  ts_cost_layer(&wl, &g, &fused);
+  wl.fusions = 0;
+  ts_cost_layer(&wl, &g, &plain);
+  double scores = 4.0 * 16 * 2048 * 2048, eb = 2, launch = g.kernel_launch_s;
+  double pass = 2 * (2 * eb * scores / g.hbm_Bps + launch); /* two kernels */
+  assert_rel(plain.attn_core_fwd.time_s - fused.attn_core_fwd.time_s, pass, 1e-9);
+  assert_rel(plain.attn_core_bwd.time_s - fused.attn_core_bwd.time_s, pass, 1e-9);
+  assert_int_equal(plain.attn_core_fwd.n_kernels, fused.attn_core_fwd.n_kernels + 2);
+  double inter = 4.0 * 2048 * 4 * 2048; /* b s x 4h */
+  assert_rel(plain.mlp.time_s - fused.mlp.time_s, 2 * eb * inter / g.hbm_Bps + launch, 1e-9);
+  assert_rel(plain.mlp_bwd.time_s, fused.mlp_bwd.time_s, 1e-12);
+  /* PyTorch's linear layers add their bias in the GEMM: no bias kernel to fuse. */
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  ts_layer_cost torch_plain;
+  ts_cost_layer(&wl, &g, &torch_plain);
+  assert_rel(torch_plain.mlp.time_s, fused.mlp.time_s, 1e-12);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_layer_flops),
                                      cmocka_unit_test(test_gemm_quantisation),
@@ -217,6 +247,7 @@ int main(void) {
                                      cmocka_unit_test(test_params),
                                      cmocka_unit_test(test_model_flops),
                                      cmocka_unit_test(test_optimizer_bytes),
-                                     cmocka_unit_test(test_fp8)};
+                                     cmocka_unit_test(test_fp8),
+                                     cmocka_unit_test(test_stack_fusions)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -238,10 +238,51 @@ static void test_stage_layers(void **state) {
   assert_int_equal(ts_workload_layers_per_chunk(&wl), 4);
 }
 
+/* The stack section: each framework's default fusions, a fused_kernels list replacing them, the
+ * attention implementation, and the older spellings still read. */
+static void test_stack(void **state) {
+  (void)state;
+  static const char base[] = "name: s\nmodel: {num_layers: 2, hidden_size: 256, "
+                             "num_attention_heads: 4, seq_length: 128, vocab_size: 1000}\n"
+                             "training: {global_batch_size: 8";
+  char text[512];
+  ts_workload wl;
+  ts_err err = {0};
+  const struct {
+    const char *training, *rest;
+    ts_framework framework;
+    unsigned fusions;
+    bool flash;
+  } cases[] = {
+      {"}\n", "", TS_FRAMEWORK_MEGATRON, 0x3f, true},
+      {"}\n", "stack: {framework: megatron-deepspeed}\n", TS_FRAMEWORK_MEGATRON_DEEPSPEED, 0xf,
+       true},
+      {"}\n", "stack: {framework: gpt-neox, attention: unfused}\n", TS_FRAMEWORK_GPT_NEOX, 0,
+       false},
+      {"}\n", "stack: {framework: gpt-neox, fused_kernels: [bias_gelu, masked_softmax]}\n",
+       TS_FRAMEWORK_GPT_NEOX, 0x3, true},
+      {"}\n", "stack: {fused_kernels: []}\n", TS_FRAMEWORK_MEGATRON, 0, true},
+      {", framework: pytorch, bias_dropout_fusion: true}\n",
+       "parallelism: {flash_attention: false}\n", TS_FRAMEWORK_PYTORCH, 0x4, false},
+      {", gradient_accumulation_fusion: false}\n", "", TS_FRAMEWORK_MEGATRON, 0x37, true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(text, sizeof text, "%s%s%s", base, cases[i].training, cases[i].rest);
+    if (ts_workload_parse("stack.yaml", text, strlen(text), &wl, &err) != 0)
+      fail_msg("case %zu: %s", i, err.msg);
+    assert_int_equal(wl.framework, cases[i].framework);
+    assert_int_equal(wl.fusions, cases[i].fusions);
+    assert_int_equal(wl.flash_attention, cases[i].flash);
+  }
+  assert_true(ts_workload_fuses(&wl, TS_FUSE_MASKED_SOFTMAX));
+  assert_false(ts_workload_fuses(&wl, TS_FUSE_GRADIENT_ACCUMULATION));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_presets),   cmocka_unit_test(test_llama3),
       cmocka_unit_test(test_moe),       cmocka_unit_test(test_deepseek_v3),
-      cmocka_unit_test(test_overrides), cmocka_unit_test(test_stage_layers)};
+      cmocka_unit_test(test_overrides), cmocka_unit_test(test_stage_layers),
+      cmocka_unit_test(test_stack)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
