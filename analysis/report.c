@@ -93,9 +93,9 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
           info->placement);
   char fusions[160];
   ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
-  fprintf(out, "stack: %s, attention %s, fused kernels: %s\n\n",
+  fprintf(out, "stack: %s, attention %s, fused kernels: %s; collectives %s\n\n",
           ts_framework_names[wl->framework], ts_attention_names[wl->flash_attention ? 0 : 1],
-          fusions);
+          fusions, info->collectives != NULL ? info->collectives : "ideal");
   ts_report_row rows[TS_REPORT_MAX_ROWS];
   int n = ts_report_summary_rows(wl, m, rows);
   for (int i = 0; i < n; i++)
@@ -233,7 +233,9 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   for (int fu = 0, n_fu = 0; fu < TS_FUSION_COUNT; fu++)
     if (ts_workload_fuses(wl, (ts_fusion)fu))
       fprintf(f, "%s\"%s\"", n_fu++ > 0 ? ", " : "", ts_fusion_names[fu]);
-  fputs("]}", f);
+  fputs("], \"collectives\": ", f);
+  json_string(f, info->collectives != NULL ? info->collectives : "ideal");
+  fputc('}', f);
   json_str(f, 4, "precision", ts_precision_names[wl->precision], &k);
   json_str(f, 4, "fp8", ts_fp8_names[wl->fp8], &k);
   json_bool(f, 4, "sequence_parallel", wl->sequence_parallel, &k);

@@ -26,6 +26,9 @@ typedef struct ts_run_info {
   /* Compute x this: the job's slowest GPU against a typical one (gpu.speed_spread) */
   double slowest_gpu_slowdown;
   double speed_spread;
+  /* The collective library and release the collectives were priced as ("rccl 2.17.1"; "ideal"
+   * for a platform without a library) */
+  const char *collectives;
   /* The kernels of one layer (forward and backward), the embedding, the head and the optimizer
    * step, by what priced them (ts_cost_kernel_sources). */
   long n_kernels_by_source[TS_KERNEL_SRC_COUNT];

@@ -410,6 +410,14 @@ int ts_run_main(int argc, char **argv) {
                       .overlap_slowdown = run.overlap_slowdown,
                       .slowest_gpu_slowdown = run.slowest_gpu_slowdown,
                       .speed_spread = pf.gpu.speed_spread};
+  char collectives[48] = "ideal";
+  if (pf.ccl.library != TS_CCL_IDEAL) {
+    char version[16];
+    ts_stack_version_text(ts_simulate_ccl_version(&pf, &wl, NULL), version, sizeof version);
+    snprintf(collectives, sizeof collectives, "%s %s", ts_ccl_library_names[pf.ccl.library],
+             version);
+  }
+  info.collectives = collectives;
   ts_cost_kernel_sources(&wl, &pf.gpu, info.n_kernels_by_source);
   char files_digest[17], binary_digest[17];
   ts_digest d;

@@ -10,6 +10,7 @@
 #include "../workloads/layout.h"
 #include "../workloads/memory.h"
 #include "../workloads/variation.h"
+#include "engine/ccl.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 /* Spans a timeline may hold before its file gets unwieldy (about 200 bytes each). */
@@ -19,6 +20,14 @@ ts_simulate_opts ts_simulate_defaults(void) {
   return (ts_simulate_opts){.engine = {.fidelity = TS_FIDELITY_HYBRID, .overlap_slowdown = -1},
                             .placement = TS_PLACEMENT_CONTIGUOUS,
                             .seed = 1};
+}
+
+long ts_simulate_ccl_version(const ts_platform *pf, const ts_workload *wl, ts_loc *at) {
+  bool rccl = pf->ccl.library == TS_CCL_RCCL, nccl = pf->ccl.library == TS_CCL_NCCL;
+  long v = rccl ? wl->rccl_version : nccl ? wl->nccl_version : 0;
+  if (at != NULL)
+    *at = rccl ? wl->locs.rccl_version : wl->locs.nccl_version;
+  return v > 0 ? v : pf->ccl.version;
 }
 
 int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err) {
@@ -50,6 +59,13 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
                        ts_attention_names[wl->flash_attention ? 0 : 1], pf->name,
                        ts_kernels_path(pf->gpu.kernels), ts_kernels_device(pf->gpu.kernels),
                        ts_kernel_names[need[i]], pf->gpu.model);
+  char why[320];
+  ts_loc at;
+  long version = ts_simulate_ccl_version(pf, wl, &at);
+  if (version != pf->ccl.version && !ts_ccl_version_modelled(&pf->ccl, version, why, sizeof why))
+    return ts_err_at(err, at, "%s_version: platform '%s' runs %s, and %s",
+                     ts_ccl_library_names[pf->ccl.library], pf->name,
+                     ts_ccl_library_names[pf->ccl.library], why);
   if (wl->fp8 != TS_FP8_NONE && pf->gpu.peak_fp8_flops_per_s <= 0)
     return ts_err_at(err, wl->locs.fp8,
                      "fp8: %s needs FP8 tensor cores, but platform '%s' (%s) gives no gpu.peak.fp8",
@@ -213,10 +229,27 @@ static void slow_to_slowest(ts_job *job, double slowdown) {
     }
 }
 
+static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
+                             const ts_simulate_opts *opts, ts_simulation *out, ts_err *err);
+
 int ts_simulate_workload(const ts_platform *pf, const ts_workload *wl, const ts_simulate_opts *opts,
                          ts_simulation *out, ts_err *err) {
   if (ts_simulate_check(pf, wl, err) != 0)
     return -1;
+  long version = ts_simulate_ccl_version(pf, wl, NULL);
+  if (version == pf->ccl.version)
+    return simulate_workload(pf, wl, opts, out, err);
+  /* The stack's release of the collective library: the platform as that release tunes it. */
+  ts_platform *own = ts_alloc(1, sizeof *own);
+  *own = *pf;
+  own->ccl.version = version;
+  int rc = simulate_workload(own, wl, opts, out, err);
+  free(own);
+  return rc;
+}
+
+static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
+                             const ts_simulate_opts *opts, ts_simulation *out, ts_err *err) {
   if (!opts->ignore_memory) {
     int rc = check_memory(pf, wl, err);
     if (rc != 0)

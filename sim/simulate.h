@@ -69,6 +69,10 @@ typedef struct ts_simulation {
  * 0, or -1 with an error at the key involved. */
 int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err);
 
+/* The release of pf's collective library the run prices (the workload stack's rccl_version or
+ * nccl_version, whichever pf runs, else the platform's), and where the stack said it. */
+long ts_simulate_ccl_version(const ts_platform *pf, const ts_workload *wl, ts_loc *at);
+
 /* Simulates one iteration of wl on pf: 0 and *out filled (free with ts_simulate_fini);
  * TS_SIMULATE_NO_FIT when a stage does not fit in HBM (the error gives its figures and what
  * would make it fit); -1 with an error on any other input problem (a layout the schedule

@@ -482,7 +482,8 @@ int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **
 
 static const char *const platform_roots[] = {"gpu",   "node",        "network",
                                              "nodes", "collectives", NULL};
-static const char *const workload_roots[] = {"model", "training", "parallelism", "placement", NULL};
+static const char *const workload_roots[] = {"model",     "training", "parallelism",
+                                             "placement", "stack",    NULL};
 
 typedef struct override {
   char *text; /* "--set KEY=VALUE", for messages */

@@ -2,6 +2,7 @@
 #include "stack.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 const char *const ts_framework_names[] = {"megatron", "pytorch", "megatron-deepspeed", "gpt-neox",
                                           NULL};
@@ -41,6 +42,29 @@ void ts_fusions_describe(unsigned mask, char *buf, int n) {
   for (int f = 0; f < TS_FUSION_COUNT && at >= 0 && at < n; f++)
     if (mask & BIT(f))
       at += snprintf(buf + at, (size_t)(n - at), "%s%s", at > 0 ? ", " : "", ts_fusion_names[f]);
+}
+
+long ts_stack_parse_version(const char *text) {
+  long part[3] = {0, 0, 0};
+  const char *c = text;
+  for (int i = 0; i < 3; i++) {
+    if (*c < '0' || *c > '9')
+      return -1;
+    char *end = NULL;
+    part[i] = strtol(c, &end, 10);
+    if (end - c > 2 || (i == 0 && part[i] < 1))
+      return -1;
+    c = end;
+    if (*c == '\0')
+      return i >= 1 ? part[0] * 10000 + part[1] * 100 + part[2] : -1;
+    if (*c++ != '.')
+      return -1;
+  }
+  return -1;
+}
+
+void ts_stack_version_text(long version, char *buf, int n) {
+  snprintf(buf, (size_t)n, "%ld.%ld.%ld", version / 10000, version / 100 % 100, version % 100);
 }
 
 bool ts_framework_is_pytorch(ts_framework fw) { return fw == TS_FRAMEWORK_PYTORCH; }

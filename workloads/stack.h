@@ -5,7 +5,8 @@
  * SC'23) ran GPT-NeoX with DeepSpeed 0.7.3 on ROCm 5.1-5.4 and attention as batched GEMMs
  * around a fused softmax. A workload's `stack` section names the framework, the attention
  * implementation and the fused kernels that ran (each framework's defaults below, with their
- * sources); the collective library's version is the platform's (its collectives section). */
+ * sources), and the version of the collective library the platform runs (its tuning constants
+ * changed between releases: sim/engine/ccl.h). */
 #ifndef TS_STACK_H
 #define TS_STACK_H
 
@@ -54,6 +55,12 @@ unsigned ts_framework_default_fusions(ts_framework fw);
 /* The fusions of mask as a list for people ("masked_softmax, bias_gelu"; "none" for 0) into
  * buf of size n. */
 void ts_fusions_describe(unsigned mask, char *buf, int n);
+
+/* A collective library's version as major x 10000 + minor x 100 + patch (RCCL 2.17.1 = 21701),
+ * parsed from "2.17.1" or "2.17" (patch 0); -1 when text is not of that form. */
+long ts_stack_parse_version(const char *text);
+/* The version as text ("2.17.1") into buf of size n. */
+void ts_stack_version_text(long version, char *buf, int n);
 
 /* Whether fw runs PyTorch's own modules (not the Megatron family's). */
 bool ts_framework_is_pytorch(ts_framework fw);

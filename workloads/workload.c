@@ -21,7 +21,8 @@ static const ts_axis order_axes[][TS_AXIS_COUNT] = {
 
 static const char *const top_keys[] = {"name",        "description", "model", "training",
                                        "parallelism", "placement",   "stack", NULL};
-static const char *const stack_keys[] = {"framework", "attention", "fused_kernels", NULL};
+static const char *const stack_keys[] = {"framework", "attention", "fused_kernels",
+                                         "rccl_version", "nccl_version", NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -551,6 +552,21 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
   return 0;
 }
 
+/* A collective library's release (stack.h): 0 when the key is absent. */
+static int read_version(const reader *r, int st, const char *key, long *out, ts_loc *loc) {
+  const char *text = NULL;
+  if (ts_doc_get_string(r->doc, st, key, &text, r->err) < 0)
+    return -1;
+  if (text == NULL)
+    return 0;
+  *loc = here(r, st, key);
+  *out = ts_stack_parse_version(text);
+  if (*out < 0)
+    return ts_err_at(r->err, *loc, "key '%s': expected a release such as %s, found '%s'", key,
+                     key[0] == 'r' ? "2.17.1 (RCCL of ROCm 5.7)" : "2.30.7", text);
+  return 0;
+}
+
 /* The stack section (stack.h): framework, attention implementation, fused kernels. Their
  * older spellings (training.framework, parallelism.flash_attention and the training fusion
  * switches) still work, but not beside the stack's own key. */
@@ -574,6 +590,9 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
       wl->locs.framework = here(r, st, "framework");
     if (rc_attn == 1)
       wl->locs.attention = here(r, st, "attention");
+    if (read_version(r, st, "rccl_version", &wl->rccl_version, &wl->locs.rccl_version) != 0 ||
+        read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0)
+      return -1;
   }
   return read_fusions(r, t, st, wl);
 }

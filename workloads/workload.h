@@ -84,7 +84,7 @@ typedef struct ts_workload_locs {
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp;
-  ts_loc framework, attention, fusions; /* the stack's keys (or their older spellings) */
+  ts_loc framework, attention, fusions, rccl_version, nccl_version; /* the stack's keys */
 } ts_workload_locs;
 
 /* How Adam's step runs: one fused kernel per parameter chunk (Apex/Transformer Engine FusedAdam
@@ -112,6 +112,9 @@ typedef struct ts_workload {
    * unless the stack's fused_kernels (or the older training keys gradient_accumulation_fusion
    * and bias_dropout_fusion) say otherwise. */
   unsigned fusions;
+  /* stack.rccl_version, stack.nccl_version: the release of each collective library that ran
+   * (stack.h encoding), used on platforms running that library; 0: the platform's. */
+  long rccl_version, nccl_version;
   long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
   /* Context parallelism (Megatron-Core's context_parallel_size): cp ranks split each
    * sequence, every rank holding 2 of its 2 cp chunks (chunks i and 2 cp - 1 - i, which

@@ -5,6 +5,9 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include "../../workloads/stack.h"
 
 const char *const ts_ccl_algo_names[] = {"ring", "tree", "pat", NULL};
 const char *const ts_ccl_proto_names[] = {"LL", "LL128", "Simple", NULL};
@@ -155,7 +158,63 @@ static const rccl_model rccl_models[6] = {
                           0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.8, 1,   1,   1}}},
 };
 
+/* ---- RCCL 2.12.12-2.13.4 (ROCm 5.2.3-5.4): tuning_model_3 before commit 94ad7f6f
+ * (2022-11-04, "Update tuning table and fix topo_expl", first released in ROCm 5.5, RCCL
+ * 2.15.5); src/graph/tuning.cc at tag rocm-5.4.0. */
+static const rccl_model rccl_model_3_rocm54 = {
+    .hw_lat = {{{1.5, 1.5, 4.5}, {1.5, 1.5, 4.5}},
+               {{2.2, 2.2, 5.7}, {2.2, 2.2, 5.7}},
+               {{17.4, 17.4, 40.3}, {4.1, 4.1, 40.6}}},
+    .bw_ratio = {{{0.08, 1, 0.95}, {0.08, 1, 1}}, {{0.08, 1, 0.41}, {0.08, 1, 1}}},
+    .tree_correction = {{0.6, 1.0, 1.0, 1.0, 0.1, 0.2, 0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+                         0.9, 0.9, 0.8, 0.6, 0.4, 0.5, 0.4, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1},
+                        {0.6, 1.0, 1.0, 1.0, 0.1, 0.2, 0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+                         0.9, 0.9, 0.8, 0.6, 0.4, 0.5, 0.4, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1},
+                        {1.0, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 0.7, 1.0, 1.0, 1.0, 1.0, 1.0,
+                         1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.6, 0.6, 0.6, 0.6}},
+    .ring_correction = {{0.5, 0.2, 0.1, 0.1, 0.3, 0.3, 0.1, 0.3, 0.7, 0.8, 0.5, 0.4, 0.2, 0.1,
+                         0.1, 0.1, 0.3, 0.5, 0.4, 0.4, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1},
+                        {0.5, 0.2, 0.1, 0.1, 0.3, 0.3, 0.1, 0.3, 0.7, 0.8, 0.5, 0.4, 0.2, 0.1,
+                         0.1, 0.1, 0.3, 0.5, 0.4, 0.4, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1},
+                        {0.2, 0.3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.2, 1.0, 0.1, 0.1, 0.1, 0.1, 0.1,
+                         0.1, 0.1, 0.1, 0.2, 0.2, 0.6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}}};
 // clang-format on
+
+/* RCCL releases by what changed in their tuning for the models carried here (rccl's
+ * makefiles/version.mk and src/graph/tuning.cc at each rocm-* tag):
+ *   2.12.12-2.13.4 (ROCm 5.2.3-5.4): tuning_model_3's older table (above);
+ *   2.15.5-2.17.1 (ROCm 5.5-5.7): today's tables, no network post overhead on ring steps;
+ *   2.18.3-2.21.5 (ROCm 6.0-6.3): that overhead too (merge d97a32fa, "2.18.1-1").
+ * Before 2.12.12 (ROCm 5.1-5.2.1, RCCL 2.11.4) the tuning used hard-coded factors or
+ * tuning_model_0's older table, 24 GB/s xGMI links, 2 (nodes - 1) network steps and no tree
+ * on one node: not carried. */
+enum { RCCL_FIRST = 21212, RCCL_NEW_TABLES = 21500, RCCL_NET_OVERHEAD = 21801 };
+
+bool ts_ccl_version_modelled(const ts_ccl_config *cfg, long version, char *why, size_t n) {
+  char v[16], newest[16];
+  ts_stack_version_text(version, v, sizeof v);
+  bool nccl = cfg->library == TS_CCL_NCCL;
+  ts_stack_version_text(nccl ? TS_NCCL_VERSION : TS_RCCL_VERSION, newest, sizeof newest);
+  if (cfg->library == TS_CCL_IDEAL)
+    snprintf(why, n, "the platform's collectives are the ideal library, which has no versions");
+  else if (nccl && version != TS_NCCL_VERSION)
+    snprintf(why, n, "trainsim carries the tuning constants of NCCL %s only, not %s", newest, v);
+  else if (!nccl && version > TS_RCCL_VERSION)
+    snprintf(why, n, "trainsim carries RCCL's tuning constants up to %s, not %s", newest, v);
+  else if (!nccl && version < RCCL_FIRST)
+    snprintf(why, n,
+             "RCCL %s (before 2.12.12, ROCm 5.2.3) tuned with hard-coded factors and 24 GB/s "
+             "xGMI links, which trainsim does not carry: RCCL 2.12.12 to %s are modelled",
+             v, newest);
+  else if (!nccl && version < RCCL_NEW_TABLES && cfg->tuning_model != 3)
+    snprintf(why, n,
+             "RCCL %s's tuning_model_%d (before 2.15.5) is not carried, only tuning_model_3's "
+             "(MI250X nodes with 4 NICs)",
+             v, cfg->tuning_model);
+  else
+    return true;
+  return false;
+}
 
 static int log2i(double x) {
   if (x < 1)
@@ -173,7 +232,7 @@ static int steps_of(ts_coll_op op, int n) {
 /* NCCL's network post overhead per ring step (getNetOverhead): 1 us on Intel hosts, 2 us on
  * AMD ones, x3 for Simple. */
 static double net_overhead_us(const ts_ccl_config *cfg, const ts_ccl_comm *c, ts_ccl_proto p) {
-  if (c->n_nodes <= 1)
+  if (c->n_nodes <= 1 || (cfg->library == TS_CCL_RCCL && cfg->version < RCCL_NET_OVERHEAD))
     return 0;
   return (cfg->cpu == TS_CPU_AMD ? 2.0 : 1.0) * (p == TS_PROTO_SIMPLE ? 3 : 1);
 }
@@ -235,7 +294,9 @@ static bool nccl_cost(const ts_ccl_config *cfg, const ts_ccl_comm *c, ts_coll_op
 
 static bool rccl_cost(const ts_ccl_config *cfg, const ts_ccl_comm *c, ts_coll_op op, double bytes,
                       ts_ccl_algo a, ts_ccl_proto p, ts_ccl_call *out) {
-  const rccl_model *m = &rccl_models[cfg->tuning_model];
+  const rccl_model *m = cfg->version < RCCL_NEW_TABLES && cfg->tuning_model == 3
+                            ? &rccl_model_3_rocm54
+                            : &rccl_models[cfg->tuning_model];
   int n = c->n_ranks, nodes = c->n_nodes, steps = steps_of(op, n);
   if (a == TS_CCL_PAT || (a == TS_CCL_TREE && op != TS_COLL_ALLREDUCE))
     return false;

@@ -2,7 +2,8 @@
  *
  * NCCL and RCCL pick an algorithm and a protocol for every call from a model of their own
  * (NCCL 2.30.7 src/graph/tuning.cc, ncclTopoTuneModel and ncclTopoGetAlgoTime; RCCL 2.21.5,
- * ROCm 6.3, the same file with per-platform tables). A call costs
+ * ROCm 6.3, the same file with per-platform tables, and RCCL's releases back to 2.12.12 where
+ * its constants differ: cfg->version). A call costs
  *     time = latency + bytes / algorithm bandwidth,
  * the latency summing a base cost per algorithm and protocol and a hardware cost per step
  * (per NVLink or xGMI step inside a node, per network step between nodes), the bandwidth
@@ -54,6 +55,10 @@ typedef struct ts_ccl_call {
   double wire; /* wire bytes per data byte (the protocol's flags) */
   double time_s; /* uncontended: lat_s + bytes / alg_Bps */
 } ts_ccl_call;
+
+/* Whether the constants of the library's release `version` (stack.h encoding) are carried for
+ * cfg's library and tuning model; if not, a sentence saying what is missing into why. */
+bool ts_ccl_version_modelled(const ts_ccl_config *cfg, long version, char *why, size_t n);
 
 /* The library's cost of op on bytes (the whole buffer: all ranks' shares for all-gather and
  * reduce-scatter, as NCCL counts them) with algo and proto; false where the library does not

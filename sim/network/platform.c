@@ -386,6 +386,7 @@ static int load_collectives(const ts_doc *doc, int root, ts_platform *pf, ts_err
           m, "collectives", "fsdp_unit", err);
   c->arch = (ts_ccl_arch)arch;
   c->tuning_model = (int)tuning;
+  c->version = c->library == TS_CCL_NCCL ? TS_NCCL_VERSION : TS_RCCL_VERSION;
   c->cpu = (ts_ccl_cpu)cpu;
   c->channels = channels > 0 ? (int)channels : 1;
   for (int i = 0; i < pf->n_node_links; i++)

@@ -82,10 +82,17 @@ extern const char *const ts_ccl_arch_names[]; /* "volta", "ampere", "hopper", "b
 typedef enum ts_ccl_cpu { TS_CPU_INTEL, TS_CPU_AMD } ts_ccl_cpu;
 extern const char *const ts_ccl_cpu_names[]; /* "intel", "amd" */
 
+/* The library releases whose tuning constants sim/engine/ccl.c carries (the newest modelled). */
+#define TS_NCCL_VERSION 23007 /* NCCL 2.30.7 */
+#define TS_RCCL_VERSION 22105 /* RCCL 2.21.5 (ROCm 6.3) */
+
 typedef struct ts_ccl_config {
   ts_ccl_library library;
   ts_ccl_arch arch; /* nccl */
   int tuning_model; /* rccl: which of its per-platform tuning tables (0-5) */
+  /* The library's release whose constants apply (major x 10000 + minor x 100 + patch): the
+   * newest modelled unless a workload's stack names another (ccl.h says which are). */
+  long version;
   ts_ccl_cpu cpu; /* the host CPU: sets the network post overhead */
   int channels; /* channels of a collective (per-channel bandwidth ceilings) */
   double node_link_efficiency; /* share of a node link's datasheet rate the library reaches */

@@ -11,12 +11,16 @@
 #include "fixtures.h"
 
 static const ts_ccl_config hopper = {.library = TS_CCL_NCCL,
+                                     .version = TS_NCCL_VERSION,
                                      .arch = TS_ARCH_HOPPER,
                                      .cpu = TS_CPU_INTEL,
                                      .channels = 16,
                                      .node_link_efficiency = 0.824};
-static const ts_ccl_config frontier = {
-    .library = TS_CCL_RCCL, .tuning_model = 3, .cpu = TS_CPU_AMD, .node_link_efficiency = 0.72};
+static const ts_ccl_config frontier = {.library = TS_CCL_RCCL,
+                                       .version = TS_RCCL_VERSION,
+                                       .tuning_model = 3,
+                                       .cpu = TS_CPU_AMD,
+                                       .node_link_efficiency = 0.72};
 
 static ts_ccl_call cost(const ts_ccl_config *cfg, int ranks, int nodes, double bus, ts_coll_op op,
                         double bytes, ts_ccl_algo a, ts_ccl_proto p) {
@@ -125,9 +129,49 @@ static void test_rccl(void **state) {
   assert_int_equal(r.proto, TS_PROTO_SIMPLE);
 }
 
+/* Older RCCL releases on the same node (rccl's src/graph/tuning.cc at each rocm-* tag): 2.17.1
+ * (ROCm 5.7) has today's tables without the network post overhead on ring steps; 2.13.4 (ROCm
+ * 5.4) tuning_model_3's older table; releases before 2.12.12, later than 2.21.5, NCCL other
+ * than 2.30.7 and older tables of other tuning models are refused, saying why. */
+static void test_rccl_versions(void **state) {
+  (void)state;
+  double n = 1073741824.0;
+  ts_ccl_config rocm57 = frontier, rocm54 = frontier;
+  rocm57.version = 21701;
+  rocm54.version = 21304;
+  ts_ccl_call c = cost(&rocm57, 16, 2, 100e9, TS_COLL_ALLREDUCE, n, TS_CCL_RING, TS_PROTO_SIMPLE);
+  assert_rel(c.lat_s, (17 + 26 * 3.6 + 4 * 19.8) * 1e-6, 1e-12);
+  /* 2.13.4: ring Simple 17 + 26 x 4.5 + 4 x 40.6 us; tree Simple bwRatio 0.95 (2 nodes), 0.41
+   * beyond, and at 2^24 x 64 bytes the old tree correction 0.6. */
+  c = cost(&rocm54, 16, 2, 100e9, TS_COLL_ALLREDUCE, n, TS_CCL_RING, TS_PROTO_SIMPLE);
+  assert_rel(c.lat_s, (17 + 26 * 4.5 + 4 * 40.6) * 1e-6, 1e-12);
+  c = cost(&rocm54, 16, 2, 100e9, TS_COLL_ALLREDUCE, n, TS_CCL_TREE, TS_PROTO_SIMPLE);
+  assert_rel(c.lat_s, (17 + 2 * (7 * 4.5 + 40.3)) * 1e-6, 1e-12);
+  assert_rel(c.alg_Bps, 100e9 * 0.95 * 0.5 * 0.6, 1e-12);
+  c = cost(&rocm54, 64, 8, 100e9, TS_COLL_ALLREDUCE, n, TS_CCL_TREE, TS_PROTO_SIMPLE);
+  assert_rel(c.alg_Bps, 100e9 * 0.41 * 0.5 * 0.6, 1e-12);
+  /* So the older tuner keeps the ring for 1 GiB on 2 nodes, where today's picks the tree. */
+  ts_ccl_comm comm = {16, 2, 100e9};
+  assert_int_equal(ts_ccl_choose(&rocm54, &comm, TS_COLL_ALLREDUCE, n, ~0u).algo, TS_CCL_RING);
+  assert_int_equal(ts_ccl_choose(&frontier, &comm, TS_COLL_ALLREDUCE, n, ~0u).algo, TS_CCL_TREE);
+  char why[320];
+  assert_true(ts_ccl_version_modelled(&frontier, 21212, why, sizeof why));
+  assert_true(ts_ccl_version_modelled(&frontier, 22105, why, sizeof why));
+  assert_false(ts_ccl_version_modelled(&frontier, 21104, why, sizeof why));
+  assert_non_null(strstr(why, "2.11.4"));
+  assert_false(ts_ccl_version_modelled(&frontier, 22201, why, sizeof why));
+  assert_non_null(strstr(why, "up to 2.21.5"));
+  ts_ccl_config model0 = frontier;
+  model0.tuning_model = 0;
+  assert_false(ts_ccl_version_modelled(&model0, 21304, why, sizeof why));
+  assert_true(ts_ccl_version_modelled(&model0, 21701, why, sizeof why));
+  assert_false(ts_ccl_version_modelled(&hopper, 22103, why, sizeof why));
+  assert_true(ts_ccl_version_modelled(&hopper, TS_NCCL_VERSION, why, sizeof why));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_nccl_one_node),
+      cmocka_unit_test(test_nccl_one_node), cmocka_unit_test(test_rccl_versions),
       cmocka_unit_test(test_nccl_nodes),
       cmocka_unit_test(test_rccl),
   };

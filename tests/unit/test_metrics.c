@@ -80,6 +80,7 @@ static void test_definitions(void **state) {
                       0.25,
                       1.0625,
                       0.02,
+                      "rccl 2.17.1",
                       {9, 10, 11},
                       3,
                       arguments,
