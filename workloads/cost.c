@@ -313,7 +313,8 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
                             model_only(p, "attention_scale_bwd", scores, 2 * eb * scores));
     softmax = ts_cost_add(softmax, unfused_f);
   }
-  ts_cost dropout = model_only(p, "attention_dropout", scores, 5.0 * scores);
+  bool drops = wl->model.attention_dropout > 0; /* at 0 no dropout kernel runs */
+  ts_cost dropout = drops ? model_only(p, "attention_dropout", scores, 5.0 * scores) : (ts_cost){0};
   ts_cost av =
       priced(p, TS_KERNEL_BGEMM_AV, B, S, Dv, ts_cost_gemm(gpu, peak, batch, s, dv, s, eb));
   *fwd = ts_cost_add(ts_cost_add(qk, softmax), ts_cost_add(dropout, av));
@@ -326,7 +327,8 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
   ts_cost av_b = ts_cost_add(like_av, like_qk);
   ts_cost qk_b = ts_cost_add(like_av, like_av);
   ts_cost elem_b = ts_cost_add(memory_op(p, TS_KERNEL_SOFTMAX_BWD, B * S, S, 6.0 * scores),
-                               model_only(p, "attention_dropout_bwd", scores, 7.0 * scores));
+                               drops ? model_only(p, "attention_dropout_bwd", scores, 7.0 * scores)
+                                     : (ts_cost){0});
   *bwd = ts_cost_add(ts_cost_add(av_b, qk_b), ts_cost_add(elem_b, unfused_b));
 }
 
@@ -453,14 +455,19 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   ts_cost ln, ln_b;
   norm_costs(wl, p, rows, (double)h, &ln, &ln_b);
   pr.piece = "bda1, bda2";
-  ts_cost bda = ts_workload_fuses(wl, TS_FUSE_BIAS_DROPOUT)
-                    ? model_only(p, "bias_dropout_add_fused", shard, (3 * eb + 1) * shard)
-                    : memory_op(p, TS_KERNEL_DROPOUT_ADD_FWD, shard, 0, (5 * eb + 1) * shard);
-  ts_cost bda_b =
-      ts_cost_add(ts_workload_fuses(wl, TS_FUSE_BIAS_DROPOUT)
-                      ? model_only(p, "bias_dropout_add_fused_bwd", shard, (2 * eb + 1) * shard)
-                      : memory_op(p, TS_KERNEL_DROPOUT_ADD_BWD, shard, 0, (2 * eb + 1) * shard),
-                  memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard));
+  /* Without dropout (hidden_dropout 0) the fused kernel only adds bias and residual, keeping no
+   * mask, and nothing runs backward; unfused, only the residual add runs. */
+  bool fused_bda = ts_workload_fuses(wl, TS_FUSE_BIAS_DROPOUT), drops = m->hidden_dropout > 0;
+  ts_cost bda =
+      fused_bda ? model_only(p, "bias_dropout_add_fused", shard, (3 * eb + (drops ? 1 : 0)) * shard)
+      : drops   ? memory_op(p, TS_KERNEL_DROPOUT_ADD_FWD, shard, 0, (5 * eb + 1) * shard)
+                : memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard);
+  ts_cost bda_b = memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard);
+  if (drops)
+    bda_b = ts_cost_add(
+        fused_bda ? model_only(p, "bias_dropout_add_fused_bwd", shard, (2 * eb + 1) * shard)
+                  : memory_op(p, TS_KERNEL_DROPOUT_ADD_BWD, shard, 0, (2 * eb + 1) * shard),
+        bda_b);
   pr.piece = m->swiglu ? "swiglu" : "gelu";
   pr.count = 1;
   out->ln1 = out->ln2 = ln;
@@ -598,8 +605,8 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
    * gathers each token's rows for its experts (reads the tokens, writes the copies), its
    * backward scatter-adds them back. */
   pr.piece = "router"; /* in the model's precision; the experts in FP8 with `fp8` */
-  linear_cost router =
-      linear(p, (long)rows, m->n_experts, m->hidden, ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION));
+  linear_cost router = linear(p, (long)rows, m->n_experts, m->hidden,
+                              ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION));
   pr.fp8 = wl->fp8 != TS_FP8_NONE;
   double scores = rows * experts, copies = h * sent, own = h * rows;
   out->router = ts_cost_add(

@@ -8,6 +8,16 @@
 const char *const ts_mem_category_names[] = {"weights",     "gradients", "optimizer",
                                              "activations", "buffers",   NULL};
 
+/* What attention without flash keeps of a layer's s x s scores, in bytes: the softmax's output
+ * (2 bytes a score) and, with attention dropout, its mask and output (1 + 2); 0 with flash. */
+static double unfused_scores(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  double s = (double)ts_workload_local_seq(wl);
+  return wl->flash_attention ? 0
+                             : (m->attention_dropout > 0 ? 5.0 : 2.0) * (double)m->n_heads * s * s *
+                                   (double)wl->micro_batch / (double)wl->tp;
+}
+
 /* A layer's activations; moe: with a mixture-of-experts MLP. */
 static double layer_activations(const ts_workload *wl, bool moe) {
   const ts_model *m = &wl->model;
@@ -29,7 +39,9 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   double mlp = m->swiglu ? 6.0 : 4.0;
   double attention = 2.0 * (a + g) * (dq + dv) / h;
   double split = attention + (moe ? mlp * (double)m->moe_shared_ffn / h : mlp * f);
-  double per = wl->sequence_parallel ? (10.0 + split) / t : 10.0 + split / t;
+  /* Without hidden dropout its two masks are not kept. */
+  double replicated = m->hidden_dropout > 0 ? 10.0 : 8.0;
+  double per = wl->sequence_parallel ? (replicated + split) / t : replicated + split / t;
   if (m->mla)
     per += 2.0 * (double)(2 * m->q_lora_rank + 2 * m->kv_lora_rank + m->qk_pos_emb_head_dim) / h;
   /* A MoE MLP (the 10 keep the router's input where FC1's was): each rank's experts keep their
@@ -42,9 +54,7 @@ static double layer_activations(const ts_workload *wl, bool moe) {
     double r = k * etp / t * ts_workload_moe_token_factor(wl);
     per += 2.0 * r + mlp * r * (double)m->moe_ffn_hidden / (etp * h) + 2.0 * k / t;
   }
-  if (!wl->flash_attention && wl->recompute == TS_RECOMPUTE_NONE)
-    per += 5.0 * a * s / (h * t);
-  return s * b * h * per;
+  return s * b * h * per + (wl->recompute == TS_RECOMPUTE_NONE ? unfused_scores(wl) : 0);
 }
 
 double ts_memory_layer_activations(const ts_workload *wl) {
@@ -108,11 +118,14 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double moe = moe_layers > 0 ? ts_memory_moe_layer_activations(wl) : 0;
   double all = (layers - moe_layers) * dense + moe_layers * moe;
   /* Full recomputation keeps each layer's input: 2sbh, or 2sbh/t sequence-sharded, and one
-   * layer's activations while it is recomputed. */
+   * layer's activations while it is recomputed; recomputed attention (full or selective)
+   * without flash also holds one layer's scores then. */
   double input = 2.0 * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0);
   double act = wl->recompute == TS_RECOMPUTE_FULL
                    ? layers * in_flight * input + (moe > dense ? moe : dense)
                    : in_flight * all;
+  if (wl->recompute != TS_RECOMPUTE_NONE && layers > 0)
+    act += unfused_scores(wl);
   /* The logits at the loss (workload.h, ts_framework): Megatron-LM's cross-entropy works in
    * place on one fp32 copy beside the low-precision logits; PyTorch's F.cross_entropy on fp32
    * logits keeps its log-softmax (4 B) and, when the backward starts, nll_loss's dense fp32

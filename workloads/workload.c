@@ -21,7 +21,7 @@ static const ts_axis order_axes[][TS_AXIS_COUNT] = {
 
 static const char *const top_keys[] = {"name",        "description", "model", "training",
                                        "parallelism", "placement",   "stack", NULL};
-static const char *const stack_keys[] = {"framework", "attention", "fused_kernels",
+static const char *const stack_keys[] = {"framework",    "attention",    "fused_kernels",
                                          "rccl_version", "nccl_version", NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
@@ -35,6 +35,8 @@ static const char *const model_keys[] = {"num_layers",
                                          "position_embedding_type",
                                          "untie_embeddings_and_output_weights",
                                          "add_bias_linear",
+                                         "attention_dropout",
+                                         "hidden_dropout",
                                          "num_experts",
                                          "moe_router_topk",
                                          "moe_ffn_hidden_size",
@@ -337,6 +339,11 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
       ts_doc_get_bool(r->doc, m, "untie_embeddings_and_output_weights", &md->untied, r->err) < 0 ||
       ts_doc_get_bool(r->doc, m, "add_bias_linear", &md->bias, r->err) < 0)
     return -1;
+  md->attention_dropout = md->hidden_dropout = 0.1; /* Megatron-LM's defaults */
+  if (ts_doc_get_double(r->doc, m, "attention_dropout", 0, 0.99, &md->attention_dropout, r->err) <
+          0 ||
+      ts_doc_get_double(r->doc, m, "hidden_dropout", 0, 0.99, &md->hidden_dropout, r->err) < 0)
+    return -1;
   md->rms_norm = norm == 1;
   md->rope = position == 1;
   /* Megatron-LM's default FFN width (arguments.py): 4h, or for SwiGLU 2/3 of it rounded down
@@ -527,8 +534,8 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
         return ts_err_at(r->err, wl->locs.fusions,
                          "key 'fused_kernels' item %d: expected one of masked_softmax, bias_gelu, "
                          "bias_dropout, gradient_accumulation, swiglu, rope, found '%s'%s%s%s",
-                         i + 1, name != NULL ? name : "a list or map", near ? " (did you mean '" : "",
-                         near ? near : "", near ? "'?)" : "");
+                         i + 1, name != NULL ? name : "a list or map",
+                         near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
       }
       if (wl->fusions & (1u << f))
         return ts_err_at(r->err, wl->locs.fusions, "key 'fused_kernels': '%s' is listed twice",
@@ -579,9 +586,9 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
   if (st != 0) {
     int fw = wl->framework, attn = wl->flash_attention ? 0 : 1;
     int rc_fw = ts_doc_get_enum(r->doc, st, "framework", ts_framework_names, &fw, r->err);
-    int rc_attn = rc_fw < 0 ? -1
-                            : ts_doc_get_enum(r->doc, st, "attention", ts_attention_names, &attn,
-                                              r->err);
+    int rc_attn = rc_fw < 0
+                      ? -1
+                      : ts_doc_get_enum(r->doc, st, "attention", ts_attention_names, &attn, r->err);
     if (rc_attn < 0)
       return -1;
     wl->framework = (ts_framework)fw;
@@ -1019,7 +1026,9 @@ double ts_workload_moe_token_factor(const ts_workload *wl) {
   return cap > 0 && cap < load ? cap : load;
 }
 
-bool ts_workload_fuses(const ts_workload *wl, ts_fusion f) { return (wl->fusions >> f) & 1u; }
+bool ts_workload_fuses(const ts_workload *wl, ts_fusion f) {
+  return (wl->fusions >> f) & 1u;
+}
 
 long ts_workload_qk_head_dim(const ts_workload *wl) {
   const ts_model *m = &wl->model;

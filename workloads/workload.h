@@ -55,6 +55,10 @@ typedef struct ts_model {
   bool rope; /* position_embedding_type: rope (rotary, no position table) */
   bool untied; /* untie_embeddings_and_output_weights: the output layer has its own weights */
   bool bias; /* add_bias_linear: the linear layers have biases */
+  /* Megatron-LM's attention_dropout (on the attention probabilities) and hidden_dropout (after
+   * the projection and FC2); default 0.1 each. At 0 PyTorch's dropout returns its input: no
+   * kernel runs and no mask is kept (aten/src/ATen/native/Dropout.cpp, dropout()). */
+  double attention_dropout, hidden_dropout;
   /* Multi-head latent attention (DeepSeek-V2/V3; Megatron-Core's multi_latent_attention):
    * queries from a q_lora_rank latent (0: straight from h), keys and values from a shared
    * kv_lora_rank latent, each head's query and key of qk_head_dim + qk_pos_emb_head_dim (the

@@ -14,7 +14,16 @@ static inline ts_workload test_workload(long layers, long hidden, long heads, lo
   ts_workload wl;
   memset(&wl, 0, sizeof wl);
   strcpy(wl.name, "test");
-  wl.model = (ts_model){layers, hidden, heads, heads, seq, vocab, 4 * hidden, .bias = true};
+  wl.model = (ts_model){layers,
+                        hidden,
+                        heads,
+                        heads,
+                        seq,
+                        vocab,
+                        4 * hidden,
+                        .bias = true,
+                        .attention_dropout = 0.1,
+                        .hidden_dropout = 0.1};
   wl.global_batch = global_batch;
   wl.micro_batch = micro_batch;
   wl.precision = TS_PREC_BF16;

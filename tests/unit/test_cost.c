@@ -238,6 +238,22 @@ static void test_stack_fusions(void **state) {
   ts_layer_cost torch_plain;
   ts_cost_layer(&wl, &g, &torch_plain);
   assert_rel(torch_plain.mlp.time_s, fused.mlp.time_s, 1e-12);
+  /* Dropout at 0 runs no kernel: the attention's over the scores (5 bytes a score forward, 7
+   * backward) goes, and the fused bias-dropout-add keeps no mask and runs nothing backward. */
+  wl.framework = TS_FRAMEWORK_MEGATRON;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_MEGATRON);
+  ts_layer_cost with, without;
+  ts_cost_layer(&wl, &g, &with);
+  wl.model.attention_dropout = wl.model.hidden_dropout = 0;
+  ts_cost_layer(&wl, &g, &without);
+  assert_rel(with.attn_core_fwd.time_s - without.attn_core_fwd.time_s,
+             5 * scores / g.hbm_Bps + launch, 1e-9);
+  assert_rel(with.attn_core_bwd.time_s - without.attn_core_bwd.time_s,
+             7 * scores / g.hbm_Bps + launch, 1e-9);
+  double shard = 4.0 * 2048 * 2048;
+  assert_rel(with.bda1.time_s - without.bda1.time_s, shard / g.hbm_Bps, 1e-9);
+  assert_rel(with.bda1_bwd.time_s - without.bda1_bwd.time_s,
+             (2 * eb + 1) * shard / g.hbm_Bps + launch, 1e-9);
 }
 
 int main(void) {

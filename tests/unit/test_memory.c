@@ -27,14 +27,24 @@ static void test_activations(void **state) {
   assert_rel(ts_memory_layer_activations(&wl), s * b * h * (34 / t + 5 * a * s / (h * t)), 1e-12);
   wl.recompute = TS_RECOMPUTE_SELECTIVE;
   assert_rel(ts_memory_layer_activations(&wl), s * b * h * 34 / t, 1e-12);
-  /* Full recomputation keeps each layer's input sharded: 2sbh/t per layer and microbatch. */
+  /* Full recomputation keeps each layer's input sharded: 2sbh/t per layer and microbatch, and
+   * the layer being recomputed holds its activations and, without flash, its 5as^2b/t of
+   * scores. */
   wl.recompute = TS_RECOMPUTE_FULL;
   wl.pp = 16;
   wl.dp = 8;
   ts_memory m0;
   ts_memory_stage(&wl, 0, &m0);
+  double scores = 5 * a * s * s * b / t;
   assert_rel(m0.bytes[TS_MEM_ACTIVATIONS],
-             6 * 16 * 2 * s * b * h / t + ts_memory_layer_activations(&wl), 1e-12);
+             6 * 16 * 2 * s * b * h / t + ts_memory_layer_activations(&wl) + scores, 1e-12);
+  /* Without dropout no masks are kept: the hidden ones (2 sbh) and the attention's (1 byte a
+   * score), nor the dropout's output (2): the softmax's output alone stays. */
+  wl.recompute = TS_RECOMPUTE_NONE;
+  wl.sequence_parallel = false;
+  wl.model.attention_dropout = wl.model.hidden_dropout = 0;
+  assert_rel(ts_memory_layer_activations(&wl), s * b * h * (8 + 24 / t + 2 * a * s / (h * t)),
+             1e-12);
 }
 
 static void test_stage_memory(void **state) {
