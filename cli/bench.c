@@ -19,7 +19,7 @@
 typedef struct bench_args {
   ts_benchmark_op op;
   long n_gpus, from, to;
-  const char *platform;
+  const char *platform, *ccl_version;
   ts_fidelity fidelity;
   ts_coll_algo collectives;
   double min_bytes, max_bytes;
@@ -66,6 +66,13 @@ static const ts_flag bench_flags[] = {
      .help = "all-reduce algorithm (default auto: the one the platform's library (NCCL, RCCL) "
              "picks per size by its own model, with the protocol; the table says which ran as "
              "algorithm/protocol)"},
+    {.name = "--ccl-version",
+     .value = "X.Y.Z",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(bench_args, ccl_version),
+     .help = "the release of the platform's collective library whose tuning constants apply "
+             "(default: the newest modelled; e.g. 2.12.12 for the RCCL of ROCm 5.2.3, as a "
+             "workload's stack.rccl_version)"},
     {.name = "--fidelity",
      .value = "aggregate|flow|analytic|hybrid",
      .kind = TS_FLAG_CHOICE,
@@ -289,6 +296,21 @@ int ts_bench_main(int argc, char **argv) {
   if (rc != 0 || ts_args_load_platform(a.platform, &pf, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     return TS_ARGS_EXIT_INPUT;
+  }
+  if (a.ccl_version != NULL) {
+    ts_loc loc = {NULL, 0, 0, "--ccl-version"};
+    long version = ts_stack_parse_version(a.ccl_version);
+    char why[320];
+    if (version < 0)
+      ts_err_at(&err, loc, "expected a release such as 2.17.1, found '%s'", a.ccl_version);
+    else if (!ts_ccl_version_modelled(&pf.ccl, version, why, sizeof why))
+      ts_err_at(&err, loc, "platform '%s' runs %s, and %s", pf.name,
+                ts_ccl_library_names[pf.ccl.library], why);
+    if (err.is_set) {
+      fprintf(stderr, "%s\n", err.msg);
+      return TS_ARGS_EXIT_INPUT;
+    }
+    pf.ccl.version = version;
   }
   long have = ts_platform_n_gpus(&pf);
   if (a.op >= TS_BENCHMARK_SHIFT) {
