@@ -386,6 +386,19 @@ TEXT
          / GCDs / && /failed/ { for (i = 1; i <= NF; i++) if ($i == "GCDs") n = $(i - 1)
            sub(/.*failed: /, ""); printf "| %\047d | %s | | | | |\n", n, $0 }' "$f"
   done
+  echo
+  echo "## 9. Other published Frontier measurements"
+  echo
+  echo "docs/validation/frontier-published.md (\`docs/validation/frontier_published.py\`, a minute)"
+  echo "runs every other Frontier training throughput found with its configuration published: FORGE's"
+  echo "GPT-NeoX runs (Yin et al., SC'23) of 1.4B to 175B on 8 to 1,024 GCDs, with their software"
+  echo "stack (GPT-NeoX on DeepSpeed 0.7.3, ROCm 5.x, attention without flash). None sets a value."
+  f=docs/validation/frontier-published.md
+  if [ -f "$f" ]; then
+    echo "As last generated: $(grep -m1 'rows within' "$f" | tr -s ' ')"
+  fi
+  echo "AxoNN (arXiv:2502.08145), ORBIT (arXiv:2404.14712) and arXiv:2501.04266 publish figures"
+  echo "without the model, batch or layout behind them; that page lists them."
 } >"$page.tmp"
 mv "$page.tmp" "$page" # whole or not at all
 echo "frontier.sh: wrote $page" >&2

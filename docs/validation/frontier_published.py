@@ -123,8 +123,7 @@ TFLOPS per GCD: B s (6 N + 60 s h L) / (t GCDs), N every parameter. The stack is
 `framework: gpt-neox, attention: unfused, fused_kernels: [masked_softmax, bias_gelu]` with
 RCCL 2.12.12 (ASSUMED: the notebook does not name the ROCm release).
 
-{within} of {n} rows within {target}; mean absolute error {mean_abs:.0f}%, from {lo:+.0f}% to
-{hi:+.0f}%.
+{within} of {n} rows within {target}; mean absolute error {mean_abs:.0f}%, from {lo:+.0f}% to {hi:+.0f}%.
 
 | row | workload | GCDs | flags | global batch | published TFLOPS/GCD | trainsim | error | iteration | comm. share | what the source says |
 |---|---|---|---|---|---|---|---|---|---|---|
