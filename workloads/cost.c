@@ -301,17 +301,15 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
   double scores = B * S * S;
   ts_cost qk = priced(p, TS_KERNEL_BGEMM_QK, B, S, D, ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
   ts_cost softmax = memory_op(p, TS_KERNEL_SOFTMAX_FWD, B * S, S, 4.0 * scores);
-  /* Without the masked-softmax fusion the scores are scaled and masked by kernels of their own
-   * before the softmax, each reading and writing them (Megatron's FusedScaleMaskSoftmax
-   * .forward_torch_softmax; nanoGPT's eager attention), and their gradients pass back through
-   * both. */
-  ts_cost unfused_f = {0}, unfused_b = {0};
+  /* Without the masked-softmax fusion the causal mask is applied by a kernel of its own before
+   * the softmax, reading and writing the scores (Megatron's FusedScaleMaskSoftmax
+   * .forward_torch_softmax: masked_fill), and its gradient passes back through it. The softmax
+   * scale rides in Q K^T's GEMM (torch.baddbmm's alpha, as Megatron and GPT-NeoX call it). */
+  ts_cost unfused_b = {0};
   if (!ts_workload_fuses(wl, TS_FUSE_MASKED_SOFTMAX)) {
-    unfused_f = ts_cost_add(model_only(p, "attention_scale", scores, 2 * eb * scores),
-                            model_only(p, "attention_mask", scores, 2 * eb * scores));
-    unfused_b = ts_cost_add(model_only(p, "attention_mask_bwd", scores, 2 * eb * scores),
-                            model_only(p, "attention_scale_bwd", scores, 2 * eb * scores));
-    softmax = ts_cost_add(softmax, unfused_f);
+    softmax =
+        ts_cost_add(softmax, memory_op(p, TS_KERNEL_ATTENTION_MASK_FWD, B * S, S, 2 * eb * scores));
+    unfused_b = memory_op(p, TS_KERNEL_ATTENTION_MASK_BWD, B * S, S, 2 * eb * scores);
   }
   bool drops = wl->model.attention_dropout > 0; /* at 0 no dropout kernel runs */
   ts_cost dropout = drops ? model_only(p, "attention_dropout", scores, 5.0 * scores) : (ts_cost){0};

@@ -12,27 +12,29 @@
 #define MAX_AXIS_VALUES 64
 #define MAX_TABLES 16 /* distinct kernel-table files one process loads */
 
-const char *const ts_kernel_names[] = {"gemm_fwd",          "gemm_dgrad",
-                                       "gemm_wgrad",        "flash_fwd_causal",
-                                       "flash_bwd_causal",  "flash_fwd",
-                                       "flash_bwd",         "bgemm_qk",
-                                       "bgemm_av",          "softmax_fwd",
-                                       "softmax_bwd",       "layer_norm_fwd",
-                                       "layer_norm_bwd",    "gelu_fwd",
-                                       "gelu_bwd",          "dropout_add_fwd",
-                                       "dropout_add_bwd",   "add_fwd",
-                                       "cross_entropy_fwd", "cross_entropy_bwd",
-                                       "embedding_fwd",     "embedding_bwd",
-                                       "grad_accum",        "clip_grad_norm",
-                                       "adam_fused",        "master_copy",
-                                       "zero_main_grad",    "adam_foreach",
-                                       "amp_unscale",       "rms_norm_fwd",
-                                       "rms_norm_bwd",      "swiglu_fwd",
-                                       "swiglu_bwd",        "rope_fwd",
-                                       "rope_bwd",          "gemm_fp8_fwd",
-                                       "gemm_fp8_bwd",      NULL};
+const char *const ts_kernel_names[] = {"gemm_fwd",           "gemm_dgrad",
+                                       "gemm_wgrad",         "flash_fwd_causal",
+                                       "flash_bwd_causal",   "flash_fwd",
+                                       "flash_bwd",          "bgemm_qk",
+                                       "bgemm_av",           "softmax_fwd",
+                                       "softmax_bwd",        "layer_norm_fwd",
+                                       "layer_norm_bwd",     "gelu_fwd",
+                                       "gelu_bwd",           "dropout_add_fwd",
+                                       "dropout_add_bwd",    "add_fwd",
+                                       "cross_entropy_fwd",  "cross_entropy_bwd",
+                                       "embedding_fwd",      "embedding_bwd",
+                                       "grad_accum",         "clip_grad_norm",
+                                       "adam_fused",         "master_copy",
+                                       "zero_main_grad",     "adam_foreach",
+                                       "amp_unscale",        "rms_norm_fwd",
+                                       "rms_norm_bwd",       "swiglu_fwd",
+                                       "swiglu_bwd",         "rope_fwd",
+                                       "rope_bwd",           "gemm_fp8_fwd",
+                                       "gemm_fp8_bwd",       "attention_mask_fwd",
+                                       "attention_mask_bwd", NULL};
 
-const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", NULL};
+const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", "extrapolated",
+                                              NULL};
 
 /* Each kind's axes, NULL-terminated. */
 static const char *const *axes_of(ts_kernel_kind kind) {
@@ -65,6 +67,8 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   case TS_KERNEL_LAYER_NORM_BWD:
   case TS_KERNEL_RMS_NORM_FWD:
   case TS_KERNEL_RMS_NORM_BWD:
+  case TS_KERNEL_ATTENTION_MASK_FWD:
+  case TS_KERNEL_ATTENTION_MASK_BWD:
     return rows_cols;
   case TS_KERNEL_CROSS_ENTROPY_FWD:
   case TS_KERNEL_CROSS_ENTROPY_BWD:
@@ -297,10 +301,8 @@ bool ts_kernels_has(const ts_kernel_table *t, ts_kernel_kind kind) {
   return t != NULL && t->grids[kind].is_present;
 }
 
-ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
-                                 double *time_s) {
-  if (t == NULL || !t->grids[kind].is_present)
-    return TS_KERNEL_SRC_MODEL;
+static ts_kernel_source lookup(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
+                               double *time_s) {
   const grid *g = &t->grids[kind];
   int n_axes = ts_kernel_n_axes(kind);
   int lo[MAX_AXES];
@@ -346,6 +348,38 @@ ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, 
   }
   *time_s = exp(sum);
   return is_exact ? TS_KERNEL_SRC_TABLE : TS_KERNEL_SRC_INTERPOLATED;
+}
+
+/* Whether kind's first axis counts independent work, so that its time grows in proportion to
+ * it once the GPU is full (not GEMM dimensions, sequences or parameter sets). */
+static bool linear_in_first_axis(ts_kernel_kind kind) {
+  const char *first = axes_of(kind)[0];
+  return strcmp(first, "batch") == 0 || strcmp(first, "rows") == 0 ||
+         strcmp(first, "elements") == 0 || strcmp(first, "tokens") == 0;
+}
+
+ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
+                                 double *time_s) {
+  if (t == NULL || !t->grids[kind].is_present)
+    return TS_KERNEL_SRC_MODEL;
+  ts_kernel_source src = lookup(t, kind, point, time_s);
+  if (src != TS_KERNEL_SRC_MODEL || !linear_in_first_axis(kind))
+    return src;
+  /* Past the measured edge along the first axis (or beside a point too large to measure): the
+   * largest measured value below the point that prices, scaled. */
+  const grid *g = &t->grids[kind];
+  for (int j = g->n_values[0] - 1; j >= 0; j--) {
+    double edge = exp(g->log_axis[0][j]), at[MAX_AXES], edge_s = 0;
+    if (!(edge < point[0]))
+      continue;
+    memcpy(at, point, sizeof(double) * (size_t)ts_kernel_n_axes(kind));
+    at[0] = edge;
+    if (lookup(t, kind, at, &edge_s) != TS_KERNEL_SRC_MODEL) {
+      *time_s = edge_s * point[0] / edge;
+      return TS_KERNEL_SRC_EXTRAPOLATED;
+    }
+  }
+  return TS_KERNEL_SRC_MODEL;
 }
 
 ts_software ts_kernels_software(const ts_kernel_table *t) {

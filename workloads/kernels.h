@@ -56,6 +56,9 @@ typedef enum ts_kernel_kind {
   TS_KERNEL_ROPE_BWD,
   TS_KERNEL_GEMM_FP8_FWD, /* C[m,n] = A[m,k] B[k,n] in FP8 (E4M3 x E4M3), bf16 out */
   TS_KERNEL_GEMM_FP8_BWD, /* the same, E5M2 gradient x E4M3 (dgrad and wgrad) */
+  TS_KERNEL_ATTENTION_MASK_FWD, /* scores.masked_fill(causal mask): attention without the
+                                   masked-softmax fusion, (rows, cols) as the softmax's */
+  TS_KERNEL_ATTENTION_MASK_BWD,
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 
@@ -69,9 +72,13 @@ typedef enum ts_kernel_source {
   TS_KERNEL_SRC_TABLE, /* a measured grid point */
   TS_KERNEL_SRC_INTERPOLATED, /* between measured grid points */
   TS_KERNEL_SRC_MODEL, /* the roofline model: no table, or outside its grid */
+  /* beyond the grid's largest measured size along a kind's first axis (a batch of independent
+   * problems, rows, elements, tokens): the edge's time in proportion to the size */
+  TS_KERNEL_SRC_EXTRAPOLATED,
   TS_KERNEL_SRC_COUNT
 } ts_kernel_source;
-extern const char *const ts_kernel_source_names[]; /* "table", "interpolated", "model" */
+extern const char *const ts_kernel_source_names[]; /* "table", "interpolated", "model",
+                                                      "extrapolated" */
 
 /* CPU time outside the kernels, as the framework that was measured spends it (eager PyTorch
  * issues each kernel from the host; the GPU waits when the host is slower). 0 = none. */
@@ -98,9 +105,12 @@ int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_t
                            ts_err *err);
 
 /* The time of kind at point (one value per axis, in the kind's axis order). Returns the
- * source, TS_KERNEL_SRC_TABLE or _INTERPOLATED, with *time_s set; TS_KERNEL_SRC_MODEL (and
- * *time_s untouched) when t is NULL, has no such table, or the point is outside its grid or
- * next to a point that was not measured. */
+ * source, TS_KERNEL_SRC_TABLE or _INTERPOLATED, with *time_s set; for a kind whose first axis
+ * counts independent work (batch, rows, elements, tokens) and a point beyond the largest
+ * value measured there, TS_KERNEL_SRC_EXTRAPOLATED: that edge's time x point / edge (a full
+ * GPU does twice the work in twice the time); TS_KERNEL_SRC_MODEL (and *time_s untouched)
+ * when t is NULL, has no such table, or the point is otherwise outside its grid or next to a
+ * point that was not measured. */
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
                                  double *time_s);
 

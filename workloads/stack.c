@@ -7,8 +7,8 @@
 const char *const ts_framework_names[] = {"megatron", "pytorch", "megatron-deepspeed", "gpt-neox",
                                           NULL};
 const char *const ts_attention_names[] = {"flash2", "unfused", NULL};
-const char *const ts_fusion_names[] = {"masked_softmax", "bias_gelu", "bias_dropout",
-                                       "gradient_accumulation", "swiglu", "rope", NULL};
+const char *const ts_fusion_names[] = {
+    "masked_softmax", "bias_gelu", "bias_dropout", "gradient_accumulation", "swiglu", "rope", NULL};
 
 #define BIT(f) (1u << (f))
 
@@ -67,4 +67,6 @@ void ts_stack_version_text(long version, char *buf, int n) {
   snprintf(buf, (size_t)n, "%ld.%ld.%ld", version / 10000, version / 100 % 100, version % 100);
 }
 
-bool ts_framework_is_pytorch(ts_framework fw) { return fw == TS_FRAMEWORK_PYTORCH; }
+bool ts_framework_is_pytorch(ts_framework fw) {
+  return fw == TS_FRAMEWORK_PYTORCH;
+}

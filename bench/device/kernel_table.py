@@ -694,8 +694,32 @@ def time_taken(started):
     return (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
 
 
+def mask_tables():
+    """The causal mask of attention without the masked-softmax fusion, as Megatron's
+    FusedScaleMaskSoftmax.forward_torch_softmax applies it: scores.masked_fill(mask, -inf) with
+    a broadcast bool [s, s] mask, and its backward (the gradient masked alike); (rows, cols)
+    as the softmax's: batch x heads x s rows of s scores."""
+    for direction in ("fwd", "bwd"):
+        t = Table(f"attention_mask_{direction}",
+                  f"scores.masked_fill(causal mask, -inf), bf16 ({direction})",
+                  [("rows", [1024, 4096, 16384, 65536, 262144, 1048576]),
+                   ("cols", [256, 512, 1024, 2048, 4096, 8192])])
+
+        def make(r, c, direction=direction):
+            if r < c or r * c > (1 << 30):
+                return None
+            x = rand(r // c, c, c, grad=direction == "bwd")
+            mask = torch.ones(c, c, dtype=torch.bool, device=dev).triu_(1)
+            if direction == "fwd":
+                return lambda: x.masked_fill(mask, float("-inf"))
+            return backward(x.masked_fill(mask, float("-inf")), (x,))
+
+        spec(t, make, 5)
+
+
 SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
-            ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables)]
+            ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables),
+            ("mask", mask_tables)]
 
 
 def child(args):

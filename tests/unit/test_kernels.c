@@ -66,11 +66,22 @@ static void test_lookup(void **state) {
   assert_true(time_s == -1); /* untouched */
   /* A table the file does not have, and a cell next to a point not measured. */
   assert_int_equal(ts_kernels_time(t, TS_KERNEL_GEMM_DGRAD, exact, &time_s), TS_KERNEL_SRC_MODEL);
-  double one[1] = {1}, two[1] = {2}, four[1] = {4};
+  double half[1] = {0.5}, one[1] = {1}, two[1] = {2}, four[1] = {4}, eight[1] = {8};
   assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, one, &time_s), TS_KERNEL_SRC_TABLE);
   assert_true(fabs(time_s - 3e-6) < 1e-18);
-  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, two, &time_s), TS_KERNEL_SRC_MODEL);
-  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, four, &time_s), TS_KERNEL_SRC_MODEL);
+  /* Elements count independent work: past the largest measured size (beside the point not
+   * measured, or beyond the axis) the edge's time in proportion; below the grid, the model.
+   * GEMM dimensions are not extrapolated (outside, above). */
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, two, &time_s),
+                   TS_KERNEL_SRC_EXTRAPOLATED);
+  assert_true(fabs(time_s - 6e-6) < 1e-18);
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, four, &time_s),
+                   TS_KERNEL_SRC_EXTRAPOLATED);
+  assert_true(fabs(time_s - 12e-6) < 1e-18);
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, eight, &time_s),
+                   TS_KERNEL_SRC_EXTRAPOLATED);
+  assert_true(fabs(time_s - 24e-6) < 1e-18);
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GRAD_ACCUM, half, &time_s), TS_KERNEL_SRC_MODEL);
   assert_int_equal(ts_kernels_time(NULL, TS_KERNEL_GEMM_FWD, exact, &time_s), TS_KERNEL_SRC_MODEL);
   ts_software sw = ts_kernels_software(t);
   assert_true(fabs(sw.cpu_layer_forward_s - 120e-6) < 1e-15);
