@@ -171,7 +171,8 @@ static void test_rccl_versions(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_nccl_one_node), cmocka_unit_test(test_rccl_versions),
+      cmocka_unit_test(test_nccl_one_node),
+      cmocka_unit_test(test_rccl_versions),
       cmocka_unit_test(test_nccl_nodes),
       cmocka_unit_test(test_rccl),
   };

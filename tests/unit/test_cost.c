@@ -212,8 +212,8 @@ static void test_fp8(void **state) {
 
 /* The stack's fusions (workloads/stack.h), priced by the roofline (no kernel table): without the
  * masked-softmax fusion a mask kernel reads and writes the scores, forward and backward (the
- * scale rides in the GEMM); without the bias-GeLU fusion the Megatron family adds the first MLP GEMM's bias by a
- * kernel of its own, which PyTorch's nn.Linear does in the GEMM. */
+ * scale rides in the GEMM); without the bias-GeLU fusion the Megatron family adds the first MLP
+ * GEMM's bias by a kernel of its own, which PyTorch's nn.Linear does in the GEMM. */
 static void test_stack_fusions(void **state) {
   (void)state;
   ts_gpu g = mi250x_like();
