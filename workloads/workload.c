@@ -502,10 +502,13 @@ static int once(const reader *r, int sec, const char *sec_name, const char *old,
   int node = sec != 0 ? ts_doc_get(r->doc, sec, old) : 0;
   if (node == 0 || stack == 0 || ts_doc_get(r->doc, stack, key) == 0)
     return 0;
+  char where[32] = "given by --set";
+  if (here(r, sec, old).line > 0)
+    snprintf(where, sizeof where, "line %d", here(r, sec, old).line);
   return ts_err_at(r->err, here(r, stack, key),
-                   "stack.%s and %s.%s (line %d) both say it: keep stack.%s (%s.%s is its older "
+                   "stack.%s and %s.%s (%s) both say it: keep stack.%s (%s.%s is its older "
                    "spelling)",
-                   key, sec_name, old, here(r, sec, old).line, key, sec_name, old);
+                   key, sec_name, old, where, key, sec_name, old);
 }
 
 /* The kernel fusions: the framework's defaults, or the stack's fused_kernels list (every
