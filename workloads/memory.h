@@ -18,6 +18,13 @@
  * microbatches' worth (Korthikanti et al. section 4.2.3). The last stage also holds the fp32
  * logits, 4 s b V/t, of one microbatch (all m under GPipe) (Korthikanti et al. section 4.3).
  *
+ * DeepSpeed's ZeRO-1 and ZeRO-2 (frameworks megatron-deepspeed and gpt-neox; DeepSpeed's
+ * deepspeed/runtime/zero/stage_1_and_2.py, read at v0.7.3 and v0.10.0) keep the gradients in the
+ * model's precision, not fp32 (ZeRO-2: the rank's partition), shard an fp32 copy of the
+ * partition's gradients with the fp32 master weight and moments (16 B / d), and reduce through
+ * two buckets of reduce_bucket_size elements (overlap_comm; 5e8, DeepSpeed's default): 2 + 2 +
+ * 16/d B a parameter, plus 2 x 5e8 x 2 B.
+ *
  * ZeRO-3 / FSDP shards the weights too (2 + 4 + 12 = 18 B / d per parameter) and needs
  * communication buffers: two layers' gathered weights (the one computing and the one
  * prefetched) and one layer's fp32 gradients before their reduce-scatter. ZeRO-2 holds a
@@ -49,6 +56,15 @@ typedef struct ts_memory {
 
 /* Footprint of any rank of pipeline stage `stage` (all TP and DP ranks of a stage match). */
 void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out);
+
+/* Bytes of model state per parameter, as the framework keeps them: the weight and the gradient
+ * on every rank holding the parameter (before ZeRO-2/3 shard them), and what ZeRO-1 shards over
+ * the data-parallel ranks (fp32 master weight, moments; DeepSpeed's fp32 gradient partition). */
+typedef struct ts_state_bytes {
+  double weight, gradient, sharded;
+  bool is_deepspeed; /* DeepSpeed's ZeRO-1/2 accounting (above) */
+} ts_state_bytes;
+ts_state_bytes ts_memory_state_bytes(const ts_workload *wl);
 /* Microbatch-chunks whose activations stage `stage` holds at its peak. */
 long ts_memory_chunks_in_flight(const ts_workload *wl, long stage);
 /* Activation bytes of one layer for one microbatch when its activations are all kept. */

@@ -314,9 +314,11 @@ TEXT
   sed -n '/^model states/,$p' "$work/memory-1t.log"
   echo '```'
   echo
-  echo "The difference is Adam's second moment (4 B more per parameter), which mixed-precision Adam"
-  echo "keeps (Rajbhandari et al., ZeRO, K = 12 B of optimizer state); the gradient is fp32 as"
-  echo "Megatron's main_grad buffer. With 18 B/parameter the model states alone need at least"
+  echo "The paper leaves out Adam's second moment (4 B per parameter), which mixed-precision Adam"
+  echo "keeps (Rajbhandari et al., ZeRO, K = 12 B of optimizer state). The preset runs"
+  echo "Megatron-DeepSpeed, whose ZeRO-1 (DeepSpeed's stage_1_and_2.py) keeps the gradient in bf16"
+  echo "and shards an fp32 copy of it with the optimizer (Megatron-LM's own optimizer: an fp32"
+  echo "main_grad, 18 B). With $(grep -m1 'one copy' "$work/memory-1t.log" | sed 's/.*one copy: //; s/ B.parameter.*//') B/parameter the model states alone need at least"
   echo "$(awk -v b="$(grep -m1 'one copy' "$work/memory-1t.log" | sed 's/.*= //; s/ TB//')" \
     'BEGIN { printf "%.0f", b * 1e12 / (64 * 1073741824) + 0.5 }') GCDs of 64 GiB (the paper: 219 with 14 B)."
   echo

@@ -120,9 +120,40 @@ static void test_smallest_layout(void **state) {
   assert_int_equal(ts_memory_smallest_layout(&wl, 8, 500, hbm, &best), -1); /* machine too small */
 }
 
+/* DeepSpeed's ZeRO-1/2 (megatron-deepspeed, gpt-neox): low-precision gradients on every rank
+ * (ZeRO-2: sharded), 16 B a parameter sharded (fp32 master, moments and gradient partition),
+ * and two reduction buckets of 5e8 elements; Megatron's distributed optimizer: fp32 gradients,
+ * 12 B sharded. */
+static void test_deepspeed_states(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  wl.zero_stage = 1;
+  ts_memory mega, ds;
+  ts_memory_stage(&wl, 1, &mega);
+  wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+  ts_memory_stage(&wl, 1, &ds);
+  double p1 = ts_cost_stage_params(&wl, 1);
+  assert_rel(mega.bytes[TS_MEM_GRADIENTS], 4 * p1, 1e-12);
+  assert_rel(ds.bytes[TS_MEM_GRADIENTS], 2 * p1, 1e-12);
+  assert_rel(mega.bytes[TS_MEM_OPTIMIZER], 12 * p1 / 8, 1e-12);
+  assert_rel(ds.bytes[TS_MEM_OPTIMIZER], 16 * p1 / 8, 1e-12);
+  assert_rel(ds.bytes[TS_MEM_BUFFERS], 2 * 5e8 * 2, 1e-12);
+  wl.framework = TS_FRAMEWORK_GPT_NEOX;
+  wl.zero_stage = 2;
+  wl.pp = 1;
+  ts_memory_stage(&wl, 0, &ds);
+  double p0 = ts_cost_stage_params(&wl, 0);
+  assert_rel(ds.bytes[TS_MEM_GRADIENTS], 2 * p0 / 8, 1e-12);
+  ts_state_bytes per = ts_memory_state_bytes(&wl);
+  assert_true(per.is_deepspeed && per.weight + per.gradient + per.sharded == 20);
+  wl.zero_stage = 3; /* DeepSpeed's ZeRO-3 is accounted as the FSDP-style 18 B */
+  assert_false(ts_memory_state_bytes(&wl).is_deepspeed);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_activations),
-                                     cmocka_unit_test(test_stage_memory),
-                                     cmocka_unit_test(test_smallest_layout)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_activations), cmocka_unit_test(test_stage_memory),
+      cmocka_unit_test(test_deepspeed_states), cmocka_unit_test(test_smallest_layout)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
