@@ -534,7 +534,7 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
         f++;
       if (name == NULL || ts_fusion_names[f] == NULL) {
         const char *near = name != NULL ? ts_did_you_mean(name, ts_fusion_names) : NULL;
-        return ts_err_at(r->err, wl->locs.fusions,
+        return ts_err_at(r->err, ts_doc_loc(r->doc, item),
                          "key 'fused_kernels' item %d: expected one of masked_softmax, bias_gelu, "
                          "bias_dropout, gradient_accumulation, swiglu, rope, found '%s'%s%s%s",
                          i + 1, name != NULL ? name : "a list or map",
