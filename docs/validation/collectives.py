@@ -39,6 +39,10 @@ MISSES = {
                      "RCCL's ring, forced, gives 90.9 GB/s (+7%), near the measured figure",
     "ss11-ag-1M": "the same software fault as the 2 MB row (70 ms per call; the issue reports "
                   "bandwidth 'low until 16 MB')",
+    "fr": "not explained: RCCL on Frontier (2025, release not stated) moves all-gather and "
+          "reduce-scatter at about half the rate of trainsim's node rings (each xGMI link at "
+          "RCCL's own 36 GB/s MI200 width), and slower still at 128 MiB across 32-128 nodes; "
+          "what holds it back (channels per ring, the CXI provider's rendezvous) is not modelled",
 }
 
 
