@@ -17,23 +17,14 @@ import sys
 
 import torch
 
+import cuda_timing
+
 SHAPES = [(192, 2048, 86), (192, 2048, 88), (192, 2048, 96), (192, 2048, 64), (128, 2048, 128),
           (256, 2048, 128), (64, 1024, 64), (384, 1024, 128)]
 
 
-def timed(fn, reps=20, warm=5):
-    for _ in range(warm):
-        fn()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b) * 1e-3)
-    ts.sort()
-    return ts[len(ts) // 2]
+def timed(fn):
+    return cuda_timing.time_ms(fn) * 1e-3
 
 
 def shape_times(bh, s, d):

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 
+from points import read_points
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAINSIM = os.environ.get("TRAINSIM", os.path.join(ROOT, "build", "trainsim"))
 POINTS = os.path.join(ROOT, "docs", "validation", "collectives.tsv")
@@ -84,24 +86,13 @@ def size_text(n):
     return "%d B" % n
 
 
-def read_points():
-    rows, header = [], None
-    with open(POINTS) as f:
-        for line in f:
-            if line.startswith("# id\t"):
-                header = line[2:].rstrip("\n").split("\t")
-            elif line.strip() and not line.startswith("#"):
-                rows.append(dict(zip(header, line.rstrip("\n").split("\t"))))
-    return rows
-
-
 def main():
     if not os.access(TRAINSIM, os.X_OK):
         sys.exit("collectives.py: %s not found: build first" % TRAINSIM)
     lines, hf = [], {}
     hits, aimed = {True: 0, False: 0}, {True: 0, False: 0}  # by: from the Playbook
     with tempfile.TemporaryDirectory() as tmp:
-        for r in read_points():
+        for r in read_points(POINTS):
             t_us, busbw, algo = bench(r, tmp)
             sim = busbw if r["metric"] == "busbw" else t_us
             pub = float(r["published"])

@@ -15,23 +15,14 @@ import subprocess
 import sys
 import tempfile
 
+from points import read_points
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAINSIM = os.path.join(ROOT, "build", "trainsim")
 POINTS = os.path.join(ROOT, "docs", "validation", "frontier-published.tsv")
 DATA = os.path.join(ROOT, "docs", "validation", "data", "published")
 PAGE = os.path.join(ROOT, "docs", "validation", "frontier-published.md")
 TARGET = 0.25  # issue 30: held-out Frontier runs within 25%
-
-
-def read_points():
-    rows, header = [], None
-    with open(POINTS) as f:
-        for line in f:
-            if line.startswith("# id\t"):
-                header = line[2:].rstrip("\n").split("\t")
-            elif line.strip() and not line.startswith("#"):
-                rows.append(dict(zip(header, line.rstrip("\n").split("\t"))))
-    return rows
 
 
 def params(model):
@@ -81,7 +72,7 @@ def main():
     lines, errors, within, one_node, scaled = [], [], 0, [], []
     dash, ratios = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for r in read_points():
+        for r in read_points(POINTS):
             res = run(r, tmp)
             m = res["metrics"]
             gpus = int(r["gpus"])
