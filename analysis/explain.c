@@ -27,6 +27,7 @@ static const char *const loss_titles[] = {"pipeline bubble",
                                           "idle time",
                                           "optimizer step",
                                           "the slowest GPU",
+                                          "interruptions (goodput)",
                                           "unused memory"};
 
 /* ---- changes ---- */
@@ -270,6 +271,25 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
              100 * x->speed_spread, w->n_gpus, 100 * (x->slowest_gpu_slowdown - 1), l->seconds,
              share);
     break;
+  case TS_EXPLAIN_GOODPUT: {
+    const ts_reliability *r = x->reliability;
+    snprintf(out, size,
+             "Parts fail: %.3g interruptions a day on the job's %ld GPUs and %ld nodes, one every "
+             "%.3g h (the platform's reliability.failure_rates). Each costs a restart of %.3g "
+             "min with the checkpoint read back (%.3g s), and the work since the last checkpoint, "
+             "written every %ld iterations (%.3g min) in %.3g s. Goodput %.2f%%: %.3g s of wall "
+             "time lost per iteration, %.1f%% of one (restarts %.1f%%, rework %.1f%%, "
+             "checkpoints %.1f%%). Faster restarts, asynchronous checkpoints (checkpoint.async) or "
+             "fewer "
+             "parts per job recover it.",
+             r->interruptions_per_day, r->parts[TS_PART_GPU], r->parts[TS_PART_NODE],
+             r->mtbf_s / 3600, r->restart_s / 60, r->checkpoint_read_s,
+             r->checkpoint_interval_iterations, r->checkpoint_interval_s / 60,
+             r->checkpoint_write_s, 100 * r->goodput, l->seconds, share,
+             100 * r->lost_restarts / r->goodput, 100 * r->lost_rework / r->goodput,
+             100 * r->lost_checkpoints / r->goodput);
+    break;
+  }
   case TS_EXPLAIN_MEMORY: {
     long stage = 0;
     double peak = ts_memory_peak(w, &stage), hbm = x->hbm_bytes;
@@ -373,6 +393,8 @@ static void propose(const analysis *an, ts_explain_loss *l) {
     add_change(an, l, "GPUs alike (the slow ones screened out): what the spread costs",
                "--set gpu.speed_spread=0");
     break;
+  case TS_EXPLAIN_GOODPUT: /* changes re-simulate an iteration, which failures do not change */
+    break;
   case TS_EXPLAIN_MEMORY:
     add_change(an, l, "twice the micro-batch (half the microbatches)", "--micro-batch-size %ld",
                2 * b);
@@ -419,6 +441,15 @@ void ts_explain_analyse(ts_explain *x, ts_explain_check_fn check, void *ctx) {
     for (; k > 0 && x->losses[k - 1].seconds < slowest; k--)
       x->losses[k] = x->losses[k - 1];
     x->losses[k] = (ts_explain_loss){.kind = TS_EXPLAIN_SLOWEST_GPU, .seconds = slowest};
+  }
+  /* Interruptions: the wall time beyond the useful, per iteration. */
+  const ts_reliability *r = x->reliability;
+  double lost = r != NULL && r->is_modelled ? x->iteration_s * (1 / r->goodput - 1) : 0;
+  if (lost >= MIN_LOSS_SHARE * x->iteration_s) {
+    int k = x->n_losses++;
+    for (; k > 0 && x->losses[k - 1].seconds < lost; k--)
+      x->losses[k] = x->losses[k - 1];
+    x->losses[k] = (ts_explain_loss){.kind = TS_EXPLAIN_GOODPUT, .seconds = lost};
   }
   if (x->n_losses > MAX_SHOWN)
     x->n_losses = MAX_SHOWN;

@@ -3,7 +3,7 @@
  *
  * It ranks the iteration's losses (pipeline bubble, exposed TP, PP, DP, EP and CP
  * communication, recomputation, idle time, the optimizer step, the wait for the slowest GPU,
- * and unused memory), says for
+ * the wall time interruptions cost, as time per iteration, and unused memory), says for
  * each the mechanism with its numbers, and proposes the changes that address it: layout,
  * micro-batch, schedule, virtual stages, overlap options and a faster NIC, each as the flags
  * `trainsim run` would take. The caller vets every change (does it break a layout rule, does it
@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "../workloads/reliability.h"
 #include "../workloads/schedule.h"
 #include "../workloads/workload.h"
 
@@ -37,6 +38,7 @@ typedef enum ts_explain_loss_kind {
   TS_EXPLAIN_IDLE,
   TS_EXPLAIN_OPTIMIZER,
   TS_EXPLAIN_SLOWEST_GPU,
+  TS_EXPLAIN_GOODPUT, /* wall time lost to interruptions (workloads/reliability.h) */
   TS_EXPLAIN_MEMORY
 } ts_explain_loss_kind;
 
@@ -79,8 +81,9 @@ typedef struct ts_explain {
   const double *stage_work_s; /* [stage]: compute and recomputation */
   double slowest_gpu_slowdown; /* compute x this for the slowest GPU (1: none) */
   double speed_spread; /* the platform's gpu.speed_spread */
+  const ts_reliability *reliability; /* NULL, or not modelled: no goodput loss */
   /* the model's */
-  ts_explain_loss losses[TS_CAT_COUNT + 2];
+  ts_explain_loss losses[TS_CAT_COUNT + 3];
   int n_losses;
   double peak_bytes; /* of the run's fullest GPU */
   ts_explain_change changes[TS_EXPLAIN_MAX_CHANGES];

@@ -9,6 +9,8 @@
  *   time to train   = training.train_tokens / tokens/s, when the workload gives it; GPU-hours
  *                     = that x GPUs
  *   GPU energy      = GPUs x the platform's GPU power x time (GPUs only, at that power)
+ *   goodput         = useful training / wall time once parts fail (workloads/reliability.h),
+ *                     where the platform has a reliability section
  * Breakdown: the mean over ranks of each category; per stage, the mean over its ranks.
  */
 #ifndef TS_METRICS_H
@@ -17,6 +19,7 @@
 #include <stdbool.h>
 
 #include "../workloads/memory.h"
+#include "../workloads/reliability.h"
 #include "../workloads/result.h"
 #include "../workloads/workload.h"
 
@@ -39,6 +42,7 @@ typedef struct ts_metrics {
   long peak_memory_stage;
   double hbm_bytes;
   bool is_memory_ok;
+  ts_reliability reliability; /* filled by the caller (ts_reliability_compute) */
 } ts_metrics;
 
 /* Computes metrics of a simulated iteration; peak is the GPU's flop/s at the workload's

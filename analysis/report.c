@@ -71,6 +71,24 @@ int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report
     if (m->train_s > 0)
       row(rows, &n, "GPU energy to train", "%.3g MWh", m->train_energy_j / 3.6e9);
   }
+  const ts_reliability *r = &m->reliability;
+  if (r->is_modelled) {
+    row(rows, &n, "interruptions",
+        "%.3g a day (one every %.3g h): GPUs %.2g, nodes %.2g, NIC links "
+        "%.2g, switches %.2g",
+        r->interruptions_per_day, r->mtbf_s / 3600, r->interruptions_per_s[TS_PART_GPU] * 86400,
+        r->interruptions_per_s[TS_PART_NODE] * 86400, r->interruptions_per_s[TS_PART_LINK] * 86400,
+        r->interruptions_per_s[TS_PART_SWITCH] * 86400);
+    row(rows, &n, "checkpoint", "%.3g TB every %ld iterations (%.3g min%s), %s %.3g s, read %.3g s",
+        r->checkpoint_bytes / 1e12, r->checkpoint_interval_iterations,
+        r->checkpoint_interval_s / 60, r->is_interval_given ? "" : ": Daly's optimum",
+        r->is_async ? "asynchronous: blocks" : "written in", r->checkpoint_blocking_s,
+        r->checkpoint_read_s);
+    row(rows, &n, "goodput", "%.2f%% (lost: checkpoints %.2f%%, rework %.2f%%, restarts %.2f%%)",
+        100 * r->goodput, 100 * r->lost_checkpoints, 100 * r->lost_rework, 100 * r->lost_restarts);
+    if (r->train_s > 0)
+      row(rows, &n, "time to train with failures", "%.1f days", r->train_s / 86400);
+  }
   return n;
 }
 
@@ -155,6 +173,43 @@ static void json_str(FILE *f, int indent, const char *key, const char *v, bool *
 static void json_bool(FILE *f, int indent, const char *key, bool v, bool *first) {
   json_key(f, indent, key, first);
   fputs(v ? "true" : "false", f);
+}
+
+/* result.json's reliability block (workloads/reliability.h). */
+static void reliability(FILE *f, const ts_reliability *r) {
+  bool k = true;
+  fputc('{', f);
+  json_num(f, 4, "interruptions_per_day", r->interruptions_per_day, &k);
+  json_num(f, 4, "mtbf_s", r->mtbf_s, &k);
+  json_key(f, 4, "parts", &k);
+  bool pk = true;
+  fputc('{', f);
+  for (int p = 0; p < TS_PART_COUNT; p++)
+    json_long(f, 6, ts_failing_part_names[p], r->parts[p], &pk);
+  fputs("\n    }", f);
+  json_key(f, 4, "interruptions_per_day_by_part", &k);
+  pk = true;
+  fputc('{', f);
+  for (int p = 0; p < TS_PART_COUNT; p++)
+    json_num(f, 6, ts_failing_part_names[p], r->interruptions_per_s[p] * 86400, &pk);
+  fputs("\n    }", f);
+  json_num(f, 4, "checkpoint_bytes", r->checkpoint_bytes, &k);
+  json_long(f, 4, "checkpoint_writer_nodes", r->writer_nodes, &k);
+  json_bool(f, 4, "checkpoint_async", r->is_async, &k);
+  json_long(f, 4, "checkpoint_interval_iterations", r->checkpoint_interval_iterations, &k);
+  json_bool(f, 4, "checkpoint_interval_given", r->is_interval_given, &k);
+  json_num(f, 4, "checkpoint_interval_s", r->checkpoint_interval_s, &k);
+  json_num(f, 4, "checkpoint_write_s", r->checkpoint_write_s, &k);
+  json_num(f, 4, "checkpoint_blocking_s", r->checkpoint_blocking_s, &k);
+  json_num(f, 4, "checkpoint_read_s", r->checkpoint_read_s, &k);
+  json_num(f, 4, "restart_s", r->restart_s, &k);
+  json_num(f, 4, "goodput", r->goodput, &k);
+  json_num(f, 4, "lost_to_checkpoints", r->lost_checkpoints, &k);
+  json_num(f, 4, "lost_to_rework", r->lost_rework, &k);
+  json_num(f, 4, "lost_to_restarts", r->lost_restarts, &k);
+  if (r->train_s > 0)
+    json_num(f, 4, "time_to_train_with_failures_s", r->train_s, &k);
+  fputs("\n  }", f);
 }
 
 static void breakdown(FILE *f, int indent, const double *secs) {
@@ -294,6 +349,10 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
       json_num(f, 4, "train_gpu_energy_j", m->train_energy_j, &k);
   }
   fputs("\n  }", f);
+  if (m->reliability.is_modelled) {
+    json_key(f, 2, "reliability", &first);
+    reliability(f, &m->reliability);
+  }
   json_key(f, 2, "breakdown_s", &first);
   breakdown(f, 2, m->breakdown_s);
   json_key(f, 2, "stages", &first);

@@ -45,7 +45,7 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
 
 /* The summary's figures as label and value, said the same way on stdout and in report.html.
  * Fills rows and returns how many (at most TS_REPORT_MAX_ROWS). */
-#define TS_REPORT_MAX_ROWS 12
+#define TS_REPORT_MAX_ROWS 16
 typedef struct ts_report_row {
   char label[48];
   char value[160];

@@ -19,6 +19,7 @@ typedef struct ts_scaling_point {
   double iteration_s, tokens_per_s, model_tflops_per_gpu;
   double megatron_percent, mfu_percent, peak_memory_gib;
   double breakdown_s[TS_CAT_COUNT]; /* mean over ranks */
+  double goodput; /* useful training over wall time once parts fail; -1: not modelled */
   double efficiency, speedup; /* against the first point (ts_scaling_fill) */
 } ts_scaling_point;
 

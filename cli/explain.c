@@ -73,6 +73,7 @@ typedef struct front {
   ts_workload wl;
   double nic_Bps[TS_PLATFORM_MAX_NICS];
   bool same_binary;
+  ts_reliability reliability;
   ts_explain x;
   bool is_estimating;
   double base_simulated_s;
@@ -283,6 +284,16 @@ int ts_explain_main(int argc, char **argv) {
   ts_explain *x = &e->x;
   for (int i = 0; i < pf->n_nics; i++)
     e->nic_Bps[i] = pf->nics[i].bw_Bps;
+  if (pf->reliability.is_set) { /* the run's placement, as ts_simulate_workload draws it */
+    long *gpus = ts_placement_gpus(pf, e->a.placement, (uint64_t)e->a.seed, e->wl.n_gpus);
+    long parts[TS_PART_COUNT] = {0};
+    if (gpus != NULL) {
+      ts_placement_parts(pf, gpus, e->wl.n_gpus, parts);
+      ts_reliability_compute(&pf->reliability, &e->wl, parts, gpus, pf->gpus_per_node,
+                             e->record.iteration_s, 0, &e->reliability);
+    }
+    free(gpus);
+  }
   *x = (ts_explain){.wl = &e->wl,
                     .platform_name = pf->name,
                     .gpu_model = pf->gpu.model,
@@ -295,7 +306,8 @@ int ts_explain_main(int argc, char **argv) {
                     .n_stages = e->record.n_stages,
                     .stage_work_s = e->record.stage_work_s,
                     .slowest_gpu_slowdown = e->record.slowest_gpu_slowdown,
-                    .speed_spread = pf->gpu.speed_spread};
+                    .speed_spread = pf->gpu.speed_spread,
+                    .reliability = &e->reliability};
   memcpy(x->breakdown_s, e->record.breakdown_s, sizeof x->breakdown_s);
   ts_explain_analyse(x, check_change, e);
   int rc = try_changes(e, simulate, jobs, quiet);

@@ -195,7 +195,7 @@ static void write_csv(FILE *f, const void *ctx) {
   fprintf(f, "# %s\n%s", t->study, csv_header);
   for (int c = 0; c < TS_CAT_COUNT; c++)
     fprintf(f, ",%s_s", ts_category_names[c]);
-  fputc('\n', f);
+  fputs(",goodput\n", f);
   for (int i = 0; i < t->n_rows; i++) {
     const ts_scaling_point *p = &t->rows[i].p;
     if (!t->rows[i].is_done)
@@ -211,7 +211,10 @@ static void write_csv(FILE *f, const void *ctx) {
             p->megatron_percent, p->mfu_percent, p->efficiency, p->peak_memory_gib);
     for (int c = 0; c < TS_CAT_COUNT; c++)
       fprintf(f, ",%.17g", p->breakdown_s[c]);
-    fputc('\n', f);
+    if (p->goodput >= 0) /* empty where the platform does not model failures */
+      fprintf(f, ",%.17g\n", p->goodput);
+    else
+      fputs(",\n", f);
   }
 }
 
@@ -241,6 +244,14 @@ static bool read_csv_row(const char *line, ts_scaling_point *p) {
   line += used;
   for (int c = 0; c < TS_CAT_COUNT; c++) {
     if (sscanf(line, ",%lf%n", &p->breakdown_s[c], &used) != 1)
+      return false;
+    line += used;
+  }
+  p->goodput = -1;
+  if (*line++ != ',')
+    return false;
+  if (*line != '\n' && *line != '\0') {
+    if (sscanf(line, "%lf%n", &p->goodput, &used) != 1 || !(p->goodput > 0 && p->goodput <= 1))
       return false;
     line += used;
   }
@@ -474,8 +485,10 @@ int ts_scale_main(int argc, char **argv) {
   bool by_model = a.n_workloads > 1;
   printf("%s scaling%s of %s on %s\n\n", a.is_weak ? "weak" : "strong",
          by_model ? " by model size" : "", by_model ? "several models" : files[0].name, pf.name);
-  printf("  %-16s %8s %14s %8s %13s %14s %11s %8s %11s %10s\n", "model", "GPUs", "TPxPPxDP",
-         "batch", "iteration_s", "tokens/s", "TFLOPS/GPU", "MFU", "Megatron %", "efficiency");
+  bool goodput = pf.reliability.is_set;
+  printf("  %-16s %8s %14s %8s %13s %14s %11s %8s %11s %10s%s\n", "model", "GPUs", "TPxPPxDP",
+         "batch", "iteration_s", "tokens/s", "TFLOPS/GPU", "MFU", "Megatron %", "efficiency",
+         goodput ? "    goodput" : "");
   /* The points not reused, --jobs at a time (study.h's pool); each is kept in scale.csv as it
    * ends, so that a stopped study resumes. */
   int pending[MAX_POINTS], n_pending = 0;
@@ -518,9 +531,12 @@ int ts_scale_main(int argc, char **argv) {
     const ts_scaling_point *p = &r->p;
     char layout[64];
     snprintf(layout, sizeof layout, "%ldx%ldx%ld", p->tp, p->pp, p->dp);
-    printf("  %-16s %8ld %14s %8ld %13.4f %14.0f %11.1f %7.2f%% %10.2f%% %9.2f%%\n", p->workload,
+    printf("  %-16s %8ld %14s %8ld %13.4f %14.0f %11.1f %7.2f%% %10.2f%% %9.2f%%", p->workload,
            p->gpus, layout, p->global_batch, p->iteration_s, p->tokens_per_s,
            p->model_tflops_per_gpu, p->mfu_percent, p->megatron_percent, 100 * p->efficiency);
+    if (goodput)
+      printf(" %9.2f%%", 100 * p->goodput);
+    putchar('\n');
     fflush(stdout);
   }
   if (a.is_report &&

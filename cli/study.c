@@ -37,6 +37,7 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, const ts_simu
   ts_metrics m;
   ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
                      pf->gpu.power_w, &sim.result, &m);
+  ts_simulate_reliability(pf, wl, &sim.job, m.iteration_s, m.train_s, &m.reliability);
   ts_scaling_point *p = &reply->point;
   snprintf(p->workload, sizeof p->workload, "%s", wl->name);
   p->gpus = wl->n_gpus;
@@ -51,6 +52,7 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, const ts_simu
   p->mfu_percent = 100 * m.mfu;
   p->peak_memory_gib = m.stage_memory[m.peak_memory_stage].total_bytes / 1073741824.0;
   memcpy(p->breakdown_s, m.breakdown_s, sizeof p->breakdown_s);
+  p->goodput = m.reliability.is_modelled ? m.reliability.goodput : -1;
   reply->rc = 0;
   ts_metrics_fini(&m);
   ts_simulate_fini(&sim);

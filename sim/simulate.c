@@ -70,6 +70,11 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
     return ts_err_at(err, wl->locs.fp8,
                      "fp8: %s needs FP8 tensor cores, but platform '%s' (%s) gives no gpu.peak.fp8",
                      ts_fp8_names[wl->fp8], pf->name, pf->gpu.model);
+  if (wl->is_checkpoint_async && pf->reliability.is_set && pf->reliability.host_Bps <= 0)
+    return ts_err_at(err, wl->locs.checkpoint_async,
+                     "async: an asynchronous checkpoint blocks for the copy to host memory, but "
+                     "platform '%s' gives no reliability.storage.host_bandwidth to price it",
+                     pf->name);
   return 0;
 }
 
@@ -315,4 +320,13 @@ void ts_simulate_fini(ts_simulation *s) {
   ts_job_fini(&s->job);
   free(s->in_timeline);
   memset(s, 0, sizeof *s);
+}
+
+void ts_simulate_reliability(const ts_platform *pf, const ts_workload *wl, const ts_job *job,
+                             double iteration_s, double train_s, ts_reliability *out) {
+  long parts[TS_PART_COUNT] = {0};
+  if (pf->reliability.is_set)
+    ts_placement_parts(pf, job->rank_gpu, wl->n_gpus, parts);
+  ts_reliability_compute(&pf->reliability, wl, parts, job->rank_gpu, pf->gpus_per_node, iteration_s,
+                         train_s, out);
 }

@@ -89,4 +89,9 @@ int ts_simulate_job(const ts_platform *pf, ts_job *job, const ts_simulate_opts *
 
 void ts_simulate_fini(ts_simulation *s);
 
+/* The run's reliability figures (workloads/reliability.h) on pf: the parts its placement
+ * (job->rank_gpu) stands on, at iteration_s a step; train_s its time to train, 0 if none. */
+void ts_simulate_reliability(const ts_platform *pf, const ts_workload *wl, const ts_job *job,
+                             double iteration_s, double train_s, ts_reliability *out);
+
 #endif

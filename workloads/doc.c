@@ -480,10 +480,10 @@ int ts_doc_get_string(const ts_doc *doc, int map, const char *key, const char **
 
 /* ---- --set KEY=VALUE ----------------------------------------------------------------------- */
 
-static const char *const platform_roots[] = {"gpu",   "node",        "network",
-                                             "nodes", "collectives", NULL};
-static const char *const workload_roots[] = {"model",     "training", "parallelism",
-                                             "placement", "stack",    NULL};
+static const char *const platform_roots[] = {"gpu",         "node",        "network", "nodes",
+                                             "collectives", "reliability", NULL};
+static const char *const workload_roots[] = {"model", "training",   "parallelism", "placement",
+                                             "stack", "checkpoint", NULL};
 
 typedef struct override {
   char *text; /* "--set KEY=VALUE", for messages */
@@ -535,9 +535,9 @@ int ts_doc_override_add(const char *key_value, ts_err *err) {
     kind = TS_DOC_WORKLOAD;
   } else {
     ts_err_at(err, loc,
-              "'%.*s' is not a platform key (gpu, node, network, nodes, collectives, or "
-              "platform.KEY) or a workload key (model, training, parallelism, placement, or "
-              "workload.KEY)",
+              "'%.*s' is not a platform key (gpu, node, network, nodes, collectives, "
+              "reliability, or platform.KEY) or a workload key (model, training, parallelism, "
+              "placement, stack, checkpoint, or workload.KEY)",
               (int)path_len, path);
     free(text);
     return -1;

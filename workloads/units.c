@@ -20,6 +20,13 @@ static const unit_suffix flop_units[] = {
 /* Sub-second units divide (350 / 1e9 rounds exactly as the literal 350e-9; 350 * 1e-9 does
  * not): their factor is stored negated, as a divisor. */
 static const unit_suffix power_units[] = {{"W", 1.0}, {NULL, 0}};
+/* A month is a twelfth of a Julian year (365.25 days), as field studies count them. */
+static const unit_suffix span_units[] = {
+    {"s", 1.0}, {"min", 60.0}, {"h", 3600.0}, {"d", 86400.0}, {NULL, 0}};
+static const unit_suffix rate_units[] = {
+    {"/s", 1.0},        {"/min", -60.0},        {"/h", -3600.0},
+    {"/day", -86400.0}, {"/month", -2629800.0}, {"/year", -31557600.0},
+    {NULL, 0}};
 static const unit_suffix time_units[] = {
     {"s", 1.0}, {"ms", -1e3}, {"us", -1e6}, {"ns", -1e9}, {NULL, 0}};
 
@@ -48,6 +55,8 @@ void ts_units_range(ts_unit_kind kind, double *lo, double *hi, const char **lo_t
       [TS_UNITS_FLOP_RATE] = {1e9, 1e17, "1Gf", "100Pf"},
       [TS_UNITS_TIME] = {1e-9, 1, "1ns", "1s"},
       [TS_UNITS_POWER] = {1, 1e5, "1W", "100kW"},
+      [TS_UNITS_SPAN] = {1, 315576000, "1s", "3652.5d"},
+      [TS_UNITS_RATE] = {3.17e-17, 1.0 / 60, "1e-9/year", "1/min"},
   };
   *lo = ranges[kind].lo;
   *hi = ranges[kind].hi;
@@ -67,18 +76,24 @@ const char *ts_units_expected(ts_unit_kind kind) {
     return "a duration such as '2us'";
   case TS_UNITS_POWER:
     return "a power such as '250W'";
+  case TS_UNITS_SPAN:
+    return "a duration such as '10min', '2h' or '30s'";
+  case TS_UNITS_RATE:
+    return "a rate such as '5e-3/day' or '7.8e-7/h'";
   }
   return "a quantity";
 }
 
-/* Time units carry no prefix table: "ms"/"us"/"ns" are whole suffixes. */
+/* Time, span and rate units carry no prefix table: "ms", "min", "/day" are whole suffixes. */
 static int match_suffix(const char *rest, ts_unit_kind kind, double *factor) {
   const unit_suffix *dims = kind == TS_UNITS_BYTES       ? bytes_units
                             : kind == TS_UNITS_BANDWIDTH ? bw_units
                             : kind == TS_UNITS_FLOP_RATE ? flop_units
                             : kind == TS_UNITS_POWER     ? power_units
+                            : kind == TS_UNITS_SPAN      ? span_units
+                            : kind == TS_UNITS_RATE      ? rate_units
                                                          : time_units;
-  if (kind == TS_UNITS_TIME) {
+  if (kind == TS_UNITS_TIME || kind == TS_UNITS_SPAN || kind == TS_UNITS_RATE) {
     for (const unit_suffix *d = dims; d->text != NULL; d++)
       if (strcmp(rest, d->text) == 0) {
         *factor = d->factor;

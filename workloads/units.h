@@ -7,6 +7,8 @@
  *   flop rate  "191.5Tf", "191.5TFLOPS", "47.9Tflops"
  *   time       "2us", "1.5ms", "350ns", "1s"
  *   power      "250W", "1.5kW"
+ *   span       "30s", "10min", "2h", "1.5d"     (long durations: restarts, intervals)
+ *   rate       "5e-3/day", "7.8e-7/h", "2/year"  (events per unit of time: failure rates)
  * Decimal prefixes k M G T P are powers of 1000; binary prefixes Ki Mi Gi Ti Pi of 1024.
  * Numbers must be finite and >= 0; nan, inf, hex and signs other than none are refused.
  */
@@ -19,6 +21,8 @@ typedef enum ts_unit_kind {
   TS_UNITS_FLOP_RATE,
   TS_UNITS_TIME,
   TS_UNITS_POWER,
+  TS_UNITS_SPAN,
+  TS_UNITS_RATE,
 } ts_unit_kind;
 
 /* Parses text as a quantity of the given kind into *out (SI base units). Returns 0 on success;
@@ -31,8 +35,9 @@ const char *ts_units_expected(ts_unit_kind kind);
 
 /* The plausible range of a kind, outside which a value is refused as an input error wherever it
  * is read (platforms/README.md): sizes 1 B to 1 PiB, bandwidths 1 MB/s to 100 TB/s, flop rates
- * 1 GFLOPS to 100 PFLOPS, durations 1 ns to 1 s (or 0 where allowed), powers 1 W to 100 kW. So
- * every product the simulator forms stays finite. *lo_text and *hi_text say them for messages. */
+ * 1 GFLOPS to 100 PFLOPS, durations 1 ns to 1 s (or 0 where allowed), powers 1 W to 100 kW,
+ * spans 1 s to 10 years, rates one in 10^9 years to one a minute (events per second). So every
+ * product the simulator forms stays finite. *lo_text and *hi_text say them for messages. */
 void ts_units_range(ts_unit_kind kind, double *lo, double *hi, const char **lo_text,
                     const char **hi_text);
 

@@ -19,8 +19,10 @@ static const ts_axis order_axes[][TS_AXIS_COUNT] = {
     {TS_AXIS_DP, TS_AXIS_TP, TS_AXIS_PP}, {TS_AXIS_DP, TS_AXIS_PP, TS_AXIS_TP},
     {TS_AXIS_PP, TS_AXIS_TP, TS_AXIS_DP}, {TS_AXIS_PP, TS_AXIS_DP, TS_AXIS_TP}};
 
-static const char *const top_keys[] = {"name",        "description", "model", "training",
-                                       "parallelism", "placement",   "stack", NULL};
+static const char *const top_keys[] = {"name",     "description", "model",
+                                       "training", "parallelism", "placement",
+                                       "stack",    "checkpoint",  NULL};
+static const char *const checkpoint_keys[] = {"interval", "async", NULL};
 static const char *const stack_keys[] = {"framework",    "attention",    "fused_kernels",
                                          "rccl_version", "nccl_version", NULL};
 static const char *const model_keys[] = {"num_layers",
@@ -618,6 +620,18 @@ static int read_placement(const reader *r, int root, ts_workload *wl) {
   return 0;
 }
 
+/* checkpoint: how often (iterations, Megatron-LM's --save-interval; absent: Daly's optimum)
+ * and whether the write runs behind training (analysis/reliability.h). */
+static int read_checkpoint(const reader *r, int root, ts_workload *wl) {
+  int c = 0;
+  if (section(r, root, "checkpoint", checkpoint_keys, false, &c) != 0 ||
+      ts_doc_get_long(r->doc, c, "interval", 1, BIG, &wl->checkpoint_interval, r->err) < 0 ||
+      ts_doc_get_bool(r->doc, c, "async", &wl->is_checkpoint_async, r->err) < 0)
+    return -1;
+  wl->locs.checkpoint_async = here(r, c, "async");
+  return 0;
+}
+
 /* Reads a parsed document; `path` names it in messages and must outlive the workload. */
 static int load_doc(const ts_doc *doc, const char *path, ts_workload *out, ts_err *err) {
   reader r = {doc, path, err};
@@ -634,7 +648,8 @@ static int load_doc(const ts_doc *doc, const char *path, ts_workload *out, ts_er
   if (ts_doc_check_map(doc, root, "workload", top_keys, err) != 0 ||
       ts_doc_get_string(doc, root, "name", &name, err) < 0 || read_model(&r, root, &wl) != 0 ||
       read_training(&r, root, &wl) != 0 || read_parallel(&r, root, &wl) != 0 ||
-      read_stack(&r, root, &wl) != 0 || read_placement(&r, root, &wl) != 0)
+      read_stack(&r, root, &wl) != 0 || read_placement(&r, root, &wl) != 0 ||
+      read_checkpoint(&r, root, &wl) != 0)
     return -1;
   ts_text_copy(wl.name, sizeof wl.name, name ? name : path);
   wl.locs.gpus = wl.locs.dp;

@@ -89,6 +89,7 @@ typedef struct ts_workload_locs {
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp;
   ts_loc framework, attention, fusions, rccl_version, nccl_version; /* the stack's keys */
+  ts_loc checkpoint_async;
 } ts_workload_locs;
 
 /* How Adam's step runs: one fused kernel per parameter chunk (Apex/Transformer Engine FusedAdam
@@ -109,6 +110,10 @@ typedef struct ts_workload {
   long micro_batch;
   ts_precision precision;
   double train_tokens; /* 0 = not given */
+  /* checkpoint.interval: iterations between checkpoints (0: Daly's optimum); checkpoint.async:
+   * written behind training (analysis/reliability.h) */
+  long checkpoint_interval;
+  bool is_checkpoint_async;
   ts_framework framework;
   ts_adam_implementation adam_implementation;
   ts_fp8 fp8; /* the linear layers' GEMMs in FP8 (the rest stays in `precision`) */

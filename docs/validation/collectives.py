@@ -41,10 +41,14 @@ MISSES = {
                      "RCCL's ring, forced, gives 90.9 GB/s (+7%), near the measured figure",
     "ss11-ag-1M": "the same software fault as the 2 MB row (70 ms per call; the issue reports "
                   "bandwidth 'low until 16 MB')",
-    "fr": "not explained: RCCL on Frontier (2025, release not stated) moves all-gather and "
-          "reduce-scatter at about half the rate of trainsim's node rings (each xGMI link at "
-          "RCCL's own 36 GB/s MI200 width), and slower still at 128 MiB across 32-128 nodes; "
-          "what holds it back (channels per ring, the CXI provider's rendezvous) is not modelled",
+    "fr": "not explained: RCCL on Frontier (2025, ROCm 6.2.4's RCCL by the repository's scripts) "
+          "moves all-gather and reduce-scatter at about 60% of trainsim's node rings (RCCL's 16 "
+          "channels on one node, its topology explorer says; each xGMI link at RCCL's own 36 GB/s "
+          "MI200 width), slower still at 128 MiB across 32-128 nodes. Part is the benchmark: its "
+          "timed loop also concatenates the output buffer (torch.cat, about 16% of the one-node "
+          "1 GiB time at 1.35 TB/s). A per-channel rate limit would explain the rest inside a node "
+          "but not LUMI's one-node all-reduce on the same 16 channels (125 GB/s, row lumi-1node-ar, "
+          "within 2%), so none is modelled",
 }
 
 

@@ -71,3 +71,34 @@ long *ts_placement_gpus(const ts_platform *pf, ts_placement how, uint64_t seed, 
   free(nodes);
   return gpus;
 }
+
+/* Sorts ids[0..n), keeps each value once and returns how many there are. */
+static long unique(long *ids, long n) {
+  qsort(ids, (size_t)n, sizeof *ids, by_value);
+  long k = 0;
+  for (long i = 0; i < n; i++)
+    if (k == 0 || ids[i] != ids[k - 1])
+      ids[k++] = ids[i];
+  return k;
+}
+
+void ts_placement_parts(const ts_platform *pf, const long *rank_gpu, long n_ranks,
+                        long parts[TS_PART_COUNT]) {
+  long *nodes = malloc((size_t)n_ranks * sizeof *nodes);
+  TS_ASSERT(nodes != NULL);
+  for (long r = 0; r < n_ranks; r++)
+    nodes[r] = (rank_gpu != NULL ? rank_gpu[r] : r) / pf->gpus_per_node;
+  long n_nodes = unique(nodes, n_ranks), n = 0;
+  long *switches = malloc((size_t)(n_nodes * (pf->n_nics > 0 ? pf->n_nics : 1)) * sizeof *switches);
+  TS_ASSERT(switches != NULL);
+  for (long i = 0; i < n_nodes; i++)
+    for (int k = 0; k < pf->n_nics; k++)
+      switches[n++] = pf->topology == TS_TOPO_DRAGONFLY ? nodes[i] / pf->net.nodes_per_switch
+                                                        : ts_platform_leaf(pf, nodes[i], k);
+  parts[TS_PART_GPU] = n_ranks;
+  parts[TS_PART_NODE] = n_nodes;
+  parts[TS_PART_LINK] = n_nodes * pf->n_nics;
+  parts[TS_PART_SWITCH] = unique(switches, n);
+  free(switches);
+  free(nodes);
+}

@@ -24,4 +24,10 @@ extern const char *const ts_placement_names[]; /* "contiguous", "spread", "rando
  * nodes. The same arguments always give the same array. */
 long *ts_placement_gpus(const ts_platform *pf, ts_placement how, uint64_t seed, long n_ranks);
 
+/* The parts a job of n_ranks placed by rank_gpu (NULL: GPU = rank) stands on, by
+ * ts_failing_part: its GPUs, their nodes, the nodes' NIC links and the switches those hang off
+ * (a dragonfly switch, a fat-tree leaf). */
+void ts_placement_parts(const ts_platform *pf, const long *rank_gpu, long n_ranks,
+                        long parts[TS_PART_COUNT]);
+
 #endif

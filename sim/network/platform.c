@@ -12,8 +12,13 @@
 #include "../../workloads/doc.h"
 #include "../../workloads/text.h"
 
-static const char *const top_keys[] = {"name",    "description", "sources",     "gpu", "node",
-                                       "network", "nodes",       "collectives", NULL};
+static const char *const top_keys[] = {"name",        "description", "sources", "gpu",
+                                       "node",        "network",     "nodes",   "collectives",
+                                       "reliability", NULL};
+static const char *const reliability_keys[] = {"failure_rates", "restart", "storage", NULL};
+static const char *const rate_keys[] = {"gpu", "node", "nic_link", "switch", NULL};
+static const char *const storage_keys[] = {"write_bandwidth", "read_bandwidth", "node_bandwidth",
+                                           "host_bandwidth", NULL};
 static const char *const ccl_keys[] = {
     "library",          "arch",   "tuning_model", "cpu", "channels", "node_link_efficiency",
     "overlap_slowdown", "launch", "fsdp_unit",    NULL};
@@ -395,6 +400,48 @@ static int load_collectives(const ts_doc *doc, int root, ts_platform *pf, ts_err
   return 0;
 }
 
+/* reliability: failure rates per part, restart time, checkpoint storage (platform.h). */
+static int load_reliability(const ts_doc *doc, int root, ts_platform *pf, ts_err *err) {
+  ts_reliability_config *c = &pf->reliability;
+  *c = (ts_reliability_config){0};
+  int m = ts_doc_get(doc, root, "reliability");
+  if (m == 0)
+    return 0;
+  int rates = 0, storage = 0;
+  if (ts_doc_check_map(doc, m, "reliability", reliability_keys, err) != 0 ||
+      required_map(doc, m, "reliability", "failure_rates", rate_keys, &rates, err) != 0 ||
+      required_map(doc, m, "reliability", "storage", storage_keys, &storage, err) != 0)
+    return -1;
+  double *rate[] = {&c->gpu_rate, &c->node_rate, &c->link_rate, &c->switch_rate};
+  bool any = false;
+  for (int i = 0; rate_keys[i] != NULL; i++) {
+    int rc = ts_doc_get_unit(doc, rates, rate_keys[i], TS_UNITS_RATE, true, rate[i], err);
+    if (rc < 0)
+      return -1;
+    any = any || *rate[i] > 0;
+  }
+  if (!any)
+    return ts_err_at(err, ts_doc_loc(doc, rates),
+                     "'failure_rates': expected a rate above zero for at least one of gpu, node, "
+                     "nic_link, switch (the mean time between interruptions divides by their sum)");
+  REQUIRE(ts_doc_get_unit(doc, m, "restart", TS_UNITS_SPAN, true, &c->restart_s, err), doc, m,
+          "reliability", "restart", err);
+  REQUIRE(ts_doc_get_unit(doc, storage, "write_bandwidth", TS_UNITS_BANDWIDTH, false, &c->write_Bps,
+                          err),
+          doc, storage, "storage", "write_bandwidth", err);
+  REQUIRE(
+      ts_doc_get_unit(doc, storage, "read_bandwidth", TS_UNITS_BANDWIDTH, false, &c->read_Bps, err),
+      doc, storage, "storage", "read_bandwidth", err);
+  REQUIRE(
+      ts_doc_get_unit(doc, storage, "node_bandwidth", TS_UNITS_BANDWIDTH, false, &c->node_Bps, err),
+      doc, storage, "storage", "node_bandwidth", err);
+  if (ts_doc_get_unit(doc, storage, "host_bandwidth", TS_UNITS_BANDWIDTH, false, &c->host_Bps,
+                      err) < 0)
+    return -1;
+  c->is_set = true;
+  return 0;
+}
+
 /* Nodes the network can hold. */
 static long network_capacity(const ts_platform *pf) {
   if (pf->topology == TS_TOPO_DRAGONFLY)
@@ -418,7 +465,7 @@ static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
   REQUIRE(ts_doc_get_string(doc, root, "name", &name, err), doc, root, "platform", "name", err);
   ts_text_copy(pf->name, sizeof pf->name, name);
   if (load_gpu(doc, root, &pf->gpu, err) != 0 || load_node(doc, root, pf, err) != 0 ||
-      load_collectives(doc, root, pf, err) != 0)
+      load_collectives(doc, root, pf, err) != 0 || load_reliability(doc, root, pf, err) != 0)
     return -1;
   REQUIRE(ts_doc_get_long(doc, root, "nodes", 1, 10000000, &pf->n_nodes, err), doc, root,
           "platform", "nodes", err);

@@ -10,8 +10,11 @@
 #ifndef TS_PLATFORM_H
 #define TS_PLATFORM_H
 
+#include <stdbool.h>
+
 #include "../../workloads/err.h"
 #include "../../workloads/gpu.h"
+#include "../../workloads/reliability.h"
 
 #define TS_PLATFORM_MAX_GPUS_PER_NODE 72 /* a GB200 NVL72 rack is one NVLink domain */
 #define TS_PLATFORM_MAX_NODE_LINKS 128
@@ -120,6 +123,7 @@ typedef struct ts_platform {
   /* Node links and the node switch above are stored as the library drives them: the file's
    * bandwidth x ccl.node_link_efficiency. */
   ts_ccl_config ccl;
+  ts_reliability_config reliability; /* section `reliability` (workloads/reliability.h) */
 } ts_platform;
 
 /* Loads and validates a platform file into *out (written only on success). */

@@ -22,6 +22,7 @@ base() { # NETWORK LIBRARY
     echo 'network: {topology: dragonfly, groups: 2, switches_per_group: 2, nodes_per_switch: 2, global_links_per_group_pair: 1, local_link: {bandwidth: 25GBps, latency: 1us}, global_link: {bandwidth: 25GBps, latency: 1us}}'
   fi
   echo 'nodes: 8'
+  echo 'reliability: {failure_rates: {node: 5e-3/day}, restart: 10min, storage: {write_bandwidth: 1TBps, read_bandwidth: 1TBps, node_bandwidth: 10GBps}}'
   case $2 in
     nccl) echo 'collectives: {library: nccl, arch: hopper, channels: 16, cpu: intel, node_link_efficiency: 0.8, overlap_slowdown: 0.1, launch: 30us, fsdp_unit: 1ms}' ;;
     rccl) echo 'collectives: {library: rccl, tuning_model: 3, cpu: amd, node_link_efficiency: 0.7, overlap_slowdown: 0.1, launch: 30us, fsdp_unit: 1ms}' ;;
@@ -73,8 +74,10 @@ done <<<"$rows"
 accepted() { accepted_keys sim/network/platform.c "$1" "$2"; } # ARRAY PREFIX
 for key in $(accepted top_keys "") $(accepted gpu_keys gpu.) $(accepted tile_keys gpu.gemm_tile.) \
   $(accepted node_keys node.) $(accepted dragonfly_keys network.) $(accepted fat_tree_keys network.) \
-  $(accepted ccl_keys collectives.); do
-  case $key in gpu | node | collectives | gpu.peak | gpu.gemm_tile) continue ;; esac
+  $(accepted ccl_keys collectives.) $(accepted reliability_keys reliability.) \
+  $(accepted rate_keys reliability.failure_rates.) $(accepted storage_keys reliability.storage.); do
+  case $key in gpu | node | collectives | gpu.peak | gpu.gemm_tile | reliability.failure_rates | \
+    reliability.storage) continue ;; esac
   if ! grep -qx "$key" <<<"$documented"; then
     echo "accepted but not documented in platforms/README.md: $key" >&2
     failures=$((failures + 1))

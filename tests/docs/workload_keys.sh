@@ -31,8 +31,8 @@ done
 accepted() { accepted_keys workloads/workload.c "$1" "$2"; } # ARRAY PREFIX
 for key in $(accepted top_keys "") $(accepted model_keys model.) $(accepted training_keys training.) \
   $(accepted parallel_keys parallelism.) $(accepted placement_keys placement.) \
-  $(accepted stack_keys stack.); do
-  case $key in model | training | parallelism | placement | stack) continue ;; esac
+  $(accepted stack_keys stack.) $(accepted checkpoint_keys checkpoint.); do
+  case $key in model | training | parallelism | placement | stack | checkpoint) continue ;; esac
   if ! grep -qx "$key" <<<"$documented"; then
     echo "accepted but not documented in workloads/README.md: $key" >&2
     failures=$((failures + 1))

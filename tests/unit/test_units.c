@@ -64,8 +64,25 @@ static void test_flops_and_time(void **state) {
   refuse("1e999Tf", TS_UNITS_FLOP_RATE);
 }
 
+static void test_spans_and_rates(void **state) {
+  (void)state;
+  assert_true(parse_ok("10min", TS_UNITS_SPAN) == 600);
+  assert_true(parse_ok("2h", TS_UNITS_SPAN) == 7200);
+  assert_true(parse_ok("1.5d", TS_UNITS_SPAN) == 129600);
+  refuse("10m", TS_UNITS_SPAN); /* metres or minutes: refused */
+  refuse("10", TS_UNITS_SPAN);
+  assert_true(parse_ok("5e-3/day", TS_UNITS_RATE) == 5e-3 / 86400);
+  assert_true(parse_ok("7.8e-7/h", TS_UNITS_RATE) == 7.8e-7 / 3600);
+  assert_true(parse_ok("2/year", TS_UNITS_RATE) == 2 / 31557600.0);
+  refuse("5e-3", TS_UNITS_RATE);
+  refuse("-1/day", TS_UNITS_RATE);
+  refuse("nan/day", TS_UNITS_RATE);
+  refuse("1/fortnight", TS_UNITS_RATE);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_bytes), cmocka_unit_test(test_bandwidth),
-                                     cmocka_unit_test(test_flops_and_time)};
+                                     cmocka_unit_test(test_flops_and_time),
+                                     cmocka_unit_test(test_spans_and_rates)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
