@@ -491,7 +491,7 @@ static void write_record(FILE *f, const void *ctx) {
           r->megatron_percent, r->mfu_percent, r->peak_memory_gib);
   for (int c = 0; c < TS_CAT_COUNT; c++)
     fprintf(f, ",%.17g", r->breakdown_s[c]);
-  fputc('\n', f);
+  fprintf(f, ",%.17g\n", r->goodput); /* -1: the platform models no failures */
 }
 
 /* A record a previous run left; false when there is none or it is not whole. */
@@ -524,6 +524,11 @@ static bool read_record(const sweep *s, point *p) {
       return false;
     c += n;
   }
+  int n = 0;
+  if (sscanf(c, ",%lf%n", &r->goodput, &n) != 1 ||
+      !(r->goodput == -1 || (r->goodput > 0 && r->goodput <= 1)))
+    return false;
+  c += n;
   p->is_ok = *c == '\0' && r->iteration_s > 0 && isfinite(r->iteration_s);
   return p->is_ok;
 }
@@ -557,7 +562,7 @@ static void write_csv(FILE *f, const void *ctx) {
         f);
   for (int c = 0; c < TS_CAT_COUNT; c++)
     fprintf(f, ",%s_s", ts_category_names[c]);
-  fputs(",error\n", f);
+  fputs(",goodput,error\n", f);
   for (int i = 0; i < s->n_points; i++) {
     const point *p = &s->points[i];
     fprintf(f, "%d", i + 1);
@@ -578,13 +583,17 @@ static void write_csv(FILE *f, const void *ctx) {
               r->megatron_percent, r->peak_memory_gib);
       for (int c = 0; c < TS_CAT_COUNT; c++)
         fprintf(f, ",%.6g", r->breakdown_s[c]);
+      if (r->goodput >= 0) /* empty where the platform models no failures */
+        fprintf(f, ",%.6g", r->goodput);
+      else
+        fputc(',', f);
     }
     if (p->is_done && !p->is_ok) {
-      for (int c = 0; c < 12 + TS_CAT_COUNT; c++)
+      for (int c = 0; c < 13 + TS_CAT_COUNT; c++)
         fputc(',', f);
       csv_field(f, p->error);
     } else if (!p->is_done) {
-      for (int c = 0; c < 13 + TS_CAT_COUNT; c++)
+      for (int c = 0; c < 14 + TS_CAT_COUNT; c++)
         fputc(',', f);
     } else {
       fputc(',', f);
