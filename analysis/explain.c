@@ -1,6 +1,7 @@
 /* explain: see explain.h. */
 #include "explain.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +274,16 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
     break;
   case TS_EXPLAIN_GOODPUT: {
     const ts_reliability *r = x->reliability;
+    if (!(r->goodput > 0)) {
+      snprintf(out, size,
+               "Parts fail: %.3g interruptions a day on the job's %ld GPUs and %ld nodes, one "
+               "every %.3g s (the platform's reliability.failure_rates), while a checkpoint "
+               "interval is %.3g s and a restart %.3g s: no interval completes, goodput 0. "
+               "Faster restarts or fewer parts per job are needed before anything trains.",
+               r->interruptions_per_day, r->parts[TS_PART_GPU], r->parts[TS_PART_NODE], r->mtbf_s,
+               r->checkpoint_interval_s, r->restart_s + r->checkpoint_read_s);
+      break;
+    }
     snprintf(out, size,
              "Parts fail: %.3g interruptions a day on the job's %ld GPUs and %ld nodes, one every "
              "%.3g h (the platform's reliability.failure_rates). Each costs a restart of %.3g "
@@ -444,7 +455,9 @@ void ts_explain_analyse(ts_explain *x, ts_explain_check_fn check, void *ctx) {
   }
   /* Interruptions: the wall time beyond the useful, per iteration. */
   const ts_reliability *r = x->reliability;
-  double lost = r != NULL && r->is_modelled ? x->iteration_s * (1 / r->goodput - 1) : 0;
+  double lost = r == NULL || !r->is_modelled ? 0
+                : r->goodput > 0             ? x->iteration_s * (1 / r->goodput - 1)
+                                             : INFINITY;
   if (lost >= MIN_LOSS_SHARE * x->iteration_s) {
     int k = x->n_losses++;
     for (; k > 0 && x->losses[k - 1].seconds < lost; k--)
@@ -529,6 +542,8 @@ static bool helps(const ts_explain *x, const ts_explain_change *c) {
 static void print_loss(FILE *f, const ts_explain *x, int rank, const ts_explain_loss *l) {
   if (l->kind == TS_EXPLAIN_MEMORY)
     fprintf(f, "\n%d. %s\n", rank, loss_titles[l->kind]);
+  else if (!isfinite(l->seconds)) /* goodput 0: no iteration ever completes */
+    fprintf(f, "\n%d. %s: every iteration's wall time\n", rank, loss_titles[l->kind]);
   else
     fprintf(f, "\n%d. %s: %.4g s, %.1f%% of the iteration\n", rank, loss_titles[l->kind],
             l->seconds, 100 * l->seconds / x->iteration_s);

@@ -86,8 +86,11 @@ int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report
         r->checkpoint_read_s);
     row(rows, &n, "goodput", "%.2f%% (lost: checkpoints %.2f%%, rework %.2f%%, restarts %.2f%%)",
         100 * r->goodput, 100 * r->lost_checkpoints, 100 * r->lost_rework, 100 * r->lost_restarts);
-    if (r->train_s > 0)
+    if (r->train_s > 0 && isfinite(r->train_s))
       row(rows, &n, "time to train with failures", "%.1f days", r->train_s / 86400);
+    else if (r->train_s > 0)
+      row(rows, &n, "time to train with failures",
+          "never: interruptions come faster than a checkpoint interval and a restart");
   }
   return n;
 }

@@ -251,7 +251,7 @@ static bool read_csv_row(const char *line, ts_scaling_point *p) {
   if (*line++ != ',')
     return false;
   if (*line != '\n' && *line != '\0') {
-    if (sscanf(line, "%lf%n", &p->goodput, &used) != 1 || !(p->goodput > 0 && p->goodput <= 1))
+    if (sscanf(line, "%lf%n", &p->goodput, &used) != 1 || !(p->goodput >= 0 && p->goodput <= 1))
       return false;
     line += used;
   }

@@ -526,7 +526,7 @@ static bool read_record(const sweep *s, point *p) {
   }
   int n = 0;
   if (sscanf(c, ",%lf%n", &r->goodput, &n) != 1 ||
-      !(r->goodput == -1 || (r->goodput > 0 && r->goodput <= 1)))
+      !(r->goodput == -1 || (r->goodput >= 0 && r->goodput <= 1)))
     return false;
   c += n;
   p->is_ok = *c == '\0' && r->iteration_s > 0 && isfinite(r->iteration_s);

@@ -111,9 +111,9 @@ void ts_reliability_compute(const ts_reliability_config *c, const ts_workload *w
     /* Daly's optimum, then the better of the whole numbers of iterations around it that
      * leave the write time to finish (asynchronous). */
     double tau = fmax(ts_reliability_daly_interval_s(delta, m), min_tau);
-    long lo = (long)fmax(1, floor(tau / iteration_s)), hi = lo + 1;
-    while ((double)lo * iteration_s < min_tau)
-      lo++, hi++;
+    /* at most 1e15 iterations (tau can be years when failures are rare) */
+    double lo_it = fmin(1e15, fmax(1, fmax(floor(tau / iteration_s), ceil(min_tau / iteration_s))));
+    long lo = (long)lo_it, hi = lo + 1;
     k = goodput_at((double)hi * iteration_s, delta, restart, m) >
                 goodput_at((double)lo * iteration_s, delta, restart, m)
             ? hi

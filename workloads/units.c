@@ -56,7 +56,7 @@ void ts_units_range(ts_unit_kind kind, double *lo, double *hi, const char **lo_t
       [TS_UNITS_TIME] = {1e-9, 1, "1ns", "1s"},
       [TS_UNITS_POWER] = {1, 1e5, "1W", "100kW"},
       [TS_UNITS_SPAN] = {1, 315576000, "1s", "3652.5d"},
-      [TS_UNITS_RATE] = {3.17e-17, 1.0 / 60, "1e-9/year", "1/min"},
+      [TS_UNITS_RATE] = {1e-9 / 31557600, 1.0 / 60, "1e-9/year", "1/min"},
   };
   *lo = ranges[kind].lo;
   *hi = ranges[kind].hi;

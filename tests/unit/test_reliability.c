@@ -106,6 +106,13 @@ static void test_frontier_job(void **state) {
   assert_int_equal(r.checkpoint_interval_iterations, 50);
   assert_rel(r.checkpoint_blocking_s, r.checkpoint_bytes / 64 / c->host_Bps, 1e-12);
   assert_rel(r.train_s, 86400 / r.goodput, 1e-12);
+  /* interruptions far faster than an interval: goodput 0, every figure still a number */
+  ts_reliability_config storm = *c;
+  storm.gpu_rate = 1.0 / 60;
+  ts_reliability_compute(&storm, &wl, parts, NULL, pf.gpus_per_node, 10.0, 86400, &r);
+  assert_true(r.goodput == 0);
+  assert_true(isfinite(r.lost_rework) && isfinite(r.lost_restarts) && isfinite(r.lost_checkpoints));
+  assert_rel(r.lost_checkpoints + r.lost_rework + r.lost_restarts, 1, 1e-9);
   /* no reliability section: not modelled */
   ts_reliability_config none = {0};
   ts_reliability_compute(&none, &wl, parts, NULL, pf.gpus_per_node, 10.0, 0, &r);
