@@ -155,7 +155,7 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
   char fusions[160];
   ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
   kv_row(f, "stack", "%s, attention %s, fused kernels: %s", ts_framework_names[wl->framework],
-         ts_attention_names[wl->flash_attention ? 0 : 1], fusions);
+         ts_attention_names[wl->attention], fusions);
   kv_row(f, "precision", "%s", ts_precision_names[wl->precision]);
   kv_row(f, "simulation",
          "fidelity %s, placement %s; %ld events, %ld transfers; %ld of %ld ranks played%s",

@@ -115,8 +115,8 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   char fusions[160];
   ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
   fprintf(out, "stack: %s, attention %s, fused kernels: %s; collectives %s\n\n",
-          ts_framework_names[wl->framework], ts_attention_names[wl->flash_attention ? 0 : 1],
-          fusions, info->collectives != NULL ? info->collectives : "ideal");
+          ts_framework_names[wl->framework], ts_attention_names[wl->attention], fusions,
+          info->collectives != NULL ? info->collectives : "ideal");
   ts_report_row rows[TS_REPORT_MAX_ROWS];
   int n = ts_report_summary_rows(wl, m, rows);
   for (int i = 0; i < n; i++)
@@ -287,7 +287,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_bool(f, 4, "flash_attention", wl->flash_attention, &k);
   json_key(f, 4, "stack", &k); /* stack.h: the software that ran the step */
   fprintf(f, "{\"framework\": \"%s\", \"attention\": \"%s\", \"fused_kernels\": [",
-          ts_framework_names[wl->framework], ts_attention_names[wl->flash_attention ? 0 : 1]);
+          ts_framework_names[wl->framework], ts_attention_names[wl->attention]);
   for (int fu = 0, n_fu = 0; fu < TS_FUSION_COUNT; fu++)
     if (ts_workload_fuses(wl, (ts_fusion)fu))
       fprintf(f, "%s\"%s\"", n_fu++ > 0 ? ", " : "", ts_fusion_names[fu]);

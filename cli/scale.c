@@ -359,11 +359,11 @@ static void describe_study(const scale_args *a, const ts_platform *pf, const ts_
     ts_workload_schedule_label(w, schedule, sizeof schedule);
     snprintf(clause, sizeof clause,
              "; %.63s: model %ld/%ld/%ld/%ld/%ld/%ld/%ld, %s, micro-batch %ld, %s, recompute %s, "
-             "ZeRO-%d, sequence parallel %d, flash %d, %s, fusions %#x",
+             "ZeRO-%d, sequence parallel %d, attention %d, %s, fusions %#x",
              w->name, md->n_layers, md->hidden, md->n_heads, md->n_query_groups, md->seq, md->vocab,
              md->ffn_hidden, ts_precision_names[w->precision], w->micro_batch, schedule,
              ts_recompute_names[w->recompute], w->zero_stage, w->sequence_parallel,
-             w->flash_attention, ts_framework_names[w->framework], w->fusions);
+             (int)w->attention, ts_framework_names[w->framework], w->fusions);
     if (strcmp(clause, prev) == 0)
       continue;
     n += (size_t)snprintf(out + n, size - n, "%s", clause);

@@ -49,6 +49,7 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
   static const ts_kernel_kind flash[] = {TS_KERNEL_FLASH_FWD_CAUSAL, TS_KERNEL_FLASH_BWD_CAUSAL};
   static const ts_kernel_kind unfused[] = {TS_KERNEL_BGEMM_QK, TS_KERNEL_BGEMM_AV,
                                            TS_KERNEL_SOFTMAX_FWD, TS_KERNEL_SOFTMAX_BWD};
+  /* sdpa is priced from the flash tables where the table has no sdpa_* ones (workloads/stack.h) */
   const ts_kernel_kind *need = wl->flash_attention ? flash : unfused;
   int n_need = wl->flash_attention ? 2 : 4;
   for (int i = 0; pf->gpu.kernels != NULL && i < n_need; i++)
@@ -56,7 +57,7 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
       return ts_err_at(err, wl->locs.attention,
                        "attention %s: the kernel table of platform '%s' (%s, %s) has no '%s' "
                        "table, so it cannot price this attention implementation on %s",
-                       ts_attention_names[wl->flash_attention ? 0 : 1], pf->name,
+                       ts_attention_names[wl->attention], pf->name,
                        ts_kernels_path(pf->gpu.kernels), ts_kernels_device(pf->gpu.kernels),
                        ts_kernel_names[need[i]], pf->gpu.model);
   char why[320];

@@ -248,10 +248,20 @@ static void flash_block(const ts_workload *wl, const pricer *p, double S, bool c
   double qkvo = eb * b * S * ((D + Dv) * heads + (D + Dv) * kv_heads);
   double flops = 2.0 * B * S * S * (D + Dv);
   double rate = p->peak * ts_cost_gemm_efficiency(gpu, (long)B, (long)S, (long)S);
-  *fwd = priced(p, causal ? TS_KERNEL_FLASH_FWD_CAUSAL : TS_KERNEL_FLASH_FWD, B, S, D,
-                kernel(gpu, flops, rate, qkvo));
-  *bwd = priced(p, causal ? TS_KERNEL_FLASH_BWD_CAUSAL : TS_KERNEL_FLASH_BWD, B, S, D,
-                kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * b * S * Dv * heads));
+  /* PyTorch's SDPA where the table measured it (workloads/stack.h), else the flash kernel */
+  bool sdpa = wl->attention == TS_ATTENTION_SDPA && causal &&
+              ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_FWD_CAUSAL) &&
+              ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_BWD_CAUSAL);
+  *fwd = priced(p,
+                sdpa     ? TS_KERNEL_SDPA_FWD_CAUSAL
+                : causal ? TS_KERNEL_FLASH_FWD_CAUSAL
+                         : TS_KERNEL_FLASH_FWD,
+                B, S, D, kernel(gpu, flops, rate, qkvo));
+  *bwd = priced(p,
+                sdpa     ? TS_KERNEL_SDPA_BWD_CAUSAL
+                : causal ? TS_KERNEL_FLASH_BWD_CAUSAL
+                         : TS_KERNEL_FLASH_BWD,
+                B, S, D, kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * b * S * Dv * heads));
   if (share != 1) {
     ts_cost *c[] = {fwd, bwd};
     for (int i = 0; i < 2; i++) {

@@ -12,26 +12,21 @@
 #define MAX_AXIS_VALUES 64
 #define MAX_TABLES 16 /* distinct kernel-table files one process loads */
 
-const char *const ts_kernel_names[] = {"gemm_fwd",           "gemm_dgrad",
-                                       "gemm_wgrad",         "flash_fwd_causal",
-                                       "flash_bwd_causal",   "flash_fwd",
-                                       "flash_bwd",          "bgemm_qk",
-                                       "bgemm_av",           "softmax_fwd",
-                                       "softmax_bwd",        "layer_norm_fwd",
-                                       "layer_norm_bwd",     "gelu_fwd",
-                                       "gelu_bwd",           "dropout_add_fwd",
-                                       "dropout_add_bwd",    "add_fwd",
-                                       "cross_entropy_fwd",  "cross_entropy_bwd",
-                                       "embedding_fwd",      "embedding_bwd",
-                                       "grad_accum",         "clip_grad_norm",
-                                       "adam_fused",         "master_copy",
-                                       "zero_main_grad",     "adam_foreach",
-                                       "amp_unscale",        "rms_norm_fwd",
-                                       "rms_norm_bwd",       "swiglu_fwd",
-                                       "swiglu_bwd",         "rope_fwd",
-                                       "rope_bwd",           "gemm_fp8_fwd",
-                                       "gemm_fp8_bwd",       "attention_mask_fwd",
-                                       "attention_mask_bwd", NULL};
+const char *const ts_kernel_names[] = {
+    "gemm_fwd",          "gemm_dgrad",         "gemm_wgrad",
+    "flash_fwd_causal",  "flash_bwd_causal",   "flash_fwd",
+    "flash_bwd",         "bgemm_qk",           "bgemm_av",
+    "softmax_fwd",       "softmax_bwd",        "layer_norm_fwd",
+    "layer_norm_bwd",    "gelu_fwd",           "gelu_bwd",
+    "dropout_add_fwd",   "dropout_add_bwd",    "add_fwd",
+    "cross_entropy_fwd", "cross_entropy_bwd",  "embedding_fwd",
+    "embedding_bwd",     "grad_accum",         "clip_grad_norm",
+    "adam_fused",        "master_copy",        "zero_main_grad",
+    "adam_foreach",      "amp_unscale",        "rms_norm_fwd",
+    "rms_norm_bwd",      "swiglu_fwd",         "swiglu_bwd",
+    "rope_fwd",          "rope_bwd",           "gemm_fp8_fwd",
+    "gemm_fp8_bwd",      "attention_mask_fwd", "attention_mask_bwd",
+    "sdpa_fwd_causal",   "sdpa_bwd_causal",    NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", "extrapolated",
                                               NULL};
@@ -57,6 +52,8 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   case TS_KERNEL_FLASH_BWD_CAUSAL:
   case TS_KERNEL_FLASH_FWD:
   case TS_KERNEL_FLASH_BWD:
+  case TS_KERNEL_SDPA_FWD_CAUSAL:
+  case TS_KERNEL_SDPA_BWD_CAUSAL:
     return flash;
   case TS_KERNEL_BGEMM_QK:
   case TS_KERNEL_BGEMM_AV:
@@ -351,11 +348,13 @@ static ts_kernel_source lookup(const ts_kernel_table *t, ts_kernel_kind kind, co
 }
 
 /* Whether kind's first axis counts independent work, so that its time grows in proportion to
- * it once the GPU is full (not GEMM dimensions, sequences or parameter sets). */
+ * it once the GPU is full (not GEMM dimensions, sequences or parameter sets): attention's
+ * batch x heads are independent problems too. */
 static bool linear_in_first_axis(ts_kernel_kind kind) {
   const char *first = axes_of(kind)[0];
   return strcmp(first, "batch") == 0 || strcmp(first, "rows") == 0 ||
-         strcmp(first, "elements") == 0 || strcmp(first, "tokens") == 0;
+         strcmp(first, "elements") == 0 || strcmp(first, "tokens") == 0 ||
+         strcmp(first, "batch_heads") == 0;
 }
 
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,

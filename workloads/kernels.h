@@ -59,6 +59,10 @@ typedef enum ts_kernel_kind {
   TS_KERNEL_ATTENTION_MASK_FWD, /* scores.masked_fill(causal mask): attention without the
                                    masked-softmax fusion, (rows, cols) as the softmax's */
   TS_KERNEL_ATTENTION_MASK_BWD,
+  /* F.scaled_dot_product_attention with PyTorch's default backend, causal (stack.attention
+   * sdpa): (batch x heads, seq, head_dim) as the flash tables */
+  TS_KERNEL_SDPA_FWD_CAUSAL,
+  TS_KERNEL_SDPA_BWD_CAUSAL,
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 
@@ -106,8 +110,8 @@ int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_t
 
 /* The time of kind at point (one value per axis, in the kind's axis order). Returns the
  * source, TS_KERNEL_SRC_TABLE or _INTERPOLATED, with *time_s set; for a kind whose first axis
- * counts independent work (batch, rows, elements, tokens) and a point beyond the largest
- * value measured there, TS_KERNEL_SRC_EXTRAPOLATED: that edge's time x point / edge (a full
+ * counts independent work (batch, batch x heads, rows, elements, tokens) and a point beyond the
+ * largest value measured there, TS_KERNEL_SRC_EXTRAPOLATED: that edge's time x point / edge (a full
  * GPU does twice the work in twice the time); TS_KERNEL_SRC_MODEL (and *time_s untouched)
  * when t is NULL, has no such table, or the point is otherwise outside its grid or next to a
  * point that was not measured. */

@@ -27,9 +27,20 @@ typedef enum ts_framework {
 extern const char *const ts_framework_names[]; /* "megatron", "pytorch", "megatron-deepspeed",
                                                   "gpt-neox" */
 
-/* The attention core: FlashAttention-2 (one kernel a pass; ROCm's port on AMD GPUs), or
- * unfused: Q K^T and P V as batched GEMMs around a softmax over the whole score matrix. */
-extern const char *const ts_attention_names[]; /* "flash2", "unfused" */
+/* The attention core: FlashAttention-2 (one kernel a pass; ROCm's port on AMD GPUs); unfused:
+ * Q K^T and P V as batched GEMMs around a softmax over the whole score matrix; or sdpa:
+ * F.scaled_dot_product_attention with PyTorch's own choice of backend, what a plain PyTorch
+ * model calls: cuDNN's fused attention on sm90 and sm100 GPUs (PyTorch's sdp_utils.cpp,
+ * check_prefer_cudnn_attention, with cuDNN 9; measured as the choice on an H200 with PyTorch
+ * 2.11, bench/device/h200_sdpa_backends.csv), the flash backend elsewhere. The kernel table's
+ * sdpa_* tables price it; a GPU without them (PyTorch picks flash there) its flash_* tables. */
+typedef enum ts_attention {
+  TS_ATTENTION_FLASH2,
+  TS_ATTENTION_UNFUSED,
+  TS_ATTENTION_SDPA,
+  TS_ATTENTION_COUNT
+} ts_attention;
+extern const char *const ts_attention_names[]; /* "flash2", "unfused", "sdpa" */
 
 /* Kernel fusions a framework may run, each replacing several eager kernels by one:
  * masked_softmax: scale, causal mask and softmax (Megatron's scaled_upper_triang_masked_softmax);

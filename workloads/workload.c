@@ -470,6 +470,7 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   int rc_fa = ts_doc_get_bool(r->doc, p, "flash_attention", &wl->flash_attention, r->err);
   if (rc_fa < 0)
     return -1;
+  wl->attention = wl->flash_attention ? TS_ATTENTION_FLASH2 : TS_ATTENTION_UNFUSED;
   l->attention = rc_fa == 1 ? here(r, p, "flash_attention") : l->tp;
   int rc_sp = ts_doc_get_bool(r->doc, p, "sequence_parallel", &wl->sequence_parallel, r->err);
   if (rc_sp < 0)
@@ -588,8 +589,11 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
       once(r, t, "training", "framework", st, "framework") != 0 ||
       once(r, p, "parallelism", "flash_attention", st, "attention") != 0)
     return -1;
+  /* Without an attention key, plain PyTorch calls SDPA; the Megatron family its flash kernel. */
+  bool attention_given = ts_doc_get(r->doc, p, "flash_attention") != 0 ||
+                         (st != 0 && ts_doc_get(r->doc, st, "attention") != 0);
   if (st != 0) {
-    int fw = wl->framework, attn = wl->flash_attention ? 0 : 1;
+    int fw = wl->framework, attn = (int)wl->attention;
     int rc_fw = ts_doc_get_enum(r->doc, st, "framework", ts_framework_names, &fw, r->err);
     int rc_attn = rc_fw < 0
                       ? -1
@@ -597,7 +601,7 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     if (rc_attn < 0)
       return -1;
     wl->framework = (ts_framework)fw;
-    wl->flash_attention = attn == 0;
+    wl->attention = (ts_attention)attn;
     if (rc_fw == 1)
       wl->locs.framework = here(r, st, "framework");
     if (rc_attn == 1)
@@ -606,6 +610,9 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
         read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0)
       return -1;
   }
+  if (!attention_given)
+    wl->attention = wl->framework == TS_FRAMEWORK_PYTORCH ? TS_ATTENTION_SDPA : TS_ATTENTION_FLASH2;
+  wl->flash_attention = wl->attention != TS_ATTENTION_UNFUSED;
   return read_fusions(r, t, st, wl);
 }
 

@@ -154,7 +154,8 @@ typedef struct ts_workload {
    * logits balance the stages; the stages between split the rest evenly. */
   long first_stage_layers, last_stage_layers;
   ts_recompute recompute;
-  bool flash_attention; /* stack.attention: flash2 (true) or unfused */
+  ts_attention attention; /* stack.attention */
+  bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
   /* Megatron-LM's scatter_gather_tensors_in_pipeline: each TP rank sends 1/tp of an activation
    * to the next stage, which all-gathers it over TP (Narayanan et al. SC'21, section 4.1) */

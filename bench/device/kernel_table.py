@@ -9,7 +9,7 @@ them (bf16, PyTorch eager, flash attention forced):
     parallelism 1-8, hidden 1k-32k and micro-batch x sequence 512-32k;
   * batched GEMMs of attention without flash (Q K^T and P V) and its softmax;
   * flash attention forward and backward, causal or not, over (batch x heads, sequence, head
-    dim);
+    dim), and SDPA with PyTorch's default backend (cuDNN on Hopper), causal;
   * memory-bound operations (layer norm, GeLU, dropout + residual, add, cross-entropy,
     embedding) against their shape;
   * the optimizer as gpt.Trainer runs it (fp32 += bf16 gradient accumulation, clip_grad_norm_,
@@ -717,9 +717,41 @@ def mask_tables():
         spec(t, make, 5)
 
 
+def sdpa_tables():
+    """F.scaled_dot_product_attention with PyTorch's own choice of backend (none forced), as a
+    plain PyTorch model calls it: on an H100 or H200 with PyTorch 2.5 and later, cuDNN's fused
+    attention (bench/device/sdpa_backends.py records the choice), not the flash backend the
+    flash_* tables force. q, k, v as a model's projection makes them: (1, seq, batch x heads,
+    head_dim) viewed as (1, batch x heads, seq, head_dim). Causal, as trainsim's GPT layers."""
+    bh_axis = [4, 8, 16, 32, 64, 128, 256]
+    seq_axis = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
+    d_axis = [64, 80, 128]
+    for direction in ("fwd", "bwd"):
+        t = Table(f"sdpa_{direction}_causal",
+                  f"F.scaled_dot_product_attention {'backward' if direction == 'bwd' else 'forward'}"
+                  ", causal, PyTorch's default backend, q k v of (1, batch x heads, seq, head_dim)"
+                  " strided as (1, seq, batch x heads, head_dim)",
+                  [("batch_heads", bh_axis), ("seq", seq_axis), ("head_dim", d_axis)])
+
+        def make(bh, s, d, direction=direction):
+            if bh * s * d > (1 << 28) or 4 * bh * s * s * d > (1 << 47):
+                return None
+            q, k, v = (rand(1, s, bh, d).transpose(1, 2).detach().requires_grad_(direction == "bwd")
+                       for _ in range(3))
+
+            def fwd():
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+            if direction == "fwd":
+                return fwd
+            return backward(fwd(), (q, k, v))
+
+        spec(t, make, 30 if direction == "bwd" else 12)
+
+
 SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
             ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables),
-            ("mask", mask_tables)]
+            ("mask", mask_tables), ("sdpa", sdpa_tables)]
 
 
 def child(args):

@@ -37,7 +37,7 @@ TARGETS = {
     "h100.yaml": ("NVIDIA H100 SXM5 80GB", 989.4, 3.35,
                   "NVIDIA H100 datasheet: 989.4 TFLOPS dense bf16 (as the H200), 3.35 TB/s"),
 }
-COMPUTE = ("gemm_", "bgemm_", "flash_")
+COMPUTE = ("gemm_", "bgemm_", "flash_", "sdpa_")
 
 # FlashAttention-2 forward + backward TFLOPS on an A100 SXM4 80GB, published by its authors
 # (Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png: hidden 2048, head dim 64
@@ -130,6 +130,10 @@ def derive(src, name, device, peak_tf, hbm_TBps, cite):
     out.append("tables:")
     for tname, t in src["tables"].items():
         if tname.startswith("gemm_fp8_") and name not in FP8_TARGETS:
+            continue
+        # PyTorch's SDPA runs cuDNN's attention by default only on sm90 and sm100 (sdp_utils.cpp,
+        # check_prefer_cudnn_attention): an A100 runs the flash backend, priced by flash_*.
+        if tname.startswith("sdpa_") and name == "a100.yaml":
             continue
         ratio = (H200["peak_tf"] / peak_tf) if tname.startswith(COMPUTE) else (
             H200["hbm_TBps"] / hbm_TBps)

@@ -168,9 +168,26 @@ static void test_layer_from_table(void **state) {
   assert_int_equal(by_source[TS_KERNEL_SRC_TABLE], 0);
 }
 
+/* Attention's batch x heads are independent problems: past the H200 table's 256 (a micro-batch
+ * of 32 with 16 heads), the edge's time in proportion, for the flash and the SDPA tables. */
+static void test_attention_past_batch_heads(void **state) {
+  (void)state;
+  const ts_kernel_table *t = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(TS_SOURCE_DIR "/platforms/kernels/h200.yaml", &t, &err), 0);
+  ts_kernel_kind kinds[] = {TS_KERNEL_FLASH_FWD_CAUSAL, TS_KERNEL_SDPA_BWD_CAUSAL};
+  for (int i = 0; i < 2; i++) {
+    double edge[3] = {256, 2048, 64}, past[3] = {512, 2048, 64}, edge_s = 0, past_s = 0;
+    assert_int_equal(ts_kernels_time(t, kinds[i], edge, &edge_s), TS_KERNEL_SRC_TABLE);
+    assert_int_equal(ts_kernels_time(t, kinds[i], past, &past_s), TS_KERNEL_SRC_EXTRAPOLATED);
+    assert_true(fabs(past_s - 2 * edge_s) < 1e-12 * edge_s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lookup),
+      cmocka_unit_test(test_attention_past_batch_heads),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_layer_from_table),
   };

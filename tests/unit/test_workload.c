@@ -253,18 +253,28 @@ static void test_stack(void **state) {
     ts_framework framework;
     unsigned fusions;
     bool flash;
+    ts_attention attention;
   } cases[] = {
-      {"}\n", "", TS_FRAMEWORK_MEGATRON, 0x3f, true},
+      {"}\n", "", TS_FRAMEWORK_MEGATRON, 0x3f, true, TS_ATTENTION_FLASH2},
       {"}\n", "stack: {framework: megatron-deepspeed}\n", TS_FRAMEWORK_MEGATRON_DEEPSPEED, 0xf,
-       true},
-      {"}\n", "stack: {framework: gpt-neox, attention: unfused}\n", TS_FRAMEWORK_GPT_NEOX, 0,
-       false},
+       true, TS_ATTENTION_FLASH2},
+      {"}\n", "stack: {framework: gpt-neox, attention: unfused}\n", TS_FRAMEWORK_GPT_NEOX, 0, false,
+       TS_ATTENTION_UNFUSED},
       {"}\n", "stack: {framework: gpt-neox, fused_kernels: [bias_gelu, masked_softmax]}\n",
-       TS_FRAMEWORK_GPT_NEOX, 0x3, true},
-      {"}\n", "stack: {fused_kernels: []}\n", TS_FRAMEWORK_MEGATRON, 0, true},
+       TS_FRAMEWORK_GPT_NEOX, 0x3, true, TS_ATTENTION_FLASH2},
+      {"}\n", "stack: {fused_kernels: []}\n", TS_FRAMEWORK_MEGATRON, 0, true, TS_ATTENTION_FLASH2},
       {", framework: pytorch, bias_dropout_fusion: true}\n",
-       "parallelism: {flash_attention: false}\n", TS_FRAMEWORK_PYTORCH, 0x4, false},
-      {", gradient_accumulation_fusion: false}\n", "", TS_FRAMEWORK_MEGATRON, 0x37, true},
+       "parallelism: {flash_attention: false}\n", TS_FRAMEWORK_PYTORCH, 0x4, false,
+       TS_ATTENTION_UNFUSED},
+      /* plain PyTorch calls SDPA unless the workload names an attention */
+      {"}\n", "stack: {framework: pytorch}\n", TS_FRAMEWORK_PYTORCH, 0, true, TS_ATTENTION_SDPA},
+      {", framework: pytorch}\n", "parallelism: {flash_attention: true}\n", TS_FRAMEWORK_PYTORCH, 0,
+       true, TS_ATTENTION_FLASH2},
+      {"}\n", "stack: {framework: pytorch, attention: flash2}\n", TS_FRAMEWORK_PYTORCH, 0, true,
+       TS_ATTENTION_FLASH2},
+      {"}\n", "stack: {attention: sdpa}\n", TS_FRAMEWORK_MEGATRON, 0x3f, true, TS_ATTENTION_SDPA},
+      {", gradient_accumulation_fusion: false}\n", "", TS_FRAMEWORK_MEGATRON, 0x37, true,
+       TS_ATTENTION_FLASH2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     snprintf(text, sizeof text, "%s%s%s", base, cases[i].training, cases[i].rest);
@@ -273,6 +283,7 @@ static void test_stack(void **state) {
     assert_int_equal(wl.framework, cases[i].framework);
     assert_int_equal(wl.fusions, cases[i].fusions);
     assert_int_equal(wl.flash_attention, cases[i].flash);
+    assert_int_equal(wl.attention, cases[i].attention);
   }
   assert_true(ts_workload_fuses(&wl, TS_FUSE_MASKED_SOFTMAX));
   assert_false(ts_workload_fuses(&wl, TS_FUSE_GRADIENT_ACCUMULATION));
