@@ -36,7 +36,10 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * + rotary) / h. */
   double f = (double)m->ffn_hidden / h, g = (double)m->n_query_groups;
   double dq = (double)ts_workload_qk_head_dim(wl), dv = (double)ts_workload_v_head_dim(wl);
-  double mlp = m->swiglu ? 6.0 : 4.0;
+  /* SwiGLU run eagerly (without its fusion), F.silu(gate) * up keeps silu(gate) too for the
+   * product's backward: 2 f/h more (measured: bench/device/h200_llama_steps.csv, docs/validation/
+   * h200.md). */
+  double mlp = !m->swiglu ? 4.0 : ts_workload_fuses(wl, TS_FUSE_SWIGLU) ? 6.0 : 8.0;
   double attention = 2.0 * (a + g) * (dq + dv) / h;
   double split = attention + (moe ? mlp * (double)m->moe_shared_ffn / h : mlp * f);
   /* Without hidden dropout its two masks are not kept. */
