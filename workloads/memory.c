@@ -29,7 +29,8 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * inputs 4, QKV's and FC1's inputs 2 + 2, two dropout masks); the rest are split: Q 2, K and V
    * 2 g/a each (grouped-query attention), the projection's input 2, and the MLP's: GeLU's input
    * and FC2's input, 2 f/h each, or with SwiGLU the gate and up outputs (4 f/h) and FC2's input
-   * (2 f/h). A GPT layer (g = a, f = 4h): 10 + 24 = 34. */
+   * (2 f/h), and eager SwiGLU's silu(gate) (2 f/h; below). A GPT layer (g = a, f = 4h): 10 + 24
+   * = 34. */
   /* With the heads' widths (MLA's differ from h / a): Q and the projection's input 2 a d_qk / h
    * and 2 a d_v / h, K and V 2 g (d_qk + d_v) / h. MLA also keeps its latents, before and after
    * their norms, on every TP rank (its down projections are replicated): 2 (2 q_lora + 2 kv_lora
