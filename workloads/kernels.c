@@ -92,6 +92,10 @@ int ts_kernel_n_axes(ts_kernel_kind kind) {
   return n;
 }
 
+const char *const *ts_kernel_axes(ts_kernel_kind kind) {
+  return axes_of(kind);
+}
+
 typedef struct grid {
   bool is_present;
   int n_values[MAX_AXES];
@@ -292,6 +296,66 @@ int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err) 
 int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_table **out,
                            ts_err *err) {
   return load(name, text, out, err);
+}
+
+/* Matrix FLOPs of kind at point (0: not a compute-bound table). */
+static double matrix_flops(ts_kernel_kind kind, const double *x) {
+  switch (kind) {
+  case TS_KERNEL_GEMM_FWD:
+  case TS_KERNEL_GEMM_DGRAD:
+  case TS_KERNEL_GEMM_WGRAD:
+  case TS_KERNEL_GEMM_FP8_FWD:
+  case TS_KERNEL_GEMM_FP8_BWD:
+    return 2 * x[0] * x[1] * x[2];
+  case TS_KERNEL_BGEMM_QK:
+  case TS_KERNEL_BGEMM_AV:
+    return 2 * x[0] * x[1] * x[1] * x[2];
+  case TS_KERNEL_FLASH_FWD:
+    return 4 * x[0] * x[1] * x[1] * x[2];
+  case TS_KERNEL_FLASH_BWD:
+    return 8 * x[0] * x[1] * x[1] * x[2];
+  case TS_KERNEL_FLASH_FWD_CAUSAL:
+  case TS_KERNEL_SDPA_FWD_CAUSAL:
+    return 2 * x[0] * x[1] * x[1] * x[2];
+  case TS_KERNEL_FLASH_BWD_CAUSAL:
+  case TS_KERNEL_SDPA_BWD_CAUSAL:
+    return 4 * x[0] * x[1] * x[1] * x[2];
+  default:
+    return 0;
+  }
+}
+
+ts_kernel_kind ts_kernels_faster_than_peak(const ts_kernel_table *t, double peak_flops_per_s,
+                                           double peak_fp8_flops_per_s, double *point,
+                                           double *time_s, double *fastest_s) {
+  for (int k = 0; t != NULL && k < TS_KERNEL_COUNT; k++) {
+    const grid *g = &t->grids[k];
+    bool fp8 = k == TS_KERNEL_GEMM_FP8_FWD || k == TS_KERNEL_GEMM_FP8_BWD;
+    double peak = fp8 ? peak_fp8_flops_per_s : peak_flops_per_s;
+    if (!g->is_present || peak <= 0 || matrix_flops((ts_kernel_kind)k, (double[3]){1, 1, 1}) == 0)
+      continue;
+    int n_axes = ts_kernel_n_axes((ts_kernel_kind)k);
+    long n = 1;
+    for (int a = 0; a < n_axes; a++)
+      n *= g->n_values[a];
+    for (long i = 0; i < n; i++) {
+      if (isnan(g->log_time_s[i]))
+        continue;
+      double x[MAX_AXES];
+      for (long a = n_axes - 1, rest = i; a >= 0; a--) { /* row-major, the first axis slowest */
+        x[a] = exp(g->log_axis[a][rest % g->n_values[a]]);
+        rest /= g->n_values[a];
+      }
+      double fastest = matrix_flops((ts_kernel_kind)k, x) / peak, time = exp(g->log_time_s[i]);
+      if (time < fastest * (1 - 1e-6)) {
+        memcpy(point, x, sizeof(double) * (size_t)n_axes);
+        *time_s = time;
+        *fastest_s = fastest;
+        return (ts_kernel_kind)k;
+      }
+    }
+  }
+  return TS_KERNEL_COUNT;
 }
 
 bool ts_kernels_has(const ts_kernel_table *t, ts_kernel_kind kind) {

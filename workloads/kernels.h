@@ -68,8 +68,9 @@ typedef enum ts_kernel_kind {
 
 /* The table names in files ("gemm_fwd"), indexed by ts_kernel_kind; NULL-terminated. */
 extern const char *const ts_kernel_names[];
-/* How many axes each kind has (1 to 3). */
+/* How many axes each kind has (1 to 3), and their names (NULL-terminated). */
 int ts_kernel_n_axes(ts_kernel_kind kind);
+const char *const *ts_kernel_axes(ts_kernel_kind kind);
 
 /* Where a kernel's time came from; result.json counts each. */
 typedef enum ts_kernel_source {
@@ -117,6 +118,15 @@ int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_t
  * point that was not measured. */
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
                                  double *time_s);
+
+/* The first measured point of a compute-bound table (GEMMs, batched GEMMs, flash and SDPA
+ * attention) faster than its matrix FLOPs at peak_flops_per_s allow (FP8 GEMMs against
+ * peak_fp8_flops_per_s; skipped when that is 0): returns its kind and writes the point, its
+ * time and the fastest time possible; TS_KERNEL_COUNT when every point is possible. Causal
+ * attention counts half the s x s square (its kernels skip the rest). */
+ts_kernel_kind ts_kernels_faster_than_peak(const ts_kernel_table *t, double peak_flops_per_s,
+                                           double peak_fp8_flops_per_s, double *point,
+                                           double *time_s, double *fastest_s);
 
 /* Whether t holds a table for kind (false when t is NULL). */
 bool ts_kernels_has(const ts_kernel_table *t, ts_kernel_kind kind);

@@ -92,6 +92,30 @@ static int load_kernel_table(const ts_doc *doc, int g, ts_gpu *gpu, ts_err *err)
                   : ts_kernels_load(path, &gpu->kernels, err)) != 0)
     return -1;
   gpu->software = ts_kernels_software(gpu->kernels);
+  /* A table time below what the GPU's peak allows contradicts the platform (its kernels are
+   * bf16, or fp16 where the platform gives no bf16 peak). */
+  double peak = gpu->peak_flops_per_s[TS_PREC_BF16] > 0 ? gpu->peak_flops_per_s[TS_PREC_BF16]
+                                                        : gpu->peak_flops_per_s[TS_PREC_FP16];
+  double x[3] = {0}, time_s = 0, fastest_s = 0;
+  ts_kernel_kind k = ts_kernels_faster_than_peak(gpu->kernels, peak, gpu->peak_fp8_flops_per_s, x,
+                                                 &time_s, &fastest_s);
+  if (k != TS_KERNEL_COUNT) {
+    char at[160];
+    const char *const *axes = ts_kernel_axes(k);
+    int n = 0;
+    for (int a = 0; axes[a] != NULL && n < (int)sizeof at; a++)
+      n += snprintf(at + n, sizeof at - (size_t)n, "%s%s %.0f", a ? ", " : "", axes[a], x[a]);
+    bool fp8 = k == TS_KERNEL_GEMM_FP8_FWD || k == TS_KERNEL_GEMM_FP8_BWD;
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, g, "kernel_table")),
+                     "key 'kernel_table': table '%s' of '%s' takes %.4g us at %s, faster than "
+                     "gpu.peak.%s (%.4g TFLOPS) allows for its FLOPs (%.4g us at least): the "
+                     "table and the peak contradict each other",
+                     ts_kernel_names[k], path, time_s * 1e6, at,
+                     fp8                                       ? "fp8"
+                     : gpu->peak_flops_per_s[TS_PREC_BF16] > 0 ? "bf16"
+                                                               : "fp16",
+                     (fp8 ? gpu->peak_fp8_flops_per_s : peak) / 1e12, fastest_s * 1e6);
+  }
   return 0;
 }
 
