@@ -2,12 +2,15 @@
 #include "report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -403,12 +406,126 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   fputs("\n  }\n}\n", f);
 }
 
-int ts_report_remove_stale(const char *dir, const char *name, ts_err *err) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  if (unlink(path) != 0 && errno != ENOENT)
-    return ts_err_plain(err, "cannot remove the earlier run's '%s': %s", path, strerror(errno));
+/* ---- output ownership (report.h) ---- */
+
+/* Holds the lock on dir's ownership record while it lives; fd < 0 when it could not be taken
+ * (a directory that cannot hold the lock file: writing there fails anyway). */
+typedef struct owned_lock {
+  int fd;
+} owned_lock;
+
+static owned_lock owned_lock_take(const char *dir) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s.lock", dir, TS_REPORT_OWNED);
+  owned_lock l = {open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)};
+  if (l.fd >= 0)
+    while (flock(l.fd, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  return l;
+}
+
+static void owned_lock_release(owned_lock *l) {
+  if (l->fd >= 0)
+    close(l->fd); /* releases the lock */
+  l->fd = -1;
+}
+
+/* Whether dir's ownership record lists name. */
+static bool is_owned(const char *dir, const char *name) {
+  char path[4200], line[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, TS_REPORT_OWNED);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return false;
+  bool found = false;
+  while (!found && fgets(line, sizeof line, f) != NULL) {
+    line[strcspn(line, "\n")] = '\0';
+    found = strcmp(line, name) == 0;
+  }
+  fclose(f);
+  return found;
+}
+
+/* Rewrites dir's ownership record with name added (keep) or dropped; 0, or -1 (errno set). */
+static int set_owned(const char *dir, const char *name, bool keep) {
+  char path[4200], tmp[4300], line[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, TS_REPORT_OWNED);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *out = fopen(tmp, "w");
+  if (out == NULL)
+    return -1;
+  FILE *in = fopen(path, "r");
+  while (in != NULL && fgets(line, sizeof line, in) != NULL) {
+    line[strcspn(line, "\n")] = '\0';
+    if (line[0] != '\0' && strcmp(line, name) != 0)
+      fprintf(out, "%s\n", line);
+  }
+  if (in != NULL)
+    fclose(in);
+  if (keep)
+    fprintf(out, "%s\n", name);
+  bool failed = ferror(out) != 0;
+  failed = fclose(out) != 0 || failed;
+  if (failed || rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
   return 0;
+}
+
+/* 1 when dir/name is absent, 0 when it is trainsim's own regular file there, -1 with an error
+ * when it is something else. Called under the lock. */
+static int check_target(const char *dir, const char *name, ts_err *err) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  ts_loc flag = {NULL, 0, 0, "--out"};
+  struct stat st;
+  if (lstat(path, &st) != 0)
+    return errno == ENOENT ? 1
+                           : ts_err_at(err, flag, "cannot inspect '%s': %s", path, strerror(errno));
+  if (S_ISLNK(st.st_mode))
+    return ts_err_at(err, flag,
+                     "'%s' is a symbolic link: trainsim writes its outputs only as files of its "
+                     "own; remove the link or choose another directory",
+                     path);
+  if (!S_ISREG(st.st_mode))
+    return ts_err_at(err, flag, "'%s' is not a regular file: remove it or choose another directory",
+                     path);
+  if (!is_owned(dir, name))
+    return ts_err_at(err, flag,
+                     "'%s' exists and trainsim did not write it there (%s/%s does not list it): "
+                     "move it away or choose another directory",
+                     path, dir, TS_REPORT_OWNED);
+  return 0;
+}
+
+int ts_report_check_outputs(const char *dir, const char *const *names, ts_err *err) {
+  owned_lock lock = owned_lock_take(dir);
+  int rc = 0;
+  for (int i = 0; rc == 0 && names[i] != NULL; i++)
+    rc = check_target(dir, names[i], err) < 0 ? -1 : 0;
+  owned_lock_release(&lock);
+  return rc;
+}
+
+int ts_report_remove_stale(const char *dir, const char *name, ts_err *err) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  struct stat st;
+  if (lstat(path, &st) != 0) /* nothing there */
+    return 0;
+  owned_lock lock = owned_lock_take(dir);
+  int rc = 0;
+  if (S_ISREG(st.st_mode) && is_owned(dir, name)) {
+    if (unlink(path) != 0 && errno != ENOENT)
+      rc = ts_err_plain(err, "cannot remove the earlier run's '%s': %s", path, strerror(errno));
+    else if (set_owned(dir, name, false) != 0)
+      rc = ts_err_plain(err, "cannot update '%s/%s': %s", dir, TS_REPORT_OWNED, strerror(errno));
+  }
+  owned_lock_release(&lock);
+  return rc;
 }
 
 int ts_report_prepare_dir(const char *dir, ts_err *err) {
@@ -437,9 +554,16 @@ int ts_report_write_file(const char *dir, const char *name, ts_report_writer wri
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGHUP);
   sigprocmask(SIG_BLOCK, &block, &old);
-  int rc = 0;
-  FILE *f = fopen(tmp, "w");
-  if (f == NULL) {
+  owned_lock lock = owned_lock_take(dir);
+  int target = check_target(dir, name, err);
+  int rc = target < 0 ? -1 : 0;
+  /* Recorded as trainsim's before the file appears: a crash between the two leaves a name
+   * recorded and no file, never a file of ours unrecorded. */
+  if (target == 1 && set_owned(dir, name, true) != 0)
+    rc = ts_err_plain(err, "cannot update '%s/%s': %s", dir, TS_REPORT_OWNED, strerror(errno));
+  FILE *f = rc != 0 ? NULL : fopen(tmp, "w");
+  if (rc != 0) {
+  } else if (f == NULL) {
     rc = ts_err_plain(err, "cannot write '%s': %s", tmp, strerror(errno));
   } else {
     write(f, ctx);
@@ -451,6 +575,7 @@ int ts_report_write_file(const char *dir, const char *name, ts_report_writer wri
       rc = ts_err_plain(err, "cannot write '%s': %s", path, strerror(e));
     }
   }
+  owned_lock_release(&lock);
   sigprocmask(SIG_SETMASK, &old, NULL);
   return rc;
 }

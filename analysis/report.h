@@ -56,11 +56,22 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m);
 /* Creates dir if missing and checks that it is a writable directory (an input error on the
  * --out flag otherwise), so a long run does not end unable to write. */
 int ts_report_prepare_dir(const char *dir, ts_err *err);
-/* Removes dir/name if it is there: an output an earlier run left that this run does not write,
- * which would otherwise sit beside the new results. Returns -1 with an error when it cannot. */
+/* Output files are trainsim's only where it wrote them: each directory it writes into keeps
+ * the names it wrote there in TS_REPORT_OWNED (one a line; updated under a lock on
+ * TS_REPORT_OWNED.lock, so that a study's processes may write into one directory at once).
+ * A file there that trainsim did not write (a user's own, or one left by another program), a
+ * symbolic link or anything but a regular file is never overwritten or removed. */
+#define TS_REPORT_OWNED ".trainsim-outputs"
+/* Removes dir/name if trainsim wrote it there: an output an earlier run left that this run does
+ * not write, which would otherwise sit beside the new results. A file of that name trainsim
+ * did not write stays. Returns -1 with an error when it cannot remove its own. */
 int ts_report_remove_stale(const char *dir, const char *name, ts_err *err);
+/* Checks before a command runs that it may write each of names (NULL-terminated) into dir:
+ * absent, or trainsim's own regular file there; an input error on --out otherwise. */
+int ts_report_check_outputs(const char *dir, const char *const *names, ts_err *err);
 /* Writes dir/name whole or not at all: through `write` into a temporary file in dir, then
- * renamed, with SIGINT/SIGTERM/SIGHUP held back meanwhile. */
+ * renamed, with SIGINT/SIGTERM/SIGHUP held back meanwhile. An input error (on --out) when
+ * dir/name exists and trainsim did not write it, or is a link or not a regular file. */
 typedef void (*ts_report_writer)(FILE *f, const void *ctx);
 int ts_report_write_file(const char *dir, const char *name, ts_report_writer write, const void *ctx,
                          ts_err *err);

@@ -448,7 +448,9 @@ int ts_scale_main(int argc, char **argv) {
       return TS_ARGS_EXIT_INPUT;
     }
   }
-  if (ts_report_prepare_dir(a.out_dir, &err) != 0) {
+  const char *outputs[] = {"scale.csv", a.is_report ? "report.html" : NULL, NULL};
+  if (ts_report_prepare_dir(a.out_dir, &err) != 0 ||
+      ts_report_check_outputs(a.out_dir, outputs, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     return TS_ARGS_EXIT_INPUT;
   }

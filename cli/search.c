@@ -291,7 +291,10 @@ int ts_search_main(int argc, char **argv) {
   ts_workload base;
   if (rc != 0 || ts_args_load_platform(a.platform, &pf, &err) != 0 ||
       ts_workload_load_file(a.workload, &base, &err) != 0 ||
-      ts_report_prepare_dir(a.out_dir, &err) != 0) {
+      ts_report_prepare_dir(a.out_dir, &err) != 0 ||
+      ts_report_check_outputs(
+          a.out_dir, (const char *const[]){"search.csv", a.is_report ? "report.html" : NULL, NULL},
+          &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     return TS_ARGS_EXIT_INPUT;
   }

@@ -841,7 +841,11 @@ int ts_sweep_main(int argc, char **argv) {
   if (rc == 1)
     return 0;
   if (rc != 0 || read_spec(&s, &err) != 0 || prepare(&s, &err) != 0 ||
-      ts_report_prepare_dir(s.out_dir, &err) != 0) {
+      ts_report_prepare_dir(s.out_dir, &err) != 0 ||
+      ts_report_check_outputs(s.out_dir,
+                              (const char *const[]){s.is_slurm ? "sweep.slurm" : "sweep.csv",
+                                                    s.is_report ? "report.html" : NULL, NULL},
+                              &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
     free(s.points);
     return TS_ARGS_EXIT_INPUT;

@@ -1042,6 +1042,48 @@ static void test_no_stale_outputs(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* A user's own files in --out survive: one of an output's name stops the run (exit 2, the file
+ * untouched), another name the run would only remove stays, and a link is refused. */
+static void test_user_files_survive(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", path[600], args[700];
+  assert_non_null(mkdtemp(dir));
+  const char *mine = "my own notes\n";
+  snprintf(path, sizeof path, "%s/report.html", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(mine, f);
+  fclose(f);
+  free(run_tiny(dir, "")); /* a run without --report would remove its own report.html */
+  char *text = read_file(path, NULL);
+  assert_non_null(text);
+  assert_string_equal(text, mine);
+  free(text);
+  snprintf(args, sizeof args, "run tests/data/good/tiny.yaml --gpus 32 --out %s --report", dir);
+  spawn_result r = spawn_trainsim(args);
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "exists and trainsim did not write it there"));
+  spawn_free(&r);
+  text = read_file(path, NULL);
+  assert_string_equal(text, mine);
+  free(text);
+  /* trainsim's own files are rewritten and removed as before */
+  free(run_tiny(dir, "--timeline"));
+  free(run_tiny(dir, ""));
+  snprintf(path, sizeof path, "%s/timeline.json", dir);
+  assert_int_not_equal(access(path, F_OK), 0);
+  /* a link where an output goes */
+  snprintf(path, sizeof path, "%s/timeline.json", dir);
+  assert_int_equal(symlink("/etc/hostname", path), 0);
+  snprintf(args, sizeof args, "run tests/data/good/tiny.yaml --gpus 32 --out %s --timeline", dir);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "is a symbolic link"));
+  spawn_free(&r);
+  unlink(path);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 static void test_platform_show(void **state) {
   (void)state;
   spawn_result r = spawn_trainsim("platform show");
@@ -1077,6 +1119,7 @@ int main(void) {
                                      cmocka_unit_test(test_search_expert_context),
                                      cmocka_unit_test(test_sweep),
                                      cmocka_unit_test(test_no_stale_outputs),
+                                     cmocka_unit_test(test_user_files_survive),
                                      cmocka_unit_test(test_scale_reuse_keyed)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
