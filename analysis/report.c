@@ -540,13 +540,30 @@ int ts_report_prepare_dir(const char *dir, ts_err *err) {
   return 0;
 }
 
+/* Writes path through a temporary file beside it, renamed over it when whole. */
+static int write_whole(const char *path, ts_report_writer write, const void *ctx, ts_err *err) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return ts_err_plain(err, "cannot write '%s': %s", tmp, strerror(errno));
+  write(f, ctx);
+  bool failed = ferror(f) != 0;
+  failed = fclose(f) != 0 || failed;
+  if (failed || rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    return ts_err_plain(err, "cannot write '%s': %s", path, strerror(e));
+  }
+  return 0;
+}
+
 int ts_report_write_file(const char *dir, const char *name, ts_report_writer write, const void *ctx,
                          ts_err *err) {
   if (ts_report_prepare_dir(dir, err) != 0)
     return -1;
-  char path[4096], tmp[4200];
+  char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   /* Interrupts wait until the rename is done, so no temporary file is left behind. */
   sigset_t block, old;
   sigemptyset(&block);
@@ -555,26 +572,13 @@ int ts_report_write_file(const char *dir, const char *name, ts_report_writer wri
   sigaddset(&block, SIGHUP);
   sigprocmask(SIG_BLOCK, &block, &old);
   owned_lock lock = owned_lock_take(dir);
-  int target = check_target(dir, name, err);
-  int rc = target < 0 ? -1 : 0;
+  int target = check_target(dir, name, err), rc = target < 0 ? -1 : 0;
   /* Recorded as trainsim's before the file appears: a crash between the two leaves a name
    * recorded and no file, never a file of ours unrecorded. */
   if (target == 1 && set_owned(dir, name, true) != 0)
     rc = ts_err_plain(err, "cannot update '%s/%s': %s", dir, TS_REPORT_OWNED, strerror(errno));
-  FILE *f = rc != 0 ? NULL : fopen(tmp, "w");
-  if (rc != 0) {
-  } else if (f == NULL) {
-    rc = ts_err_plain(err, "cannot write '%s': %s", tmp, strerror(errno));
-  } else {
-    write(f, ctx);
-    bool failed = ferror(f) != 0;
-    failed = fclose(f) != 0 || failed;
-    if (failed || rename(tmp, path) != 0) {
-      int e = errno;
-      unlink(tmp);
-      rc = ts_err_plain(err, "cannot write '%s': %s", path, strerror(e));
-    }
-  }
+  if (rc == 0)
+    rc = write_whole(path, write, ctx, err);
   owned_lock_release(&lock);
   sigprocmask(SIG_SETMASK, &old, NULL);
   return rc;
