@@ -53,7 +53,7 @@ case "${1:-}" in
     CC=clang CXX=clang++ cmake -S . -B build-fuzz -DTS_FUZZ=ON \
       -DFUZZ_SECONDS="${FUZZ_SECONDS:-600}" >/dev/null
     cmake --build build-fuzz -j "$(nproc)" --target fuzz_units fuzz_platform fuzz_workload \
-      fuzz_sim fuzz_argv
+      fuzz_sim fuzz_argv fuzz_sweep
     cmake --build build-fuzz --target fuzz
     ;;
   *)

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "text.h"
+
 /* Our schemas nest four levels at most; anything deeper is not one of our files. */
 #define DOC_MAX_DEPTH 32
 /* Platform and workload files are a few KiB; a bigger file is not one of ours. */
@@ -511,6 +513,15 @@ int ts_doc_override_add(const char *key_value, ts_err *err) {
   char *text = malloc(strlen(key_value) + 7);
   TS_ASSERT(text != NULL);
   sprintf(text, "--set %s", key_value);
+  long bad = ts_text_invalid_utf8(key_value);
+  if (bad >= 0) { /* libyaml takes UTF-8 only */
+    unsigned char byte = (unsigned char)key_value[bad];
+    ts_text_clean(text);
+    ts_err_at(err, (ts_loc){NULL, 0, 0, text},
+              "expected UTF-8 text, found the byte 0x%02x at character %ld", byte, bad + 1);
+    free(text);
+    return -1;
+  }
   ts_loc loc = {NULL, 0, 0, text};
   const char *eq = strchr(key_value, '=');
   if (eq == NULL || eq == key_value) {

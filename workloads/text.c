@@ -40,6 +40,17 @@ void ts_text_copy(char *dst, size_t size, const char *src) {
   dst[out] = '\0';
 }
 
+long ts_text_invalid_utf8(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (long i = 0; p[i] != '\0';) {
+    int n = utf8_length(p + i);
+    if (n == 0)
+      return i;
+    i += n;
+  }
+  return -1;
+}
+
 void ts_text_clean(char *s) {
   /* The clean text is never longer than the original: copy through a cursor in place. */
   unsigned char *r = (unsigned char *)s, *w = (unsigned char *)s;

@@ -16,5 +16,7 @@
 void ts_text_copy(char *dst, size_t size, const char *src);
 /* The same in place. */
 void ts_text_clean(char *s);
+/* The offset of the first byte of s that is not part of valid UTF-8, or -1 when it all is. */
+long ts_text_invalid_utf8(const char *s);
 
 #endif

@@ -1,10 +1,12 @@
 /* libFuzzer harness: the command line (issue 20, class 10). The input is an argument list, one
  * argument per line (or NUL-separated), given to trainsim's dispatcher as `trainsim ARGS...`
- * in a child process: commands simulate (SimGrid starts once per process), write files and
- * may run long. The child works in a private directory holding copies of workloads/,
- * platforms/ and tests/data/ (so that the seeds' relative paths resolve and no fuzzed --out can
- * touch the source tree), with its output discarded and 10 seconds of CPU at most (a longer
- * simulation is stopped, not reported). A crash, an abort,
+ * in a child process. Built with FUZZ_SWEEP_SPEC (fuzz_sweep, issue 36), the input is a sweep
+ * spec instead, run as `trainsim sweep SPEC --slurm ...`: the spec is read, every point loaded
+ * and checked, and the job array's script written, nothing simulated. The child process: commands
+ * simulate (SimGrid starts once per process), write files and may run long. The child works in a
+ * private directory holding copies of workloads/, platforms/ and tests/data/ (so that the seeds'
+ * relative paths resolve and no fuzzed --out can touch the source tree), with its output discarded
+ * and 10 seconds of CPU at most (a longer simulation is stopped, not reported). A crash, an abort,
  * an exit status other than 0, 1 and 2, or "internal error" on stderr is a finding: the
  * child's stderr is replayed and the parent aborts, so that libFuzzer keeps the input. */
 #include <errno.h>
@@ -25,7 +27,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char work_dir[] = "/tmp/trainsim-fuzz-argv-XXXXXX";
+#ifdef FUZZ_SWEEP_SPEC
+#define HARNESS "fuzz_sweep"
+#else
+#define HARNESS "fuzz_argv"
+#endif
+
+static char work_dir[] = "/tmp/trainsim-" HARNESS "-XXXXXX";
 static pid_t owner; /* the process that made it: a child that calls exit() must not remove it */
 static long n_by_status[3], n_stopped; /* exit statuses 0, 1, 2; out of CPU time */
 
@@ -33,7 +41,17 @@ static void child(char *text, size_t size) {
   static char program[] = "trainsim";
   char *argv[MAX_ARGS + 2] = {program};
   int argc = 1;
-  for (size_t i = 0, start = 0; i <= size && argc <= MAX_ARGS; i++)
+#ifdef FUZZ_SWEEP_SPEC
+  static char spec_args[] = "sweep\0spec.yaml\0--slurm\0--account\0a\0--partition\0p\0--time\0"
+                            "01:00:00\0--out\0out\0--quiet";
+  FILE *spec = chdir(work_dir) == 0 ? fopen("spec.yaml", "w") : NULL;
+  if (spec == NULL || fwrite(text, 1, size, spec) != size || fclose(spec) != 0)
+    _exit(1);
+  for (char *a = spec_args; a < spec_args + sizeof spec_args; a += strlen(a) + 1)
+    argv[argc++] = a;
+  size = 0; /* the spec is not an argument list */
+#endif
+  for (size_t i = 0, start = 0; size > 0 && i <= size && argc <= MAX_ARGS; i++)
     if (i == size || text[i] == '\n' || text[i] == '\0') {
       text[i] = '\0';
       if (i > start || i < size) /* an empty line is an empty argument */
@@ -58,7 +76,7 @@ static void child(char *text, size_t size) {
 
 /* A harness failure (not a finding): says what and why, then aborts. */
 static _Noreturn void fail(const char *what, const char *object) {
-  fprintf(stderr, "fuzz_argv: %s %s: %s\n", what, object, strerror(errno));
+  fprintf(stderr, HARNESS ": %s %s: %s\n", what, object, strerror(errno));
   abort();
 }
 
@@ -66,13 +84,13 @@ static void remove_work_dir(void) {
   if (getpid() != owner)
     return;
   fprintf(stderr,
-          "fuzz_argv: %ld command lines succeeded, %ld failed (status 1), %ld refused "
-          "(status 2), %ld stopped at their CPU limit\n",
+          HARNESS ": %ld inputs succeeded, %ld failed (status 1), %ld refused "
+                  "(status 2), %ld stopped at their CPU limit\n",
           n_by_status[0], n_by_status[1], n_by_status[2], n_stopped);
   char cmd[sizeof work_dir + 16];
   snprintf(cmd, sizeof cmd, "rm -rf %s", work_dir);
   if (system(cmd) != 0)
-    fprintf(stderr, "fuzz_argv: could not remove %s\n", work_dir);
+    fprintf(stderr, HARNESS ": could not remove %s\n", work_dir);
 }
 
 /* The private directory, made once per process and removed at its exit. */
@@ -120,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0; /* out of its CPU time: a long simulation, stopped */
   }
   if (WIFSIGNALED(status) || WEXITSTATUS(status) > 2 || internal) {
-    fprintf(stderr, "fuzz_argv: trainsim %s %d; its stderr:\n",
+    fprintf(stderr, HARNESS ": trainsim %s %d; its stderr:\n",
             WIFSIGNALED(status) ? "died of signal" : "exited with",
             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     if (f != NULL) {
