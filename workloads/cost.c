@@ -987,9 +987,13 @@ static double layer_matrix_params(const ts_workload *wl, long layer) {
   const ts_model *m = &wl->model;
   double h = (double)m->hidden, mats = m->swiglu ? 3.0 : 2.0, replicated = 0;
   double attention = attention_matrices(m, &replicated) + replicated;
+  /* Routed tokens beyond an expert's capacity are dropped, never computed: under a capacity
+   * factor below 1 at most that share reaches the experts (else a % of peak could pass 100). */
+  double cap = wl->moe_capacity_factor, kept = cap > 0 && cap < 1 ? cap : 1;
   double mlp =
       ts_workload_is_moe_layer(wl, layer)
-          ? mats * h * ((double)m->moe_topk * (double)m->moe_ffn_hidden + (double)m->moe_shared_ffn)
+          ? mats * h *
+                ((double)m->moe_topk * kept * (double)m->moe_ffn_hidden + (double)m->moe_shared_ffn)
           : mats * h * (double)m->ffn_hidden;
   return attention + mlp;
 }
