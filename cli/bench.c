@@ -286,6 +286,32 @@ static void on_block(void *ctx, long rank, int block, double end_s) {
     print_row(w, w->next);
 }
 
+/* Benchmarks whose transfers SimGrid would not play within about an hour on one core are
+ * refused up front (the limit named), not left to run silently. Measured here (2026-12-04,
+ * Frontier): an all-to-all sends every pair at once, and its shared-link solve grows with
+ * them: 1,024 GCDs, 1.05 million transfers, took 8 minutes a size; a ring at the flow fidelity
+ * plays its steps one after another: 1,024 GCDs, 16 rings, 33.5 million transfers, 54 s. */
+static int too_much_work(const bench_args *a, int n_sizes, ts_err *err) {
+  double n = (double)a->n_gpus, per_size = 0, limit = 0;
+  const char *what = "";
+  if (a->op == TS_BENCHMARK_ALLTOALL) {
+    per_size = n * (n - 1), limit = 7e6, what = "pairs at once";
+  } else if (a->op <= TS_BENCHMARK_REDUCESCATTER && a->fidelity == TS_FIDELITY_FLOW) {
+    double steps = a->op == TS_BENCHMARK_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    per_size = n * steps * TS_COLL_MAX_RINGS, limit = 2e9, what = "ring steps";
+  }
+  if (per_size * n_sizes <= limit || limit == 0)
+    return 0;
+  ts_loc loc = {NULL, 0, 0, "--gpus"};
+  return ts_err_at(err, loc,
+                   "bench %s of %ld GPUs plays about %.3g transfers a size (%s), %.3g over its %d "
+                   "sizes, more than the %.3g that finish within about an hour: take fewer "
+                   "GPUs, fewer sizes (--min-bytes, --max-bytes)%s",
+                   ts_benchmark_op_names[a->op], a->n_gpus, per_size, what, per_size * n_sizes,
+                   n_sizes, limit,
+                   a->op == TS_BENCHMARK_ALLTOALL ? "" : " or the default fidelity");
+}
+
 int ts_bench_main(int argc, char **argv) {
   ts_err err = {0};
   bench_args a;
@@ -351,6 +377,10 @@ int ts_bench_main(int argc, char **argv) {
   int n_sizes = 0;
   for (double s = a.min_bytes; s <= a.max_bytes && n_sizes < MAX_SIZES; s *= 2)
     sizes[n_sizes++] = s;
+  if (too_much_work(&a, n_sizes, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return TS_ARGS_EXIT_INPUT;
+  }
 
   ts_job job;
   ts_benchmark_build(a.op, a.n_gpus, a.from, a.to, &pf, sizes, n_sizes, &job);
