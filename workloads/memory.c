@@ -180,8 +180,7 @@ double ts_memory_peak(const ts_workload *wl, long *stage) {
 int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus, double hbm_bytes,
                               ts_workload *out) {
   const ts_model *m = &wl->model;
-  ts_workload best, c = *wl;
-  c.first_stage_layers = c.last_stage_layers = 0; /* even splits */
+  ts_workload best, c = *wl; /* the workload's own first and last stage layers kept */
   double best_peak = 0;
   long best_gpus = 0;
   for (long tp = 1; tp <= max_tp; tp++) {
@@ -190,7 +189,8 @@ int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus,
       continue;
     for (long pp = 1; pp <= m->n_layers; pp++) {
       bool interleaved = wl->virtual_stages > 1;
-      if (m->n_layers % pp != 0 ||
+      c.pp = pp;
+      if (ts_workload_check_stage_layers(&c, NULL) != 0 ||
           (interleaved && (pp < 2 || m->n_layers % (pp * wl->virtual_stages) != 0)))
         continue;
       for (long dp = 1; dp * wl->micro_batch <= wl->global_batch; dp++) {

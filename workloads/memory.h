@@ -79,7 +79,8 @@ double ts_memory_peak(const ts_workload *wl, long *stage);
 
 /* The layout with the fewest GPUs (then the lowest peak) whose every rank fits in hbm_bytes,
  * keeping wl's batch, recomputation, ZeRO stage and schedule: tp dividing the heads, query
- * groups and FFN width, at most max_tp (a node); pp dividing the layers; dp such that
+ * groups and FFN width, at most max_tp (a node); pp splitting the layers as the workload's
+ * rule does (its first and last stages' own layer counts kept); dp such that
  * micro-batch x dp divides the global batch; at most max_gpus in all. Returns 0 and writes
  * *out (wl with tp, pp, dp and n_gpus set), or -1 when nothing fits. */
 int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus, double hbm_bytes,

@@ -725,7 +725,7 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
 
 /* The layers of each stage: an even split, or the first and last stages' own counts and the
  * rest split evenly between the stages in the middle. */
-static int resolve_stage_layers(const ts_workload *wl, ts_err *err) {
+int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
   const ts_workload_locs *l = &wl->locs;
   long first = wl->first_stage_layers, last = wl->last_stage_layers, pp = wl->pp;
   long n = wl->model.n_layers;
@@ -878,7 +878,7 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "(%ld), which must divide it",
                      ts_workload_local_seq(wl), wl->cp > 1 ? " a context-parallel rank" : "",
                      wl->tp);
-  if (resolve_stage_layers(wl, err) != 0 || ts_workload_check_experts(wl, err) != 0)
+  if (ts_workload_check_stage_layers(wl, err) != 0 || ts_workload_check_experts(wl, err) != 0)
     return -1;
   long per_step = wl->micro_batch * wl->dp;
   if (wl->micro_batch > BIG / wl->dp || wl->global_batch % per_step != 0)

@@ -244,6 +244,10 @@ long ts_workload_etp(const ts_workload *wl);
 long ts_workload_edp(const ts_workload *wl);
 /* Checks the expert layout of a workload whose tp, dp and pp are set: 0, or -1 with an error. */
 int ts_workload_check_experts(const ts_workload *wl, ts_err *err);
+/* The stages' layers: pp divides num_layers, or the first and last stages' own counts
+ * (decoder_first/last_pipeline_num_layers) leave the middle stages an even split; -1 with an
+ * error (err may be NULL) where they do not. */
+int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err);
 /* The layout for people: "TP 8 x PP 16 x DP 64", with " x CP 2" and ", EP 8" (", EP 8 x ETP
  * 2") where they apply. */
 void ts_workload_layout_label(const ts_workload *wl, char *out, size_t size);

@@ -118,6 +118,14 @@ static void test_smallest_layout(void **state) {
   fewer.n_gpus = 256;
   assert_true(ts_memory_peak(&fewer, NULL) > hbm);
   assert_int_equal(ts_memory_smallest_layout(&wl, 8, 500, hbm, &best), -1); /* machine too small */
+  /* A workload with its own first-stage layers: the advice keeps them, so it needs a pipeline
+   * whose other stages split the rest evenly (126 = 6 + 120: pp - 1 dividing 120). */
+  wl = test_workload(126, 4096, 32, 2048, 50257, 8, 1, 1, 64, 1);
+  wl.first_stage_layers = 6;
+  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 75264, hbm, &best), 0);
+  assert_int_equal(best.first_stage_layers, 6);
+  assert_true(best.pp >= 2 && 120 % (best.pp - 1) == 0);
+  assert_int_equal(ts_workload_check_stage_layers(&best, NULL), 0);
 }
 
 /* DeepSpeed's ZeRO-1/2 (megatron-deepspeed, gpt-neox): low-precision gradients on every rank
