@@ -12,21 +12,19 @@ Hugging Face's repeat_kv does), the output projection, then RMSNorm, SwiGLU (F.s
 and the down projection; untied embedding and output layer, no dropout. The recipe is
 gpt.Trainer's (bf16 weights, fp32 main grads by hooks, fp32 masters, fused AdamW), the loss
 gpt.cross_entropy's (fp32 logits), full recomputation by torch.utils.checkpoint per block.
-Timing as steps.py: 3 warm-ups, median of 10, peak of torch.cuda.max_memory_allocated.
+Timed by steps.time_training: 3 warm-ups, median of 10, peak of max_memory_allocated.
 """
 import argparse
 import datetime
-import gc
 import os
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 import gpt
+import steps
 
 VOCAB = 128256  # Llama 3's
 
@@ -115,33 +113,17 @@ SMOKE = [("llama-tiny", 2, 256, 4, 2, 512, 512, 2, 2, False),
 
 def run(cfg, warmup, reps):
     name, layers, h, heads, kv, ffn, seq, mbs, n_micro, recompute = cfg
-    torch.cuda.reset_peak_memory_stats()
-    times = []
-    model = trainer = data = None
-    try:
+
+    def build():
         torch.manual_seed(0)
         model = Llama(layers, h, heads, kv, ffn, seq, recompute).to("cuda", torch.bfloat16)
-        trainer = gpt.Trainer(model)
         g = torch.Generator(device="cuda").manual_seed(1)
         data = [(torch.randint(0, VOCAB, (mbs, seq), device="cuda", generator=g),
                  torch.randint(0, VOCAB, (mbs, seq), device="cuda", generator=g))
                 for _ in range(n_micro)]
-        for i in range(warmup + reps):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            loss = trainer.step(data)
-            torch.cuda.synchronize()
-            if i >= warmup:
-                times.append(time.perf_counter() - t0)
-        assert torch.isfinite(loss).item(), "the loss is not finite"
-        result = ("ok", statistics.median(times), min(times), max(times))
-    except torch.OutOfMemoryError:
-        result = ("oom", None, None, None)
-    peak = torch.cuda.max_memory_allocated()
-    model = trainer = data = None
-    gc.collect()
-    torch.cuda.empty_cache()
-    return result, peak
+        return gpt.Trainer(model), data
+
+    return steps.time_training(build, warmup, reps)
 
 
 def main():

@@ -42,12 +42,18 @@ SMOKE = [("gpt-tiny", 2, 256, 4, 512, 2, 2, False), ("gpt-tiny", 2, 256, 4, 512,
 
 def run(cfg, warmup, reps):
     name, layers, h, heads, seq, mbs, n_micro, recompute = cfg
+    return time_training(lambda: (gpt.Trainer(gpt.make_model(layers, h, heads, seq, recompute)),
+                                  gpt.batches(n_micro, mbs, seq)), warmup, reps)
+
+
+def time_training(build, warmup, reps):
+    """Steps of the (trainer, data) that build() makes: ("ok", median, min, max) or ("oom", ...),
+    and the peak of torch.cuda.max_memory_allocated."""
     torch.cuda.reset_peak_memory_stats()
     times = []
+    trainer = data = None
     try:
-        model = gpt.make_model(layers, h, heads, seq, recompute)
-        trainer = gpt.Trainer(model)
-        data = gpt.batches(n_micro, mbs, seq)
+        trainer, data = build()
         for i in range(warmup + reps):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
@@ -60,7 +66,7 @@ def run(cfg, warmup, reps):
     except torch.OutOfMemoryError:
         result = ("oom", None, None, None)
     peak = torch.cuda.max_memory_allocated()
-    model = trainer = data = None
+    trainer = data = None
     gc.collect()
     torch.cuda.empty_cache()
     return result, peak
