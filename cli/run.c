@@ -364,11 +364,14 @@ int ts_run_main(int argc, char **argv) {
     return 0;
   static ts_platform pf;
   ts_workload wl;
-  const char *outputs[] = {"result.json", a.is_timeline ? "timeline.json" : NULL,
-                           a.is_report ? "report.html" : NULL, a.is_report ? "pipeline.svg" : NULL,
-                           NULL};
-  for (int i = 1, n = 1; i < 5; i++) /* close the gaps */
-    outputs[n] = outputs[i], n += outputs[i] != NULL;
+  const char *outputs[5] = {"result.json"}; /* what this run will write */
+  int n_outputs = 1;
+  if (a.is_timeline)
+    outputs[n_outputs++] = "timeline.json";
+  if (a.is_report) {
+    outputs[n_outputs++] = "report.html";
+    outputs[n_outputs++] = "pipeline.svg";
+  }
   if (rc != 0 || ts_run_load_inputs(&a, &pf, &wl, &err) != 0 ||
       ts_report_prepare_dir(a.out_dir, &err) != 0 ||
       ts_report_check_outputs(a.out_dir, outputs, &err) != 0) {
