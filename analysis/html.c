@@ -266,7 +266,7 @@ static void write_scale(FILE *f, const void *ctx) {
   heading(f, "Points");
   fputs("<table>\n<tr><th>model</th><th>GPUs</th><th>TP x PP x DP</th><th>batch</th>"
         "<th>iteration s</th><th>tokens/s</th><th>TFLOPS/GPU</th><th>MFU</th>"
-        "<th>Megatron %</th><th>peak GiB</th><th>efficiency</th></tr>\n",
+        "<th>Megatron %</th><th>peak GiB</th><th>efficiency</th><th>goodput</th></tr>\n",
         f);
   for (int i = 0; i < c->n_points; i++) {
     fputs("<tr><td>", f);
@@ -275,10 +275,14 @@ static void write_scale(FILE *f, const void *ctx) {
             "</td><td class=\"n\">%ld</td><td>%ldx%ldx%ld</td><td class=\"n\">%ld</td>"
             "<td class=\"n\">%.4f</td><td class=\"n\">%.0f</td><td class=\"n\">%.1f</td>"
             "<td class=\"n\">%.2f%%</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f</td>"
-            "<td class=\"n\">%.2f%%</td></tr>\n",
+            "<td class=\"n\">%.2f%%</td>",
             p[i].gpus, p[i].tp, p[i].pp, p[i].dp, p[i].global_batch, p[i].iteration_s,
             p[i].tokens_per_s, p[i].model_tflops_per_gpu, p[i].mfu_percent, p[i].megatron_percent,
             p[i].peak_memory_gib, 100 * p[i].efficiency);
+    if (p[i].goodput >= 0) /* the platform models failures (workloads/reliability.h) */
+      fprintf(f, "<td class=\"n\">%.2f%%</td></tr>\n", 100 * p[i].goodput);
+    else
+      fputs("<td>-</td></tr>\n", f);
   }
   fputs("</table>\n", f);
   paragraph(f, TS_HTML_PEAK_NOTE);
