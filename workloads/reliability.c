@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cost.h"
-#include "err.h"
 #include "layout.h"
 #include "memory.h"
 
@@ -41,8 +41,7 @@ static long distinct(long *ids, long n) {
 /* Nodes holding a rank that writes a shard of the checkpoint: every rank under ZeRO-1 and up
  * (each writes its optimizer shard), else the first data-parallel replica. */
 static long writer_nodes(const ts_workload *wl, const long *rank_gpu, int gpus_per_node) {
-  long *ids = malloc((size_t)wl->n_gpus * sizeof *ids);
-  TS_ASSERT(ids != NULL);
+  long *ids = ts_alloc((size_t)wl->n_gpus, sizeof *ids);
   long n = 0;
   for (long r = 0; r < wl->n_gpus; r++)
     if (wl->zero_stage >= 1 || ts_layout_coords(wl, r).dp == 0)

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "../../workloads/alloc.h"
+
 const char *const ts_placement_names[] = {"contiguous", "spread", "random", NULL};
 
 /* splitmix64: small, fast and the same everywhere (rand() is not). */
@@ -84,13 +86,11 @@ static long unique(long *ids, long n) {
 
 void ts_placement_parts(const ts_platform *pf, const long *rank_gpu, long n_ranks,
                         long parts[TS_PART_COUNT]) {
-  long *nodes = malloc((size_t)n_ranks * sizeof *nodes);
-  TS_ASSERT(nodes != NULL);
+  long *nodes = ts_alloc((size_t)n_ranks, sizeof *nodes);
   for (long r = 0; r < n_ranks; r++)
     nodes[r] = (rank_gpu != NULL ? rank_gpu[r] : r) / pf->gpus_per_node;
   long n_nodes = unique(nodes, n_ranks), n = 0;
-  long *switches = malloc((size_t)(n_nodes * (pf->n_nics > 0 ? pf->n_nics : 1)) * sizeof *switches);
-  TS_ASSERT(switches != NULL);
+  long *switches = ts_alloc((size_t)(n_nodes * pf->n_nics), sizeof *switches);
   for (long i = 0; i < n_nodes; i++)
     for (int k = 0; k < pf->n_nics; k++)
       switches[n++] = pf->topology == TS_TOPO_DRAGONFLY ? nodes[i] / pf->net.nodes_per_switch
