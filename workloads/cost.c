@@ -61,6 +61,7 @@ typedef struct pricer {
   bool fp8; /* linear layers run their GEMMs in FP8 (Transformer Engine) */
   double fp8_peak; /* the GPU's dense FP8 peak */
   double microbatches; /* per iteration: FP8 weights are cast once per iteration */
+  bool bias; /* the linear layers have biases (add_bias_linear) */
 } pricer;
 
 static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
@@ -73,7 +74,8 @@ static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
               1,
               false,
               gpu->peak_fp8_flops_per_s,
-              (double)ts_workload_microbatches(wl)};
+              (double)ts_workload_microbatches(wl),
+              wl->model.bias};
   return p;
 }
 
@@ -103,10 +105,10 @@ static void log_kernel(const pricer *p, const char *name, int n_shape, const dou
       r->source = (ts_kernel_source)s;
 }
 
-/* One kernel: from the table at `point` when it has it, else the model's cost. */
-static ts_cost priced(const pricer *p, ts_kernel_kind kind, double a, double b, double c,
-                      ts_cost model) {
-  double point[3] = {a, b, c}, t = 0;
+/* One kernel: from the table at `point` (the kind's axes) when it has it, else the model's
+ * cost. */
+static ts_cost priced_at(const pricer *p, ts_kernel_kind kind, const double *point, ts_cost model) {
+  double t = 0;
   ts_kernel_source src = ts_kernels_time(p->table, kind, point, &t);
   if (src != TS_KERNEL_SRC_MODEL) {
     model.time_s = t;
@@ -115,6 +117,11 @@ static ts_cost priced(const pricer *p, ts_kernel_kind kind, double a, double b, 
   }
   log_kernel(p, ts_kernel_names[kind], ts_kernel_n_axes(kind), point, &model);
   return model;
+}
+
+static ts_cost priced(const pricer *p, ts_kernel_kind kind, double a, double b, double c,
+                      ts_cost model) {
+  return priced_at(p, kind, (double[]){a, b, c}, model);
 }
 
 /* A kernel the table has no entry for (a fused kernel, attention dropout): the model. */
@@ -157,9 +164,10 @@ static void accumulate_in_gemm(const ts_gpu *gpu, ts_cost *wgrad, double weights
 }
 
 /* A linear layer's accumulations into main_grad besides the GEMMs: its bias's (n values)
- * always, its weights' unless the GEMM fused them. */
+ * where it has one, its weights' unless the GEMM fused them. */
 static ts_cost accumulations(const pricer *p, double n, double weights, bool is_fused_accum) {
-  ts_cost c = grad_accum(p, n);
+  ts_cost none = {0};
+  ts_cost c = p->bias ? grad_accum(p, n) : none;
   return is_fused_accum ? c : ts_cost_add(c, grad_accum(p, weights));
 }
 
@@ -563,23 +571,52 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   }
 }
 
-/* An MLP of width f (already divided over its tensor-parallel ranks) on `rows` tokens: FC1,
- * the activation, FC2, as the dense layer prices them; `gemms` equal GEMMs of rows / gemms
- * tokens each (experts run one after another without grouped GEMM). */
+/* One linear layer of `experts` experts of m tokens each run as grouped GEMMs
+ * (torch._grouped_mm; Megatron-Core's TEGroupedMLP): y[E m, n] = x[E m, k] W[E, k, n]. The
+ * table measures them (bench/device/kernel_table.py, section moe); elsewhere the model's price
+ * is a batch of E GEMMs, each quantised to tiles and waves on its own, every expert's weights
+ * read: what makes a grouped GEMM of few tokens per expert slower than one GEMM over all its
+ * tokens. The weight gradients (E k n of them) accumulate into main_grad like a linear's. */
+static linear_cost grouped_linear(const pricer *p, long experts, long m, long n, long k,
+                                  bool is_fused_accum) {
+  const ts_gpu *gpu = p->gpu;
+  double E = (double)experts, M = (double)m, N = (double)n, K = (double)k;
+  linear_cost c;
+  c.fwd = priced_at(p, TS_KERNEL_GROUPED_MM_FWD, (double[]){E, M, N, K},
+                    ts_cost_gemm(gpu, p->peak, experts, m, n, k, p->eb));
+  ts_cost dgrad = priced_at(p, TS_KERNEL_GROUPED_MM_DGRAD, (double[]){E, M, K, N},
+                            ts_cost_gemm(gpu, p->peak, experts, m, k, n, p->eb));
+  ts_cost wgrad_model = ts_cost_gemm(gpu, p->peak, experts, k, n, m, p->eb);
+  if (is_fused_accum)
+    accumulate_in_gemm(gpu, &wgrad_model, E * K * N);
+  ts_cost wgrad = priced_at(p, TS_KERNEL_GROUPED_MM_WGRAD, (double[]){E, M, N, K}, wgrad_model);
+  c.bwd =
+      ts_cost_add(ts_cost_add(dgrad, wgrad), accumulations(p, E * N, E * K * N, is_fused_accum));
+  return c;
+}
+
+/* An MLP of width f (already divided over its tensor-parallel ranks) on `rows` tokens spread
+ * over `experts` experts (1: a dense MLP or a shared expert): FC1, the activation, FC2, as the
+ * dense layer prices them; several experts as grouped GEMMs (`grouped`, bf16) or one expert's
+ * GEMMs after another (Megatron-Core's SequentialMLP; FP8 experts likewise). */
 static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, double rows, long f,
-                     long gemms, ts_cost *fwd, ts_cost *bwd) {
+                     long experts, bool grouped, ts_cost *fwd, ts_cost *bwd) {
   const ts_model *m = &wl->model;
   const pricer *p = pr;
   bool fused = ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION);
-  long each = (long)ceil(rows / (double)gemms), h = m->hidden;
+  long each = (long)ceil(rows / (double)experts), h = m->hidden, n1 = (m->swiglu ? 2 : 1) * f;
+  bool group = grouped && experts > 1 && !pr->fp8;
+  long gemms = group ? 1 : experts;
   double act = rows * (double)f;
   char name[24];
   pr->count = (int)gemms;
   snprintf(name, sizeof name, "%s fc1", piece);
   pr->piece = name;
-  linear_cost fc1 = linear(p, each, (m->swiglu ? 2 : 1) * f, h, fused);
+  linear_cost fc1 =
+      group ? grouped_linear(p, experts, each, n1, h, fused) : linear(p, each, n1, h, fused);
   snprintf(name, sizeof name, "%s fc2", piece);
-  linear_cost fc2 = linear(p, each, h, f, fused);
+  linear_cost fc2 =
+      group ? grouped_linear(p, experts, each, h, f, fused) : linear(p, each, h, f, fused);
   pr->count = 1;
   snprintf(name, sizeof name, "%s act", piece);
   ts_cost a, a_b;
@@ -601,62 +638,83 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
   double eb = pr.eb, h = (double)m->hidden, experts = (double)m->n_experts;
   long t = wl->tp, etp = ts_workload_etp(wl), local = m->n_experts / wl->ep;
   double bs = (double)(wl->micro_batch * ts_workload_local_seq(wl)), rows = bs / (double)t;
-  double factor = ts_workload_moe_token_factor(wl), sent = rows * (double)m->moe_topk * factor;
+  double k = (double)m->moe_topk;
+  double factor = ts_workload_moe_token_factor(wl), sent = rows * k * factor;
   out->tokens = sent * (double)etp;
   out->dispatch_bytes = wl->ep > 1 ? eb * h * sent : 0;
   out->etp_bytes = etp > 1 ? eb * h * out->tokens : 0;
   out->shared_tp_bytes = t > 1 && m->moe_shared_ffn > 0 ? eb * h * bs : 0;
 
-  /* The router: a linear h -> n_experts on the rank's tokens, then the scores (softmax or
-   * sigmoid in fp32) and the top-k, about a read of the logits and two passes over 4-byte
-   * scores (ASSUMED: the kernels are Megatron-Core's, not measured here); the permutation
-   * gathers each token's rows for its experts (reads the tokens, writes the copies), its
-   * backward scatter-adds them back. */
+  /* The router: a linear h -> n_experts on the rank's tokens, then (moe_router tables) the
+   * scores in fp32 (softmax or sigmoid: measured with softmax), the top-k, their normalisation
+   * and the tokens per expert; where no table has them, a read of the logits and two passes
+   * over 4-byte scores. An expert bias adds a pass over the scores, the load-balancing loss
+   * (moe_aux_loss_coeff) a read of them (its backward a write). The permutation (argsort of
+   * the chosen experts, gather of each token's copies; its backward scatter-adds them back) is
+   * priced from the moe_permute tables, else as a read of the tokens and a write of the
+   * copies. */
   pr.piece = "router"; /* in the model's precision; the experts in FP8 with `fp8` */
   linear_cost router = linear(p, (long)rows, m->n_experts, m->hidden,
                               ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION));
   pr.fp8 = wl->fp8 != TS_FP8_NONE;
   double scores = rows * experts, copies = h * sent, own = h * rows;
-  out->router = ts_cost_add(
-      ts_cost_add(router.fwd, model_only(p, "moe_router_topk", scores, (eb + 8) * scores)),
-      model_only(p, "moe_permute", copies, eb * (own + copies)));
-  out->router_bwd =
-      ts_cost_add(ts_cost_add(model_only(p, "moe_permute_bwd", copies, eb * (own + copies)),
-                              model_only(p, "moe_router_topk_bwd", scores, (eb + 8) * scores)),
-                  router.bwd);
-  /* The experts, on the tokens the rank receives: one grouped GEMM per projection over the
-   * local experts, priced as one GEMM over all their tokens (measured on the H200 for the
-   * Mixtral and DeepSeek-V3 shapes with 1-16 local experts: torch._grouped_mm takes 0.93-1.06x
-   * that GEMM's time in 19 of 20 shapes, 1.31x for 16 experts of 512 tokens;
-   * bench/device/h200_grouped_gemm.csv), or one GEMM per expert. */
-  mlp_cost(wl, &pr, "experts", out->tokens, m->moe_ffn_hidden / etp,
-           wl->moe_grouped_gemm ? 1 : local, &out->experts, &out->experts_bwd);
-  /* The unpermutation weights each returned copy by its router probability and sums a token's
-   * copies (reads the copies, writes the tokens); its backward the reverse. */
+  ts_cost none = {0};
+  ts_cost score_f = priced_at(p, TS_KERNEL_MOE_ROUTER_FWD, (double[]){rows, experts, k},
+                              ts_cost_memory_bound(gpu, (eb + 8) * scores));
+  ts_cost score_b = priced_at(p, TS_KERNEL_MOE_ROUTER_BWD, (double[]){rows, experts, k},
+                              ts_cost_memory_bound(gpu, (eb + 8) * scores));
+  ts_cost bias = m->moe_expert_bias ? model_only(p, "moe_expert_bias", scores, 8 * scores) : none;
+  bool aux = m->moe_aux_loss_coeff > 0;
+  ts_cost aux_f = aux ? model_only(p, "moe_aux_loss", scores, 4 * scores) : none;
+  ts_cost aux_b = aux ? model_only(p, "moe_aux_loss_bwd", scores, 4 * scores) : none;
+  ts_cost permute_f = priced_at(p, TS_KERNEL_MOE_PERMUTE_FWD, (double[]){sent, h},
+                                ts_cost_memory_bound(gpu, eb * (own + copies)));
+  ts_cost permute_b = priced_at(p, TS_KERNEL_MOE_PERMUTE_BWD, (double[]){sent, h},
+                                ts_cost_memory_bound(gpu, eb * (own + copies)));
+  out->router = ts_cost_add(ts_cost_add(router.fwd, ts_cost_add(score_f, bias)),
+                            ts_cost_add(aux_f, permute_f));
+  out->router_bwd = ts_cost_add(ts_cost_add(permute_b, aux_b), ts_cost_add(score_b, router.bwd));
+  /* The experts, on the tokens the rank receives: the local experts' grouped GEMMs, or one
+   * expert's GEMMs after another. */
+  mlp_cost(wl, &pr, "experts", out->tokens, m->moe_ffn_hidden / etp, local, wl->moe_grouped_gemm,
+           &out->experts, &out->experts_bwd);
+  /* The unpermutation weights each returned copy by its router probability (in fp32: a cast,
+   * the product, a cast back) and scatter-adds a token's copies (the moe_unpermute tables; else
+   * about 5 eb + 16 bytes a value, ASSUMED); its backward the reverse. */
   pr.piece = "unpermute";
-  out->unpermute = model_only(p, "moe_unpermute", copies, eb * (own + copies));
-  out->unpermute_bwd = model_only(p, "moe_unpermute_bwd", copies, eb * (own + copies));
+  double unpermute_bytes = (5 * eb + 16) * copies;
+  out->unpermute = priced_at(p, TS_KERNEL_MOE_UNPERMUTE_FWD, (double[]){sent, h},
+                             ts_cost_memory_bound(gpu, unpermute_bytes));
+  out->unpermute_bwd = priced_at(p, TS_KERNEL_MOE_UNPERMUTE_BWD, (double[]){sent, h},
+                                 ts_cost_memory_bound(gpu, unpermute_bytes));
   if (m->moe_shared_ffn > 0)
-    mlp_cost(wl, &pr, "shared", bs, m->moe_shared_ffn / t, 1, &out->shared, &out->shared_bwd);
+    mlp_cost(wl, &pr, "shared", bs, m->moe_shared_ffn / t, 1, false, &out->shared,
+             &out->shared_bwd);
 
-  /* The host, as for the dense layer: per kernel, and per collective call (two all-to-alls,
-   * the etp gather and reduction, the shared expert's two). */
+  /* The host: the MoE MLP's CPU time as measured with the kernel table (router to
+   * unpermutation, grouped; each expert's own without grouped GEMM), else per kernel as the
+   * dense layer; the shared expert per kernel; per collective call (two all-to-alls, the etp
+   * gather and reduction, the shared expert's two). */
   const ts_software *sw = &gpu->software;
   double calls = (wl->ep > 1 ? 2 : 0) + (etp > 1 ? 2 : 0) + (out->shared_tp_bytes > 0 ? 2 : 0);
   ts_cost *f[] = {&out->router, &out->experts, &out->unpermute, &out->shared};
   ts_cost *b[] = {&out->unpermute_bwd, &out->experts_bwd, &out->router_bwd, &out->shared_bwd};
+  bool measured = sw->cpu_moe_layer_forward_s > 0 && sw->cpu_moe_layer_backward_s > 0;
+  double loop = wl->moe_grouped_gemm ? 0 : (double)local;
   int nf = 0, nb = 0;
-  for (int i = 0; i < 4; i++) {
+  for (int i = measured ? 3 : 0; i < 4; i++) {
     nf += f[i]->n_kernels;
     nb += b[i]->n_kernels;
   }
+  double cpu_f = measured ? sw->cpu_moe_layer_forward_s + loop * sw->cpu_moe_expert_forward_s : 0;
+  double cpu_b = measured ? sw->cpu_moe_layer_backward_s + loop * sw->cpu_moe_expert_backward_s : 0;
   if (sw->cpu_layer_forward_s > 0)
     host_bound(f, 4,
-               (double)nf * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward +
+               cpu_f + (double)nf * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward +
                    calls * gpu->collective_launch_s);
   if (sw->cpu_layer_backward_s > 0)
     host_bound(b, 4,
-               (double)nb * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward +
+               cpu_b + (double)nb * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward +
                    calls * gpu->collective_launch_s);
 }
 

@@ -99,7 +99,7 @@ typedef struct ts_kernel_row {
   char piece[24]; /* "qkv", "attention", "ln1, ln2", ... */
   char kernel[32]; /* a kernel table's name ("gemm_dgrad"), or a model-only kernel's */
   int n_shape;
-  double shape[3]; /* the kernel's axes (kernels.h), or its elements for a model-only one */
+  double shape[4]; /* the kernel's axes (kernels.h), or its elements for a model-only one */
   int count; /* times per layer and microbatch */
   double time_s, flops, bytes;
   ts_kernel_source source;

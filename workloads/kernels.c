@@ -8,7 +8,7 @@
 
 #include "doc.h"
 
-#define MAX_AXES 3
+#define MAX_AXES 4
 #define MAX_AXIS_VALUES 64
 #define MAX_TABLES 16 /* distinct kernel-table files one process loads */
 
@@ -26,7 +26,10 @@ const char *const ts_kernel_names[] = {
     "rms_norm_bwd",      "swiglu_fwd",         "swiglu_bwd",
     "rope_fwd",          "rope_bwd",           "gemm_fp8_fwd",
     "gemm_fp8_bwd",      "attention_mask_fwd", "attention_mask_bwd",
-    "sdpa_fwd_causal",   "sdpa_bwd_causal",    NULL};
+    "sdpa_fwd_causal",   "sdpa_bwd_causal",    "grouped_mm_fwd",
+    "grouped_mm_dgrad",  "grouped_mm_wgrad",   "moe_router_fwd",
+    "moe_router_bwd",    "moe_permute_fwd",    "moe_permute_bwd",
+    "moe_unpermute_fwd", "moe_unpermute_bwd",  NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", "extrapolated",
                                               NULL};
@@ -41,7 +44,22 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   static const char *const rows_vocab[] = {"rows", "vocab", NULL};
   static const char *const tokens_hidden[] = {"tokens", "hidden", NULL};
   static const char *const hidden_layers[] = {"hidden", "layers", NULL};
+  static const char *const grouped[] = {"experts", "tokens", "n", "k", NULL};
+  static const char *const router[] = {"tokens", "experts", "topk", NULL};
+  static const char *const rows_hidden[] = {"rows", "hidden", NULL};
   switch (kind) {
+  case TS_KERNEL_GROUPED_MM_FWD:
+  case TS_KERNEL_GROUPED_MM_DGRAD:
+  case TS_KERNEL_GROUPED_MM_WGRAD:
+    return grouped;
+  case TS_KERNEL_MOE_ROUTER_FWD:
+  case TS_KERNEL_MOE_ROUTER_BWD:
+    return router;
+  case TS_KERNEL_MOE_PERMUTE_FWD:
+  case TS_KERNEL_MOE_PERMUTE_BWD:
+  case TS_KERNEL_MOE_UNPERMUTE_FWD:
+  case TS_KERNEL_MOE_UNPERMUTE_BWD:
+    return rows_hidden;
   case TS_KERNEL_GEMM_FWD:
   case TS_KERNEL_GEMM_DGRAD:
   case TS_KERNEL_GEMM_WGRAD:
@@ -197,13 +215,20 @@ static int parse_software(const ts_doc *doc, int node, ts_software *sw, ts_err *
                                      "cpu_iteration_us",
                                      "kernels_per_layer_forward",
                                      "kernels_per_layer_backward",
+                                     "cpu_moe_layer_forward_us",
+                                     "cpu_moe_layer_backward_us",
+                                     "cpu_moe_expert_forward_us",
+                                     "cpu_moe_expert_backward_us",
                                      NULL};
   if (ts_doc_check_map(doc, node, "software", keys, err) != 0)
     return -1;
-  double us[4] = {0};
-  const char *const timed[] = {"cpu_layer_forward_us", "cpu_layer_backward_us", "cpu_microbatch_us",
-                               "cpu_iteration_us"};
-  for (int i = 0; i < 4; i++)
+  enum { N_TIMED = 8 };
+  double us[N_TIMED] = {0};
+  const char *const timed[N_TIMED] = {"cpu_layer_forward_us",      "cpu_layer_backward_us",
+                                      "cpu_microbatch_us",         "cpu_iteration_us",
+                                      "cpu_moe_layer_forward_us",  "cpu_moe_layer_backward_us",
+                                      "cpu_moe_expert_forward_us", "cpu_moe_expert_backward_us"};
+  for (int i = 0; i < N_TIMED; i++)
     if (ts_doc_get_double(doc, node, timed[i], 0, 1e6, &us[i], err) < 0)
       return -1;
   long kf = 0, kb = 0;
@@ -214,7 +239,8 @@ static int parse_software(const ts_doc *doc, int node, ts_software *sw, ts_err *
     return ts_err_at(err, ts_doc_loc(doc, node),
                      "'software': cpu_layer_forward_us and cpu_layer_backward_us need "
                      "kernels_per_layer_forward and kernels_per_layer_backward");
-  *sw = (ts_software){us[0] * 1e-6, us[1] * 1e-6, (int)kf, (int)kb, us[2] * 1e-6, us[3] * 1e-6};
+  *sw = (ts_software){us[0] * 1e-6, us[1] * 1e-6, (int)kf,      (int)kb,      us[2] * 1e-6,
+                      us[3] * 1e-6, us[4] * 1e-6, us[5] * 1e-6, us[6] * 1e-6, us[7] * 1e-6};
   return 0;
 }
 
@@ -307,6 +333,10 @@ static double matrix_flops(ts_kernel_kind kind, const double *x) {
   case TS_KERNEL_GEMM_FP8_FWD:
   case TS_KERNEL_GEMM_FP8_BWD:
     return 2 * x[0] * x[1] * x[2];
+  case TS_KERNEL_GROUPED_MM_FWD:
+  case TS_KERNEL_GROUPED_MM_DGRAD:
+  case TS_KERNEL_GROUPED_MM_WGRAD:
+    return 2 * x[0] * x[1] * x[2] * x[3];
   case TS_KERNEL_BGEMM_QK:
   case TS_KERNEL_BGEMM_AV:
     return 2 * x[0] * x[1] * x[1] * x[2];
@@ -332,7 +362,8 @@ ts_kernel_kind ts_kernels_faster_than_peak(const ts_kernel_table *t, double peak
     const grid *g = &t->grids[k];
     bool fp8 = k == TS_KERNEL_GEMM_FP8_FWD || k == TS_KERNEL_GEMM_FP8_BWD;
     double peak = fp8 ? peak_fp8_flops_per_s : peak_flops_per_s;
-    if (!g->is_present || peak <= 0 || matrix_flops((ts_kernel_kind)k, (double[3]){1, 1, 1}) == 0)
+    if (!g->is_present || peak <= 0 ||
+        matrix_flops((ts_kernel_kind)k, (double[MAX_AXES]){1, 1, 1, 1}) == 0)
       continue;
     int n_axes = ts_kernel_n_axes((ts_kernel_kind)k);
     long n = 1;
@@ -418,7 +449,7 @@ static bool linear_in_first_axis(ts_kernel_kind kind) {
   const char *first = axes_of(kind)[0];
   return strcmp(first, "batch") == 0 || strcmp(first, "rows") == 0 ||
          strcmp(first, "elements") == 0 || strcmp(first, "tokens") == 0 ||
-         strcmp(first, "batch_heads") == 0;
+         strcmp(first, "batch_heads") == 0 || strcmp(first, "experts") == 0;
 }
 
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,

@@ -63,12 +63,27 @@ typedef enum ts_kernel_kind {
    * sdpa): (batch x heads, seq, head_dim) as the flash tables */
   TS_KERNEL_SDPA_FWD_CAUSAL,
   TS_KERNEL_SDPA_BWD_CAUSAL,
+  /* A MoE layer's experts as one grouped GEMM (torch._grouped_mm) over (experts, tokens per
+   * expert, n, k): y[E m, n] = x[E m, k] W[E, k, n]; the input gradient with (n, k) the GEMM's
+   * output width and reduction; the weight gradient dW[E, k, n], ragged in its reduction m. */
+  TS_KERNEL_GROUPED_MM_FWD,
+  TS_KERNEL_GROUPED_MM_DGRAD,
+  TS_KERNEL_GROUPED_MM_WGRAD,
+  /* The router after its gate GEMM (fp32 scores, top-k, normalisation, token counts) over
+   * (tokens, experts, topk); the permutation of tokens to their experts and the weighted
+   * unpermutation over (rows = tokens x topk, hidden). */
+  TS_KERNEL_MOE_ROUTER_FWD,
+  TS_KERNEL_MOE_ROUTER_BWD,
+  TS_KERNEL_MOE_PERMUTE_FWD,
+  TS_KERNEL_MOE_PERMUTE_BWD,
+  TS_KERNEL_MOE_UNPERMUTE_FWD,
+  TS_KERNEL_MOE_UNPERMUTE_BWD,
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 
 /* The table names in files ("gemm_fwd"), indexed by ts_kernel_kind; NULL-terminated. */
 extern const char *const ts_kernel_names[];
-/* How many axes each kind has (1 to 3), and their names (NULL-terminated). */
+/* How many axes each kind has (1 to 4), and their names (NULL-terminated). */
 int ts_kernel_n_axes(ts_kernel_kind kind);
 const char *const *ts_kernel_axes(ts_kernel_kind kind);
 
@@ -94,6 +109,11 @@ typedef struct ts_software {
   int kernels_per_layer_backward;
   double cpu_microbatch_s; /* per microbatch outside the layers: embedding, loss, autograd */
   double cpu_iteration_s; /* per iteration: the optimizer's host work, zeroing, sync */
+  /* A MoE layer's MLP (router to unpermutation) with grouped GEMM, forward and backward, and
+   * what each expert adds without grouped GEMM (0: not measured; the per-kernel figure above
+   * then prices those kernels). */
+  double cpu_moe_layer_forward_s, cpu_moe_layer_backward_s;
+  double cpu_moe_expert_forward_s, cpu_moe_expert_backward_s;
 } ts_software;
 
 typedef struct ts_kernel_table ts_kernel_table;

@@ -50,6 +50,8 @@ static const char *const model_keys[] = {"num_layers",
                                          "moe_pad_expert_input_to_capacity",
                                          "moe_load_imbalance",
                                          "moe_router_enable_expert_bias",
+                                         "moe_router_score_function",
+                                         "moe_aux_loss_coeff",
                                          "multi_latent_attention",
                                          "q_lora_rank",
                                          "kv_lora_rank",
@@ -59,6 +61,8 @@ static const char *const model_keys[] = {"num_layers",
                                          NULL};
 /* The dispatcher trainsim models: tokens all-to-all over the expert-parallel group. */
 static const char *const dispatcher_names[] = {"alltoall", NULL};
+/* Megatron-Core's moe_router_score_function values (ts_moe_score's order). */
+static const char *const score_names[] = {"softmax", "sigmoid", NULL};
 static const char *const norm_names[] = {"LayerNorm", "RMSNorm", NULL};
 static const char *const position_names[] = {"learned_absolute", "rope", NULL};
 static const char *const training_keys[] = {"global_batch_size",
@@ -240,7 +244,7 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
   ts_workload_locs *l = &wl->locs;
   md->moe_topk = 2; /* Megatron-Core's default moe_router_topk */
   wl->moe_load_imbalance = 1;
-  int dispatcher = 0;
+  int dispatcher = 0, score = TS_MOE_SOFTMAX;
   if (ts_doc_get_long(r->doc, m, "num_experts", 0, BIG, &md->n_experts, r->err) < 0 ||
       get_long(r, m, "model", "moe_router_topk", false, 1, &md->moe_topk, &l->moe_topk) != 0 ||
       get_long(r, m, "model", "moe_ffn_hidden_size", false, 1, &md->moe_ffn_hidden,
@@ -257,8 +261,13 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
                       r->err) < 0 ||
       ts_doc_get_double(r->doc, m, "moe_load_imbalance", 1, 1e6, &wl->moe_load_imbalance, r->err) <
           0 ||
-      ts_doc_get_bool(r->doc, m, "moe_router_enable_expert_bias", &md->moe_expert_bias, r->err) < 0)
+      ts_doc_get_bool(r->doc, m, "moe_router_enable_expert_bias", &md->moe_expert_bias, r->err) <
+          0 ||
+      ts_doc_get_enum(r->doc, m, "moe_router_score_function", score_names, &score, r->err) < 0 ||
+      ts_doc_get_double(r->doc, m, "moe_aux_loss_coeff", 0, 1e6, &md->moe_aux_loss_coeff, r->err) <
+          0)
     return -1;
+  md->moe_score = (ts_moe_score)score;
   l->n_experts = here(r, m, "num_experts");
   l->moe_capacity_factor = here(r, m, "moe_expert_capacity_factor");
   if (md->n_experts == 0) { /* the other moe_ keys describe what is not there */

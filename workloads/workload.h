@@ -41,6 +41,9 @@ extern const char *const ts_schedule_names[]; /* "gpipe", "1f1b", "interleaved" 
 extern const char *const ts_recompute_names[]; /* "none", "selective", "full" */
 extern const char *const ts_order_names[]; /* "tp-dp-pp", ... innermost first */
 
+/* How a MoE router turns its logits into scores (Megatron-Core's moe_router_score_function). */
+typedef enum ts_moe_score { TS_MOE_SOFTMAX, TS_MOE_SIGMOID } ts_moe_score;
+
 typedef struct ts_model {
   long n_layers; /* num_layers */
   long hidden; /* hidden_size */
@@ -74,6 +77,8 @@ typedef struct ts_model {
   long moe_ffn_hidden; /* moe_ffn_hidden_size (default ffn_hidden_size) */
   long moe_shared_ffn; /* moe_shared_expert_intermediate_size (0: no shared expert) */
   bool moe_expert_bias; /* moe_router_enable_expert_bias: n_experts routing biases a layer */
+  ts_moe_score moe_score; /* moe_router_score_function (Megatron's default softmax) */
+  double moe_aux_loss_coeff; /* moe_aux_loss_coeff: > 0 adds the load-balancing loss's kernels */
   /* moe_layer_freq: layer i (from 0) is MoE when i % moe_layer_freq == 0, or, when
    * moe_layer_freq is 0, when bit i of moe_layer_mask is set (Megatron's list form). */
   long moe_layer_freq;

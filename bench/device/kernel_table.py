@@ -672,11 +672,17 @@ def table_lines(tables):
     return lines
 
 
-def append(path, tables, argv, started):
-    """Adds tables measured now to an existing table file (its tables section is last), with
-    a header line that says how; the tables already there and the software figures stay."""
+def append(path, tables, soft, argv, started):
+    """Adds tables measured now to an existing table file (its tables section is last), and the
+    software figures their sections measure to its software map, with a header line that says
+    how; the tables and software figures already there stay."""
     with open(path) as f:
         text = f.read()
+    if any(f"\n  {k}:" in text for k in soft):
+        sys.exit(f"kernel_table: {path} already has some of {sorted(soft)}")
+    if soft:
+        at = text.index("software_details:")
+        text = text[:at] + "".join(f"  {k}: {v:.4g}\n" for k, v in soft.items()) + text[at:]
     names = {t.name for t in tables}
     if any(f"\n  {n}:\n" in text for n in names):
         sys.exit(f"kernel_table: {path} already has some of {sorted(names)}")
@@ -749,9 +755,149 @@ def sdpa_tables():
         spec(t, make, 30 if direction == "bwd" else 12)
 
 
+# ---- mixture of experts ----------------------------------------------------------------------
+MOE_EXPERTS = [1, 4, 16, 64]
+MOE_TOKENS = [16, 64, 256, 1024, 4096, 16384]  # tokens per expert
+MOE_DIMS = [512, 1024, 2048, 4096, 8192, 16384]
+MOE_ROWS = [1024, 4096, 16384, 65536, 262144]  # tokens x top-k
+MOE_HIDDEN = [512, 1024, 2048, 4096, 8192]
+
+
+def moe_tables():
+    """moe.py's MoE layer (torchtitan's) kernel by kernel: torch._grouped_mm over E experts of
+    m tokens each (forward, input gradient, weight gradient: the weight-gradient GEMM is ragged
+    in its reduction), the router after its gate GEMM (fp32 softmax, top-k, normalisation,
+    histc), the permutation (argsort, gather) and the unpermutation (fp32 weighting by the
+    scores, scatter_add), forward and backward."""
+    import moe
+
+    def groups(e, m):
+        return torch.arange(m, e * m + 1, m, device=dev, dtype=torch.int32)
+
+    def too_big(e, m, n, k):
+        return (not fits((e * m, k), (e * m, n), (e, n, k)) or 2 * e * m * n * k > 1 << 44)
+
+    axes = [("experts", MOE_EXPERTS), ("tokens", MOE_TOKENS), ("n", MOE_DIMS), ("k", MOE_DIMS)]
+    fwd = Table("grouped_mm_fwd", "y[E m, n] = x[E m, k] W[E, k, n]: torch._grouped_mm over E "
+                "groups of m tokens (forward)", axes)
+
+    def make_fwd(e, m, n, k):
+        if too_big(e, m, n, k):
+            return None
+        x, w, offs = rand(e * m, k), rand(e, n, k).transpose(-2, -1), groups(e, m)
+        return lambda: torch._grouped_mm(x, w, offs=offs)
+
+    dgrad = Table("grouped_mm_dgrad", "dx[E m, n] = dy[E m, k] W[E, k, n] (input gradient: W "
+                  "the forward's weight as stored)", axes)
+
+    def make_dgrad(e, m, n, k):
+        if too_big(e, m, n, k):
+            return None
+        dy, w, offs = rand(e * m, k), rand(e, k, n), groups(e, m)
+        return lambda: torch._grouped_mm(dy, w, offs=offs)
+
+    wgrad = Table("grouped_mm_wgrad", "dW[E, k, n] = x[E m, k]^T dy[E m, n], ragged in the "
+                  "reduction (weight gradient)", axes)
+
+    def make_wgrad(e, m, n, k):
+        if too_big(e, m, n, k):
+            return None
+        x, dy, offs = rand(e * m, k), rand(e * m, n), groups(e, m)
+        xt = x.t()
+        return lambda: torch._grouped_mm(xt, dy, offs=offs)
+
+    spec(fwd, make_fwd, 20)
+    spec(dgrad, make_dgrad, 20)
+    spec(wgrad, make_wgrad, 20)
+    for direction in ("fwd", "bwd"):
+        t = Table(f"moe_router_{direction}", "moe.route on the gate's bf16 logits: fp32 "
+                  f"softmax, top-k, normalisation, histc ({direction})",
+                  [("tokens", ROWS), ("experts", [8, 16, 32, 64, 128, 256]),
+                   ("topk", [1, 2, 4, 8])])
+
+        def make(tokens, e, k, direction=direction):
+            if k > e:
+                return None
+            g = direction == "bwd"
+            logits = rand(tokens, e, grad=g)
+            if not g:
+                return lambda: moe.route(logits, k, "softmax", None, True)
+            return backward(moe.route(logits, k, "softmax", None, True)[1], (logits,))
+
+        spec(t, make, 3)
+    for part in ("permute", "unpermute"):
+        for direction in ("fwd", "bwd"):
+            t = Table(f"moe_{part}_{direction}",
+                      f"moe.{part} of tokens x top-8 rows of `hidden` ({direction}: "
+                      + ("argsort, gather" if part == "permute" else "fp32 weighting, scatter_add")
+                      + (")" if direction == "fwd" else ", the backward)"),
+                      [("rows", MOE_ROWS), ("hidden", MOE_HIDDEN)])
+
+            def make(rows, h, part=part, direction=direction):
+                if rows * h > MAX_ELEMS:
+                    return None
+                g = direction == "bwd"
+                tokens = rows // 8
+                idx = torch.randint(0, 64, (tokens, 8), device=dev)
+                top = torch.rand(tokens, 8, device=dev)
+                if part == "permute":
+                    x = rand(tokens, h, grad=g)
+
+                    def fwd():
+                        return moe.permute(x, top, idx, 8)[0]
+                    return fwd if not g else backward(fwd(), (x,))
+                _, top_sorted, token = moe.permute(rand(tokens, h), top, idx, 8)
+                routed, base = rand(rows, h, grad=g), rand(tokens, h)
+
+                def fwd():
+                    return moe.unpermute(routed, top_sorted, token, base)
+                return fwd if not g else backward(fwd(), (routed,))
+
+            spec(t, make, 2)
+
+
+def moe_software(smoke):
+    """CPU time of moe.py's MoE layer where the GPU waits on the host (a tiny layer: h 256, 128
+    tokens): forward and backward with grouped GEMM (8 experts, top-2), and per expert without
+    it (Megatron-Core's SequentialMLP: 8 against 32 experts, the difference per expert)."""
+    import moe
+
+    reps = 5 if smoke else 100
+
+    def layer_us(e, grouped):
+        c = {"hidden": 256, "experts": e, "topk": 2, "moe_ffn": 128, "grouped": grouped}
+        torch.manual_seed(0)
+        with torch.device(dev):
+            layer = moe.MoE(c).to(bf16)
+        x = rand(1, 128, 256, grad=True)
+
+        def fwd():
+            return layer(x)[0]
+
+        def step():
+            fwd().sum().backward()
+
+        gc.disable()
+        try:
+            f, fb = host_s(fwd, reps=reps), host_s(step, reps=reps)
+        finally:
+            gc.enable()
+        return 1e6 * f, 1e6 * (fb - f)
+
+    os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})  # one core: steadier host times
+    fwd, bwd = layer_us(8, True)
+    f8, b8 = layer_us(8, False)
+    f32, b32 = layer_us(32, False)
+    return {"cpu_moe_layer_forward_us": fwd, "cpu_moe_layer_backward_us": bwd,
+            "cpu_moe_expert_forward_us": (f32 - f8) / 24,
+            "cpu_moe_expert_backward_us": (b32 - b8) / 24}
+
+
 SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
             ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables),
-            ("mask", mask_tables), ("sdpa", sdpa_tables)]
+            ("mask", mask_tables), ("sdpa", sdpa_tables), ("moe", moe_tables)]
+# Sections that also measure software figures (merged into the table's software map).
+SECTION_SOFTWARE = {"moe": moe_software}
 
 
 def child(args):
@@ -772,6 +918,8 @@ def child(args):
             measure(table, make, budget, args.smoke, eager)
             result[table.name] = {"times": [list(p) + [t] for p, t in table.times.items()],
                                   "skipped": budget.skipped, "failed": budget.failed}
+        if args.one in SECTION_SOFTWARE:
+            result["software"] = SECTION_SOFTWARE[args.one](args.smoke)
     with open(args.json, "w") as f:
         json.dump(result, f)
 
@@ -820,10 +968,12 @@ def main():
     got = {"software": {}, "details": {}} if args.append else one("software", 60) or {
         "software": {}, "details": {}}
     soft, details = got["software"], got["details"]
+    added_soft = {}
     skipped = failed = 0
     for section in chosen:
         weight = sum(s[3] for s in SPECS if s[0] == section)
         got = one(section, args.budget_s * weight / total_weight) or {}
+        added_soft.update(got.get("software", {}))
         for _, table, _, _, _ in (s for s in SPECS if s[0] == section):
             res = got.get(table.name, {"times": [], "skipped": 0, "failed": 0})
             for row in res["times"]:
@@ -836,13 +986,13 @@ def main():
         print(f"kernel_table: the budget ran out: {skipped} points not measured", file=sys.stderr)
     tables = [s[1] for s in SPECS if s[0] in chosen]
     if args.append:
-        append(args.out, tables, sys.argv[1:], started)
+        append(args.out, tables, added_soft, sys.argv[1:], started)
         print(f"kernel_table: added {len(tables)} tables to {args.out} ({skipped} points skipped "
               f"for time, {failed} failed)", file=sys.stderr)
         return
     details["points_skipped_for_time"] = skipped
     details["points_failed"] = failed
-    write(args.out, tables, soft, details, sys.argv[1:], started)
+    write(args.out, tables, {**soft, **added_soft}, details, sys.argv[1:], started)
     print(f"kernel_table: wrote {args.out} in {time_taken(started):.0f} s", file=sys.stderr)
 
 

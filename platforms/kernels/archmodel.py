@@ -288,6 +288,12 @@ def model_us(a, name, point, source):
     if name == "gemm_wgrad":
         m, n, k = point  # dW[n, m] over k rows, and the bias gradient: a sum over k rows of dy
         return floor + 1e6 * (gemm_s(a, m, n, k) + k * n * EB / a["hbm"])
+    if name.startswith("grouped_mm_"):
+        # E GEMMs in one launch, each quantised to tiles on its own (every expert's weights
+        # read); the weight gradient dW[E, k, n] reduces over the m tokens of its group.
+        e, m, n, k = point
+        shape = (k, n, m) if name == "grouped_mm_wgrad" else (m, n, k)
+        return floor + 1e6 * gemm_s(a, *shape, batch=e)
     if name in ("bgemm_qk", "bgemm_av"):
         b, s, d = point
         shape = (s, s, d) if name == "bgemm_qk" else (s, d, s)
@@ -327,6 +333,7 @@ FAMILIES = [
     ("GEMM", ("gemm_fwd", "gemm_dgrad", "gemm_wgrad")),
     ("batched GEMM (attention without flash)", ("bgemm_qk", "bgemm_av")),
     ("flash attention", ("flash_fwd", "flash_bwd")),
+    ("grouped GEMM (MoE experts)", ("grouped_mm_fwd", "grouped_mm_dgrad", "grouped_mm_wgrad")),
     ("row-wise (softmax, norms)", ("softmax_fwd", "softmax_bwd", "layer_norm_fwd",
                                    "layer_norm_bwd", "rms_norm_fwd", "rms_norm_bwd")),
     ("element-wise", ("gelu_fwd", "gelu_bwd", "add_fwd", "dropout_add_fwd", "dropout_add_bwd",
@@ -372,11 +379,14 @@ def validate(out=sys.stdout):
     return a
 
 
+MODELLED = ("gemm_", "bgemm_", "flash_", "grouped_mm_")  # tables the architecture model prices
+
+
 def target_us(a, name, point, source):
     """The target GPU's time: the model for GEMMs and attention, the H200's traffic at the
     achievable-bandwidth ratio for memory-bound kernels (the byte model misses PyTorch's
     row-wise kernels by 40-50% on the H200: their efficiency is the implementation's)."""
-    if name.startswith(("gemm_", "bgemm_", "flash_")):
+    if name.startswith(MODELLED):
         return model_us(a, name, point, source)
     return carried_us(a, name, point, source)
 
@@ -418,7 +428,7 @@ def generate(arch):
         for point in itertools.product(*t["axes"].values()):
             v = target_us(a, name, point, source)
             values.append("null" if v is None else f"{v:.4g}")
-        rule = ("the architecture model" if name.startswith(("gemm_", "bgemm_", "flash_"))
+        rule = ("the architecture model" if name.startswith(MODELLED)
                 else "the H200's traffic at this GPU's achievable bandwidth")
         out.append(f"  {name}:")
         out.append(f"    what: \"{t['what']} (MODELLED: {rule})\"")
