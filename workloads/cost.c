@@ -256,17 +256,23 @@ static void flash_block(const ts_workload *wl, const pricer *p, double S, bool c
   double qkvo = eb * b * S * ((D + Dv) * heads + (D + Dv) * kv_heads);
   double flops = 2.0 * B * S * S * (D + Dv);
   double rate = p->peak * ts_cost_gemm_efficiency(gpu, (long)B, (long)S, (long)S);
-  /* PyTorch's SDPA where the table measured it (workloads/stack.h), else the flash kernel */
-  bool sdpa = wl->attention == TS_ATTENTION_SDPA && causal &&
-              ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_FWD_CAUSAL) &&
-              ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_BWD_CAUSAL);
+  /* PyTorch's SDPA where the table measured it (workloads/stack.h), else the flash kernel;
+   * DeepSeek's MLA shape (queries and keys of 192, values of 128) from its own tables */
+  bool sdpa = wl->attention == TS_ATTENTION_SDPA && causal;
+  bool mla = sdpa && D == 192 && Dv == 128 &&
+             ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_MLA_FWD_CAUSAL) &&
+             ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_MLA_BWD_CAUSAL);
+  sdpa = sdpa && ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_FWD_CAUSAL) &&
+         ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_BWD_CAUSAL);
   *fwd = priced(p,
-                sdpa     ? TS_KERNEL_SDPA_FWD_CAUSAL
+                mla      ? TS_KERNEL_SDPA_MLA_FWD_CAUSAL
+                : sdpa   ? TS_KERNEL_SDPA_FWD_CAUSAL
                 : causal ? TS_KERNEL_FLASH_FWD_CAUSAL
                          : TS_KERNEL_FLASH_FWD,
                 B, S, D, kernel(gpu, flops, rate, qkvo));
   *bwd = priced(p,
-                sdpa     ? TS_KERNEL_SDPA_BWD_CAUSAL
+                mla      ? TS_KERNEL_SDPA_MLA_BWD_CAUSAL
+                : sdpa   ? TS_KERNEL_SDPA_BWD_CAUSAL
                 : causal ? TS_KERNEL_FLASH_BWD_CAUSAL
                          : TS_KERNEL_FLASH_BWD,
                 B, S, D, kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * b * S * Dv * heads));

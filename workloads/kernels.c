@@ -12,24 +12,59 @@
 #define MAX_AXIS_VALUES 64
 #define MAX_TABLES 16 /* distinct kernel-table files one process loads */
 
-const char *const ts_kernel_names[] = {
-    "gemm_fwd",          "gemm_dgrad",         "gemm_wgrad",
-    "flash_fwd_causal",  "flash_bwd_causal",   "flash_fwd",
-    "flash_bwd",         "bgemm_qk",           "bgemm_av",
-    "softmax_fwd",       "softmax_bwd",        "layer_norm_fwd",
-    "layer_norm_bwd",    "gelu_fwd",           "gelu_bwd",
-    "dropout_add_fwd",   "dropout_add_bwd",    "add_fwd",
-    "cross_entropy_fwd", "cross_entropy_bwd",  "embedding_fwd",
-    "embedding_bwd",     "grad_accum",         "clip_grad_norm",
-    "adam_fused",        "master_copy",        "zero_main_grad",
-    "adam_foreach",      "amp_unscale",        "rms_norm_fwd",
-    "rms_norm_bwd",      "swiglu_fwd",         "swiglu_bwd",
-    "rope_fwd",          "rope_bwd",           "gemm_fp8_fwd",
-    "gemm_fp8_bwd",      "attention_mask_fwd", "attention_mask_bwd",
-    "sdpa_fwd_causal",   "sdpa_bwd_causal",    "grouped_mm_fwd",
-    "grouped_mm_dgrad",  "grouped_mm_wgrad",   "moe_router_fwd",
-    "moe_router_bwd",    "moe_permute_fwd",    "moe_permute_bwd",
-    "moe_unpermute_fwd", "moe_unpermute_bwd",  NULL};
+const char *const ts_kernel_names[] = {"gemm_fwd",
+                                       "gemm_dgrad",
+                                       "gemm_wgrad",
+                                       "flash_fwd_causal",
+                                       "flash_bwd_causal",
+                                       "flash_fwd",
+                                       "flash_bwd",
+                                       "bgemm_qk",
+                                       "bgemm_av",
+                                       "softmax_fwd",
+                                       "softmax_bwd",
+                                       "layer_norm_fwd",
+                                       "layer_norm_bwd",
+                                       "gelu_fwd",
+                                       "gelu_bwd",
+                                       "dropout_add_fwd",
+                                       "dropout_add_bwd",
+                                       "add_fwd",
+                                       "cross_entropy_fwd",
+                                       "cross_entropy_bwd",
+                                       "embedding_fwd",
+                                       "embedding_bwd",
+                                       "grad_accum",
+                                       "clip_grad_norm",
+                                       "adam_fused",
+                                       "master_copy",
+                                       "zero_main_grad",
+                                       "adam_foreach",
+                                       "amp_unscale",
+                                       "rms_norm_fwd",
+                                       "rms_norm_bwd",
+                                       "swiglu_fwd",
+                                       "swiglu_bwd",
+                                       "rope_fwd",
+                                       "rope_bwd",
+                                       "gemm_fp8_fwd",
+                                       "gemm_fp8_bwd",
+                                       "attention_mask_fwd",
+                                       "attention_mask_bwd",
+                                       "sdpa_fwd_causal",
+                                       "sdpa_bwd_causal",
+                                       "grouped_mm_fwd",
+                                       "grouped_mm_dgrad",
+                                       "grouped_mm_wgrad",
+                                       "moe_router_fwd",
+                                       "moe_router_bwd",
+                                       "moe_permute_fwd",
+                                       "moe_permute_bwd",
+                                       "moe_unpermute_fwd",
+                                       "moe_unpermute_bwd",
+                                       "sdpa_mla_fwd_causal",
+                                       "sdpa_mla_bwd_causal",
+                                       NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", "extrapolated",
                                               NULL};
@@ -47,7 +82,11 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   static const char *const grouped[] = {"experts", "tokens", "n", "k", NULL};
   static const char *const router[] = {"tokens", "experts", "topk", NULL};
   static const char *const rows_hidden[] = {"rows", "hidden", NULL};
+  static const char *const heads_seq[] = {"batch_heads", "seq", NULL};
   switch (kind) {
+  case TS_KERNEL_SDPA_MLA_FWD_CAUSAL:
+  case TS_KERNEL_SDPA_MLA_BWD_CAUSAL:
+    return heads_seq;
   case TS_KERNEL_GROUPED_MM_FWD:
   case TS_KERNEL_GROUPED_MM_DGRAD:
   case TS_KERNEL_GROUPED_MM_WGRAD:
@@ -350,6 +389,10 @@ static double matrix_flops(ts_kernel_kind kind, const double *x) {
   case TS_KERNEL_FLASH_BWD_CAUSAL:
   case TS_KERNEL_SDPA_BWD_CAUSAL:
     return 4 * x[0] * x[1] * x[1] * x[2];
+  case TS_KERNEL_SDPA_MLA_FWD_CAUSAL: /* causal: half of Q K^T (192) and P V (128) */
+    return x[0] * x[1] * x[1] * (192 + 128);
+  case TS_KERNEL_SDPA_MLA_BWD_CAUSAL:
+    return 2 * x[0] * x[1] * x[1] * (192 + 128);
   default:
     return 0;
   }

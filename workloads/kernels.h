@@ -78,6 +78,10 @@ typedef enum ts_kernel_kind {
   TS_KERNEL_MOE_PERMUTE_BWD,
   TS_KERNEL_MOE_UNPERMUTE_FWD,
   TS_KERNEL_MOE_UNPERMUTE_BWD,
+  /* Multi-head latent attention's core by SDPA (stack.attention sdpa): DeepSeek-V2/V3's
+   * queries and keys of 128 + 64 and values of 128, over (batch x heads, seq). */
+  TS_KERNEL_SDPA_MLA_FWD_CAUSAL,
+  TS_KERNEL_SDPA_MLA_BWD_CAUSAL,
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 

@@ -672,12 +672,28 @@ def table_lines(tables):
     return lines
 
 
-def append(path, tables, soft, argv, started):
+def append(path, tables, soft, argv, started, replace=False):
     """Adds tables measured now to an existing table file (its tables section is last), and the
     software figures their sections measure to its software map, with a header line that says
     how; the tables and software figures already there stay."""
     with open(path) as f:
         text = f.read()
+    if replace:  # drop the tables and software figures about to be measured again
+        lines, keep, skipping = text.split("\n"), [], False
+        drop = {t.name for t in tables}
+        for line in lines:
+            name = line[2:].split(":")[0] if line.startswith("  ") and not line.startswith("   ") else None
+            if name is not None:
+                skipping = name in drop
+                if name in soft:
+                    continue
+            if line.startswith("#") and " added " in line and any(n in line for n in drop):
+                skipping = False
+                keep.append(line.replace(" added ", " replaced later, first added "))
+                continue
+            if not skipping:
+                keep.append(line)
+        text = "\n".join(keep)
     if any(f"\n  {k}:" in text for k in soft):
         sys.exit(f"kernel_table: {path} already has some of {sorted(soft)}")
     if soft:
@@ -744,6 +760,38 @@ def sdpa_tables():
                 return None
             q, k, v = (rand(1, s, bh, d).transpose(1, 2).detach().requires_grad_(direction == "bwd")
                        for _ in range(3))
+
+            def fwd():
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+            if direction == "fwd":
+                return fwd
+            return backward(fwd(), (q, k, v))
+
+        spec(t, make, 30 if direction == "bwd" else 12)
+
+
+def mla_tables():
+    """Multi-head latent attention's core as a plain PyTorch model calls it (moe.py's MLA,
+    torchtitan's DeepSeek attention): F.scaled_dot_product_attention with PyTorch's own choice
+    of backend, causal, queries and keys of 192 (DeepSeek-V2/V3's 128 + 64 rotary: each built
+    by torch.cat, so contiguous) and values of 128 (a slice of the key-value up-projection)."""
+    bh_axis = [4, 8, 16, 32, 64, 128, 256]
+    seq_axis = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
+    for direction in ("fwd", "bwd"):
+        t = Table(f"sdpa_mla_{direction}_causal",
+                  f"F.scaled_dot_product_attention {'backward' if direction == 'bwd' else 'forward'}"
+                  ", causal, PyTorch's default backend, q and k (1, batch x heads, seq, 192) "
+                  "contiguous, v (1, batch x heads, seq, 128) sliced from (seq, heads, 256)",
+                  [("batch_heads", bh_axis), ("seq", seq_axis)])
+
+        def make(bh, s, direction=direction):
+            if bh * s * 192 > (1 << 28) or 4 * bh * s * s * 192 > (1 << 47):
+                return None
+            g = direction == "bwd"
+            q, k = (rand(1, bh, s, 192, grad=g) for _ in range(2))
+            kv = rand(1, s, bh, 256)
+            v = kv[..., 128:].transpose(1, 2).detach().requires_grad_(g)
 
             def fwd():
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -830,7 +878,8 @@ def moe_tables():
             t = Table(f"moe_{part}_{direction}",
                       f"moe.{part} of tokens x top-8 rows of `hidden` ({direction}: "
                       + ("argsort, gather" if part == "permute" else "fp32 weighting, scatter_add")
-                      + (")" if direction == "fwd" else ", the backward)"),
+                      + (")" if direction == "fwd" else ", the backward" + (
+                          ")" if part == "permute" else " to the rows and their scores)")),
                       [("rows", MOE_ROWS), ("hidden", MOE_HIDDEN)])
 
             def make(rows, h, part=part, direction=direction):
@@ -848,54 +897,68 @@ def moe_tables():
                     return fwd if not g else backward(fwd(), (x,))
                 _, top_sorted, token = moe.permute(rand(tokens, h), top, idx, 8)
                 routed, base = rand(rows, h, grad=g), rand(tokens, h)
+                top_sorted = top_sorted.detach().requires_grad_(g)
 
                 def fwd():
                     return moe.unpermute(routed, top_sorted, token, base)
-                return fwd if not g else backward(fwd(), (routed,))
+                return fwd if not g else backward(fwd(), (routed, top_sorted))
 
             spec(t, make, 2)
 
 
 def moe_software(smoke):
     """CPU time of moe.py's MoE layer where the GPU waits on the host (a tiny layer: h 256, 128
-    tokens): forward and backward with grouped GEMM (8 experts, top-2), and per expert without
-    it (Megatron-Core's SequentialMLP: 8 against 32 experts, the difference per expert)."""
+    tokens), with gpt.Trainer's hooks on its parameters (fp32 main_grad += grad, one per
+    parameter tensor and microbatch) as the steps run them: forward and backward with grouped
+    GEMM (8 experts, top-2), and per expert without it (Megatron-Core's SequentialMLP: 8
+    against 32 experts, the difference per expert). The host's speed drifts over seconds, so
+    the layers are timed in turns, round after round, each figure the median over rounds."""
     import moe
 
-    reps = 5 if smoke else 100
-
-    def layer_us(e, grouped):
+    rounds = 5 if smoke else 60
+    calls = {}
+    for e, grouped in ((8, True), (8, False), (32, False)):
         c = {"hidden": 256, "experts": e, "topk": 2, "moe_ffn": 128, "grouped": grouped}
         torch.manual_seed(0)
         with torch.device(dev):
             layer = moe.MoE(c).to(bf16)
+        gpt.Trainer(layer)  # registers the main-grad hooks
         x = rand(1, 128, 256, grad=True)
 
-        def fwd():
+        def fwd(layer=layer, x=x):
             return layer(x)[0]
 
-        def step():
-            fwd().sum().backward()
-
-        gc.disable()
-        try:
-            f, fb = host_s(fwd, reps=reps), host_s(step, reps=reps)
-        finally:
-            gc.enable()
-        return 1e6 * f, 1e6 * (fb - f)
-
+        calls[(e, grouped, "fwd")] = fwd
+        calls[(e, grouped, "step")] = lambda fwd=fwd: fwd().sum().backward()
+    for fn in calls.values():
+        for _ in range(3):
+            fn()
     os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})  # one core: steadier host times
-    fwd, bwd = layer_us(8, True)
-    f8, b8 = layer_us(8, False)
-    f32, b32 = layer_us(32, False)
-    return {"cpu_moe_layer_forward_us": fwd, "cpu_moe_layer_backward_us": bwd,
-            "cpu_moe_expert_forward_us": (f32 - f8) / 24,
-            "cpu_moe_expert_backward_us": (b32 - b8) / 24}
+    samples = {k: [] for k in calls}
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for k, fn in calls.items():
+                samples[k].append(host_s(fn, reps=1, warmup=0))
+    finally:
+        gc.enable()
+
+    def med(terms, div=1):
+        return 1e6 * statistics.median(
+            sum(w * samples[k][i] for k, w in terms) / div for i in range(rounds))
+
+    g, l8, l32 = (8, True), (8, False), (32, False)
+    return {"cpu_moe_layer_forward_us": med([(g + ("fwd",), 1)]),
+            "cpu_moe_layer_backward_us": med([(g + ("step",), 1), (g + ("fwd",), -1)]),
+            "cpu_moe_expert_forward_us": med([(l32 + ("fwd",), 1), (l8 + ("fwd",), -1)], 24),
+            "cpu_moe_expert_backward_us": med([(l32 + ("step",), 1), (l32 + ("fwd",), -1),
+                                               (l8 + ("step",), -1), (l8 + ("fwd",), 1)], 24)}
 
 
 SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
             ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables),
-            ("mask", mask_tables), ("sdpa", sdpa_tables), ("moe", moe_tables)]
+            ("mask", mask_tables), ("sdpa", sdpa_tables), ("moe", moe_tables),
+            ("mla", mla_tables)]
 # Sections that also measure software figures (merged into the table's software map).
 SECTION_SOFTWARE = {"moe": moe_software}
 
@@ -934,6 +997,8 @@ def main():
                     + ", ".join(n for n, _ in SECTIONS) + ")")
     ap.add_argument("--append", action="store_true",
                     help="add the measured tables to the existing table file OUT")
+    ap.add_argument("--replace", action="store_true",
+                    help="with --append: measure the sections' tables again, replacing them")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -986,7 +1051,7 @@ def main():
         print(f"kernel_table: the budget ran out: {skipped} points not measured", file=sys.stderr)
     tables = [s[1] for s in SPECS if s[0] in chosen]
     if args.append:
-        append(args.out, tables, added_soft, sys.argv[1:], started)
+        append(args.out, tables, added_soft, sys.argv[1:], started, args.replace)
         print(f"kernel_table: added {len(tables)} tables to {args.out} ({skipped} points skipped "
               f"for time, {failed} failed)", file=sys.stderr)
         return

@@ -4,7 +4,7 @@ errors of docs/validation/moe.md.
 
     python3 bench/device/moe_parts.py OUTDIR [--smoke]
 
-Writes three CSVs into OUTDIR:
+Writes two CSVs into OUTDIR (the layer's host time is kernel_table.py's, section moe):
   * grouped_mm.csv: torch._grouped_mm over E experts of m tokens each (E 8-128, m 16-16k), for
     the expert shapes of the validation models: the forward y = x W (x [E m, k], W [E, k, n]),
     the input gradient dx = dy W^T and the weight gradient dW = x^T dy (ragged in the
@@ -14,9 +14,6 @@ Writes three CSVs into OUTDIR:
     backward kernels (router, permutation, experts, unpermutation, shared experts) as the
     profiler sums them, their kernel counts, and the bytes each part keeps for the backward
     pass (memory_allocated after its forward, inputs held apart);
-  * host.csv: the CPU time of a MoE layer's forward and backward on a tiny layer (h 256, 128
-    tokens) whose kernels take microseconds, so the host sets the pace: grouped GEMM and the
-    loop of GEMMs (whose `.tolist()` waits for the GPU) over 8 and 64 experts.
 """
 import argparse
 import os
@@ -135,6 +132,8 @@ def part_rows(configs):
             # the backward alone: a fresh forward (not timed) before each, then backward
             times, counts_b = [], []
             for _ in range(3):
+                x.grad = None  # no accumulation into .grad from the runs before
+                layer.zero_grad(set_to_none=True)
                 o = grad_of(fwd())
                 torch.cuda.synchronize()
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -159,35 +158,6 @@ def part_rows(configs):
     return rows
 
 
-def host_rows(rounds):
-    """CPU time of a tiny MoE layer's forward and of its forward + backward."""
-    rows = ["experts,topk,grouped,shared,fwd_us,fwd_bwd_us,fwd_kernels,bwd_kernels"]
-    for e, k, grouped, shared in ((8, 2, True, 0), (64, 8, True, 0), (64, 8, True, 512),
-                                  (8, 2, False, 0), (64, 8, False, 0)):
-        c = {"hidden": 256, "experts": e, "topk": k, "moe_ffn": 128, "shared_ffn": shared,
-             "grouped": grouped}
-        torch.manual_seed(0)
-        layer = moe.MoE(c).to(dev, bf16)
-        for p in layer.parameters():
-            torch.nn.init.normal_(p, std=0.02)
-        x = torch.randn(1, 128, 256, device=dev, dtype=bf16, requires_grad=True)
-
-        def fwd():
-            return layer(x)[0]
-
-        def step():
-            fwd().sum().backward()
-
-        f = kernel_table.host_s(fwd, reps=rounds)
-        fb = kernel_table.host_s(step, reps=rounds)
-        _, fn = kernel_us(fwd)
-        _, sn = kernel_us(step)
-        rows.append(f"{e},{k},{int(grouped)},{shared},{1e6 * f:.1f},{1e6 * fb:.1f},{fn:.0f},"
-                    f"{sn - fn:.0f}")
-        print(f"moe_parts: host {rows[-1]}", file=sys.stderr, flush=True)
-    return rows
-
-
 def write(path, header, rows):
     with open(path + ".tmp", "w") as f:
         f.write("\n".join(header + rows) + "\n")
@@ -202,7 +172,7 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grouped-shape", help="only the grouped GEMMs of this shape, appended to "
                     "OUTDIR/grouped_mm.csv (a crash loses one shape, not the sweep)")
-    ap.add_argument("--no-grouped", action="store_true", help="host and parts only")
+    ap.add_argument("--no-grouped", action="store_true", help="the parts only")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     kernel_table.STREAM = torch.cuda.Stream()
@@ -218,7 +188,6 @@ def main():
         with open(grouped, "a") as f:
             f.write("".join(r + "\n" for r in rows))
         return 0
-    write(os.path.join(args.outdir, "host.csv"), header, host_rows(5 if args.smoke else 50))
     configs = moe_steps.SMOKE if args.smoke else moe_steps.CONFIGS
     write(os.path.join(args.outdir, "parts.csv"), header,
           part_rows([c for c in configs if c.get("first_dense", 0) < c["layers"]]))
