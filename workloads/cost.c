@@ -105,11 +105,54 @@ static void log_kernel(const pricer *p, const char *name, int n_shape, const dou
       r->source = (ts_kernel_source)s;
 }
 
+/* The model's time of a GEMM kind at a table point (the axes as priced_at's callers pass them:
+ * gemm_* (m, n, k) of a GEMM m x n x k; grouped_mm_* (experts, tokens, n, k), the weight
+ * gradient's GEMM k x n reduced over the tokens). 0 for other kinds. */
+static double gemm_model_s(const pricer *p, ts_kernel_kind kind, const double *x) {
+  const ts_gpu *gpu = p->gpu;
+  switch (kind) {
+  case TS_KERNEL_GEMM_FWD:
+  case TS_KERNEL_GEMM_DGRAD:
+  case TS_KERNEL_GEMM_WGRAD:
+    return ts_cost_gemm(gpu, p->peak, 1, (long)x[0], (long)x[1], (long)x[2], p->eb).time_s;
+  case TS_KERNEL_GROUPED_MM_FWD:
+  case TS_KERNEL_GROUPED_MM_DGRAD:
+    return ts_cost_gemm(gpu, p->peak, (long)x[0], (long)x[1], (long)x[2], (long)x[3], p->eb).time_s;
+  case TS_KERNEL_GROUPED_MM_WGRAD:
+    return ts_cost_gemm(gpu, p->peak, (long)x[0], (long)x[3], (long)x[2], (long)x[1], p->eb).time_s;
+  default:
+    return 0;
+  }
+}
+
+/* A GEMM below the table's grid along some axes (the router's h -> 8..64 experts against a grid
+ * from 128 wide): the time at the grid's edge there, scaled by the model's time at the point
+ * over its time at the edge (the measured level, the model's shape dependence). */
+static bool below_grid(const pricer *p, ts_kernel_kind kind, const double *point, ts_cost model,
+                       double *time_s) {
+  double at[4];
+  bool below = false;
+  int n = ts_kernel_n_axes(kind);
+  for (int i = 0; i < n; i++) {
+    double lo = ts_kernels_axis_min(p->table, kind, i);
+    below = below || point[i] < lo;
+    at[i] = point[i] < lo ? lo : point[i];
+  }
+  double edge_s = 0, edge_model_s = gemm_model_s(p, kind, at);
+  if (!below || !(edge_model_s > 0) ||
+      ts_kernels_time(p->table, kind, at, &edge_s) == TS_KERNEL_SRC_MODEL)
+    return false;
+  *time_s = edge_s * model.time_s / edge_model_s;
+  return true;
+}
+
 /* One kernel: from the table at `point` (the kind's axes) when it has it, else the model's
  * cost. */
 static ts_cost priced_at(const pricer *p, ts_kernel_kind kind, const double *point, ts_cost model) {
   double t = 0;
   ts_kernel_source src = ts_kernels_time(p->table, kind, point, &t);
+  if (src == TS_KERNEL_SRC_MODEL && below_grid(p, kind, point, model, &t))
+    src = TS_KERNEL_SRC_EXTRAPOLATED;
   if (src != TS_KERNEL_SRC_MODEL) {
     model.time_s = t;
     model.n_by_source[TS_KERNEL_SRC_MODEL] = 0;

@@ -495,6 +495,12 @@ static bool linear_in_first_axis(ts_kernel_kind kind) {
          strcmp(first, "batch_heads") == 0 || strcmp(first, "experts") == 0;
 }
 
+double ts_kernels_axis_min(const ts_kernel_table *t, ts_kernel_kind kind, int axis) {
+  if (t == NULL || !t->grids[kind].is_present || axis < 0 || axis >= ts_kernel_n_axes(kind))
+    return 0;
+  return exp(t->grids[kind].log_axis[axis][0]);
+}
+
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
                                  double *time_s) {
   if (t == NULL || !t->grids[kind].is_present)

@@ -97,7 +97,8 @@ typedef enum ts_kernel_source {
   TS_KERNEL_SRC_INTERPOLATED, /* between measured grid points */
   TS_KERNEL_SRC_MODEL, /* the roofline model: no table, or outside its grid */
   /* beyond the grid's largest measured size along a kind's first axis (a batch of independent
-   * problems, rows, elements, tokens): the edge's time in proportion to the size */
+   * problems, rows, elements, tokens, experts): the edge's time in proportion to the size; or a
+   * GEMM below the grid's smallest size along some axes (workloads/cost.c, priced_at) */
   TS_KERNEL_SRC_EXTRAPOLATED,
   TS_KERNEL_SRC_COUNT
 } ts_kernel_source;
@@ -142,6 +143,8 @@ int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_t
  * point that was not measured. */
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
                                  double *time_s);
+/* The smallest value of kind's axis `axis` in t's grid (0: no such table). */
+double ts_kernels_axis_min(const ts_kernel_table *t, ts_kernel_kind kind, int axis);
 
 /* The first measured point of a compute-bound table (GEMMs, batched GEMMs, flash and SDPA
  * attention) faster than its matrix FLOPs at peak_flops_per_s allow (FP8 GEMMs against

@@ -51,12 +51,18 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   /* A MoE MLP (the 10 keep the router's input where FC1's was): each rank's experts keep their
    * input, 2 bytes a value of the r = k etp / t x the token factor copies of the rank's
    * tokens (per token of b s), and their FC1 outputs and FC2 input, (6 or 4) f_e / (etp h)
-   * each; the unpermutation keeps the expert outputs it weighs, 2 k / t (the router's scores
-   * and indices, b s E / t values, are small beside them and left out). */
+   * each (8 eager); the unpermutation keeps the expert outputs it weighs, k / t copies. */
+  /* The unpermutation's weighting keeps its input for the scores' gradient: Megatron-Core
+   * multiplies the bf16 expert outputs by the fp32 probabilities (2 bytes kept a value,
+   * moe_utils.unpermute); torchtitan casts them to fp32 first (4: moe.py, `routed_output
+   * .to(torch.float32) * top_scores`), as plain PyTorch here. The router keeps its fp32 scores
+   * (E values a token) and the top-k's indices and scores (8 + 4 bytes each). */
   if (moe) {
     double etp = (double)ts_workload_etp(wl), k = (double)m->moe_topk;
     double r = k * etp / t * ts_workload_moe_token_factor(wl);
-    per += 2.0 * r + mlp * r * (double)m->moe_ffn_hidden / (etp * h) + 2.0 * k / t;
+    double weighed = ts_framework_is_pytorch(wl->framework) ? 4.0 : 2.0;
+    double router = (4.0 * (double)m->n_experts + 12.0 * k) / h;
+    per += 2.0 * r + mlp * r * (double)m->moe_ffn_hidden / (etp * h) + weighed * k / t + router / t;
   }
   return s * b * h * per + (wl->recompute == TS_RECOMPUTE_NONE ? unfused_scores(wl) : 0);
 }
@@ -140,20 +146,27 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * layer's activations while it is recomputed; recomputed attention (full or selective)
    * without flash also holds one layer's scores then. */
   double input = 2.0 * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0);
-  double act = wl->recompute == TS_RECOMPUTE_FULL
-                   ? layers * in_flight * input + (moe > dense ? moe : dense)
-                   : in_flight * all;
+  bool full = wl->recompute == TS_RECOMPUTE_FULL;
+  double recomputed = moe > dense ? moe : dense;
   if (wl->recompute != TS_RECOMPUTE_NONE && layers > 0)
-    act += unfused_scores(wl);
+    recomputed += unfused_scores(wl);
+  double act = full ? layers * in_flight * input : in_flight * all;
   /* The logits at the loss (workload.h, ts_framework): Megatron-LM's cross-entropy works in
    * place on one fp32 copy beside the low-precision logits; PyTorch's F.cross_entropy on fp32
    * logits keeps its log-softmax (4 B) and, when the backward starts, nll_loss's dense fp32
    * gradient (4) and log-softmax's input gradient (4), all live at once. */
   double eb = ts_cost_elem_bytes(wl->precision);
   double per_logit = ts_framework_is_pytorch(wl->framework) ? 12.0 : eb + (eb < 4.0 ? 4.0 : 0.0);
-  if (stage == wl->pp - 1)
-    act += logits_in_flight * per_logit * s * b * (double)ts_workload_padded_vocab(wl) /
-           (double)wl->tp;
+  double logits = stage == wl->pp - 1 ? logits_in_flight * per_logit * s * b *
+                                            (double)ts_workload_padded_vocab(wl) / (double)wl->tp
+                                      : 0;
+  /* Without full recomputation the logits come on top of every layer's activations (all live
+   * at the loss); with it, a layer's activations exist only while it is recomputed, after the
+   * loss's backward has freed the logits' buffers: the larger of the two is live. */
+  if (full)
+    act += logits > recomputed ? logits : recomputed;
+  else
+    act += (wl->recompute != TS_RECOMPUTE_NONE && layers > 0 ? unfused_scores(wl) : 0) + logits;
   out->bytes[TS_MEM_ACTIVATIONS] = act;
   out->microbatches_in_flight = in_flight;
   out->total_bytes = 0;

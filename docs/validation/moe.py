@@ -12,6 +12,7 @@ are compared here, not read by trainsim."""
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -86,6 +87,82 @@ def predict(c, work):
     return res["metrics"]["iteration_s"], res["memory"]["peak_bytes"], verdict
 
 
+PROFILE_ROW = re.compile(r"^\s+(fwd|bwd)\s+(.+?)\s{2,}(\S+)\s{2,}.+?\s{2,}(\d+)\s+([\d.]+)\s+\S+\s+[\d.]+%$")
+
+
+def part_of(piece, kernel):
+    """moe_parts.py's part for a row of `trainsim profile` (None: not a MoE part, or the
+    main-grad accumulation, which the parts were measured without)."""
+    if kernel == "grad_accum":
+        return None
+    if kernel.startswith("moe_permute"):
+        return "permute"
+    for part in ("router", "experts", "unpermute", "shared"):
+        if piece.startswith(part):
+            return part
+    return None
+
+
+def predicted_parts(c, work):
+    """trainsim's GPU time (us) of each MoE part of configuration c, forward and backward."""
+    path = os.path.join(work, "wl.yaml")
+    with open(path, "w") as f:
+        json.dump(workload(c), f)
+    out = subprocess.run([TRAINSIM, "profile", path, "--platform", PLATFORM, "--gpus", "1"],
+                         check=True, capture_output=True, text=True).stdout
+    parts = {}
+    for line in out.splitlines():
+        m = PROFILE_ROW.match(line)
+        if m is None:
+            continue
+        part = part_of(m.group(2), m.group(3))
+        if part is not None:
+            key = (part, m.group(1))
+            parts[key] = parts.get(key, 0.0) + int(m.group(4)) * float(m.group(5))
+    return parts
+
+
+def parts_table(steps, w, work):
+    """Per part of the MoE layer: moe_parts.py's kernel sums against trainsim's."""
+    rows, head = rows_of(os.path.join(DEVICE, "h200_moe_parts.csv"))
+    by_shape = {}
+    for c in steps:
+        by_shape.setdefault((c["name"], int(c["mbs"]) * int(c["seq"])), c)
+    w("## The MoE layer part by part")
+    w("")
+    w("GPU time of each part of one MoE layer (forward and backward kernels summed), measured by")
+    w("`bench/device/moe_parts.py` (" + head[0].strip("# \n").split(" on ", 1)[1] + "; raw in")
+    w("`bench/device/h200_moe_parts.csv`; the profiler's kernel times, each part run alone, no")
+    w("main-grad accumulation) against `trainsim profile` of the same layer (its kernels of that")
+    w("part, the main-grad accumulation left out likewise). The parts are kernel measurements")
+    w("made apart from the tables trainsim reads (`bench/device/kernel_table.py`, section moe),")
+    w("at the validation models' shapes.")
+    w("")
+    w("| model | tokens | part | measured fwd | predicted | error | measured bwd | predicted | error |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    errs = {}
+    cache = {}
+    for r in rows:
+        c = by_shape[(r["config"], int(r["tokens"]))]
+        key = (r["config"], r["tokens"])
+        if key not in cache:
+            cache[key] = predicted_parts(c, work)
+        pred = cache[key]
+        cells = []
+        for d, col in (("fwd", "fwd_us"), ("bwd", "bwd_us")):
+            meas, p = float(r[col]), pred.get((r["part"], d), 0.0)
+            e = p / meas - 1
+            errs.setdefault(r["part"], []).append(e)
+            cells += [f"{meas:.0f} us", f"{p:.0f} us", f"{100 * e:+.0f}%"]
+        label = r["config"] + ("" if c["grouped"] == "1" else " (loop)")
+        w(f"| {label} | {r['tokens']} | {r['part']} | " + " | ".join(cells) + " |")
+    w("")
+    w("Mean absolute error per part (forward and backward together): " + ", ".join(
+        f"{p} {100 * sum(abs(x) for x in v) / len(v):.1f}% ({len(v)})" for p, v in errs.items())
+      + ".")
+    w("")
+
+
 def main():
     if not os.access(TRAINSIM, os.X_OK):
         sys.exit("moe.py: build trainsim first (build/trainsim)")
@@ -126,6 +203,9 @@ def main():
       f"{100 * sum(abs(x) for x in merrs) / len(merrs):.1f}%, largest "
       f"{100 * max(abs(x) for x in merrs):.1f}%. Out-of-memory verdicts right: {right} of "
       f"{len(steps)}.")
+    w("")
+    with tempfile.TemporaryDirectory() as work:
+        parts_table(steps, w, work)
     print("\n".join(lines))
     with open(PAGE + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")

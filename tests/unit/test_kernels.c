@@ -121,8 +121,9 @@ static void test_errors(void **state) {
               "unknown key 'm' in 'axes'");
 }
 
-/* A layer priced from a table: the forward QKV GEMM takes the table's time, a GEMM the table
- * lacks keeps the model's, and the counts by source add up to the kernels. */
+/* A layer priced from a table: the forward QKV GEMM takes the table's time; the projection's
+ * (n 1024, below the grid's 3072) the table's edge scaled by the model's shape dependence; a
+ * GEMM beyond the grid keeps the model's; and the counts by source add up to the kernels. */
 static void test_layer_from_table(void **state) {
   (void)state;
   static char text[4096];
@@ -152,6 +153,12 @@ static void test_layer_from_table(void **state) {
       seen = true;
       assert_int_equal(r->source, TS_KERNEL_SRC_TABLE);
       assert_true(fabs(r->time_s - 77e-6) < 1e-15);
+    } else if (strcmp(r->piece, "proj") == 0 && strcmp(r->kernel, "gemm_fwd") == 0) {
+      assert_int_equal(r->source, TS_KERNEL_SRC_EXTRAPOLATED);
+      double ratio = ts_cost_gemm(&g, 989.4e12, 1, 2048, 1024, 1024, 2).time_s /
+                     ts_cost_gemm(&g, 989.4e12, 1, 2048, 3072, 1024, 2).time_s;
+      assert_true(fabs(r->time_s - 77e-6 * ratio) < 1e-15);
+      assert_true(r->time_s < 77e-6);
     } else {
       assert_int_equal(r->source, TS_KERNEL_SRC_MODEL);
     }
@@ -162,10 +169,37 @@ static void test_layer_from_table(void **state) {
   ts_cost_kernel_sources(&wl, &g, by_source);
   assert_int_equal(by_source[TS_KERNEL_SRC_TABLE], 1);
   assert_int_equal(by_source[TS_KERNEL_SRC_INTERPOLATED], 0);
+  assert_int_equal(by_source[TS_KERNEL_SRC_EXTRAPOLATED], 1);
   /* fp32 training does not use the (bf16) table. */
   wl.precision = TS_PREC_FP32;
   ts_cost_kernel_sources(&wl, &g, by_source);
   assert_int_equal(by_source[TS_KERNEL_SRC_TABLE], 0);
+}
+
+/* A grouped GEMM's table has four axes (experts, tokens per expert, n, k): between two expert
+ * counts the time interpolates in log space (a time proportional to the experts stays so), and
+ * past the largest it grows in proportion (the GPU is full). */
+static void test_grouped_gemm_axes(void **state) {
+  (void)state;
+  const char *path =
+      write_table("format: 1\ntables:\n  grouped_mm_fwd:\n"
+                  "    axes: {experts: [4, 16], tokens: [256], n: [1024], k: [2048]}\n"
+                  "    time_us: [100, 400]\n");
+  const ts_kernel_table *t = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(path, &t, &err), 0);
+  unlink(path);
+  double s = 0;
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GROUPED_MM_FWD, (double[]){8, 256, 1024, 2048}, &s),
+                   TS_KERNEL_SRC_INTERPOLATED);
+  assert_true(fabs(s - 200e-6) < 1e-12);
+  assert_int_equal(
+      ts_kernels_time(t, TS_KERNEL_GROUPED_MM_FWD, (double[]){64, 256, 1024, 2048}, &s),
+      TS_KERNEL_SRC_EXTRAPOLATED);
+  assert_true(fabs(s - 1600e-6) < 1e-12);
+  /* another n is off the grid: the model prices it */
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GROUPED_MM_FWD, (double[]){8, 256, 2048, 2048}, &s),
+                   TS_KERNEL_SRC_MODEL);
 }
 
 /* Attention's batch x heads are independent problems: past the H200 table's 256 (a micro-batch
@@ -188,6 +222,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lookup),
       cmocka_unit_test(test_attention_past_batch_heads),
+      cmocka_unit_test(test_grouped_gemm_axes),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_layer_from_table),
   };

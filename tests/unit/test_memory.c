@@ -96,6 +96,25 @@ static void test_stage_memory(void **state) {
   wl.virtual_stages = 1;
   ts_memory_stage(&wl, 1, &m1);
   assert_rel(m1.microbatches_in_flight, 1536 / 8, 1e-15);
+  /* The last stage (1F1B, one microbatch in flight) with full recomputation: the logits (fp32
+   * copy beside the bf16 ones, 6 B each, Megatron) are freed by the loss's backward before its
+   * layers are recomputed, so the larger of the two is live, not both; without recomputation
+   * every layer's activations and the logits are live at the loss. */
+  wl.schedule = TS_SCHED_1F1B;
+  ts_memory last;
+  ts_memory_stage(&wl, 15, &last);
+  double logits = 6.0 * 2048 * 51200 / 8;
+  double inputs = 6 * 2 * sbh;
+  assert_true(logits < layer);
+  assert_rel(last.bytes[TS_MEM_ACTIVATIONS], inputs + layer, 1e-12);
+  wl.model.vocab = 8 * 1024 * 1024; /* logits now larger than a layer's activations */
+  ts_memory_stage(&wl, 15, &last);
+  logits = 6.0 * 2048 * (double)ts_workload_padded_vocab(&wl) / 8;
+  assert_true(logits > layer);
+  assert_rel(last.bytes[TS_MEM_ACTIVATIONS], inputs + logits, 1e-12);
+  wl.recompute = TS_RECOMPUTE_NONE;
+  ts_memory_stage(&wl, 15, &last);
+  assert_rel(last.bytes[TS_MEM_ACTIVATIONS], 6 * layer + logits, 1e-12);
 }
 
 /* GPT-1T (full recomputation, ZeRO-1, batch 3072): TP 8 x PP 32 needs about 65 GiB of model

@@ -123,9 +123,12 @@ static void test_moe(void **state) {
   assert_rel(mem.bytes[TS_MEM_WEIGHTS], 2 * (dense + expert), 1e-12);
   assert_rel(mem.bytes[TS_MEM_OPTIMIZER], 12 * (dense / 8 + expert), 1e-12);
   /* Activations per MoE layer (TP 1, k 2): 10 + 4 + 4 x 8/32 sbh as a Llama layer's, the
-   * experts' input 2 x 2, FC1 outputs and FC2 input 6 x 2 x 14336/4096, unpermute 2 x 2. */
-  assert_rel(ts_memory_moe_layer_activations(&wl), s * h * (15 + 4 + 6 * 2 * 3.5 + 4), 1e-12);
-  assert_rel(mem.bytes[TS_MEM_ACTIVATIONS], 4 * 8 * s * h * (15 + 4 + 42 + 4), 1e-12);
+   * experts' input 2 x 2, FC1 outputs and FC2 input 6 x 2 x 14336/4096, unpermute 2 x 2
+   * (Megatron keeps the bf16 outputs it weighs), the router's fp32 scores 4 x 8 and top-k
+   * indices and scores 12 x 2 bytes a token. */
+  double moe_layer = s * h * (15 + 4 + 6 * 2 * 3.5 + 4) + s * (4 * 8 + 12 * 2);
+  assert_rel(ts_memory_moe_layer_activations(&wl), moe_layer, 1e-12);
+  assert_rel(mem.bytes[TS_MEM_ACTIVATIONS], 4 * 8 * moe_layer, 1e-12);
 
   /* moe_layer_freq: an integer, a YAML list, Megatron's expression. */
   const char *forms[] = {"2", "[1, 0, 1, 0, 1, 0]", "\"([1,0]*3)\"", "\"[1]+[0,1]*2+[0]\""};
