@@ -1096,7 +1096,7 @@ static double layer_matrix_params(const ts_workload *wl, long layer) {
   double attention = attention_matrices(m, &replicated) + replicated;
   /* Routed tokens beyond an expert's capacity are dropped, never computed: under a capacity
    * factor below 1 at most that share reaches the experts (else a % of peak could pass 100). */
-  double cap = wl->moe_capacity_factor, kept = cap > 0 && cap < 1 ? cap : 1;
+  double cap = ts_workload_moe_capacity(wl), kept = cap > 0 && cap < 1 ? cap : 1;
   double mlp =
       ts_workload_is_moe_layer(wl, layer)
           ? mats * h *

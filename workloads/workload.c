@@ -2,6 +2,7 @@
 #include "workload.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +271,11 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
   md->moe_score = (ts_moe_score)score;
   l->n_experts = here(r, m, "num_experts");
   l->moe_capacity_factor = here(r, m, "moe_expert_capacity_factor");
+  if (ts_doc_get(r->doc, m, "moe_expert_capacity_factor") != 0 && wl->moe_capacity_factor == 0)
+    return ts_err_at(r->err, l->moe_capacity_factor,
+                     "moe_expert_capacity_factor 0 gives each expert a capacity of 0 tokens "
+                     "(Megatron-Core: ceil(tokens x topk / num_experts x factor)): every token "
+                     "would be dropped; expected a factor above 0, or no key for dropless routing");
   if (md->n_experts == 0) { /* the other moe_ keys describe what is not there */
     for (int i = 0; model_keys[i] != NULL; i++)
       if (strncmp(model_keys[i], "moe_", 4) == 0 && ts_doc_get(r->doc, m, model_keys[i]) != 0)
@@ -1053,8 +1059,19 @@ long ts_workload_stage_moe_layers(const ts_workload *wl, long stage) {
   return n;
 }
 
+double ts_workload_moe_capacity(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  if (wl->moe_capacity_factor == 0 || m->n_experts == 0)
+    return 0;
+  /* Megatron-Core's get_capacity: ceil(tokens x topk / num_experts x factor) tokens an expert,
+   * over the tokens a rank routes (a micro-batch's, split over tensor parallelism). */
+  double mean = (double)(wl->micro_batch * ts_workload_local_seq(wl)) / (double)wl->tp *
+                (double)m->moe_topk / (double)m->n_experts;
+  return ceil(mean * wl->moe_capacity_factor) / mean;
+}
+
 double ts_workload_moe_token_factor(const ts_workload *wl) {
-  double cap = wl->moe_capacity_factor, load = wl->moe_load_imbalance;
+  double cap = ts_workload_moe_capacity(wl), load = wl->moe_load_imbalance;
   if (wl->moe_pad_to_capacity)
     return cap;
   return cap > 0 && cap < load ? cap : load;

@@ -237,8 +237,11 @@ bool ts_workload_fuses(const ts_workload *wl, ts_fusion f);
 long ts_workload_moe_layer_count(const ts_workload *wl);
 /* MoE layers held by pipeline stage `stage` (all its chunks). */
 long ts_workload_stage_moe_layers(const ts_workload *wl, long stage);
+/* An expert's capacity over the mean tokens it is routed (Megatron-Core rounds the capacity up
+ * to whole tokens: never below one), 0 when dropless. */
+double ts_workload_moe_capacity(const ts_workload *wl);
 /* Tokens the busiest expert processes, over the mean (moe_load_imbalance, capped or padded by
- * the capacity factor). */
+ * the capacity). */
 double ts_workload_moe_token_factor(const ts_workload *wl);
 /* The ranks that hold the same weights and reduce their gradients: dp x cp. */
 long ts_workload_dp_cp(const ts_workload *wl);

@@ -129,6 +129,16 @@ static void test_moe(void **state) {
   double moe_layer = s * h * (15 + 4 + 6 * 2 * 3.5 + 4) + s * (4 * 8 + 12 * 2);
   assert_rel(ts_memory_moe_layer_activations(&wl), moe_layer, 1e-12);
   assert_rel(mem.bytes[TS_MEM_ACTIVATIONS], 4 * 8 * moe_layer, 1e-12);
+  /* An expert's capacity is whole tokens, at least one (Megatron-Core's get_capacity): 4096
+   * tokens x top-2 over 8 experts is 1024 an expert, so a factor of 1e-9 keeps 1 of them, and
+   * 1.0001 keeps ceil(1024.1) = 1025. */
+  wl.moe_capacity_factor = 1e-9;
+  assert_rel(ts_workload_moe_token_factor(&wl), 1.0 / 1024, 1e-12);
+  wl.moe_capacity_factor = 1.0001;
+  wl.moe_load_imbalance = 2;
+  assert_rel(ts_workload_moe_token_factor(&wl), 1025.0 / 1024, 1e-12);
+  wl.moe_capacity_factor = 0;
+  wl.moe_load_imbalance = 1;
 
   /* moe_layer_freq: an integer, a YAML list, Megatron's expression. */
   const char *forms[] = {"2", "[1, 0, 1, 0, 1, 0]", "\"([1,0]*3)\"", "\"[1]+[0,1]*2+[0]\""};
