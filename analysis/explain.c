@@ -29,6 +29,9 @@ static const char *const loss_titles[] = {"pipeline bubble",
                                           "optimizer step",
                                           "the slowest GPU",
                                           "interruptions (goodput)",
+                                          "mixture-of-experts load imbalance",
+                                          "too few tokens an expert",
+                                          "mixture-of-experts routing and permutation",
                                           "unused memory"};
 
 /* ---- changes ---- */
@@ -301,6 +304,38 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
              100 * r->lost_checkpoints / r->goodput);
     break;
   }
+  case TS_EXPLAIN_MOE_IMBALANCE:
+    snprintf(out, size,
+             "The router does not spread tokens evenly: the busiest expert gets %.2fx the mean "
+             "(model.moe_load_imbalance%s), and every expert-parallel rank waits for it in each "
+             "MoE layer, forward and backward. What the extra tokens cost on the slowest rank: "
+             "%.3g s, %.1f%% of the iteration.",
+             ts_workload_moe_token_factor(w),
+             w->moe_capacity_factor > 0 ? ", capped by the capacity factor" : "", l->seconds,
+             share);
+    break;
+  case TS_EXPLAIN_MOE_SMALL_GROUPS: {
+    double tokens = (double)(w->micro_batch * ts_workload_local_seq(w)) / (double)w->tp *
+                    (double)w->model.moe_topk * (double)w->ep / (double)w->model.n_experts;
+    snprintf(out, size,
+             "Each expert receives about %.0f tokens a microbatch: its %s read all %ld local "
+             "experts' weights for little arithmetic, and their weight gradients accumulate "
+             "expert by expert. Against one GEMM over all the rank's routed tokens (one expert's "
+             "weights), the experts take %.3g s more per iteration, %.1f%%. More tokens a "
+             "microbatch (a larger micro-batch) fill the groups.",
+             tokens, w->moe_grouped_gemm ? "grouped GEMMs" : "GEMMs, one expert after another,",
+             w->model.n_experts / w->ep, l->seconds, share);
+    break;
+  }
+  case TS_EXPLAIN_MOE_ROUTING:
+    snprintf(out, size,
+             "The router (gate GEMM, scores, top-%ld) and the permutation of each token's %ld "
+             "copies to their experts and back (sort, gather, the weighted scatter-add, and their "
+             "backward passes) are memory-bound and do no model FLOPs: %.3g s per iteration, "
+             "%.1f%%. Fused permutation kernels (Megatron-Core's moe_permute_fusion; not "
+             "modelled here) cut the passes over the copies.",
+             w->model.moe_topk, w->model.moe_topk, l->seconds, share);
+    break;
   case TS_EXPLAIN_MEMORY: {
     long stage = 0;
     double peak = ts_memory_peak(w, &stage), hbm = x->hbm_bytes;
@@ -406,6 +441,23 @@ static void propose(const analysis *an, ts_explain_loss *l) {
     break;
   case TS_EXPLAIN_GOODPUT: /* changes re-simulate an iteration, which failures do not change */
     break;
+  case TS_EXPLAIN_MOE_IMBALANCE:
+    add_change(an, l,
+               "even routing (what balancing the router, e.g. with an expert bias, is worth)",
+               "--set model.moe_load_imbalance=1");
+    if (w->moe_capacity_factor == 0 || w->moe_capacity_factor > 1.25)
+      add_change(an, l, "a capacity of 1.25x the mean tokens an expert, the rest dropped",
+                 "--set model.moe_expert_capacity_factor=1.25");
+    break;
+  case TS_EXPLAIN_MOE_SMALL_GROUPS:
+    add_change(an, l, "twice the micro-batch (twice the tokens an expert)",
+               "--micro-batch-size %ld", 2 * b);
+    if (!w->moe_grouped_gemm)
+      add_change(an, l, "the local experts' GEMMs as grouped GEMMs",
+                 "--set model.moe_grouped_gemm=true");
+    break;
+  case TS_EXPLAIN_MOE_ROUTING:
+    break;
   case TS_EXPLAIN_MEMORY:
     add_change(an, l, "twice the micro-batch (half the microbatches)", "--micro-batch-size %ld",
                2 * b);
@@ -415,6 +467,66 @@ static void propose(const analysis *an, ts_explain_loss *l) {
     add_layout(an, l, t / 2, p, c, "half the tensor parallelism, twice the data parallelism");
     break;
   }
+}
+
+/* Inserts a loss of `seconds` in order when it takes at least MIN_LOSS_SHARE. */
+static void insert_loss(ts_explain *x, ts_explain_loss_kind kind, double seconds) {
+  if (!(seconds >= MIN_LOSS_SHARE * x->iteration_s))
+    return;
+  int k = x->n_losses++;
+  for (; k > 0 && x->losses[k - 1].seconds < seconds; k--)
+    x->losses[k] = x->losses[k - 1];
+  x->losses[k] = (ts_explain_loss){.kind = kind, .seconds = seconds};
+}
+
+/* A MoE layer's time per iteration on a stage of `layers` MoE layers (its router to its
+ * unpermutation and shared expert; the forward twice under full recomputation). */
+static double moe_iteration_s(const ts_workload *w, const ts_gpu *gpu, long layers,
+                              double *routing_s) {
+  ts_moe_cost c;
+  ts_cost_moe(w, gpu, &c);
+  double again = w->recompute == TS_RECOMPUTE_FULL ? 2 : 1;
+  double passes = (double)layers * (double)ts_workload_microbatches(w);
+  if (routing_s != NULL)
+    *routing_s = passes * ((c.router.time_s + c.unpermute.time_s) * again + c.router_bwd.time_s +
+                           c.unpermute_bwd.time_s);
+  return passes *
+         ((c.router.time_s + c.experts.time_s + c.unpermute.time_s + c.shared.time_s) * again +
+          c.router_bwd.time_s + c.experts_bwd.time_s + c.unpermute_bwd.time_s +
+          c.shared_bwd.time_s);
+}
+
+/* A MoE model's losses inside its layers' compute, per iteration on the stage with the most MoE
+ * layers, as the layers' time with and without each: the busiest expert's tokens beyond the
+ * mean (against even routing); the experts' time beyond one GEMM over all their tokens (the
+ * same workload with one local expert); the router and permutations, where the GPU bounds the
+ * layers (where the host does, their kernels cost nothing more than its CPU time). */
+static void moe_losses(ts_explain *x) {
+  const ts_workload *w = x->wl;
+  if (x->gpu == NULL || w->model.n_experts == 0)
+    return;
+  long layers = 0;
+  for (long s = 0; s < w->pp; s++) {
+    long n = ts_workload_stage_moe_layers(w, s);
+    layers = n > layers ? n : layers;
+  }
+  ts_workload even = *w, flat;
+  even.moe_load_imbalance = 1;
+  even.moe_capacity_factor = 0;
+  even.moe_pad_to_capacity = false;
+  flat = even;
+  flat.model.n_experts = w->ep; /* one local expert: one GEMM over the rank's routed tokens */
+  ts_gpu gpu_only = *x->gpu; /* GPU time alone, the host's figures left out */
+  gpu_only.software = (ts_software){0};
+  double routing = 0;
+  double with_host = moe_iteration_s(w, x->gpu, layers, NULL);
+  double gpu_s = moe_iteration_s(w, &gpu_only, layers, &routing);
+  insert_loss(x, TS_EXPLAIN_MOE_IMBALANCE,
+              with_host - moe_iteration_s(&even, x->gpu, layers, NULL));
+  insert_loss(x, TS_EXPLAIN_MOE_SMALL_GROUPS,
+              moe_iteration_s(&even, x->gpu, layers, NULL) -
+                  moe_iteration_s(&flat, x->gpu, layers, NULL));
+  insert_loss(x, TS_EXPLAIN_MOE_ROUTING, with_host > gpu_s * (1 + 1e-9) ? 0 : routing);
 }
 
 void ts_explain_analyse(ts_explain *x, ts_explain_check_fn check, void *ctx) {
@@ -447,23 +559,14 @@ void ts_explain_analyse(ts_explain *x, ts_explain_check_fn check, void *ctx) {
   double work = x->breakdown_s[TS_CAT_COMPUTE] + x->breakdown_s[TS_CAT_RECOMPUTE] +
                 x->breakdown_s[TS_CAT_OPTIMIZER];
   double slowest = x->slowest_gpu_slowdown > 1 ? work * (1 - 1 / x->slowest_gpu_slowdown) : 0;
-  if (slowest >= MIN_LOSS_SHARE * x->iteration_s) {
-    int k = x->n_losses++;
-    for (; k > 0 && x->losses[k - 1].seconds < slowest; k--)
-      x->losses[k] = x->losses[k - 1];
-    x->losses[k] = (ts_explain_loss){.kind = TS_EXPLAIN_SLOWEST_GPU, .seconds = slowest};
-  }
+  insert_loss(x, TS_EXPLAIN_SLOWEST_GPU, slowest);
+  moe_losses(x);
   /* Interruptions: the wall time beyond the useful, per iteration. */
   const ts_reliability *r = x->reliability;
   double lost = r == NULL || !r->is_modelled ? 0
                 : r->goodput > 0             ? x->iteration_s * (1 / r->goodput - 1)
                                              : INFINITY;
-  if (lost >= MIN_LOSS_SHARE * x->iteration_s) {
-    int k = x->n_losses++;
-    for (; k > 0 && x->losses[k - 1].seconds < lost; k--)
-      x->losses[k] = x->losses[k - 1];
-    x->losses[k] = (ts_explain_loss){.kind = TS_EXPLAIN_GOODPUT, .seconds = lost};
-  }
+  insert_loss(x, TS_EXPLAIN_GOODPUT, lost);
   if (x->n_losses > MAX_SHOWN)
     x->n_losses = MAX_SHOWN;
   x->peak_bytes = ts_memory_peak(x->wl, NULL);

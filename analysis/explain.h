@@ -3,7 +3,8 @@
  *
  * It ranks the iteration's losses (pipeline bubble, exposed TP, PP, DP, EP and CP
  * communication, recomputation, idle time, the optimizer step, the wait for the slowest GPU,
- * the wall time interruptions cost, as time per iteration, and unused memory), says for
+ * the wall time interruptions cost, a MoE layer's imbalance, small expert groups and routing,
+ * as time per iteration, and unused memory), says for
  * each the mechanism with its numbers, and proposes the changes that address it: layout,
  * micro-batch, schedule, virtual stages, overlap options and a faster NIC, each as the flags
  * `trainsim run` would take. The caller vets every change (does it break a layout rule, does it
@@ -39,6 +40,11 @@ typedef enum ts_explain_loss_kind {
   TS_EXPLAIN_OPTIMIZER,
   TS_EXPLAIN_SLOWEST_GPU,
   TS_EXPLAIN_GOODPUT, /* wall time lost to interruptions (workloads/reliability.h) */
+  /* Inside a mixture-of-experts layer's compute: the busiest expert's extra tokens, grouped
+   * GEMMs of too few tokens an expert, the router and the token permutations. */
+  TS_EXPLAIN_MOE_IMBALANCE,
+  TS_EXPLAIN_MOE_SMALL_GROUPS,
+  TS_EXPLAIN_MOE_ROUTING,
   TS_EXPLAIN_MEMORY
 } ts_explain_loss_kind;
 
@@ -82,8 +88,9 @@ typedef struct ts_explain {
   double slowest_gpu_slowdown; /* compute x this for the slowest GPU (1: none) */
   double speed_spread; /* the platform's gpu.speed_spread */
   const ts_reliability *reliability; /* NULL, or not modelled: no goodput loss */
+  const ts_gpu *gpu; /* prices a MoE layer's parts (NULL: no MoE losses) */
   /* the model's */
-  ts_explain_loss losses[TS_CAT_COUNT + 3];
+  ts_explain_loss losses[TS_CAT_COUNT + 6];
   int n_losses;
   double peak_bytes; /* of the run's fullest GPU */
   ts_explain_change changes[TS_EXPLAIN_MAX_CHANGES];

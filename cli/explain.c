@@ -307,7 +307,8 @@ int ts_explain_main(int argc, char **argv) {
                     .stage_work_s = e->record.stage_work_s,
                     .slowest_gpu_slowdown = e->record.slowest_gpu_slowdown,
                     .speed_spread = pf->gpu.speed_spread,
-                    .reliability = &e->reliability};
+                    .reliability = &e->reliability,
+                    .gpu = &pf->gpu};
   memcpy(x->breakdown_s, e->record.breakdown_s, sizeof x->breakdown_s);
   ts_explain_analyse(x, check_change, e);
   int rc = try_changes(e, simulate, jobs, quiet);

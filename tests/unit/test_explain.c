@@ -195,9 +195,55 @@ static void test_explain_slowest_gpu(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* A mixture-of-experts run on one H200 whose router favours an expert (load 2x the mean) and
+ * whose 64 experts get 512 tokens a microbatch: explain names the imbalance with even routing
+ * as its change (a faster run), and the small expert groups with a larger micro-batch. */
+static void test_explain_moe(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-explain-XXXXXX", w[600], args[2048], out[700];
+  assert_non_null(mkdtemp(dir));
+  snprintf(w, sizeof w, "%s/moe.yaml", dir);
+  FILE *f = fopen(w, "w");
+  assert_non_null(f);
+  fputs("name: olmoe-like\n"
+        "model: {num_layers: 2, hidden_size: 2048, num_attention_heads: 16, seq_length: 4096,\n"
+        "        vocab_size: 50304, swiglu: true, normalization: RMSNorm,\n"
+        "        position_embedding_type: rope, add_bias_linear: false, ffn_hidden_size: 1024,\n"
+        "        num_experts: 64, moe_router_topk: 8, moe_grouped_gemm: true,\n"
+        "        moe_load_imbalance: 2}\n"
+        "training: {global_batch_size: 4, micro_batch_size: 1, precision: bf16}\n"
+        "parallelism: {tensor: 1, pipeline: 1, data: 1}\n"
+        "stack: {framework: pytorch}\n",
+        f);
+  fclose(f);
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(args, sizeof args,
+           "run %s --platform %s/platforms/hgx-h200.yaml --gpus 1 --out %s --quiet", w,
+           TS_SOURCE_DIR, out);
+  spawn_result r = spawn_trainsim_ok(args);
+  spawn_free(&r);
+  double base = iteration_of(out);
+  snprintf(args, sizeof args, "explain %s --quiet --simulate 1", out);
+  spawn_result ex = spawn_trainsim_ok(args);
+  assert_non_null(strstr(ex.out, ". mixture-of-experts load imbalance: "));
+  assert_non_null(strstr(ex.out, "--set model.moe_load_imbalance=1"));
+  assert_non_null(strstr(ex.out, ". too few tokens an expert: "));
+  assert_non_null(strstr(ex.out, "about 512 tokens a microbatch"));
+  spawn_free(&ex);
+  snprintf(args, sizeof args,
+           "run %s --platform %s/platforms/hgx-h200.yaml --gpus 1 --out %s --quiet "
+           "--set model.moe_load_imbalance=1",
+           w, TS_SOURCE_DIR, out);
+  r = spawn_trainsim_ok(args);
+  spawn_free(&r);
+  assert_true(iteration_of(out) < base);
+  assert_int_equal(remove_dir(out), 0);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_explain_matches_run),
-                                     cmocka_unit_test(test_explain_bad_inputs),
-                                     cmocka_unit_test(test_explain_slowest_gpu)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_explain_matches_run), cmocka_unit_test(test_explain_bad_inputs),
+      cmocka_unit_test(test_explain_slowest_gpu), cmocka_unit_test(test_explain_moe)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
