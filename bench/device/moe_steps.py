@@ -63,6 +63,21 @@ CONFIGS = [
     cfg("dsv2lite-3l", DSV2_LITE, 3, 4096, 8, 1, recompute=True),
     cfg("mixtral-1l", MIXTRAL, 1, 4096, 4, 1),
 ]
+# A second set, chosen after the model was built (held against it, never used to shape it):
+# other expert counts and widths (DBRX's 16 experts top-4, DeepSeek-V3's 256 top-8), longer
+# sequences, larger micro-batches, recomputation with shared experts.
+DBRX = dict(hidden=3072, heads=24, kv_heads=8, experts=16, topk=4, moe_ffn=5376, vocab=100352,
+            score="softmax", aux=0.05)
+CONFIGS2 = [
+    cfg("dbrx-2l", DBRX, 2, 4096, 2, 2),
+    cfg("dbrx-2l", DBRX, 2, 4096, 4, 1, recompute=True),
+    cfg("dsv3-256e-3l", dict(DSV3_MINI, experts=256, moe_ffn=256, shared_ffn=256), 3, 4096, 2, 2),
+    cfg("qwen3moe-4l", QWEN3, 4, 8192, 1, 2),
+    cfg("olmoe-4l", OLMOE, 4, 2048, 4, 2, recompute=True),
+    cfg("dsv2lite-4l", dict(DSV2_LITE, score="sigmoid", expert_bias=True, aux=0.0), 4, 8192, 1, 2),
+    cfg("mixtral-2l", MIXTRAL, 2, 8192, 1, 2, recompute=True),
+    cfg("small-8l", dict(SMALL, experts=64, topk=8, moe_ffn=256), 8, 2048, 2, 2),
+]
 SMOKE = [
     cfg("tiny", dict(SMALL, hidden=256, heads=4, kv_heads=2, experts=8, topk=2, moe_ffn=128,
                      vocab=1024), 2, 256, 2, 2),
@@ -104,6 +119,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--first", type=int, default=0, help="start at this configuration")
+    ap.add_argument("--second-set", action="store_true", help="the second set (CONFIGS2)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -117,7 +133,8 @@ def main():
         ",".join(COLUMNS + ["params", "status", "step_s", "min_s", "max_s", "peak_bytes",
                             "reserved_bytes"]),
     ]
-    for c in SMOKE if args.smoke else CONFIGS[args.first:]:
+    configs = SMOKE if args.smoke else CONFIGS2 if args.second_set else CONFIGS
+    for c in configs[args.first:]:
         (status, med, lo, hi), peak, reserved, params = run(c, 2 if args.smoke else 3,
                                                            3 if args.smoke else 10)
         full = dict(DEFAULTS, **c)
