@@ -16,7 +16,6 @@ Timed by steps.time_training: 3 warm-ups, median of 10, peak of max_memory_alloc
 """
 import argparse
 import datetime
-import os
 import sys
 
 import torch
@@ -27,6 +26,14 @@ import gpt
 import steps
 
 VOCAB = 128256  # Llama 3's
+
+
+def rotary(dim, seq, base):
+    """The rotary embedding's cos and sin tables, (1, 1, seq, dim)."""
+    inv = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+    ang = torch.outer(torch.arange(seq).float(), inv)
+    ang = torch.cat((ang, ang), dim=-1)
+    return ang.cos()[None, None], ang.sin()[None, None]
 
 
 def rotate_half(x):
@@ -74,11 +81,9 @@ class Llama(nn.Module):
         for p in self.parameters():
             if p.dim() > 1:
                 nn.init.normal_(p, std=0.02)
-        inv = 1.0 / (500000 ** (torch.arange(0, self.d, 2).float() / self.d))
-        ang = torch.outer(torch.arange(seq).float(), inv)
-        ang = torch.cat((ang, ang), dim=-1)
-        self.register_buffer("cos", ang.cos()[None, None], persistent=False)
-        self.register_buffer("sin", ang.sin()[None, None], persistent=False)
+        cos, sin = rotary(self.d, seq, 500000)
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
 
     def forward(self, idx, targets):
         x = self.embed(idx)
@@ -152,9 +157,7 @@ def main():
             "" if med is None else f"{med:.6f}", "" if lo is None else f"{lo:.6f}",
             "" if hi is None else f"{hi:.6f}", peak]))
         print(f"llama_steps: {lines[-1]}", file=sys.stderr, flush=True)
-        with open(args.out + ".tmp", "w") as f:
-            f.write("\n".join(lines) + "\n")
-        os.replace(args.out + ".tmp", args.out)
+        steps.write_lines(args.out, lines)
     return 0
 
 

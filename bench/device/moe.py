@@ -235,12 +235,10 @@ class Model(nn.Module):
         for p in self.parameters():
             if p.dim() > 1:
                 nn.init.normal_(p, std=0.02)
-        rot = c["qk_rope"] if c.get("mla") else h // c["heads"]
-        inv = 1.0 / (10000 ** (torch.arange(0, rot, 2).float() / rot))
-        ang = torch.outer(torch.arange(c["seq"]).float(), inv)
-        ang = torch.cat((ang, ang), dim=-1)
-        self.register_buffer("cos", ang.cos()[None, None], persistent=False)
-        self.register_buffer("sin", ang.sin()[None, None], persistent=False)
+        cos, sin = llama_steps.rotary(c["qk_rope"] if c.get("mla") else h // c["heads"], c["seq"],
+                                      10000)
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
 
     def forward(self, idx, targets):
         x = self.embed(idx)

@@ -14,7 +14,6 @@ max_memory_allocated and max_memory_reserved.
 """
 import argparse
 import datetime
-import os
 import sys
 
 import torch
@@ -144,9 +143,7 @@ def main():
         vals += [str(peak), str(reserved)]
         lines.append(",".join(vals))
         print(f"moe_steps: {lines[-1]}", file=sys.stderr, flush=True)
-        with open(args.out + ".tmp", "w") as f:
-            f.write("\n".join(lines) + "\n")
-        os.replace(args.out + ".tmp", args.out)
+        steps.write_lines(args.out, lines)
     return 0
 
 

@@ -46,6 +46,14 @@ def run(cfg, warmup, reps):
                                   gpt.batches(n_micro, mbs, seq)), warmup, reps)
 
 
+def write_lines(path, lines):
+    """Writes the lines whole: a temporary file renamed over path (after each configuration,
+    so that a run cut short keeps what it measured)."""
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
+
+
 def time_training(build, warmup, reps):
     """Steps of the (trainer, data) that build() makes: ("ok", median, min, max) or ("oom", ...),
     and the peak of torch.cuda.max_memory_allocated."""
