@@ -328,14 +328,8 @@ static int parse(const ts_doc *doc, ts_kernel_table *t, ts_err *err) {
 }
 
 /* Loads path's table from text (NULL: read the file), or returns the one loaded before. */
-static int load(const char *path, const char *text, const ts_kernel_table **out, ts_err *err) {
-  for (int i = 0; i < n_loaded; i++)
-    if (strcmp(loaded[i]->path, path) == 0) {
-      *out = loaded[i];
-      return 0;
-    }
-  if (n_loaded == MAX_TABLES)
-    return ts_err_plain(err, "%s: more than %d kernel tables in one run", path, MAX_TABLES);
+/* A new table from text (or the file at path when text is NULL), owned by the caller. */
+static int parse_new(const char *path, const char *text, ts_kernel_table **out, ts_err *err) {
   ts_doc *doc = NULL;
   if ((text != NULL ? ts_doc_parse(path, text, strlen(text), &doc, err)
                     : ts_doc_load_file(path, &doc, err)) != 0)
@@ -349,9 +343,33 @@ static int load(const char *path, const char *text, const ts_kernel_table **out,
     table_free(t);
     return -1;
   }
+  *out = t;
+  return 0;
+}
+
+static int load(const char *path, const char *text, const ts_kernel_table **out, ts_err *err) {
+  for (int i = 0; i < n_loaded; i++)
+    if (strcmp(loaded[i]->path, path) == 0) {
+      *out = loaded[i];
+      return 0;
+    }
+  if (n_loaded == MAX_TABLES)
+    return ts_err_plain(err, "%s: more than %d kernel tables in one run", path, MAX_TABLES);
+  ts_kernel_table *t = NULL;
+  if (parse_new(path, text, &t, err) != 0)
+    return -1;
   loaded[n_loaded++] = t;
   *out = t;
   return 0;
+}
+
+int ts_kernels_parse_string(const char *name, const char *text, ts_kernel_table **out,
+                            ts_err *err) {
+  return parse_new(name, text, out, err);
+}
+
+void ts_kernels_free(ts_kernel_table *t) {
+  table_free(t);
 }
 
 int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err) {

@@ -134,6 +134,11 @@ int ts_kernels_load(const char *path, const ts_kernel_table **out, ts_err *err);
 int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_table **out,
                            ts_err *err);
 
+/* A table parsed from text, not shared: the caller's, freed by ts_kernels_free (for tools that
+ * read many tables, such as the fuzz harness; the simulator loads through ts_kernels_load). */
+int ts_kernels_parse_string(const char *name, const char *text, ts_kernel_table **out, ts_err *err);
+void ts_kernels_free(ts_kernel_table *t);
+
 /* The time of kind at point (one value per axis, in the kind's axis order). Returns the
  * source, TS_KERNEL_SRC_TABLE or _INTERPOLATED, with *time_s set; for a kind whose first axis
  * counts independent work (batch, batch x heads, rows, elements, tokens) and a point beyond the

@@ -608,7 +608,7 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
   bool attention_given = ts_doc_get(r->doc, p, "flash_attention") != 0 ||
                          (st != 0 && ts_doc_get(r->doc, st, "attention") != 0);
   if (st != 0) {
-    int fw = wl->framework, attn = (int)wl->attention;
+    int fw = (int)wl->framework, attn = (int)wl->attention;
     int rc_fw = ts_doc_get_enum(r->doc, st, "framework", ts_framework_names, &fw, r->err);
     int rc_attn = rc_fw < 0
                       ? -1
