@@ -1,6 +1,7 @@
 /* bench: see bench.h. */
 #include "bench.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +24,34 @@ typedef struct bench_args {
   ts_fidelity fidelity;
   ts_coll_algo collectives;
   double min_bytes, max_bytes;
+  long step_factor; /* sizes grow by this factor (nccl-tests' -f) */
   bool is_quiet; /* no progress line */
   bool is_from_set, is_to_set, is_gpus_set;
 } bench_args;
+
+/* A size as nccl-tests' -b and -e take it (a whole number, or with K, M or G: powers of 1,024,
+ * its parsesize) or as trainsim's other size flags do (64KiB, 1GB). */
+static int parse_size(void *group, const char *flag, const char *value, ts_err *err) {
+  double *out = (double *)((char *)group + (strcmp(flag, "--max-bytes") == 0
+                                                ? offsetof(bench_args, max_bytes)
+                                                : offsetof(bench_args, min_bytes)));
+  static const char units[] = "KMG";
+  size_t n = strlen(value);
+  char last = n > 1 ? (char)toupper((unsigned char)value[n - 1]) : '\0';
+  const char *unit = last != '\0' ? strchr(units, last) : NULL;
+  if (unit != NULL && n < 32) {
+    char digits[32];
+    memcpy(digits, value, n - 1);
+    digits[n - 1] = '\0';
+    char *end = NULL;
+    long long whole = strtoll(digits, &end, 10);
+    if (isdigit((unsigned char)digits[0]) && *end == '\0' && whole > 0 && whole <= 1LL << 40) {
+      *out = (double)whole * pow(1024.0, (double)(unit - units + 1));
+      return 0;
+    }
+  }
+  return ts_args_bytes(flag, value, out, err);
+}
 
 static const ts_flag bench_flags[] = {
     {.name = "--gpus",
@@ -80,15 +106,27 @@ static const ts_flag bench_flags[] = {
      .choices = ts_fidelity_names,
      .help = "collective transfers per rank: one (default) or one per ring step"},
     {.name = "--min-bytes",
+     .alias = "-b",
      .value = "SIZE",
-     .kind = TS_FLAG_BYTES,
+     .kind = TS_FLAG_CUSTOM,
+     .parse = parse_size,
      .offset = offsetof(bench_args, min_bytes),
-     .help = "smallest size (default 8)"},
+     .help = "smallest size (default 8): 64KiB, or nccl-tests' 64K (K, M, G: powers of 1,024)"},
     {.name = "--max-bytes",
+     .alias = "-e",
      .value = "SIZE",
-     .kind = TS_FLAG_BYTES,
+     .kind = TS_FLAG_CUSTOM,
+     .parse = parse_size,
      .offset = offsetof(bench_args, max_bytes),
-     .help = "largest size (default 8GiB)"},
+     .help = "largest size (default 8GiB), as --min-bytes"},
+    {.name = "--step-factor",
+     .alias = "-f",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(bench_args, step_factor),
+     .lo = 2,
+     .hi = 1024,
+     .help = "each size this many times the one before (default 2, as nccl-tests' -f)"},
     {.name = "--quiet",
      .kind = TS_FLAG_SWITCH,
      .offset = offsetof(bench_args, is_quiet),
@@ -104,11 +142,14 @@ const ts_command ts_bench_command = {
                 "shift|uniform|bisection [options]",
     .summary = "simulated nccl-tests-style collective and p2p benchmarks; network patterns",
     .description =
-        "Simulated collective and point-to-point benchmarks, printed like nccl-tests/rccl-tests:\n"
-        "size, time, algbw = size / time and busbw (algbw x 2(n-1)/n for all-reduce, x (n-1)/n\n"
-        "for all-gather, reduce-scatter and all-to-all, x 1 for sendrecv and p2p). Sizes double\n"
-        "from --min-bytes to --max-bytes; for all-to-all a size is what each GPU sends in all.\n"
-        "Each row is printed as soon as its size has run (the analytic fidelity: at the end).\n"
+        "Simulated collective and point-to-point benchmarks, printed as nccl-tests/rccl-tests\n"
+        "print them: size, count (of floats), type, redop, root, time, algbw = size / time and\n"
+        "busbw (algbw x 2(n-1)/n for all-reduce, x (n-1)/n for all-gather, reduce-scatter and\n"
+        "all-to-all, x 1 for sendrecv and p2p), #wrong (N/A: no data are checked), then the\n"
+        "algorithm that ran, and nccl-tests' closing '# Avg bus bandwidth' line. Sizes go from\n"
+        "--min-bytes (-b) to --max-bytes (-e) by --step-factor (-f); for all-to-all a size is\n"
+        "what each GPU sends in all. Each row is printed as soon as its size has run (the\n"
+        "analytic fidelity: at the end).\n"
         "\n"
         "Network patterns: every GPU sends a size to the GPU of the same local index on a partner\n"
         "node and receives as much, all at once; the table gives the rate per GPU, per node and\n"
@@ -125,6 +166,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   a->n_gpus = 8;
   a->min_bytes = 8;
   a->max_bytes = 8.0 * 1073741824.0;
+  a->step_factor = 2;
   bool has_op = false;
   ts_args cli = {&ts_bench_command, argc, argv, 0, a, false};
   const ts_flag *flag = NULL;
@@ -228,8 +270,12 @@ static void print_header(const bench_args *a, const ts_platform *pf) {
     free(gpus);
     free(ring);
   }
-  printf("# %14s %14s %12s %12s  %s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
-         "algorithm");
+  /* nccl-tests' columns (one pass, out of place; the data are not checked: #wrong N/A, as
+   * nccl-tests prints with -c 0), then the algorithm and protocol that ran */
+  printf("# %10s %13s %9s %7s %7s %12s %10s %10s %7s  %s\n", "size", "count", "type", "redop",
+         "root", "time", "algbw", "busbw", "#wrong", "algorithm");
+  printf("# %10s %13s %9s %7s %7s %12s %10s %10s\n", "(B)", "(elements)", "", "", "", "(us)",
+         "(GB/s)", "(GB/s)");
 }
 
 /* The table's rows, printed in order as soon as every rank is through a size's block (SimGrid
@@ -245,6 +291,8 @@ typedef struct rows {
   int *done; /* [size]: ranks through its block */
   double *end_s; /* [size]: the last of them */
   double prev_s;
+  double busbw_sum; /* over the collective rows printed, for nccl-tests' closing line */
+  int n_printed;
 } rows;
 
 static void print_row(rows *w, int k) {
@@ -272,8 +320,13 @@ static void print_row(rows *w, int k) {
       snprintf(algo, sizeof algo, "%s/%s", ts_ccl_algo_names[call.lib.algo],
                ts_ccl_proto_names[call.lib.proto]);
   }
-  printf("  %14.0f %14.3f %12.3f %12.3f  %s\n", w->sizes[k], t * 1e6, algbw / 1e9,
-         algbw * ts_benchmark_busbw_factor(a->op, w->n_ranks) / 1e9, algo);
+  /* sizes in float elements (nccl-tests' default -d float); the reductions sum */
+  bool reduces = a->op == TS_BENCHMARK_ALLREDUCE || a->op == TS_BENCHMARK_REDUCESCATTER;
+  double busbw = algbw * ts_benchmark_busbw_factor(a->op, w->n_ranks);
+  printf("  %10.0f %13.0f %9s %7s %7d %12.3f %10.3f %10.3f %7s  %s\n", w->sizes[k], w->sizes[k] / 4,
+         "float", reduces ? "sum" : "none", -1, t * 1e6, algbw / 1e9, busbw / 1e9, "N/A", algo);
+  w->busbw_sum += busbw;
+  w->n_printed++;
   fflush(stdout);
 }
 
@@ -375,7 +428,7 @@ int ts_bench_main(int argc, char **argv) {
   }
   double sizes[MAX_SIZES];
   int n_sizes = 0;
-  for (double s = a.min_bytes; s <= a.max_bytes && n_sizes < MAX_SIZES; s *= 2)
+  for (double s = a.min_bytes; s <= a.max_bytes && n_sizes < MAX_SIZES; s *= (double)a.step_factor)
     sizes[n_sizes++] = s;
   if (too_much_work(&a, n_sizes, &err) != 0) {
     fprintf(stderr, "%s\n", err.msg);
@@ -423,6 +476,8 @@ int ts_bench_main(int argc, char **argv) {
       w.end_s[k] = fmax(w.end_s[k], sim.result.ranks[r].block_end_s[k]);
     print_row(&w, k);
   }
+  if (w.n_printed > 0) /* nccl-tests' closing line: the mean of the rows' bus bandwidths */
+    printf("# Avg bus bandwidth    : %.3f \n", w.busbw_sum / w.n_printed / 1e9);
   free(w.gpus);
   free(w.done);
   free(w.end_s);

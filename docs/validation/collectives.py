@@ -79,8 +79,9 @@ def bench(row, tmp):
     if row["flags"] != "-":
         args += row["flags"].split()
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    # nccl-tests' columns: size count type redop root time algbw busbw #wrong, then algorithm
     last = [l for l in out.splitlines() if l.strip() and not l.startswith("#")][-1].split()
-    return float(last[1]), float(last[3]), last[4]
+    return float(last[5]), float(last[7]), last[9]
 
 
 def size_text(n):

@@ -216,14 +216,24 @@ static void test_help_lists_every_flag(void **state) {
   spawn_free(&r);
 }
 
-/* The last line of a bench table: size and time in microseconds. */
+/* The last row of a bench table (a collective's in nccl-tests' columns, or a network pattern's;
+ * '#' lines are comments): size and time in microseconds. */
 static void bench_last_row(const char *args, double *size, double *time_us) {
   spawn_result r = spawn_trainsim_ok(args);
-  char *last = r.out;
-  for (char *p = r.out; *p != '\0'; p++)
-    if (*p == '\n' && p[1] != '\0')
-      last = p + 1;
-  assert_int_equal(sscanf(last, "%lf %lf", size, time_us), 2);
+  char *last = NULL;
+  for (char *line = r.out; *line != '\0';) {
+    if (*line != '#' && *line != '\n')
+      last = line;
+    char *nl = strchr(line, '\n');
+    if (nl == NULL)
+      break;
+    line = nl + 1;
+  }
+  assert_non_null(last);
+  double count = 0, root = 0;
+  char type[16], redop[16];
+  if (sscanf(last, "%lf %lf %15s %15s %lf %lf", size, &count, type, redop, &root, time_us) != 6)
+    assert_int_equal(sscanf(last, "%lf %lf", size, time_us), 2); /* a network pattern's row */
   spawn_free(&r);
 }
 
@@ -324,6 +334,48 @@ static void test_bench_against_link_graph(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* bench speaks nccl-tests: -b and -e with its sizes (K, M, G: powers of 1,024), -f the step
+ * factor, its columns (size, count of floats, type, redop, root, time, algbw, busbw, #wrong)
+ * and its closing "Avg bus bandwidth" line, the mean of the rows' busbw. */
+static void test_bench_nccl_tests(void **state) {
+  (void)state;
+  spawn_result r = spawn_trainsim_ok("bench allreduce --gpus 8 -b 1M -e 64M -f 4 --quiet");
+  double size[4] = {0}, busbw[4] = {0}, sum = 0;
+  int n = 0;
+  for (char *line = r.out; *line != '\0' && n < 4;) {
+    double count = 0, root = 0, time_us = 0, algbw = 0;
+    char type[16] = "", redop[16] = "", wrong[16] = "";
+    if (*line != '#' && sscanf(line, "%lf %lf %15s %15s %lf %lf %lf %lf %15s", &size[n], &count,
+                               type, redop, &root, &time_us, &algbw, &busbw[n], wrong) == 9) {
+      assert_true(count == size[n] / 4);
+      assert_string_equal(type, "float");
+      assert_string_equal(redop, "sum");
+      assert_true(root == -1);
+      assert_string_equal(wrong, "N/A");
+      assert_rel(algbw, size[n] / time_us / 1e3, 1e-3);
+      sum += busbw[n++];
+    }
+    char *nl = strchr(line, '\n');
+    if (nl == NULL)
+      break;
+    line = nl + 1;
+  }
+  assert_int_equal(n, 4); /* 1, 4, 16, 64 MiB */
+  assert_true(size[0] == 1048576 && size[3] == 64.0 * 1048576);
+  const char *avg = strstr(r.out, "# Avg bus bandwidth    : ");
+  assert_non_null(avg);
+  assert_rel(strtod(avg + strlen("# Avg bus bandwidth    : "), NULL), sum / 4, 1e-3);
+  spawn_free(&r);
+  /* all-gather reduces nothing; a size nccl-tests would not take is the usual error */
+  r = spawn_trainsim_ok("bench allgather --gpus 8 -b 2G -e 2G --quiet");
+  assert_non_null(strstr(r.out, "    none      -1 "));
+  spawn_free(&r);
+  spawn_result bad = spawn_trainsim("bench allreduce -b 1X");
+  assert_int_equal(bad.status, 2);
+  assert_non_null(strstr(bad.err, "--min-bytes: expected a size"));
+  spawn_free(&bad);
+}
+
 /* Inside a Frontier node the fidelities agree (issue 30): RCCL's tree runs as pipelined chains
  * along the node's four rings at every fidelity, and the call takes the longer of the tuner's
  * time and what the chains' links carry, so bus bandwidth grows with size to a plateau (it fell
@@ -347,8 +399,10 @@ static void test_fidelities_agree_in_node(void **state) {
   double prev = 0;
   int rows = 0;
   for (const char *line = strchr(r.out, '\n'); line != NULL; line = strchr(line + 1, '\n')) {
-    double size = 0, us = 0, algbw = 0, busbw = 0;
-    if (sscanf(line + 1, "%lf %lf %lf %lf", &size, &us, &algbw, &busbw) != 4)
+    double size = 0, count = 0, root = 0, us = 0, algbw = 0, busbw = 0;
+    char type[16], redop[16];
+    if (sscanf(line + 1, "%lf %lf %15s %15s %lf %lf %lf %lf", &size, &count, type, redop, &root,
+               &us, &algbw, &busbw) != 8)
       continue;
     assert_true(busbw >= prev);
     prev = busbw;
@@ -1102,6 +1156,7 @@ int main(void) {
                                      cmocka_unit_test(test_help_lists_every_flag),
                                      cmocka_unit_test(test_bench_against_link_graph),
                                      cmocka_unit_test(test_bench_library),
+                                     cmocka_unit_test(test_bench_nccl_tests),
                                      cmocka_unit_test(test_fidelities_agree_in_node),
                                      cmocka_unit_test(test_bench_many_flows),
                                      cmocka_unit_test(test_bench_network_patterns),
