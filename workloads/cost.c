@@ -464,7 +464,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   pr.piece = "qkv";
   linear_cost qkv, proj, qkv_in; /* qkv_in: the GEMMs that take the layer's input */
   if (!m->mla) {
-    qkv = qkv_in = linear(p, bs, (h + 2 * m->n_query_groups * d) / t, h, fused);
+    qkv = qkv_in = linear(p, bs, (m->n_heads + 2 * m->n_query_groups) * d / t, h, fused);
   } else {
     /* Multi-head latent attention as its GEMMs (Megatron-Core's MLASelfAttention): the down
      * projections to the query latent and to the key-value latent with the shared rotary key,
@@ -986,8 +986,9 @@ void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
 static double attention_matrices(const ts_model *m, double *replicated) {
   double h = (double)m->hidden, n = (double)m->n_heads;
   if (!m->mla) {
+    double d = m->kv_channels > 0 ? (double)m->kv_channels : h / n;
     *replicated = 0;
-    return h * (h + 2.0 * (double)m->n_query_groups * (h / n)) + h * h;
+    return h * (n + 2.0 * (double)m->n_query_groups) * d + n * d * h;
   }
   double q_lora = (double)m->q_lora_rank, kv_lora = (double)m->kv_lora_rank;
   double dq = (double)(m->qk_head_dim + m->qk_pos_emb_head_dim), dv = (double)m->v_head_dim;
@@ -1000,7 +1001,8 @@ static double attention_matrices(const ts_model *m, double *replicated) {
  * by t; row-parallel weights split, their biases replicated; MLA's latent norms replicated. */
 static double attention_params(const ts_model *m, long t) {
   double h = (double)m->hidden, replicated = 0, split = attention_matrices(m, &replicated);
-  double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
+  double n = (double)m->n_heads, d = m->kv_channels > 0 ? (double)m->kv_channels : h / n;
+  double qkv_n = (n + 2.0 * (double)m->n_query_groups) * d;
   double latent_norms = m->mla ? (double)(m->q_lora_rank + m->kv_lora_rank) : 0;
   return (split + (m->bias ? qkv_n : 0)) / (double)t + (m->bias ? h : 0) + replicated +
          latent_norms;

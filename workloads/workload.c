@@ -59,6 +59,7 @@ static const char *const model_keys[] = {"num_layers",
                                          "qk_head_dim",
                                          "qk_pos_emb_head_dim",
                                          "v_head_dim",
+                                         "kv_channels",
                                          NULL};
 /* The dispatcher trainsim models: tokens all-to-all over the expert-parallel group. */
 static const char *const dispatcher_names[] = {"alltoall", NULL};
@@ -373,15 +374,24 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
                &l->n_query_groups) != 0 ||
       get_long(r, m, "model", "ffn_hidden_size", false, 1, &md->ffn_hidden, &l->ffn_hidden) != 0)
     return -1;
-  if (md->hidden % md->n_heads != 0)
-    return ts_err_at(r->err, l->n_heads, "num_attention_heads (%ld) must divide hidden_size (%ld)",
-                     md->n_heads, md->hidden);
+  ts_loc kv_channels_at = here(r, m, "kv_channels");
+  if (get_long(r, m, "model", "kv_channels", false, 1, &md->kv_channels, &kv_channels_at) != 0)
+    return -1;
   if (md->n_heads % md->n_query_groups != 0)
     return ts_err_at(r->err, l->n_query_groups,
                      "num_query_groups (%ld) must divide num_attention_heads (%ld)",
                      md->n_query_groups, md->n_heads);
   if (read_mla(r, m, md) != 0)
     return -1;
+  if (md->kv_channels > 0 && md->mla)
+    return ts_err_at(r->err, kv_channels_at,
+                     "kv_channels sets the heads' width of standard attention; multi-head latent "
+                     "attention has its own (qk_head_dim, qk_pos_emb_head_dim, v_head_dim)");
+  if (md->kv_channels == 0 && !md->mla && md->hidden % md->n_heads != 0)
+    return ts_err_at(r->err, l->n_heads,
+                     "num_attention_heads (%ld) must divide hidden_size (%ld), or set kv_channels "
+                     "(each head's width)",
+                     md->n_heads, md->hidden);
   return read_moe(r, m, wl);
 }
 
@@ -1083,10 +1093,12 @@ bool ts_workload_fuses(const ts_workload *wl, ts_fusion f) {
 
 long ts_workload_qk_head_dim(const ts_workload *wl) {
   const ts_model *m = &wl->model;
-  return m->mla ? m->qk_head_dim + m->qk_pos_emb_head_dim : m->hidden / m->n_heads;
+  return m->mla               ? m->qk_head_dim + m->qk_pos_emb_head_dim
+         : m->kv_channels > 0 ? m->kv_channels
+                              : m->hidden / m->n_heads;
 }
 
 long ts_workload_v_head_dim(const ts_workload *wl) {
   const ts_model *m = &wl->model;
-  return m->mla ? m->v_head_dim : m->hidden / m->n_heads;
+  return m->mla ? m->v_head_dim : m->kv_channels > 0 ? m->kv_channels : m->hidden / m->n_heads;
 }

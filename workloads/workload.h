@@ -68,6 +68,9 @@ typedef struct ts_model {
    * rotary part, a single key head shared by all heads), its value of v_head_dim. */
   bool mla;
   long q_lora_rank, kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim;
+  /* kv_channels (Megatron-LM's --kv-channels, Hugging Face's head_dim): each head's width when
+   * it is not hidden / heads (Qwen3-MoE, Mistral NeMo); 0: hidden / heads. */
+  long kv_channels;
   /* Mixture of experts (Megatron-Core's names; n_experts = 0: every layer dense). A MoE layer's
    * MLP is a router (a linear h -> E), n_experts experts of moe_ffn_hidden each (SwiGLU or GeLU
    * like the dense MLP) of which every token visits moe_topk, and optionally one shared expert

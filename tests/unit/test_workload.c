@@ -172,6 +172,33 @@ static void test_moe(void **state) {
  * routing bias); its FLOPs as Megatron-Core's MLA branch counts them (training.py), less its
  * latent-norm terms (3 x 2 x (q_lora + kv_lora) a token and layer, which trainsim does not
  * count as matrix FLOPs) and with the attention core's whole s x s square. */
+/* kv_channels (Megatron-LM's, Hugging Face's head_dim): Qwen3-30B-A3B's heads of 128 on a
+ * hidden size of 2,048 (32 heads, 4 key-value groups): QKV is 2,048 x (32 + 2 x 4) x 128,
+ * the projection 32 x 128 x 2,048; the model counts the published 30.5 billion parameters. */
+static void test_kv_channels(void **state) {
+  (void)state;
+  static const char text[] =
+      "name: qwen3-30b-a3b\n"
+      "model: {num_layers: 48, hidden_size: 2048, num_attention_heads: 32, num_query_groups: 4,\n"
+      "        kv_channels: 128, seq_length: 4096, vocab_size: 151936, swiglu: true,\n"
+      "        normalization: RMSNorm, position_embedding_type: rope, add_bias_linear: false,\n"
+      "        untie_embeddings_and_output_weights: true, num_experts: 128, moe_router_topk: 8,\n"
+      "        moe_ffn_hidden_size: 768}\n"
+      "training: {global_batch_size: 8, micro_batch_size: 1}\n"
+      "parallelism: {tensor: 1, data: 1}\n";
+  ts_workload wl;
+  ts_err err = {0};
+  ts_overrides none = {0};
+  assert_int_equal(ts_workload_parse("q.yaml", text, sizeof text - 1, &wl, &err), 0);
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_int_equal(ts_workload_qk_head_dim(&wl), 128);
+  assert_int_equal(ts_workload_v_head_dim(&wl), 128);
+  double h = 2048, attn = h * 40 * 128 + 32 * 128 * h, experts = 128 * 3 * h * 768;
+  double layer = attn + experts + h * 128 + 2 * h, embed = 2 * 151936 * h + h;
+  assert_rel(ts_cost_model_params(&wl), 48 * layer + embed, 1e-12);
+  assert_true(fabs(ts_cost_model_params(&wl) / 30.5e9 - 1) < 0.005);
+}
+
 static void test_deepseek_v3(void **state) {
   (void)state;
   ts_overrides none = {0};
@@ -304,9 +331,9 @@ static void test_stack(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_presets),   cmocka_unit_test(test_llama3),
-      cmocka_unit_test(test_moe),       cmocka_unit_test(test_deepseek_v3),
-      cmocka_unit_test(test_overrides), cmocka_unit_test(test_stage_layers),
-      cmocka_unit_test(test_stack)};
+      cmocka_unit_test(test_presets),      cmocka_unit_test(test_llama3),
+      cmocka_unit_test(test_moe),          cmocka_unit_test(test_kv_channels),
+      cmocka_unit_test(test_deepseek_v3),  cmocka_unit_test(test_overrides),
+      cmocka_unit_test(test_stage_layers), cmocka_unit_test(test_stack)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
