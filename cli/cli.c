@@ -8,6 +8,7 @@
 #include "args.h"
 #include "bench.h"
 #include "explain.h"
+#include "import_cmd.h"
 #include "memory_cmd.h"
 #include "platform_cmd.h"
 #include "profile.h"
@@ -16,11 +17,17 @@
 #include "search.h"
 #include "sweep.h"
 
-const ts_command *const ts_commands[] = {&ts_run_command,      &ts_scale_command,
-                                         &ts_search_command,   &ts_sweep_command,
-                                         &ts_explain_command,  &ts_memory_command,
-                                         &ts_profile_command,  &ts_bench_command,
-                                         &ts_platform_command, NULL};
+const ts_command *const ts_commands[] = {&ts_run_command,
+                                         &ts_scale_command,
+                                         &ts_search_command,
+                                         &ts_sweep_command,
+                                         &ts_explain_command,
+                                         &ts_memory_command,
+                                         &ts_profile_command,
+                                         &ts_bench_command,
+                                         &ts_platform_command,
+                                         &ts_import_command,
+                                         NULL};
 
 /* `trainsim help [COMMAND | --markdown]`: the usage, a command's help, or every command's flags
  * as docs/cli.md tables them. */

@@ -334,6 +334,62 @@ static void test_bench_against_link_graph(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* The parameters of workload file `path` as `trainsim memory` counts them (gpus: "" for the
+ * file's own layout). */
+static double params_of(const char *path, const char *platform, const char *gpus) {
+  char args[1400];
+  snprintf(args, sizeof args, "memory %s --platform %s/platforms/%s %s", path, TS_SOURCE_DIR,
+           platform, gpus);
+  spawn_result r = spawn_trainsim_ok(args);
+  const char *at = strstr(r.out, "model states for ");
+  assert_non_null(at);
+  double p = strtod(at + strlen("model states for "), NULL);
+  spawn_free(&r);
+  return p;
+}
+
+/* import hf writes a workload file from a Hugging Face config.json: DeepSeek-V3's and Llama 3
+ * 8B's count exactly the parameters of the presets written by hand from their papers, Qwen1.5-
+ * MoE-A2.7B's its published 14.3B (its Q/K/V biases not modelled); the output is whole or
+ * nothing. */
+static void test_import_hf(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  static const struct {
+    const char *config, *preset;
+    double published;
+  } cases[] = {{"deepseek-v3", "deepseek-v3.yaml", 0},
+               {"llama3-8b", "llama3-8b.yaml", 0},
+               {"qwen1.5-moe-a2.7b", NULL, 14.3e9}};
+  for (int i = 0; i < 3; i++) {
+    char args[1400], path[700];
+    snprintf(args, sizeof args, "import hf %s/tests/data/hf/%s.json", TS_SOURCE_DIR,
+             cases[i].config);
+    spawn_result r = spawn_trainsim_ok(args);
+    snprintf(path, sizeof path, "%s/%s.yaml", dir, cases[i].config);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(r.out, f);
+    fclose(f);
+    spawn_free(&r);
+    double got = params_of(path, "h800.yaml", "--gpus 1");
+    if (cases[i].preset != NULL) {
+      char preset[700];
+      snprintf(preset, sizeof preset, "%s/workloads/%s", TS_SOURCE_DIR, cases[i].preset);
+      assert_rel(got, params_of(preset, "h800.yaml", ""), 1e-12);
+    } else {
+      assert_true(fabs(got / cases[i].published - 1) < 0.005);
+    }
+    assert_int_equal(unlink(path), 0);
+  }
+  spawn_result bad = spawn_trainsim("import hf /nonexistent/config.json");
+  assert_int_equal(bad.status, 2);
+  assert_true(bad.out == NULL || bad.out[0] == '\0'); /* nothing on stdout */
+  spawn_free(&bad);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 /* bench speaks nccl-tests: -b and -e with its sizes (K, M, G: powers of 1,024), -f the step
  * factor, its columns (size, count of floats, type, redop, root, time, algbw, busbw, #wrong)
  * and its closing "Avg bus bandwidth" line, the mean of the rows' busbw. */
@@ -1157,6 +1213,7 @@ int main(void) {
                                      cmocka_unit_test(test_bench_against_link_graph),
                                      cmocka_unit_test(test_bench_library),
                                      cmocka_unit_test(test_bench_nccl_tests),
+                                     cmocka_unit_test(test_import_hf),
                                      cmocka_unit_test(test_fidelities_agree_in_node),
                                      cmocka_unit_test(test_bench_many_flows),
                                      cmocka_unit_test(test_bench_network_patterns),

@@ -1,0 +1,463 @@
+/* import_cmd: see import_cmd.h. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include "import_cmd.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../workloads/doc.h"
+#include "../workloads/text.h"
+#include "args.h"
+
+typedef struct import_args {
+  long seq, global_batch, micro_batch;
+  const char *name;
+} import_args;
+
+static const ts_flag import_flags[] = {
+    {.name = "--seq-length",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(import_args, seq),
+     .lo = 1,
+     .hi = 1L << 24,
+     .help = "the training sequence length (default 4096; a model config gives only its longest "
+             "context, max_position_embeddings)"},
+    {.name = "--global-batch-size",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(import_args, global_batch),
+     .lo = 1,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "sequences per iteration (default 1024)"},
+    {.name = "--micro-batch-size",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(import_args, micro_batch),
+     .lo = 1,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "sequences per microbatch (default 1)"},
+    {.name = "--name",
+     .value = "NAME",
+     .kind = TS_FLAG_TEXT,
+     .offset = offsetof(import_args, name),
+     .help = "the workload's name (default: the config's directory)"},
+    {.name = NULL}};
+
+static const ts_flag_group groups[] = {{"options", import_flags, 0}, {NULL, NULL, 0}};
+
+const ts_command ts_import_command = {
+    .name = "import",
+    .synopsis = "hf CONFIG.json [options]",
+    .summary = "a workload file from a Hugging Face model config, on stdout",
+    .description =
+        "Writes a workload file to stdout from a Hugging Face config.json of the model types\n"
+        "llama, mistral, mixtral, qwen2, qwen3, qwen2_moe, qwen3_moe, deepseek_v2 and "
+        "deepseek_v3:\n"
+        "the model section from the config (each value with the key it came from), the training\n"
+        "section from the flags below (a model config has no batch or training length), and one\n"
+        "GPU's layout, to be set with run's flags (--gpus, --tp, --pp, --ep). What trainsim does\n"
+        "not model is named in comments (Qwen2's Q/K/V biases, node-limited routing, DeepSeek's\n"
+        "multi-token prediction).\n"
+        "  trainsim import hf Meta-Llama-3-8B/config.json > llama3-8b.yaml\n"
+        "  trainsim run llama3-8b.yaml --platform platforms/dgx-h100.yaml --gpus 64 --tp 2\n",
+    .groups = groups,
+    .reads_no_workload = true,
+    .main = ts_import_main};
+
+typedef enum family { DENSE, MIXTRAL, QWEN_MOE, DEEPSEEK } family;
+
+static const struct {
+  const char *model_type;
+  family family;
+} known[] = {{"llama", DENSE},        {"mistral", DENSE},        {"qwen2", DENSE},
+             {"qwen3", DENSE},        {"mixtral", MIXTRAL},      {"qwen2_moe", QWEN_MOE},
+             {"qwen3_moe", QWEN_MOE}, {"deepseek_v2", DEEPSEEK}, {"deepseek_v3", DEEPSEEK}};
+enum { N_KNOWN = sizeof known / sizeof known[0] };
+
+/* The config being read, and where an error goes. */
+typedef struct config {
+  ts_doc *doc;
+  int root;
+  ts_err *err;
+} config;
+
+/* A JSON null reads as absent. */
+static bool present(const config *c, const char *key) {
+  int v = ts_doc_get(c->doc, c->root, key);
+  const char *s = v != 0 ? ts_doc_scalar(c->doc, v) : NULL;
+  return v != 0 && !(s != NULL && strcmp(s, "null") == 0);
+}
+
+/* An integer of the config: 0 when absent or null and !required, else -1 with the error. */
+static int get_long(const config *c, const char *key, bool required, long lo, long *out) {
+  if (!present(c, key)) {
+    int v = ts_doc_get(c->doc, c->root, key);
+    if (required && v != 0)
+      return ts_err_at(c->err, ts_doc_loc(c->doc, v), "key '%s': expected an integer, found null",
+                       key);
+    if (required)
+      return ts_doc_missing(c->doc, c->root, "config", key, c->err);
+    return 0;
+  }
+  return ts_doc_get_long(c->doc, c->root, key, lo, 1L << 40, out, c->err) < 0 ? -1 : 0;
+}
+
+static int get_double(const config *c, const char *key, double *out) {
+  if (!present(c, key))
+    return 0;
+  return ts_doc_get_double(c->doc, c->root, key, 0, 1e9, out, c->err) < 0 ? -1 : 0;
+}
+
+static int get_bool(const config *c, const char *key, bool *out) {
+  if (!present(c, key))
+    return 0;
+  return ts_doc_get_bool(c->doc, c->root, key, out, c->err) < 0 ? -1 : 0;
+}
+
+static int get_string(const config *c, const char *key, const char **out) {
+  if (!present(c, key))
+    return 0;
+  return ts_doc_get_string(c->doc, c->root, key, out, c->err) < 0 ? -1 : 0;
+}
+
+/* The workload's name: --name, else the config's directory, kept to [A-Za-z0-9._-]. */
+static void workload_name(const char *given, const char *path, char *out, size_t size) {
+  char dir[256] = "imported";
+  if (given == NULL) {
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL && slash > path) {
+      const char *start = slash - 1;
+      while (start > path && start[-1] != '/')
+        start--;
+      size_t n =
+          (size_t)(slash - start) < sizeof dir - 1 ? (size_t)(slash - start) : sizeof dir - 1;
+      if (n > 0 && !(n == 1 && start[0] == '.')) {
+        memcpy(dir, start, n);
+        dir[n] = '\0';
+      }
+    }
+    given = dir;
+  }
+  size_t i = 0;
+  for (; given[i] != '\0' && i + 1 < size; i++) {
+    unsigned char ch = (unsigned char)given[i];
+    out[i] = isalnum(ch) || ch == '.' || ch == '_' || ch == '-' ? (char)ch : '-';
+  }
+  out[i] = '\0';
+  if (i == 0)
+    snprintf(out, size, "imported");
+}
+
+/* One "  key: value" line of the workload, with its comment (NULL: none) in a column. */
+static void emit(FILE *o, const char *comment, const char *fmt, ...) {
+  char kv[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(kv, sizeof kv, fmt, ap);
+  va_end(ap);
+  if (comment == NULL)
+    fprintf(o, "  %s\n", kv);
+  else
+    fprintf(o, "  %-38s # %s\n", kv, comment);
+}
+
+/* Which layers are MoE, as a YAML list of 0 and 1 (layer i from 0). */
+static void layer_list(FILE *o, const bool *moe, long n) {
+  fprintf(o, "[");
+  for (long i = 0; i < n; i++)
+    fprintf(o, "%s%d", i > 0 ? ", " : "", moe[i] ? 1 : 0);
+  fprintf(o, "]");
+}
+
+/* The model section from config c (model_type `type`, of family f) into o; 0, or -1 with the
+ * error. */
+static int write_model(const config *c, const char *type, family f, long seq, FILE *o) {
+  long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, head_dim = 0,
+       max_pos = 0;
+  bool tie = false, attention_bias = false;
+  double attn_drop = 0;
+  if (get_long(c, "num_hidden_layers", true, 1, &layers) != 0 ||
+      get_long(c, "hidden_size", true, 1, &hidden) != 0 ||
+      get_long(c, "num_attention_heads", true, 1, &heads) != 0 ||
+      get_long(c, "num_key_value_heads", false, 1, &kv_heads) != 0 ||
+      get_long(c, "intermediate_size", true, 1, &ffn) != 0 ||
+      get_long(c, "vocab_size", true, 1, &vocab) != 0 ||
+      get_long(c, "head_dim", false, 1, &head_dim) != 0 ||
+      get_long(c, "max_position_embeddings", false, 1, &max_pos) != 0 ||
+      get_bool(c, "tie_word_embeddings", &tie) != 0 ||
+      get_bool(c, "attention_bias", &attention_bias) != 0 ||
+      get_double(c, "attention_dropout", &attn_drop) != 0)
+    return -1;
+  if (layers > 4096)
+    return ts_err_at(c->err, ts_doc_loc(c->doc, ts_doc_get(c->doc, c->root, "num_hidden_layers")),
+                     "key 'num_hidden_layers': expected at most 4096 layers, found %ld", layers);
+  fprintf(o, "model:\n");
+  emit(o, "num_hidden_layers", "num_layers: %ld", layers);
+  emit(o, "hidden_size", "hidden_size: %ld", hidden);
+  emit(o, "num_attention_heads", "num_attention_heads: %ld", heads);
+  if (f != DEEPSEEK) {
+    emit(o, kv_heads > 0 ? "num_key_value_heads" : "num_key_value_heads absent: every head",
+         "num_query_groups: %ld", kv_heads > 0 ? kv_heads : heads);
+    if (head_dim > 0 && head_dim * heads != hidden)
+      emit(o, "head_dim (not hidden_size / heads)", "kv_channels: %ld", head_dim);
+  }
+  emit(o, f == DENSE ? "intermediate_size" : "intermediate_size (the dense layers')",
+       "ffn_hidden_size: %ld", ffn);
+  char context[96] = "--seq-length";
+  if (max_pos > 0)
+    snprintf(context, sizeof context, "--seq-length (max_position_embeddings: %ld)", max_pos);
+  emit(o, context, "seq_length: %ld", seq);
+  emit(o, "vocab_size", "vocab_size: %ld", vocab);
+  emit(o, "gated MLP (hidden_act with up_proj)", "swiglu: true");
+  emit(o, NULL, "normalization: RMSNorm");
+  emit(o, NULL, "position_embedding_type: rope");
+  emit(o, tie ? "tie_word_embeddings: true" : "tie_word_embeddings: false",
+       "untie_embeddings_and_output_weights: %s", tie ? "false" : "true");
+  bool qwen2 = strncmp(type, "qwen2", 5) == 0;
+  emit(o,
+       qwen2            ? "Qwen2's Q, K and V biases not modelled (every linear's would count more)"
+       : attention_bias ? "attention_bias (trainsim puts biases on every linear)"
+                        : "attention_bias",
+       "add_bias_linear: %s", attention_bias && !qwen2 ? "true" : "false");
+  emit(o, "attention_dropout", "attention_dropout: %g", attn_drop);
+  emit(o, "none in these models", "hidden_dropout: 0");
+  if (f == DENSE)
+    return 0;
+
+  long experts = 0, topk = 0, moe_ffn = 0, shared = 0, shared_n = 0, step = 1, first_dense = 0,
+       freq = 1, q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_dim = 0, n_group = 0,
+       topk_group = 0, mtp = 0;
+  double aux = 0;
+  const char *scoring = NULL, *topk_method = NULL;
+  const char *experts_key = f == MIXTRAL    ? "num_local_experts"
+                            : f == QWEN_MOE ? "num_experts"
+                                            : "n_routed_experts";
+  if (get_long(c, experts_key, true, 1, &experts) != 0 ||
+      get_long(c, "num_experts_per_tok", true, 1, &topk) != 0 ||
+      (f != MIXTRAL && get_long(c, "moe_intermediate_size", true, 1, &moe_ffn) != 0) ||
+      get_double(c, "router_aux_loss_coef", &aux) != 0 ||
+      get_double(c, "aux_loss_alpha", &aux) != 0)
+    return -1;
+  if (topk > experts)
+    return ts_err_at(c->err, ts_doc_loc(c->doc, ts_doc_get(c->doc, c->root, "num_experts_per_tok")),
+                     "key 'num_experts_per_tok': expected at most %s (%ld), found %ld", experts_key,
+                     experts, topk);
+  bool *moe = calloc((size_t)layers, sizeof *moe);
+  if (moe == NULL)
+    return ts_err_plain(c->err, "import: out of memory");
+  for (long i = 0; i < layers; i++)
+    moe[i] = true;
+  if (f == QWEN_MOE) {
+    if (get_long(c, "shared_expert_intermediate_size", false, 1, &shared) != 0 ||
+        get_long(c, "decoder_sparse_step", false, 1, &step) != 0) {
+      free(moe);
+      return -1;
+    }
+    /* Qwen's layer i is sparse when (i + 1) % decoder_sparse_step == 0 and i is not one of
+     * mlp_only_layers (transformers' Qwen2MoeDecoderLayer) */
+    int dense_list = ts_doc_get(c->doc, c->root, "mlp_only_layers");
+    for (long i = 0; i < layers; i++)
+      moe[i] = step > 0 && (i + 1) % step == 0;
+    if (dense_list != 0 && ts_doc_is_seq(c->doc, dense_list))
+      for (int k = 0; k < ts_doc_seq_len(c->doc, dense_list); k++) {
+        const char *s = ts_doc_scalar(c->doc, ts_doc_seq_item(c->doc, dense_list, k));
+        long i = s != NULL ? strtol(s, NULL, 10) : -1;
+        if (i >= 0 && i < layers)
+          moe[i] = false;
+      }
+  } else if (f == DEEPSEEK) {
+    if (get_long(c, "n_shared_experts", false, 0, &shared_n) != 0 ||
+        get_long(c, "first_k_dense_replace", false, 0, &first_dense) != 0 ||
+        get_long(c, "moe_layer_freq", false, 1, &freq) != 0 ||
+        get_long(c, "q_lora_rank", false, 1, &q_lora) != 0 ||
+        get_long(c, "kv_lora_rank", true, 1, &kv_lora) != 0 ||
+        get_long(c, "qk_nope_head_dim", true, 1, &nope) != 0 ||
+        get_long(c, "qk_rope_head_dim", true, 1, &rope) != 0 ||
+        get_long(c, "v_head_dim", true, 1, &v_dim) != 0 ||
+        get_long(c, "n_group", false, 1, &n_group) != 0 ||
+        get_long(c, "topk_group", false, 1, &topk_group) != 0 ||
+        get_long(c, "num_nextn_predict_layers", false, 0, &mtp) != 0 ||
+        get_string(c, "scoring_func", &scoring) != 0 ||
+        get_string(c, "topk_method", &topk_method) != 0) {
+      free(moe);
+      return -1;
+    }
+    shared = shared_n * moe_ffn;
+    /* DeepSeek's layer i is MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0 */
+    for (long i = 0; i < layers; i++)
+      moe[i] = i >= first_dense && i % freq == 0;
+    emit(o, NULL, "multi_latent_attention: true");
+    if (q_lora > 0)
+      emit(o, "q_lora_rank", "q_lora_rank: %ld", q_lora);
+    emit(o, "kv_lora_rank", "kv_lora_rank: %ld", kv_lora);
+    emit(o, "qk_nope_head_dim", "qk_head_dim: %ld", nope);
+    emit(o, "qk_rope_head_dim", "qk_pos_emb_head_dim: %ld", rope);
+    emit(o, "v_head_dim", "v_head_dim: %ld", v_dim);
+  }
+  emit(o, experts_key, "num_experts: %ld", experts);
+  emit(o, "num_experts_per_tok", "moe_router_topk: %ld", topk);
+  emit(o, f == MIXTRAL ? "intermediate_size" : "moe_intermediate_size", "moe_ffn_hidden_size: %ld",
+       f == MIXTRAL ? ffn : moe_ffn);
+  if (shared > 0)
+    emit(o,
+         f == DEEPSEEK ? "n_shared_experts x moe_intermediate_size"
+                       : "shared_expert_intermediate_size",
+         "moe_shared_expert_intermediate_size: %ld", shared);
+  bool all = true;
+  for (long i = 0; i < layers; i++)
+    all = all && moe[i];
+  if (!all) {
+    fprintf(o, "  moe_layer_freq: ");
+    layer_list(o, moe, layers);
+    fprintf(o, "  # %s\n",
+            f == DEEPSEEK ? "first_k_dense_replace, moe_layer_freq"
+                          : "decoder_sparse_step, mlp_only_layers");
+  }
+  free(moe);
+  emit(o, "ASSUMED: grouped GEMM, as frameworks run MoE", "moe_grouped_gemm: true");
+  if (scoring != NULL && strcmp(scoring, "sigmoid") == 0)
+    emit(o, "scoring_func", "moe_router_score_function: sigmoid");
+  if (topk_method != NULL && strcmp(topk_method, "noaux_tc") == 0)
+    emit(o, "topk_method noaux_tc (e_score_correction_bias)",
+         "moe_router_enable_expert_bias: true");
+  if (aux > 0)
+    emit(o, "router_aux_loss_coef / aux_loss_alpha", "moe_aux_loss_coeff: %g", aux);
+  if (n_group > 1 && topk_group > 0)
+    fprintf(o,
+            "  # n_group %ld, topk_group %ld: each token's experts on at most %ld groups "
+            "(node-limited routing) is not modelled: routing is uniform\n",
+            n_group, topk_group, topk_group);
+  if (mtp > 0)
+    fprintf(o,
+            "  # num_nextn_predict_layers %ld: the multi-token prediction module is not "
+            "modelled\n",
+            mtp);
+  return 0;
+}
+
+int ts_import_main(int argc, char **argv) {
+  ts_err err = {0};
+  import_args a = {.seq = 4096, .global_batch = 1024, .micro_batch = 1};
+  ts_args cli = {&ts_import_command, argc, argv, 0, &a, false};
+  const ts_flag *flag = NULL;
+  const char *value = NULL, *source = NULL, *path = NULL;
+  for (int item; (item = ts_args_next(&cli, &flag, &value, &err)) != TS_ARGS_END;) {
+    if (item < 0) {
+      fprintf(stderr, "%s\n", err.msg);
+      return TS_ARGS_EXIT_INPUT;
+    }
+    if (item == TS_ARGS_HELP) {
+      ts_args_usage(stdout, &ts_import_command);
+      return 0;
+    }
+    if (item != TS_ARGS_ARGUMENT)
+      continue;
+    if (source == NULL) {
+      source = value;
+    } else if (path == NULL) {
+      path = value;
+    } else {
+      fprintf(stderr, "trainsim: error: import takes one CONFIG file, found a second one: '%s'\n",
+              value);
+      return TS_ARGS_EXIT_INPUT;
+    }
+  }
+  if (source == NULL || strcmp(source, "hf") != 0) {
+    fprintf(stderr,
+            "trainsim: error: import: expected 'hf' (a Hugging Face config.json), found '%s'\n",
+            source != NULL ? source : "nothing");
+    return TS_ARGS_EXIT_INPUT;
+  }
+  if (path == NULL) {
+    fprintf(stderr, "trainsim: error: import hf: expected a config.json file, found nothing\n");
+    return TS_ARGS_EXIT_INPUT;
+  }
+  if (a.global_batch % a.micro_batch != 0) {
+    fprintf(stderr,
+            "trainsim: error: --micro-batch-size (%ld) must divide --global-batch-size (%ld)\n",
+            a.micro_batch, a.global_batch);
+    return TS_ARGS_EXIT_INPUT;
+  }
+  config c = {NULL, 0, &err};
+  if (ts_doc_load_file(path, &c.doc, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return TS_ARGS_EXIT_INPUT;
+  }
+  c.root = ts_doc_root(c.doc);
+  const char *type = NULL, *dtype = NULL;
+  int rc = 0;
+  if (c.root == 0 || !ts_doc_is_map(c.doc, c.root)) {
+    ts_loc loc = {path, 0, 0, NULL};
+    rc = ts_err_at(&err, loc, "expected a Hugging Face config (a JSON object with model_type)");
+  } else if (get_string(&c, "model_type", &type) != 0) {
+    rc = -1;
+  } else if (type == NULL) {
+    rc = ts_doc_missing(c.doc, c.root, "config", "model_type", &err);
+  }
+  family f = DENSE;
+  if (rc == 0) {
+    int k = 0;
+    while (k < N_KNOWN && strcmp(known[k].model_type, type) != 0)
+      k++;
+    if (k == N_KNOWN)
+      rc = ts_err_at(&err, ts_doc_loc(c.doc, ts_doc_get(c.doc, c.root, "model_type")),
+                     "key 'model_type': expected one of llama, mistral, mixtral, qwen2, qwen3, "
+                     "qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3; found '%s'",
+                     type);
+    else
+      f = known[k].family;
+  }
+  if (rc == 0 && (get_string(&c, "torch_dtype", &dtype) != 0 ||
+                  (dtype == NULL && get_string(&c, "dtype", &dtype) != 0)))
+    rc = -1;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *o = rc == 0 ? open_memstream(&text, &len) : NULL;
+  if (rc == 0 && o == NULL)
+    rc = ts_err_plain(&err, "import: out of memory");
+  if (rc == 0) { /* written to memory, printed whole once every key has been read */
+    char name[128];
+    workload_name(a.name, path, name, sizeof name);
+    fprintf(o, "# A workload from a Hugging Face config by `trainsim import hf` (model_type %s).\n",
+            type);
+    fprintf(o, "# The model from the config (the key each value came from); the training length\n"
+               "# and batch from import's flags; the layout is one GPU's: set it with run's flags\n"
+               "# (--gpus, --tp, --pp, --ep).\n");
+    fprintf(o, "name: %s\n", name);
+    rc = write_model(&c, type, f, a.seq, o);
+  }
+  if (rc == 0) {
+    const char *precision = dtype != NULL && strcmp(dtype, "float16") == 0   ? "fp16"
+                            : dtype != NULL && strcmp(dtype, "float32") == 0 ? "fp32"
+                                                                             : "bf16";
+    fprintf(o, "training:\n");
+    emit(o, "--global-batch-size", "global_batch_size: %ld", a.global_batch);
+    emit(o, "--micro-batch-size", "micro_batch_size: %ld", a.micro_batch);
+    char from[96] = "torch_dtype absent: bf16 ASSUMED";
+    if (dtype != NULL) { /* the config's text, cleaned: no newline may start a key */
+      char clean[64];
+      ts_text_copy(clean, sizeof clean, dtype);
+      snprintf(from, sizeof from, "torch_dtype %s", clean);
+    }
+    emit(o, from, "precision: %s", precision);
+    fprintf(o, "  optimizer: adam\n");
+    fprintf(o, "parallelism:\n");
+    fprintf(o, "  tensor: 1\n");
+    fprintf(o, "  pipeline: 1\n");
+  }
+  if (o != NULL)
+    fclose(o);
+  ts_doc_free(c.doc);
+  if (rc != 0) {
+    free(text);
+    fprintf(stderr, "%s\n", err.msg);
+    return TS_ARGS_EXIT_INPUT;
+  }
+  fwrite(text, 1, len, stdout);
+  free(text);
+  return 0;
+}
