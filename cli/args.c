@@ -35,7 +35,55 @@ static const ts_flag *find_flag(const ts_command *c, const char *name, const ts_
   return NULL;
 }
 
+/* Megatron-LM's flags for what trainsim's take under another name (Megatron-LM's
+ * megatron/training/arguments.py): a user pasting a launch line is told which to use. */
+static const struct {
+  const char *megatron, *trainsim;
+} megatron_flags[] = {
+    {"--tensor-model-parallel-size", "--tp"},
+    {"--pipeline-model-parallel-size", "--pp"},
+    {"--context-parallel-size", "--cp"},
+    {"--expert-model-parallel-size", "--ep"},
+    {"--expert-tensor-parallel-size", "--etp"},
+    {"--virtual-pipeline-model-parallel-size", "--virtual-stages"},
+    {"--num-layers-per-virtual-pipeline-stage", "--virtual-stages (chunks per stage, not layers)"},
+    {"--decoder-first-pipeline-num-layers", "--first-stage-layers"},
+    {"--decoder-last-pipeline-num-layers", "--last-stage-layers"},
+    {"--recompute-granularity", "--recompute"},
+    {"--recompute-activations", "--recompute selective"},
+    {"--use-distributed-optimizer", "--zero-stage 1"},
+    {"--overlap-grad-reduce", "--dp-bucket-size 160MB"},
+    {"--overlap-param-gather", "--set parallelism.overlap_param_gather=true"},
+    {"--tp-comm-overlap", "--set parallelism.tp_comm_overlap=true"},
+    {"--num-layers", "--set model.num_layers=N"},
+    {"--hidden-size", "--set model.hidden_size=N"},
+    {"--ffn-hidden-size", "--set model.ffn_hidden_size=N"},
+    {"--num-attention-heads", "--set model.num_attention_heads=N"},
+    {"--num-query-groups", "--set model.num_query_groups=N"},
+    {"--seq-length", "--set model.seq_length=N"},
+    {"--num-experts", "--set model.num_experts=N"},
+    {"--moe-router-topk", "--set model.moe_router_topk=N"},
+    {"--bf16", "--set training.precision=bf16"},
+    {"--fp16", "--set training.precision=fp16"},
+    {"--fp8-format", "--set training.fp8=e4m3|hybrid"},
+    {"--train-iters", "--set training.train_tokens=N (tokens, not iterations)"},
+    {NULL, NULL}};
+
 static int unknown_option(const ts_command *c, const char *name, ts_err *err) {
+  for (int i = 0; megatron_flags[i].megatron != NULL; i++) {
+    size_t n = strlen(megatron_flags[i].megatron);
+    if (strncmp(name, megatron_flags[i].megatron, n) == 0 && (name[n] == '\0' || name[n] == '=')) {
+      const char *hint = megatron_flags[i].trainsim;
+      char flag[64];
+      snprintf(flag, sizeof flag, "%.*s", (int)strcspn(hint, " "), hint);
+      const ts_flag_group *g = NULL;
+      if (strcmp(flag, "--set") == 0 || find_flag(c, flag, &g) != NULL)
+        return ts_err_plain(err,
+                            "unknown option '%s': that is Megatron-LM's flag; trainsim's is "
+                            "'%s'",
+                            name, hint);
+    }
+  }
   const char *all[256] = {"--set"}; /* offered only for a near miss such as --sett */
   int n = strncmp(name, "--se", 4) == 0 ? 1 : 0;
   for (const ts_flag_group *g = c->groups; g->flags != NULL; g++)

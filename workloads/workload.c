@@ -407,7 +407,13 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
           0)
     return -1;
   int prec = TS_PREC_BF16, opt = 0;
-  int rc = ts_doc_get_enum(r->doc, t, "precision", ts_precision_names, &prec, r->err);
+  /* Hugging Face's and PyTorch's spellings (torch_dtype) are the same precisions */
+  static const char *const dtype_names[] = {"bfloat16", "float16", "float32", "float64", NULL};
+  int rc = ts_doc_get_enum(r->doc, t, "precision", ts_precision_names, &prec, NULL);
+  if (rc < 0)
+    rc = ts_doc_get_enum(r->doc, t, "precision", dtype_names, &prec, NULL);
+  if (rc < 0) /* neither: the message names trainsim's spellings */
+    rc = ts_doc_get_enum(r->doc, t, "precision", ts_precision_names, &prec, r->err);
   if (rc < 0)
     return -1;
   wl->precision = (ts_precision)prec;

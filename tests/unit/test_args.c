@@ -41,7 +41,7 @@ static void test_table_is_well_formed(void **state) {
       }
     }
   }
-  assert_int_equal(n_commands, 9);
+  assert_int_equal(n_commands, 10);
   assert_null(ts_args_command("rn"));
 }
 

@@ -197,6 +197,13 @@ static void test_kv_channels(void **state) {
   double layer = attn + experts + h * 128 + 2 * h, embed = 2 * 151936 * h + h;
   assert_rel(ts_cost_model_params(&wl), 48 * layer + embed, 1e-12);
   assert_true(fabs(ts_cost_model_params(&wl) / 30.5e9 - 1) < 0.005);
+  /* Hugging Face's spelling of the precision (torch_dtype) is accepted */
+  static const char hf[] =
+      "name: x\nmodel: {num_layers: 2, hidden_size: 64, num_attention_heads: 4,"
+      " seq_length: 128, vocab_size: 1000}\ntraining: {global_batch_size: 2,"
+      " precision: float16}\nparallelism: {data: 1}\n";
+  assert_int_equal(ts_workload_parse("hf.yaml", hf, sizeof hf - 1, &wl, &err), 0);
+  assert_int_equal(wl.precision, TS_PREC_FP16);
 }
 
 static void test_deepseek_v3(void **state) {
