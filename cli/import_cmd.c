@@ -13,7 +13,7 @@
 #include "args.h"
 
 typedef struct import_args {
-  long seq, global_batch, micro_batch;
+  long seq, global_batch, micro_batch, vocab;
   const char *name;
 } import_args;
 
@@ -40,6 +40,13 @@ static const ts_flag import_flags[] = {
      .lo = 1,
      .hi = TS_ARGS_MAX_COUNT,
      .help = "sequences per microbatch (default 1)"},
+    {.name = "--vocab-size",
+     .value = "N",
+     .kind = TS_FLAG_COUNT,
+     .offset = offsetof(import_args, vocab),
+     .lo = 1,
+     .hi = TS_ARGS_MAX_COUNT,
+     .help = "megatron: the vocabulary, where the launch line leaves it to its tokenizer"},
     {.name = "--name",
      .value = "NAME",
      .kind = TS_FLAG_TEXT,
@@ -51,8 +58,8 @@ static const ts_flag_group groups[] = {{"options", import_flags, 0}, {NULL, NULL
 
 const ts_command ts_import_command = {
     .name = "import",
-    .synopsis = "hf CONFIG.json [options]",
-    .summary = "a workload file from a Hugging Face model config, on stdout",
+    .synopsis = "hf CONFIG.json [options]\nmegatron [options] -- MEGATRON-ARGS...",
+    .summary = "a workload file from a Hugging Face config or a Megatron-LM launch line",
     .description =
         "Writes a workload file to stdout from a Hugging Face config.json of the model types\n"
         "llama, mistral, mixtral, qwen2, qwen3, qwen2_moe, qwen3_moe, deepseek_v2 and "
@@ -63,7 +70,12 @@ const ts_command ts_import_command = {
         "not model is named in comments (Qwen2's Q/K/V biases, node-limited routing, DeepSeek's\n"
         "multi-token prediction).\n"
         "  trainsim import hf Meta-Llama-3-8B/config.json > llama3-8b.yaml\n"
-        "  trainsim run llama3-8b.yaml --platform platforms/dgx-h100.yaml --gpus 64 --tp 2\n",
+        "  trainsim run llama3-8b.yaml --platform platforms/dgx-h100.yaml --gpus 64 --tp 2\n"
+        "\n"
+        "megatron reads the arguments after '--' as Megatron-LM's pretrain_gpt.py takes them: the\n"
+        "model, training and layout flags (data parallelism is the job's: run's --gpus), each\n"
+        "value with its flag; the flags it does not read are listed in a closing comment.\n"
+        "  trainsim import megatron -- --num-layers 32 --hidden-size 4096 ... > w.yaml\n",
     .groups = groups,
     .reads_no_workload = true,
     .main = ts_import_main};
@@ -339,10 +351,369 @@ static int write_model(const config *c, const char *type, family f, long seq, FI
   return 0;
 }
 
+/* ---- a Megatron-LM launch line ---- */
+
+/* The launch line's flags: name (without "--") and value (NULL: a switch). */
+typedef struct megatron_args {
+  int n;
+  const char *name[512], *value[512];
+  bool is_read[512];
+} megatron_args;
+
+static void megatron_parse(int argc, char **argv, megatron_args *m) {
+  m->n = 0;
+  for (int i = 0; i < argc && m->n < 512; i++) {
+    const char *a = argv[i];
+    if (strncmp(a, "--", 2) != 0)
+      continue; /* a value of no flag (a script's own argument): not read */
+    static char names[512][64];
+    const char *eq = strchr(a, '=');
+    snprintf(names[m->n], sizeof names[m->n], "%.*s", eq ? (int)(eq - a - 2) : (int)strlen(a + 2),
+             a + 2);
+    m->name[m->n] = names[m->n];
+    m->value[m->n] = eq                                                   ? eq + 1
+                     : i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 ? argv[++i]
+                                                                          : NULL;
+    m->is_read[m->n] = false;
+    m->n++;
+  }
+}
+
+/* Flag `name`'s index (the last given, as argparse keeps it), or -1; marks it read. */
+static int megatron_find(megatron_args *m, const char *name) {
+  int at = -1;
+  for (int i = 0; i < m->n; i++)
+    if (strcmp(m->name[i], name) == 0) {
+      at = i;
+      m->is_read[i] = true;
+    }
+  return at;
+}
+
+static bool megatron_switch(megatron_args *m, const char *name) {
+  return megatron_find(m, name) >= 0;
+}
+
+/* An integer flag: 1 with *out, 0 when absent, -1 with the error. */
+static int megatron_long(megatron_args *m, const char *name, long lo, long *out, ts_err *err) {
+  int i = megatron_find(m, name);
+  if (i < 0)
+    return 0;
+  char *end = NULL;
+  long v = m->value[i] != NULL ? strtol(m->value[i], &end, 10) : 0;
+  if (m->value[i] == NULL || *end != '\0' || end == m->value[i] || v < lo || v > 1L << 40) {
+    char shown[64];
+    ts_text_copy(shown, sizeof shown, m->value[i] != NULL ? m->value[i] : "nothing");
+    return ts_err_plain(err,
+                        "import megatron: --%s: expected an integer of at least %ld, found '%s'",
+                        name, lo, shown);
+  }
+  *out = v;
+  return 1;
+}
+
+static int megatron_double(megatron_args *m, const char *name, double *out, ts_err *err) {
+  int i = megatron_find(m, name);
+  if (i < 0)
+    return 0;
+  char *end = NULL;
+  double v = m->value[i] != NULL ? strtod(m->value[i], &end) : 0;
+  if (m->value[i] == NULL || *end != '\0' || end == m->value[i] || !(v >= 0 && v < 1e9)) {
+    char shown[64];
+    ts_text_copy(shown, sizeof shown, m->value[i] != NULL ? m->value[i] : "nothing");
+    return ts_err_plain(err, "import megatron: --%s: expected a number, found '%s'", name, shown);
+  }
+  *out = v;
+  return 1;
+}
+
+/* A flag that takes one of names: its index, -1 absent, -2 with the error. */
+static int megatron_choice(megatron_args *m, const char *name, const char *const *names,
+                           ts_err *err) {
+  int i = megatron_find(m, name);
+  if (i < 0)
+    return -1;
+  for (int k = 0; names[k] != NULL; k++)
+    if (m->value[i] != NULL && strcmp(m->value[i], names[k]) == 0)
+      return k;
+  char shown[64], all[256] = "";
+  ts_text_copy(shown, sizeof shown, m->value[i] != NULL ? m->value[i] : "nothing");
+  for (int k = 0; names[k] != NULL; k++)
+    snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", k ? ", " : "", names[k]);
+  ts_err_plain(err, "import megatron: --%s: expected one of %s, found '%s'", name, all, shown);
+  return -2;
+}
+
+/* Copies the integer flags of `table` (Megatron flag, workload key) that were given. */
+typedef struct long_key {
+  const char *flag, *key;
+  long lo;
+} long_key;
+
+static int emit_longs(FILE *o, megatron_args *m, const long_key *table, ts_err *err) {
+  for (int i = 0; table[i].flag != NULL; i++) {
+    long v = 0;
+    int rc = megatron_long(m, table[i].flag, table[i].lo, &v, err);
+    if (rc < 0)
+      return -1;
+    if (rc == 1) {
+      char from[80];
+      snprintf(from, sizeof from, "--%s", table[i].flag);
+      emit(o, from, "%s: %ld", table[i].key, v);
+    }
+  }
+  return 0;
+}
+
+/* The workload of a Megatron-LM launch line (args after "--") into o; 0, or -1 with err. */
+static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_err *err) {
+  static const long_key model_longs[] = {
+      {"num-layers", "num_layers", 1},
+      {"hidden-size", "hidden_size", 1},
+      {"num-attention-heads", "num_attention_heads", 1},
+      {"num-query-groups", "num_query_groups", 1},
+      {"kv-channels", "kv_channels", 1},
+      {"ffn-hidden-size", "ffn_hidden_size", 1},
+      {"seq-length", "seq_length", 1},
+      {"num-experts", "num_experts", 1},
+      {"moe-router-topk", "moe_router_topk", 1},
+      {"moe-ffn-hidden-size", "moe_ffn_hidden_size", 1},
+      {"moe-shared-expert-intermediate-size", "moe_shared_expert_intermediate_size", 1},
+      {"q-lora-rank", "q_lora_rank", 1},
+      {"kv-lora-rank", "kv_lora_rank", 1},
+      {"qk-head-dim", "qk_head_dim", 1},
+      {"qk-pos-emb-head-dim", "qk_pos_emb_head_dim", 1},
+      {"v-head-dim", "v_head_dim", 1},
+      {NULL, NULL, 0}};
+  static const char *const norms[] = {"LayerNorm", "RMSNorm", NULL};
+  static const char *const positions[] = {"learned_absolute", "rope", NULL};
+  static const char *const scores[] = {"softmax", "sigmoid", NULL};
+  static const char *const granularity[] = {"full", "selective", NULL};
+  static const char *const fp8[] = {"e4m3", "hybrid", NULL};
+  static const char *const dispatchers[] = {"alltoall", "allgather", "flex", NULL};
+  long layers = 0, seq = 0, vocab = a->vocab, gbs = 0, mbs = 1, iters = 0;
+  if (megatron_long(m, "num-layers", 1, &layers, err) < 0 ||
+      megatron_long(m, "seq-length", 1, &seq, err) < 0 ||
+      megatron_long(m, "vocab-size", 1, &vocab, err) < 0 ||
+      megatron_long(m, "global-batch-size", 1, &gbs, err) < 0 ||
+      megatron_long(m, "micro-batch-size", 1, &mbs, err) < 0 ||
+      megatron_long(m, "train-iters", 1, &iters, err) < 0)
+    return -1;
+  static const char *const required[] = {"num-layers", "hidden-size",       "num-attention-heads",
+                                         "seq-length", "global-batch-size", NULL};
+  for (int i = 0; required[i] != NULL; i++)
+    if (megatron_find(m, required[i]) < 0)
+      return ts_err_plain(err, "import megatron: the launch line has no --%s (a workload needs it)",
+                          required[i]);
+  if (vocab == 0) {
+    int tok = megatron_find(m, "tokenizer-type");
+    if (tok >= 0 && m->value[tok] != NULL && strcmp(m->value[tok], "GPT2BPETokenizer") == 0)
+      vocab = 50257; /* GPT-2's BPE vocabulary, as Megatron-LM's GPT2BPETokenizer loads it */
+    else
+      return ts_err_plain(err, "import megatron: the launch line gives no vocabulary (its "
+                               "tokenizer holds it): add --vocab-size N after '--' or to import");
+  }
+  fprintf(o, "model:\n");
+  if (emit_longs(o, m, model_longs, err) != 0)
+    return -1;
+  emit(o,
+       megatron_find(m, "vocab-size") >= 0 ? "--vocab-size"
+       : a->vocab > 0                      ? "import's --vocab-size (the tokenizer's)"
+                                           : "GPT2BPETokenizer's vocabulary",
+       "vocab_size: %ld", vocab);
+  if (megatron_switch(m, "swiglu"))
+    emit(o, "--swiglu", "swiglu: true");
+  int norm = megatron_choice(m, "normalization", norms, err);
+  int pos = megatron_choice(m, "position-embedding-type", positions, err);
+  if (norm == -2 || pos == -2)
+    return -1;
+  if (norm >= 0)
+    emit(o, "--normalization", "normalization: %s", norms[norm]);
+  if (pos >= 0)
+    emit(o, "--position-embedding-type", "position_embedding_type: %s", positions[pos]);
+  if (megatron_switch(m, "untie-embeddings-and-output-weights"))
+    emit(o, "--untie-embeddings-and-output-weights", "untie_embeddings_and_output_weights: true");
+  if (megatron_switch(m, "disable-bias-linear"))
+    emit(o, "--disable-bias-linear", "add_bias_linear: false");
+  double d = 0;
+  int rc;
+  if ((rc = megatron_double(m, "attention-dropout", &d, err)) < 0)
+    return -1;
+  if (rc == 1)
+    emit(o, "--attention-dropout", "attention_dropout: %g", d);
+  if ((rc = megatron_double(m, "hidden-dropout", &d, err)) < 0)
+    return -1;
+  if (rc == 1)
+    emit(o, "--hidden-dropout", "hidden_dropout: %g", d);
+  megatron_switch(m, "group-query-attention"); /* num-query-groups says it */
+  if (megatron_switch(m, "multi-latent-attention"))
+    emit(o, "--multi-latent-attention", "multi_latent_attention: true");
+  if (megatron_switch(m, "moe-grouped-gemm"))
+    emit(o, "--moe-grouped-gemm", "moe_grouped_gemm: true");
+  if (megatron_switch(m, "moe-router-enable-expert-bias"))
+    emit(o, "--moe-router-enable-expert-bias", "moe_router_enable_expert_bias: true");
+  int score = megatron_choice(m, "moe-router-score-function", scores, err);
+  int dispatcher = megatron_choice(m, "moe-token-dispatcher-type", dispatchers, err);
+  if (score == -2 || dispatcher == -2)
+    return -1;
+  if (score >= 0)
+    emit(o, "--moe-router-score-function", "moe_router_score_function: %s", scores[score]);
+  if (dispatcher > 0)
+    fprintf(o, "  # --moe-token-dispatcher-type %s is not modelled: tokens travel by all-to-all\n",
+            dispatchers[dispatcher]);
+  if ((rc = megatron_double(m, "moe-aux-loss-coeff", &d, err)) < 0)
+    return -1;
+  if (rc == 1)
+    emit(o, "--moe-aux-loss-coeff", "moe_aux_loss_coeff: %g", d);
+  if ((rc = megatron_double(m, "moe-expert-capacity-factor", &d, err)) < 0)
+    return -1;
+  if (rc == 1)
+    emit(o, "--moe-expert-capacity-factor", "moe_expert_capacity_factor: %g", d);
+  int freq = megatron_find(m, "moe-layer-freq");
+  if (freq >= 0) { /* an integer or Megatron's expression such as ([0]*3+[1]*58) */
+    const char *v = m->value[freq] != NULL ? m->value[freq] : "";
+    bool ok = v[0] != '\0' && strlen(v) < 200;
+    for (const char *p = v; *p != '\0' && ok; p++)
+      ok = strchr("0123456789[]()*+, ", *p) != NULL;
+    if (!ok) {
+      char shown[64];
+      ts_text_copy(shown, sizeof shown, v);
+      return ts_err_plain(err,
+                          "import megatron: --moe-layer-freq: expected an integer or an "
+                          "expression such as ([0]*3+[1]*58), found '%s'",
+                          shown);
+    }
+    emit(o, "--moe-layer-freq", "moe_layer_freq: \"%s\"", v);
+  }
+
+  fprintf(o, "training:\n");
+  emit(o, "--global-batch-size", "global_batch_size: %ld", gbs);
+  emit(o, megatron_find(m, "micro-batch-size") >= 0 ? "--micro-batch-size" : "Megatron's default",
+       "micro_batch_size: %ld", mbs);
+  bool bf16 = megatron_switch(m, "bf16"), fp16 = megatron_switch(m, "fp16");
+  emit(o,
+       bf16   ? "--bf16"
+       : fp16 ? "--fp16"
+              : "neither --bf16 nor --fp16: fp32",
+       "precision: %s",
+       bf16   ? "bf16"
+       : fp16 ? "fp16"
+              : "fp32");
+  int f8 = megatron_choice(m, "fp8-format", fp8, err);
+  if (f8 == -2)
+    return -1;
+  if (f8 >= 0)
+    emit(o, "--fp8-format", "fp8: %s", fp8[f8]);
+  emit(o, "Megatron-LM's (AdamW)", "optimizer: adam");
+  if (iters > 0)
+    emit(o, "--train-iters x --global-batch-size x --seq-length", "train_tokens: %ld",
+         iters * gbs * seq);
+
+  fprintf(o, "parallelism:\n");
+  long pp = 1, v = 0, per_chunk = 0;
+  static const long_key layout[] = {
+      {"tensor-model-parallel-size", "tensor", 1},
+      {"pipeline-model-parallel-size", "pipeline", 1},
+      {"context-parallel-size", "context", 1},
+      {"expert-model-parallel-size", "expert", 1},
+      {"expert-tensor-parallel-size", "expert_tensor", 1},
+      {"decoder-first-pipeline-num-layers", "decoder_first_pipeline_num_layers", 1},
+      {"decoder-last-pipeline-num-layers", "decoder_last_pipeline_num_layers", 1},
+      {NULL, NULL, 0}};
+  if (emit_longs(o, m, layout, err) != 0 ||
+      megatron_long(m, "pipeline-model-parallel-size", 1, &pp, err) < 0 ||
+      megatron_long(m, "virtual-pipeline-model-parallel-size", 1, &v, err) < 0 ||
+      megatron_long(m, "num-layers-per-virtual-pipeline-stage", 1, &per_chunk, err) < 0)
+    return -1;
+  if (v == 0 && per_chunk > 0) {
+    if (layers % (pp * per_chunk) != 0)
+      return ts_err_plain(err,
+                          "import megatron: --num-layers-per-virtual-pipeline-stage %ld "
+                          "does not split %ld layers over %ld stages",
+                          per_chunk, layers, pp);
+    v = layers / (pp * per_chunk);
+  }
+  if (v > 1)
+    emit(o,
+         per_chunk > 0 ? "--num-layers-per-virtual-pipeline-stage"
+                       : "--virtual-pipeline-model-parallel-size",
+         "virtual_stages: %ld", v);
+  if (megatron_switch(m, "sequence-parallel"))
+    emit(o, "--sequence-parallel", "sequence_parallel: true");
+  if (megatron_switch(m, "use-distributed-optimizer"))
+    emit(o, "--use-distributed-optimizer", "zero_stage: 1");
+  int gran = megatron_choice(m, "recompute-granularity", granularity, err);
+  if (gran == -2)
+    return -1;
+  if (gran >= 0)
+    emit(o, "--recompute-granularity", "recompute: %s", granularity[gran]);
+  else if (megatron_switch(m, "recompute-activations"))
+    emit(o, "--recompute-activations", "recompute: selective");
+  megatron_find(m, "recompute-method"); /* uniform/block: every layer recomputed here */
+  megatron_find(m, "recompute-num-layers");
+  if (megatron_switch(m, "overlap-grad-reduce"))
+    emit(o,
+         "--overlap-grad-reduce: Megatron-Core's bucket, max(4e7, 1e6 x dp) fp32 parameters "
+         "(160 MB up to dp 40)",
+         "dp_bucket_size: 160MB");
+  if (megatron_switch(m, "overlap-param-gather"))
+    emit(o, "--overlap-param-gather", "overlap_param_gather: true");
+  if (megatron_switch(m, "tp-comm-overlap"))
+    emit(o, "--tp-comm-overlap", "tp_comm_overlap: true");
+  /* what trainsim did not read: listed, so that nothing passes silently */
+  char unread[1024] = "";
+  for (int i = 0; i < m->n; i++)
+    if (!m->is_read[i] && strlen(unread) + strlen(m->name[i]) + 4 < sizeof unread) {
+      char clean[64];
+      ts_text_copy(clean, sizeof clean, m->name[i]);
+      snprintf(unread + strlen(unread), sizeof unread - strlen(unread), " --%s", clean);
+    }
+  if (unread[0] != '\0')
+    fprintf(o, "# not read (no bearing on the iteration, or not modelled):%s\n", unread);
+  return 0;
+}
+
+/* `import megatron -- ARGS...`: the workload on stdout, whole, or an error. */
+static int import_megatron(const import_args *a, int argc, char **argv) {
+  ts_err err = {0};
+  if (argc == 0) {
+    fprintf(stderr, "trainsim: error: import megatron: expected Megatron-LM's arguments after "
+                    "'--', found none\n");
+    return TS_ARGS_EXIT_INPUT;
+  }
+  static megatron_args m;
+  megatron_parse(argc, argv, &m);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream(&text, &len);
+  if (o == NULL) {
+    fprintf(stderr, "trainsim: error: import: out of memory\n");
+    return TS_ARGS_EXIT_INPUT;
+  }
+  char name[128];
+  workload_name(a->name != NULL ? a->name : "megatron", "", name, sizeof name);
+  fprintf(o, "# A workload from a Megatron-LM launch line by `trainsim import megatron`: each\n"
+             "# value with its flag; data parallelism is the job's (run's --gpus).\n");
+  fprintf(o, "name: %s\n", name);
+  int rc = write_megatron(&m, a, o, &err);
+  fclose(o);
+  if (rc != 0) {
+    free(text);
+    fprintf(stderr, "%s\n", err.msg);
+    return TS_ARGS_EXIT_INPUT;
+  }
+  fwrite(text, 1, len, stdout);
+  free(text);
+  return 0;
+}
+
 int ts_import_main(int argc, char **argv) {
   ts_err err = {0};
   import_args a = {.seq = 4096, .global_batch = 1024, .micro_batch = 1};
-  ts_args cli = {&ts_import_command, argc, argv, 0, &a, false};
+  int own = 0; /* trainsim's arguments come before "--", Megatron-LM's after */
+  while (own < argc && strcmp(argv[own], "--") != 0)
+    own++;
+  ts_args cli = {&ts_import_command, own, argv, 0, &a, false};
   const ts_flag *flag = NULL;
   const char *value = NULL, *source = NULL, *path = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, &err)) != TS_ARGS_END;) {
@@ -366,10 +737,15 @@ int ts_import_main(int argc, char **argv) {
       return TS_ARGS_EXIT_INPUT;
     }
   }
+  if (source != NULL && strcmp(source, "megatron") == 0 && path == NULL)
+    return import_megatron(&a, argc - own - (own < argc), argv + own + (own < argc));
   if (source == NULL || strcmp(source, "hf") != 0) {
+    char shown[64];
+    ts_text_copy(shown, sizeof shown, source != NULL ? source : "nothing");
     fprintf(stderr,
-            "trainsim: error: import: expected 'hf' (a Hugging Face config.json), found '%s'\n",
-            source != NULL ? source : "nothing");
+            "trainsim: error: import: expected 'hf CONFIG.json' or 'megatron -- ARGS...', found "
+            "'%s'\n",
+            shown);
     return TS_ARGS_EXIT_INPUT;
   }
   if (path == NULL) {

@@ -350,8 +350,8 @@ static double params_of(const char *path, const char *platform, const char *gpus
 
 /* import hf writes a workload file from a Hugging Face config.json: DeepSeek-V3's and Llama 3
  * 8B's count exactly the parameters of the presets written by hand from their papers, Qwen1.5-
- * MoE-A2.7B's its published 14.3B (its Q/K/V biases not modelled); the output is whole or
- * nothing. */
+ * MoE-A2.7B's its published 14.3B (its Q/K/V biases not modelled); import megatron the same from
+ * a launch line; the output is whole or nothing. */
 static void test_import_hf(void **state) {
   (void)state;
   char dir[] = "/tmp/trainsim-e2e-XXXXXX";
@@ -383,6 +383,31 @@ static void test_import_hf(void **state) {
     }
     assert_int_equal(unlink(path), 0);
   }
+  /* Megatron-Core's Mixtral 8x7B example launch line (megatron/core/transformer/moe/README.md)
+   * counts the preset's 46.7B parameters, and names the flags it did not read */
+  char args[2048], path[700];
+  snprintf(args, sizeof args,
+           "import megatron --vocab-size 32000 -- --num-layers 32 --hidden-size 4096 "
+           "--ffn-hidden-size 14336 --num-attention-heads 32 --seq-length 4096 "
+           "--disable-bias-linear --position-embedding-type rope --swiglu "
+           "--untie-embeddings-and-output-weights --group-query-attention --num-query-groups 8 "
+           "--normalization RMSNorm --num-experts 8 --expert-model-parallel-size 8 "
+           "--moe-router-topk 2 --moe-grouped-gemm --micro-batch-size 1 --global-batch-size 128 "
+           "--lr 1e-4 --bf16 --pipeline-model-parallel-size 4 --use-distributed-optimizer");
+  spawn_result meg = spawn_trainsim_ok(args);
+  assert_non_null(
+      strstr(meg.out, "# not read (no bearing on the iteration, or not modelled): --lr"));
+  snprintf(path, sizeof path, "%s/mixtral.yaml", dir);
+  FILE *mf = fopen(path, "w");
+  assert_non_null(mf);
+  fputs(meg.out, mf);
+  fclose(mf);
+  spawn_free(&meg);
+  char preset[700];
+  snprintf(preset, sizeof preset, "%s/workloads/mixtral-8x7b.yaml", TS_SOURCE_DIR);
+  assert_rel(params_of(path, "dgx-h100.yaml", "--gpus 32"), params_of(preset, "dgx-h100.yaml", ""),
+             1e-12);
+  assert_int_equal(unlink(path), 0);
   spawn_result bad = spawn_trainsim("import hf /nonexistent/config.json");
   assert_int_equal(bad.status, 2);
   assert_true(bad.out == NULL || bad.out[0] == '\0'); /* nothing on stdout */
