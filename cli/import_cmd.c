@@ -10,6 +10,7 @@
 
 #include "../workloads/doc.h"
 #include "../workloads/text.h"
+#include "../workloads/workload.h"
 #include "args.h"
 
 typedef struct import_args {
@@ -349,6 +350,18 @@ static int write_model(const config *c, const char *type, family f, long seq, FI
             "modelled\n",
             mtp);
   return 0;
+}
+
+/* What import wrote must be a workload trainsim runs: parsed again here, a config that makes none
+ * (heads that do not divide the hidden size, a layout rule) is an error naming `source`. */
+static int check_written(const char *source, const char *text, size_t len, ts_err *err) {
+  static ts_workload wl;
+  ts_err why = {0};
+  if (ts_workload_parse("(the imported workload)", text, len, &wl, &why) == 0)
+    return 0;
+  const char *reason = strstr(why.msg, "error: ");
+  return ts_err_plain(err, "import: %s gives no workload trainsim can run: %s", source,
+                      reason != NULL ? reason + strlen("error: ") : why.msg);
 }
 
 /* ---- a Megatron-LM launch line ---- */
@@ -697,6 +710,8 @@ static int import_megatron(const import_args *a, int argc, char **argv) {
   fprintf(o, "name: %s\n", name);
   int rc = write_megatron(&m, a, o, &err);
   fclose(o);
+  if (rc == 0)
+    rc = check_written("the launch line", text, len, &err);
   if (rc != 0) {
     free(text);
     fprintf(stderr, "%s\n", err.msg);
@@ -828,6 +843,8 @@ int ts_import_main(int argc, char **argv) {
   if (o != NULL)
     fclose(o);
   ts_doc_free(c.doc);
+  if (rc == 0)
+    rc = check_written(path, text, len, &err);
   if (rc != 0) {
     free(text);
     fprintf(stderr, "%s\n", err.msg);
