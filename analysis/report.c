@@ -98,6 +98,31 @@ int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report
   return n;
 }
 
+int ts_report_warnings(const ts_workload *wl, const ts_run_info *info,
+                       char (*out)[TS_REPORT_WARNING_SIZE], int max) {
+  int n = 0;
+  long micro = ts_workload_microbatches(wl), p = wl->pp;
+  if (p > 1 && micro < p && n < max) {
+    double bubble = (double)(p - 1) / (double)(micro * wl->virtual_stages + p - 1);
+    snprintf(out[n++], TS_REPORT_WARNING_SIZE,
+             "%ld microbatch%s per pipeline for %ld stages: the pipeline never fills, and its "
+             "bubble is about %.0f%% of the iteration ((p - 1) / (v m + p - 1)); more microbatches "
+             "(a larger global batch or a smaller micro-batch) or fewer stages",
+             micro, micro == 1 ? "" : "es", p, 100 * bubble);
+  }
+  if (info->kernels_path != NULL && info->kernels_provenance != TS_KERNELS_MEASURED && n < max)
+    snprintf(out[n++], TS_REPORT_WARNING_SIZE,
+             "the %s's kernel times are %s, not measured on it (%s): expect larger errors than "
+             "on a measured GPU",
+             info->gpu_model,
+             info->kernels_provenance == TS_KERNELS_DERIVED
+                 ? "derived from another GPU's measured table by peak and "
+                   "bandwidth ratios"
+                 : "modelled from its architecture",
+             info->kernels_path);
+  return n;
+}
+
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,
                        const ts_metrics *m) {
   fprintf(out, "trainsim: %s on %s, %ld x %s\n", wl->name, info->platform_name, wl->n_gpus,
@@ -117,9 +142,14 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
           info->placement);
   char fusions[160];
   ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
-  fprintf(out, "stack: %s, attention %s, fused kernels: %s; collectives %s\n\n",
+  fprintf(out, "stack: %s, attention %s, fused kernels: %s; collectives %s\n",
           ts_framework_names[wl->framework], ts_attention_names[wl->attention], fusions,
           info->collectives != NULL ? info->collectives : "ideal");
+  char warnings[4][TS_REPORT_WARNING_SIZE];
+  int n_warnings = ts_report_warnings(wl, info, warnings, 4);
+  for (int i = 0; i < n_warnings; i++)
+    fprintf(out, "warning: %s\n", warnings[i]);
+  fputc('\n', out);
   ts_report_row rows[TS_REPORT_MAX_ROWS];
   int n = ts_report_summary_rows(wl, m, rows);
   for (int i = 0; i < n; i++)
@@ -403,7 +433,20 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   fputc('{', f);
   for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++)
     json_long(f, 4, ts_kernel_source_names[s], info->n_kernels_by_source[s], &k);
-  fputs("\n  }\n}\n", f);
+  fputs("\n  }", f);
+  json_str(f, 2, "kernel_table_provenance",
+           info->kernels_path != NULL ? ts_kernel_provenance_names[info->kernels_provenance]
+                                      : "none",
+           &first);
+  json_key(f, 2, "warnings", &first);
+  char warnings[4][TS_REPORT_WARNING_SIZE];
+  int n_warnings = ts_report_warnings(wl, info, warnings, 4);
+  fputc('[', f);
+  for (int i = 0; i < n_warnings; i++) {
+    fputs(i > 0 ? ",\n    " : "\n    ", f);
+    json_string(f, warnings[i]);
+  }
+  fputs(n_warnings > 0 ? "\n  ]\n}\n" : "]\n}\n", f);
 }
 
 /* ---- output ownership (report.h) ---- */

@@ -32,6 +32,9 @@ typedef struct ts_run_info {
   /* The kernels of one layer (forward and backward), the embedding, the head and the optimizer
    * step, by what priced them (ts_cost_kernel_sources). */
   long n_kernels_by_source[TS_KERNEL_SRC_COUNT];
+  /* The platform's kernel table: where its times come from, and its file (NULL: none) */
+  ts_kernel_provenance kernels_provenance;
+  const char *kernels_path;
   /* What rebuilds the run (trainsim explain): its arguments, output options left out and paths
    * made absolute, then its --set overrides; digests (16 hex digits) of the files it read and
    * of the binary that simulated it. */
@@ -42,6 +45,14 @@ typedef struct ts_run_info {
 
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,
                        const ts_metrics *m);
+
+/* What a user would want to be told about a run, each a sentence (the summary prints them as
+ * "warning:" lines, result.json lists them): fewer microbatches per pipeline than stages (the
+ * bubble is most of the iteration), a kernel table derived or modelled rather than measured.
+ * Fills out (at most max) and returns how many. */
+#define TS_REPORT_WARNING_SIZE 320
+int ts_report_warnings(const ts_workload *wl, const ts_run_info *info,
+                       char (*out)[TS_REPORT_WARNING_SIZE], int max);
 
 /* The summary's figures as label and value, said the same way on stdout and in report.html.
  * Fills rows and returns how many (at most TS_REPORT_MAX_ROWS). */

@@ -163,6 +163,7 @@ typedef struct grid {
 struct ts_kernel_table {
   char path[512];
   char device[128], framework[128];
+  ts_kernel_provenance provenance;
   ts_software software;
   grid grids[TS_KERNEL_COUNT];
 };
@@ -290,8 +291,8 @@ static void table_free(ts_kernel_table *t) {
 }
 
 static int parse(const ts_doc *doc, ts_kernel_table *t, ts_err *err) {
-  static const char *const keys[] = {"format",           "device", "framework", "software",
-                                     "software_details", "tables", NULL};
+  static const char *const keys[] = {"format",   "device",           "framework", "provenance",
+                                     "software", "software_details", "tables",    NULL};
   int root = ts_doc_root(doc);
   if (root == 0 || !ts_doc_is_map(doc, root)) {
     ts_loc loc = {ts_doc_name(doc), 0, 0, NULL};
@@ -311,6 +312,10 @@ static int parse(const ts_doc *doc, ts_kernel_table *t, ts_err *err) {
   if (ts_doc_get_string(doc, root, "framework", &s, err) < 0)
     return -1;
   snprintf(t->framework, sizeof t->framework, "%s", s != NULL ? s : "");
+  int provenance = TS_KERNELS_MEASURED;
+  if (ts_doc_get_enum(doc, root, "provenance", ts_kernel_provenance_names, &provenance, err) < 0)
+    return -1;
+  t->provenance = (ts_kernel_provenance)provenance;
   int sw = ts_doc_get(doc, root, "software");
   if (sw != 0 && parse_software(doc, sw, &t->software, err) != 0)
     return -1;
@@ -554,6 +559,12 @@ const char *ts_kernels_path(const ts_kernel_table *t) {
 const char *ts_kernels_device(const ts_kernel_table *t) {
   return t != NULL ? t->device : "";
 }
+const char *const ts_kernel_provenance_names[] = {"measured", "derived", "modelled", NULL};
+
+ts_kernel_provenance ts_kernels_provenance(const ts_kernel_table *t) {
+  return t != NULL ? t->provenance : TS_KERNELS_MEASURED;
+}
+
 const char *ts_kernels_framework(const ts_kernel_table *t) {
   return t != NULL ? t->framework : "";
 }

@@ -169,5 +169,15 @@ ts_software ts_kernels_software(const ts_kernel_table *t);
 const char *ts_kernels_path(const ts_kernel_table *t);
 const char *ts_kernels_device(const ts_kernel_table *t);
 const char *ts_kernels_framework(const ts_kernel_table *t);
+/* Where a table's times come from (its `provenance` key; absent: measured): measured on the GPU,
+ * derived from another GPU's measured table by rates (platforms/kernels/derive.py), or modelled
+ * from the architecture (platforms/kernels/archmodel.py). */
+typedef enum ts_kernel_provenance {
+  TS_KERNELS_MEASURED,
+  TS_KERNELS_DERIVED,
+  TS_KERNELS_MODELLED
+} ts_kernel_provenance;
+extern const char *const ts_kernel_provenance_names[];
+ts_kernel_provenance ts_kernels_provenance(const ts_kernel_table *t);
 
 #endif

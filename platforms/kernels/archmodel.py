@@ -414,6 +414,7 @@ def generate(arch):
         "# cost, gfx90a / H200). The host's CPU figures are the H200 machine's (ASSUMED).",
         "format: 1",
         f"device: {a['device']}",
+        "provenance: modelled",
         f"framework: {source['framework']} (host figures carried over from the H200, ASSUMED)",
         "software:",
     ]

@@ -134,6 +134,7 @@ def derive(src, name, device, peak_tf, hbm_TBps, cite):
     out.append("# this GPU; docs/validation/frontier.md shows how much the Frontier results depend on it.")
     out.append("format: 1")
     out.append(f"device: {device}")
+    out.append("provenance: derived")
     out.append(f"framework: {src['framework']} (carried over from the H200, ASSUMED)")
     out.append("software:")
     for k, v in src["software"].items():

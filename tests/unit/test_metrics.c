@@ -82,6 +82,8 @@ static void test_definitions(void **state) {
                       0.02,
                       "rccl 2.17.1",
                       {9, 10, 11},
+                      TS_KERNELS_DERIVED,
+                      "kernels/h100.yaml",
                       3,
                       arguments,
                       "0123456789abcdef",
@@ -106,6 +108,14 @@ static void test_definitions(void **state) {
   assert_int_equal((int)json_num(j, "kernel_sources.interpolated"), 10);
   assert_int_equal((int)json_num(j, "kernel_sources.model"), 11);
   assert_rel(json_num(j, "metrics.time_to_train_s"), 2e6, 1e-11);
+  /* the kernel table's provenance, and the warning it brings */
+  assert_string_equal(json_at(j, "kernel_table_provenance")->string, "derived");
+  const json *warnings = json_at(j, "warnings");
+  assert_non_null(warnings);
+  assert_int_equal(warnings->type, JSON_ARRAY);
+  assert_true(warnings->n >= 1);
+  assert_non_null(strstr(warnings->items[warnings->n - 1]->string,
+                         "derived from another GPU's measured table"));
   json_free(j);
   free(text);
   unlink(path);
