@@ -651,6 +651,11 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
          per_chunk > 0 ? "--num-layers-per-virtual-pipeline-stage"
                        : "--virtual-pipeline-model-parallel-size",
          "virtual_stages: %ld", v);
+  if (megatron_switch(m, "account-for-embedding-in-pipeline-split"))
+    emit(o, "--account-for-embedding-in-pipeline-split",
+         "account_for_embedding_in_pipeline_split: true");
+  if (megatron_switch(m, "account-for-loss-in-pipeline-split"))
+    emit(o, "--account-for-loss-in-pipeline-split", "account_for_loss_in_pipeline_split: true");
   if (megatron_switch(m, "sequence-parallel"))
     emit(o, "--sequence-parallel", "sequence_parallel: true");
   if (megatron_switch(m, "use-distributed-optimizer"))

@@ -98,6 +98,8 @@ static const char *const parallel_keys[] = {"tensor",
                                             "expert",
                                             "expert_tensor",
                                             "context",
+                                            "account_for_embedding_in_pipeline_split",
+                                            "account_for_loss_in_pipeline_split",
                                             NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -492,6 +494,15 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
       get_long(r, p, "parallelism", "decoder_last_pipeline_num_layers", false, 1,
                &wl->last_stage_layers, &l->last_stage_layers) != 0)
     return -1;
+  if (ts_doc_get_bool(r->doc, p, "account_for_embedding_in_pipeline_split", &wl->account_embedding,
+                      r->err) < 0 ||
+      ts_doc_get_bool(r->doc, p, "account_for_loss_in_pipeline_split", &wl->account_loss, r->err) <
+          0)
+    return -1;
+  l->account_split = here(r, p,
+                          ts_doc_get(r->doc, p, "account_for_embedding_in_pipeline_split") != 0
+                              ? "account_for_embedding_in_pipeline_split"
+                              : "account_for_loss_in_pipeline_split");
   int rc_bucket = ts_doc_get_unit(r->doc, p, "dp_bucket_size", TS_UNITS_BYTES, true,
                                   &wl->dp_bucket_bytes, r->err);
   if (rc_bucket < 0)
@@ -786,6 +797,49 @@ int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
   return 0;
 }
 
+/* Megatron-Core's get_num_layers_to_build with account_for_embedding_in_pipeline_split and
+ * account_for_loss_in_pipeline_split: num_layers plus the embedding and the loss, split evenly
+ * over the (virtual) stages, the first and the last each building one transformer layer fewer
+ * for the layer they account for. Resolved into the first and last stages' layers. */
+static int resolve_accounted_split(ts_workload *wl, ts_err *err) {
+  const ts_workload_locs *l = &wl->locs;
+  if (!wl->account_embedding && !wl->account_loss)
+    return 0;
+  if (wl->is_stage_layers_accounted)
+    wl->first_stage_layers = wl->last_stage_layers = 0; /* derived before: again for this layout */
+  if (wl->first_stage_layers > 0 || wl->last_stage_layers > 0)
+    return ts_err_at(err, l->account_split,
+                     "account_for_embedding/loss_in_pipeline_split and the first or last stage's "
+                     "own layer count both place layers: use one or the other");
+  long p = wl->pp, v = wl->virtual_stages, e = wl->account_embedding, lo = wl->account_loss;
+  long total = wl->model.n_layers + e + lo;
+  if (p == 1)
+    return 0;
+  if (total % (p * v) != 0)
+    return ts_err_at(err, l->account_split,
+                     "num_layers (%ld)%s%s = %ld must be divisible by pipeline (%ld) x virtual "
+                     "stages (%ld), as Megatron-Core splits them",
+                     wl->model.n_layers, e ? " + the embedding (1)" : "",
+                     lo ? " + the loss (1)" : "", total, p, v);
+  if (v > 1)
+    return ts_err_at(err, l->account_split,
+                     "with virtual stages (%ld) the embedding's and the loss's accounting take a "
+                     "layer from the first and the last virtual stage only: uneven virtual "
+                     "stages are not modelled yet; use virtual_stages 1",
+                     v);
+  long per = total / p;
+  if (per < 2)
+    return ts_err_at(
+        err, l->account_split,
+        "%ld layers a stage (the embedding or the loss among them) would leave the "
+        "first or last stage no transformer layer; trainsim's stages hold at least one",
+        per);
+  wl->first_stage_layers = e ? per - 1 : 0;
+  wl->last_stage_layers = lo ? per - 1 : 0;
+  wl->is_stage_layers_accounted = true;
+  return 0;
+}
+
 /* Megatron-LM's interleaved schedule: 1F1B over v model chunks per rank. With v > 1 the 1f1b
  * schedule becomes interleaved (as in Megatron); GPipe has no interleaved form here. */
 static int resolve_virtual_stages(ts_workload *wl, ts_err *err) {
@@ -909,7 +963,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "(%ld), which must divide it",
                      ts_workload_local_seq(wl), wl->cp > 1 ? " a context-parallel rank" : "",
                      wl->tp);
-  if (ts_workload_check_stage_layers(wl, err) != 0 || ts_workload_check_experts(wl, err) != 0)
+  if (resolve_accounted_split(wl, err) != 0 || ts_workload_check_stage_layers(wl, err) != 0 ||
+      ts_workload_check_experts(wl, err) != 0)
     return -1;
   long per_step = wl->micro_batch * wl->dp;
   if (wl->micro_batch > BIG / wl->dp || wl->global_batch % per_step != 0)

@@ -94,6 +94,7 @@ typedef struct ts_workload_locs {
   ts_loc global_batch, micro_batch, precision;
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
+  ts_loc account_split; /* account_for_embedding/loss_in_pipeline_split */
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp;
   ts_loc framework, attention, fusions, rccl_version, nccl_version; /* the stack's keys */
@@ -161,6 +162,11 @@ typedef struct ts_workload {
    * --decoder-first/last-pipeline-num-layers: fewer layers beside the embedding and the
    * logits balance the stages; the stages between split the rest evenly. */
   long first_stage_layers, last_stage_layers;
+  /* Megatron-Core's account_for_embedding_in_pipeline_split and
+   * account_for_loss_in_pipeline_split: the embedding (the loss) counts as a layer in the split,
+   * so the first (last) stage holds one transformer layer fewer; resolved into the first and
+   * last stages' layers (is_stage_layers_accounted: they were derived so, not given). */
+  bool account_embedding, account_loss, is_stage_layers_accounted;
   ts_recompute recompute;
   ts_attention attention; /* stack.attention */
   bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */

@@ -206,6 +206,32 @@ static void test_kv_channels(void **state) {
   assert_int_equal(wl.precision, TS_PREC_FP16);
 }
 
+/* Megatron-Core's account_for_embedding/loss_in_pipeline_split: Llama 3 405B's 126 layers with
+ * the embedding and the loss counted are 128 over 16 stages, 8 each, the first and last
+ * building 7: the preset's 7 + 14 x 8 + 7, again for another layout (32 stages: 4 each, 3 on
+ * the ends); numbers that do not split name the rule. */
+static void test_accounted_split(void **state) {
+  (void)state;
+  ts_workload wl;
+  ts_err err = {0};
+  ts_overrides none = {0};
+  load("llama3-405b.yaml", &wl);
+  wl.first_stage_layers = wl.last_stage_layers = 0;
+  wl.account_embedding = wl.account_loss = true;
+  assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_int_equal(ts_workload_stage_layers(&wl, 0), 7);
+  assert_int_equal(ts_workload_stage_layers(&wl, 1), 8);
+  assert_int_equal(ts_workload_stage_layers(&wl, 15), 7);
+  ts_overrides pp32 = {.pp = 32, .is_pp_set = true, .dp = 32, .is_dp_set = true};
+  assert_int_equal(ts_workload_resolve(&wl, &pp32, &err), 0);
+  assert_int_equal(ts_workload_stage_layers(&wl, 0), 3);
+  assert_int_equal(ts_workload_stage_layers(&wl, 1), 4);
+  wl.account_loss = false; /* 127 over 32 stages */
+  ts_overrides again = {.pp = 32, .is_pp_set = true, .dp = 32, .is_dp_set = true};
+  assert_int_equal(ts_workload_resolve(&wl, &again, &err), -1);
+  assert_non_null(strstr(err.msg, "= 127 must be divisible by pipeline (32)"));
+}
+
 static void test_deepseek_v3(void **state) {
   (void)state;
   ts_overrides none = {0};
@@ -337,10 +363,14 @@ static void test_stack(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_presets),      cmocka_unit_test(test_llama3),
-      cmocka_unit_test(test_moe),          cmocka_unit_test(test_kv_channels),
-      cmocka_unit_test(test_deepseek_v3),  cmocka_unit_test(test_overrides),
-      cmocka_unit_test(test_stage_layers), cmocka_unit_test(test_stack)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_presets),
+                                     cmocka_unit_test(test_llama3),
+                                     cmocka_unit_test(test_moe),
+                                     cmocka_unit_test(test_kv_channels),
+                                     cmocka_unit_test(test_accounted_split),
+                                     cmocka_unit_test(test_deepseek_v3),
+                                     cmocka_unit_test(test_overrides),
+                                     cmocka_unit_test(test_stage_layers),
+                                     cmocka_unit_test(test_stack)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
