@@ -4,9 +4,9 @@ their parts measured on one NVIDIA H200 (issue 38's own MoE set).
 
     python3 docs/validation/moe.py      (after a build; under a minute)
 
-VALIDATION ONLY. The steps (bench/device/moe_steps.py -> bench/device/h200_moe_steps.csv) set
-no parameter. The parts (bench/device/moe_parts.py -> h200_moe_parts.csv, h200_moe_host.csv,
-h200_grouped_mm_sweep.csv) are kernel microbenchmarks: the tables that price the MoE kernels
+VALIDATION ONLY. The steps (bench/device/moe_steps.py -> bench/device/h200_moe_steps.csv, and
+--second-set -> h200_moe_steps2.csv) set no parameter. The parts (bench/device/moe_parts.py ->
+h200_moe_parts.csv) are kernel microbenchmarks: the tables that price the MoE kernels
 (platforms/kernels/h200.yaml) were measured apart by bench/device/kernel_table.py; the parts
 are compared here, not read by trainsim."""
 import csv
@@ -220,6 +220,11 @@ def main():
     w("each expert's weight gradients accumulated into main_grad, the MoE layer's host time as")
     w("measured on a tiny layer, and the activations autograd keeps (torchtitan's fp32 weighting")
     w("copy among them).")
+    w("")
+    w("The first grouped-GEMM sweep (`bench/device/moe_parts.py`, raw in")
+    w("`bench/device/h200_grouped_mm_sweep.csv`: 8 to 128 experts of 16 to 16k tokens) showed the")
+    w("mechanism before the tables existed: with few tokens an expert, reading every expert's")
+    w("weights sets the time, at 2.8-3.1 TB/s of the H200's 4.2 (the 16-token points).")
     w("")
     w("Where it still misses: the loop variants (one GEMM per expert) wait for the GPU at")
     w("`.tolist()` once a layer and run hundreds of small kernels with per-parameter hooks: the")
