@@ -369,7 +369,8 @@ static int check_written(const char *source, const char *text, size_t len, ts_er
 /* The launch line's flags: name (without "--") and value (NULL: a switch). */
 typedef struct megatron_args {
   int n;
-  const char *name[512], *value[512];
+  const char *value[512];
+  char name[512][64];
   bool is_read[512];
 } megatron_args;
 
@@ -379,11 +380,9 @@ static void megatron_parse(int argc, char **argv, megatron_args *m) {
     const char *a = argv[i];
     if (strncmp(a, "--", 2) != 0)
       continue; /* a value of no flag (a script's own argument): not read */
-    static char names[512][64];
     const char *eq = strchr(a, '=');
-    snprintf(names[m->n], sizeof names[m->n], "%.*s", eq ? (int)(eq - a - 2) : (int)strlen(a + 2),
-             a + 2);
-    m->name[m->n] = names[m->n];
+    snprintf(m->name[m->n], sizeof m->name[m->n], "%.*s",
+             eq ? (int)(eq - a - 2) : (int)strlen(a + 2), a + 2);
     m->value[m->n] = eq                                                   ? eq + 1
                      : i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 ? argv[++i]
                                                                           : NULL;

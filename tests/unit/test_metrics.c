@@ -124,7 +124,25 @@ static void test_definitions(void **state) {
   ts_sim_result_fini(&sim);
 }
 
+/* The warnings: fewer microbatches per pipeline than stages, with the bubble's share
+ * (p - 1) / (v m + p - 1); a measured kernel table brings none. */
+static void test_warnings(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 4, 1, 2, 1); /* 2 microbatches */
+  ts_run_info info = {
+      .gpu_model = "gpu", .kernels_path = "k.yaml", .kernels_provenance = TS_KERNELS_MEASURED};
+  char w[4][TS_REPORT_WARNING_SIZE];
+  assert_int_equal(ts_report_warnings(&wl, &info, w, 4), 1);
+  assert_non_null(strstr(w[0], "2 microbatches per pipeline for 4 stages"));
+  assert_non_null(strstr(w[0], "about 60% of the iteration")); /* 3 / (2 + 3) */
+  wl.global_batch = 4;
+  info.kernels_provenance = TS_KERNELS_MODELLED;
+  assert_int_equal(ts_report_warnings(&wl, &info, w, 4), 1);
+  assert_non_null(strstr(w[0], "modelled from its architecture"));
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_definitions)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_definitions),
+                                     cmocka_unit_test(test_warnings)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
