@@ -109,8 +109,12 @@ static void make_work_dir(void) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (work_dir[sizeof work_dir - 2] == 'X')
+  /* made once: mkdtemp's name may itself end in 'X', so the template is no test */
+  static bool is_made;
+  if (!is_made) {
     make_work_dir();
+    is_made = true;
+  }
   char *text = malloc(size + 1);
   if (text == NULL)
     fail("out of memory for", "an input");
