@@ -13,15 +13,22 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static char config[] = "/tmp/trainsim-fuzz-import-XXXXXX";
+static char out[] = "/tmp/trainsim-fuzz-import-out-XXXXXX";
+
+static void remove_files(void) {
+  unlink(config);
+  unlink(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static char config[] = "/tmp/trainsim-fuzz-import-XXXXXX";
-  static char out[] = "/tmp/trainsim-fuzz-import-out-XXXXXX";
   static int fd = -1, out_fd = -1;
   if (fd < 0) {
     fd = mkstemp(config);
     out_fd = mkstemp(out);
     if (fd < 0 || out_fd < 0)
       abort();
+    atexit(remove_files);
   }
   FILE *f = fopen(config, "wb");
   if (f == NULL)
