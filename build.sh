@@ -44,7 +44,10 @@ case "${1:-}" in
   test)
     # chromium renders report.html (tests/report/render.sh); Slurm runs a sweep's job array
     # (tests/slurm/sweep_slurm.sh)
-    install_missing chromium slurm-wlm munge
+    # python3-venv, -pip, -setuptools, -wheel: the Python package's offline install
+    # (tests/python/package.sh)
+    install_missing chromium slurm-wlm munge python3-venv python3-pip python3-setuptools \
+      python3-wheel
     build
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
     ;;

@@ -523,7 +523,7 @@ static int set_owned(const char *dir, const char *name, bool keep) {
 static int check_target(const char *dir, const char *name, ts_err *err) {
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  ts_loc flag = {NULL, 0, 0, "--out"};
+  ts_loc flag = {NULL, 0, 0, "--out", NULL};
   struct stat st;
   if (lstat(path, &st) != 0)
     return errno == ENOENT ? 1
@@ -572,7 +572,7 @@ int ts_report_remove_stale(const char *dir, const char *name, ts_err *err) {
 }
 
 int ts_report_prepare_dir(const char *dir, ts_err *err) {
-  ts_loc flag = {NULL, 0, 0, "--out"};
+  ts_loc flag = {NULL, 0, 0, "--out", NULL};
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
     return ts_err_at(err, flag, "cannot create directory '%s': %s", dir, strerror(errno));
   struct stat st;

@@ -191,7 +191,7 @@ int ts_args_apply(const ts_command *c, void *out, const char *name, const char *
 }
 
 static int flag_error(ts_err *err, const char *flag, const char *expected, const char *found) {
-  ts_loc loc = {NULL, 0, 0, flag};
+  ts_loc loc = {NULL, 0, 0, flag, NULL};
   return ts_err_at(err, loc, "expected %s, found '%s'", expected, found);
 }
 
@@ -476,4 +476,36 @@ int ts_args_load_platform(const char *path, ts_platform *pf, ts_err *err) {
   if (path != NULL)
     return ts_platform_load_file(path, pf, err);
   return ts_platform_load_string(ts_platform_default_name, ts_platform_default_text, pf, err);
+}
+
+static ts_err first_report;
+
+void ts_args_report(const ts_err *err, const char *note) {
+  fprintf(stderr, "%s%s\n", err->msg, note != NULL ? note : "");
+  if (first_report.is_set)
+    return;
+  first_report = *err;
+  first_report.is_set = true;
+  if (note != NULL) {
+    size_t used = strlen(first_report.msg);
+    snprintf(first_report.msg + used, sizeof first_report.msg - used, "%s", note);
+  }
+}
+
+const ts_err *ts_args_first_report(void) {
+  return first_report.is_set ? &first_report : NULL;
+}
+
+static const char *library_path; /* NULL: the trainsim executable */
+
+void ts_args_set_library(const char *path) {
+  library_path = path;
+}
+
+const char *ts_args_program(void) {
+  return library_path != NULL ? library_path : "/proc/self/exe";
+}
+
+const char *ts_args_executable(void) {
+  return library_path != NULL ? NULL : "/proc/self/exe";
 }

@@ -126,6 +126,21 @@ void ts_args_usage_all(FILE *f);
 void ts_args_markdown(FILE *f);
 
 /* Loads the platform file at path, or the built-in default when path is NULL. */
+/* Prints err's line on stderr, with `note` after it when not NULL (" (at 64 GPUs)"), and keeps
+ * the first error a process reports, as fields, for the library (api.h): how every command
+ * reports an input error. */
+void ts_args_report(const ts_err *err, const char *note);
+/* The first error this process reported (NULL: none). */
+const ts_err *ts_args_first_report(void);
+
+/* The file holding trainsim's code, digested into results: /proc/self/exe, or the shared
+ * library when a binding runs a command (api.h), which then says so here; commands that start
+ * trainsim again (run --explain, sweep --slurm) need the executable, ts_args_executable (NULL in
+ * the library). */
+void ts_args_set_library(const char *path);
+const char *ts_args_program(void);
+const char *ts_args_executable(void);
+
 int ts_args_load_platform(const char *path, ts_platform *pf, ts_err *err);
 
 #endif

@@ -183,7 +183,7 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
     if (has_op)
       return ts_err_plain(err, "bench takes one operation, found a second one: '%s'", value);
     int choice = 0;
-    ts_loc loc = {NULL, 0, 0, "bench"};
+    ts_loc loc = {NULL, 0, 0, "bench", NULL};
     if (ts_args_choice("bench", value, ts_benchmark_op_names, &choice, err) != 0) {
       err->is_set = false;
       return ts_err_at(err, loc,
@@ -197,22 +197,22 @@ static int parse(int argc, char **argv, bench_args *a, ts_err *err) {
   if (!has_op)
     return ts_err_plain(err, "bench needs an operation (see 'trainsim bench --help')");
   if (a->op != TS_BENCHMARK_P2P && (a->is_from_set || a->is_to_set)) {
-    ts_loc loc = {NULL, 0, 0, a->is_from_set ? "--from" : "--to"};
+    ts_loc loc = {NULL, 0, 0, a->is_from_set ? "--from" : "--to", NULL};
     return ts_err_at(err, loc, "only 'bench p2p' takes it ('bench %s' uses --gpus)",
                      ts_benchmark_op_names[a->op]);
   }
   if (a->op == TS_BENCHMARK_P2P && a->is_gpus_set) {
-    ts_loc loc = {NULL, 0, 0, "--gpus"};
+    ts_loc loc = {NULL, 0, 0, "--gpus", NULL};
     return ts_err_at(err, loc, "'bench p2p' takes --from and --to, not --gpus");
   }
   if (a->op == TS_BENCHMARK_P2P && (!a->is_from_set || !a->is_to_set))
     return ts_err_plain(err, "bench p2p needs --from GPU and --to GPU");
   if (a->op == TS_BENCHMARK_P2P && a->from == a->to) {
-    ts_loc loc = {NULL, 0, 0, "--to"};
+    ts_loc loc = {NULL, 0, 0, "--to", NULL};
     return ts_err_at(err, loc, "expected a GPU other than --from (%ld)", a->from);
   }
   if (a->min_bytes > a->max_bytes) {
-    ts_loc loc = {NULL, 0, 0, "--max-bytes"};
+    ts_loc loc = {NULL, 0, 0, "--max-bytes", NULL};
     return ts_err_at(err, loc, "expected at least --min-bytes (%.0f), found %.0f", a->min_bytes,
                      a->max_bytes);
   }
@@ -355,7 +355,7 @@ static int too_much_work(const bench_args *a, int n_sizes, ts_err *err) {
   }
   if (per_size * n_sizes <= limit || limit == 0)
     return 0;
-  ts_loc loc = {NULL, 0, 0, "--gpus"};
+  ts_loc loc = {NULL, 0, 0, "--gpus", NULL};
   return ts_err_at(err, loc,
                    "bench %s of %ld GPUs plays about %.3g transfers a size (%s), %.3g over its %d "
                    "sizes, more than the %.3g that finish within about an hour: take fewer "
@@ -373,11 +373,11 @@ int ts_bench_main(int argc, char **argv) {
     return 0;
   static ts_platform pf;
   if (rc != 0 || ts_args_load_platform(a.platform, &pf, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   if (a.ccl_version != NULL) {
-    ts_loc loc = {NULL, 0, 0, "--ccl-version"};
+    ts_loc loc = {NULL, 0, 0, "--ccl-version", NULL};
     long version = ts_stack_parse_version(a.ccl_version);
     char why[320];
     if (version < 0)
@@ -386,7 +386,7 @@ int ts_bench_main(int argc, char **argv) {
       ts_err_at(&err, loc, "platform '%s' runs %s, and %s", pf.name,
                 ts_ccl_library_names[pf.ccl.library], why);
     if (err.is_set) {
-      fprintf(stderr, "%s\n", err.msg);
+      ts_args_report(&err, NULL);
       return TS_ARGS_EXIT_INPUT;
     }
     pf.ccl.version = version;
@@ -395,13 +395,13 @@ int ts_bench_main(int argc, char **argv) {
   if (a.op >= TS_BENCHMARK_SHIFT) {
     if (!a.is_gpus_set)
       a.n_gpus = have;
-    ts_loc loc = {NULL, 0, 0, "--gpus"};
+    ts_loc loc = {NULL, 0, 0, "--gpus", NULL};
     if (a.n_gpus % pf.gpus_per_node != 0 || a.n_gpus < 2 * pf.gpus_per_node) {
       ts_err_at(&err, loc,
                 "'bench %s' takes whole nodes: a multiple of %ld GPUs, at least 2 "
                 "nodes, found %ld",
                 ts_benchmark_op_names[a.op], (long)pf.gpus_per_node, a.n_gpus);
-      fprintf(stderr, "%s\n", err.msg);
+      ts_args_report(&err, NULL);
       return TS_ARGS_EXIT_INPUT;
     }
     long nodes = a.n_gpus / pf.gpus_per_node;
@@ -413,17 +413,17 @@ int ts_bench_main(int argc, char **argv) {
                 ts_benchmark_shift_nodes(&pf),
                 pf.topology == TS_TOPO_DRAGONFLY ? "group" : "leaf unit", nodes,
                 ts_benchmark_shift_nodes(&pf));
-      fprintf(stderr, "%s\n", err.msg);
+      ts_args_report(&err, NULL);
       return TS_ARGS_EXIT_INPUT;
     }
   }
   long need = a.op == TS_BENCHMARK_P2P ? (a.from > a.to ? a.from : a.to) + 1 : a.n_gpus;
   if (need > have) {
     ts_loc loc = {NULL, 0, 0,
-                  a.op == TS_BENCHMARK_P2P ? (a.from > a.to ? "--from" : "--to") : "--gpus"};
+                  a.op == TS_BENCHMARK_P2P ? (a.from > a.to ? "--from" : "--to") : "--gpus", NULL};
     ts_err_at(&err, loc, "platform '%s' has %ld GPUs (0 to %ld), found %ld", pf.name, have,
               have - 1, a.op == TS_BENCHMARK_P2P ? need - 1 : need);
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   double sizes[MAX_SIZES];
@@ -431,7 +431,7 @@ int ts_bench_main(int argc, char **argv) {
   for (double s = a.min_bytes; s <= a.max_bytes && n_sizes < MAX_SIZES; s *= (double)a.step_factor)
     sizes[n_sizes++] = s;
   if (too_much_work(&a, n_sizes, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
 
@@ -465,7 +465,7 @@ int ts_bench_main(int argc, char **argv) {
   rc = ts_simulate_job(&pf, &job, &opts, &sim, &err);
   ts_progress_clear(&progress);
   if (rc != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     free(w.gpus);
     free(w.done);
     free(w.end_s);

@@ -131,7 +131,7 @@ static int rebuild(front *e, const char *dir, ts_err *err) {
     return ts_err_plain(err, "%s: %ld stages, but its inputs give %ld", path, e->record.n_stages,
                         e->wl.pp);
   ts_digest_init(&d);
-  ts_digest_file(&d, "/proc/self/exe");
+  ts_digest_file(&d, ts_args_program());
   snprintf(now, sizeof now, "%016llx", (unsigned long long)d.h);
   e->same_binary = strcmp(now, e->record.binary_digest) == 0;
   return 0;
@@ -249,7 +249,7 @@ int ts_explain_main(int argc, char **argv) {
   const char *value = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, &err)) != TS_ARGS_END;) {
     if (item < 0) {
-      fprintf(stderr, "%s\n", err.msg);
+      ts_args_report(&err, NULL);
       return TS_ARGS_EXIT_INPUT;
     }
     if (item == TS_ARGS_HELP) {
@@ -276,7 +276,7 @@ int ts_explain_main(int argc, char **argv) {
   front *e = ts_alloc(1, sizeof *e);
   e->pf = ts_alloc(1, sizeof *e->pf);
   if (rebuild(e, dir, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     free_front(e);
     return TS_ARGS_EXIT_INPUT;
   }

@@ -632,6 +632,11 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
       {"decoder-first-pipeline-num-layers", "decoder_first_pipeline_num_layers", 1},
       {"decoder-last-pipeline-num-layers", "decoder_last_pipeline_num_layers", 1},
       {NULL, NULL, 0}};
+  /* Megatron-LM's defaults where the line leaves them (also keeps the section a mapping) */
+  if (megatron_find(m, "tensor-model-parallel-size") < 0)
+    emit(o, "Megatron's default", "tensor: 1");
+  if (megatron_find(m, "pipeline-model-parallel-size") < 0)
+    emit(o, "Megatron's default", "pipeline: 1");
   if (emit_longs(o, m, layout, err) != 0 ||
       megatron_long(m, "pipeline-model-parallel-size", 1, &pp, err) < 0 ||
       megatron_long(m, "virtual-pipeline-model-parallel-size", 1, &v, err) < 0 ||
@@ -718,7 +723,7 @@ static int import_megatron(const import_args *a, int argc, char **argv) {
     rc = check_written("the launch line", text, len, &err);
   if (rc != 0) {
     free(text);
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   fwrite(text, 1, len, stdout);
@@ -737,7 +742,7 @@ int ts_import_main(int argc, char **argv) {
   const char *value = NULL, *source = NULL, *path = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, &err)) != TS_ARGS_END;) {
     if (item < 0) {
-      fprintf(stderr, "%s\n", err.msg);
+      ts_args_report(&err, NULL);
       return TS_ARGS_EXIT_INPUT;
     }
     if (item == TS_ARGS_HELP) {
@@ -779,14 +784,14 @@ int ts_import_main(int argc, char **argv) {
   }
   config c = {NULL, 0, &err};
   if (ts_doc_load_file(path, &c.doc, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   c.root = ts_doc_root(c.doc);
   const char *type = NULL, *dtype = NULL;
   int rc = 0;
   if (c.root == 0 || !ts_doc_is_map(c.doc, c.root)) {
-    ts_loc loc = {path, 0, 0, NULL};
+    ts_loc loc = {path, 0, 0, NULL, NULL};
     rc = ts_err_at(&err, loc, "expected a Hugging Face config (a JSON object with model_type)");
   } else if (get_string(&c, "model_type", &type) != 0) {
     rc = -1;
@@ -851,7 +856,7 @@ int ts_import_main(int argc, char **argv) {
     rc = check_written(path, text, len, &err);
   if (rc != 0) {
     free(text);
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   fwrite(text, 1, len, stdout);

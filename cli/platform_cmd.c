@@ -228,7 +228,7 @@ int ts_platform_main(int argc, char **argv) {
   const char *value = NULL, *action = NULL, *file = NULL;
   for (int item; (item = ts_args_next(&cli, &flag, &value, &err)) != TS_ARGS_END;) {
     if (item < 0) {
-      fprintf(stderr, "%s\n", err.msg);
+      ts_args_report(&err, NULL);
       return TS_ARGS_EXIT_INPUT;
     }
     if (item == TS_ARGS_HELP) { /* --help is the only option */
@@ -252,7 +252,7 @@ int ts_platform_main(int argc, char **argv) {
   }
   static ts_platform pf;
   if (ts_args_load_platform(file, &pf, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   if (strcmp(action, "show") == 0)

@@ -33,7 +33,7 @@ static const char run_description[] =
 /* --timeline-window T0:T1, two times (units.h) with T0 < T1. */
 static int parse_window(void *group, const char *flag, const char *text, ts_err *err) {
   ts_run_args *a = group;
-  ts_loc at = {NULL, 0, 0, flag};
+  ts_loc at = {NULL, 0, 0, flag, NULL};
   char copy[256];
   snprintf(copy, sizeof copy, "%s", text);
   char *colon = strchr(copy, ':');
@@ -56,7 +56,7 @@ static int parse_slowdown(void *group, const char *flag, const char *text, ts_er
   ts_run_args *a = group;
   if (ts_parse_double(text, &a->overlap_slowdown) != 0 || !(a->overlap_slowdown >= 0) ||
       a->overlap_slowdown > 10) {
-    ts_loc at = {NULL, 0, 0, flag};
+    ts_loc at = {NULL, 0, 0, flag, NULL};
     return ts_err_at(err, at, "expected a fraction from 0 to 10 such as 0.1, found '%s'", text);
   }
   return 0;
@@ -236,7 +236,7 @@ int ts_run_parse(const ts_command *c, int argc, char **argv, ts_run_args *a, ts_
     return ts_err_plain(err, "%s needs a WORKLOAD file (see 'trainsim %s --help')", c->name,
                         c->name);
   /* Flags that only mean something beside another: an error, never silently ignored. */
-  ts_loc at = {NULL, 0, 0, NULL};
+  ts_loc at = {NULL, 0, 0, NULL, NULL};
   if (!a->is_timeline && (a->timeline_ranks != NULL || a->is_window_set)) {
     at.flag = a->timeline_ranks != NULL ? "--timeline-ranks" : "--timeline-window";
     return ts_err_at(err, at, "needs --timeline (it selects what the timeline holds)");
@@ -246,6 +246,12 @@ int ts_run_parse(const ts_command *c, int argc, char **argv, ts_run_args *a, ts_
     at.flag = "--timeline-ranks";
     return ts_err_at(err, at, "expected pipeline, replica, all, or a list of ranks, found '%s'",
                      a->timeline_ranks);
+  }
+  if (a->is_explain && ts_args_executable() == NULL) {
+    at.flag = "--explain";
+    return ts_err_at(err, at,
+                     "starts 'trainsim explain' as a process of its own, which a library call "
+                     "cannot: explain the result directory with a call of its own");
   }
   if (a->is_seed_set && a->placement != TS_PLACEMENT_RANDOM) {
     at.flag = "--seed";
@@ -321,7 +327,7 @@ int ts_run_load_layout(const ts_command *c, int argc, char **argv, ts_platform *
   if (rc == 1)
     return -1;
   if (rc != 0 || ts_run_load_inputs(&a, pf, wl, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   return 0;
@@ -375,7 +381,7 @@ int ts_run_main(int argc, char **argv) {
   if (rc != 0 || ts_run_load_inputs(&a, &pf, &wl, &err) != 0 ||
       ts_report_prepare_dir(a.out_dir, &err) != 0 ||
       ts_report_check_outputs(a.out_dir, outputs, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
 
@@ -388,7 +394,7 @@ int ts_run_main(int argc, char **argv) {
   rc = ts_simulate_workload(&pf, &wl, &opts, &run, &err);
   ts_progress_clear(&progress);
   if (rc != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     if (rc == TS_SIMULATE_NO_FIT) {
       ts_metrics mem;
       ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
@@ -437,7 +443,7 @@ int ts_run_main(int argc, char **argv) {
   ts_run_digest_inputs(&a, &pf, &d);
   snprintf(files_digest, sizeof files_digest, "%016llx", (unsigned long long)d.h);
   ts_digest_init(&d);
-  ts_digest_file(&d, "/proc/self/exe");
+  ts_digest_file(&d, ts_args_program());
   snprintf(binary_digest, sizeof binary_digest, "%016llx", (unsigned long long)d.h);
   info.arguments = record_arguments(argc, argv, &info.n_arguments);
   info.files_digest = files_digest;
@@ -469,7 +475,7 @@ int ts_run_main(int argc, char **argv) {
     rc = ts_report_remove_stale(a.out_dir, "pipeline.svg", &err);
   ts_progress_clear(&progress);
   if (rc != 0)
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
   else
     printf("\nresults: %s/result.json%s%s\n", a.out_dir,
            a.is_timeline ? ", timeline.json (open in ui.perfetto.dev)" : "",
@@ -483,7 +489,7 @@ int ts_run_main(int argc, char **argv) {
     fflush(NULL);
     char *explain[] = {(char *)"trainsim", (char *)"explain", (char *)a.out_dir,
                        a.is_quiet ? (char *)"--quiet" : NULL, NULL};
-    execv("/proc/self/exe", explain);
+    execv(ts_args_executable(), explain); /* not NULL: ts_run_parse checked */
     fprintf(stderr, "trainsim: error: --explain: cannot start 'trainsim explain %s'\n", a.out_dir);
     return 1;
   }

@@ -32,7 +32,7 @@ typedef struct scale_args {
 /* --gpus N1,N2,...: increasing GPU counts. */
 static int parse_gpus(void *group, const char *flag, const char *text, ts_err *err) {
   scale_args *a = group;
-  ts_loc at = {NULL, 0, 0, flag};
+  ts_loc at = {NULL, 0, 0, flag, NULL};
   char copy[1024];
   snprintf(copy, sizeof copy, "%s", text);
   a->n_points = 0;
@@ -341,7 +341,7 @@ static void point_done(void *ctx, int i, int rc, const ts_scaling_point *point, 
   c->t->rows[i].is_done = true;
   ts_err werr = {0};
   if (ts_report_write_file(c->out_dir, "scale.csv", write_csv, c->t, &werr) != 0)
-    fprintf(stderr, "%s\n", werr.msg);
+    ts_args_report(&werr, NULL);
 }
 
 /* Everything a point's result depends on besides its row, so that a rerun reuses only points
@@ -377,7 +377,7 @@ static void describe_study(const scale_args *a, const ts_platform *pf, const ts_
 static uint64_t inputs_digest(int argc, char **argv, const scale_args *a, const ts_platform *pf) {
   ts_digest d;
   ts_digest_init(&d);
-  ts_digest_file(&d, "/proc/self/exe");
+  ts_digest_file(&d, ts_args_program());
   if (a->platform != NULL)
     ts_digest_file(&d, a->platform);
   else
@@ -439,19 +439,19 @@ int ts_scale_main(int argc, char **argv) {
   static ts_platform pf;
   static ts_workload files[MAX_POINTS], points[MAX_POINTS];
   if (rc != 0 || ts_args_load_platform(a.platform, &pf, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   for (int i = 0; i < a.n_workloads; i++) {
     if (ts_workload_load_file(a.workloads[i], &files[i], &err) != 0) {
-      fprintf(stderr, "%s\n", err.msg);
+      ts_args_report(&err, NULL);
       return TS_ARGS_EXIT_INPUT;
     }
   }
   const char *outputs[] = {"scale.csv", a.is_report ? "report.html" : NULL, NULL};
   if (ts_report_prepare_dir(a.out_dir, &err) != 0 ||
       ts_report_check_outputs(a.out_dir, outputs, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   /* Resolve every point first: a bad point is an input error before any simulation. */
@@ -459,7 +459,9 @@ int ts_scale_main(int argc, char **argv) {
   long gb0 = a.ov.is_global_batch_set ? a.ov.global_batch : files[0].global_batch;
   for (int i = 0; i < a.n_points; i++) {
     if (resolve_point(&a, i, files, gb0, &points[i], &err) != 0) {
-      fprintf(stderr, "%s (at %ld GPUs)\n", err.msg, a.gpus[i]);
+      char note[48];
+      snprintf(note, sizeof note, " (at %ld GPUs)", a.gpus[i]);
+      ts_args_report(&err, note);
       return TS_ARGS_EXIT_INPUT;
     }
     if (points[i].n_gpus > ts_platform_n_gpus(&pf)) {
@@ -515,7 +517,9 @@ int ts_scale_main(int argc, char **argv) {
     ts_study_stopped(sig, what);
   }
   if (ctx.failed >= 0) {
-    fprintf(stderr, "%s (at %ld GPUs)\n", ctx.err.msg, points[ctx.failed].n_gpus);
+    char note[48];
+    snprintf(note, sizeof note, " (at %ld GPUs)", points[ctx.failed].n_gpus);
+    ts_args_report(&ctx.err, note);
     return TS_ARGS_EXIT_INPUT;
   }
   static ts_scaling_point done[MAX_POINTS];
@@ -527,7 +531,7 @@ int ts_scale_main(int argc, char **argv) {
     r->p.efficiency = done[i].efficiency;
     r->p.speedup = done[i].speedup;
     if (ts_report_write_file(a.out_dir, "scale.csv", write_csv, &t, &err) != 0) {
-      fprintf(stderr, "%s\n", err.msg);
+      ts_args_report(&err, NULL);
       return 1;
     }
     const ts_scaling_point *p = &r->p;
@@ -543,11 +547,11 @@ int ts_scale_main(int argc, char **argv) {
   }
   if (a.is_report &&
       ts_html_scale_report(a.out_dir, study, a.is_weak, pf.name, t.n_rows, done, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return 1;
   }
   if (!a.is_report && ts_report_remove_stale(a.out_dir, "report.html", &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return 1;
   }
   printf("\nTFLOPS/GPU and MFU: model FLOPs; Megatron %%: Megatron-DeepSpeed's formula (the "

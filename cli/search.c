@@ -295,7 +295,7 @@ int ts_search_main(int argc, char **argv) {
       ts_report_check_outputs(
           a.out_dir, (const char *const[]){"search.csv", a.is_report ? "report.html" : NULL, NULL},
           &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
   if (a.gpus > ts_platform_n_gpus(&pf)) {
@@ -364,7 +364,9 @@ int ts_search_main(int argc, char **argv) {
   if (pool.failed >= 0) {
     char layout[128];
     describe(&cands[pool.failed].wl, layout, sizeof layout);
-    fprintf(stderr, "%s (simulating candidate %d, %s)\n", pool.err.msg, pool.failed + 1, layout);
+    char note[320];
+    snprintf(note, sizeof note, " (simulating candidate %d, %s)", pool.failed + 1, layout);
+    ts_args_report(&pool.err, note);
     free(cands);
     return TS_ARGS_EXIT_INPUT;
   }
@@ -386,17 +388,17 @@ int ts_search_main(int argc, char **argv) {
          summary, ts_fidelity_names[a.fidelity]);
   csv_ctx ctx = {cands, n, a.fidelity};
   if (ts_report_write_file(a.out_dir, "search.csv", write_csv, &ctx, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     free(cands);
     return 1;
   }
   if (a.is_report && write_report(&a, &base, &pf, cands, n, summary, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     free(cands);
     return 1;
   }
   if (!a.is_report && ts_report_remove_stale(a.out_dir, "report.html", &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     free(cands);
     return 1;
   }

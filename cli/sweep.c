@@ -350,7 +350,7 @@ static int read_spec(sweep *s, ts_err *err) {
   const char *name = NULL, *workload = NULL, *platform = NULL;
   int fidelity = TS_FIDELITY_HYBRID;
   if (root == 0) {
-    ts_err_at(err, (ts_loc){s->spec_path, 0, 0, NULL},
+    ts_err_at(err, (ts_loc){s->spec_path, 0, 0, NULL, NULL},
               "empty sweep spec: expected a mapping with 'workload' and 'grid' or 'points'");
     goto done;
   }
@@ -634,7 +634,7 @@ static void point_done(void *ctx, int i, int rc, const ts_scaling_point *result,
   if (ts_report_write_file(dir, name, write_record, p, &werr) != 0 ||
       (s->array_tasks == 0 && /* array tasks leave sweep.csv to --collect */
        ts_report_write_file(s->out_dir, "sweep.csv", write_csv, s, &werr) != 0))
-    fprintf(stderr, "%s\n", werr.msg);
+    ts_args_report(&werr, NULL);
   s->n_done++;
   char what[96];
   snprintf(what, sizeof what, "%d of %d points done", s->n_done, s->n_points);
@@ -680,7 +680,7 @@ static int prepare(sweep *s, ts_err *err) {
   static ts_platform pf;
   ts_digest base;
   ts_digest_init(&base);
-  ts_digest_file(&base, "/proc/self/exe");
+  ts_digest_file(&base, ts_args_program());
   ts_digest_str(&base, ts_fidelity_names[s->fidelity]);
   for (int i = 0; i < s->n_points; i++) {
     point *p = &s->points[i];
@@ -809,7 +809,10 @@ static int scriptable(const char *what, const char *text, ts_err *err) {
 
 static int slurm_script(const sweep *s, ts_err *err) {
   static char exe[4096], spec[4096], out[4096], cwd[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (ts_args_executable() == NULL)
+    return ts_err_plain(err, "--slurm writes a script that runs the trainsim executable: run "
+                             "'trainsim sweep --slurm' from the command line");
+  ssize_t n = readlink(ts_args_executable(), exe, sizeof exe - 1);
   if (n < 0 || getcwd(cwd, sizeof cwd) == NULL)
     return ts_err_plain(err, "--slurm: cannot find this binary or the working directory");
   exe[n] = '\0';
@@ -846,14 +849,14 @@ int ts_sweep_main(int argc, char **argv) {
                               (const char *const[]){s.is_slurm ? "sweep.slurm" : "sweep.csv",
                                                     s.is_report ? "report.html" : NULL, NULL},
                               &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     free(s.points);
     return TS_ARGS_EXIT_INPUT;
   }
   if (s.is_slurm) {
     rc = slurm_script(&s, &err);
     if (rc != 0)
-      fprintf(stderr, "%s\n", err.msg);
+      ts_args_report(&err, NULL);
     free(s.points);
     return rc != 0 ? TS_ARGS_EXIT_INPUT : 0;
   }
@@ -876,7 +879,7 @@ int ts_sweep_main(int argc, char **argv) {
     return 0;
   }
   if (ts_report_write_file(s.out_dir, "sweep.csv", write_csv, &s, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
     free(s.points);
     return 1;
   }
@@ -890,7 +893,7 @@ int ts_sweep_main(int argc, char **argv) {
   rc =
       s.is_report ? write_report(&s, &err) : ts_report_remove_stale(s.out_dir, "report.html", &err);
   if (rc != 0)
-    fprintf(stderr, "%s\n", err.msg);
+    ts_args_report(&err, NULL);
   int missing = 0;
   for (int i = 0; i < s.n_points; i++)
     missing += !s.points[i].is_done;

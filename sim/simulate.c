@@ -39,7 +39,7 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
                      wl->n_gpus, wl->tp, wl->pp, wl->dp, pf->name, have, pf->n_nodes,
                      pf->gpus_per_node);
   if (pf->gpu.peak_flops_per_s[wl->precision] <= 0) {
-    ts_loc loc = {pf->source_name, 0, 0, NULL};
+    ts_loc loc = {pf->source_name, 0, 0, NULL, NULL};
     return ts_err_at(err, loc, "gpu.peak has no %s entry, and workload '%s' trains in %s",
                      ts_precision_names[wl->precision], wl->name,
                      ts_precision_names[wl->precision]);
@@ -123,7 +123,7 @@ static long *one_pipeline(const ts_workload *wl) {
  * error. Nodes (node:N) are those of the job's placement. */
 static bool *select_ranks(const ts_workload *wl, const ts_job *job, int gpus_per_node,
                           const char *which, ts_err *err) {
-  ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
+  ts_loc flag = {NULL, 0, 0, "--timeline-ranks", NULL};
   bool *selected = ts_alloc((size_t)wl->n_gpus, sizeof(bool));
   if (which == NULL || strcmp(which, "pipeline") == 0 || strcmp(which, "replica") == 0) {
     bool replica = which != NULL && strcmp(which, "replica") == 0;
@@ -182,7 +182,7 @@ static int traced_ranks(const ts_platform *pf, const ts_workload *wl, const ts_j
     all[r] = (all[r] && o->is_gantt) || (timeline[r] && o->is_timeline);
   double n_traced = ts_engine_count_events(job, all);
   if (n_traced > MAX_TRACED_EVENTS && !o->is_forced) {
-    ts_loc flag = {NULL, 0, 0, "--timeline-ranks"};
+    ts_loc flag = {NULL, 0, 0, "--timeline-ranks", NULL};
     ts_err_at(err, flag,
               "the timeline would hold %.3g events, more than %.0e; trace fewer ranks "
               "(e.g. --timeline-ranks 0) or --force",

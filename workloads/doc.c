@@ -25,10 +25,12 @@ struct ts_doc {
   int n_parsed; /* nodes from the text; later ones were made by --set */
   int *node_origin; /* [node - n_parsed - 1]: the override that made it */
   int n_made, cap_made;
+  char **node_key; /* [node - 1]: the node's key path (ts_loc.key), made when first asked */
+  int n_node_key;
 };
 
 static ts_loc mark_loc(const char *name, yaml_mark_t mark) {
-  ts_loc loc = {name, (int)mark.line + 1, (int)mark.column + 1, NULL};
+  ts_loc loc = {name, (int)mark.line + 1, (int)mark.column + 1, NULL, NULL};
   return loc;
 }
 
@@ -100,7 +102,7 @@ static int prescan(const char *name, const char *text, size_t len, ts_err *err) 
 
 int ts_doc_parse(const char *name, const char *text, size_t len, ts_doc **out, ts_err *err) {
   if (memchr(text, '\0', len) != NULL) {
-    ts_loc loc = {name, 0, 0, NULL};
+    ts_loc loc = {name, 0, 0, NULL, NULL};
     return ts_err_at(err, loc, "expected a YAML text file, found binary data (a NUL byte)");
   }
   if (prescan(name, text, len, err) != 0)
@@ -159,6 +161,9 @@ void ts_doc_free(ts_doc *doc) {
     return;
   yaml_document_delete(&doc->yaml);
   free(doc->node_origin);
+  for (int i = 0; i < doc->n_node_key; i++)
+    free(doc->node_key[i]);
+  free(doc->node_key);
   free(doc->name);
   free(doc);
 }
@@ -179,17 +184,74 @@ int ts_doc_root(const ts_doc *doc) {
 
 static const char *override_text(int i);
 
+/* The collection holding node (as a key, a value or an item) and the step from it to node
+ * (".key" or "[i]", into step); 0 for the root. Documents are a few hundred nodes: a scan. */
+static int parent_of(const ts_doc *doc, int node, char *step, size_t size) {
+  int n = (int)(doc->yaml.nodes.top - doc->yaml.nodes.start);
+  for (int id = 1; id <= n; id++) {
+    const yaml_node_t *c = node_at(doc, id);
+    if (c->type == YAML_MAPPING_NODE) {
+      for (const yaml_node_pair_t *p = c->data.mapping.pairs.start; p < c->data.mapping.pairs.top;
+           p++)
+        if (p->key == node || p->value == node) {
+          const char *k = ts_doc_scalar(doc, p->key);
+          snprintf(step, size, ".%s", k != NULL ? k : "?");
+          return id;
+        }
+    } else if (c->type == YAML_SEQUENCE_NODE) {
+      for (const yaml_node_item_t *it = c->data.sequence.items.start;
+           it < c->data.sequence.items.top; it++)
+        if (*it == node) {
+          snprintf(step, size, "[%d]", (int)(it - c->data.sequence.items.start));
+          return id;
+        }
+    }
+  }
+  return 0;
+}
+
+/* node's key path (parallelism.tensor, node.nics[0].bandwidth), kept in the document so that
+ * the ts_loc holding it lives as long as the document; NULL for the root. */
+static const char *key_path(ts_doc *doc, int node) {
+  if (node <= 0)
+    return NULL;
+  if (node > doc->n_node_key) {
+    doc->node_key = realloc(doc->node_key, (size_t)node * sizeof *doc->node_key);
+    TS_ASSERT(doc->node_key != NULL);
+    memset(doc->node_key + doc->n_node_key, 0,
+           (size_t)(node - doc->n_node_key) * sizeof *doc->node_key);
+    doc->n_node_key = node;
+  }
+  if (doc->node_key[node - 1] == NULL) {
+    char path[512] = "", step[160];
+    for (int at = node, up; (up = parent_of(doc, at, step, sizeof step)) != 0; at = up) {
+      char longer[sizeof path];
+      snprintf(longer, sizeof longer, "%s%s", step, path);
+      ts_text_copy(path, sizeof path, longer);
+    }
+    if (path[0] == '\0')
+      return NULL;
+    doc->node_key[node - 1] = strdup(path + (path[0] == '.'));
+    TS_ASSERT(doc->node_key[node - 1] != NULL);
+  }
+  return doc->node_key[node - 1];
+}
+
 ts_loc ts_doc_loc(const ts_doc *doc, int node) {
+  /* The key cache is filled lazily: a detail of the document, not a change of it. */
+  const char *key = key_path((ts_doc *)doc, node);
   if (node > doc->n_parsed && node - doc->n_parsed <= doc->n_made) {
-    ts_loc loc = {NULL, 0, 0, override_text(doc->node_origin[node - doc->n_parsed - 1])};
+    ts_loc loc = {NULL, 0, 0, override_text(doc->node_origin[node - doc->n_parsed - 1]), key};
     return loc;
   }
   const yaml_node_t *n = node_at(doc, node);
   if (n == NULL) {
-    ts_loc loc = {doc->name, 0, 0, NULL};
+    ts_loc loc = {doc->name, 0, 0, NULL, NULL};
     return loc;
   }
-  return mark_loc(doc->name, n->start_mark);
+  ts_loc loc = mark_loc(doc->name, n->start_mark);
+  loc.key = key;
+  return loc;
 }
 
 bool ts_doc_is_map(const ts_doc *doc, int node) {
@@ -328,7 +390,11 @@ int ts_doc_get(const ts_doc *doc, int map, const char *key) {
 }
 
 int ts_doc_missing(const ts_doc *doc, int map, const char *what, const char *key, ts_err *err) {
-  return ts_err_at(err, ts_doc_loc(doc, map), "missing required key '%s' in '%s'", key, what);
+  ts_loc at = ts_doc_loc(doc, map);
+  char path[512];
+  snprintf(path, sizeof path, "%s%s%s", at.key ? at.key : "", at.key ? "." : "", key);
+  at.key = path; /* the missing key's own path; ts_err_at copies it */
+  return ts_err_at(err, at, "missing required key '%s' in '%s'", key, what);
 }
 
 int ts_parse_long(const char *text, long *out) {
@@ -517,12 +583,12 @@ int ts_doc_override_add(const char *key_value, ts_err *err) {
   if (bad >= 0) { /* libyaml takes UTF-8 only */
     unsigned char byte = (unsigned char)key_value[bad];
     ts_text_clean(text);
-    ts_err_at(err, (ts_loc){NULL, 0, 0, text},
+    ts_err_at(err, (ts_loc){NULL, 0, 0, text, NULL},
               "expected UTF-8 text, found the byte 0x%02x at character %ld", byte, bad + 1);
     free(text);
     return -1;
   }
-  ts_loc loc = {NULL, 0, 0, text};
+  ts_loc loc = {NULL, 0, 0, text, NULL};
   const char *eq = strchr(key_value, '=');
   if (eq == NULL || eq == key_value) {
     ts_err_at(err, loc, "expected KEY=VALUE, such as network.link.bandwidth=50GBps");
@@ -612,7 +678,7 @@ static int add_scalar(ts_doc *doc, const char *text, int i) {
  * the last key's value. */
 static int apply_at(ts_doc *doc, int i, int node, const char *p, ts_err *err) {
   const override *o = &overrides[i];
-  ts_loc loc = {NULL, 0, 0, o->text};
+  ts_loc loc = {NULL, 0, 0, o->text, NULL};
   while (*p != '\0') {
     size_t len = strcspn(p, ".[");
     if (len == 0)

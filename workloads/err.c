@@ -10,6 +10,8 @@ __attribute__((format(printf, 3, 0))) static int vrecord(ts_err *err, const char
                                                          const char *fmt, va_list ap) {
   if (err == NULL)
     return -1;
+  err->file[0] = err->key[0] = err->flag[0] = '\0';
+  err->line = err->col = 0;
   int n = snprintf(err->msg, sizeof err->msg, "%s", prefix);
   if (n < 0 || (size_t)n >= sizeof err->msg)
     n = 0;
@@ -33,6 +35,13 @@ int ts_err_at(ts_err *err, ts_loc loc, const char *fmt, ...) {
   va_start(ap, fmt);
   vrecord(err, prefix, fmt, ap);
   va_end(ap);
+  if (err != NULL) {
+    ts_text_copy(err->file, sizeof err->file, loc.flag == NULL && loc.file ? loc.file : "");
+    err->line = loc.flag == NULL ? loc.line : 0;
+    err->col = loc.flag == NULL ? loc.col : 0;
+    ts_text_copy(err->key, sizeof err->key, loc.key ? loc.key : "");
+    ts_text_copy(err->flag, sizeof err->flag, loc.flag ? loc.flag : "");
+  }
   return -1;
 }
 

@@ -17,6 +17,11 @@
 typedef struct ts_err {
   char msg[TS_ERR_MSG_MAX]; /* the whole line, without a trailing newline */
   bool is_set;
+  /* Where, as fields for bindings (cli/api.h): the ts_loc's, "" and 0 when not known. */
+  char file[512];
+  int line, col;
+  char key[256];
+  char flag[256];
 } ts_err;
 
 /* Where a value came from: a place in a file, or a command-line flag (flag != NULL wins). */
@@ -25,6 +30,9 @@ typedef struct ts_loc {
   int line; /* 1-based; 0 when unknown */
   int col; /* 1-based; 0 when unknown */
   const char *flag; /* e.g. "--tp"; NULL when the value came from a file */
+  /* The key's path in its document, such as parallelism.tensor or node.nics[0].bandwidth
+   * (doc.h's ts_doc_loc fills it; borrowed like file); NULL when not known. */
+  const char *key;
 } ts_loc;
 
 /* Records "file:line:col: error: <fmt>" (or "trainsim: error: --flag: <fmt>" for flags, or

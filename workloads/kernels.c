@@ -295,7 +295,7 @@ static int parse(const ts_doc *doc, ts_kernel_table *t, ts_err *err) {
                                      "software", "software_details", "tables",    NULL};
   int root = ts_doc_root(doc);
   if (root == 0 || !ts_doc_is_map(doc, root)) {
-    ts_loc loc = {ts_doc_name(doc), 0, 0, NULL};
+    ts_loc loc = {ts_doc_name(doc), 0, 0, NULL, NULL};
     return ts_err_at(err, loc, "expected a kernel table (a mapping with 'format' and 'tables')");
   }
   if (ts_doc_check_map(doc, root, "kernel table", keys, err) != 0)

@@ -688,7 +688,7 @@ static int load_doc(const ts_doc *doc, const char *path, ts_workload *out, ts_er
   memset(&wl, 0, sizeof wl);
   int root = ts_doc_root(doc);
   if (root == 0) {
-    ts_loc loc = {path, 0, 0, NULL};
+    ts_loc loc = {path, 0, 0, NULL, NULL};
     return ts_err_at(err, loc,
                      "empty workload file: expected a mapping with keys 'model', "
                      "'training' and optionally 'parallelism', 'placement'");
@@ -732,7 +732,7 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
 #define OVERRIDE(flag_set, field, value, locfield, flagname)                                       \
   if (ov->flag_set) {                                                                              \
     wl->field = ov->value;                                                                         \
-    l->locfield = (ts_loc){NULL, 0, 0, flagname};                                                  \
+    l->locfield = (ts_loc){NULL, 0, 0, flagname, NULL};                                            \
   }
   OVERRIDE(is_tp_set, tp, tp, tp, "--tp")
   OVERRIDE(is_pp_set, pp, pp, pp, "--pp")
@@ -756,12 +756,12 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   OVERRIDE(is_recompute_set, recompute, recompute, recompute, "--recompute")
 #undef OVERRIDE
   if (ov->is_gpus_set)
-    l->gpus = (ts_loc){NULL, 0, 0, "--gpus"};
+    l->gpus = (ts_loc){NULL, 0, 0, "--gpus", NULL};
   if (ov->is_scatter_gather_set)
     wl->pipeline_scatter_gather = true;
   if (ov->is_sequence_parallel_set) {
     wl->sequence_parallel = true;
-    l->sequence_parallel = (ts_loc){NULL, 0, 0, "--sequence-parallel"};
+    l->sequence_parallel = (ts_loc){NULL, 0, 0, "--sequence-parallel", NULL};
   }
 }
 

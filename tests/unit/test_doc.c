@@ -195,10 +195,46 @@ static void test_overrides(void **state) {
   ts_doc_overrides_clear();
 }
 
+/* An error's location carries the key's path in its document (bindings raise it as fields). */
+static void test_key_paths(void **state) {
+  (void)state;
+  const char *text = "node:\n  nics:\n    - {bandwidth: 25GBps}\n    - {bandwidth: fast}\n"
+                     "network: {routing: minimal}\n";
+  ts_doc *doc = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_doc_parse("p.yaml", text, strlen(text), &doc, &err), 0);
+  int nics = ts_doc_get(doc, ts_doc_get(doc, ts_doc_root(doc), "node"), "nics");
+  double bw = 0;
+  assert_int_equal(ts_doc_get_unit(doc, ts_doc_seq_item(doc, nics, 1), "bandwidth",
+                                   TS_UNITS_BANDWIDTH, false, &bw, &err),
+                   -1);
+  assert_string_equal(err.key, "node.nics[1].bandwidth");
+  assert_string_equal(err.file, "p.yaml");
+  assert_int_equal(err.line, 4);
+  assert_int_equal(err.col, 19);
+  assert_string_equal(err.flag, "");
+  int net = ts_doc_get(doc, ts_doc_root(doc), "network");
+  ts_doc_missing(doc, net, "network", "link", &err);
+  assert_string_equal(err.key, "network.link");
+  static const char *const allowed[] = {"nics", NULL};
+  err = (ts_err){0};
+  assert_int_equal(ts_doc_check_map(doc, net, "network", allowed, &err), -1);
+  assert_string_equal(err.key, "network.routing"); /* an unknown key: the key itself */
+  assert_null(ts_doc_loc(doc, ts_doc_root(doc)).key);
+  ts_doc_free(doc);
+  /* A flag's error names the flag, and no file. */
+  ts_loc at = {NULL, 0, 0, "--tp", NULL};
+  ts_err_at(&err, at, "expected a positive integer");
+  assert_string_equal(err.flag, "--tp");
+  assert_string_equal(err.key, "");
+  assert_string_equal(err.file, "");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_keys),         cmocka_unit_test(test_values),
-      cmocka_unit_test(test_refusals),     cmocka_unit_test(test_unreadable_file),
-      cmocka_unit_test(test_did_you_mean), cmocka_unit_test(test_overrides)};
+      cmocka_unit_test(test_key_paths),       cmocka_unit_test(test_keys),
+      cmocka_unit_test(test_values),          cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_unreadable_file), cmocka_unit_test(test_did_you_mean),
+      cmocka_unit_test(test_overrides)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

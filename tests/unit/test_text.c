@@ -38,7 +38,7 @@ static void test_copy(void **state) {
 static void test_error_messages(void **state) {
   (void)state;
   ts_err err = {0};
-  ts_loc loc = {"f.yaml", 3, 7, NULL};
+  ts_loc loc = {"f.yaml", 3, 7, NULL, NULL};
   ts_err_at(&err, loc, "key 'name': found '%s'", "a\x1b[2Jb");
   assert_string_equal(err.msg, "f.yaml:3:7: error: key 'name': found 'a?[2Jb'");
 }
