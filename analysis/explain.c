@@ -151,6 +151,15 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
                message, sizeof message);
   switch (l->kind) {
   case TS_EXPLAIN_BUBBLE:
+    if (w->schedule == TS_SCHED_ZB_H1) {
+      snprintf(out, size,
+               "The pipeline fills and drains once an iteration. zb-h1 fills the drain with "
+               "the weight-gradient passes each stage deferred, which leaves (p - 1)(T_F + T_B "
+               "- T_W) of 1F1B's (p - 1)(T_F + T_B + T_W) (Qi et al., ICLR 2024), over %ld "
+               "stages and %ld microbatches; here %.3g s, %.1f%%, the mean over stages.",
+               p, m, l->seconds, share);
+      break;
+    }
     snprintf(out, size,
              "The pipeline fills and drains once an iteration: the first stage's last backward "
              "pass waits for all %ld stages, and the last stage's first forward pass for all "
@@ -356,6 +365,11 @@ static void propose(const analysis *an, ts_explain_loss *l) {
   long t = w->tp, p = w->pp, c = w->cp, b = w->micro_batch, v = w->virtual_stages;
   switch (l->kind) {
   case TS_EXPLAIN_BUBBLE:
+    if (w->schedule == TS_SCHED_1F1B && w->zero_stage < 2)
+      add_change(an, l,
+                 "zero-bubble H1: the weight gradients fill the drain, at 1F1B's activation "
+                 "memory and a little more for the deferred ones (Qi et al., ICLR 2024)",
+                 "--schedule zb-h1");
     /* the interleaved schedule: the first two chunk counts that split the layers evenly */
     for (long v2 = v + 1, tried = 0; v2 <= 8 * v && tried < 2; v2++)
       if (w->model.n_layers % (p * v2) == 0) {

@@ -40,7 +40,7 @@ static enum stream stream_of(const ts_event *ev) {
   return STREAM_PP;
 }
 
-/* "F12", "B12", "R12" (recomputation) or "sync" for the block holding the event. */
+/* "F12", "B12", "W12" (zb-h1), "R12" (recomputation) or "sync" for the block holding the event. */
 static void pass_name(const timeline_ctx *c, long rank, int block, const ts_event *ev, char *out,
                       size_t size) {
   const ts_program *prog = &c->job->programs[rank];

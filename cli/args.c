@@ -281,12 +281,14 @@ const ts_flag ts_args_override_flags[] = {
     {COUNT("--global-batch-size", global_batch),
      .help = "sequences per iteration (training.global_batch_size)"},
     {.name = "--schedule",
-     .value = "gpipe|1f1b|interleaved",
+     .value = "gpipe|1f1b|interleaved|zb-h1",
      .kind = TS_FLAG_CHOICE,
      .offset = offsetof(ts_overrides, schedule),
      .set_offset = TS_FLAG_SET(ts_overrides, is_schedule_set),
      .choices = ts_schedule_names,
-     .help = "pipeline schedule (parallelism.schedule)"},
+     .help = "pipeline schedule (parallelism.schedule); zb-h1: zero bubble H1, each backward "
+             "split into input and weight gradients, the weight gradients deferred into the "
+             "drain (Qi et al., ICLR 2024)"},
     {COUNT("--virtual-stages", virtual_stages),
      .help = "model chunks per pipeline rank; > 1 makes 1f1b the interleaved schedule "
              "(parallelism.virtual_stages)"},

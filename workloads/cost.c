@@ -191,6 +191,7 @@ static ts_cost grad_accum(const pricer *p, double n) {
  * gradient always accumulates through a kernel of its own. */
 typedef struct linear_cost {
   ts_cost fwd, bwd;
+  ts_cost wgrad; /* the part of bwd that is the weight gradient and its accumulations */
 } linear_cost;
 
 /* part's share of whole's time (0 when whole takes none). */
@@ -245,8 +246,8 @@ static linear_cost linear_fp8(const pricer *p, long m, long n, long k, bool is_f
   if (is_fused_accum)
     accumulate_in_gemm(gpu, &wgrad_model, K * N);
   ts_cost wgrad = priced(p, TS_KERNEL_GEMM_FP8_BWD, K, N, M, wgrad_model);
-  c.bwd = ts_cost_add(ts_cost_add(cast_dy, ts_cost_add(dgrad, wgrad)),
-                      accumulations(p, N, K * N, is_fused_accum));
+  c.wgrad = ts_cost_add(wgrad, accumulations(p, N, K * N, is_fused_accum));
+  c.bwd = ts_cost_add(ts_cost_add(cast_dy, dgrad), c.wgrad);
   return c;
 }
 
@@ -263,7 +264,8 @@ static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused
   if (is_fused_accum)
     accumulate_in_gemm(gpu, &wgrad_model, K * N);
   ts_cost wgrad = priced(p, TS_KERNEL_GEMM_WGRAD, K, N, M, wgrad_model);
-  c.bwd = ts_cost_add(ts_cost_add(dgrad, wgrad), accumulations(p, N, K * N, is_fused_accum));
+  c.wgrad = ts_cost_add(wgrad, accumulations(p, N, K * N, is_fused_accum));
+  c.bwd = ts_cost_add(dgrad, c.wgrad);
   return c;
 }
 
@@ -482,12 +484,14 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
       norm_costs(wl, p, (double)bs, (double)q_lora, &norm_f, &norm_b);
       qkv.fwd = ts_cost_add(qkv.fwd, ts_cost_add(norm_f, up.fwd));
       qkv.bwd = ts_cost_add(qkv.bwd, ts_cost_add(norm_b, up.bwd));
+      qkv.wgrad = ts_cost_add(qkv.wgrad, up.wgrad);
     }
     pr.piece = "kv_up";
     linear_cost up = linear(p, bs, n * (m->qk_head_dim + dv), kv_lora, fused);
     norm_costs(wl, p, (double)bs, (double)kv_lora, &norm_f, &norm_b);
     qkv.fwd = ts_cost_add(qkv.fwd, ts_cost_add(norm_f, up.fwd));
     qkv.bwd = ts_cost_add(qkv.bwd, ts_cost_add(norm_b, up.bwd));
+    qkv.wgrad = ts_cost_add(qkv.wgrad, up.wgrad);
   }
   pr.piece = "proj";
   proj = linear(p, bs, h, m->n_heads * dv / t, fused);
@@ -564,6 +568,8 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   out->attn_bwd = ts_cost_add(ts_cost_add(proj.bwd, core_b), qkv.bwd);
   out->mlp = ts_cost_add(ts_cost_add(fc1.fwd, gelu), fc2.fwd);
   out->mlp_bwd = ts_cost_add(ts_cost_add(fc2.bwd, gelu_b), fc1.bwd);
+  out->wgrad_share_attn = share(ts_cost_add(qkv.wgrad, proj.wgrad), out->attn_bwd);
+  out->wgrad_share_mlp = share(ts_cost_add(fc1.wgrad, fc2.wgrad), out->mlp_bwd);
   out->attn_core_fwd = core_f;
   out->attn_core_bwd = core_b;
   /* Context parallelism: each rank's keys and values (s / cp tokens of the query groups' or,
@@ -639,8 +645,8 @@ static linear_cost grouped_linear(const pricer *p, long experts, long m, long n,
   if (is_fused_accum)
     accumulate_in_gemm(gpu, &wgrad_model, E * K * N);
   ts_cost wgrad = priced_at(p, TS_KERNEL_GROUPED_MM_WGRAD, (double[]){E, M, N, K}, wgrad_model);
-  c.bwd =
-      ts_cost_add(ts_cost_add(dgrad, wgrad), accumulations(p, E * N, E * K * N, is_fused_accum));
+  c.wgrad = ts_cost_add(wgrad, accumulations(p, E * N, E * K * N, is_fused_accum));
+  c.bwd = ts_cost_add(dgrad, c.wgrad);
   return c;
 }
 
@@ -649,7 +655,7 @@ static linear_cost grouped_linear(const pricer *p, long experts, long m, long n,
  * dense layer prices them; several experts as grouped GEMMs (`grouped`, bf16) or one expert's
  * GEMMs after another (Megatron-Core's SequentialMLP; FP8 experts likewise). */
 static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, double rows, long f,
-                     long experts, bool grouped, ts_cost *fwd, ts_cost *bwd) {
+                     long experts, bool grouped, ts_cost *fwd, ts_cost *bwd, double *wgrad_share) {
   const ts_model *m = &wl->model;
   const pricer *p = pr;
   bool fused = ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION);
@@ -673,6 +679,7 @@ static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, doubl
   double g = (double)gemms;
   *fwd = ts_cost_add(ts_cost_add(times(fc1.fwd, g), a), times(fc2.fwd, g));
   *bwd = ts_cost_add(ts_cost_add(times(fc2.bwd, g), a_b), times(fc1.bwd, g));
+  *wgrad_share = share(times(ts_cost_add(fc1.wgrad, fc2.wgrad), g), *bwd);
 }
 
 static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
@@ -723,10 +730,11 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
   out->router = ts_cost_add(ts_cost_add(router.fwd, ts_cost_add(score_f, bias)),
                             ts_cost_add(aux_f, permute_f));
   out->router_bwd = ts_cost_add(ts_cost_add(permute_b, aux_b), ts_cost_add(score_b, router.bwd));
+  out->wgrad_share_router = share(router.wgrad, out->router_bwd);
   /* The experts, on the tokens the rank receives: the local experts' grouped GEMMs, or one
    * expert's GEMMs after another. */
   mlp_cost(wl, &pr, "experts", out->tokens, m->moe_ffn_hidden / etp, local, wl->moe_grouped_gemm,
-           &out->experts, &out->experts_bwd);
+           &out->experts, &out->experts_bwd, &out->wgrad_share_experts);
   /* The unpermutation weights each returned copy by its router probability (in fp32: a cast,
    * the product, a cast back) and scatter-adds a token's copies (the moe_unpermute tables; else
    * about 5 eb + 16 bytes a value, ASSUMED); its backward the reverse. */
@@ -737,8 +745,8 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
   out->unpermute_bwd = priced_at(p, TS_KERNEL_MOE_UNPERMUTE_BWD, (double[]){sent, h},
                                  ts_cost_memory_bound(gpu, unpermute_bytes));
   if (m->moe_shared_ffn > 0)
-    mlp_cost(wl, &pr, "shared", bs, m->moe_shared_ffn / t, 1, false, &out->shared,
-             &out->shared_bwd);
+    mlp_cost(wl, &pr, "shared", bs, m->moe_shared_ffn / t, 1, false, &out->shared, &out->shared_bwd,
+             &out->wgrad_share_shared);
 
   /* The host: the MoE MLP's CPU time as measured with the kernel table (router to
    * unpermutation, grouped; each expert's own without grouped GEMM), else per kernel as the
@@ -846,6 +854,7 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
   }
   out->head_fwd = ts_cost_add(ts_cost_add(ln, head.fwd), ce);
   out->head_bwd = ts_cost_add(ts_cost_add(ce_b, head.bwd), ln_b);
+  out->wgrad_share_head = share(head.wgrad, out->head_bwd);
   out->loss_allreduce_bytes = t > 1 ? 4.0 * (double)bs : 0;
   out->head_allreduce_bytes = t > 1 ? eb * act : 0;
 

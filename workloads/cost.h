@@ -47,6 +47,9 @@ typedef struct ts_layer_cost {
   double share_attn_in, share_attn_out, share_mlp_in, share_mlp_out;
   double share_attn_bwd_in, share_attn_bwd_out, share_mlp_bwd_in, share_mlp_bwd_out;
   double tp_comm_bytes; /* the b x s x h buffer of each TP collective (0 when tp = 1) */
+  /* The weight gradients' share of attn_bwd and mlp_bwd (their GEMMs and main_grad
+   * accumulations): what a zero-bubble schedule runs apart as W, the rest being B. */
+  double wgrad_share_attn, wgrad_share_mlp;
 } ts_layer_cost;
 
 /* The MLP of a mixture-of-experts layer, one microbatch, one rank: Megatron-Core's MoELayer
@@ -67,6 +70,8 @@ typedef struct ts_moe_cost {
   double etp_bytes; /* the all-gather and reduce-scatter over etp (0 when etp = 1) */
   double shared_tp_bytes; /* the shared expert's TP all-gather and reduce-scatter */
   double tokens; /* token copies the rank's experts process */
+  /* The weight gradients' share of router_bwd, experts_bwd and shared_bwd (ts_layer_cost's). */
+  double wgrad_share_router, wgrad_share_experts, wgrad_share_shared;
 } ts_moe_cost;
 
 /* Zero for a dense model. */
@@ -79,6 +84,9 @@ typedef struct ts_edge_cost {
   ts_cost head_fwd, head_bwd; /* final LN, logits, vocab-parallel cross-entropy */
   double loss_allreduce_bytes; /* each of the 3 small cross-entropy all-reduces */
   double head_allreduce_bytes; /* backward all-reduce of the logits' input gradient */
+  /* The output layer's weight gradient's share of head_bwd (embed_bwd is all weight
+   * gradient). */
+  double wgrad_share_head;
 } ts_edge_cost;
 
 /* The roofline model (the fallback where no table prices a kernel). Efficiency (0..1] of a

@@ -75,11 +75,40 @@ double ts_memory_moe_layer_activations(const ts_workload *wl) {
   return layer_activations(wl, true);
 }
 
+/* What a deferred weight gradient (zb-h1's W) keeps of a layer, in bytes a microbatch: what
+ * its GEMMs read, the inputs of QKV, the projection, FC1 and FC2 and the gradients of their
+ * outputs (Qi et al., ICLR 2024, section 2: W needs a linear layer's input and its output's
+ * gradient), as stored between B and W on each TP rank: sequence parallelism keeps the h-wide
+ * ones s/t-sharded. A MoE layer: the router's and its experts' (on their token copies) and
+ * the shared expert's. MLA's latent GEMMs are counted as standard attention's (ASSUMED). */
+static double wgrad_pending(const ts_workload *wl, bool moe) {
+  const ts_model *m = &wl->model;
+  double t = (double)wl->tp, h = (double)m->hidden, a = (double)m->n_heads;
+  double g = (double)m->n_query_groups, glu = m->swiglu ? 2.0 : 1.0;
+  double dq = (double)ts_workload_qk_head_dim(wl), dv = (double)ts_workload_v_head_dim(wl);
+  double wide = wl->sequence_parallel ? h / t : h; /* an h-wide input or gradient */
+  /* QKV's input and the projection's output gradient; the projection's input; QKV's output
+   * gradient */
+  double attn = 2 * wide + a * dv / t + (a * dq + g * (dq + dv)) / t;
+  double mlp_of = moe ? (double)m->moe_shared_ffn : (double)m->ffn_hidden;
+  /* FC1's input and FC2's output gradient; FC2's input and FC1's output gradient */
+  double per = attn + (mlp_of > 0 ? 2 * wide + (1 + glu) * mlp_of / t : 0);
+  if (moe) {
+    double etp = (double)ts_workload_etp(wl), k = (double)m->moe_topk;
+    double r = k * etp / t * ts_workload_moe_token_factor(wl);
+    per +=
+        (h + (double)m->n_experts) / t + r * (2 * h + (1 + glu) * (double)m->moe_ffn_hidden / etp);
+  }
+  return ts_cost_elem_bytes(wl->precision) * (double)ts_workload_local_seq(wl) *
+         (double)wl->micro_batch * per;
+}
+
 long ts_memory_chunks_in_flight(const ts_workload *wl, long stage) {
   long p = wl->pp, v = wl->virtual_stages, total = ts_workload_microbatches(wl) * v;
-  long held = wl->schedule == TS_SCHED_GPIPE  ? total
-              : wl->schedule == TS_SCHED_1F1B ? p - stage
-                                              : 2 * (p - stage - 1) + (v - 1) * p + 1;
+  long held = wl->schedule == TS_SCHED_GPIPE ? total
+              : wl->schedule == TS_SCHED_1F1B || wl->schedule == TS_SCHED_ZB_H1
+                  ? p - stage
+                  : 2 * (p - stage - 1) + (v - 1) * p + 1;
   return held < total ? held : total;
 }
 
@@ -151,6 +180,13 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   if (wl->recompute != TS_RECOMPUTE_NONE && layers > 0)
     recomputed += unfused_scores(wl);
   double act = full ? layers * in_flight * input : in_flight * all;
+  /* zb-h1: stage i defers the weight gradients of i microbatches (fewer when the pipeline holds
+   * fewer), alongside its p - i whole ones. */
+  if (wl->schedule == TS_SCHED_ZB_H1) {
+    double deferred = (double)(micro - (long)in_flight < stage ? micro - (long)in_flight : stage);
+    act += deferred * ((layers - moe_layers) * wgrad_pending(wl, false) +
+                       moe_layers * wgrad_pending(wl, true));
+  }
   /* The logits at the loss (workload.h, ts_framework): Megatron-LM's cross-entropy works in
    * place on one fp32 copy beside the low-precision logits; PyTorch's F.cross_entropy on fp32
    * logits keeps its log-softmax (4 B) and, when the backward starts, nll_loss's dense fp32

@@ -96,6 +96,24 @@ void ts_job_fini(ts_job *job) {
 void ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long stage,
                        long n_micro, long *steps) {
   long n = 0, p = n_stages, v = n_chunks, total = n_micro * n_chunks;
+  if (kind == TS_SCHED_ZB_H1) { /* v = 1 */
+    long warm = p - stage - 1 < n_micro ? p - stage - 1 : n_micro, next_w = 0;
+    for (long k = 0; k < warm; k++)
+      steps[n++] = k;
+    for (long k = 0; k < n_micro - warm; k++) {
+      steps[n++] = warm + k;
+      steps[n++] = -1 - k;
+      if (k + 1 - next_w > stage) /* stage i keeps i weight gradients deferred */
+        steps[n++] = TS_STEP_W + next_w++;
+    }
+    for (long k = n_micro - warm; k < n_micro; k++) {
+      steps[n++] = -1 - k;
+      steps[n++] = TS_STEP_W + next_w++;
+    }
+    while (next_w < n_micro) /* the deferred ones fill the pipeline's drain */
+      steps[n++] = TS_STEP_W + next_w++;
+    return;
+  }
   if (kind == TS_SCHED_GPIPE) {
     for (long i = 0; i < n_micro; i++)
       steps[n++] = i;
@@ -123,17 +141,26 @@ void ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long
 #undef BWD
 }
 
+/* The microbatch x v + chunk a step runs. */
+static long step_index(long step) {
+  return step >= TS_STEP_W ? step - TS_STEP_W : step >= 0 ? step : -1 - step;
+}
+
 long ts_schedule_step_micro(long step, long n_chunks) {
-  return (step >= 0 ? step : -1 - step) / n_chunks;
+  return step_index(step) / n_chunks;
 }
 
 long ts_schedule_step_chunk(long step, long n_chunks) {
-  return (step >= 0 ? step : -1 - step) % n_chunks;
+  return step_index(step) % n_chunks;
+}
+
+char ts_schedule_step_pass(long step) {
+  return step >= TS_STEP_W ? 'W' : step >= 0 ? 'F' : 'B';
 }
 
 void ts_schedule_step_name(long step, long n_chunks, char pass, char *out, size_t size) {
   long micro = ts_schedule_step_micro(step, n_chunks);
-  char letter = pass != 0 ? pass : step >= 0 ? 'F' : 'B';
+  char letter = pass != 0 ? pass : ts_schedule_step_pass(step);
   if (n_chunks > 1)
     snprintf(out, size, "%c%ldc%ld", letter, micro, ts_schedule_step_chunk(step, n_chunks));
   else
@@ -141,7 +168,8 @@ void ts_schedule_step_name(long step, long n_chunks, char pass, char *out, size_
 }
 
 long ts_schedule_n_blocks(const ts_workload *wl) {
-  return 2 * ts_workload_microbatches(wl) * wl->virtual_stages + 1;
+  long passes = wl->schedule == TS_SCHED_ZB_H1 ? 3 : 2;
+  return passes * ts_workload_microbatches(wl) * wl->virtual_stages + 1;
 }
 
 /* A growing event template; adjacent compute events merge into one (they run back to back on
@@ -813,6 +841,86 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     wait_posted(t, 0); /* DeepSpeed syncs its reduction stream at the end of each backward */
 }
 
+/* zb-h1's W pass of a chunk: the weight gradients B left, layer by layer from the top as the
+ * backward ran them (the output layer's first, the embedding's last), each layer's gradients
+ * then ready for the data-parallel buckets as a whole backward's are (costs: the W parts,
+ * split_costs). */
+static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_place pl,
+                           grad_sync sync, tpl *t) {
+  ts_coll_op reduce = wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
+  double size = sync == GRADS_KEEP ? 0 : wl->dp_bucket_bytes;
+  buckets bk = {size, 0, reduce, TS_GROUP_DP}, bk_expert = {size, 0, reduce, TS_GROUP_EDP};
+  bool edp = ts_workload_edp(wl) > 1;
+  long top = pl.layer0 + pl.n_layers - 1;
+  for (long l = top; l >= pl.layer0; l--) {
+    double expert = 0, params = params_of(wl, pl, l, &expert);
+    if (pl.is_last && l == top) {
+      at(t, TS_OP_HEAD, -1);
+      compute(t, w->edge.head_bwd, TS_CAT_COMPUTE);
+      params += ts_workload_head_params(wl);
+    }
+    at(t, TS_OP_MLP, l);
+    if (is_moe(wl, pl, l)) {
+      compute(t, w->moe.experts_bwd, TS_CAT_COMPUTE);
+      compute(t, w->moe.router_bwd, TS_CAT_COMPUTE);
+      compute(t, w->moe.shared_bwd, TS_CAT_COMPUTE);
+    } else {
+      compute(t, w->layer.mlp_bwd, TS_CAT_COMPUTE);
+    }
+    at(t, TS_OP_ATTN, l);
+    compute(t, w->layer.attn_bwd, TS_CAT_COMPUTE);
+    at(t, TS_OP_GRAD_SYNC, l);
+    if (sync != GRADS_KEEP) {
+      bucket_add(t, &bk, params);
+      if (edp)
+        bucket_add(t, &bk_expert, expert);
+    }
+  }
+  if (pl.is_first) {
+    at(t, TS_OP_EMBEDDING, -1);
+    compute(t, w->edge.embed_bwd, TS_CAT_COMPUTE);
+    at(t, TS_OP_GRAD_SYNC, -1);
+    if (sync != GRADS_KEEP)
+      bucket_add(t, &bk,
+                 (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden +
+                     ts_workload_position_params(wl));
+  }
+  if (sync == GRADS_KEEP)
+    return;
+  at(t, TS_OP_GRAD_SYNC, -1);
+  bucket_flush(t, &bk);
+  bucket_flush(t, &bk_expert);
+}
+
+/* A backward cost split at its weight gradients' share: into *b the rest, into *w that. */
+static void split(ts_cost whole, double wgrad_share, ts_cost *b, ts_cost *w) {
+  *b = part(whole, 1 - wgrad_share);
+  *w = part(whole, wgrad_share);
+}
+
+/* zb-h1's costs: b the backward without its weight gradients (B), w those alone (W). The
+ * tensor-parallel GEMM shares of B are the same GEMMs' shares of a shorter piece. */
+static void split_costs(const stage_costs *c, stage_costs *b, stage_costs *w) {
+  *b = *c;
+  memset(w, 0, sizeof *w);
+  ts_layer_cost *bl = &b->layer;
+  const ts_layer_cost *cl = &c->layer;
+  split(cl->attn_bwd, cl->wgrad_share_attn, &bl->attn_bwd, &w->layer.attn_bwd);
+  split(cl->mlp_bwd, cl->wgrad_share_mlp, &bl->mlp_bwd, &w->layer.mlp_bwd);
+  double ka = cl->wgrad_share_attn < 1 ? 1 / (1 - cl->wgrad_share_attn) : 1;
+  double km = cl->wgrad_share_mlp < 1 ? 1 / (1 - cl->wgrad_share_mlp) : 1;
+  bl->share_attn_bwd_in *= ka;
+  bl->share_attn_bwd_out *= ka;
+  bl->share_mlp_bwd_in *= km;
+  bl->share_mlp_bwd_out *= km;
+  const ts_moe_cost *cm = &c->moe;
+  split(cm->router_bwd, cm->wgrad_share_router, &b->moe.router_bwd, &w->moe.router_bwd);
+  split(cm->experts_bwd, cm->wgrad_share_experts, &b->moe.experts_bwd, &w->moe.experts_bwd);
+  split(cm->shared_bwd, cm->wgrad_share_shared, &b->moe.shared_bwd, &w->moe.shared_bwd);
+  split(c->edge.head_bwd, c->edge.wgrad_share_head, &b->edge.head_bwd, &w->edge.head_bwd);
+  split(c->edge.embed_bwd, 1, &b->edge.embed_bwd, &w->edge.embed_bwd);
+}
+
 /* Gradient sync and optimizer step, in Megatron's order: data-parallel gradient all-reduce
  * (or, with ZeRO-1 / the distributed optimizer, reduce-scatter) unless the backward passes
  * already posted them (then: wait for them), the tied-embedding all-reduce between first and
@@ -985,6 +1093,12 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
                    : wl->dp_bucket_bytes > 0  ? GRADS_BUCKETS
                                               : GRADS_KEEP;
   long *last_bwd = ts_alloc((size_t)v, sizeof(long));
+  /* zb-h1: B runs the backward without the weight gradients (and syncs none), W those. */
+  bool zb = wl->schedule == TS_SCHED_ZB_H1;
+  stage_costs cb = c, cw = {0};
+  if (zb)
+    split_costs(&c, &cb, &cw);
+  long wgrad = -1, last_wgrad = -1; /* zb-h1's W templates (v = 1) */
   for (long s = 0; s < wl->pp; s++) {
     tpl t = {0};
     for (long chunk = 0; chunk < v; chunk++) {
@@ -995,12 +1109,20 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
         forward_template(wl, &c, pl, true, &t);
         first_fwd[chunk] = add_tpl(&job, &t);
       }
-      backward_template(wl, &c, pl, sync == GRADS_BUCKETS ? GRADS_KEEP : sync, &t);
+      backward_template(wl, &cb, pl, sync == GRADS_BUCKETS || zb ? GRADS_KEEP : sync, &t);
       bwd[chunk] = add_tpl(&job, &t);
       last_bwd[chunk] = bwd[chunk];
-      if (sync == GRADS_BUCKETS) {
+      if (sync == GRADS_BUCKETS && !zb) {
         backward_template(wl, &c, pl, GRADS_BUCKETS, &t);
         last_bwd[chunk] = add_tpl(&job, &t);
+      }
+      if (zb) {
+        wgrad_template(wl, &cw, pl, GRADS_KEEP, &t);
+        wgrad = last_wgrad = add_tpl(&job, &t);
+        if (sync == GRADS_BUCKETS) {
+          wgrad_template(wl, &cw, pl, GRADS_BUCKETS, &t);
+          last_wgrad = add_tpl(&job, &t);
+        }
       }
     }
     epilogue_template(wl, gpu, s, sync, &t);
@@ -1009,7 +1131,9 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
     for (long k = 0; k < n_blocks - 1; k++) {
       long chunk = ts_schedule_step_chunk(steps[k], v);
       long micro = ts_schedule_step_micro(steps[k], v);
-      ids[k] = steps[k] >= 0    ? (micro == 0 ? first_fwd[chunk] : fwd[chunk])
+      char pass = ts_schedule_step_pass(steps[k]);
+      ids[k] = pass == 'W'      ? (micro == m - 1 ? last_wgrad : wgrad)
+               : pass == 'F'    ? (micro == 0 ? first_fwd[chunk] : fwd[chunk])
                : micro == m - 1 ? last_bwd[chunk]
                                 : bwd[chunk];
     }

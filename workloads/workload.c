@@ -11,7 +11,7 @@
 #include "text.h"
 
 const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
-const char *const ts_schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
+const char *const ts_schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
 const char *const ts_recompute_names[] = {"none", "selective", "full", NULL};
 const char *const ts_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                       "pp-tp-dp", "pp-dp-tp", NULL};
@@ -852,11 +852,11 @@ static int resolve_virtual_stages(ts_workload *wl, ts_err *err) {
                        "pipeline rank), found 1");
     return 0;
   }
-  if (wl->schedule == TS_SCHED_GPIPE)
+  if (wl->schedule == TS_SCHED_GPIPE || wl->schedule == TS_SCHED_ZB_H1)
     return ts_err_at(err, l->virtual_stages,
-                     "virtual_stages (%ld) interleave the 1f1b schedule; the gpipe schedule has "
+                     "virtual_stages (%ld) interleave the 1f1b schedule; the %s schedule has "
                      "no interleaved form",
-                     v);
+                     v, ts_schedule_names[wl->schedule]);
   wl->schedule = TS_SCHED_INTERLEAVED;
   if (wl->pp < 2)
     return ts_err_at(err, l->virtual_stages,
@@ -944,6 +944,12 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "support with pipeline parallelism (pipeline %ld); use ZeRO-1 or pipeline 1",
                      wl->zero_stage, wl->zero_stage == 2 ? "gradients" : "weights and gradients",
                      wl->pp);
+  if (wl->schedule == TS_SCHED_ZB_H1 && wl->zero_stage >= 2)
+    return ts_err_at(err, l->schedule,
+                     "zb-h1 runs each backward's weight gradients (W) apart from it, while "
+                     "ZeRO-%d reduces gradients inside the backward pass: not modelled together; "
+                     "use zero_stage 0 or 1",
+                     wl->zero_stage);
   if (m->mla && wl->zero_stage == 3)
     return ts_err_at(
         err, l->zero_stage,

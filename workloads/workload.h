@@ -28,7 +28,8 @@
 typedef enum ts_schedule_kind {
   TS_SCHED_GPIPE,
   TS_SCHED_1F1B,
-  TS_SCHED_INTERLEAVED /* 1F1B over virtual stages (Narayanan et al. SC'21, section 2.2) */
+  TS_SCHED_INTERLEAVED, /* 1F1B over virtual stages (Narayanan et al. SC'21, section 2.2) */
+  TS_SCHED_ZB_H1 /* zero bubble H1: backward split into B and W (Qi et al., ICLR 2024) */
 } ts_schedule_kind;
 typedef enum ts_recompute {
   TS_RECOMPUTE_NONE,

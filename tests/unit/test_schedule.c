@@ -1,4 +1,5 @@
-/* schedule: pass orders of GPipe, 1F1B and interleaved 1F1B, and the events of stage templates. */
+/* schedule: pass orders of GPipe, 1F1B, interleaved 1F1B and zb-h1, and the events of stage
+ * templates. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,6 +100,119 @@ static int count(const ts_block *b, ts_event_kind kind, int category) {
   for (int e = 0; e < b->n_events; e++)
     n += b->events[e].kind == kind && (category < 0 || b->events[e].category == category);
   return n;
+}
+
+/* zb-h1 (Qi et al., ICLR 2024, ZB-H1): 1F1B's forwards and B's, stage i with i weight
+ * gradients deferred; F before B before W for each microbatch; at most p microbatches started
+ * and not finished (F done, W not) on any stage; every W at the end of the last stage. */
+static void test_zb_h1_order(void **state) {
+  (void)state;
+  enum { P = 4, M = 8 };
+  long steps[3 * M];
+  ts_schedule_order(TS_SCHED_ZB_H1, P, 1, 0, M, steps);
+  const long W = TS_STEP_W;
+  const long stage0[3 * M] = {0, 1,  2,     3, -1, W + 0, 4,  -2,    W + 1, 5,     -3, W + 2,
+                              6, -4, W + 3, 7, -5, W + 4, -6, W + 5, -7,    W + 6, -8, W + 7};
+  assert_memory_equal(steps, stage0, sizeof stage0);
+  ts_schedule_order(TS_SCHED_ZB_H1, P, 1, P - 1, M, steps);
+  const long last[3 * M] = {0, -1, 1,     -2, 2,  -3,    3, -4, W + 0, 4,     -5,    W + 1,
+                            5, -6, W + 2, 6,  -7, W + 3, 7, -8, W + 4, W + 5, W + 6, W + 7};
+  assert_memory_equal(steps, last, sizeof last);
+  for (long s = 0; s < P; s++) {
+    ts_schedule_order(TS_SCHED_ZB_H1, P, 1, s, M, steps);
+    long f = 0, b = 0, w = 0, started = 0, deferred = 0;
+    for (int k = 0; k < 3 * M; k++) {
+      char pass = ts_schedule_step_pass(steps[k]);
+      long micro = ts_schedule_step_micro(steps[k], 1);
+      if (pass == 'F')
+        assert_int_equal(micro, f++);
+      else if (pass == 'B')
+        assert_int_equal(micro, b++);
+      else
+        assert_int_equal(micro, w++);
+      assert_true(w <= b && b <= f);
+      started = f - w > started ? f - w : started;
+      deferred = b - w > deferred ? b - w : deferred;
+    }
+    assert_int_equal(f + b + w, 3 * M);
+    assert_int_equal(started, P);
+    assert_int_equal(deferred, s + 1); /* i deferred, and the latest B's until its W runs */
+  }
+  char name[16];
+  ts_schedule_step_name(TS_STEP_W + 12, 1, 0, name, sizeof name);
+  assert_string_equal(name, "W12");
+  ts_schedule_order(TS_SCHED_ZB_H1, 8, 1, 2, 3, steps); /* fewer microbatches than stages */
+  const long few[9] = {0, 1, 2, -1, W + 0, -2, W + 1, -3, W + 2};
+  assert_memory_equal(steps, few, sizeof few);
+}
+
+/* zb-h1's B and W passes together hold exactly the backward pass's compute; W holds no
+ * communication but the data-parallel buckets, B all the backward's tensor-parallel
+ * collectives; memory: stage 0 as under 1F1B, later stages plus their deferred W's inputs. */
+static void test_zb_h1_templates(void **state) {
+  (void)state;
+  ts_gpu g;
+  memset(&g, 0, sizeof g);
+  g.peak_flops_per_s[TS_PREC_BF16] = 1e14;
+  g.hbm_Bps = 1e12;
+  g.gemm_ceiling = 1;
+  g.gemm_tile_m = g.gemm_tile_n = 128;
+  g.n_compute_units = 100;
+  ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 2, 4, 2, 16, 1);
+  wl.dp_bucket_bytes = 40e6;
+  wl.zero_stage = 1;
+  ts_job ref, zb;
+  ts_err err = {0};
+  assert_int_equal(ts_schedule_build(&wl, &g, &ref, &err), 0);
+  ts_workload zwl = wl;
+  zwl.schedule = TS_SCHED_ZB_H1;
+  assert_int_equal(ts_schedule_build(&zwl, &g, &zb, &err), 0);
+  long m = 16 / 2, rank = 2 * 2 * 1; /* tp 0, dp 0, stage 1 */
+  const ts_program *p1 = &ref.programs[rank], *pz = &zb.programs[rank];
+  assert_int_equal(pz->n_blocks, 3 * m + 1);
+  long steps[3 * 8];
+  double bwd_s = 0, b_s = 0, w_s = 0;
+  int tp_b = 0, tp_ref = 0, dp_w = 0, dp_ref = 0;
+  ts_schedule_order(TS_SCHED_1F1B, 4, 1, 1, m, steps); /* 1F1B's backward blocks */
+  for (int k = 0; k < 2 * (int)m; k++)
+    if (steps[k] < 0) {
+      const ts_block *blk = &p1->blocks[k];
+      for (int e = 0; e < blk->n_events; e++)
+        bwd_s += blk->events[e].time_s;
+      tp_ref += count(blk, TS_EV_COLL, TS_CAT_TP);
+      dp_ref += count(blk, TS_EV_COLL, TS_CAT_DP);
+    }
+  ts_schedule_order(TS_SCHED_ZB_H1, 4, 1, 1, m, steps);
+  for (int k = 0; k < 3 * (int)m; k++) {
+    char pass = ts_schedule_step_pass(steps[k]);
+    const ts_block *blk = &pz->blocks[k];
+    for (int e = 0; e < blk->n_events; e++) {
+      if (pass == 'B')
+        b_s += blk->events[e].time_s;
+      if (pass == 'W')
+        w_s += blk->events[e].time_s;
+    }
+    if (pass == 'B')
+      tp_b += count(blk, TS_EV_COLL, TS_CAT_TP);
+    if (pass == 'W') {
+      dp_w += count(blk, TS_EV_COLL, TS_CAT_DP);
+      assert_int_equal(count(blk, TS_EV_COLL, TS_CAT_TP), 0);
+    }
+  }
+  assert_rel(b_s + w_s, bwd_s, 1e-12);
+  assert_true(w_s > 0.25 * bwd_s && w_s < 0.6 * bwd_s); /* wgrad GEMMs: about half a backward */
+  assert_int_equal(tp_b, tp_ref);
+  assert_int_equal(dp_w, dp_ref); /* the buckets move with the weight gradients, same count */
+  assert_true(dp_w > 0);
+  ts_memory m0, z0, m3, z3;
+  ts_memory_stage(&wl, 0, &m0);
+  ts_memory_stage(&zwl, 0, &z0);
+  ts_memory_stage(&wl, 3, &m3);
+  ts_memory_stage(&zwl, 3, &z3);
+  assert_rel(z0.total_bytes, m0.total_bytes, 1e-12);
+  assert_true(z3.bytes[TS_MEM_ACTIVATIONS] > m3.bytes[TS_MEM_ACTIVATIONS]);
+  ts_job_fini(&ref);
+  ts_job_fini(&zb);
 }
 
 static void test_templates(void **state) {
@@ -499,6 +613,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
                                      cmocka_unit_test(test_gpipe_order),
                                      cmocka_unit_test(test_interleaved_order),
+                                     cmocka_unit_test(test_zb_h1_order),
+                                     cmocka_unit_test(test_zb_h1_templates),
                                      cmocka_unit_test(test_templates),
                                      cmocka_unit_test(test_data_parallel_streams),
                                      cmocka_unit_test(test_tp_comm_overlap),
