@@ -354,12 +354,14 @@ static long pipe_chunks = 1;
 #define PIPE_M 8
 #define T_F 0.003
 #define T_B 0.005
+#define T_W 0.002 /* zb-h1: the part of T_B that is weight gradients */
 
 /* PIPE_P stages of pipe_chunks chunks each (chunk c of stage s is virtual stage c P + s, the
  * pipeline wrapping from the last stage to the first); a chunk's forward takes T_F / v, its
  * backward T_B / v. */
 static void build_pipeline(ts_job *job) {
-  long v = pipe_chunks, n_steps = 2 * PIPE_M * v;
+  bool zb = pipe_kind == TS_SCHED_ZB_H1;
+  long v = pipe_chunks, n_steps = (zb ? 3 : 2) * PIPE_M * v;
   ts_job_init(job, PIPE_P);
   job->is_pipeline_wrapped = v > 1;
   for (long s = 0; s < PIPE_P; s++) {
@@ -380,17 +382,20 @@ static void build_pipeline(ts_job *job) {
         f[nf++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_NEXT};
         b[nb++] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_NEXT};
       }
-      b[nb++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_B / (double)v};
+      b[nb++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = (zb ? T_B - T_W : T_B) / (double)v};
       if (!first)
         b[nb++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_PREV};
       fwd[c] = ts_job_add_template(job, f, nf);
       bwd[c] = ts_job_add_template(job, b, nb);
     }
-    long steps[2 * PIPE_M * 4], ids[2 * PIPE_M * 4];
+    ts_event w = {.kind = TS_EV_COMPUTE, .time_s = T_W};
+    long wgrad = ts_job_add_template(job, &w, 1);
+    long steps[3 * PIPE_M * 4], ids[3 * PIPE_M * 4];
     ts_schedule_order(pipe_kind, PIPE_P, v, s, PIPE_M, steps);
     for (long k = 0; k < n_steps; k++) {
       long c = ts_schedule_step_chunk(steps[k], v);
-      ids[k] = steps[k] >= 0 ? fwd[c] : bwd[c];
+      char pass = ts_schedule_step_pass(steps[k]);
+      ids[k] = pass == 'F' ? fwd[c] : pass == 'B' ? bwd[c] : wgrad;
     }
     ts_job_set_blocks(job, s, ids, (int)n_steps);
   }
@@ -431,6 +436,16 @@ static void test_pipelines(void **state) {
     }
   }
   pipe_chunks = 1;
+  /* zb-h1 (Qi et al., ICLR 2024, section 3.1): the bubble (p - 1)(t_f + t_b - t_w) of the
+   * backward's input-gradient part t_b, against 1F1B's (p - 1)(t_f + t_b + t_w). */
+  pipe_kind = TS_SCHED_ZB_H1;
+  double b = T_B - T_W;
+  for (int f = TS_FIDELITY_AGGREGATE; f <= TS_FIDELITY_ANALYTIC; f += 2) {
+    assert_rel(simulate(instant_links(), build_pipeline, (ts_fidelity)f),
+               work + (PIPE_P - 1) * (T_F + b - T_W), 1e-9);
+    assert_rel(sim_waiting_s / work, (PIPE_P - 1.0) * (T_F + b - T_W) / work, 1e-9);
+  }
+  pipe_kind = TS_SCHED_1F1B;
 }
 
 int main(void) {
