@@ -660,6 +660,22 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
          "account_for_embedding_in_pipeline_split: true");
   if (megatron_switch(m, "account-for-loss-in-pipeline-split"))
     emit(o, "--account-for-loss-in-pipeline-split", "account_for_loss_in_pipeline_split: true");
+  int at_layout = megatron_find(m, "pipeline-model-parallel-layout");
+  if (at_layout >= 0) { /* its own characters only: what the workload's parser checks */
+    const char *text = m->value[at_layout] != NULL ? m->value[at_layout] : "";
+    bool ok = text[0] != '\0' && strlen(text) < 4096;
+    for (const char *c = text; *c != '\0' && ok; c++)
+      ok = strchr("ELtm|()*,0123456789 ", *c) != NULL;
+    if (!ok) {
+      char shown[64];
+      ts_text_copy(shown, sizeof shown, text);
+      return ts_err_plain(err,
+                          "import megatron: --pipeline-model-parallel-layout: expected a layout "
+                          "such as \"Et*3|(tt|)*29|L\", found '%s'",
+                          shown);
+    }
+    emit(o, "--pipeline-model-parallel-layout", "pipeline_model_parallel_layout: \"%s\"", text);
+  }
   if (megatron_switch(m, "sequence-parallel"))
     emit(o, "--sequence-parallel", "sequence_parallel: true");
   if (megatron_switch(m, "use-distributed-optimizer"))

@@ -1057,11 +1057,10 @@ double ts_cost_layer_params_at(const ts_workload *wl, long layer, double *expert
 
 /* The layers' parameters of a stage (all chunks): returned all, in *expert the experts'. */
 static double stage_layer_params(const ts_workload *wl, long stage, double *expert) {
-  long v = wl->virtual_stages, per_chunk = ts_workload_stage_layers(wl, stage) / v;
   double all = 0, experts = 0;
-  for (long c = 0; c < v; c++) {
+  for (long c = 0; c < wl->virtual_stages; c++) {
     long first = ts_workload_chunk_first_layer(wl, stage, c);
-    for (long i = 0; i < per_chunk; i++) {
+    for (long i = 0; i < ts_workload_vstage_layers(wl, c * wl->pp + stage); i++) {
       double e = 0;
       all += ts_cost_layer_params_at(wl, first + i, &e) + e;
       experts += e;

@@ -25,7 +25,7 @@ struct ts_doc {
   int n_parsed; /* nodes from the text; later ones were made by --set */
   int *node_origin; /* [node - n_parsed - 1]: the override that made it */
   int n_made, cap_made;
-  char **node_key; /* [node - 1]: the node's key path (ts_loc.key), made when first asked */
+  const char **node_key; /* [node - 1]: the node's key path (ts_loc.key), when first asked */
   int n_node_key;
 };
 
@@ -161,8 +161,6 @@ void ts_doc_free(ts_doc *doc) {
     return;
   yaml_document_delete(&doc->yaml);
   free(doc->node_origin);
-  for (int i = 0; i < doc->n_node_key; i++)
-    free(doc->node_key[i]);
   free(doc->node_key);
   free(doc->name);
   free(doc);
@@ -210,8 +208,34 @@ static int parent_of(const ts_doc *doc, int node, char *step, size_t size) {
   return 0;
 }
 
-/* node's key path (parallelism.tensor, node.nics[0].bandwidth), kept in the document so that
- * the ts_loc holding it lives as long as the document; NULL for the root. */
+/* Key paths for the life of the process: a ts_loc outlives its document (a workload keeps
+ * where each value came from for the checks after loading). A few hundred distinct paths in
+ * practice; past KEY_SLOTS / 2 (inputs made of random keys) no more are kept, and those
+ * locations carry no key. */
+#define KEY_SLOTS 8192
+static const char *interned[KEY_SLOTS];
+static int n_interned;
+
+static const char *intern(const char *path) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (const char *c = path; *c != '\0'; c++)
+    h = (h ^ (uint8_t)*c) * 1099511628211ull;
+  for (size_t i = h % KEY_SLOTS;; i = (i + 1) % KEY_SLOTS) {
+    if (interned[i] == NULL) {
+      if (n_interned >= KEY_SLOTS / 2)
+        return NULL;
+      interned[i] = strdup(path);
+      TS_ASSERT(interned[i] != NULL);
+      n_interned++;
+      return interned[i];
+    }
+    if (strcmp(interned[i], path) == 0)
+      return interned[i];
+  }
+}
+
+/* node's key path (parallelism.tensor, node.nics[0].bandwidth), cached by node; NULL for the
+ * root. */
 static const char *key_path(ts_doc *doc, int node) {
   if (node <= 0)
     return NULL;
@@ -231,8 +255,7 @@ static const char *key_path(ts_doc *doc, int node) {
     }
     if (path[0] == '\0')
       return NULL;
-    doc->node_key[node - 1] = strdup(path + (path[0] == '.'));
-    TS_ASSERT(doc->node_key[node - 1] != NULL);
+    doc->node_key[node - 1] = intern(path + (path[0] == '.'));
   }
   return doc->node_key[node - 1];
 }

@@ -469,10 +469,11 @@ typedef struct chunk_place {
 } chunk_place;
 
 static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
-  long vstage = chunk * wl->pp + stage;
-  long n = wl->virtual_stages > 1 ? ts_workload_layers_per_chunk(wl)
-                                  : ts_workload_stage_layers(wl, stage);
-  return (chunk_place){vstage == 0, vstage == wl->pp * wl->virtual_stages - 1, chunk * n, n,
+  long vstage = chunk * wl->pp + stage, layer0 = 0;
+  for (long c = 0; c < chunk; c++)
+    layer0 += ts_workload_vstage_layers(wl, c * wl->pp + stage);
+  return (chunk_place){vstage == 0, vstage == wl->pp * wl->virtual_stages - 1, layer0,
+                       ts_workload_vstage_layers(wl, vstage),
                        ts_workload_chunk_first_layer(wl, stage, chunk)};
 }
 
@@ -700,6 +701,21 @@ static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int
   return n_posts;
 }
 
+/* The embedding's forward (the first chunk), and the output layer's backward with its
+ * gradient's reduction over TP (the last chunk): inside the layer loop, or alone in a chunk
+ * that holds no layer (a layout's "E|" or "|L"). */
+static void embedding_forward(tpl *t, const ts_workload *wl, const stage_costs *c) {
+  at(t, TS_OP_EMBEDDING, -1);
+  compute(t, c->edge.embed_fwd, TS_CAT_COMPUTE);
+  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.embed_allreduce_bytes);
+}
+
+static void head_backward(tpl *t, const ts_workload *wl, const stage_costs *c) {
+  at(t, TS_OP_HEAD, -1);
+  compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
+  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.head_allreduce_bytes);
+}
+
 /* A chunk's forward pass; with gather_params (its first microbatch under
  * overlap_param_gather), each layer first waits for its bucket of updated weights. */
 static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
@@ -734,8 +750,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
       at(t, TS_OP_EMBEDDING, -1);
       if (deepspeed3)
         fetch_group(&f, t, 0);
-      compute(t, c->edge.embed_fwd, TS_CAT_COMPUTE);
-      tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.embed_allreduce_bytes);
+      embedding_forward(t, wl, c);
     }
     if (deepspeed3) {
       at(t, TS_OP_GRAD_SYNC, l);
@@ -743,6 +758,8 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     }
     layer_forward(t, wl, c, l, is_moe(wl, pl, l), TS_CAT_COMPUTE);
   }
+  if (first && n == 0)
+    embedding_forward(t, wl, c);
   if (last) {
     at(t, TS_OP_HEAD, -1);
     if (deepspeed3)
@@ -780,6 +797,14 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     at(t, TS_OP_GRAD_SYNC, top);
     post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, n - 1, n));
   }
+  if (last && n == 0) {
+    head_backward(t, wl, c);
+    at(t, TS_OP_GRAD_SYNC, -1);
+    if (sharded3)
+      post(t, TS_COLL_REDUCE_SCATTER, 4.0 * ts_workload_head_params(wl));
+    else if (sync != GRADS_KEEP)
+      bucket_add(t, &bk, ts_workload_head_params(wl));
+  }
   for (long l = top; l >= pl.layer0; l--) {
     if (zero3) { /* this layer's weights; the next layer's gradients were posted after them */
       at(t, TS_OP_GRAD_SYNC, l);
@@ -799,9 +824,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
      * with pp > 1, the tied embedding's copy, on the last chunk). */
     double expert = 0, params = params_of(wl, pl, l, &expert);
     if (last && l == top) {
-      at(t, TS_OP_HEAD, -1);
-      compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
-      tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.head_allreduce_bytes);
+      head_backward(t, wl, c);
       params += ts_workload_head_params(wl);
     }
     bool moe = is_moe(wl, pl, l);
@@ -852,6 +875,13 @@ static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_pl
   buckets bk = {size, 0, reduce, TS_GROUP_DP}, bk_expert = {size, 0, reduce, TS_GROUP_EDP};
   bool edp = ts_workload_edp(wl) > 1;
   long top = pl.layer0 + pl.n_layers - 1;
+  if (pl.is_last && pl.n_layers == 0) {
+    at(t, TS_OP_HEAD, -1);
+    compute(t, w->edge.head_bwd, TS_CAT_COMPUTE);
+    at(t, TS_OP_GRAD_SYNC, -1);
+    if (sync != GRADS_KEEP)
+      bucket_add(t, &bk, ts_workload_head_params(wl));
+  }
   for (long l = top; l >= pl.layer0; l--) {
     double expert = 0, params = params_of(wl, pl, l, &expert);
     if (pl.is_last && l == top) {

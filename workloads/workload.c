@@ -100,6 +100,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "context",
                                             "account_for_embedding_in_pipeline_split",
                                             "account_for_loss_in_pipeline_split",
+                                            "pipeline_model_parallel_layout",
                                             NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -120,6 +121,104 @@ static ts_loc here(const reader *r, int map, const char *key) {
   ts_loc loc = ts_doc_loc(r->doc, ts_doc_get(r->doc, map, key));
   loc.file = r->path;
   return loc;
+}
+
+/* Megatron-Core's pipeline_model_parallel_layout string (PipelineParallelLayerLayout
+ * .parse_str_to_list): commas are cosmetic; "(X)*n" repeats X (no parenthesis inside), then
+ * "c*n" a character; '|' separates the stages, in virtual-stage order; E is the embedding, L the
+ * loss, t a transformer layer, m a multi-token-prediction layer. Into wl: each stage's
+ * transformer layers; 0, or -1 with an error at `at` (validate_layer_layout's rules too: E first
+ * and L last, once each; trainsim models no MTP layer). */
+#define LAYOUT_MAX_CHARS 65536
+static int parse_layout(const char *text, ts_loc at, ts_workload *wl, ts_err *err) {
+  static char a[LAYOUT_MAX_CHARS + 1], b[LAYOUT_MAX_CHARS + 1];
+  size_t n = 0;
+  for (const char *c = text; *c != '\0'; c++)
+    if (*c != ',' && n < LAYOUT_MAX_CHARS)
+      a[n++] = *c;
+  a[n] = '\0';
+  /* the two unrolling passes, left to right as re.sub runs them */
+  for (int pass = 0; pass < 2; pass++) {
+    const char *src = pass == 0 ? a : b;
+    char *dst = pass == 0 ? b : a;
+    size_t o = 0;
+    for (size_t i = 0; src[i] != '\0';) {
+      size_t start = i, len = 1, end = i + 1;
+      if (pass == 0 && src[i] == '(') { /* \(([^)]+)\)\*(\d+) */
+        size_t close = i + 1;
+        while (src[close] != '\0' && src[close] != ')')
+          close++;
+        start = i + 1;
+        len = close - start;
+        end = src[close] == ')' ? close + 1 : close;
+        if (len == 0 || src[close] != ')')
+          end = i; /* no match */
+      } else if (pass == 1 && src[i + 1] == '*') { /* (.)\*(\d+) */
+        end = i + 1;
+      } else {
+        end = i;
+      }
+      long times = 0;
+      size_t digits = end;
+      if (end > i && src[end] == '*')
+        for (digits = end + 1; src[digits] >= '0' && src[digits] <= '9' && times <= 100000;
+             digits++)
+          times = 10 * times + (src[digits] - '0');
+      if (end == i || src[end] != '*' || digits == end + 1) { /* no repetition here */
+        if (o >= LAYOUT_MAX_CHARS)
+          return ts_err_at(err, at, "expected a layout of at most %d layers and separators",
+                           LAYOUT_MAX_CHARS);
+        dst[o++] = src[i++];
+        continue;
+      }
+      if ((double)times * (double)len + (double)o > LAYOUT_MAX_CHARS)
+        return ts_err_at(err, at, "expected a layout of at most %d layers and separators",
+                         LAYOUT_MAX_CHARS);
+      for (long k = 0; k < times; k++, o += len)
+        memcpy(dst + o, src + start, len);
+      i = digits;
+    }
+    dst[o] = '\0';
+  }
+  long layers = 0, embeddings = 0, losses = 0, items = 0;
+  wl->n_layout_stages = 0;
+  for (const char *c = a;; c++) {
+    if (*c == '|' || *c == '\0') {
+      if (wl->n_layout_stages >= TS_LAYOUT_MAX_STAGES)
+        return ts_err_at(err, at, "expected at most %d stages, found more", TS_LAYOUT_MAX_STAGES);
+      wl->layout_layers[wl->n_layout_stages++] = (int16_t)layers;
+      layers = 0;
+      if (*c == '\0')
+        break;
+      continue;
+    }
+    if (*c == 'm')
+      return ts_err_at(err, at,
+                       "'m' places a multi-token-prediction layer, which trainsim does not model: "
+                       "drop it from the layout (and the model's MTP layers)");
+    if (*c != 'E' && *c != 'L' && *c != 't')
+      return ts_err_at(err, at,
+                       "invalid layer character '%c' (known layer characters: 'E', 'L', 't', "
+                       "'m'), found in '%s'",
+                       *c, text);
+    if ((*c == 'E' && items > 0) || (*c != 'L' && losses > 0))
+      return ts_err_at(err, at,
+                       "the first layer must be embedding (E) and the last loss (L): "
+                       "found '%s'",
+                       text);
+    embeddings += *c == 'E';
+    losses += *c == 'L';
+    layers += *c == 't';
+    if (layers > 30000)
+      return ts_err_at(err, at, "expected at most 30000 layers a stage");
+    items++;
+  }
+  if (embeddings != 1 || losses != 1)
+    return ts_err_at(err, at,
+                     "the first layer must be embedding (E) and the last loss (L), each exactly "
+                     "once: found '%s'",
+                     text);
+  return 0;
 }
 
 /* A long in [lo, hi]; `required` turns absence into an error. */
@@ -503,6 +602,16 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
                           ts_doc_get(r->doc, p, "account_for_embedding_in_pipeline_split") != 0
                               ? "account_for_embedding_in_pipeline_split"
                               : "account_for_loss_in_pipeline_split");
+  const char *layout = NULL;
+  int rc_layout = ts_doc_get_string(r->doc, p, "pipeline_model_parallel_layout", &layout, r->err);
+  if (rc_layout < 0)
+    return -1;
+  wl->n_layout_stages = 0;
+  if (rc_layout == 1) {
+    l->layout = here(r, p, "pipeline_model_parallel_layout");
+    if (parse_layout(layout, l->layout, wl, r->err) != 0)
+      return -1;
+  }
   int rc_bucket = ts_doc_get_unit(r->doc, p, "dp_bucket_size", TS_UNITS_BYTES, true,
                                   &wl->dp_bucket_bytes, r->err);
   if (rc_bucket < 0)
@@ -765,15 +874,66 @@ static void apply_overrides(ts_workload *wl, const ts_overrides *ov) {
   }
 }
 
-/* The layers of each stage: an even split, or the first and last stages' own counts and the
- * rest split evenly between the stages in the middle. */
+/* The layers of each (virtual) stage, with Megatron-Core's rules and messages
+ * (get_num_layers_to_build, PipelineParallelLayerLayout): a layout string; or the first and last
+ * stages' own counts, the stages between splitting the rest evenly; or the embedding and the
+ * loss accounted as layers; or an even split; each stage's share then split evenly over its
+ * virtual stages. */
 int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
   const ts_workload_locs *l = &wl->locs;
   long first = wl->first_stage_layers, last = wl->last_stage_layers, pp = wl->pp;
-  long n = wl->model.n_layers;
+  long n = wl->model.n_layers, v = wl->virtual_stages;
+  bool accounted = wl->account_embedding || wl->account_loss;
+  if (wl->n_layout_stages > 0) {
+    if (first > 0 || last > 0 || accounted)
+      return ts_err_at(err, l->layout,
+                       "pipeline_model_parallel_layout places every layer: drop "
+                       "decoder_first/last_pipeline_num_layers and "
+                       "account_for_embedding/loss_in_pipeline_split");
+    if (wl->n_layout_stages % pp != 0)
+      return ts_err_at(err, l->layout,
+                       "pipeline_model_parallel_layout must be divisible by "
+                       "pipeline_model_parallel_size (%d stages, pipeline %ld)",
+                       wl->n_layout_stages, pp);
+    long decoders = 0;
+    for (int i = 0; i < wl->n_layout_stages; i++)
+      decoders += wl->layout_layers[i];
+    if (decoders != n)
+      return ts_err_at(err, l->layout, "number of decoder layers %ld (t) must match num_layers %ld",
+                       decoders, n);
+    if (v != wl->n_layout_stages / pp)
+      return ts_err_at(err, l->virtual_stages,
+                       "the layout's %d stages over pipeline %ld make %ld virtual stages, but "
+                       "virtual_stages is %ld",
+                       wl->n_layout_stages, pp, wl->n_layout_stages / pp, v);
+    return 0;
+  }
+  if (accounted) {
+    if (first > 0 || last > 0)
+      return ts_err_at(err, l->account_split,
+                       "account_for_embedding/loss_in_pipeline_split and the first or last "
+                       "stage's own layer count both place layers: use one or the other");
+    long total = n + wl->account_embedding + wl->account_loss;
+    if (total % pp != 0)
+      return ts_err_at(err, l->account_split,
+                       "num_layers (%ld)%s%s = %ld must be divisible by pipeline (%ld), as "
+                       "Megatron-Core splits them",
+                       n, wl->account_embedding ? " + the embedding (1)" : "",
+                       wl->account_loss ? " + the loss (1)" : "", total, pp);
+    if (total / pp % v != 0)
+      return ts_err_at(err, l->account_split,
+                       "num_layers_per_pipeline_rank %ld should be divisible by vp_size %ld (the "
+                       "virtual stages), as Megatron-Core asserts",
+                       total / pp, v);
+    return 0;
+  }
   if (first == 0 && last == 0) {
     if (n % pp != 0)
       return ts_err_at(err, l->pp, "pipeline parallelism (%ld) must divide num_layers (%ld)", pp,
+                       n);
+    if (n / pp % v != 0)
+      return ts_err_at(err, l->virtual_stages,
+                       "pipeline (%ld) x virtual_stages (%ld) must divide num_layers (%ld)", pp, v,
                        n);
     return 0;
   }
@@ -782,11 +942,6 @@ int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
     return ts_err_at(err, at,
                      "the first or last stage's layers need pipeline parallelism > 1, "
                      "found 1");
-  if (wl->virtual_stages > 1)
-    return ts_err_at(err, at,
-                     "uneven first or last stages are not combined with virtual stages (%ld); "
-                     "use one or the other",
-                     wl->virtual_stages);
   long middle = pp - (first > 0) - (last > 0), rest = n - first - last;
   if (rest < 0 || (middle == 0 && rest != 0) ||
       (middle > 0 && (rest < middle || rest % middle != 0)))
@@ -794,49 +949,17 @@ int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
                      "first stage %ld and last stage %ld layers leave %ld of num_layers (%ld) for "
                      "%ld middle stages, which must split them evenly (at least one each)",
                      first, last, rest, n, middle);
-  return 0;
-}
-
-/* Megatron-Core's get_num_layers_to_build with account_for_embedding_in_pipeline_split and
- * account_for_loss_in_pipeline_split: num_layers plus the embedding and the loss, split evenly
- * over the (virtual) stages, the first and the last each building one transformer layer fewer
- * for the layer they account for. Resolved into the first and last stages' layers. */
-static int resolve_accounted_split(ts_workload *wl, ts_err *err) {
-  const ts_workload_locs *l = &wl->locs;
-  if (!wl->account_embedding && !wl->account_loss)
-    return 0;
-  if (wl->is_stage_layers_accounted)
-    wl->first_stage_layers = wl->last_stage_layers = 0; /* derived before: again for this layout */
-  if (wl->first_stage_layers > 0 || wl->last_stage_layers > 0)
-    return ts_err_at(err, l->account_split,
-                     "account_for_embedding/loss_in_pipeline_split and the first or last stage's "
-                     "own layer count both place layers: use one or the other");
-  long p = wl->pp, v = wl->virtual_stages, e = wl->account_embedding, lo = wl->account_loss;
-  long total = wl->model.n_layers + e + lo;
-  if (p == 1)
-    return 0;
-  if (total % (p * v) != 0)
-    return ts_err_at(err, l->account_split,
-                     "num_layers (%ld)%s%s = %ld must be divisible by pipeline (%ld) x virtual "
-                     "stages (%ld), as Megatron-Core splits them",
-                     wl->model.n_layers, e ? " + the embedding (1)" : "",
-                     lo ? " + the loss (1)" : "", total, p, v);
-  if (v > 1)
-    return ts_err_at(err, l->account_split,
-                     "with virtual stages (%ld) the embedding's and the loss's accounting take a "
-                     "layer from the first and the last virtual stage only: uneven virtual "
-                     "stages are not modelled yet; use virtual_stages 1",
-                     v);
-  long per = total / p;
-  if (per < 2)
-    return ts_err_at(
-        err, l->account_split,
-        "%ld layers a stage (the embedding or the loss among them) would leave the "
-        "first or last stage no transformer layer; trainsim's stages hold at least one",
-        per);
-  wl->first_stage_layers = e ? per - 1 : 0;
-  wl->last_stage_layers = lo ? per - 1 : 0;
-  wl->is_stage_layers_accounted = true;
+  long shares[3] = {first, last, middle > 0 ? rest / middle : 0};
+  for (int k = 0; k < 3; k++)
+    if (shares[k] % v != 0)
+      return ts_err_at(err, k < 2 ? at : l->virtual_stages,
+                       "num_layers_per_pipeline_rank %ld (the %s) should be divisible by vp_size "
+                       "%ld (the virtual stages), as Megatron-Core asserts",
+                       shares[k],
+                       k == 0   ? "first stage's"
+                       : k == 1 ? "last stage's"
+                                : "middle stages'",
+                       v);
   return 0;
 }
 
@@ -862,10 +985,6 @@ static int resolve_virtual_stages(ts_workload *wl, ts_err *err) {
     return ts_err_at(err, l->virtual_stages,
                      "virtual_stages (%ld) interleave a pipeline, but pipeline parallelism is 1",
                      v);
-  if (v > BIG / wl->pp || wl->model.n_layers % (wl->pp * v) != 0)
-    return ts_err_at(err, l->virtual_stages,
-                     "pipeline (%ld) x virtual_stages (%ld) must divide num_layers (%ld)", wl->pp,
-                     v, wl->model.n_layers);
   if (m % wl->pp != 0)
     return ts_err_at(err, l->virtual_stages,
                      "the interleaved schedule runs microbatches in groups of the pipeline size "
@@ -969,8 +1088,14 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "(%ld), which must divide it",
                      ts_workload_local_seq(wl), wl->cp > 1 ? " a context-parallel rank" : "",
                      wl->tp);
-  if (resolve_accounted_split(wl, err) != 0 || ts_workload_check_stage_layers(wl, err) != 0 ||
-      ts_workload_check_experts(wl, err) != 0)
+  if (wl->n_layout_stages > 0 && !ov->is_virtual_stages_set && wl->virtual_stages == 1 &&
+      wl->n_layout_stages % wl->pp == 0) {
+    wl->virtual_stages = wl->n_layout_stages / wl->pp; /* the layout's, as Megatron-Core */
+    wl->locs.virtual_stages = wl->locs.layout;
+  }
+  if (wl->virtual_stages > BIG / wl->pp)
+    return ts_err_at(err, l->virtual_stages, "expected at most %ld virtual stages", BIG / wl->pp);
+  if (ts_workload_check_stage_layers(wl, err) != 0 || ts_workload_check_experts(wl, err) != 0)
     return -1;
   long per_step = wl->micro_batch * wl->dp;
   if (wl->micro_batch > BIG / wl->dp || wl->global_batch % per_step != 0)
@@ -1003,16 +1128,29 @@ long ts_workload_microbatches(const ts_workload *wl) {
   return wl->global_batch / (wl->micro_batch * wl->dp);
 }
 
-long ts_workload_stage_layers(const ts_workload *wl, long stage) {
-  long first = wl->first_stage_layers, last = wl->last_stage_layers, pp = wl->pp;
+long ts_workload_vstage_layers(const ts_workload *wl, long vstage) {
+  long p = wl->pp, v = wl->virtual_stages, n = wl->model.n_layers, stage = vstage % p;
+  long first = wl->first_stage_layers, last = wl->last_stage_layers;
+  if (wl->n_layout_stages > 0)
+    return wl->layout_layers[vstage];
+  if (wl->account_embedding || wl->account_loss) {
+    long per = (n + wl->account_embedding + wl->account_loss) / (p * v);
+    return per - (vstage == 0 && wl->account_embedding) - (vstage == p * v - 1 && wl->account_loss);
+  }
   if (first == 0 && last == 0)
-    return wl->model.n_layers / pp;
-  if (stage == 0 && first > 0)
-    return first;
-  if (stage == pp - 1 && last > 0)
-    return last;
-  long middle = pp - (first > 0) - (last > 0);
-  return (wl->model.n_layers - first - last) / middle;
+    return n / (p * v);
+  long middle = p - (first > 0) - (last > 0);
+  long rank = stage == 0 && first > 0      ? first
+              : stage == p - 1 && last > 0 ? last
+                                           : (n - first - last) / middle;
+  return rank / v;
+}
+
+long ts_workload_stage_layers(const ts_workload *wl, long stage) {
+  long n = 0;
+  for (long c = 0; c < wl->virtual_stages; c++)
+    n += ts_workload_vstage_layers(wl, c * wl->pp + stage);
+  return n;
 }
 
 void ts_workload_layout_label(const ts_workload *wl, char *out, size_t size) {
@@ -1032,10 +1170,6 @@ void ts_workload_schedule_label(const ts_workload *wl, char *out, size_t size) {
              wl->virtual_stages);
   else
     snprintf(out, size, "%s", ts_schedule_names[wl->schedule]);
-}
-
-long ts_workload_layers_per_chunk(const ts_workload *wl) {
-  return wl->model.n_layers / (wl->pp * wl->virtual_stages);
 }
 
 long ts_workload_etp(const ts_workload *wl) {
@@ -1109,11 +1243,9 @@ bool ts_workload_is_moe_layer(const ts_workload *wl, long layer) {
 }
 
 long ts_workload_chunk_first_layer(const ts_workload *wl, long stage, long chunk) {
-  if (wl->virtual_stages > 1)
-    return (chunk * wl->pp + stage) * ts_workload_layers_per_chunk(wl);
   long first = 0;
-  for (long s = 0; s < stage; s++)
-    first += ts_workload_stage_layers(wl, s);
+  for (long u = 0; u < chunk * wl->pp + stage; u++)
+    first += ts_workload_vstage_layers(wl, u);
   return first;
 }
 
@@ -1127,10 +1259,10 @@ long ts_workload_moe_layer_count(const ts_workload *wl) {
 long ts_workload_stage_moe_layers(const ts_workload *wl, long stage) {
   if (wl->model.n_experts == 0)
     return 0;
-  long v = wl->virtual_stages, per_chunk = ts_workload_stage_layers(wl, stage) / v, n = 0;
-  for (long c = 0; c < v; c++) {
+  long n = 0;
+  for (long c = 0; c < wl->virtual_stages; c++) {
     long first = ts_workload_chunk_first_layer(wl, stage, c);
-    for (long i = 0; i < per_chunk; i++)
+    for (long i = 0; i < ts_workload_vstage_layers(wl, c * wl->pp + stage); i++)
       n += ts_workload_is_moe_layer(wl, first + i);
   }
   return n;

@@ -24,6 +24,8 @@
 
 /* The most layers a moe_layer_freq list may describe. */
 #define TS_MOE_MAX_LAYERS 1024
+/* The most (virtual) stages a pipeline_model_parallel_layout may list. */
+#define TS_LAYOUT_MAX_STAGES 1024
 
 typedef enum ts_schedule_kind {
   TS_SCHED_GPIPE,
@@ -96,6 +98,7 @@ typedef struct ts_workload_locs {
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
   ts_loc account_split; /* account_for_embedding/loss_in_pipeline_split */
+  ts_loc layout; /* pipeline_model_parallel_layout */
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp;
   ts_loc framework, attention, fusions, rccl_version, nccl_version; /* the stack's keys */
@@ -165,9 +168,13 @@ typedef struct ts_workload {
   long first_stage_layers, last_stage_layers;
   /* Megatron-Core's account_for_embedding_in_pipeline_split and
    * account_for_loss_in_pipeline_split: the embedding (the loss) counts as a layer in the split,
-   * so the first (last) stage holds one transformer layer fewer; resolved into the first and
-   * last stages' layers (is_stage_layers_accounted: they were derived so, not given). */
-  bool account_embedding, account_loss, is_stage_layers_accounted;
+   * so the first (last) virtual stage holds one transformer layer fewer. */
+  bool account_embedding, account_loss;
+  /* Megatron-Core's pipeline_model_parallel_layout, as the transformer layers of each virtual
+   * stage (index chunk x pipeline + stage, the layout's own order); n_layout_stages 0: none.
+   * Its stages / pipeline is the virtual stages. */
+  int n_layout_stages;
+  int16_t layout_layers[TS_LAYOUT_MAX_STAGES];
   ts_recompute recompute;
   ts_attention attention; /* stack.attention */
   bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */
@@ -230,9 +237,13 @@ double ts_workload_position_params(const ts_workload *wl);
  * weights (its own when untied; with tied weights a copy of the embedding when pp > 1). */
 double ts_workload_head_params(const ts_workload *wl);
 long ts_workload_microbatches(const ts_workload *wl); /* per pipeline, per iteration */
+/* Transformer layers of virtual stage `vstage` (chunk x pipeline + stage): the layout string's,
+ * the first or last stage's own count (split over its chunks), Megatron-Core's accounting of
+ * the embedding and the loss, or an even share; 0 is possible (a stage of the embedding or the
+ * loss alone). */
+long ts_workload_vstage_layers(const ts_workload *wl, long vstage);
 /* Layers of pipeline stage `stage` (all its chunks). */
 long ts_workload_stage_layers(const ts_workload *wl, long stage);
-long ts_workload_layers_per_chunk(const ts_workload *wl); /* per virtual stage */
 /* Whether layer `layer` (of the whole model, from 0) has a mixture-of-experts MLP. */
 bool ts_workload_is_moe_layer(const ts_workload *wl, long layer);
 /* The model's index of the first layer of model chunk `chunk` of pipeline stage `stage`. */

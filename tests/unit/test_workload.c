@@ -226,10 +226,97 @@ static void test_accounted_split(void **state) {
   assert_int_equal(ts_workload_resolve(&wl, &pp32, &err), 0);
   assert_int_equal(ts_workload_stage_layers(&wl, 0), 3);
   assert_int_equal(ts_workload_stage_layers(&wl, 1), 4);
+  /* Virtual stages (Megatron-Core's get_num_layers_to_build): 8 a rank in chunks of 4, the
+   * first virtual stage of the first rank and the last of the last building 3. */
+  ts_overrides v2 = {.pp = 16,
+                     .is_pp_set = true,
+                     .dp = 64,
+                     .is_dp_set = true,
+                     .virtual_stages = 2,
+                     .is_virtual_stages_set = true};
+  assert_int_equal(ts_workload_resolve(&wl, &v2, &err), 0);
+  assert_int_equal(wl.schedule, TS_SCHED_INTERLEAVED);
+  long expect[32];
+  for (int i = 0; i < 32; i++)
+    expect[i] = i == 0 || i == 31 ? 3 : 4;
+  for (int i = 0; i < 32; i++)
+    assert_int_equal(ts_workload_vstage_layers(&wl, i), expect[i]);
+  assert_int_equal(ts_workload_stage_layers(&wl, 0), 7);
+  assert_int_equal(ts_workload_stage_layers(&wl, 15), 7);
+  assert_int_equal(ts_workload_chunk_first_layer(&wl, 0, 1), 3 + 15 * 4); /* virtual stage 16 */
+  ts_overrides v3 = v2;
+  v3.virtual_stages = 3;
+  assert_int_equal(ts_workload_resolve(&wl, &v3, &err), -1);
+  assert_non_null(
+      strstr(err.msg, "num_layers_per_pipeline_rank 8 should be divisible by vp_size 3"));
   wl.account_loss = false; /* 127 over 32 stages */
   ts_overrides again = {.pp = 32, .is_pp_set = true, .dp = 32, .is_dp_set = true};
   assert_int_equal(ts_workload_resolve(&wl, &again, &err), -1);
   assert_non_null(strstr(err.msg, "= 127 must be divisible by pipeline (32)"));
+}
+
+/* Megatron-Core's pipeline_model_parallel_layout: unrolled and split as parse_str_to_list does,
+ * the same stages as the accounting gives; its rules, each named. */
+static void test_layout_string(void **state) {
+  (void)state;
+  ts_err err = {0};
+  ts_overrides none = {0};
+  ts_workload wl;
+  load("llama3-405b.yaml", &wl);
+  wl.first_stage_layers = wl.last_stage_layers = 0;
+  wl.account_embedding = wl.account_loss = true;
+  ts_overrides v2 = {.virtual_stages = 2, .is_virtual_stages_set = true};
+  assert_int_equal(ts_workload_resolve(&wl, &v2, &err), 0);
+  ts_workload acc = wl;
+  const char *ok[] = {"Et*3|(t*4|)*30,t*3L", "E,ttt|(tttt|)*30tttL", "Et*3|(tt,tt|)*30|t*3L"};
+  for (int k = 0; k < 3; k++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "model: {num_layers: 126, hidden_size: 16384, num_attention_heads: 128, "
+             "num_query_groups: 8, ffn_hidden_size: 53248, seq_length: 8192, vocab_size: 128256}\n"
+             "training: {global_batch_size: 2048, micro_batch_size: 1}\n"
+             "parallelism: {tensor: 8, pipeline: 16, data: 64,\n"
+             "  pipeline_model_parallel_layout: \"%s\"}\n",
+             ok[k]);
+    ts_workload l;
+    int rc = ts_workload_parse("x.yaml", text, strlen(text), &l, &err);
+    if (k == 2) { /* "|t*3L": an empty-free stage count of 33: not a multiple of 16 */
+      assert_int_equal(rc == 0 ? ts_workload_resolve(&l, &none, &err) : rc, -1);
+      assert_non_null(strstr(err.msg, "must be divisible by pipeline_model_parallel_size (33 "));
+      continue;
+    }
+    if (rc != 0 || ts_workload_resolve(&l, &none, &err) != 0)
+      fail_msg("%s", err.msg);
+    assert_int_equal(l.virtual_stages, 2);
+    for (int i = 0; i < 32; i++)
+      assert_int_equal(ts_workload_vstage_layers(&l, i), ts_workload_vstage_layers(&acc, i));
+  }
+  const char *bad[][2] = {
+      {"Et*3|(t*4|)*30,t*3Lx", "invalid layer character 'x'"},
+      {"Et*3|(t*4|)*30,t*2mL", "multi-token-prediction"},
+      {"tEt*2|(t*4|)*30,t*3L", "the first layer must be embedding (E)"},
+      {"Et*3|(t*4|)*30,t*3", "each exactly once"},
+      {"Et*3|(t*4|)*30,t*4L", "number of decoder layers 127 (t) must match num_layers 126"},
+      {"(E|)*99999", "at most"}};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "model: {num_layers: 126, hidden_size: 16384, num_attention_heads: 128, "
+             "seq_length: 8192, vocab_size: 128256}\n"
+             "training: {global_batch_size: 2048, micro_batch_size: 1}\n"
+             "parallelism: {tensor: 8, pipeline: 16, data: 64,\n"
+             "  pipeline_model_parallel_layout: \"%s\"}\n",
+             bad[k][0]);
+    ts_workload l;
+    err = (ts_err){0};
+    int rc = ts_workload_parse("x.yaml", text, strlen(text), &l, &err);
+    if (rc == 0)
+      rc = ts_workload_resolve(&l, &none, &err);
+    assert_int_equal(rc, -1);
+    if (strstr(err.msg, bad[k][1]) == NULL)
+      fail_msg("'%s': %s", bad[k][0], err.msg);
+    assert_string_equal(err.key, "parallelism.pipeline_model_parallel_layout");
+  }
 }
 
 static void test_deepseek_v3(void **state) {
@@ -308,7 +395,7 @@ static void test_stage_layers(void **state) {
       .gpus = 64, .is_gpus_set = true, .virtual_stages = 3, .is_virtual_stages_set = true};
   assert_int_equal(ts_workload_resolve(&wl, &il, &err), 0);
   assert_int_equal(wl.schedule, TS_SCHED_INTERLEAVED);
-  assert_int_equal(ts_workload_layers_per_chunk(&wl), 4);
+  assert_int_equal(ts_workload_vstage_layers(&wl, 0), 4);
 }
 
 /* The stack section: each framework's default fusions, a fused_kernels list replacing them, the
@@ -368,6 +455,7 @@ int main(void) {
                                      cmocka_unit_test(test_moe),
                                      cmocka_unit_test(test_kv_channels),
                                      cmocka_unit_test(test_accounted_split),
+                                     cmocka_unit_test(test_layout_string),
                                      cmocka_unit_test(test_deepseek_v3),
                                      cmocka_unit_test(test_overrides),
                                      cmocka_unit_test(test_stage_layers),
