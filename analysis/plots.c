@@ -262,13 +262,13 @@ void ts_plot_gantt(FILE *out, const ts_workload *wl, const ts_job *job, const ts
   ts_svg_open(out, WIDTH_PX, height, title);
   ts_svg_text(out, WIDTH_PX / 2.0, 18, "middle", "title", title);
   for (int k = 0; k < G_KINDS; k++)
-    if (k != G_WGRAD || wl->schedule == TS_SCHED_ZB_H1)
+    if (k != G_WGRAD || wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_DUALPIPE)
       ts_svg_legend_item(out, LEFT_PX + k * 130.0, 40, gantt_colors[k], gantt_names[k]);
   double ticks[12];
   int n_ticks = ts_svg_ticks(0, sim->iteration_s, false, ticks, 9);
   ts_svg_axes(out, &f, ticks, n_ticks, NULL, 0, "seconds (gaps: pipeline bubbles and waits)", "");
   gantt_row row = {
-      .f = &f, .steps = steps, .n_chunks = wl->virtual_stages, .n_columns = (int)f.w_px};
+      .f = &f, .steps = steps, .n_chunks = ts_workload_chunks(wl), .n_columns = (int)f.w_px};
   row.columns = malloc((size_t)row.n_columns * sizeof *row.columns);
   TS_ASSERT(row.columns != NULL);
   long row_index = 0;
@@ -277,7 +277,7 @@ void ts_plot_gantt(FILE *out, const ts_workload *wl, const ts_job *job, const ts
     const ts_rank_result *res = &sim->ranks[rank];
     if (res->spans == NULL)
       continue;
-    ts_schedule_order(wl->schedule, wl->pp, wl->virtual_stages, s, ts_workload_microbatches(wl),
+    ts_schedule_order(wl->schedule, wl->pp, ts_workload_chunks(wl), s, ts_workload_microbatches(wl),
                       steps);
     row.n_blocks = job->programs[rank].n_blocks;
     row.stage = s;

@@ -50,8 +50,9 @@ static void pass_name(const timeline_ctx *c, long rank, int block, const ts_even
     return;
   }
   long step = c->steps[stage][block];
-  ts_schedule_step_name(step, c->wl->virtual_stages,
-                        step < 0 && ev->category == TS_CAT_RECOMPUTE ? 'R' : 0, out, size);
+  ts_schedule_step_name(
+      step, ts_workload_chunks(c->wl),
+      ts_schedule_step_pass(step) != 'F' && ev->category == TS_CAT_RECOMPUTE ? 'R' : 0, out, size);
 }
 
 static void event_name(const timeline_ctx *c, long rank, int block, const ts_event *ev,
@@ -187,7 +188,7 @@ int ts_timeline_write(const char *dir, const ts_workload *wl, const ts_job *job,
   for (long s = 0; s < wl->pp; s++) {
     c.steps[s] = calloc((size_t)n_steps, sizeof(long));
     TS_ASSERT(c.steps[s] != NULL);
-    ts_schedule_order(wl->schedule, wl->pp, wl->virtual_stages, s, ts_workload_microbatches(wl),
+    ts_schedule_order(wl->schedule, wl->pp, ts_workload_chunks(wl), s, ts_workload_microbatches(wl),
                       c.steps[s]);
   }
   int rc = ts_report_write_file(dir, "timeline.json", write_trace, &c, err);

@@ -1058,7 +1058,7 @@ double ts_cost_layer_params_at(const ts_workload *wl, long layer, double *expert
 /* The layers' parameters of a stage (all chunks): returned all, in *expert the experts'. */
 static double stage_layer_params(const ts_workload *wl, long stage, double *expert) {
   double all = 0, experts = 0;
-  for (long c = 0; c < wl->virtual_stages; c++) {
+  for (long c = 0; c < ts_workload_chunks(wl); c++) {
     long first = ts_workload_chunk_first_layer(wl, stage, c);
     for (long i = 0; i < ts_workload_vstage_layers(wl, c * wl->pp + stage); i++) {
       double e = 0;
@@ -1073,10 +1073,10 @@ static double stage_layer_params(const ts_workload *wl, long stage, double *expe
 double ts_cost_stage_params(const ts_workload *wl, long stage) {
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
   double experts = 0, p = stage_layer_params(wl, stage, &experts);
-  if (stage == 0)
+  if (ts_workload_stage_has_embedding(wl, stage))
     p += word + ts_workload_position_params(wl); /* word (and position) embeddings */
-  if (stage == wl->pp - 1) /* the final norm and the output layer (tied: a copy kept in sync by
-                            * an all-reduce) */
+  if (ts_workload_stage_has_head(wl, stage)) /* the final norm and the output layer (tied: a
+                                              * copy kept in sync by an all-reduce) */
     p += ts_workload_head_params(wl);
   return p;
 }

@@ -104,8 +104,11 @@ static double wgrad_pending(const ts_workload *wl, bool moe) {
 }
 
 long ts_memory_chunks_in_flight(const ts_workload *wl, long stage) {
-  long p = wl->pp, v = wl->virtual_stages, total = ts_workload_microbatches(wl) * v;
-  long held = wl->schedule == TS_SCHED_GPIPE ? total
+  long p = wl->pp, v = ts_workload_chunks(wl), total = ts_workload_microbatches(wl) * v;
+  /* dualpipe: p + 1 chunks' activations (DeepSeek-AI 2024, Table 2: PP + 1, counted in a
+   * 1F1B stage's microbatch, which a chunk's is), on every rank (its peak) */
+  long held = wl->schedule == TS_SCHED_GPIPE      ? total
+              : wl->schedule == TS_SCHED_DUALPIPE ? p + 1
               : wl->schedule == TS_SCHED_1F1B || wl->schedule == TS_SCHED_ZB_H1
                   ? p - stage
                   : 2 * (p - stage - 1) + (v - 1) * p + 1;
@@ -138,10 +141,11 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   if (wl->fp8 != TS_FP8_NONE) { /* Transformer Engine's FP8 copy of each layer weight and its
                                  * transpose (1 + 1 bytes; the embedding and output stay bf16) */
     double edges =
-        (stage == 0 ? (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden +
-                          ts_workload_position_params(wl)
-                    : 0) +
-        (stage == wl->pp - 1 ? ts_workload_head_params(wl) : 0);
+        (ts_workload_stage_has_embedding(wl, stage)
+             ? (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden +
+                   ts_workload_position_params(wl)
+             : 0) +
+        (ts_workload_stage_has_head(wl, stage) ? ts_workload_head_params(wl) : 0);
     out->bytes[TS_MEM_WEIGHTS] += 2.0 * (params - edges);
   }
   out->bytes[TS_MEM_GRADIENTS] = params * per.gradient / (wl->zero_stage >= 2 ? d : 1.0);
@@ -163,7 +167,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   long micro = ts_workload_microbatches(wl);
   /* Layer activations scale with stage-microbatches in flight: chunks / v. The logits live
    * from the last chunk's forward to its backward: one microbatch but under GPipe. */
-  double in_flight = (double)ts_memory_chunks_in_flight(wl, stage) / (double)wl->virtual_stages;
+  double in_flight = (double)ts_memory_chunks_in_flight(wl, stage) / (double)ts_workload_chunks(wl);
   double logits_in_flight = wl->schedule == TS_SCHED_GPIPE ? (double)micro : 1.0;
   double layers = (double)ts_workload_stage_layers(wl, stage);
   double moe_layers = (double)ts_workload_stage_moe_layers(wl, stage);
@@ -193,9 +197,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * gradient (4) and log-softmax's input gradient (4), all live at once. */
   double eb = ts_cost_elem_bytes(wl->precision);
   double per_logit = ts_framework_is_pytorch(wl->framework) ? 12.0 : eb + (eb < 4.0 ? 4.0 : 0.0);
-  double logits = stage == wl->pp - 1 ? logits_in_flight * per_logit * s * b *
-                                            (double)ts_workload_padded_vocab(wl) / (double)wl->tp
-                                      : 0;
+  double logits = ts_workload_stage_has_head(wl, stage)
+                      ? logits_in_flight * per_logit * s * b *
+                            (double)ts_workload_padded_vocab(wl) / (double)wl->tp
+                      : 0;
   /* Without full recomputation the logits come on top of every layer's activations (all live
    * at the loss); with it, a layer's activations exist only while it is recomputed, after the
    * loss's backward has freed the logits' buffers: the larger of the two is live. */

@@ -93,33 +93,106 @@ void ts_job_fini(ts_job *job) {
   memset(job, 0, sizeof *job);
 }
 
-void ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long stage,
+/* DualPipe.step (deepseek-ai/DualPipe, dualpipe.py), pass by pass, for pipeline rank `rank` of
+ * p: its eight steps with their counts, phase 0 / 1 meaning this rank's chunk of the forward /
+ * backward-going pipeline in the first half of the ranks and the other way round in the
+ * second; B with enable_zb defers its W to a first-in first-out queue. Microbatch k of direction
+ * d is step index k x 2 + d (chunk d). */
+static long dualpipe_order(long p, long rank, long m, long *steps) {
+  long n = 0, half = p / 2, hr = rank < p - 1 - rank ? rank : p - 1 - rank, hm = m / 2;
+  long second = rank >= half, f[2] = {0, 0}, b[2] = {0, 0}, head = 0, tail = 0;
+  bool middle = rank == half - 1 || rank == half;
+  long *deferred = ts_alloc((size_t)m, sizeof(long)); /* the W queue */
+#define F(ph) (steps[n++] = f[(ph) ^ second]++ * 2 + ((ph) ^ second))
+#define B_IDX(ph) (b[(ph) ^ second]++ * 2 + ((ph) ^ second))
+#define B(ph, zb)                                                                                  \
+  do {                                                                                             \
+    long idx_ = B_IDX(ph);                                                                         \
+    steps[n++] = (zb) ? TS_STEP_BI + (deferred[tail++] = idx_) : -1 - idx_;                        \
+  } while (0)
+#define W() (steps[n++] = TS_STEP_W + deferred[head++])
+#define FB(ph0, ph1)                                                                               \
+  do {                                                                                             \
+    long f_ = f[(ph0) ^ second]++ * 2 + ((ph0) ^ second);                                          \
+    steps[n++] = TS_STEP_FB + (f_ << TS_STEP_FB_SHIFT) + B_IDX(ph1);                               \
+  } while (0)
+  for (long i = 0; i < (half - hr - 1) * 2; i++) /* 1: nF0 */
+    F(0);
+  for (long i = 0; i < hr + 1; i++) { /* 2: nF0F1 */
+    F(0);
+    F(1);
+  }
+  for (long i = 0; i < half - hr - 1; i++) { /* 3: nB1W1F1, zero bubble */
+    B(1, true);
+    W();
+    F(1);
+  }
+  for (long i = 0; i < hm - p + hr + 1; i++) { /* 4, the main step: nF0B1F1B0 */
+    if (i == 0 && middle) { /* not overlapped, "to further reduce bubble size" */
+      F(0);
+      B(1, false);
+    } else {
+      FB(0, 1);
+    }
+    FB(1, 0);
+  }
+  for (long i = 0; i < half - hr - 1; i++) { /* 5: nB1F1B0 */
+    B(1, false);
+    FB(1, 0);
+  }
+  bool zb = false; /* 6: nB1B0, the second half with zero bubble */
+  for (long i = 0; i < hr + 1; i++) {
+    if (i == (hr + 1) / 2 && hr % 2 == 1)
+      zb = true;
+    B(1, zb);
+    if (i == (hr + 1) / 2 && hr % 2 == 0)
+      zb = true;
+    B(0, zb);
+  }
+  for (long i = 0; i < half - hr - 1; i++) { /* 7: nWB0, zero bubble */
+    W();
+    B(0, true);
+  }
+  while (head < tail) /* 8: nW */
+    W();
+#undef F
+#undef B_IDX
+#undef B
+#undef W
+#undef FB
+  free(deferred);
+  return n;
+}
+
+long ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long stage,
                        long n_micro, long *steps) {
   long n = 0, p = n_stages, v = n_chunks, total = n_micro * n_chunks;
+  if (kind == TS_SCHED_DUALPIPE)
+    return dualpipe_order(p, stage, n_micro, steps);
   if (kind == TS_SCHED_ZB_H1) { /* v = 1 */
     long warm = p - stage - 1 < n_micro ? p - stage - 1 : n_micro, next_w = 0;
     for (long k = 0; k < warm; k++)
       steps[n++] = k;
     for (long k = 0; k < n_micro - warm; k++) {
       steps[n++] = warm + k;
-      steps[n++] = -1 - k;
+      steps[n++] = TS_STEP_BI + k;
       if (k + 1 - next_w > stage) /* stage i keeps i weight gradients deferred */
         steps[n++] = TS_STEP_W + next_w++;
     }
     for (long k = n_micro - warm; k < n_micro; k++) {
-      steps[n++] = -1 - k;
+      steps[n++] = TS_STEP_BI + k;
       steps[n++] = TS_STEP_W + next_w++;
     }
     while (next_w < n_micro) /* the deferred ones fill the pipeline's drain */
       steps[n++] = TS_STEP_W + next_w++;
-    return;
+    return n;
   }
   if (kind == TS_SCHED_GPIPE) {
     for (long i = 0; i < n_micro; i++)
       steps[n++] = i;
     for (long i = 0; i < n_micro; i++)
       steps[n++] = -1 - i;
-    return;
+    return n;
   }
   long warm = kind == TS_SCHED_INTERLEAVED ? 2 * (p - stage - 1) + (v - 1) * p : p - stage - 1;
   if (warm > total)
@@ -139,11 +212,16 @@ void ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long
 #undef MICRO
 #undef FWD
 #undef BWD
+  return n;
 }
 
-/* The microbatch x v + chunk a step runs. */
+/* The microbatch x v + chunk a step runs (of a combined step, its forward's). */
 static long step_index(long step) {
-  return step >= TS_STEP_W ? step - TS_STEP_W : step >= 0 ? step : -1 - step;
+  if (step < 0)
+    return -1 - step;
+  if (step >= TS_STEP_FB)
+    return (step - TS_STEP_FB) >> TS_STEP_FB_SHIFT;
+  return step >= TS_STEP_BI ? step - TS_STEP_BI : step >= TS_STEP_W ? step - TS_STEP_W : step;
 }
 
 long ts_schedule_step_micro(long step, long n_chunks) {
@@ -155,10 +233,21 @@ long ts_schedule_step_chunk(long step, long n_chunks) {
 }
 
 char ts_schedule_step_pass(long step) {
-  return step >= TS_STEP_W ? 'W' : step >= 0 ? 'F' : 'B';
+  return step < 0             ? 'B'
+         : step >= TS_STEP_FB ? 'X'
+         : step >= TS_STEP_BI ? 'B'
+         : step >= TS_STEP_W  ? 'W'
+                              : 'F';
 }
 
 void ts_schedule_step_name(long step, long n_chunks, char pass, char *out, size_t size) {
+  if (ts_schedule_step_pass(step) == 'X') { /* "F3c0+B1c1" */
+    long f = (step - TS_STEP_FB) >> TS_STEP_FB_SHIFT;
+    long b = (step - TS_STEP_FB) & ((1L << TS_STEP_FB_SHIFT) - 1);
+    snprintf(out, size, "%c%ldc%ld+B%ldc%ld", pass != 0 ? pass : 'F', f / n_chunks, f % n_chunks,
+             b / n_chunks, b % n_chunks);
+    return;
+  }
   long micro = ts_schedule_step_micro(step, n_chunks);
   char letter = pass != 0 ? pass : ts_schedule_step_pass(step);
   if (n_chunks > 1)
@@ -168,8 +257,11 @@ void ts_schedule_step_name(long step, long n_chunks, char pass, char *out, size_
 }
 
 long ts_schedule_n_blocks(const ts_workload *wl) {
-  long passes = wl->schedule == TS_SCHED_ZB_H1 ? 3 : 2;
-  return passes * ts_workload_microbatches(wl) * wl->virtual_stages + 1;
+  long passes = wl->schedule == TS_SCHED_GPIPE || wl->schedule == TS_SCHED_1F1B ||
+                        wl->schedule == TS_SCHED_INTERLEAVED
+                    ? 2
+                    : 3;
+  return passes * ts_workload_microbatches(wl) * ts_workload_chunks(wl) + 1;
 }
 
 /* A growing event template; adjacent compute events merge into one (they run back to back on
@@ -466,15 +558,29 @@ typedef struct chunk_place {
   bool is_first, is_last; /* holds the embedding / the logits and loss */
   long layer0, n_layers;
   long model_layer0; /* the model's index of its first layer */
+  /* Where its activations come from and go to: the previous and the next stage, but for
+   * dualpipe's chunk 1, whose pipeline runs from the last rank to the first. */
+  ts_peer up, down;
 } chunk_place;
 
 static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
-  long vstage = chunk * wl->pp + stage, layer0 = 0;
+  long p = wl->pp, vstage = chunk * p + stage, layer0 = 0;
   for (long c = 0; c < chunk; c++)
-    layer0 += ts_workload_vstage_layers(wl, c * wl->pp + stage);
-  return (chunk_place){vstage == 0, vstage == wl->pp * wl->virtual_stages - 1, layer0,
-                       ts_workload_vstage_layers(wl, vstage),
-                       ts_workload_chunk_first_layer(wl, stage, chunk)};
+    layer0 += ts_workload_vstage_layers(wl, c * p + stage);
+  chunk_place pl = {vstage == 0,
+                    vstage == p * ts_workload_chunks(wl) - 1,
+                    layer0,
+                    ts_workload_vstage_layers(wl, vstage),
+                    ts_workload_chunk_first_layer(wl, stage, chunk),
+                    TS_PEER_PREV,
+                    TS_PEER_NEXT};
+  if (wl->schedule == TS_SCHED_DUALPIPE) { /* each chunk a whole pipeline of its own */
+    pl.is_first = chunk == 0 ? stage == 0 : stage == p - 1;
+    pl.is_last = chunk == 0 ? stage == p - 1 : stage == 0;
+    pl.up = chunk == 0 ? TS_PEER_PREV : TS_PEER_NEXT;
+    pl.down = chunk == 0 ? TS_PEER_NEXT : TS_PEER_PREV;
+  }
+  return pl;
 }
 
 /* Whether the chunk's layer l (the stage's numbering) is a mixture-of-experts layer; its
@@ -730,7 +836,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   if (deepspeed3)
     fetch_plan(wl, pl, false, &f);
   if (!first)
-    p2p_recv(t, c, TS_PEER_PREV);
+    p2p_recv(t, c, pl.up);
   if (zero3) {
     at(t, TS_OP_GRAD_SYNC, pl.layer0);
     post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, 0, n));
@@ -770,7 +876,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     for (int i = 0; i < 3; i++) /* max logit, sum of exponentials, target logit */
       coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.loss_allreduce_bytes, TS_CAT_TP);
   } else {
-    p2p(t, TS_EV_SEND, TS_PEER_NEXT, c->act_bytes);
+    p2p(t, TS_EV_SEND, pl.down, c->act_bytes);
   }
   free(need);
   fetch_free(&f);
@@ -792,7 +898,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   buckets bk = {size, 0, reduce, TS_GROUP_DP}, bk_expert = {size, 0, reduce, TS_GROUP_EDP};
   bool edp = ts_workload_edp(wl) > 1;
   if (!last)
-    p2p_recv(t, c, TS_PEER_NEXT);
+    p2p_recv(t, c, pl.down);
   if (zero3) {
     at(t, TS_OP_GRAD_SYNC, top);
     post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, n - 1, n));
@@ -852,7 +958,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, embedding);
   } else {
-    p2p(t, TS_EV_SEND, TS_PEER_PREV, c->act_bytes);
+    p2p(t, TS_EV_SEND, pl.up, c->act_bytes);
   }
   fetch_free(&f);
   if (sharded3 || sync == GRADS_KEEP)
@@ -920,6 +1026,59 @@ static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_pl
   at(t, TS_OP_GRAD_SYNC, -1);
   bucket_flush(t, &bk);
   bucket_flush(t, &bk_expert);
+}
+
+/* dualpipe's step of one microbatch's forward with another's backward (the report's
+ * "overlapping of forward and backward computation-communication phases"): both passes'
+ * receives, then their work with each expert all-to-all (and expert-tensor gather or reduction)
+ * of one pass running under an equal share of the other pass's compute, the rest as each pass
+ * has it, then both sends. */
+static bool is_expert_coll(const ts_event *e) {
+  return e->kind == TS_EV_COLL && !e->is_async &&
+         (e->group == TS_GROUP_EP || e->group == TS_GROUP_ETP);
+}
+
+static void fb_template(const ts_job *job, long f_id, long b_id, tpl *t) {
+  const ts_event *pass[2] = {job->templates[f_id], job->templates[b_id]};
+  int len[2] = {job->template_len[f_id], job->template_len[b_id]}, head[2] = {0, 0};
+  double time[2] = {0, 0}, recompute[2] = {0, 0}, flops[2] = {0, 0};
+  int n_ep[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    while (head[k] < len[k] && pass[k][head[k]].op == TS_OP_ACTIVATION &&
+           pass[k][head[k]].kind != TS_EV_SEND)
+      head[k]++; /* the receive (and its scatter-gather all-gather) */
+    for (int i = 0; i < len[k]; i++) {
+      const ts_event *e = &pass[k][i];
+      if (e->kind == TS_EV_COMPUTE) {
+        time[k] += e->time_s;
+        recompute[k] += e->recompute_s;
+        flops[k] += e->flops;
+      }
+      n_ep[k] += is_expert_coll(e);
+    }
+  }
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < head[k]; i++)
+      push(t, pass[k][i]);
+  for (int k = 0; k < 2; k++) {
+    int other = 1 - k;
+    for (int i = head[k]; i < len[k]; i++) {
+      ts_event e = pass[k][i];
+      if (e.kind == TS_EV_SEND || (e.kind == TS_EV_COMPUTE && n_ep[other] > 0))
+        continue; /* sends at the end; compute under the other's all-to-alls */
+      if (is_expert_coll(&e)) {
+        double share = 1.0 / n_ep[k];
+        e.time_s = time[other] * share;
+        e.recompute_s = recompute[other] * share;
+        e.flops = flops[other] * share;
+      }
+      push(t, e);
+    }
+  }
+  for (int k = 0; k < 2; k++)
+    for (int i = head[k]; i < len[k]; i++)
+      if (pass[k][i].kind == TS_EV_SEND)
+        push(t, pass[k][i]);
 }
 
 /* A backward cost split at its weight gradients' share: into *b the rest, into *w that. */
@@ -1071,6 +1230,9 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
   /* With virtual stages the pipeline wraps: the last stage's chunk c feeds the first stage's
    * chunk c + 1. */
   bool wraps = job->is_pipeline_wrapped = wl->virtual_stages > 1;
+  /* dualpipe: messages both ways on every link, flowing as soon as sent (DualPipe posts its
+   * receives ahead), the ends not joined */
+  job->is_pipeline_wrapped = wraps || wl->schedule == TS_SCHED_DUALPIPE;
   for (long r = 0; r < job->n_ranks; r++) {
     ts_coords c = ts_layout_coords(wl, r);
     if (c.pp > 0 || wraps)
@@ -1085,7 +1247,7 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
 int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_err *err) {
   /* Limits that keep the programs' own storage (blocks per stage, events per template) well
    * under a few GiB; the engine applies its own, machine-dependent limit afterwards. */
-  long m = ts_workload_microbatches(wl), v = wl->virtual_stages;
+  long m = ts_workload_microbatches(wl), v = ts_workload_chunks(wl);
   if (m > 1000000 || wl->n_gpus > 10000000 || (double)wl->pp * (double)(2 * m * v + 1) > 5e7 ||
       (double)wl->model.n_layers * 16.0 > 5e7)
     return ts_err_plain(err,
@@ -1123,12 +1285,15 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
                    : wl->dp_bucket_bytes > 0  ? GRADS_BUCKETS
                                               : GRADS_KEEP;
   long *last_bwd = ts_alloc((size_t)v, sizeof(long));
-  /* zb-h1: B runs the backward without the weight gradients (and syncs none), W those. */
-  bool zb = wl->schedule == TS_SCHED_ZB_H1;
+  /* zb-h1 and dualpipe: B steps run the backward without its weight gradients (syncing none),
+   * W steps those; dualpipe's whole backwards, and its forward-with-backward steps, beside. */
+  bool zb = wl->schedule == TS_SCHED_ZB_H1, dual = wl->schedule == TS_SCHED_DUALPIPE;
   stage_costs cb = c, cw = {0};
-  if (zb)
+  if (zb || dual)
     split_costs(&c, &cb, &cw);
-  long wgrad = -1, last_wgrad = -1; /* zb-h1's W templates (v = 1) */
+  long *bwd_in = ts_alloc((size_t)v, sizeof(long)), *wgrad = ts_alloc((size_t)v, sizeof(long));
+  long *last_wgrad = ts_alloc((size_t)v, sizeof(long)), fb[2] = {-1, -1};
+  long *stage_n_blocks = ts_alloc((size_t)wl->pp, sizeof(long));
   for (long s = 0; s < wl->pp; s++) {
     tpl t = {0};
     for (long chunk = 0; chunk < v; chunk++) {
@@ -1139,43 +1304,57 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
         forward_template(wl, &c, pl, true, &t);
         first_fwd[chunk] = add_tpl(&job, &t);
       }
-      backward_template(wl, &cb, pl, sync == GRADS_BUCKETS || zb ? GRADS_KEEP : sync, &t);
-      bwd[chunk] = add_tpl(&job, &t);
-      last_bwd[chunk] = bwd[chunk];
+      if (!zb) {
+        backward_template(wl, &c, pl, sync == GRADS_BUCKETS ? GRADS_KEEP : sync, &t);
+        bwd[chunk] = last_bwd[chunk] = add_tpl(&job, &t);
+      }
       if (sync == GRADS_BUCKETS && !zb) {
         backward_template(wl, &c, pl, GRADS_BUCKETS, &t);
         last_bwd[chunk] = add_tpl(&job, &t);
       }
-      if (zb) {
+      if (zb || dual) {
+        backward_template(wl, &cb, pl, GRADS_KEEP, &t);
+        bwd_in[chunk] = add_tpl(&job, &t);
         wgrad_template(wl, &cw, pl, GRADS_KEEP, &t);
-        wgrad = last_wgrad = add_tpl(&job, &t);
+        wgrad[chunk] = last_wgrad[chunk] = add_tpl(&job, &t);
         if (sync == GRADS_BUCKETS) {
           wgrad_template(wl, &cw, pl, GRADS_BUCKETS, &t);
-          last_wgrad = add_tpl(&job, &t);
+          last_wgrad[chunk] = add_tpl(&job, &t);
         }
       }
     }
+    for (long chunk = 0; dual && chunk < 2; chunk++) {
+      fb_template(&job, fwd[chunk], bwd[1 - chunk], &t);
+      fb[chunk] = add_tpl(&job, &t); /* chunk's forward with the other chunk's backward */
+    }
     epilogue_template(wl, gpu, s, sync, &t);
     long epi = add_tpl(&job, &t);
-    ts_schedule_order(wl->schedule, wl->pp, v, s, m, steps);
-    for (long k = 0; k < n_blocks - 1; k++) {
+    long n_steps = ts_schedule_order(wl->schedule, wl->pp, v, s, m, steps);
+    for (long k = 0; k < n_steps; k++) {
       long chunk = ts_schedule_step_chunk(steps[k], v);
       long micro = ts_schedule_step_micro(steps[k], v);
       char pass = ts_schedule_step_pass(steps[k]);
-      ids[k] = pass == 'W'      ? (micro == m - 1 ? last_wgrad : wgrad)
-               : pass == 'F'    ? (micro == 0 ? first_fwd[chunk] : fwd[chunk])
-               : micro == m - 1 ? last_bwd[chunk]
-                                : bwd[chunk];
+      ids[k] = pass == 'X'              ? fb[chunk]
+               : pass == 'W'            ? (micro == m - 1 ? last_wgrad[chunk] : wgrad[chunk])
+               : pass == 'F'            ? (micro == 0 ? first_fwd[chunk] : fwd[chunk])
+               : steps[k] >= TS_STEP_BI ? bwd_in[chunk]
+               : micro == m - 1         ? last_bwd[chunk]
+                                        : bwd[chunk];
     }
-    ids[n_blocks - 1] = epi;
-    stage_blocks[s] = blocks_from(&job, ids, (int)n_blocks);
+    ids[n_steps] = epi;
+    stage_blocks[s] = blocks_from(&job, ids, (int)(n_steps + 1));
+    stage_n_blocks[s] = n_steps + 1;
   }
   free(last_bwd);
   for (long r = 0; r < job.n_ranks; r++) {
     long s = ts_layout_coords(wl, r).pp;
     job.programs[r].blocks = stage_blocks[s];
-    job.programs[r].n_blocks = (int)n_blocks;
+    job.programs[r].n_blocks = (int)stage_n_blocks[s];
   }
+  free(bwd_in);
+  free(wgrad);
+  free(last_wgrad);
+  free(stage_n_blocks);
   free(fwd);
   free(first_fwd);
   free(bwd);

@@ -159,32 +159,43 @@ typedef struct ts_job {
 int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_err *err);
 void ts_job_fini(ts_job *job);
 
-/* A weight-gradient pass (W) of zb-h1 is step TS_STEP_W + microbatch x v + chunk. */
-#define TS_STEP_W (1L << 40)
+/* Steps beside forward (index) and whole backward (-1 - index) passes: a weight-gradient pass
+ * (W), a backward's input gradients alone (B, its W later), and dualpipe's forward of one
+ * microbatch run together with the backward of another (TS_STEP_FB + (f << TS_STEP_FB_SHIFT) +
+ * b); index = microbatch x chunks + chunk. */
+#define TS_STEP_W (1L << 50)
+#define TS_STEP_BI (2L << 50)
+#define TS_STEP_FB (3L << 50)
+#define TS_STEP_FB_SHIFT 22
 
-/* The pass order of one stage over v model chunks (v = 1 but for the interleaved schedule):
- * steps[k] = microbatch x v + chunk for a forward pass, -1 - (microbatch x v + chunk) for a
- * backward pass, TS_STEP_W + (microbatch x v + chunk) for zb-h1's weight-gradient pass.
- * `steps` must hold ts_schedule_n_blocks - 1 entries (2 m v; 3 m for zb-h1). zb-h1 (Qi et al.,
+/* The pass order of one stage over v model chunks (v = 1 but for the interleaved schedule and
+ * dualpipe's 2), as the steps above; returns their count. `steps` must hold
+ * ts_schedule_n_blocks - 1 entries (at most 3 m v). zb-h1 (Qi et al.,
  * ICLR 2024, section 3.1: ZB-H1): the backward is split into B (input gradients, what the
  * previous stage waits for) and W (weight gradients); stage i runs 1F1B's forwards and B's and
  * keeps its first i W's deferred, which fill the drain at the end: 1F1B's activation memory,
  * a bubble of (p - 1)(T_F + T_B - T_W) against 1F1B's (p - 1)(T_F + T_B + T_W). Interleaved
  * (Megatron-LM's forward_backward_pipelining_with_interleaving; needs p | m), forward k runs chunk
  * (k / p) mod v of microbatch (k / pv) p + k mod p, backward k the chunks in reverse order;
- * w = min(2 (p - stage - 1) + (v - 1) p, m v) forwards warm up, then 1F1B pairs. */
-void ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long stage,
+ * w = min(2 (p - stage - 1) + (v - 1) p, m v) forwards warm up, then 1F1B pairs. dualpipe
+ * (DeepSeek-AI, DeepSeek-V3 technical report, section 3.2.1; deepseek-ai/DualPipe's
+ * DualPipe.step): half the microbatches enter at each end, rank r holding block r of the
+ * forward-going pipeline (chunk 0) and block p - 1 - r of the backward-going one (chunk 1); its
+ * main step runs one microbatch's forward with another's backward, each one's expert all-to-alls
+ * under the other's compute; some backwards defer their W (zero bubble). */
+long ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long stage,
                        long n_micro, long *steps);
 /* The microbatch and the chunk of a step of ts_schedule_order. */
 long ts_schedule_step_micro(long step, long n_chunks);
 long ts_schedule_step_chunk(long step, long n_chunks);
-/* 'F', 'B' or 'W': the pass a step runs. */
+/* 'F', 'B', 'W' or 'X' (a forward and a backward together): the pass a step runs. */
 char ts_schedule_step_pass(long step);
 /* "F12" (forward of microbatch 12), "B12" (backward; zb-h1: its input gradients), "W12" (zb-h1:
  * its weight gradients) or, with v > 1 chunks, "F12c1" (of chunk 1); `pass` replaces the letter
  * when not 0 (e.g. 'R' for recomputation). */
 void ts_schedule_step_name(long step, long n_chunks, char pass, char *out, size_t size);
-/* Blocks of a stage's program: one per step, then the gradient sync and optimizer step. */
+/* Blocks of a stage's program, at most: one per step, then the gradient sync and optimizer
+ * step (dualpipe's ranks run fewer, each its own count). */
 long ts_schedule_n_blocks(const ts_workload *wl);
 
 /* Helpers for building jobs by hand (tests, microbenchmarks). */

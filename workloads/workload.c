@@ -11,7 +11,7 @@
 #include "text.h"
 
 const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
-const char *const ts_schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
+const char *const ts_schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe", NULL};
 const char *const ts_recompute_names[] = {"none", "selective", "full", NULL};
 const char *const ts_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                       "pp-tp-dp", "pp-dp-tp", NULL};
@@ -884,6 +884,11 @@ int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
   long first = wl->first_stage_layers, last = wl->last_stage_layers, pp = wl->pp;
   long n = wl->model.n_layers, v = wl->virtual_stages;
   bool accounted = wl->account_embedding || wl->account_loss;
+  if (wl->schedule == TS_SCHED_DUALPIPE && (accounted || wl->n_layout_stages > 0))
+    return ts_err_at(err, accounted ? l->account_split : l->layout,
+                     "dualpipe places the same blocks in both directions of its pipeline: the "
+                     "embedding and loss accounting and layout strings are not modelled with it; "
+                     "use an even split or decoder_first/last_pipeline_num_layers");
   if (wl->n_layout_stages > 0) {
     if (first > 0 || last > 0 || accounted)
       return ts_err_at(err, l->layout,
@@ -968,6 +973,27 @@ int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
 static int resolve_virtual_stages(ts_workload *wl, ts_err *err) {
   const ts_workload_locs *l = &wl->locs;
   long v = wl->virtual_stages, m = ts_workload_microbatches(wl);
+  if (wl->schedule == TS_SCHED_DUALPIPE) { /* DualPipe.step's assertions */
+    if (v > 1)
+      return ts_err_at(err, l->virtual_stages,
+                       "dualpipe holds two chunks a rank of its own (one a direction): "
+                       "virtual_stages must be 1, found %ld",
+                       v);
+    if (wl->pp < 2 || wl->pp % 2 != 0)
+      return ts_err_at(err, l->schedule,
+                       "dualpipe needs an even pipeline size (num_ranks %% 2 == 0), found %ld",
+                       wl->pp);
+    if (m % 2 != 0 || m < 2 * wl->pp)
+      return ts_err_at(err, l->schedule,
+                       "dualpipe feeds half the microbatches from each end: it needs an even "
+                       "number of at least twice the pipeline size (%ld), found %ld per pipeline",
+                       2 * wl->pp, m);
+    if (wl->zero_stage >= 2 || wl->dp_bucket_bytes > 0 || wl->overlap_param_gather)
+      return ts_err_at(err, wl->zero_stage >= 2 ? l->zero_stage : l->dp_bucket,
+                       "dualpipe reduces gradients after the pipeline here: ZeRO-2/3, "
+                       "dp_bucket_size and overlap_param_gather are not modelled with it");
+    return 0;
+  }
   if (v == 1) {
     if (wl->schedule == TS_SCHED_INTERLEAVED)
       return ts_err_at(err, l->schedule,
@@ -1128,9 +1154,26 @@ long ts_workload_microbatches(const ts_workload *wl) {
   return wl->global_batch / (wl->micro_batch * wl->dp);
 }
 
+long ts_workload_chunks(const ts_workload *wl) {
+  return wl->schedule == TS_SCHED_DUALPIPE ? 2 : wl->virtual_stages;
+}
+
+bool ts_workload_stage_has_embedding(const ts_workload *wl, long stage) {
+  return stage == 0 || (wl->schedule == TS_SCHED_DUALPIPE && stage == wl->pp - 1);
+}
+
+bool ts_workload_stage_has_head(const ts_workload *wl, long stage) {
+  return stage == wl->pp - 1 || (wl->schedule == TS_SCHED_DUALPIPE && stage == 0);
+}
+
 long ts_workload_vstage_layers(const ts_workload *wl, long vstage) {
   long p = wl->pp, v = wl->virtual_stages, n = wl->model.n_layers, stage = vstage % p;
   long first = wl->first_stage_layers, last = wl->last_stage_layers;
+  if (wl->schedule == TS_SCHED_DUALPIPE) { /* chunk 1: the backward pipeline's block */
+    stage = vstage < p ? stage : p - 1 - stage;
+    vstage = stage;
+    v = 1;
+  }
   if (wl->n_layout_stages > 0)
     return wl->layout_layers[vstage];
   if (wl->account_embedding || wl->account_loss) {
@@ -1148,7 +1191,7 @@ long ts_workload_vstage_layers(const ts_workload *wl, long vstage) {
 
 long ts_workload_stage_layers(const ts_workload *wl, long stage) {
   long n = 0;
-  for (long c = 0; c < wl->virtual_stages; c++)
+  for (long c = 0; c < ts_workload_chunks(wl); c++)
     n += ts_workload_vstage_layers(wl, c * wl->pp + stage);
   return n;
 }
@@ -1243,8 +1286,10 @@ bool ts_workload_is_moe_layer(const ts_workload *wl, long layer) {
 }
 
 long ts_workload_chunk_first_layer(const ts_workload *wl, long stage, long chunk) {
-  long first = 0;
-  for (long u = 0; u < chunk * wl->pp + stage; u++)
+  long first = 0, vstage = chunk * wl->pp + stage;
+  if (wl->schedule == TS_SCHED_DUALPIPE) /* the block's place in one copy of the model */
+    vstage = chunk == 0 ? stage : wl->pp - 1 - stage;
+  for (long u = 0; u < vstage; u++)
     first += ts_workload_vstage_layers(wl, u);
   return first;
 }
@@ -1260,7 +1305,7 @@ long ts_workload_stage_moe_layers(const ts_workload *wl, long stage) {
   if (wl->model.n_experts == 0)
     return 0;
   long n = 0;
-  for (long c = 0; c < wl->virtual_stages; c++) {
+  for (long c = 0; c < ts_workload_chunks(wl); c++) {
     long first = ts_workload_chunk_first_layer(wl, stage, c);
     for (long i = 0; i < ts_workload_vstage_layers(wl, c * wl->pp + stage); i++)
       n += ts_workload_is_moe_layer(wl, first + i);

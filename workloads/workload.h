@@ -31,7 +31,8 @@ typedef enum ts_schedule_kind {
   TS_SCHED_GPIPE,
   TS_SCHED_1F1B,
   TS_SCHED_INTERLEAVED, /* 1F1B over virtual stages (Narayanan et al. SC'21, section 2.2) */
-  TS_SCHED_ZB_H1 /* zero bubble H1: backward split into B and W (Qi et al., ICLR 2024) */
+  TS_SCHED_ZB_H1, /* zero bubble H1: backward split into B and W (Qi et al., ICLR 2024) */
+  TS_SCHED_DUALPIPE /* DeepSeek-V3's bidirectional schedule (DeepSeek-AI 2024, section 3.2.1) */
 } ts_schedule_kind;
 typedef enum ts_recompute {
   TS_RECOMPUTE_NONE,
@@ -244,6 +245,14 @@ long ts_workload_microbatches(const ts_workload *wl); /* per pipeline, per itera
 long ts_workload_vstage_layers(const ts_workload *wl, long vstage);
 /* Layers of pipeline stage `stage` (all its chunks). */
 long ts_workload_stage_layers(const ts_workload *wl, long stage);
+/* Model chunks a pipeline rank holds: virtual_stages, or dualpipe's two (rank r holds block r
+ * of the pipeline going forward and block p - 1 - r of the one going back: two copies of the
+ * model over the pipeline). */
+long ts_workload_chunks(const ts_workload *wl);
+/* Whether pipeline stage `stage` holds the embedding / the final norm and output layer: the
+ * first / the last, and under dualpipe both ends both. */
+bool ts_workload_stage_has_embedding(const ts_workload *wl, long stage);
+bool ts_workload_stage_has_head(const ts_workload *wl, long stage);
 /* Whether layer `layer` (of the whole model, from 0) has a mixture-of-experts MLP. */
 bool ts_workload_is_moe_layer(const ts_workload *wl, long layer);
 /* The model's index of the first layer of model chunk `chunk` of pipeline stage `stage`. */

@@ -355,6 +355,7 @@ static long pipe_chunks = 1;
 #define T_F 0.003
 #define T_B 0.005
 #define T_W 0.002 /* zb-h1: the part of T_B that is weight gradients */
+#define PIPE_M_DUAL 12 /* dualpipe: at least twice the ranks, even */
 
 /* PIPE_P stages of pipe_chunks chunks each (chunk c of stage s is virtual stage c P + s, the
  * pipeline wrapping from the last stage to the first); a chunk's forward takes T_F / v, its
@@ -398,6 +399,78 @@ static void build_pipeline(ts_job *job) {
       ids[k] = pass == 'F' ? fwd[c] : pass == 'B' ? bwd[c] : wgrad;
     }
     ts_job_set_blocks(job, s, ids, (int)n_steps);
+  }
+}
+
+/* dualpipe over PIPE_P ranks: chunk 0 of rank s is stage s of the pipeline going forward,
+ * chunk 1 stage PIPE_P - 1 - s of the one coming back; a forward takes T_F, a whole backward
+ * T_B, its input gradients T_B - T_W and its weight gradients T_W; a forward-with-backward step
+ * both, one after the other (no all-to-all to hide). */
+static void build_dualpipe(ts_job *job) {
+  ts_job_init(job, PIPE_P);
+  job->is_pipeline_wrapped = true;
+  for (long s = 0; s < PIPE_P; s++) {
+    if (s > 0)
+      job->rank_peer[s * TS_PEERS + TS_PEER_PREV] = s - 1;
+    if (s < PIPE_P - 1)
+      job->rank_peer[s * TS_PEERS + TS_PEER_NEXT] = s + 1;
+    long fwd[2], bwd[2], bin[2], fb[2];
+    ts_event f[2][3], b[2][3], bi[2][3];
+    int nf[2] = {0, 0}, nb[2] = {0, 0};
+    for (int c = 0; c < 2; c++) {
+      bool first = c == 0 ? s == 0 : s == PIPE_P - 1, last = c == 0 ? s == PIPE_P - 1 : s == 0;
+      uint8_t up = c == 0 ? TS_PEER_PREV : TS_PEER_NEXT,
+              down = c == 0 ? TS_PEER_NEXT : TS_PEER_PREV;
+      if (!first)
+        f[c][nf[c]++] = (ts_event){.kind = TS_EV_RECV, .peer = up};
+      f[c][nf[c]++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_F};
+      if (!last) {
+        f[c][nf[c]++] = (ts_event){.kind = TS_EV_SEND, .peer = down};
+        b[c][nb[c]++] = (ts_event){.kind = TS_EV_RECV, .peer = down};
+      }
+      b[c][nb[c]++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_B};
+      if (!first)
+        b[c][nb[c]++] = (ts_event){.kind = TS_EV_SEND, .peer = up};
+      memcpy(bi[c], b[c], sizeof b[c]);
+      for (int e = 0; e < nb[c]; e++)
+        if (bi[c][e].kind == TS_EV_COMPUTE)
+          bi[c][e].time_s = T_B - T_W;
+      fwd[c] = ts_job_add_template(job, f[c], nf[c]);
+      bwd[c] = ts_job_add_template(job, b[c], nb[c]);
+      bin[c] = ts_job_add_template(job, bi[c], nb[c]);
+    }
+    for (int c = 0; c < 2; c++) { /* receives, forward, backward, sends */
+      ts_event both[6];
+      int n = 0, o = 1 - c;
+      for (int e = 0; e < nf[c]; e++)
+        if (f[c][e].kind == TS_EV_RECV)
+          both[n++] = f[c][e];
+      for (int e = 0; e < nb[o]; e++)
+        if (b[o][e].kind == TS_EV_RECV)
+          both[n++] = b[o][e];
+      both[n++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_F + T_B};
+      for (int e = 0; e < nf[c]; e++)
+        if (f[c][e].kind == TS_EV_SEND)
+          both[n++] = f[c][e];
+      for (int e = 0; e < nb[o]; e++)
+        if (b[o][e].kind == TS_EV_SEND)
+          both[n++] = b[o][e];
+      fb[c] = ts_job_add_template(job, both, n);
+    }
+    ts_event w = {.kind = TS_EV_COMPUTE, .time_s = T_W};
+    long wgrad = ts_job_add_template(job, &w, 1);
+    long steps[3 * 2 * PIPE_M_DUAL], ids[3 * 2 * PIPE_M_DUAL];
+    long n = ts_schedule_order(TS_SCHED_DUALPIPE, PIPE_P, 2, s, PIPE_M_DUAL, steps);
+    for (long k = 0; k < n; k++) {
+      long c = ts_schedule_step_chunk(steps[k], 2);
+      char pass = ts_schedule_step_pass(steps[k]);
+      ids[k] = pass == 'F'              ? fwd[c]
+               : pass == 'X'            ? fb[c]
+               : pass == 'W'            ? wgrad
+               : steps[k] >= TS_STEP_BI ? bin[c]
+                                        : bwd[c];
+    }
+    ts_job_set_blocks(job, s, ids, (int)n);
   }
 }
 
@@ -446,6 +519,13 @@ static void test_pipelines(void **state) {
     assert_rel(sim_waiting_s / work, (PIPE_P - 1.0) * (T_F + b - T_W) / work, 1e-9);
   }
   pipe_kind = TS_SCHED_1F1B;
+  /* dualpipe (DeepSeek-V3 technical report, Table 2): the bubble (p/2 - 1)(F&B + B - 3W), F&B
+   * the forward-with-backward step (here F + B: nothing to overlap), B the whole backward. */
+  double work_dual = PIPE_M_DUAL * (T_F + T_B);
+  double bubble_dual = (PIPE_P / 2 - 1) * ((T_F + T_B) + T_B - 3 * T_W);
+  for (int f = TS_FIDELITY_AGGREGATE; f <= TS_FIDELITY_ANALYTIC; f += 2)
+    assert_rel(simulate(instant_links(), build_dualpipe, (ts_fidelity)f), work_dual + bubble_dual,
+               1e-9);
 }
 
 int main(void) {

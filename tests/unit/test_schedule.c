@@ -110,13 +110,15 @@ static void test_zb_h1_order(void **state) {
   enum { P = 4, M = 8 };
   long steps[3 * M];
   ts_schedule_order(TS_SCHED_ZB_H1, P, 1, 0, M, steps);
-  const long W = TS_STEP_W;
-  const long stage0[3 * M] = {0, 1,  2,     3, -1, W + 0, 4,  -2,    W + 1, 5,     -3, W + 2,
-                              6, -4, W + 3, 7, -5, W + 4, -6, W + 5, -7,    W + 6, -8, W + 7};
+  const long W = TS_STEP_W, B = TS_STEP_BI;
+  const long stage0[3 * M] = {0,     1,     2,     3,     B + 0, W + 0, 4,     B + 1,
+                              W + 1, 5,     B + 2, W + 2, 6,     B + 3, W + 3, 7,
+                              B + 4, W + 4, B + 5, W + 5, B + 6, W + 6, B + 7, W + 7};
   assert_memory_equal(steps, stage0, sizeof stage0);
   ts_schedule_order(TS_SCHED_ZB_H1, P, 1, P - 1, M, steps);
-  const long last[3 * M] = {0, -1, 1,     -2, 2,  -3,    3, -4, W + 0, 4,     -5,    W + 1,
-                            5, -6, W + 2, 6,  -7, W + 3, 7, -8, W + 4, W + 5, W + 6, W + 7};
+  const long last[3 * M] = {0,     B + 0, 1,     B + 1, 2,     B + 2, 3,     B + 3,
+                            W + 0, 4,     B + 4, W + 1, 5,     B + 5, W + 2, 6,
+                            B + 6, W + 3, 7,     B + 7, W + 4, W + 5, W + 6, W + 7};
   assert_memory_equal(steps, last, sizeof last);
   for (long s = 0; s < P; s++) {
     ts_schedule_order(TS_SCHED_ZB_H1, P, 1, s, M, steps);
@@ -142,8 +144,58 @@ static void test_zb_h1_order(void **state) {
   ts_schedule_step_name(TS_STEP_W + 12, 1, 0, name, sizeof name);
   assert_string_equal(name, "W12");
   ts_schedule_order(TS_SCHED_ZB_H1, 8, 1, 2, 3, steps); /* fewer microbatches than stages */
-  const long few[9] = {0, 1, 2, -1, W + 0, -2, W + 1, -3, W + 2};
+  const long few[9] = {0, 1, 2, B + 0, W + 0, B + 1, W + 1, B + 2, W + 2};
   assert_memory_equal(steps, few, sizeof few);
+}
+
+/* dualpipe (DualPipe.step): every rank runs each direction's m / 2 microbatches once forward
+ * and once backward, in order, a W after its input-gradient B; ranks r and p - 1 - r mirror
+ * each other with the directions swapped; the main step pairs forwards with backwards. */
+static void test_dualpipe_order(void **state) {
+  (void)state;
+  enum { P = 8, M = 20 };
+  long steps[3 * 2 * M], mirror[3 * 2 * M];
+  for (long r = 0; r < P; r++) {
+    long n = ts_schedule_order(TS_SCHED_DUALPIPE, P, 2, r, M, steps);
+    long f[2] = {0, 0}, b[2] = {0, 0}, w = 0, pending[2 * M], n_pending = 0, pairs = 0;
+    for (long k = 0; k < n; k++) {
+      char pass = ts_schedule_step_pass(steps[k]);
+      long c = ts_schedule_step_chunk(steps[k], 2), micro = ts_schedule_step_micro(steps[k], 2);
+      if (pass == 'F' || pass == 'X')
+        assert_int_equal(micro, f[c]++);
+      if (pass == 'X') {
+        long bi = (steps[k] - TS_STEP_FB) & ((1L << TS_STEP_FB_SHIFT) - 1);
+        assert_int_equal(bi % 2, 1 - c); /* the other direction's backward */
+        assert_int_equal(bi / 2, b[bi % 2]++);
+        assert_true(b[bi % 2] <= f[bi % 2]);
+        pairs++;
+      }
+      if (pass == 'B') {
+        assert_int_equal(micro, b[c]++);
+        assert_true(b[c] <= f[c]);
+        if (steps[k] >= TS_STEP_BI)
+          pending[n_pending++] = steps[k] - TS_STEP_BI;
+      }
+      if (pass == 'W')
+        assert_int_equal(steps[k] - TS_STEP_W, pending[w++]); /* first in, first out */
+    }
+    for (int c = 0; c < 2; c++) {
+      assert_int_equal(f[c], M / 2);
+      assert_int_equal(b[c], M / 2);
+    }
+    assert_int_equal(w, n_pending);
+    assert_true(pairs >= M - 2 * P); /* the main step's */
+    long nm = ts_schedule_order(TS_SCHED_DUALPIPE, P, 2, P - 1 - r, M, mirror);
+    assert_int_equal(nm, n);
+    for (long k = 0; k < n; k++) { /* the same passes, the chunks swapped */
+      assert_int_equal(ts_schedule_step_pass(mirror[k]), ts_schedule_step_pass(steps[k]));
+      assert_int_equal(ts_schedule_step_chunk(mirror[k], 2),
+                       1 - ts_schedule_step_chunk(steps[k], 2));
+    }
+  }
+  char name[32];
+  ts_schedule_step_name(TS_STEP_FB + (6L << TS_STEP_FB_SHIFT) + 3, 2, 0, name, sizeof name);
+  assert_string_equal(name, "F3c0+B1c1");
 }
 
 /* zb-h1's B and W passes together hold exactly the backward pass's compute; W holds no
@@ -616,15 +668,12 @@ static void test_context_parallel(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
-                                     cmocka_unit_test(test_gpipe_order),
-                                     cmocka_unit_test(test_interleaved_order),
-                                     cmocka_unit_test(test_zb_h1_order),
-                                     cmocka_unit_test(test_zb_h1_templates),
-                                     cmocka_unit_test(test_templates),
-                                     cmocka_unit_test(test_data_parallel_streams),
-                                     cmocka_unit_test(test_tp_comm_overlap),
-                                     cmocka_unit_test(test_moe_events),
-                                     cmocka_unit_test(test_context_parallel)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_1f1b_order),        cmocka_unit_test(test_gpipe_order),
+      cmocka_unit_test(test_interleaved_order), cmocka_unit_test(test_zb_h1_order),
+      cmocka_unit_test(test_zb_h1_templates),   cmocka_unit_test(test_dualpipe_order),
+      cmocka_unit_test(test_templates),         cmocka_unit_test(test_data_parallel_streams),
+      cmocka_unit_test(test_tp_comm_overlap),   cmocka_unit_test(test_moe_events),
+      cmocka_unit_test(test_context_parallel)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
