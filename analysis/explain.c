@@ -151,6 +151,15 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
                message, sizeof message);
   switch (l->kind) {
   case TS_EXPLAIN_BUBBLE:
+    if (w->schedule == TS_SCHED_DUALPIPE) {
+      snprintf(out, size,
+               "DualPipe feeds half the microbatches from each end of the %ld stages and runs "
+               "one microbatch's forward with another's backward: its bubble is (p/2 - 1)(F&B + "
+               "B - 3W) (DeepSeek-V3 technical report, Table 2), over %ld microbatches; here "
+               "%.3g s, %.1f%%, the mean over stages.",
+               p, m, l->seconds, share);
+      break;
+    }
     if (w->schedule == TS_SCHED_ZB_H1) {
       snprintf(out, size,
                "The pipeline fills and drains once an iteration. zb-h1 fills the drain with "
@@ -358,6 +367,16 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
   }
 }
 
+/* Whether the run's layout could take dualpipe as it is (DualPipe.step's conditions and what
+ * trainsim models with it). */
+static bool dualpipe_fits(const ts_workload *w) {
+  long m = ts_workload_microbatches(w);
+  return w->schedule != TS_SCHED_DUALPIPE && w->pp >= 2 && w->pp % 2 == 0 && m % 2 == 0 &&
+         m >= 2 * w->pp && w->virtual_stages == 1 && w->zero_stage < 2 && w->dp_bucket_bytes <= 0 &&
+         !w->overlap_param_gather && !w->account_embedding && !w->account_loss &&
+         w->n_layout_stages == 0;
+}
+
 /* The changes that address loss l. */
 static void propose(const analysis *an, ts_explain_loss *l) {
   const ts_explain *x = an->x;
@@ -370,6 +389,11 @@ static void propose(const analysis *an, ts_explain_loss *l) {
                  "zero-bubble H1: the weight gradients fill the drain, at 1F1B's activation "
                  "memory and a little more for the deferred ones (Qi et al., ICLR 2024)",
                  "--schedule zb-h1");
+    if (dualpipe_fits(w))
+      add_change(an, l,
+                 "DualPipe: half the microbatches from each end, a bubble of about (p/2 - 1) "
+                 "passes, at two copies of the weights (DeepSeek-V3)",
+                 "--schedule dualpipe");
     /* the interleaved schedule: the first two chunk counts that split the layers evenly */
     for (long v2 = v + 1, tried = 0; v2 <= 8 * v && tried < 2; v2++)
       if (w->model.n_layers % (p * v2) == 0) {
@@ -414,6 +438,11 @@ static void propose(const analysis *an, ts_explain_loss *l) {
     add_faster_nics(an, l);
     break;
   case TS_EXPLAIN_EP:
+    if (dualpipe_fits(w))
+      add_change(an, l,
+                 "DualPipe: each microbatch's all-to-alls under another's compute, at two copies "
+                 "of the weights (DeepSeek-V3)",
+                 "--schedule dualpipe");
     if (w->ep > 1)
       add_change(an, l, "half the expert parallelism (more experts per GPU)", "--ep %ld",
                  w->ep / 2);
