@@ -389,6 +389,14 @@ static void propose(const analysis *an, ts_explain_loss *l) {
                  "zero-bubble H1: the weight gradients fill the drain, at 1F1B's activation "
                  "memory and a little more for the deferred ones (Qi et al., ICLR 2024)",
                  "--schedule zb-h1");
+    if (w->schedule == TS_SCHED_1F1B && w->zero_stage < 2 && w->pp > 1 &&
+        w->model.n_layers % (2 * p) == 0 && w->first_stage_layers == 0 &&
+        w->last_stage_layers == 0 && !w->account_embedding && !w->account_loss &&
+        w->n_layout_stages == 0)
+      add_change(an, l,
+                 "zero-bubble V: two chunks a rank down and back up, the weight gradients "
+                 "filling the bubbles, at 1F1B's activation memory (Qi et al.)",
+                 "--schedule zb-v");
     if (dualpipe_fits(w))
       add_change(an, l,
                  "DualPipe: half the microbatches from each end, a bubble of about (p/2 - 1) "

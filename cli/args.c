@@ -281,14 +281,16 @@ const ts_flag ts_args_override_flags[] = {
     {COUNT("--global-batch-size", global_batch),
      .help = "sequences per iteration (training.global_batch_size)"},
     {.name = "--schedule",
-     .value = "gpipe|1f1b|interleaved|zb-h1|dualpipe",
+     .value = "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe",
      .kind = TS_FLAG_CHOICE,
      .offset = offsetof(ts_overrides, schedule),
      .set_offset = TS_FLAG_SET(ts_overrides, is_schedule_set),
      .choices = ts_schedule_names,
      .help = "pipeline schedule (parallelism.schedule); zb-h1: zero bubble H1, each backward "
              "split into input and weight gradients, the weight gradients deferred into the "
-             "drain (Qi et al., ICLR 2024); dualpipe: DeepSeek-V3's, half the microbatches from "
+             "drain (Qi et al., ICLR 2024); zb-v: two chunks a rank in a V, the weight gradients "
+             "filling the bubbles (PyTorch's ScheduleZBVZeroBubble); dualpipe: DeepSeek-V3's, half "
+             "the microbatches from "
              "each end, two chunks a rank (two copies of the weights), a forward run with another "
              "microbatch's backward to hide the expert all-to-alls"},
     {COUNT("--virtual-stages", virtual_stages),

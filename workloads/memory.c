@@ -2,8 +2,11 @@
 #include "memory.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
+#include "alloc.h"
 #include "cost.h"
+#include "schedule.h"
 
 const char *const ts_mem_category_names[] = {"weights",     "gradients", "optimizer",
                                              "activations", "buffers",   NULL};
@@ -103,10 +106,42 @@ static double wgrad_pending(const ts_workload *wl, bool moe) {
          (double)wl->micro_batch * per;
 }
 
+/* zb-h1 and zb-v: a chunk keeps its activations from its F to its B, and what its W reads from
+ * its B to its W. The most a stage holds at once over its pass order, of `whole` bytes a
+ * microbatch of the stage's activations and `pending` bytes a microbatch of deferred W's (each
+ * chunk its share); *in_flight the microbatches' worth of activations then. */
+static double zero_bubble_peak(const ts_workload *wl, long stage, double whole, double pending,
+                               double *in_flight) {
+  long v = ts_workload_chunks(wl), m = ts_workload_microbatches(wl);
+  long *steps = ts_alloc((size_t)ts_schedule_n_blocks(wl), sizeof(long));
+  long n = ts_schedule_order(wl->schedule, wl->pp, v, stage, m, steps);
+  double layers = (double)ts_workload_stage_layers(wl, stage), held = 0, waiting = 0, peak = 0;
+  *in_flight = 0;
+  for (long k = 0; k < n; k++) {
+    long c = ts_schedule_step_chunk(steps[k], v);
+    double share = layers > 0 ? (double)ts_workload_vstage_layers(wl, c * wl->pp + stage) / layers
+                              : 1.0 / (double)v;
+    char pass = ts_schedule_step_pass(steps[k]);
+    held += pass == 'F' ? share : pass == 'B' ? -share : 0;
+    waiting += pass == 'B' ? share : pass == 'W' ? -share : 0;
+    if (held * whole + waiting * pending > peak) {
+      peak = held * whole + waiting * pending;
+      *in_flight = held;
+    }
+  }
+  free(steps);
+  return peak;
+}
+
 long ts_memory_chunks_in_flight(const ts_workload *wl, long stage) {
   long p = wl->pp, v = ts_workload_chunks(wl), total = ts_workload_microbatches(wl) * v;
   /* dualpipe: p + 1 chunks' activations (DeepSeek-AI 2024, Table 2: PP + 1, counted in a
    * 1F1B stage's microbatch, which a chunk's is), on every rank (its peak) */
+  if (wl->schedule == TS_SCHED_ZB_V) { /* the most chunks between their F and their B */
+    double in_flight = 0;
+    zero_bubble_peak(wl, stage, 1.0, 0.0, &in_flight);
+    return (long)(in_flight * (double)v + 0.5);
+  }
   long held = wl->schedule == TS_SCHED_GPIPE      ? total
               : wl->schedule == TS_SCHED_DUALPIPE ? p + 1
               : wl->schedule == TS_SCHED_1F1B || wl->schedule == TS_SCHED_ZB_H1
@@ -184,12 +219,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   if (wl->recompute != TS_RECOMPUTE_NONE && layers > 0)
     recomputed += unfused_scores(wl);
   double act = full ? layers * in_flight * input : in_flight * all;
-  /* zb-h1: stage i defers the weight gradients of i microbatches (fewer when the pipeline holds
-   * fewer), alongside its p - i whole ones. */
-  if (wl->schedule == TS_SCHED_ZB_H1) {
-    double deferred = (double)(micro - (long)in_flight < stage ? micro - (long)in_flight : stage);
-    act += deferred * ((layers - moe_layers) * wgrad_pending(wl, false) +
-                       moe_layers * wgrad_pending(wl, true));
+  if (wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_ZB_V) {
+    double pending =
+        (layers - moe_layers) * wgrad_pending(wl, false) + moe_layers * wgrad_pending(wl, true);
+    act = zero_bubble_peak(wl, stage, full ? layers * input : all, pending, &in_flight);
   }
   /* The logits at the loss (workload.h, ts_framework): Megatron-LM's cross-entropy works in
    * place on one fp32 copy beside the low-precision logits; PyTorch's F.cross_entropy on fp32

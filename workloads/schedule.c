@@ -164,11 +164,75 @@ static long dualpipe_order(long p, long rank, long m, long *steps) {
   return n;
 }
 
+/* zb-v (PyTorch's ScheduleZBVZeroBubble._calculate_single_rank_operations): rank r holds
+ * chunk 0 (virtual stage r) and chunk 1 (2p - 1 - r); warm-up forwards, then F, B and W of
+ * each chunk in turn, the cool-down's W's deferred; planned over max(2p - 1, m) microbatches,
+ * the passes of those past m dropped, as PyTorch does. */
+static long zbv_order(long p, long r, long m, long *steps) {
+  long n = 0, total = m > 2 * p - 1 ? m : 2 * p - 1, f[2] = {0, 0}, b[2] = {0, 0};
+#define EMIT(base, c, k)                                                                           \
+  do {                                                                                             \
+    long k_ = (k); /* evaluated once */                                                            \
+    if (k_ < m)                                                                                    \
+      steps[n++] = (base) + k_ * 2 + (c);                                                          \
+  } while (0)
+#define F(c) EMIT(0, c, f[c]++)
+#define I(c) EMIT(TS_STEP_BI, c, b[c])
+#define W(c, k) EMIT(TS_STEP_W, c, k)
+  for (long i = 0; i < 2 * (p - r) - 1; i++)
+    F(0);
+  for (long i = 0; i < r; i++) {
+    F(1);
+    F(0);
+  }
+  for (long i = 0; i < p - r; i++) {
+    F(1);
+    I(1);
+    W(1, b[1]);
+    b[1]++;
+  }
+  while (f[1] < f[0] || f[0] < total) {
+    if (f[0] < total)
+      F(0);
+    I(0);
+    W(0, b[0]);
+    b[0]++;
+    F(1);
+    I(1);
+    W(1, b[1]);
+    b[1]++;
+  }
+  long w[2] = {b[0], b[1]};
+  for (long i = 0; i < r; i++) {
+    I(0);
+    b[0]++;
+    I(1);
+    b[1]++;
+  }
+  for (long i = 0; i < p - r; i++) {
+    I(0);
+    b[0]++;
+    W(0, w[0]);
+    w[0]++;
+  }
+  for (; w[1] < b[1]; w[1]++)
+    W(1, w[1]);
+  for (; w[0] < b[0]; w[0]++)
+    W(0, w[0]);
+#undef EMIT
+#undef F
+#undef I
+#undef W
+  return n;
+}
+
 long ts_schedule_order(ts_schedule_kind kind, long n_stages, long n_chunks, long stage,
                        long n_micro, long *steps) {
   long n = 0, p = n_stages, v = n_chunks, total = n_micro * n_chunks;
   if (kind == TS_SCHED_DUALPIPE)
     return dualpipe_order(p, stage, n_micro, steps);
+  if (kind == TS_SCHED_ZB_V)
+    return zbv_order(p, stage, n_micro, steps);
   if (kind == TS_SCHED_ZB_H1) { /* v = 1 */
     long warm = p - stage - 1 < n_micro ? p - stage - 1 : n_micro, next_w = 0;
     for (long k = 0; k < warm; k++)
@@ -559,8 +623,10 @@ typedef struct chunk_place {
   long layer0, n_layers;
   long model_layer0; /* the model's index of its first layer */
   /* Where its activations come from and go to: the previous and the next stage, but for
-   * dualpipe's chunk 1, whose pipeline runs from the last rank to the first. */
+   * dualpipe's and zb-v's chunk 1, whose pipeline runs from the last rank to the first;
+   * local_up / local_down: from or to a chunk of the same rank (zb-v's turn), no transfer. */
   ts_peer up, down;
+  bool local_up, local_down;
 } chunk_place;
 
 static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
@@ -573,7 +639,17 @@ static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
                     ts_workload_vstage_layers(wl, vstage),
                     ts_workload_chunk_first_layer(wl, stage, chunk),
                     TS_PEER_PREV,
-                    TS_PEER_NEXT};
+                    TS_PEER_NEXT,
+                    false,
+                    false};
+  if (wl->schedule == TS_SCHED_ZB_V) { /* the V: chunk 0 down the ranks, chunk 1 back up */
+    pl.is_first = chunk == 0 && stage == 0;
+    pl.is_last = chunk == 1 && stage == 0;
+    pl.up = chunk == 0 ? TS_PEER_PREV : TS_PEER_NEXT;
+    pl.down = chunk == 0 ? TS_PEER_NEXT : TS_PEER_PREV;
+    pl.local_down = chunk == 0 && stage == p - 1;
+    pl.local_up = chunk == 1 && stage == p - 1;
+  }
   if (wl->schedule == TS_SCHED_DUALPIPE) { /* each chunk a whole pipeline of its own */
     pl.is_first = chunk == 0 ? stage == 0 : stage == p - 1;
     pl.is_last = chunk == 0 ? stage == p - 1 : stage == 0;
@@ -835,7 +911,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   fetcher f = {0};
   if (deepspeed3)
     fetch_plan(wl, pl, false, &f);
-  if (!first)
+  if (!first && !pl.local_up)
     p2p_recv(t, c, pl.up);
   if (zero3) {
     at(t, TS_OP_GRAD_SYNC, pl.layer0);
@@ -875,7 +951,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     compute(t, c->edge.head_fwd, TS_CAT_COMPUTE);
     for (int i = 0; i < 3; i++) /* max logit, sum of exponentials, target logit */
       coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.loss_allreduce_bytes, TS_CAT_TP);
-  } else {
+  } else if (!pl.local_down) {
     p2p(t, TS_EV_SEND, pl.down, c->act_bytes);
   }
   free(need);
@@ -897,7 +973,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   double size = sync == GRADS_KEEP ? 0 : wl->dp_bucket_bytes;
   buckets bk = {size, 0, reduce, TS_GROUP_DP}, bk_expert = {size, 0, reduce, TS_GROUP_EDP};
   bool edp = ts_workload_edp(wl) > 1;
-  if (!last)
+  if (!last && !pl.local_down)
     p2p_recv(t, c, pl.down);
   if (zero3) {
     at(t, TS_OP_GRAD_SYNC, top);
@@ -957,7 +1033,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       post(t, TS_COLL_REDUCE_SCATTER, 4.0 * embedding);
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, embedding);
-  } else {
+  } else if (!pl.local_up) {
     p2p(t, TS_EV_SEND, pl.up, c->act_bytes);
   }
   fetch_free(&f);
@@ -1134,7 +1210,8 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
     if (edp > 1)
       coll(t, reduce, TS_GROUP_EDP, 4.0 * expert, TS_CAT_DP);
   }
-  if (wl->pp > 1 && !wl->model.untied && (stage == 0 || stage == wl->pp - 1)) {
+  if (wl->pp > 1 && !wl->model.untied && wl->schedule != TS_SCHED_ZB_V &&
+      (stage == 0 || stage == wl->pp - 1)) {
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
   }
@@ -1232,7 +1309,8 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
   bool wraps = job->is_pipeline_wrapped = wl->virtual_stages > 1;
   /* dualpipe: messages both ways on every link, flowing as soon as sent (DualPipe posts its
    * receives ahead), the ends not joined */
-  job->is_pipeline_wrapped = wraps || wl->schedule == TS_SCHED_DUALPIPE;
+  job->is_pipeline_wrapped =
+      wraps || wl->schedule == TS_SCHED_DUALPIPE || wl->schedule == TS_SCHED_ZB_V;
   for (long r = 0; r < job->n_ranks; r++) {
     ts_coords c = ts_layout_coords(wl, r);
     if (c.pp > 0 || wraps)
@@ -1287,7 +1365,8 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   long *last_bwd = ts_alloc((size_t)v, sizeof(long));
   /* zb-h1 and dualpipe: B steps run the backward without its weight gradients (syncing none),
    * W steps those; dualpipe's whole backwards, and its forward-with-backward steps, beside. */
-  bool zb = wl->schedule == TS_SCHED_ZB_H1, dual = wl->schedule == TS_SCHED_DUALPIPE;
+  bool zb = wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_ZB_V,
+       dual = wl->schedule == TS_SCHED_DUALPIPE;
   stage_costs cb = c, cw = {0};
   if (zb || dual)
     split_costs(&c, &cb, &cw);

@@ -11,7 +11,8 @@
 #include "text.h"
 
 const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
-const char *const ts_schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe", NULL};
+const char *const ts_schedule_names[] = {"gpipe",    "1f1b", "interleaved", "zb-h1",
+                                         "dualpipe", "zb-v", NULL};
 const char *const ts_recompute_names[] = {"none", "selective", "full", NULL};
 const char *const ts_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                       "pp-tp-dp", "pp-dp-tp", NULL};
@@ -889,6 +890,18 @@ int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
                      "dualpipe places the same blocks in both directions of its pipeline: the "
                      "embedding and loss accounting and layout strings are not modelled with it; "
                      "use an even split or decoder_first/last_pipeline_num_layers");
+  if (wl->schedule == TS_SCHED_ZB_V) {
+    if (accounted || wl->n_layout_stages > 0 || first > 0 || last > 0)
+      return ts_err_at(err, l->schedule,
+                       "zb-v splits the layers evenly over its V of 2 x pipeline stages: uneven "
+                       "first or last stages, the embedding and loss accounting and layout strings "
+                       "are not modelled with it");
+    if (n % (2 * pp) != 0)
+      return ts_err_at(err, l->pp,
+                       "zb-v's V of 2 x pipeline (%ld) stages must divide num_layers (%ld)", 2 * pp,
+                       n);
+    return 0;
+  }
   if (wl->n_layout_stages > 0) {
     if (first > 0 || last > 0 || accounted)
       return ts_err_at(err, l->layout,
@@ -973,6 +986,19 @@ int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
 static int resolve_virtual_stages(ts_workload *wl, ts_err *err) {
   const ts_workload_locs *l = &wl->locs;
   long v = wl->virtual_stages, m = ts_workload_microbatches(wl);
+  if (wl->schedule == TS_SCHED_ZB_V) { /* ScheduleZBVZeroBubble's */
+    if (v > 1)
+      return ts_err_at(err, l->virtual_stages,
+                       "zb-v holds two chunks a rank of its own (the V's way down and back up): "
+                       "virtual_stages must be 1, found %ld",
+                       v);
+    if (wl->zero_stage >= 2)
+      return ts_err_at(err, l->zero_stage,
+                       "zb-v runs each backward's weight gradients apart from it, while ZeRO-%d "
+                       "reduces gradients inside the backward pass: not modelled together",
+                       wl->zero_stage);
+    return 0;
+  }
   if (wl->schedule == TS_SCHED_DUALPIPE) { /* DualPipe.step's assertions */
     if (v > 1)
       return ts_err_at(err, l->virtual_stages,
@@ -1142,7 +1168,9 @@ double ts_workload_position_params(const ts_workload *wl) {
 
 double ts_workload_head_params(const ts_workload *wl) {
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
-  return ts_workload_norm_params(wl) + (wl->model.untied || wl->pp > 1 ? word : 0);
+  /* zb-v's V ends on the first rank, beside the embedding: one copy */
+  bool copy = wl->pp > 1 && wl->schedule != TS_SCHED_ZB_V;
+  return ts_workload_norm_params(wl) + (wl->model.untied || copy ? word : 0);
 }
 
 long ts_workload_padded_vocab(const ts_workload *wl) {
@@ -1155,7 +1183,8 @@ long ts_workload_microbatches(const ts_workload *wl) {
 }
 
 long ts_workload_chunks(const ts_workload *wl) {
-  return wl->schedule == TS_SCHED_DUALPIPE ? 2 : wl->virtual_stages;
+  return wl->schedule == TS_SCHED_DUALPIPE || wl->schedule == TS_SCHED_ZB_V ? 2
+                                                                            : wl->virtual_stages;
 }
 
 bool ts_workload_stage_has_embedding(const ts_workload *wl, long stage) {
@@ -1163,6 +1192,8 @@ bool ts_workload_stage_has_embedding(const ts_workload *wl, long stage) {
 }
 
 bool ts_workload_stage_has_head(const ts_workload *wl, long stage) {
+  if (wl->schedule == TS_SCHED_ZB_V) /* the V ends where it began */
+    return stage == 0;
   return stage == wl->pp - 1 || (wl->schedule == TS_SCHED_DUALPIPE && stage == 0);
 }
 
@@ -1174,6 +1205,8 @@ long ts_workload_vstage_layers(const ts_workload *wl, long vstage) {
     vstage = stage;
     v = 1;
   }
+  if (wl->schedule == TS_SCHED_ZB_V) /* an even split over the V's 2p stages */
+    return n / (2 * p);
   if (wl->n_layout_stages > 0)
     return wl->layout_layers[vstage];
   if (wl->account_embedding || wl->account_loss) {
@@ -1289,6 +1322,8 @@ long ts_workload_chunk_first_layer(const ts_workload *wl, long stage, long chunk
   long first = 0, vstage = chunk * wl->pp + stage;
   if (wl->schedule == TS_SCHED_DUALPIPE) /* the block's place in one copy of the model */
     vstage = chunk == 0 ? stage : wl->pp - 1 - stage;
+  if (wl->schedule == TS_SCHED_ZB_V) /* the V: down the ranks, then back up */
+    return (chunk == 0 ? stage : 2 * wl->pp - 1 - stage) * (wl->model.n_layers / (2 * wl->pp));
   for (long u = 0; u < vstage; u++)
     first += ts_workload_vstage_layers(wl, u);
   return first;

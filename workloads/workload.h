@@ -32,7 +32,8 @@ typedef enum ts_schedule_kind {
   TS_SCHED_1F1B,
   TS_SCHED_INTERLEAVED, /* 1F1B over virtual stages (Narayanan et al. SC'21, section 2.2) */
   TS_SCHED_ZB_H1, /* zero bubble H1: backward split into B and W (Qi et al., ICLR 2024) */
-  TS_SCHED_DUALPIPE /* DeepSeek-V3's bidirectional schedule (DeepSeek-AI 2024, section 3.2.1) */
+  TS_SCHED_DUALPIPE, /* DeepSeek-V3's bidirectional schedule (DeepSeek-AI 2024, section 3.2.1) */
+  TS_SCHED_ZB_V /* zero bubble V: two chunks a rank in a V (Qi et al., arXiv:2401.10241, 6) */
 } ts_schedule_kind;
 typedef enum ts_recompute {
   TS_RECOMPUTE_NONE,
@@ -247,10 +248,11 @@ long ts_workload_vstage_layers(const ts_workload *wl, long vstage);
 long ts_workload_stage_layers(const ts_workload *wl, long stage);
 /* Model chunks a pipeline rank holds: virtual_stages, or dualpipe's two (rank r holds block r
  * of the pipeline going forward and block p - 1 - r of the one going back: two copies of the
- * model over the pipeline). */
+ * model over the pipeline), or zb-v's two (rank r holds virtual stages r and 2p - 1 - r of one
+ * model: the pipeline runs down the ranks and back up). */
 long ts_workload_chunks(const ts_workload *wl);
 /* Whether pipeline stage `stage` holds the embedding / the final norm and output layer: the
- * first / the last, and under dualpipe both ends both. */
+ * first / the last; under dualpipe both ends both; under zb-v the first both. */
 bool ts_workload_stage_has_embedding(const ts_workload *wl, long stage);
 bool ts_workload_stage_has_head(const ts_workload *wl, long stage);
 /* Whether layer `layer` (of the whole model, from 0) has a mixture-of-experts MLP. */

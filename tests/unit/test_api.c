@@ -60,10 +60,10 @@ static void test_errors_as_fields(void **state) {
   const char *bad[] = {"run", "tests/data/bad/bad-enum.yaml"};
   assert_int_equal(chdir(TS_SOURCE_DIR), 0);
   assert_int_equal(ts_api_call(2, bad, &o), 2);
-  assert_string_equal(o.error,
-                      "tests/data/bad/bad-enum.yaml:16:13: error: key 'schedule': "
-                      "expected one of 'gpipe', '1f1b', 'interleaved', 'zb-h1', 'dualpipe', found "
-                      "'zero-bubble'");
+  assert_string_equal(
+      o.error, "tests/data/bad/bad-enum.yaml:16:13: error: key 'schedule': "
+               "expected one of 'gpipe', '1f1b', 'interleaved', 'zb-h1', 'dualpipe', 'zb-v', found "
+               "'zero-bubble'");
   assert_string_equal(o.error_file, "tests/data/bad/bad-enum.yaml");
   assert_int_equal(o.error_line, 16);
   assert_int_equal(o.error_col, 13);

@@ -198,6 +198,39 @@ static void test_dualpipe_order(void **state) {
   assert_string_equal(name, "F3c0+B1c1");
 }
 
+/* zb-v (PyTorch's ScheduleZBVZeroBubble): every rank runs each of its two chunks' m
+ * microbatches forward, input gradients and weight gradients in order, chunk 1's F of a
+ * microbatch after chunk 0's on the last rank (the V's turn, on one rank), all W's in; the
+ * first rank holds the embedding and the loss. */
+static void test_zbv_order(void **state) {
+  (void)state;
+  enum { P = 4, M = 10 };
+  long steps[3 * 2 * M];
+  for (long r = 0; r < P; r++) {
+    long n = ts_schedule_order(TS_SCHED_ZB_V, P, 2, r, M, steps);
+    assert_int_equal(n, 3 * 2 * M);
+    long f[2] = {0, 0}, b[2] = {0, 0}, w[2] = {0, 0};
+    for (long k = 0; k < n; k++) {
+      char pass = ts_schedule_step_pass(steps[k]);
+      long c = ts_schedule_step_chunk(steps[k], 2), micro = ts_schedule_step_micro(steps[k], 2);
+      long *count = pass == 'F' ? f : pass == 'B' ? b : w;
+      assert_int_equal(micro, count[c]++);
+      assert_true(w[c] <= b[c] && b[c] <= f[c]);
+      if (r == P - 1 && pass == 'F' && c == 1)
+        assert_true(f[0] > micro); /* the turn: chunk 0's forward first */
+    }
+    for (int c = 0; c < 2; c++)
+      assert_true(f[c] == M && b[c] == M && w[c] == M);
+  }
+  ts_workload wl = test_workload(16, 1024, 16, 512, 1000, 1, 4, 1, 16, 1);
+  wl.schedule = TS_SCHED_ZB_V;
+  assert_true(ts_workload_stage_has_embedding(&wl, 0) && ts_workload_stage_has_head(&wl, 0));
+  assert_false(ts_workload_stage_has_head(&wl, 3));
+  assert_int_equal(ts_workload_stage_layers(&wl, 3), 4);
+  assert_int_equal(ts_workload_chunk_first_layer(&wl, 3, 1), 4 * 2); /* virtual stage 4 of 8 */
+  assert_int_equal(ts_workload_chunk_first_layer(&wl, 0, 1), 14); /* the last, 7 */
+}
+
 /* zb-h1's B and W passes together hold exactly the backward pass's compute; W holds no
  * communication but the data-parallel buckets, B all the backward's tensor-parallel
  * collectives; memory: stage 0 as under 1F1B, later stages plus their deferred W's inputs. */
@@ -668,12 +701,17 @@ static void test_context_parallel(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_1f1b_order),        cmocka_unit_test(test_gpipe_order),
-      cmocka_unit_test(test_interleaved_order), cmocka_unit_test(test_zb_h1_order),
-      cmocka_unit_test(test_zb_h1_templates),   cmocka_unit_test(test_dualpipe_order),
-      cmocka_unit_test(test_templates),         cmocka_unit_test(test_data_parallel_streams),
-      cmocka_unit_test(test_tp_comm_overlap),   cmocka_unit_test(test_moe_events),
-      cmocka_unit_test(test_context_parallel)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
+                                     cmocka_unit_test(test_gpipe_order),
+                                     cmocka_unit_test(test_interleaved_order),
+                                     cmocka_unit_test(test_zb_h1_order),
+                                     cmocka_unit_test(test_zb_h1_templates),
+                                     cmocka_unit_test(test_dualpipe_order),
+                                     cmocka_unit_test(test_zbv_order),
+                                     cmocka_unit_test(test_templates),
+                                     cmocka_unit_test(test_data_parallel_streams),
+                                     cmocka_unit_test(test_tp_comm_overlap),
+                                     cmocka_unit_test(test_moe_events),
+                                     cmocka_unit_test(test_context_parallel)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
