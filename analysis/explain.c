@@ -386,8 +386,9 @@ static void propose(const analysis *an, ts_explain_loss *l) {
   case TS_EXPLAIN_BUBBLE:
     if (w->schedule == TS_SCHED_1F1B && w->zero_stage < 2)
       add_change(an, l,
-                 "zero-bubble H1: the weight gradients fill the drain, at 1F1B's activation "
-                 "memory and a little more for the deferred ones (Qi et al., ICLR 2024)",
+                 "zero-bubble H1: the weight gradients fill the drain (Qi et al., ICLR 2024); "
+                 "memory: 1F1B's and the deferred weight gradients' inputs, much more under "
+                 "full recomputation",
                  "--schedule zb-h1");
     if (w->schedule == TS_SCHED_1F1B && w->zero_stage < 2 && w->pp > 1 &&
         w->model.n_layers % (2 * p) == 0 && w->first_stage_layers == 0 &&

@@ -124,12 +124,14 @@ void ts_plot_memory(FILE *out, long n_stages, const ts_memory *stage_memory, dou
 
 /* ---- pipeline Gantt ---- */
 
-/* G_WGRAD: zb-h1's weight-gradient passes (W), apart from the backward's input gradients */
-enum gantt_kind { G_FORWARD, G_BACKWARD, G_RECOMPUTE, G_COMM, G_OPTIMIZER, G_WGRAD, G_KINDS };
-static const char *const gantt_names[G_KINDS] = {"forward",       "backward",  "recomputation",
-                                                 "communication", "optimizer", "weight gradients"};
-static const char *const gantt_colors[G_KINDS] = {"#4e79a7", "#59a14f", "#edc948",
-                                                  "#e15759", "#b07aa1", "#9c755f"};
+/* G_WGRAD: the zero-bubble schedules' weight-gradient passes (W), apart from the backward's
+ * input gradients; G_FB: dualpipe's steps of one microbatch's forward with another's backward */
+enum gantt_kind { G_FORWARD, G_BACKWARD, G_RECOMPUTE, G_COMM, G_OPTIMIZER, G_WGRAD, G_FB, G_KINDS };
+static const char *const gantt_names[G_KINDS] = {
+    "forward",   "backward",         "recomputation",        "communication",
+    "optimizer", "weight gradients", "forward with backward"};
+static const char *const gantt_colors[G_KINDS] = {"#4e79a7", "#59a14f", "#edc948", "#e15759",
+                                                  "#b07aa1", "#9c755f", "#76b7b2"};
 
 /* One row is rendered by pixel column, as trace viewers do: each column takes the kind that
  * filled most of its time, or stays empty (a bubble or a wait) when spans fill less than half
@@ -182,7 +184,7 @@ static void add_span(gantt_row *row, int kind, double t0_s, double t1_s, int blo
 static void add_event(gantt_row *row, const ts_event *ev, const ts_span *sp) {
   bool is_sync = sp->block >= row->n_blocks - 1;
   char step = is_sync ? 'B' : ts_schedule_step_pass(row->steps[sp->block]);
-  int pass = step == 'F' ? G_FORWARD : step == 'W' ? G_WGRAD : G_BACKWARD;
+  int pass = step == 'F' ? G_FORWARD : step == 'W' ? G_WGRAD : step == 'X' ? G_FB : G_BACKWARD;
   switch ((ts_event_kind)ev->kind) {
   case TS_EV_COMPUTE:
     add_span(row,
@@ -261,9 +263,11 @@ void ts_plot_gantt(FILE *out, const ts_workload *wl, const ts_job *job, const ts
                     false};
   ts_svg_open(out, WIDTH_PX, height, title);
   ts_svg_text(out, WIDTH_PX / 2.0, 18, "middle", "title", title);
-  for (int k = 0; k < G_KINDS; k++)
-    if (k != G_WGRAD || wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_DUALPIPE)
-      ts_svg_legend_item(out, LEFT_PX + k * 130.0, 40, gantt_colors[k], gantt_names[k]);
+  bool zero_bubble = wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_ZB_V ||
+                     wl->schedule == TS_SCHED_DUALPIPE;
+  for (int k = 0, shown = 0; k < G_KINDS; k++)
+    if ((k != G_WGRAD || zero_bubble) && (k != G_FB || wl->schedule == TS_SCHED_DUALPIPE))
+      ts_svg_legend_item(out, LEFT_PX + shown++ * 120.0, 40, gantt_colors[k], gantt_names[k]);
   double ticks[12];
   int n_ticks = ts_svg_ticks(0, sim->iteration_s, false, ticks, 9);
   ts_svg_axes(out, &f, ticks, n_ticks, NULL, 0, "seconds (gaps: pipeline bubbles and waits)", "");

@@ -21,6 +21,7 @@ cases=(
   "llama3-8b fp8|workloads/llama3-8b.yaml --platform platforms/dgx-h100.yaml --set training.fp8=hybrid|hybrid|-|-"
   "llama3-70b|workloads/llama3-70b.yaml --platform platforms/dgx-h100.yaml|hybrid|-|-"
   "llama3-405b, 8,192 GPUs|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml|hybrid|430 TFLOPS, 43% MFU|[Llama3] Table 4"
+  "llama3-405b, 8,192 GPUs, 2 virtual stages|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml --virtual-stages 2|hybrid|430 TFLOPS, 43% MFU|[Llama3] Table 4"
   "llama3-405b, 16,384 GPUs|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml --gpus 16384|hybrid|400 TFLOPS, 41% MFU|[Llama3] Table 4"
   "llama3-405b, 131k context, CP 16|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml --gpus 16384 --cp 16 --set model.seq_length=131072 --set training.global_batch_size=128|hybrid|380 TFLOPS, 38% MFU|[Llama3] Table 4"
   "mixtral-8x7b, 32 GPUs|workloads/mixtral-8x7b.yaml --platform platforms/dgx-h100.yaml|hybrid|468 TFLOPS (layout not given)|[MCore-MoE] v0.9"
@@ -86,39 +87,61 @@ the peak stage's GiB.
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 HEAD
   cat "$rows"
-  cat <<'TAIL'
-
+  # The closing remarks quote the table just made (so they cannot go stale).
+  python3 - "$rows" <<'PY'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    c = [x.strip() for x in line.strip().strip("|").split("|")]
+    rows[(c[0], c[2])] = {"it": float(c[3]), "tok": float(c[4]), "tflops": float(c[5]),
+                          "mfu": float(c[6].rstrip("%")), "causal": float(c[7].rstrip("%")),
+                          "mem": float(c[8]), "ep": float(c[9].rstrip("%")),
+                          "bubble": float(c[10].rstrip("%"))}
+l8, l8v, l16 = (rows[("llama3-405b, 8,192 GPUs", "hybrid")],
+                rows[("llama3-405b, 8,192 GPUs, 2 virtual stages", "hybrid")],
+                rows[("llama3-405b, 16,384 GPUs", "hybrid")])
+mx = rows[("mixtral-8x7b, 32 GPUs", "hybrid")]
+d256h, d256a = (rows[("deepseek-v3, 256 H800, EP 16", "hybrid")],
+                rows[("deepseek-v3, 256 H800, EP 16", "analytic")])
+dbf, dfp = rows[("deepseek-v3, 2,048 H800", "analytic")], rows[("deepseek-v3, 2,048 H800, fp8", "analytic")]
+f8, f8x = rows[("llama3-8b", "hybrid")], rows[("llama3-8b fp8", "hybrid")]
+causal = mx["causal"] / 100 * 989.4
+print(f"""
 ## What the comparisons say
 
-- **Llama 3 405B** misses Meta's 43% (8,192 GPUs) and 41% (16,384) by about half, and the
-  table shows where: the 1F1B bubble (a fifth of the iteration at 8,192 GPUs, 32
-  microbatches through 16 stages; 30% at 16,384, where the same batch leaves 16 per
-  pipeline) and full recomputation (a third more layer work). Meta ran its own interleaved schedule with a
-  tunable number of microbatches and one layer fewer on the first and last stages
-  ([Llama3] 3.3.2), and its memory allowed what trainsim's accounting says does not fit
-  with selective recomputation (81.7 GiB on stage 1 at 8,192 GPUs). Neither is modelled
-  here, so the gap is expected; nothing was tuned to close it. The 131k-token run with
-  CP 16 shows the ring's keys and values hidden under attention (cp_comm is under 1% of the
-  iteration): what remains is the same bubble and recomputation.
-- **Mixtral 8x7B**: the README's layout on 32 H100s predicts 476 TFLOPS a GPU in trainsim's
-  count, 457 counting the attention core's causal half as Megatron-Core does ("MFU,
-  causal" x 989.4), within 2.5% of MCore v0.9's 468 TFLOPS, whose layout and GPU count the
-  README does not give: a consistency check, not a validation of a known configuration.
-  Weak scaling to 512 GPUs (4 sequences a GPU) keeps the rate: the expert all-to-alls stay
-  inside a node (EP 8).
-- **DeepSeek-V3 shape**: the analytic estimate on 2,048 H800s in FP8 (1,607 tokens/s a GPU)
-  is near DeepSeek's 1,543, but for two reasons that pull apart: the analytic fidelity has
-  no contention, and at 256 GPUs (EP 16 over two nodes) the default fidelity's contention
-  makes the exposed all-to-alls 4 times longer and the iteration 1.46 times (the two 256-GPU
-  rows); DeepSeek's DualPipe hides most of the dispatch and combine under the other
-  microbatch's compute, which 1F1B here does not. The bf16 row is what the shape costs
-  without FP8 GEMMs. The 2,048-GPU point at the default fidelity is hundreds of millions of
-  flows (32 groups of 64 ranks, 6 all-to-alls a MoE layer and microbatch with
-  recomputation, 120 microbatches): its cost is the subject of issue 17's part 4.
-- **FP8** (Llama 3 8B): the measured H200 FP8 GEMM table (1,330-1,550 TFLOPS, against
-  660-790 in bf16) makes the step 1.27 times faster; the casts, the attention core and the
-  memory-bound kernels keep it from 2.
-TAIL
+- **Llama 3 405B** reaches {l8['mfu']:.1f}% MFU on 8,192 GPUs and {l16['mfu']:.1f}% on 16,384
+  against Meta's 43% and 41%, and the table shows where: the 1F1B bubble ({l8['bubble']:.0f}% of
+  the iteration at 8,192 GPUs, 32 microbatches through 16 stages; {l16['bubble']:.0f}% at 16,384,
+  where the same batch leaves 16 a pipeline) and full recomputation (a third more layer work).
+  Meta ran an interleaved schedule with a tunable number of microbatches and one layer fewer
+  on the first and last stages ([Llama3] 3.3.2): with 2 virtual stages (ASSUMED: the paper
+  does not give the count) and Megatron-Core's accounting, the bubble falls to
+  {l8v['bubble']:.0f}% and MFU rises to {l8v['mfu']:.1f}%. Selective recomputation does not fit
+  in trainsim's accounting (81.7 GiB on stage 1 at 8,192 GPUs), so the gap that remains is the
+  recomputation Meta's memory spared it, and the microbatch count; nothing was tuned to close
+  it. The 131k-token run with CP 16 shows the ring's keys and values hidden under attention:
+  what remains is the same bubble and recomputation.
+- **Mixtral 8x7B**: the README's layout on 32 H100s predicts {mx['tflops']:.0f} TFLOPS a GPU in
+  trainsim's count, {causal:.0f} counting the attention core's causal half as Megatron-Core
+  does ("MFU, causal" x 989.4), {100 * (causal / 468 - 1):+.1f}% against MCore v0.9's 468
+  TFLOPS, whose layout and GPU count the README does not give: a consistency check, not a
+  validation of a known configuration. Weak scaling to 512 GPUs keeps the rate: the expert
+  all-to-alls stay inside a node (EP 8).
+- **DeepSeek-V3 shape**, with DualPipe as DeepSeek trained it: on 2,048 H800s the analytic
+  estimate gives {dfp['tok']:.0f} tokens/s a GPU with FP8 GEMMs ({100 * (dfp['tok'] / 1543 - 1):+.0f}%
+  against DeepSeek's 1,543) and {dbf['tok']:.0f} in bf16. DualPipe leaves {dfp['ep']:.1f}% of the
+  iteration to exposed all-to-alls (1F1B exposes about 14%). What the estimate still lacks:
+  DeepSeek's recomputation of only RMSNorm and the MLA up-projections with FP8 activations
+  (trainsim's bf16 activations need full recomputation to fit in 80 GB: about a third more
+  layer work), DeepEP's node-limited dispatch (a token crosses the network once a node), and
+  the contention the analytic fidelity leaves out: at 256 GPUs (EP 16 over two nodes) the
+  default fidelity makes the iteration {d256h['it'] / d256a['it']:.2f} times the analytic one.
+  The 2,048-GPU point at the default fidelity is hundreds of millions of flows: its cost is
+  issue 33's.
+- **FP8** (Llama 3 8B): the measured H200 FP8 GEMM table makes the step
+  {f8['it'] / f8x['it']:.2f} times faster; the casts, the attention core and the memory-bound
+  kernels keep it from 2.""")
+PY
 } >"$page.tmp"
 mv "$page.tmp" "$page"
 echo "presets.sh: wrote $page" >&2
