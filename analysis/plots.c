@@ -265,9 +265,12 @@ void ts_plot_gantt(FILE *out, const ts_workload *wl, const ts_job *job, const ts
   ts_svg_text(out, WIDTH_PX / 2.0, 18, "middle", "title", title);
   bool zero_bubble = wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_ZB_V ||
                      wl->schedule == TS_SCHED_DUALPIPE;
-  for (int k = 0, shown = 0; k < G_KINDS; k++)
-    if ((k != G_WGRAD || zero_bubble) && (k != G_FB || wl->schedule == TS_SCHED_DUALPIPE))
-      ts_svg_legend_item(out, LEFT_PX + shown++ * 120.0, 40, gantt_colors[k], gantt_names[k]);
+  double legend_x = LEFT_PX; /* each item as wide as its label (about 7 px a character) */
+  for (int k = 0; k < G_KINDS; k++)
+    if ((k != G_WGRAD || zero_bubble) && (k != G_FB || wl->schedule == TS_SCHED_DUALPIPE)) {
+      ts_svg_legend_item(out, legend_x, 40, gantt_colors[k], gantt_names[k]);
+      legend_x += 34.0 + 7.0 * (double)strlen(gantt_names[k]);
+    }
   double ticks[12];
   int n_ticks = ts_svg_ticks(0, sim->iteration_s, false, ticks, 9);
   ts_svg_axes(out, &f, ticks, n_ticks, NULL, 0, "seconds (gaps: pipeline bubbles and waits)", "");

@@ -91,15 +91,26 @@ static const struct {
              {"qwen3_moe", QWEN_MOE}, {"deepseek_v2", DEEPSEEK}, {"deepseek_v3", DEEPSEEK}};
 enum { N_KNOWN = sizeof known / sizeof known[0] };
 
-/* The config being read, and where an error goes. */
+/* The config being read, where an error goes, and the keys asked for (the rest are listed in
+ * the output as not read). */
+#define CONFIG_MAX_ASKED 128
 typedef struct config {
   ts_doc *doc;
   int root;
   ts_err *err;
+  const char *asked[CONFIG_MAX_ASKED];
+  int n_asked;
 } config;
 
-/* A JSON null reads as absent. */
+/* A JSON null reads as absent. Marks the key as read: `present` is how every value is asked
+ * for. */
 static bool present(const config *c, const char *key) {
+  config *mark = (config *)c; /* the record of what was asked, not the config */
+  bool seen = false;
+  for (int i = 0; i < mark->n_asked && !seen; i++)
+    seen = strcmp(mark->asked[i], key) == 0;
+  if (!seen && mark->n_asked < CONFIG_MAX_ASKED)
+    mark->asked[mark->n_asked++] = key;
   int v = ts_doc_get(c->doc, c->root, key);
   const char *s = v != 0 ? ts_doc_scalar(c->doc, v) : NULL;
   return v != 0 && !(s != NULL && strcmp(s, "null") == 0);
@@ -225,6 +236,16 @@ static int write_model(const config *c, const char *type, family f, long seq, FI
     snprintf(context, sizeof context, "--seq-length (max_position_embeddings: %ld)", max_pos);
   emit(o, context, "seq_length: %ld", seq);
   emit(o, "vocab_size", "vocab_size: %ld", vocab);
+  /* every model type read here gates its MLP (gate_proj x up_proj); trainsim prices the gate
+   * as SwiGLU's, which the SiLU-family activations are */
+  const char *act = NULL;
+  if (get_string(c, "hidden_act", &act) != 0)
+    return -1;
+  if (act != NULL && strcmp(act, "silu") != 0 && strcmp(act, "swish") != 0)
+    return ts_err_at(c->err, ts_doc_loc(c->doc, ts_doc_get(c->doc, c->root, "hidden_act")),
+                     "key 'hidden_act': expected silu (the gated MLP trainsim prices as "
+                     "SwiGLU), found '%s'",
+                     act);
   emit(o, "gated MLP (hidden_act with up_proj)", "swiglu: true");
   emit(o, NULL, "normalization: RMSNorm");
   emit(o, NULL, "position_embedding_type: rope");
@@ -272,7 +293,8 @@ static int write_model(const config *c, const char *type, family f, long seq, FI
     }
     /* Qwen's layer i is sparse when (i + 1) % decoder_sparse_step == 0 and i is not one of
      * mlp_only_layers (transformers' Qwen2MoeDecoderLayer) */
-    int dense_list = ts_doc_get(c->doc, c->root, "mlp_only_layers");
+    int dense_list =
+        present(c, "mlp_only_layers") ? ts_doc_get(c->doc, c->root, "mlp_only_layers") : 0;
     for (long i = 0; i < layers; i++)
       moe[i] = step > 0 && (i + 1) % step == 0;
     if (dense_list != 0 && ts_doc_is_seq(c->doc, dense_list))
@@ -798,7 +820,7 @@ int ts_import_main(int argc, char **argv) {
             a.micro_batch, a.global_batch);
     return TS_ARGS_EXIT_INPUT;
   }
-  config c = {NULL, 0, &err};
+  config c = {.err = &err};
   if (ts_doc_load_file(path, &c.doc, &err) != 0) {
     ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
@@ -864,6 +886,23 @@ int ts_import_main(int argc, char **argv) {
     fprintf(o, "parallelism:\n");
     fprintf(o, "  tensor: 1\n");
     fprintf(o, "  pipeline: 1\n");
+    /* what trainsim did not read: listed, so that nothing passes silently */
+    char unread[2048] = "";
+    int key = 0, item = 0;
+    for (int i = 0; ts_doc_map_item(c.doc, c.root, i, &key, &item) == 0; i++) {
+      const char *name = ts_doc_scalar(c.doc, key);
+      bool asked = name == NULL;
+      for (int k = 0; k < c.n_asked && !asked; k++)
+        asked = strcmp(c.asked[k], name) == 0;
+      char clean[64];
+      if (!asked) {
+        ts_text_copy(clean, sizeof clean, name);
+        if (strlen(unread) + strlen(clean) + 2 < sizeof unread)
+          snprintf(unread + strlen(unread), sizeof unread - strlen(unread), " %s", clean);
+      }
+    }
+    if (unread[0] != '\0')
+      fprintf(o, "# not read (no bearing on the iteration, or not modelled):%s\n", unread);
   }
   if (o != NULL)
     fclose(o);
