@@ -136,10 +136,11 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
              info->n_ranks);
   fprintf(out,
           "layout: %s, %s, %ld microbatches of %ld per pipeline, "
-          "recompute %s, ZeRO-%d, fidelity %s%s, placement %s\n",
+          "recompute %s, ZeRO-%d%s, fidelity %s%s, placement %s\n",
           layout, schedule, ts_workload_microbatches(wl), wl->micro_batch,
-          ts_recompute_names[wl->recompute], wl->zero_stage, info->fidelity, actors,
-          info->placement);
+          ts_recompute_names[wl->recompute], wl->zero_stage,
+          wl->fsdp_keeps_weights ? " (FSDP keeping its weights through the iteration)" : "",
+          info->fidelity, actors, info->placement);
   char fusions[160];
   ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
   fprintf(out, "stack: %s, attention %s, fused kernels: %s; collectives %s\n",

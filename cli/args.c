@@ -321,10 +321,13 @@ const ts_flag ts_args_override_flags[] = {
      .offset = offsetof(ts_overrides, zero_stage),
      .set_offset = TS_FLAG_SET(ts_overrides, is_zero_stage_set),
      .choices = zero_stages,
-     .help = "0: all-reduce gradients; 1: shard optimizer states (reduce-scatter gradients, "
-             "all-gather weights); 2: shard gradients too, reduce-scattered every microbatch; 3: "
-             "shard weights too, all-gathered per layer in forward and backward with the next "
-             "layer prefetched (2 and 3 need --pp 1, as in DeepSpeed)"},
+     .help =
+         "0: all-reduce gradients; 1: shard optimizer states (reduce-scatter gradients, "
+         "all-gather weights); 2: shard gradients too, reduce-scattered every microbatch; 3: "
+         "shard weights too, all-gathered per layer in forward and backward with the next "
+         "layer prefetched (2 and 3 need --pp 1, as in DeepSpeed; FSDP with pipelines keeps its "
+         "weights through the iteration, as torchtitan runs it: "
+         "parallelism.reshard_after_forward)"},
     {.name = "--fsdp",
      .kind = TS_FLAG_CUSTOM,
      .parse = parse_fsdp,

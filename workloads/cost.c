@@ -593,7 +593,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
    * weights' all-gather, and in backward their gradients' reduce-scatter) and FSDP's work per
    * wrapped unit (a layer), taken as half in each pass (ASSUMED). */
   const ts_software *sw = &gpu->software;
-  bool zero3 = wl->zero_stage == 3 && ts_workload_dp_cp(wl) > 1;
+  bool zero3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
   double tp_calls = t > 1 ? (wl->sequence_parallel ? 4 : 2) : 0;
   double fsdp_s = zero3 && ts_framework_is_pytorch(wl->framework) ? gpu->fsdp_unit_s / 2 : 0;
   double launch_fwd_s = (tp_calls + zero3) * gpu->collective_launch_s + fsdp_s;
@@ -950,7 +950,7 @@ void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
   ts_cost_layer(wl, gpu, &l);
   ts_cost_moe(wl, gpu, &moe);
   ts_cost_edges(wl, gpu, &e);
-  double shard = wl->zero_stage >= 1 ? (double)ts_workload_dp_cp(wl) : 1.0;
+  double shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_dp_cp(wl) : 1.0;
   /* A MoE model's layer: its MoE MLP in place of the dense one. */
   bool is_moe = wl->model.n_experts > 0;
   ts_cost none = {0};
@@ -1049,6 +1049,13 @@ double ts_cost_layer_params(const ts_workload *wl) {
   const ts_model *m = &wl->model;
   return attention_params(m, wl->tp) + norm_params(m) +
          mlp_params(m, (double)m->ffn_hidden, wl->tp);
+}
+
+double ts_cost_bucket_bytes(const ts_workload *wl) {
+  if (!wl->fsdp_keeps_weights || wl->dp_bucket_bytes > 0)
+    return wl->dp_bucket_bytes;
+  double expert = 0;
+  return 4.0 * (ts_cost_layer_params_at(wl, 0, &expert) + expert);
 }
 
 double ts_cost_layer_params_at(const ts_workload *wl, long layer, double *expert) {

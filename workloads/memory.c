@@ -158,7 +158,7 @@ ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
   bool low = wl->precision != TS_PREC_FP32;
   bool deepspeed = (wl->framework == TS_FRAMEWORK_MEGATRON_DEEPSPEED ||
                     wl->framework == TS_FRAMEWORK_GPT_NEOX) &&
-                   (wl->zero_stage == 1 || wl->zero_stage == 2) && low;
+                   (ts_workload_zero(wl) == 1 || ts_workload_zero(wl) == 2) && low;
   if (deepspeed)
     return (ts_state_bytes){eb, eb, 16.0, true};
   return (ts_state_bytes){eb, 4.0, low ? 12.0 : 8.0, false};
@@ -169,10 +169,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double params = ts_cost_stage_params(wl, stage), expert = ts_cost_stage_expert_params(wl, stage);
   ts_state_bytes per = ts_memory_state_bytes(wl);
   /* The distributed optimizer shards the experts' states over expert data parallelism. */
-  double shard = wl->zero_stage >= 1 ? (double)ts_workload_dp_cp(wl) : 1.0;
-  double expert_shard = wl->zero_stage >= 1 ? (double)ts_workload_edp(wl) : 1.0;
+  double shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_dp_cp(wl) : 1.0;
+  double expert_shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_edp(wl) : 1.0;
   double elem = ts_cost_elem_bytes(wl->precision), d = (double)ts_workload_dp_cp(wl);
-  out->bytes[TS_MEM_WEIGHTS] = params * elem / (wl->zero_stage >= 3 ? d : 1.0);
+  out->bytes[TS_MEM_WEIGHTS] = params * elem / (ts_workload_zero(wl) >= 3 ? d : 1.0);
   if (wl->fp8 != TS_FP8_NONE) { /* Transformer Engine's FP8 copy of each layer weight and its
                                  * transpose (1 + 1 bytes; the embedding and output stay bf16) */
     double edges =
@@ -183,18 +183,18 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
         (ts_workload_stage_has_head(wl, stage) ? ts_workload_head_params(wl) : 0);
     out->bytes[TS_MEM_WEIGHTS] += 2.0 * (params - edges);
   }
-  out->bytes[TS_MEM_GRADIENTS] = params * per.gradient / (wl->zero_stage >= 2 ? d : 1.0);
+  out->bytes[TS_MEM_GRADIENTS] = params * per.gradient / (ts_workload_zero(wl) >= 2 ? d : 1.0);
   out->bytes[TS_MEM_OPTIMIZER] = ((params - expert) / shard + expert / expert_shard) * per.sharded;
   double layer = ts_cost_layer_params(wl),
          word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden;
   out->bytes[TS_MEM_BUFFERS] = 0;
   double embedding = word + ts_workload_position_params(wl);
-  if (wl->zero_stage == 3 && d > 1) /* the first gather carries the embedding too */
+  if (ts_workload_zero(wl) == 3 && d > 1) /* the first gather carries the embedding too */
     out->bytes[TS_MEM_BUFFERS] =
         elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);
   else if (per.is_deepspeed) /* its two reduction buckets (memory.h) */
     out->bytes[TS_MEM_BUFFERS] = 2.0 * deepspeed_bucket_elements * elem;
-  else if (wl->zero_stage == 2 && d > 1)
+  else if (ts_workload_zero(wl) == 2 && d > 1)
     out->bytes[TS_MEM_BUFFERS] = wl->dp_bucket_bytes > 0 && wl->dp_bucket_bytes < 4.0 * params
                                      ? wl->dp_bucket_bytes
                                      : 4.0 * params;

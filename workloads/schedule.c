@@ -869,7 +869,7 @@ static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int
     filled[1] += edp ? expert : 0;
     need[i] = -1;
     for (int k = 0; k < 2; k++) {
-      bool full = wl->dp_bucket_bytes > 0 && 4.0 * filled[k] >= wl->dp_bucket_bytes;
+      bool full = ts_cost_bucket_bytes(wl) > 0 && 4.0 * filled[k] >= ts_cost_bucket_bytes(wl);
       if (filled[k] > 0 && (i == pl.n_layers - 1 || full)) {
         post_to(t, TS_COLL_ALLGATHER, group[k], eb * filled[k]);
         for (long j = open_from[k]; j <= i; j++)
@@ -903,7 +903,7 @@ static void head_backward(tpl *t, const ts_workload *wl, const stage_costs *c) {
 static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
                              bool gather_params, tpl *t) {
   bool first = pl.is_first, last = pl.is_last,
-       sharded3 = wl->zero_stage == 3 && ts_workload_dp_cp(wl) > 1;
+       sharded3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
   bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers;
   int *need = gather_params ? ts_alloc((size_t)n, sizeof(int)) : NULL;
@@ -961,7 +961,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
 static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
                               grad_sync sync, tpl *t) {
   bool first = pl.is_first, last = pl.is_last,
-       sharded3 = wl->zero_stage == 3 && ts_workload_dp_cp(wl) > 1;
+       sharded3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
   bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers, top = pl.layer0 + n - 1;
   fetcher f = {0};
@@ -969,8 +969,8 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     fetch_plan(wl, pl, true, &f);
   double h = (double)wl->model.hidden;
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
-  ts_coll_op reduce = wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
-  double size = sync == GRADS_KEEP ? 0 : wl->dp_bucket_bytes;
+  ts_coll_op reduce = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
+  double size = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl);
   buckets bk = {size, 0, reduce, TS_GROUP_DP}, bk_expert = {size, 0, reduce, TS_GROUP_EDP};
   bool edp = ts_workload_edp(wl) > 1;
   if (!last && !pl.local_down)
@@ -1052,8 +1052,8 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
  * split_costs). */
 static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_place pl,
                            grad_sync sync, tpl *t) {
-  ts_coll_op reduce = wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
-  double size = sync == GRADS_KEEP ? 0 : wl->dp_bucket_bytes;
+  ts_coll_op reduce = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
+  double size = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl);
   buckets bk = {size, 0, reduce, TS_GROUP_DP}, bk_expert = {size, 0, reduce, TS_GROUP_EDP};
   bool edp = ts_workload_edp(wl) > 1;
   long top = pl.layer0 + pl.n_layers - 1;
@@ -1199,8 +1199,9 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   double all = ts_cost_stage_params(wl, stage), expert = ts_cost_stage_expert_params(wl, stage);
   double params = all - expert, edp = (double)ts_workload_edp(wl);
   double dp = (double)ts_workload_dp_cp(wl);
-  bool sharded = wl->zero_stage >= 1 && dp > 1, expert_sharded = wl->zero_stage >= 1 && edp > 1;
-  ts_coll_op reduce = wl->zero_stage >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
+  bool sharded = ts_workload_zero(wl) >= 1 && dp > 1,
+       expert_sharded = ts_workload_zero(wl) >= 1 && edp > 1;
+  ts_coll_op reduce = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
   at(t, TS_OP_GRAD_SYNC, -1);
   if (sync != GRADS_KEEP) {
     wait_posted(t, 0);
@@ -1220,7 +1221,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   compute(t, ts_cost_optimizer(wl, gpu, params / shard + expert / expert_shard), TS_CAT_OPTIMIZER);
   at(t, TS_OP_GRAD_SYNC, -1);
   double eb = ts_cost_elem_bytes(wl->precision);
-  if (wl->zero_stage < 3 && !wl->overlap_param_gather) {
+  if (ts_workload_zero(wl) < 3 && !ts_workload_gathers_params(wl)) {
     if (sharded)
       coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, eb * params, TS_CAT_DP);
     if (expert_sharded)
@@ -1353,15 +1354,15 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   long *ids = ts_alloc((size_t)n_blocks, sizeof(long));
   long *fwd = ts_alloc((size_t)v, sizeof(long)), *bwd = ts_alloc((size_t)v, sizeof(long));
   long *first_fwd = ts_alloc((size_t)v, sizeof(long));
-  bool gather_params = wl->overlap_param_gather && wl->zero_stage >= 1 &&
+  bool gather_params = ts_workload_gathers_params(wl) && ts_workload_zero(wl) >= 1 &&
                        (ts_workload_dp_cp(wl) > 1 || ts_workload_edp(wl) > 1);
   ts_block **stage_blocks = ts_alloc((size_t)wl->pp, sizeof(ts_block *));
   /* Which backward passes reduce gradients: ZeRO-2/3 every one; with buckets, the last of
    * each chunk (its gradients are final then); otherwise none (the epilogue does). */
-  grad_sync sync = ts_workload_dp_cp(wl) <= 1 ? GRADS_KEEP
-                   : wl->zero_stage >= 2      ? GRADS_EACH_MICROBATCH
-                   : wl->dp_bucket_bytes > 0  ? GRADS_BUCKETS
-                                              : GRADS_KEEP;
+  grad_sync sync = ts_workload_dp_cp(wl) <= 1     ? GRADS_KEEP
+                   : ts_workload_zero(wl) >= 2    ? GRADS_EACH_MICROBATCH
+                   : ts_cost_bucket_bytes(wl) > 0 ? GRADS_BUCKETS
+                                                  : GRADS_KEEP;
   long *last_bwd = ts_alloc((size_t)v, sizeof(long));
   /* zb-h1 and dualpipe: B steps run the backward without its weight gradients (syncing none),
    * W steps those; dualpipe's whole backwards, and its forward-with-backward steps, beside. */

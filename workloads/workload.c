@@ -102,6 +102,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "account_for_embedding_in_pipeline_split",
                                             "account_for_loss_in_pipeline_split",
                                             "pipeline_model_parallel_layout",
+                                            "reshard_after_forward",
                                             NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -603,6 +604,12 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
                           ts_doc_get(r->doc, p, "account_for_embedding_in_pipeline_split") != 0
                               ? "account_for_embedding_in_pipeline_split"
                               : "account_for_loss_in_pipeline_split");
+  int rc_reshard =
+      ts_doc_get_bool(r->doc, p, "reshard_after_forward", &wl->reshard_after_forward, r->err);
+  if (rc_reshard < 0)
+    return -1;
+  wl->is_reshard_set = rc_reshard == 1;
+  l->reshard = rc_reshard == 1 ? here(r, p, "reshard_after_forward") : l->zero_stage;
   const char *layout = NULL;
   int rc_layout = ts_doc_get_string(r->doc, p, "pipeline_model_parallel_layout", &layout, r->err);
   if (rc_layout < 0)
@@ -1109,7 +1116,27 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
   if (m->ffn_hidden % wl->tp != 0)
     return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide ffn_hidden_size (%ld)",
                      wl->tp, m->ffn_hidden);
-  if (wl->zero_stage >= 2 && wl->pp > 1)
+  if (!wl->is_reshard_set)
+    wl->reshard_after_forward = wl->pp == 1; /* torchtitan's default */
+  wl->fsdp_keeps_weights = wl->zero_stage == 3 && wl->is_fsdp && !wl->reshard_after_forward;
+  if (wl->is_reshard_set && !(wl->zero_stage == 3 && wl->is_fsdp))
+    return ts_err_at(err, l->reshard,
+                     "reshard_after_forward is FSDP's: it needs zero_stage 3 with FSDP (--fsdp, "
+                     "or framework pytorch)");
+  if (wl->fsdp_keeps_weights && wl->pp == 1)
+    return ts_err_at(err, l->reshard,
+                     "FSDP keeping its weights after the forward without pipeline parallelism is "
+                     "not modelled: reshard_after_forward true, or pipeline > 1");
+  if (wl->zero_stage == 3 && wl->is_fsdp && wl->pp > 1 && wl->reshard_after_forward)
+    return ts_err_at(err, l->reshard,
+                     "FSDP resharding after each forward with pipeline parallelism (a gather in "
+                     "every microbatch's forward and backward) is not modelled: "
+                     "reshard_after_forward false, torchtitan's default with pipelines");
+  if (wl->fsdp_keeps_weights && wl->dp_bucket_bytes > 0)
+    return ts_err_at(err, l->dp_bucket,
+                     "FSDP reduce-scatters a layer's gradients at a time: dp_bucket_size does not "
+                     "apply to it");
+  if (wl->zero_stage >= 2 && wl->pp > 1 && !wl->fsdp_keeps_weights)
     return ts_err_at(err, l->zero_stage,
                      "ZeRO-%d shards %s over data-parallel ranks, which DeepSpeed does not "
                      "support with pipeline parallelism (pipeline %ld); use ZeRO-1 or pipeline 1",
@@ -1180,6 +1207,14 @@ long ts_workload_padded_vocab(const ts_workload *wl) {
 
 long ts_workload_microbatches(const ts_workload *wl) {
   return wl->global_batch / (wl->micro_batch * wl->dp);
+}
+
+int ts_workload_zero(const ts_workload *wl) {
+  return wl->fsdp_keeps_weights ? 1 : wl->zero_stage;
+}
+
+bool ts_workload_gathers_params(const ts_workload *wl) {
+  return wl->overlap_param_gather || wl->fsdp_keeps_weights;
 }
 
 long ts_workload_chunks(const ts_workload *wl) {

@@ -101,6 +101,7 @@ typedef struct ts_workload_locs {
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
   ts_loc account_split; /* account_for_embedding/loss_in_pipeline_split */
   ts_loc layout; /* pipeline_model_parallel_layout */
+  ts_loc reshard; /* reshard_after_forward */
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp;
   ts_loc framework, attention, fusions, rccl_version, nccl_version; /* the stack's keys */
@@ -172,6 +173,10 @@ typedef struct ts_workload {
    * account_for_loss_in_pipeline_split: the embedding (the loss) counts as a layer in the split,
    * so the first (last) virtual stage holds one transformer layer fewer. */
   bool account_embedding, account_loss;
+  /* FSDP2's reshard_after_forward (torchtitan's name and default: false with pipeline
+   * parallelism, true without); fsdp_keeps_weights, set by resolve: FSDP with pipelines keeping
+   * its weights, played as ts_workload_zero and its helpers say. */
+  bool reshard_after_forward, is_reshard_set, fsdp_keeps_weights;
   /* Megatron-Core's pipeline_model_parallel_layout, as the transformer layers of each virtual
    * stage (index chunk x pipeline + stage, the layout's own order); n_layout_stages 0: none.
    * Its stages / pipeline is the virtual stages. */
@@ -246,6 +251,17 @@ long ts_workload_microbatches(const ts_workload *wl); /* per pipeline, per itera
 long ts_workload_vstage_layers(const ts_workload *wl, long vstage);
 /* Layers of pipeline stage `stage` (all its chunks). */
 long ts_workload_stage_layers(const ts_workload *wl, long stage);
+/* What the run plays of data parallelism. FSDP2 with pipeline parallelism as torchtitan runs
+ * it (reshard_after_forward false; torch.distributed.pipelining keeps the weights after each
+ * backward and syncs gradients at the last one) gathers each layer's weights at the first
+ * microbatch's forward, keeps them, accumulates its gradients unsharded and reduce-scatters
+ * them at the last backward, the optimizer sharded: Megatron's distributed optimizer (ZeRO-1)
+ * with the weights' all-gather under the first forward and a gradient bucket a layer, which is
+ * how it is played (cost.h's ts_cost_bucket_bytes the bucket). Otherwise: zero_stage and
+ * overlap_param_gather. */
+int ts_workload_zero(const ts_workload *wl);
+bool ts_workload_gathers_params(const ts_workload *wl);
+
 /* Model chunks a pipeline rank holds: virtual_stages, or dualpipe's two (rank r holds block r
  * of the pipeline going forward and block p - 1 - r of the one going back: two copies of the
  * model over the pipeline), or zb-v's two (rank r holds virtual stages r and 2p - 1 - r of one
