@@ -402,11 +402,8 @@ static void build_pipeline(ts_job *job) {
   }
 }
 
-/* dualpipe over PIPE_P ranks: chunk 0 of rank s is stage s of the pipeline going forward,
- * chunk 1 stage PIPE_P - 1 - s of the one coming back; a forward takes T_F, a whole backward
- * T_B, its input gradients T_B - T_W and its weight gradients T_W; a forward-with-backward step
- * both, one after the other (no all-to-all to hide). */
-static void build_dualpipe(ts_job *job) {
+/* PIPE_P ranks in a line, messages flowing both ways as soon as sent (dualpipe, zb-v). */
+static void chain(ts_job *job) {
   ts_job_init(job, PIPE_P);
   job->is_pipeline_wrapped = true;
   for (long s = 0; s < PIPE_P; s++) {
@@ -414,6 +411,16 @@ static void build_dualpipe(ts_job *job) {
       job->rank_peer[s * TS_PEERS + TS_PEER_PREV] = s - 1;
     if (s < PIPE_P - 1)
       job->rank_peer[s * TS_PEERS + TS_PEER_NEXT] = s + 1;
+  }
+}
+
+/* dualpipe over PIPE_P ranks: chunk 0 of rank s is stage s of the pipeline going forward,
+ * chunk 1 stage PIPE_P - 1 - s of the one coming back; a forward takes T_F, a whole backward
+ * T_B, its input gradients T_B - T_W and its weight gradients T_W; a forward-with-backward step
+ * both, one after the other (no all-to-all to hide). */
+static void build_dualpipe(ts_job *job) {
+  chain(job);
+  for (long s = 0; s < PIPE_P; s++) {
     long fwd[2], bwd[2], bin[2], fb[2];
     ts_event f[2][3], b[2][3], bi[2][3];
     int nf[2] = {0, 0}, nb[2] = {0, 0};
@@ -479,13 +486,8 @@ static void build_dualpipe(ts_job *job) {
  * chunk's forward, input gradients and weight gradients take T_V. */
 #define T_V 0.001
 static void build_zbv(ts_job *job) {
-  ts_job_init(job, PIPE_P);
-  job->is_pipeline_wrapped = true;
+  chain(job);
   for (long s = 0; s < PIPE_P; s++) {
-    if (s > 0)
-      job->rank_peer[s * TS_PEERS + TS_PEER_PREV] = s - 1;
-    if (s < PIPE_P - 1)
-      job->rank_peer[s * TS_PEERS + TS_PEER_NEXT] = s + 1;
     long fwd[2], bin[2];
     for (int c = 0; c < 2; c++) {
       bool first = c == 0 && s == 0, last = c == 1 && s == 0;

@@ -12,6 +12,18 @@
 #include "../../workloads/schedule.h"
 #include "fixtures.h"
 
+/* A GPU priced by the roofline alone (no kernel table): 100 TFLOPS, 1 TB/s, GEMMs at peak. */
+static ts_gpu plain_gpu(void) {
+  ts_gpu g;
+  memset(&g, 0, sizeof g);
+  g.peak_flops_per_s[TS_PREC_BF16] = 1e14;
+  g.hbm_Bps = 1e12;
+  g.gemm_ceiling = 1;
+  g.gemm_tile_m = g.gemm_tile_n = 128;
+  g.n_compute_units = 100;
+  return g;
+}
+
 static void test_1f1b_order(void **state) {
   (void)state;
   long steps[16];
@@ -236,13 +248,7 @@ static void test_zbv_order(void **state) {
  * collectives; memory: stage 0 as under 1F1B, later stages plus their deferred W's inputs. */
 static void test_zb_h1_templates(void **state) {
   (void)state;
-  ts_gpu g;
-  memset(&g, 0, sizeof g);
-  g.peak_flops_per_s[TS_PREC_BF16] = 1e14;
-  g.hbm_Bps = 1e12;
-  g.gemm_ceiling = 1;
-  g.gemm_tile_m = g.gemm_tile_n = 128;
-  g.n_compute_units = 100;
+  ts_gpu g = plain_gpu();
   ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 2, 4, 2, 16, 1);
   wl.dp_bucket_bytes = 40e6;
   wl.zero_stage = 1;
@@ -312,13 +318,7 @@ static void test_zb_h1_templates(void **state) {
  * with a bucket a layer. */
 static void test_fsdp_with_pipelines(void **state) {
   (void)state;
-  ts_gpu g;
-  memset(&g, 0, sizeof g);
-  g.peak_flops_per_s[TS_PREC_BF16] = 1e14;
-  g.hbm_Bps = 1e12;
-  g.gemm_ceiling = 1;
-  g.gemm_tile_m = g.gemm_tile_n = 128;
-  g.n_compute_units = 100;
+  ts_gpu g = plain_gpu();
   ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 2, 4, 32, 1);
   ts_overrides fsdp = {.zero_stage = 3, .is_zero_stage_set = true, .is_fsdp = true};
   ts_err err = {0};
@@ -372,13 +372,7 @@ static void test_fsdp_with_pipelines(void **state) {
 
 static void test_templates(void **state) {
   (void)state;
-  ts_gpu g;
-  memset(&g, 0, sizeof g);
-  g.peak_flops_per_s[TS_PREC_BF16] = 1e14;
-  g.hbm_Bps = 1e12;
-  g.gemm_ceiling = 1;
-  g.gemm_tile_m = g.gemm_tile_n = 128;
-  g.n_compute_units = 100;
+  ts_gpu g = plain_gpu();
   ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 2, 4, 2, 16, 1);
   wl.recompute = TS_RECOMPUTE_FULL;
   wl.zero_stage = 1;
