@@ -249,9 +249,11 @@ static const char *key_path(ts_doc *doc, int node) {
   if (doc->node_key[node - 1] == NULL) {
     char path[512] = "", step[160];
     for (int at = node, up; (up = parent_of(doc, at, step, sizeof step)) != 0; at = up) {
-      char longer[sizeof path];
-      snprintf(longer, sizeof longer, "%s%s", step, path);
-      ts_text_copy(path, sizeof path, longer);
+      size_t n_step = strlen(step), n_path = strlen(path);
+      if (n_step + n_path >= sizeof path)
+        return NULL; /* deeper than any file of ours: no key */
+      memmove(path + n_step, path, n_path + 1); /* the step in front */
+      memcpy(path, step, n_step);
     }
     if (path[0] == '\0')
       return NULL;
