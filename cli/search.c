@@ -95,7 +95,8 @@ const ts_command ts_search_command = {
     .description =
         "Searches the layouts of N GPUs for the fastest iteration of WORKLOAD's model and batch:\n"
         "tensor parallelism inside a node or across up to 4 nodes, pipeline parallelism, data\n"
-        "parallelism, micro-batch 1, 2 or 4, virtual stages 1 or 2, recomputation none /\n"
+        "parallelism, micro-batch 1, 2 or 4, the schedules 1F1B, interleaved (2 virtual stages),\n"
+        "zb-h1, zb-v and dualpipe where a pipeline allows them, recomputation none /\n"
         "selective / full, ZeRO 0 or 1 (2 and 3 without a pipeline), sequence parallelism off or\n"
         "on; context parallelism 2-16 for 8k+ sequences; expert parallelism for a MoE model.\n"
         "Candidates that break a rule or do not fit in memory are counted by reason; the others\n"
@@ -136,7 +137,7 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
 
 enum reject { REJECT_RULE, REJECT_MEMORY, REJECT_EVENTS, REJECT_COUNT };
 static const char *const reject_names[] = {"break a layout rule (divisibility, ZeRO-2/3 with "
-                                           "a pipeline, interleaving)",
+                                           "a pipeline, what a schedule needs)",
                                            "do not fit in memory", "have too many events"};
 
 /* The analytic iteration of wl on pf, its breakdown and fractions of peak. Only one pipeline
@@ -221,9 +222,10 @@ static void describe(const ts_workload *wl, char *out, size_t size) {
     snprintf(cp, sizeof cp, " CP%ld", wl->cp);
   if (wl->model.n_experts > 0)
     snprintf(ep, sizeof ep, " EP%ld", wl->ep);
-  snprintf(out, size, "TP%ld%s PP%ld DP%ld%s mbs %ld v %ld %s ZeRO-%d%s", wl->tp, cp, wl->pp,
-           wl->dp, ep, wl->micro_batch, wl->virtual_stages, ts_recompute_names[wl->recompute],
-           wl->zero_stage, wl->sequence_parallel ? " SP" : "");
+  snprintf(out, size, "TP%ld%s PP%ld DP%ld%s mbs %ld %s%s %s ZeRO-%d%s", wl->tp, cp, wl->pp, wl->dp,
+           ep, wl->micro_batch, ts_schedule_names[wl->schedule],
+           wl->virtual_stages > 1 ? " v 2" : "", ts_recompute_names[wl->recompute], wl->zero_stage,
+           wl->sequence_parallel ? " SP" : "");
 }
 
 typedef struct csv_ctx {
@@ -237,7 +239,8 @@ typedef struct csv_ctx {
  * estimate that ranked it. */
 static void write_csv(FILE *f, const void *ctx) {
   const csv_ctx *x = ctx;
-  fputs("tp,pp,dp,micro_batch,virtual_stages,recompute,zero_stage,sequence_parallel,context,"
+  fputs("tp,pp,dp,micro_batch,virtual_stages,schedule,recompute,zero_stage,sequence_parallel,"
+        "context,"
         "expert,peak_memory_gib,fidelity,iteration_s,mfu_percent,megatron_percent,"
         "analytic_iteration_s,analytic_mfu_percent,analytic_megatron_percent\n",
         f);
@@ -246,9 +249,10 @@ static void write_csv(FILE *f, const void *ctx) {
     const ts_workload *w = &c->wl;
     bool simulated = c->simulated_s > 0;
     fprintf(
-        f, "%ld,%ld,%ld,%ld,%ld,%s,%d,%d,%ld,%ld,%.17g,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
-        w->tp, w->pp, w->dp, w->micro_batch, w->virtual_stages, ts_recompute_names[w->recompute],
-        w->zero_stage, w->sequence_parallel, w->cp, w->ep, c->peak_bytes / 1073741824.0,
+        f, "%ld,%ld,%ld,%ld,%ld,%s,%s,%d,%d,%ld,%ld,%.17g,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
+        w->tp, w->pp, w->dp, w->micro_batch, w->virtual_stages, ts_schedule_names[w->schedule],
+        ts_recompute_names[w->recompute], w->zero_stage, w->sequence_parallel, w->cp, w->ep,
+        c->peak_bytes / 1073741824.0,
         ts_fidelity_names[simulated ? x->fidelity : TS_FIDELITY_ANALYTIC],
         simulated ? c->simulated_s : c->analytic_s, 100 * (simulated ? c->simulated_mfu : c->mfu),
         100 * (simulated ? c->simulated_fraction : c->megatron_fraction), c->analytic_s,

@@ -48,33 +48,40 @@ void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, do
           if ((gpus_per_node % tp != 0 && tp % gpus_per_node != 0) || gpus % (tp * pp * cp) != 0 ||
               base->model.n_layers % pp != 0 || ep > gpus / pp)
             continue;
+          /* 1F1B and its interleaved form (2 virtual stages), and with a pipeline the zero-bubble
+           * schedules and DualPipe */
+          static const ts_schedule_kind schedules[] = {TS_SCHED_1F1B, TS_SCHED_INTERLEAVED,
+                                                       TS_SCHED_ZB_H1, TS_SCHED_ZB_V,
+                                                       TS_SCHED_DUALPIPE};
           for (int mi = 0; mi < 3; mi++)
-            for (long v = 1; v <= 2; v++)
+            for (int si = 0; si < (pp > 1 ? 5 : 1); si++)
               for (int rec = 0; rec < 3; rec++)
                 for (int zero = 0; zero <= 3; zero++)
                   for (int sp = 0; sp <= (tp > 1); sp++) {
                     ts_workload wl = *base;
-                    ts_overrides ov = {.gpus = gpus,
-                                       .is_gpus_set = true,
-                                       .tp = tp,
-                                       .is_tp_set = true,
-                                       .pp = pp,
-                                       .is_pp_set = true,
-                                       .cp = cp,
-                                       .is_cp_set = true,
-                                       .ep = ep,
-                                       .is_ep_set = base->model.n_experts > 0,
-                                       .micro_batch = mbs_choices[mi],
-                                       .is_micro_batch_set = true,
-                                       .virtual_stages = v,
-                                       .is_virtual_stages_set = true,
-                                       .recompute = (ts_recompute)rec,
-                                       .is_recompute_set = true,
-                                       .zero_stage = zero,
-                                       .is_zero_stage_set = true,
-                                       .schedule = TS_SCHED_1F1B,
-                                       .is_schedule_set = true,
-                                       .is_sequence_parallel_set = sp};
+                    ts_overrides ov = {
+                        .gpus = gpus,
+                        .is_gpus_set = true,
+                        .tp = tp,
+                        .is_tp_set = true,
+                        .pp = pp,
+                        .is_pp_set = true,
+                        .cp = cp,
+                        .is_cp_set = true,
+                        .ep = ep,
+                        .is_ep_set = base->model.n_experts > 0,
+                        .micro_batch = mbs_choices[mi],
+                        .is_micro_batch_set = true,
+                        .virtual_stages = schedules[si] == TS_SCHED_INTERLEAVED ? 2 : 1,
+                        .is_virtual_stages_set = true,
+                        .recompute = (ts_recompute)rec,
+                        .is_recompute_set = true,
+                        .zero_stage = zero,
+                        .is_zero_stage_set = true,
+                        .schedule =
+                            schedules[si] == TS_SCHED_INTERLEAVED ? TS_SCHED_1F1B : schedules[si],
+                        .is_schedule_set = true,
+                        .is_sequence_parallel_set = sp};
                     wl.sequence_parallel = false;
                     wl.first_stage_layers = wl.last_stage_layers = 0;
                     s.tried++;

@@ -4,7 +4,8 @@
  * pipeline parallelism dividing the layers; context parallelism none, or 2 to 16 ranks for
  * sequences of 8k tokens or more (Megatron-Core's MoE guide: CP from 8k); expert parallelism for
  * a MoE model, every power of two dividing the experts and their count; micro-batch 1, 2 or 4;
- * virtual stages 1 or 2; recomputation none, selective or full; ZeRO 0 to 3 (2 and 3 only
+ * with a pipeline 1F1B, interleaved over 2 virtual stages, zb-h1, zb-v or dualpipe (each where
+ * its rules allow); recomputation none, selective or full; ZeRO 0 to 3 (2 and 3 only
  * without a pipeline, as DeepSpeed); sequence parallelism off or on where TP > 1. Data
  * parallelism follows. A layout that breaks a rule of ts_workload_resolve, or whose fullest GPU
  * exceeds HBM, is counted by reason and left out. Pure enumeration: the estimates and the

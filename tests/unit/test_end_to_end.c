@@ -1031,9 +1031,10 @@ static void test_search(void **state) {
   for (char *line = strchr(csv, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
     double est = 0, gib = 0, t = 0, mfu = 0, megatron = 0, est_mfu = 0, est_megatron = 0;
     char fidelity[16] = "";
-    int got = sscanf(
-        line, "%*d,%*d,%*d,%*d,%*d,%*[a-z],%*d,%*d,%*d,%*d,%lf,%15[a-z],%lf,%lf,%lf,%lf,%lf,%lf",
-        &gib, fidelity, &t, &mfu, &megatron, &est, &est_mfu, &est_megatron);
+    int got = sscanf(line,
+                     "%*d,%*d,%*d,%*d,%*d,%*[a-z0-9-],%*[a-z],%*d,%*d,%*d,%*d,%lf,%15[a-z],%lf,%lf,"
+                     "%lf,%lf,%lf,%lf",
+                     &gib, fidelity, &t, &mfu, &megatron, &est, &est_mfu, &est_megatron);
     assert_int_equal(got, 8);
     assert_true(est >= prev && gib <= 64.0);
     assert_true(mfu > 0 && megatron > 0 && est_mfu > 0 && est_megatron > 0);
@@ -1076,7 +1077,8 @@ static void test_search_expert_context(void **state) {
   long max_cp = 0, max_ep = 0;
   for (char *line = strchr(csv, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
     long cp = 0, ep = 0;
-    assert_int_equal(sscanf(line, "%*d,%*d,%*d,%*d,%*d,%*[a-z],%*d,%*d,%ld,%ld", &cp, &ep), 2);
+    assert_int_equal(
+        sscanf(line, "%*d,%*d,%*d,%*d,%*d,%*[a-z0-9-],%*[a-z],%*d,%*d,%ld,%ld", &cp, &ep), 2);
     max_cp = cp > max_cp ? cp : max_cp;
     max_ep = ep > max_ep ? ep : max_ep;
   }
