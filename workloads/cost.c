@@ -950,7 +950,7 @@ void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,
   ts_cost_layer(wl, gpu, &l);
   ts_cost_moe(wl, gpu, &moe);
   ts_cost_edges(wl, gpu, &e);
-  double shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_dp_cp(wl) : 1.0;
+  double shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_shard_ranks(wl) : 1.0;
   /* A MoE model's layer: its MoE MLP in place of the dense one. */
   bool is_moe = wl->model.n_experts > 0;
   ts_cost none = {0};

@@ -169,9 +169,9 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double params = ts_cost_stage_params(wl, stage), expert = ts_cost_stage_expert_params(wl, stage);
   ts_state_bytes per = ts_memory_state_bytes(wl);
   /* The distributed optimizer shards the experts' states over expert data parallelism. */
-  double shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_dp_cp(wl) : 1.0;
+  double shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_shard_ranks(wl) : 1.0;
   double expert_shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_edp(wl) : 1.0;
-  double elem = ts_cost_elem_bytes(wl->precision), d = (double)ts_workload_dp_cp(wl);
+  double elem = ts_cost_elem_bytes(wl->precision), d = (double)ts_workload_shard_ranks(wl);
   out->bytes[TS_MEM_WEIGHTS] = params * elem / (ts_workload_zero(wl) >= 3 ? d : 1.0);
   if (wl->fp8 != TS_FP8_NONE) { /* Transformer Engine's FP8 copy of each layer weight and its
                                  * transpose (1 + 1 bytes; the embedding and output stay bf16) */

@@ -693,6 +693,16 @@ static void post(tpl *t, ts_coll_op op, double bytes) {
   post_to(t, op, TS_GROUP_DP, bytes);
 }
 
+/* Gradients of `bytes` reduce-scattered over the data-parallel group and, under HSDP, their
+ * shard all-reduced over the replicas (FSDP2's HSDP reduction). Returns the posts made. */
+static int post_reduction(tpl *t, const ts_workload *wl, double bytes) {
+  post(t, TS_COLL_REDUCE_SCATTER, bytes);
+  if (!ts_workload_is_hsdp(wl) || bytes <= 0)
+    return 1;
+  post_to(t, TS_COLL_ALLREDUCE, TS_GROUP_DP_REPLICATE, bytes / (double)ts_workload_shard_ranks(wl));
+  return 2;
+}
+
 /* Waits until at most `keep` posted collectives are unfinished; the wait is exposed dp time. */
 static void wait_posted(tpl *t, int keep) {
   ts_event e = {.kind = TS_EV_WAIT,
@@ -720,12 +730,21 @@ typedef struct buckets {
   ts_coll_op op;
   ts_group_kind group; /* data parallel, or expert data parallel (Megatron-Core buckets the
                         * experts' gradients apart) */
+  double replicate_shards; /* > 1: HSDP's shard ranks, whose shards the replicas all-reduce */
 } buckets;
+
+/* A full bucket's reduction: over its group and, for the data-parallel one under HSDP, the
+ * replicas' all-reduce of its shard. */
+static void bucket_post(tpl *t, const buckets *bk) {
+  post_to(t, bk->op, bk->group, bk->filled_bytes);
+  if (bk->replicate_shards > 1)
+    post_to(t, TS_COLL_ALLREDUCE, TS_GROUP_DP_REPLICATE, bk->filled_bytes / bk->replicate_shards);
+}
 
 static void bucket_add(tpl *t, buckets *bk, double params) {
   bk->filled_bytes += 4.0 * params;
   if (bk->size_bytes > 0 && bk->filled_bytes >= bk->size_bytes) {
-    post_to(t, bk->op, bk->group, bk->filled_bytes);
+    bucket_post(t, bk);
     bk->filled_bytes = 0;
   }
 }
@@ -734,7 +753,7 @@ static void bucket_add(tpl *t, buckets *bk, double params) {
  * reduce-scatter per pass) run in place. */
 static void bucket_flush(tpl *t, buckets *bk) {
   if (bk->filled_bytes > 0 && bk->size_bytes > 0)
-    post_to(t, bk->op, bk->group, bk->filled_bytes);
+    bucket_post(t, bk);
   else if (bk->filled_bytes > 0)
     coll(t, bk->op, bk->group, bk->filled_bytes, TS_CAT_DP);
   bk->filled_bytes = 0;
@@ -971,7 +990,8 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
   ts_coll_op reduce = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
   double size = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl);
-  buckets bk = {size, 0, reduce, TS_GROUP_DP}, bk_expert = {size, 0, reduce, TS_GROUP_EDP};
+  double hsdp = ts_workload_is_hsdp(wl) ? (double)ts_workload_shard_ranks(wl) : 0;
+  buckets bk = {size, 0, reduce, TS_GROUP_DP, hsdp}, bk_expert = {size, 0, reduce, TS_GROUP_EDP, 0};
   bool edp = ts_workload_edp(wl) > 1;
   if (!last && !pl.local_down)
     p2p_recv(t, c, pl.down);
@@ -983,14 +1003,14 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     head_backward(t, wl, c);
     at(t, TS_OP_GRAD_SYNC, -1);
     if (sharded3)
-      post(t, TS_COLL_REDUCE_SCATTER, 4.0 * ts_workload_head_params(wl));
+      post_reduction(t, wl, 4.0 * ts_workload_head_params(wl));
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, ts_workload_head_params(wl));
   }
   for (long l = top; l >= pl.layer0; l--) {
     if (zero3) { /* this layer's weights; the next layer's gradients were posted after them */
       at(t, TS_OP_GRAD_SYNC, l);
-      wait_posted(t, l == top ? 0 : 1);
+      wait_posted(t, l == top ? 0 : ts_workload_is_hsdp(wl) ? 2 : 1);
       if (l > pl.layer0)
         post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, l - 1 - pl.layer0, n));
     }
@@ -1015,7 +1035,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     layer_backward(t, wl, c, l, moe);
     at(t, TS_OP_GRAD_SYNC, l);
     if (sharded3) {
-      post(t, TS_COLL_REDUCE_SCATTER, 4.0 * params);
+      post_reduction(t, wl, 4.0 * params);
     } else if (sync != GRADS_KEEP) {
       bucket_add(t, &bk, params);
       if (edp)
@@ -1030,7 +1050,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     at(t, TS_OP_GRAD_SYNC, -1);
     double embedding = word + ts_workload_position_params(wl);
     if (sharded3)
-      post(t, TS_COLL_REDUCE_SCATTER, 4.0 * embedding);
+      post_reduction(t, wl, 4.0 * embedding);
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, embedding);
   } else if (!pl.local_up) {
@@ -1054,7 +1074,8 @@ static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_pl
                            grad_sync sync, tpl *t) {
   ts_coll_op reduce = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
   double size = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl);
-  buckets bk = {size, 0, reduce, TS_GROUP_DP}, bk_expert = {size, 0, reduce, TS_GROUP_EDP};
+  double hsdp = ts_workload_is_hsdp(wl) ? (double)ts_workload_shard_ranks(wl) : 0;
+  buckets bk = {size, 0, reduce, TS_GROUP_DP, hsdp}, bk_expert = {size, 0, reduce, TS_GROUP_EDP, 0};
   bool edp = ts_workload_edp(wl) > 1;
   long top = pl.layer0 + pl.n_layers - 1;
   if (pl.is_last && pl.n_layers == 0) {
@@ -1198,7 +1219,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   /* The experts' parameters are reduced, sharded and gathered over expert data parallelism. */
   double all = ts_cost_stage_params(wl, stage), expert = ts_cost_stage_expert_params(wl, stage);
   double params = all - expert, edp = (double)ts_workload_edp(wl);
-  double dp = (double)ts_workload_dp_cp(wl);
+  double dp = (double)ts_workload_dp_cp(wl), shard_ranks = (double)ts_workload_shard_ranks(wl);
   bool sharded = ts_workload_zero(wl) >= 1 && dp > 1,
        expert_sharded = ts_workload_zero(wl) >= 1 && edp > 1;
   ts_coll_op reduce = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
@@ -1216,7 +1237,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
   }
-  double shard = sharded ? dp : 1.0, expert_shard = expert_sharded ? edp : 1.0;
+  double shard = sharded ? shard_ranks : 1.0, expert_shard = expert_sharded ? edp : 1.0;
   at(t, TS_OP_OPTIMIZER, -1);
   compute(t, ts_cost_optimizer(wl, gpu, params / shard + expert / expert_shard), TS_CAT_OPTIMIZER);
   at(t, TS_OP_GRAD_SYNC, -1);
@@ -1275,14 +1296,28 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
       for (long tp = 0; tp < wl->tp; tp++)
         job->rank_group[members[tp] * TS_GROUP_KINDS + TS_GROUP_TP] = g;
     }
+  /* HSDP: the data-parallel group is one shard group (consecutive data-parallel coordinates,
+   * a replica's context-parallel ranks together), and the ranks at the same place in every
+   * shard group replicate one shard */
+  long n_shard = ts_workload_shard_ranks(wl), n_replica = n_dp / n_shard;
   for (long pp = 0; pp < wl->pp; pp++)
-    for (long tp = 0; tp < wl->tp; tp++) {
-      for (long dp = 0; dp < n_dp; dp++)
-        members[dp] = ts_layout_rank(wl, (ts_coords){tp, dp, pp});
-      long g = ts_job_add_group(job, members, (int)n_dp);
-      for (long dp = 0; dp < n_dp; dp++)
-        job->rank_group[members[dp] * TS_GROUP_KINDS + TS_GROUP_DP] = g;
-    }
+    for (long tp = 0; tp < wl->tp; tp++)
+      for (long r = 0; r < n_replica; r++) {
+        for (long k = 0; k < n_shard; k++)
+          members[k] = ts_layout_rank(wl, (ts_coords){tp, r * n_shard + k, pp});
+        long g = ts_job_add_group(job, members, (int)n_shard);
+        for (long k = 0; k < n_shard; k++)
+          job->rank_group[members[k] * TS_GROUP_KINDS + TS_GROUP_DP] = g;
+      }
+  for (long pp = 0; n_replica > 1 && pp < wl->pp; pp++)
+    for (long tp = 0; tp < wl->tp; tp++)
+      for (long k = 0; k < n_shard; k++) {
+        for (long r = 0; r < n_replica; r++)
+          members[r] = ts_layout_rank(wl, (ts_coords){tp, r * n_shard + k, pp});
+        long g = ts_job_add_group(job, members, (int)n_replica);
+        for (long r = 0; r < n_replica; r++)
+          job->rank_group[members[r] * TS_GROUP_KINDS + TS_GROUP_DP_REPLICATE] = g;
+      }
   if (wl->cp > 1) /* context parallel: the cp ranks of one replica (dp / cp) */
     for (long pp = 0; pp < wl->pp; pp++)
       for (long replica = 0; replica < wl->dp; replica++)

@@ -76,6 +76,9 @@ typedef enum ts_group_kind {
   TS_GROUP_ETP, /* expert tensor parallel: tokens gathered for, and reduced from, the experts */
   TS_GROUP_EDP, /* expert data parallel: the experts' gradients */
   TS_GROUP_CP, /* context parallel: keys and values passed around for attention */
+  /* HSDP (data_parallel_shard_degree): the data-parallel group is then one shard group, and
+   * this one the ranks holding the same shard in the other replicas */
+  TS_GROUP_DP_REPLICATE,
   TS_GROUP_KINDS
 } ts_group_kind;
 

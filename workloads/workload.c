@@ -103,6 +103,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "account_for_loss_in_pipeline_split",
                                             "pipeline_model_parallel_layout",
                                             "reshard_after_forward",
+                                            "data_parallel_shard_degree",
                                             NULL};
 static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -604,6 +605,10 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
                           ts_doc_get(r->doc, p, "account_for_embedding_in_pipeline_split") != 0
                               ? "account_for_embedding_in_pipeline_split"
                               : "account_for_loss_in_pipeline_split");
+  l->dp_shard = l->zero_stage;
+  if (get_long(r, p, "parallelism", "data_parallel_shard_degree", false, 1, &wl->dp_shard,
+               &l->dp_shard) != 0)
+    return -1;
   int rc_reshard =
       ts_doc_get_bool(r->doc, p, "reshard_after_forward", &wl->reshard_after_forward, r->err);
   if (rc_reshard < 0)
@@ -1132,6 +1137,16 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "FSDP resharding after each forward with pipeline parallelism (a gather in "
                      "every microbatch's forward and backward) is not modelled: "
                      "reshard_after_forward false, torchtitan's default with pipelines");
+  if (wl->dp_shard > 0 && !(wl->zero_stage == 3 && wl->is_fsdp))
+    return ts_err_at(err, l->dp_shard,
+                     "data_parallel_shard_degree shards FSDP's weights over part of the "
+                     "data-parallel ranks (HSDP): it needs zero_stage 3 with FSDP (--fsdp, or "
+                     "framework pytorch)");
+  if (wl->dp_shard > 0 && wl->dp % wl->dp_shard != 0)
+    return ts_err_at(err, l->dp_shard,
+                     "data_parallel_shard_degree (%ld) must divide data parallelism (%ld): the "
+                     "replicas are dp / shard degree",
+                     wl->dp_shard, wl->dp);
   if (wl->fsdp_keeps_weights && wl->dp_bucket_bytes > 0)
     return ts_err_at(err, l->dp_bucket,
                      "FSDP reduce-scatters a layer's gradients at a time: dp_bucket_size does not "
@@ -1215,6 +1230,14 @@ int ts_workload_zero(const ts_workload *wl) {
 
 bool ts_workload_gathers_params(const ts_workload *wl) {
   return wl->overlap_param_gather || wl->fsdp_keeps_weights;
+}
+
+bool ts_workload_is_hsdp(const ts_workload *wl) {
+  return wl->dp_shard > 0 && wl->dp_shard < wl->dp;
+}
+
+long ts_workload_shard_ranks(const ts_workload *wl) {
+  return ts_workload_is_hsdp(wl) ? wl->dp_shard * wl->cp : ts_workload_dp_cp(wl);
 }
 
 long ts_workload_chunks(const ts_workload *wl) {

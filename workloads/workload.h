@@ -102,6 +102,7 @@ typedef struct ts_workload_locs {
   ts_loc account_split; /* account_for_embedding/loss_in_pipeline_split */
   ts_loc layout; /* pipeline_model_parallel_layout */
   ts_loc reshard; /* reshard_after_forward */
+  ts_loc dp_shard; /* data_parallel_shard_degree */
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp;
   ts_loc framework, attention, fusions, rccl_version, nccl_version; /* the stack's keys */
@@ -177,6 +178,10 @@ typedef struct ts_workload {
    * parallelism, true without); fsdp_keeps_weights, set by resolve: FSDP with pipelines keeping
    * its weights, played as ts_workload_zero and its helpers say. */
   bool reshard_after_forward, is_reshard_set, fsdp_keeps_weights;
+  /* HSDP: torchtitan's data_parallel_shard_degree, the data-parallel ranks that shard the
+   * weights, gradients and optimizer states (each with its context-parallel ranks, as
+   * torchtitan folds them in); the others replicate those shards. 0: all of them (FSDP). */
+  long dp_shard;
   /* Megatron-Core's pipeline_model_parallel_layout, as the transformer layers of each virtual
    * stage (index chunk x pipeline + stage, the layout's own order); n_layout_stages 0: none.
    * Its stages / pipeline is the virtual stages. */
@@ -261,6 +266,10 @@ long ts_workload_stage_layers(const ts_workload *wl, long stage);
  * overlap_param_gather. */
 int ts_workload_zero(const ts_workload *wl);
 bool ts_workload_gathers_params(const ts_workload *wl);
+/* The ranks a ZeRO/FSDP shard spreads over: the data-parallel ranks (dp x cp), or under HSDP one
+ * shard group's (data_parallel_shard_degree x cp); ts_workload_is_hsdp: whether those differ. */
+long ts_workload_shard_ranks(const ts_workload *wl);
+bool ts_workload_is_hsdp(const ts_workload *wl);
 
 /* Model chunks a pipeline rank holds: virtual_stages, or dualpipe's two (rank r holds block r
  * of the pipeline going forward and block p - 1 - r of the one going back: two copies of the

@@ -370,6 +370,57 @@ static void test_fsdp_with_pipelines(void **state) {
   assert_non_null(strstr(err.msg, "DeepSpeed does not support"));
 }
 
+/* HSDP (data_parallel_shard_degree 2 of dp 4): the data-parallel group is a shard group of 2,
+ * the replicate group pairs the two shard groups; each layer's gradients are reduce-scattered
+ * in the shard group and their shard all-reduced over the replicas; memory shards by 2. */
+static void test_hsdp(void **state) {
+  (void)state;
+  ts_gpu g = plain_gpu();
+  ts_workload wl = test_workload(4, 1024, 16, 512, 1000, 1, 1, 4, 8, 1);
+  ts_overrides fsdp = {.zero_stage = 3, .is_zero_stage_set = true, .is_fsdp = true};
+  wl.dp_shard = 2;
+  ts_err err = {0};
+  assert_int_equal(ts_workload_resolve(&wl, &fsdp, &err), 0);
+  assert_true(ts_workload_is_hsdp(&wl));
+  assert_int_equal(ts_workload_shard_ranks(&wl), 2);
+  ts_job job;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  long dp_group = job.rank_group[0 * TS_GROUP_KINDS + TS_GROUP_DP];
+  long rep_group = job.rank_group[0 * TS_GROUP_KINDS + TS_GROUP_DP_REPLICATE];
+  assert_true(dp_group >= 0 && rep_group >= 0);
+  assert_int_equal(job.groups[dp_group].n_members, 2);
+  assert_int_equal(job.groups[rep_group].n_members, 2);
+  assert_int_equal(job.groups[dp_group].members[1], 1); /* ranks 0, 1 share a shard group */
+  assert_int_equal(job.groups[rep_group].members[1], 2); /* rank 2 holds rank 0's shard */
+  const ts_block *bwd = &job.programs[0].blocks[1]; /* F0 B0 ... with pp 1 */
+  double rs = 0, ar = 0;
+  int n_rs = 0, n_ar = 0;
+  for (int e = 0; e < bwd->n_events; e++) {
+    const ts_event *ev = &bwd->events[e];
+    if (ev->kind == TS_EV_COLL && ev->group == TS_GROUP_DP && ev->coll_op == TS_COLL_REDUCE_SCATTER)
+      rs += ev->bytes, n_rs++;
+    if (ev->kind == TS_EV_COLL && ev->group == TS_GROUP_DP_REPLICATE)
+      ar += ev->bytes, n_ar++;
+  }
+  assert_true(n_rs > 0 && n_ar == n_rs);
+  assert_rel(ar, rs / 2, 1e-12);
+  ts_job_fini(&job);
+  ts_workload full = test_workload(4, 1024, 16, 512, 1000, 1, 1, 4, 8, 1);
+  assert_int_equal(ts_workload_resolve(&full, &fsdp, &err), 0);
+  ts_memory a, b;
+  ts_memory_stage(&wl, 0, &a);
+  ts_memory_stage(&full, 0, &b);
+  assert_rel(a.bytes[TS_MEM_OPTIMIZER], 2 * b.bytes[TS_MEM_OPTIMIZER], 1e-12);
+  ts_workload bad = test_workload(4, 1024, 16, 512, 1000, 1, 1, 4, 8, 1);
+  bad.dp_shard = 3;
+  assert_int_equal(ts_workload_resolve(&bad, &fsdp, &err), -1);
+  assert_non_null(strstr(err.msg, "must divide data parallelism"));
+  bad.dp_shard = 2;
+  ts_overrides zero1 = {.zero_stage = 1, .is_zero_stage_set = true};
+  assert_int_equal(ts_workload_resolve(&bad, &zero1, &err), -1);
+  assert_non_null(strstr(err.msg, "HSDP"));
+}
+
 static void test_templates(void **state) {
   (void)state;
   ts_gpu g = plain_gpu();
@@ -759,13 +810,19 @@ static void test_context_parallel(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_1f1b_order),        cmocka_unit_test(test_gpipe_order),
-      cmocka_unit_test(test_interleaved_order), cmocka_unit_test(test_zb_h1_order),
-      cmocka_unit_test(test_zb_h1_templates),   cmocka_unit_test(test_dualpipe_order),
-      cmocka_unit_test(test_zbv_order),         cmocka_unit_test(test_fsdp_with_pipelines),
-      cmocka_unit_test(test_templates),         cmocka_unit_test(test_data_parallel_streams),
-      cmocka_unit_test(test_tp_comm_overlap),   cmocka_unit_test(test_moe_events),
-      cmocka_unit_test(test_context_parallel)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
+                                     cmocka_unit_test(test_gpipe_order),
+                                     cmocka_unit_test(test_interleaved_order),
+                                     cmocka_unit_test(test_zb_h1_order),
+                                     cmocka_unit_test(test_zb_h1_templates),
+                                     cmocka_unit_test(test_dualpipe_order),
+                                     cmocka_unit_test(test_zbv_order),
+                                     cmocka_unit_test(test_fsdp_with_pipelines),
+                                     cmocka_unit_test(test_hsdp),
+                                     cmocka_unit_test(test_templates),
+                                     cmocka_unit_test(test_data_parallel_streams),
+                                     cmocka_unit_test(test_tp_comm_overlap),
+                                     cmocka_unit_test(test_moe_events),
+                                     cmocka_unit_test(test_context_parallel)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
