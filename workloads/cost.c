@@ -1052,7 +1052,7 @@ double ts_cost_layer_params(const ts_workload *wl) {
 }
 
 double ts_cost_bucket_bytes(const ts_workload *wl) {
-  if (!wl->fsdp_keeps_weights || wl->dp_bucket_bytes > 0)
+  if (!(wl->fsdp_keeps_weights || wl->fsdp_keeps_to_backward) || wl->dp_bucket_bytes > 0)
     return wl->dp_bucket_bytes;
   double expert = 0;
   return 4.0 * (ts_cost_layer_params_at(wl, 0, &expert) + expert);

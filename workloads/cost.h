@@ -140,8 +140,9 @@ double ts_cost_layer_params(const ts_workload *wl);
  * parallelism reduces; in *expert (unless NULL), the experts' (reduced over expert data
  * parallelism; 0 in a dense layer). */
 double ts_cost_layer_params_at(const ts_workload *wl, long layer, double *expert);
-/* The data-parallel gradient bucket a rank fills, in bytes: dp_bucket_bytes, or under FSDP with
- * pipelines (ts_workload_zero) one FSDP unit's, a transformer block's fp32 gradients. */
+/* The data-parallel gradient bucket a rank fills, in bytes: dp_bucket_bytes, or under FSDP
+ * keeping its weights (ts_workload_zero) one FSDP unit's, a transformer block's fp32
+ * gradients. */
 double ts_cost_bucket_bytes(const ts_workload *wl);
 /* Parameters of the whole model (unpadded vocabulary, tied embeddings counted once). */
 double ts_cost_model_params(const ts_workload *wl);

@@ -195,9 +195,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   else if (per.is_deepspeed) /* its two reduction buckets (memory.h) */
     out->bytes[TS_MEM_BUFFERS] = 2.0 * deepspeed_bucket_elements * elem;
   else if (ts_workload_zero(wl) == 2 && d > 1)
-    out->bytes[TS_MEM_BUFFERS] = wl->dp_bucket_bytes > 0 && wl->dp_bucket_bytes < 4.0 * params
-                                     ? wl->dp_bucket_bytes
-                                     : 4.0 * params;
+    out->bytes[TS_MEM_BUFFERS] =
+        ts_cost_bucket_bytes(wl) > 0 && ts_cost_bucket_bytes(wl) < 4.0 * params
+            ? ts_cost_bucket_bytes(wl)
+            : 4.0 * params;
 
   long micro = ts_workload_microbatches(wl);
   /* Layer activations scale with stage-microbatches in flight: chunks / v. The logits live

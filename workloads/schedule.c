@@ -902,6 +902,29 @@ static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int
   return n_posts;
 }
 
+/* FSDP's work in a pass: gather each layer's weights before its use (the next prefetched), and
+ * in a backward reduce each layer's gradients as they are final. ZeRO-3 with FSDP does both in
+ * every pass; FSDP resharding after each forward with pipelines (torch.distributed.pipelining
+ * keeps the weights after a backward and syncs gradients at the last) gathers in a forward
+ * that does not follow a backward and in a backward that follows a forward, and reduces in the
+ * last backward only (ts_schedule_build picks each step's). */
+typedef struct fsdp_pass {
+  bool gather, reduce;
+} fsdp_pass;
+
+static fsdp_pass default_pass(const ts_workload *wl) {
+  bool sharded3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
+  return (fsdp_pass){sharded3 && wl->is_fsdp, sharded3};
+}
+
+/* FSDP without pipelines keeping the weights from the forward to the backward
+ * (reshard_after_forward false): a forward gathers, its backward reduces each layer. */
+static fsdp_pass kept_pass(const ts_workload *wl, bool forward) {
+  if (!wl->fsdp_keeps_to_backward || ts_workload_dp_cp(wl) <= 1)
+    return default_pass(wl);
+  return (fsdp_pass){forward, !forward};
+}
+
 /* The embedding's forward (the first chunk), and the output layer's backward with its
  * gradient's reduction over TP (the last chunk): inside the layer loop, or alone in a chunk
  * that holds no layer (a layout's "E|" or "|L"). */
@@ -920,10 +943,10 @@ static void head_backward(tpl *t, const ts_workload *wl, const stage_costs *c) {
 /* A chunk's forward pass; with gather_params (its first microbatch under
  * overlap_param_gather), each layer first waits for its bucket of updated weights. */
 static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
-                             bool gather_params, tpl *t) {
+                             bool gather_params, fsdp_pass fp, tpl *t) {
   bool first = pl.is_first, last = pl.is_last,
        sharded3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
-  bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
+  bool zero3 = fp.gather, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers;
   int *need = gather_params ? ts_alloc((size_t)n, sizeof(int)) : NULL;
   int n_posts = gather_params ? post_param_buckets(wl, pl, t, need) : 0;
@@ -978,10 +1001,11 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
 }
 
 static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
-                              grad_sync sync, tpl *t) {
+                              grad_sync sync, fsdp_pass fp, tpl *t) {
   bool first = pl.is_first, last = pl.is_last,
        sharded3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
-  bool zero3 = sharded3 && wl->is_fsdp, deepspeed3 = sharded3 && !wl->is_fsdp;
+  bool zero3 = fp.gather, deepspeed3 = sharded3 && !wl->is_fsdp;
+  bool reduces = fp.reduce; /* each layer's gradients as they are final */
   long n = pl.n_layers, top = pl.layer0 + n - 1;
   fetcher f = {0};
   if (deepspeed3)
@@ -1002,7 +1026,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   if (last && n == 0) {
     head_backward(t, wl, c);
     at(t, TS_OP_GRAD_SYNC, -1);
-    if (sharded3)
+    if (reduces)
       post_reduction(t, wl, 4.0 * ts_workload_head_params(wl));
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, ts_workload_head_params(wl));
@@ -1010,7 +1034,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   for (long l = top; l >= pl.layer0; l--) {
     if (zero3) { /* this layer's weights; the next layer's gradients were posted after them */
       at(t, TS_OP_GRAD_SYNC, l);
-      wait_posted(t, l == top ? 0 : ts_workload_is_hsdp(wl) ? 2 : 1);
+      wait_posted(t, l == top || !fp.reduce ? 0 : ts_workload_is_hsdp(wl) ? 2 : 1);
       if (l > pl.layer0)
         post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, l - 1 - pl.layer0, n));
     }
@@ -1034,7 +1058,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       layer_forward(t, wl, c, l, moe, TS_CAT_RECOMPUTE);
     layer_backward(t, wl, c, l, moe);
     at(t, TS_OP_GRAD_SYNC, l);
-    if (sharded3) {
+    if (reduces) {
       post_reduction(t, wl, 4.0 * params);
     } else if (sync != GRADS_KEEP) {
       bucket_add(t, &bk, params);
@@ -1049,7 +1073,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
     at(t, TS_OP_GRAD_SYNC, -1);
     double embedding = word + ts_workload_position_params(wl);
-    if (sharded3)
+    if (reduces)
       post_reduction(t, wl, 4.0 * embedding);
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, embedding);
@@ -1057,7 +1081,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     p2p(t, TS_EV_SEND, pl.up, c->act_bytes);
   }
   fetch_free(&f);
-  if (sharded3 || sync == GRADS_KEEP)
+  if (reduces || sync == GRADS_KEEP)
     return;
   at(t, TS_OP_GRAD_SYNC, -1);
   bucket_flush(t, &bk);
@@ -1242,7 +1266,8 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   compute(t, ts_cost_optimizer(wl, gpu, params / shard + expert / expert_shard), TS_CAT_OPTIMIZER);
   at(t, TS_OP_GRAD_SYNC, -1);
   double eb = ts_cost_elem_bytes(wl->precision);
-  if (ts_workload_zero(wl) < 3 && !ts_workload_gathers_params(wl)) {
+  if (ts_workload_zero(wl) < 3 && !ts_workload_gathers_params(wl) && !wl->fsdp_reshards_pp &&
+      !wl->fsdp_keeps_to_backward) {
     if (sharded)
       coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, eb * params, TS_CAT_DP);
     if (expert_sharded)
@@ -1409,26 +1434,42 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   long *bwd_in = ts_alloc((size_t)v, sizeof(long)), *wgrad = ts_alloc((size_t)v, sizeof(long));
   long *last_wgrad = ts_alloc((size_t)v, sizeof(long)), fb[2] = {-1, -1};
   long *stage_n_blocks = ts_alloc((size_t)wl->pp, sizeof(long));
+  /* FSDP resharding after each forward with pipelines: each chunk's passes with and without
+   * gathering its weights, and its last backward reducing ([gather][last]) */
+  bool reshards = wl->fsdp_reshards_pp && ts_workload_dp_cp(wl) > 1;
+  long(*fsdp_fwd)[2] = ts_alloc((size_t)v, sizeof *fsdp_fwd);
+  long(*fsdp_bwd)[2][2] = ts_alloc((size_t)v, sizeof *fsdp_bwd);
+  bool *unsharded = ts_alloc((size_t)v, sizeof(bool));
+  fsdp_pass normal = default_pass(wl), normal_fwd = kept_pass(wl, true),
+            normal_bwd = kept_pass(wl, false);
   for (long s = 0; s < wl->pp; s++) {
     tpl t = {0};
     for (long chunk = 0; chunk < v; chunk++) {
       chunk_place pl = place_of(wl, s, chunk);
-      forward_template(wl, &c, pl, false, &t);
+      forward_template(wl, &c, pl, false, normal_fwd, &t);
       fwd[chunk] = first_fwd[chunk] = add_tpl(&job, &t);
       if (gather_params) {
-        forward_template(wl, &c, pl, true, &t);
+        forward_template(wl, &c, pl, true, normal_fwd, &t);
         first_fwd[chunk] = add_tpl(&job, &t);
       }
+      for (int g = 0; reshards && g < 2; g++) {
+        forward_template(wl, &c, pl, false, (fsdp_pass){g == 1, false}, &t);
+        fsdp_fwd[chunk][g] = add_tpl(&job, &t);
+        for (int last = 0; last < 2; last++) {
+          backward_template(wl, &c, pl, GRADS_KEEP, (fsdp_pass){g == 1, last == 1}, &t);
+          fsdp_bwd[chunk][g][last] = add_tpl(&job, &t);
+        }
+      }
       if (!zb) {
-        backward_template(wl, &c, pl, sync == GRADS_BUCKETS ? GRADS_KEEP : sync, &t);
+        backward_template(wl, &c, pl, sync == GRADS_BUCKETS ? GRADS_KEEP : sync, normal_bwd, &t);
         bwd[chunk] = last_bwd[chunk] = add_tpl(&job, &t);
       }
       if (sync == GRADS_BUCKETS && !zb) {
-        backward_template(wl, &c, pl, GRADS_BUCKETS, &t);
+        backward_template(wl, &c, pl, GRADS_BUCKETS, normal_bwd, &t);
         last_bwd[chunk] = add_tpl(&job, &t);
       }
       if (zb || dual) {
-        backward_template(wl, &cb, pl, GRADS_KEEP, &t);
+        backward_template(wl, &cb, pl, GRADS_KEEP, normal, &t);
         bwd_in[chunk] = add_tpl(&job, &t);
         wgrad_template(wl, &cw, pl, GRADS_KEEP, &t);
         wgrad[chunk] = last_wgrad[chunk] = add_tpl(&job, &t);
@@ -1442,13 +1483,21 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
       fb_template(&job, fwd[chunk], bwd[1 - chunk], &t);
       fb[chunk] = add_tpl(&job, &t); /* chunk's forward with the other chunk's backward */
     }
-    epilogue_template(wl, gpu, s, sync, &t);
+    /* the reductions posted in the last backwards: the epilogue waits for them */
+    epilogue_template(wl, gpu, s, reshards ? GRADS_EACH_MICROBATCH : sync, &t);
     long epi = add_tpl(&job, &t);
     long n_steps = ts_schedule_order(wl->schedule, wl->pp, v, s, m, steps);
+    memset(unsharded, 0, (size_t)v * sizeof(bool));
     for (long k = 0; k < n_steps; k++) {
       long chunk = ts_schedule_step_chunk(steps[k], v);
       long micro = ts_schedule_step_micro(steps[k], v);
       char pass = ts_schedule_step_pass(steps[k]);
+      if (reshards) { /* a chunk's weights: resharded after a forward, kept after a backward */
+        bool gather = !unsharded[chunk];
+        ids[k] = pass == 'F' ? fsdp_fwd[chunk][gather] : fsdp_bwd[chunk][gather][micro == m - 1];
+        unsharded[chunk] = pass != 'F' && micro != m - 1;
+        continue;
+      }
       ids[k] = pass == 'X'              ? fb[chunk]
                : pass == 'W'            ? (micro == m - 1 ? last_wgrad[chunk] : wgrad[chunk])
                : pass == 'F'            ? (micro == 0 ? first_fwd[chunk] : fwd[chunk])
@@ -1470,6 +1519,9 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   free(wgrad);
   free(last_wgrad);
   free(stage_n_blocks);
+  free(fsdp_fwd);
+  free(fsdp_bwd);
+  free(unsharded);
   free(fwd);
   free(first_fwd);
   free(bwd);

@@ -1123,20 +1123,22 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      wl->tp, m->ffn_hidden);
   if (!wl->is_reshard_set)
     wl->reshard_after_forward = wl->pp == 1; /* torchtitan's default */
-  wl->fsdp_keeps_weights = wl->zero_stage == 3 && wl->is_fsdp && !wl->reshard_after_forward;
+  wl->fsdp_keeps_weights =
+      wl->zero_stage == 3 && wl->is_fsdp && !wl->reshard_after_forward && wl->pp > 1;
+  wl->fsdp_keeps_to_backward =
+      wl->zero_stage == 3 && wl->is_fsdp && !wl->reshard_after_forward && wl->pp == 1;
+  wl->fsdp_reshards_pp =
+      wl->zero_stage == 3 && wl->is_fsdp && wl->pp > 1 && wl->reshard_after_forward;
   if (wl->is_reshard_set && !(wl->zero_stage == 3 && wl->is_fsdp))
     return ts_err_at(err, l->reshard,
                      "reshard_after_forward is FSDP's: it needs zero_stage 3 with FSDP (--fsdp, "
                      "or framework pytorch)");
-  if (wl->fsdp_keeps_weights && wl->pp == 1)
+  if (wl->fsdp_reshards_pp && (wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_ZB_V ||
+                               wl->schedule == TS_SCHED_DUALPIPE))
     return ts_err_at(err, l->reshard,
-                     "FSDP keeping its weights after the forward without pipeline parallelism is "
-                     "not modelled: reshard_after_forward true, or pipeline > 1");
-  if (wl->zero_stage == 3 && wl->is_fsdp && wl->pp > 1 && wl->reshard_after_forward)
-    return ts_err_at(err, l->reshard,
-                     "FSDP resharding after each forward with pipeline parallelism (a gather in "
-                     "every microbatch's forward and backward) is not modelled: "
-                     "reshard_after_forward false, torchtitan's default with pipelines");
+                     "FSDP resharding after each forward with the %s schedule is not modelled: "
+                     "reshard_after_forward false, torchtitan's default with pipelines",
+                     ts_schedule_names[wl->schedule]);
   if (wl->dp_shard > 0 && !(wl->zero_stage == 3 && wl->is_fsdp))
     return ts_err_at(err, l->dp_shard,
                      "data_parallel_shard_degree shards FSDP's weights over part of the "
@@ -1151,7 +1153,7 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
     return ts_err_at(err, l->dp_bucket,
                      "FSDP reduce-scatters a layer's gradients at a time: dp_bucket_size does not "
                      "apply to it");
-  if (wl->zero_stage >= 2 && wl->pp > 1 && !wl->fsdp_keeps_weights)
+  if (wl->zero_stage >= 2 && wl->pp > 1 && !wl->fsdp_keeps_weights && !wl->fsdp_reshards_pp)
     return ts_err_at(err, l->zero_stage,
                      "ZeRO-%d shards %s over data-parallel ranks, which DeepSpeed does not "
                      "support with pipeline parallelism (pipeline %ld); use ZeRO-1 or pipeline 1",
@@ -1225,7 +1227,10 @@ long ts_workload_microbatches(const ts_workload *wl) {
 }
 
 int ts_workload_zero(const ts_workload *wl) {
-  return wl->fsdp_keeps_weights ? 1 : wl->zero_stage;
+  if (wl->fsdp_keeps_to_backward) /* whole weights from a forward to its backward, gradients
+                                   * reduce-scattered each backward: ZeRO-2's memory */
+    return 2;
+  return wl->fsdp_keeps_weights || wl->fsdp_reshards_pp ? 1 : wl->zero_stage;
 }
 
 bool ts_workload_gathers_params(const ts_workload *wl) {

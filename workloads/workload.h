@@ -177,7 +177,8 @@ typedef struct ts_workload {
   /* FSDP2's reshard_after_forward (torchtitan's name and default: false with pipeline
    * parallelism, true without); fsdp_keeps_weights, set by resolve: FSDP with pipelines keeping
    * its weights, played as ts_workload_zero and its helpers say. */
-  bool reshard_after_forward, is_reshard_set, fsdp_keeps_weights;
+  bool reshard_after_forward, is_reshard_set, fsdp_keeps_weights, fsdp_reshards_pp;
+  bool fsdp_keeps_to_backward; /* FSDP without pipelines not resharding after the forward */
   /* HSDP: torchtitan's data_parallel_shard_degree, the data-parallel ranks that shard the
    * weights, gradients and optimizer states (each with its context-parallel ranks, as
    * torchtitan folds them in); the others replicate those shards. 0: all of them (FSDP). */

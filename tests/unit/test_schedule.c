@@ -358,11 +358,52 @@ static void test_fsdp_with_pipelines(void **state) {
   ts_memory_stage(&wl, 0, &a);
   ts_memory_stage(&z1, 0, &b);
   assert_rel(a.total_bytes, b.total_bytes, 1e-12);
-  /* What is not modelled is refused, the rule named. */
+  /* reshard_after_forward true: a forward that does not follow a backward gathers (they reshard
+   * after use), a backward after a forward gathers, a backward after a backward does not (the
+   * stage keeps weights after a backward); only the last backward reduces; memory as kept. */
   ts_workload r = test_workload(8, 1024, 16, 512, 1000, 1, 2, 4, 32, 1);
   r.reshard_after_forward = r.is_reshard_set = true;
-  assert_int_equal(ts_workload_resolve(&r, &fsdp, &err), -1);
-  assert_non_null(strstr(err.msg, "not modelled"));
+  assert_int_equal(ts_workload_resolve(&r, &fsdp, &err), 0);
+  assert_true(r.fsdp_reshards_pp && ts_workload_zero(&r) == 1);
+  assert_int_equal(ts_schedule_build(&r, &g, &job, &err), 0);
+  const ts_program *q = &job.programs[0];
+  for (int k = 0; k < 2 * (int)m; k++) {
+    const ts_block *blk = &q->blocks[k];
+    int gathers = 0, reductions = 0;
+    for (int e = 0; e < blk->n_events; e++) {
+      const ts_event *ev = &blk->events[e];
+      gathers +=
+          ev->kind == TS_EV_COLL && ev->coll_op == TS_COLL_ALLGATHER && ev->group == TS_GROUP_DP;
+      reductions += ev->kind == TS_EV_COLL && ev->coll_op == TS_COLL_REDUCE_SCATTER &&
+                    ev->group == TS_GROUP_DP;
+    }
+    bool forward = steps[k] >= 0, after_forward = k == 0 || steps[k - 1] >= 0;
+    assert_true((gathers > 0) == after_forward); /* forward or backward, as the text says */
+    assert_true((reductions > 0) == (!forward && ts_schedule_step_micro(steps[k], 1) == m - 1));
+  }
+  ts_job_fini(&job);
+  ts_memory rm;
+  ts_memory_stage(&r, 0, &rm);
+  assert_rel(rm.total_bytes, b.total_bytes, 1e-12);
+  /* false without pipelines: each forward gathers, each backward reduces and does not gather;
+   * ZeRO-2's memory */
+  ts_workload k = test_workload(8, 1024, 16, 512, 1000, 1, 1, 4, 32, 1);
+  k.is_reshard_set = true;
+  assert_int_equal(ts_workload_resolve(&k, &fsdp, &err), 0);
+  assert_true(k.fsdp_keeps_to_backward && ts_workload_zero(&k) == 2);
+  assert_int_equal(ts_schedule_build(&k, &g, &job, &err), 0);
+  for (int blk = 0; blk < 2; blk++) { /* F0 then B0 */
+    int gathers = 0, reductions = 0;
+    const ts_block *bb = &job.programs[0].blocks[blk];
+    for (int e = 0; e < bb->n_events; e++) {
+      gathers += bb->events[e].coll_op == TS_COLL_ALLGATHER && bb->events[e].group == TS_GROUP_DP &&
+                 bb->events[e].kind == TS_EV_COLL;
+      reductions += bb->events[e].coll_op == TS_COLL_REDUCE_SCATTER &&
+                    bb->events[e].group == TS_GROUP_DP && bb->events[e].kind == TS_EV_COLL;
+    }
+    assert_true((gathers > 0) == (blk == 0) && (reductions > 0) == (blk == 1));
+  }
+  ts_job_fini(&job);
   ts_workload d = test_workload(8, 1024, 16, 512, 1000, 1, 2, 4, 32, 1);
   ts_overrides deepspeed = {.zero_stage = 3, .is_zero_stage_set = true};
   d.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
