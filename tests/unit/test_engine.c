@@ -357,6 +357,24 @@ static long pipe_chunks = 1;
 #define T_W 0.002 /* zb-h1: the part of T_B that is weight gradients */
 #define PIPE_M_DUAL 12 /* dualpipe: at least twice the ranks, even */
 
+/* A pipeline chunk's forward (f) and backward (b) events: its input received from `up` when
+ * has_input, its output sent `down` when has_output, the gradients the other way; their
+ * counts in *nf, *nb. */
+static void chunk_events(bool has_input, bool has_output, uint8_t up, uint8_t down, double t_f,
+                         double t_b, ts_event f[3], int *nf, ts_event b[3], int *nb) {
+  *nf = *nb = 0;
+  if (has_input)
+    f[(*nf)++] = (ts_event){.kind = TS_EV_RECV, .peer = up};
+  f[(*nf)++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = t_f};
+  if (has_output) {
+    f[(*nf)++] = (ts_event){.kind = TS_EV_SEND, .peer = down};
+    b[(*nb)++] = (ts_event){.kind = TS_EV_RECV, .peer = down};
+  }
+  b[(*nb)++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = t_b};
+  if (has_input)
+    b[(*nb)++] = (ts_event){.kind = TS_EV_SEND, .peer = up};
+}
+
 /* PIPE_P stages of pipe_chunks chunks each (chunk c of stage s is virtual stage c P + s, the
  * pipeline wrapping from the last stage to the first); a chunk's forward takes T_F / v, its
  * backward T_B / v. */
@@ -375,17 +393,9 @@ static void build_pipeline(ts_job *job) {
       long vstage = c * PIPE_P + s;
       bool first = vstage == 0, last = vstage == PIPE_P * v - 1;
       ts_event f[3], b[3];
-      int nf = 0, nb = 0;
-      if (!first)
-        f[nf++] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_PREV};
-      f[nf++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_F / (double)v};
-      if (!last) {
-        f[nf++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_NEXT};
-        b[nb++] = (ts_event){.kind = TS_EV_RECV, .peer = TS_PEER_NEXT};
-      }
-      b[nb++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = (zb ? T_B - T_W : T_B) / (double)v};
-      if (!first)
-        b[nb++] = (ts_event){.kind = TS_EV_SEND, .peer = TS_PEER_PREV};
+      int nf, nb;
+      chunk_events(!first, !last, TS_PEER_PREV, TS_PEER_NEXT, T_F / (double)v,
+                   (zb ? T_B - T_W : T_B) / (double)v, f, &nf, b, &nb);
       fwd[c] = ts_job_add_template(job, f, nf);
       bwd[c] = ts_job_add_template(job, b, nb);
     }
@@ -423,21 +433,12 @@ static void build_dualpipe(ts_job *job) {
   for (long s = 0; s < PIPE_P; s++) {
     long fwd[2], bwd[2], bin[2], fb[2];
     ts_event f[2][3], b[2][3], bi[2][3];
-    int nf[2] = {0, 0}, nb[2] = {0, 0};
+    int nf[2], nb[2];
     for (int c = 0; c < 2; c++) {
       bool first = c == 0 ? s == 0 : s == PIPE_P - 1, last = c == 0 ? s == PIPE_P - 1 : s == 0;
       uint8_t up = c == 0 ? TS_PEER_PREV : TS_PEER_NEXT,
               down = c == 0 ? TS_PEER_NEXT : TS_PEER_PREV;
-      if (!first)
-        f[c][nf[c]++] = (ts_event){.kind = TS_EV_RECV, .peer = up};
-      f[c][nf[c]++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_F};
-      if (!last) {
-        f[c][nf[c]++] = (ts_event){.kind = TS_EV_SEND, .peer = down};
-        b[c][nb[c]++] = (ts_event){.kind = TS_EV_RECV, .peer = down};
-      }
-      b[c][nb[c]++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_B};
-      if (!first)
-        b[c][nb[c]++] = (ts_event){.kind = TS_EV_SEND, .peer = up};
+      chunk_events(!first, !last, up, down, T_F, T_B, f[c], &nf[c], b[c], &nb[c]);
       memcpy(bi[c], b[c], sizeof b[c]);
       for (int e = 0; e < nb[c]; e++)
         if (bi[c][e].kind == TS_EV_COMPUTE)
@@ -495,17 +496,9 @@ static void build_zbv(ts_job *job) {
       uint8_t up = c == 0 ? TS_PEER_PREV : TS_PEER_NEXT,
               down = c == 0 ? TS_PEER_NEXT : TS_PEER_PREV;
       ts_event f[3], b[3];
-      int nf = 0, nb = 0;
-      if (!first && !(turn && c == 1))
-        f[nf++] = (ts_event){.kind = TS_EV_RECV, .peer = up};
-      f[nf++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_V};
-      if (!last && !(turn && c == 0)) {
-        f[nf++] = (ts_event){.kind = TS_EV_SEND, .peer = down};
-        b[nb++] = (ts_event){.kind = TS_EV_RECV, .peer = down};
-      }
-      b[nb++] = (ts_event){.kind = TS_EV_COMPUTE, .time_s = T_V};
-      if (!first && !(turn && c == 1))
-        b[nb++] = (ts_event){.kind = TS_EV_SEND, .peer = up};
+      int nf, nb;
+      chunk_events(!first && !(turn && c == 1), !last && !(turn && c == 0), up, down, T_V, T_V, f,
+                   &nf, b, &nb);
       fwd[c] = ts_job_add_template(job, f, nf);
       bin[c] = ts_job_add_template(job, b, nb);
     }

@@ -12,16 +12,24 @@
 #include "../../workloads/schedule.h"
 #include "fixtures.h"
 
-/* A GPU priced by the roofline alone (no kernel table): 100 TFLOPS, 1 TB/s, GEMMs at peak. */
-static ts_gpu plain_gpu(void) {
-  ts_gpu g;
-  memset(&g, 0, sizeof g);
-  g.peak_flops_per_s[TS_PREC_BF16] = 1e14;
-  g.hbm_Bps = 1e12;
-  g.gemm_ceiling = 1;
+/* A GPU priced by the roofline alone (no kernel table), 128 x 128 GEMM tiles, 100 units. */
+static ts_gpu roofline_gpu(double peak_flops_per_s, double hbm_Bps, double gemm_ceiling) {
+  ts_gpu g = {0};
+  g.peak_flops_per_s[TS_PREC_BF16] = peak_flops_per_s;
+  g.hbm_Bps = hbm_Bps;
+  g.gemm_ceiling = gemm_ceiling;
   g.gemm_tile_m = g.gemm_tile_n = 128;
   g.n_compute_units = 100;
   return g;
+}
+
+/* 100 TFLOPS, 1 TB/s, GEMMs at peak; and MI250X-like figures. */
+static ts_gpu plain_gpu(void) {
+  return roofline_gpu(1e14, 1e12, 1);
+}
+
+static ts_gpu mi250x_like(void) {
+  return roofline_gpu(191.5e12, 1.6e12, 0.767);
 }
 
 static void test_1f1b_order(void **state) {
@@ -574,24 +582,13 @@ static double posted_bytes(const ts_block *b, ts_coll_op op, int *waits) {
   return bytes;
 }
 
-/* A GPU priced by the roofline alone (no kernel table), MI250X-like. */
-static ts_gpu roofline_gpu(void) {
-  ts_gpu g = {0};
-  g.peak_flops_per_s[TS_PREC_BF16] = 191.5e12;
-  g.hbm_Bps = 1.6e12;
-  g.gemm_ceiling = 0.767;
-  g.gemm_tile_m = g.gemm_tile_n = 128;
-  g.n_compute_units = 100;
-  return g;
-}
-
 /* Gradient buckets (ZeRO-1): only each stage's last backward pass posts reduce-scatters, of
  * all the stage's fp32 gradients, in buckets; the epilogue waits for them instead of reducing.
  * ZeRO-3 (pp 1): every forward gathers each layer's weights (the embedding twice: input and
  * tied output), every backward gathers them again and reduce-scatters all gradients. */
 static void test_data_parallel_streams(void **state) {
   (void)state;
-  ts_gpu g = roofline_gpu();
+  ts_gpu g = mi250x_like();
   ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 2, 4, 2, 16, 1);
   wl.zero_stage = 1;
   wl.dp_bucket_bytes = 5e6;
@@ -692,7 +689,7 @@ static void test_data_parallel_streams(void **state) {
  * backward) holds the GEMM it runs under; the layer's compute is the same, only regrouped. */
 static void test_tp_comm_overlap(void **state) {
   (void)state;
-  ts_gpu g = roofline_gpu();
+  ts_gpu g = mi250x_like();
   double work[2] = {0, 0}, flops[2] = {0, 0};
   int held[2] = {0, 0};
   for (int overlap = 0; overlap < 2; overlap++) {
@@ -726,7 +723,7 @@ static void test_tp_comm_overlap(void **state) {
  * edp); the experts' gradients are reduced over expert data parallelism, the rest over dp. */
 static void test_moe_events(void **state) {
   (void)state;
-  ts_gpu g = roofline_gpu();
+  ts_gpu g = mi250x_like();
   const char *text = "name: moe\n"
                      "model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 16,\n"
                      "  seq_length: 512, vocab_size: 1000, num_experts: 8, moe_router_topk: 2,\n"
@@ -797,7 +794,7 @@ static void test_moe_events(void **state) {
  * 1/cp of the activation. */
 static void test_context_parallel(void **state) {
   (void)state;
-  ts_gpu g = roofline_gpu();
+  ts_gpu g = mi250x_like();
   ts_workload wl = test_workload(4, 1024, 16, 2048, 1000, 2, 2, 2, 8, 1);
   wl.cp = 4;
   wl.n_gpus *= 4; /* as ts_workload_resolve counts them: tp x cp x pp x dp */
