@@ -68,8 +68,7 @@ const ts_command ts_import_command = {
         "the model section from the config (each value with the key it came from), the training\n"
         "section from the flags below (a model config has no batch or training length), and one\n"
         "GPU's layout, to be set with run's flags (--gpus, --tp, --pp, --ep). What trainsim does\n"
-        "not model is named in comments (Qwen2's Q/K/V biases, node-limited routing, DeepSeek's\n"
-        "multi-token prediction).\n"
+        "not model is named in comments (Qwen2's Q/K/V biases, node-limited routing).\n"
         "  trainsim import hf Meta-Llama-3-8B/config.json > llama3-8b.yaml\n"
         "  trainsim run llama3-8b.yaml --platform platforms/dgx-h100.yaml --gpus 64 --tp 2\n"
         "\n"
@@ -367,10 +366,7 @@ static int write_model(const config *c, const char *type, family f, long seq, FI
             "(node-limited routing) is not modelled: routing is uniform\n",
             n_group, topk_group, topk_group);
   if (mtp > 0)
-    fprintf(o,
-            "  # num_nextn_predict_layers %ld: the multi-token prediction module is not "
-            "modelled\n",
-            mtp);
+    emit(o, "num_nextn_predict_layers", "mtp_num_layers: %ld", mtp);
   return 0;
 }
 
@@ -518,6 +514,7 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
       {"qk-head-dim", "qk_head_dim", 1},
       {"qk-pos-emb-head-dim", "qk_pos_emb_head_dim", 1},
       {"v-head-dim", "v_head_dim", 1},
+      {"mtp-num-layers", "mtp_num_layers", 1},
       {NULL, NULL, 0}};
   static const char *const norms[] = {"LayerNorm", "RMSNorm", NULL};
   static const char *const positions[] = {"learned_absolute", "rope", NULL};

@@ -858,6 +858,17 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
   out->loss_allreduce_bytes = t > 1 ? 4.0 * (double)bs : 0;
   out->head_allreduce_bytes = t > 1 ? eb * act : 0;
 
+  /* A multi-token-prediction module's entry (Megatron-Core's MultiTokenPredictionLayer): enorm
+   * and hnorm, the concatenation (a copy of both halves), eh_proj; the backward splits the
+   * concatenation's gradient (another copy). */
+  linear_cost eh =
+      linear(p, bs, h / t, 2 * h, ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION));
+  ts_cost concat = ts_cost_memory_bound(gpu, 4.0 * eb * act);
+  out->mtp_fwd = ts_cost_add(ts_cost_add(times(ln, 2), concat), eh.fwd);
+  out->mtp_bwd = ts_cost_add(ts_cost_add(eh.bwd, concat), times(ln_b, 2));
+  out->wgrad_share_mtp = share(eh.wgrad, out->mtp_bwd);
+  out->mtp_gather_bytes = t > 1 ? eb * act * (wl->sequence_parallel ? 3.0 : 1.0) : 0;
+
   /* The host's time per microbatch outside the layers, half to each end of the model (an
    * assumption: the measurement does not split it). */
   double cpu_s = gpu->software.cpu_microbatch_s / 2;
@@ -1062,6 +1073,18 @@ double ts_cost_layer_params_at(const ts_workload *wl, long layer, double *expert
   return layer_params_at(wl, layer, wl->tp, wl->ep, ts_workload_etp(wl), expert);
 }
 
+/* One MTP module's parameters on a rank of tensor parallelism t, expert layout ep x etp. */
+static double mtp_params_at(const ts_workload *wl, long t, long ep, long etp, double *expert) {
+  const ts_model *m = &wl->model;
+  double h = (double)m->hidden;
+  return layer_params_at(wl, m->n_layers, t, ep, etp, expert) + 2.0 * h * h / (double)t +
+         1.5 * norm_params(m);
+}
+
+double ts_cost_mtp_params(const ts_workload *wl, double *expert) {
+  return mtp_params_at(wl, wl->tp, wl->ep, ts_workload_etp(wl), expert);
+}
+
 /* The layers' parameters of a stage (all chunks): returned all, in *expert the experts'. */
 static double stage_layer_params(const ts_workload *wl, long stage, double *expert) {
   double all = 0, experts = 0;
@@ -1072,6 +1095,11 @@ static double stage_layer_params(const ts_workload *wl, long stage, double *expe
       all += ts_cost_layer_params_at(wl, first + i, &e) + e;
       experts += e;
     }
+  }
+  double e = 0, mtp = (double)ts_workload_stage_mtp_layers(wl, stage);
+  if (mtp > 0) {
+    all += mtp * (ts_cost_mtp_params(wl, &e) + e);
+    experts += mtp * e;
   }
   *expert = experts;
   return all;
@@ -1085,7 +1113,18 @@ double ts_cost_stage_params(const ts_workload *wl, long stage) {
   if (ts_workload_stage_has_head(wl, stage)) /* the final norm and the output layer (tied: a
                                               * copy kept in sync by an all-reduce) */
     p += ts_workload_head_params(wl);
-  return p;
+  return p + ts_cost_mtp_copy_params(wl, stage);
+}
+
+double ts_cost_mtp_copy_params(const ts_workload *wl, long stage) {
+  if (ts_workload_stage_mtp_layers(wl, stage) == 0)
+    return 0;
+  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
+  bool embedding = ts_workload_stage_has_embedding(wl, stage),
+       head = ts_workload_stage_has_head(wl, stage);
+  if (!wl->model.untied) /* one table serves both */
+    return embedding || head ? 0 : word;
+  return (embedding ? 0 : word) + (head ? 0 : word);
 }
 
 double ts_cost_stage_expert_params(const ts_workload *wl, long stage) {
@@ -1101,6 +1140,8 @@ double ts_cost_model_params(const ts_workload *wl) {
     double e = 0;
     layers += layer_params_at(wl, l, 1, 1, 1, &e) + e;
   }
+  double e = 0;
+  layers += (double)m->mtp_layers * (mtp_params_at(wl, 1, 1, 1, &e) + e);
   return layers + (m->untied ? 2.0 : 1.0) * (double)m->vocab * h + ts_workload_position_params(wl) +
          ts_workload_norm_params(wl);
 }
@@ -1134,14 +1175,18 @@ static double flops_formula(const ts_workload *wl, double k, double vocab, doubl
                 (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
   for (long l = 0; l < m->n_layers; l++)
     layers += 2.0 * layer_matrix_params(wl, l) + core;
-  return B * s * (k * layers + logit_passes * 2.0 * h * vocab);
+  /* MTP modules: their layer and eh_proj, and logits of their own (Megatron-LM's
+   * num_floating_point_operations counts them so) */
+  double mtp = (double)m->mtp_layers;
+  layers += mtp * (2.0 * layer_matrix_params(wl, m->n_layers) + core + 2.0 * 2.0 * h * h);
+  return B * s * (k * layers + logit_passes * (1.0 + mtp) * 2.0 * h * vocab);
 }
 
 double ts_cost_attention_core_flops(const ts_workload *wl) {
   const ts_model *m = &wl->model;
   double s = (double)m->seq;
-  return 3.0 * (double)wl->global_batch * s * (double)m->n_layers * 2.0 * s * (double)m->n_heads *
-         (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
+  return 3.0 * (double)wl->global_batch * s * (double)(m->n_layers + m->mtp_layers) * 2.0 * s *
+         (double)m->n_heads * (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
 }
 
 double ts_cost_model_flops(const ts_workload *wl) {

@@ -87,6 +87,13 @@ typedef struct ts_edge_cost {
   /* The output layer's weight gradient's share of head_bwd (embed_bwd is all weight
    * gradient). */
   double wgrad_share_head;
+  /* A multi-token-prediction module's entry (workload.h, mtp_layers): the norms of the
+   * embedding and of the hidden state, their concatenation and eh_proj (2h -> h, column
+   * parallel); its weight gradient's share of mtp_bwd; the bytes of its tensor-parallel
+   * gathers (the 2h-wide input along the sequence with sequence parallelism, the output's
+   * slices), a reduce-scatter of as many in the backward. */
+  ts_cost mtp_fwd, mtp_bwd;
+  double wgrad_share_mtp, mtp_gather_bytes;
 } ts_edge_cost;
 
 /* The roofline model (the fallback where no table prices a kernel). Efficiency (0..1] of a
@@ -140,6 +147,12 @@ double ts_cost_layer_params(const ts_workload *wl);
  * parallelism reduces; in *expert (unless NULL), the experts' (reduced over expert data
  * parallelism; 0 in a dense layer). */
 double ts_cost_layer_params_at(const ts_workload *wl, long layer, double *expert);
+/* The same for one multi-token-prediction module: its transformer layer, eh_proj and three
+ * norms (the embedding's and the hidden state's, and its final one). */
+double ts_cost_mtp_params(const ts_workload *wl, double *expert);
+/* The word-embedding and output-layer copies that stage `stage`'s MTP modules need beside what
+ * the stage holds (Megatron-Core's GPTModel builds both where mtp_process is set). */
+double ts_cost_mtp_copy_params(const ts_workload *wl, long stage);
 /* The data-parallel gradient bucket a rank fills, in bytes: dp_bucket_bytes, or under FSDP
  * keeping its weights (ts_workload_zero) one FSDP unit's, a transformer block's fp32
  * gradients. */

@@ -205,16 +205,21 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * from the last chunk's forward to its backward: one microbatch but under GPipe. */
   double in_flight = (double)ts_memory_chunks_in_flight(wl, stage) / (double)ts_workload_chunks(wl);
   double logits_in_flight = wl->schedule == TS_SCHED_GPIPE ? (double)micro : 1.0;
-  double layers = (double)ts_workload_stage_layers(wl, stage);
-  double moe_layers = (double)ts_workload_stage_moe_layers(wl, stage);
+  /* MTP modules keep a layer's activations each (their layer of the last decoder layer's
+   * kind), and their entry's inputs: the embedding and the hidden state its norms read, and
+   * eh_proj's 2h-wide input. */
+  double mtp = (double)ts_workload_stage_mtp_layers(wl, stage);
+  double layers = (double)ts_workload_stage_layers(wl, stage) + mtp;
+  double moe_layers = (double)ts_workload_stage_moe_layers(wl, stage) +
+                      (ts_workload_is_moe_layer(wl, m->n_layers) ? mtp : 0);
   double s = (double)ts_workload_local_seq(wl), b = (double)wl->micro_batch, h = (double)m->hidden;
   double dense = ts_memory_layer_activations(wl);
   double moe = moe_layers > 0 ? ts_memory_moe_layer_activations(wl) : 0;
-  double all = (layers - moe_layers) * dense + moe_layers * moe;
+  double input = 2.0 * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0);
+  double all = (layers - moe_layers) * dense + moe_layers * moe + mtp * 4.0 * input;
   /* Full recomputation keeps each layer's input: 2sbh, or 2sbh/t sequence-sharded, and one
    * layer's activations while it is recomputed; recomputed attention (full or selective)
    * without flash also holds one layer's scores then. */
-  double input = 2.0 * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0);
   bool full = wl->recompute == TS_RECOMPUTE_FULL;
   double recomputed = moe > dense ? moe : dense;
   if (wl->recompute != TS_RECOMPUTE_NONE && layers > 0)
@@ -231,10 +236,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * gradient (4) and log-softmax's input gradient (4), all live at once. */
   double eb = ts_cost_elem_bytes(wl->precision);
   double per_logit = ts_framework_is_pytorch(wl->framework) ? 12.0 : eb + (eb < 4.0 ? 4.0 : 0.0);
-  double logits = ts_workload_stage_has_head(wl, stage)
-                      ? logits_in_flight * per_logit * s * b *
-                            (double)ts_workload_padded_vocab(wl) / (double)wl->tp
-                      : 0;
+  /* Each MTP module's loss keeps logits of its own beside the output layer's. */
+  double losses = (ts_workload_stage_has_head(wl, stage) ? 1.0 : 0.0) + mtp;
+  double logits = logits_in_flight * losses * per_logit * s * b *
+                  (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
   /* Without full recomputation the logits come on top of every layer's activations (all live
    * at the loss); with it, a layer's activations exist only while it is recomputed, after the
    * loss's backward has freed the logits' buffers: the larger of the two is live. */

@@ -16,7 +16,7 @@ const char *const ts_coll_op_names[] = {"all-reduce", "reduce-scatter", "all-gat
                                         NULL};
 const char *const ts_op_names[] = {"",          "attn",       "mlp",  "attn-core",
                                    "layers",    "embedding",  "head", "optimizer",
-                                   "grad-sync", "activation", NULL};
+                                   "grad-sync", "activation", "mtp",  NULL};
 
 void ts_job_init(ts_job *job, long n_ranks) {
   memset(job, 0, sizeof *job);
@@ -621,6 +621,10 @@ static void layer_backward(tpl *t, const ts_workload *wl, const stage_costs *c, 
 typedef struct chunk_place {
   bool is_first, is_last; /* holds the embedding / the logits and loss */
   long layer0, n_layers;
+  /* Multi-token-prediction modules run after the layers, labelled layer0 + n_layers on; the
+   * parameters of the embedding and output-layer copies they need on this stage. */
+  long n_mtp;
+  double mtp_copies;
   long model_layer0; /* the model's index of its first layer */
   /* Where its activations come from and go to: the previous and the next stage, but for
    * dualpipe's and zb-v's chunk 1, whose pipeline runs from the last rank to the first;
@@ -637,6 +641,8 @@ static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
                     vstage == p * ts_workload_chunks(wl) - 1,
                     layer0,
                     ts_workload_vstage_layers(wl, vstage),
+                    ts_workload_chunk_mtp_layers(wl, stage, chunk),
+                    0,
                     ts_workload_chunk_first_layer(wl, stage, chunk),
                     TS_PEER_PREV,
                     TS_PEER_NEXT,
@@ -656,16 +662,26 @@ static chunk_place place_of(const ts_workload *wl, long stage, long chunk) {
     pl.up = chunk == 0 ? TS_PEER_PREV : TS_PEER_NEXT;
     pl.down = chunk == 0 ? TS_PEER_NEXT : TS_PEER_PREV;
   }
+  if (pl.n_mtp > 0)
+    pl.mtp_copies = ts_cost_mtp_copy_params(wl, stage);
   return pl;
 }
 
 /* Whether the chunk's layer l (the stage's numbering) is a mixture-of-experts layer; its
  * parameters reduced over data parallelism (returned) and over expert data parallelism. */
-static bool is_moe(const ts_workload *wl, chunk_place pl, long l) {
-  return ts_workload_is_moe_layer(wl, pl.model_layer0 + l - pl.layer0);
+static bool is_mtp(chunk_place pl, long l) {
+  return l >= pl.layer0 + pl.n_layers;
 }
 
+static bool is_moe(const ts_workload *wl, chunk_place pl, long l) {
+  return ts_workload_is_moe_layer(wl, is_mtp(pl, l) ? wl->model.n_layers
+                                                    : pl.model_layer0 + l - pl.layer0);
+}
+
+/* An MTP module's parameters are its layer's, eh_proj's and its norms'. */
 static double params_of(const ts_workload *wl, chunk_place pl, long l, double *expert) {
+  if (is_mtp(pl, l))
+    return ts_cost_mtp_params(wl, expert);
   return ts_cost_layer_params_at(wl, pl.model_layer0 + l - pl.layer0, expert);
 }
 
@@ -878,18 +894,21 @@ static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int
   bool dp = ts_workload_dp_cp(wl) > 1, edp = ts_workload_edp(wl) > 1;
   int n_posts = 0;
   at(t, TS_OP_GRAD_SYNC, pl.layer0);
-  for (long i = 0; i < pl.n_layers; i++) {
+  long units = pl.n_layers + pl.n_mtp;
+  for (long i = 0; i < units; i++) {
     double expert = 0, params = params_of(wl, pl, pl.layer0 + i, &expert);
     if (pl.is_first && i == 0)
       params += word + ts_workload_position_params(wl);
     if (pl.is_last && i == pl.n_layers - 1)
       params += ts_workload_head_params(wl);
+    if (i == pl.n_layers)
+      params += pl.mtp_copies;
     filled[0] += dp ? params : 0;
     filled[1] += edp ? expert : 0;
     need[i] = -1;
     for (int k = 0; k < 2; k++) {
       bool full = ts_cost_bucket_bytes(wl) > 0 && 4.0 * filled[k] >= ts_cost_bucket_bytes(wl);
-      if (filled[k] > 0 && (i == pl.n_layers - 1 || full)) {
+      if (filled[k] > 0 && (i == units - 1 || full)) {
         post_to(t, TS_COLL_ALLGATHER, group[k], eb * filled[k]);
         for (long j = open_from[k]; j <= i; j++)
           need[j] = n_posts > need[j] ? n_posts : need[j];
@@ -934,10 +953,49 @@ static void embedding_forward(tpl *t, const ts_workload *wl, const stage_costs *
   tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.embed_allreduce_bytes);
 }
 
+static void head_forward(tpl *t, const ts_workload *wl, const stage_costs *c) {
+  at(t, TS_OP_HEAD, -1);
+  if (wl->sequence_parallel) /* the final LN's sharded output, gathered for the logits */
+    tp_coll(t, wl, TS_COLL_ALLGATHER, c->edge.head_allreduce_bytes);
+  compute(t, c->edge.head_fwd, TS_CAT_COMPUTE);
+  for (int i = 0; i < 3; i++) /* max logit, sum of exponentials, target logit */
+    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.loss_allreduce_bytes, TS_CAT_TP);
+}
+
 static void head_backward(tpl *t, const ts_workload *wl, const stage_costs *c) {
   at(t, TS_OP_HEAD, -1);
   compute(t, c->edge.head_bwd, TS_CAT_COMPUTE);
   tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, c->edge.head_allreduce_bytes);
+}
+
+/* A multi-token-prediction module (workload.h; Megatron-Core's MultiTokenPredictionLayer and
+ * its loss), labelled as the chunk's layer l: the embedding of the shifted tokens, the entry
+ * (norms, concatenation, eh_proj and its tensor-parallel gathers), the transformer layer, then
+ * logits and a loss of its own against the shared output layer; the backward the reverse. */
+static void mtp_forward(tpl *t, const ts_workload *wl, const stage_costs *c, chunk_place pl,
+                        long l) {
+  embedding_forward(t, wl, c);
+  at(t, TS_OP_MTP, l);
+  compute(t, c->edge.mtp_fwd, TS_CAT_COMPUTE);
+  if (c->edge.mtp_gather_bytes > 0)
+    coll(t, TS_COLL_ALLGATHER, TS_GROUP_TP, c->edge.mtp_gather_bytes, TS_CAT_TP);
+  layer_forward(t, wl, c, l, is_moe(wl, pl, l), TS_CAT_COMPUTE);
+  head_forward(t, wl, c);
+}
+
+static void mtp_backward(tpl *t, const ts_workload *wl, const stage_costs *c, chunk_place pl,
+                         long l) {
+  head_backward(t, wl, c);
+  bool moe = is_moe(wl, pl, l);
+  if (wl->recompute == TS_RECOMPUTE_FULL)
+    layer_forward(t, wl, c, l, moe, TS_CAT_RECOMPUTE);
+  layer_backward(t, wl, c, l, moe);
+  at(t, TS_OP_MTP, l);
+  if (c->edge.mtp_gather_bytes > 0)
+    coll(t, TS_COLL_REDUCE_SCATTER, TS_GROUP_TP, c->edge.mtp_gather_bytes, TS_CAT_TP);
+  compute(t, c->edge.mtp_bwd, TS_CAT_COMPUTE);
+  at(t, TS_OP_EMBEDDING, -1);
+  compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
 }
 
 /* A chunk's forward pass; with gather_params (its first microbatch under
@@ -948,7 +1006,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
        sharded3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
   bool zero3 = fp.gather, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers;
-  int *need = gather_params ? ts_alloc((size_t)n, sizeof(int)) : NULL;
+  int *need = gather_params ? ts_alloc((size_t)(n + pl.n_mtp), sizeof(int)) : NULL;
   int n_posts = gather_params ? post_param_buckets(wl, pl, t, need) : 0;
   fetcher f = {0};
   if (deepspeed3)
@@ -959,7 +1017,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     at(t, TS_OP_GRAD_SYNC, pl.layer0);
     post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, 0, n));
   }
-  for (long l = pl.layer0; l < pl.layer0 + n; l++) {
+  for (long l = pl.layer0; l < pl.layer0 + n + pl.n_mtp; l++) {
     if (gather_params && (l == pl.layer0 || need[l - pl.layer0] != need[l - 1 - pl.layer0])) {
       at(t, TS_OP_GRAD_SYNC, l);
       wait_posted(t, n_posts - 1 - need[l - pl.layer0]);
@@ -976,28 +1034,43 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
         fetch_group(&f, t, 0);
       embedding_forward(t, wl, c);
     }
+    if (is_mtp(pl, l)) {
+      mtp_forward(t, wl, c, pl, l);
+      continue;
+    }
     if (deepspeed3) {
       at(t, TS_OP_GRAD_SYNC, l);
       fetch_group(&f, t, (int)(l - pl.layer0) + 1);
     }
     layer_forward(t, wl, c, l, is_moe(wl, pl, l), TS_CAT_COMPUTE);
   }
-  if (first && n == 0)
+  if (first && n + pl.n_mtp == 0)
     embedding_forward(t, wl, c);
   if (last) {
-    at(t, TS_OP_HEAD, -1);
-    if (deepspeed3)
+    if (deepspeed3) {
+      at(t, TS_OP_HEAD, -1);
       fetch_group(&f, t, (int)n + 1);
-    if (wl->sequence_parallel) /* the final LN's sharded output, gathered for the logits */
-      tp_coll(t, wl, TS_COLL_ALLGATHER, c->edge.head_allreduce_bytes);
-    compute(t, c->edge.head_fwd, TS_CAT_COMPUTE);
-    for (int i = 0; i < 3; i++) /* max logit, sum of exponentials, target logit */
-      coll(t, TS_COLL_ALLREDUCE, TS_GROUP_TP, c->edge.loss_allreduce_bytes, TS_CAT_TP);
+    }
+    head_forward(t, wl, c);
   } else if (!pl.local_down) {
     p2p(t, TS_EV_SEND, pl.down, c->act_bytes);
   }
   free(need);
   fetch_free(&f);
+}
+
+/* Layer l's gradients, final: reduced at once (FSDP's per-layer reduction), or into the
+ * data-parallel buckets, the experts' into their own. */
+static void grads_final(tpl *t, const ts_workload *wl, long l, bool reduces, grad_sync sync,
+                        buckets *bk, buckets *bk_expert, double params, double expert) {
+  at(t, TS_OP_GRAD_SYNC, l);
+  if (reduces) {
+    post_reduction(t, wl, 4.0 * params);
+  } else if (sync != GRADS_KEEP) {
+    bucket_add(t, bk, params);
+    if (ts_workload_edp(wl) > 1)
+      bucket_add(t, bk_expert, expert);
+  }
 }
 
 static void backward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
@@ -1016,12 +1089,16 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   double size = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl);
   double hsdp = ts_workload_is_hsdp(wl) ? (double)ts_workload_shard_ranks(wl) : 0;
   buckets bk = {size, 0, reduce, TS_GROUP_DP, hsdp}, bk_expert = {size, 0, reduce, TS_GROUP_EDP, 0};
-  bool edp = ts_workload_edp(wl) > 1;
   if (!last && !pl.local_down)
     p2p_recv(t, c, pl.down);
   if (zero3) {
     at(t, TS_OP_GRAD_SYNC, top);
     post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, n - 1, n));
+  }
+  for (long l = top + pl.n_mtp; l > top; l--) { /* the MTP modules, the last one first */
+    mtp_backward(t, wl, c, pl, l);
+    double expert = 0, params = params_of(wl, pl, l, &expert) + (l == top + 1 ? pl.mtp_copies : 0);
+    grads_final(t, wl, l, reduces, sync, &bk, &bk_expert, params, expert);
   }
   if (last && n == 0) {
     head_backward(t, wl, c);
@@ -1057,14 +1134,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     if (wl->recompute == TS_RECOMPUTE_FULL)
       layer_forward(t, wl, c, l, moe, TS_CAT_RECOMPUTE);
     layer_backward(t, wl, c, l, moe);
-    at(t, TS_OP_GRAD_SYNC, l);
-    if (reduces) {
-      post_reduction(t, wl, 4.0 * params);
-    } else if (sync != GRADS_KEEP) {
-      bucket_add(t, &bk, params);
-      if (edp)
-        bucket_add(t, &bk_expert, expert);
-    }
+    grads_final(t, wl, l, reduces, sync, &bk, &bk_expert, params, expert);
   }
   if (first) {
     at(t, TS_OP_EMBEDDING, -1);
@@ -1100,7 +1170,6 @@ static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_pl
   double size = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl);
   double hsdp = ts_workload_is_hsdp(wl) ? (double)ts_workload_shard_ranks(wl) : 0;
   buckets bk = {size, 0, reduce, TS_GROUP_DP, hsdp}, bk_expert = {size, 0, reduce, TS_GROUP_EDP, 0};
-  bool edp = ts_workload_edp(wl) > 1;
   long top = pl.layer0 + pl.n_layers - 1;
   if (pl.is_last && pl.n_layers == 0) {
     at(t, TS_OP_HEAD, -1);
@@ -1109,12 +1178,13 @@ static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_pl
     if (sync != GRADS_KEEP)
       bucket_add(t, &bk, ts_workload_head_params(wl));
   }
-  for (long l = top; l >= pl.layer0; l--) {
+  for (long l = top + pl.n_mtp; l >= pl.layer0; l--) { /* MTP modules (their own logits), layers */
+    bool mtp = is_mtp(pl, l);
     double expert = 0, params = params_of(wl, pl, l, &expert);
-    if (pl.is_last && l == top) {
+    if (mtp || (pl.is_last && l == top)) {
       at(t, TS_OP_HEAD, -1);
       compute(t, w->edge.head_bwd, TS_CAT_COMPUTE);
-      params += ts_workload_head_params(wl);
+      params += !mtp ? ts_workload_head_params(wl) : l == top + 1 ? pl.mtp_copies : 0;
     }
     at(t, TS_OP_MLP, l);
     if (is_moe(wl, pl, l)) {
@@ -1126,12 +1196,13 @@ static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_pl
     }
     at(t, TS_OP_ATTN, l);
     compute(t, w->layer.attn_bwd, TS_CAT_COMPUTE);
-    at(t, TS_OP_GRAD_SYNC, l);
-    if (sync != GRADS_KEEP) {
-      bucket_add(t, &bk, params);
-      if (edp)
-        bucket_add(t, &bk_expert, expert);
+    if (mtp) {
+      at(t, TS_OP_MTP, l);
+      compute(t, w->edge.mtp_bwd, TS_CAT_COMPUTE);
+      at(t, TS_OP_EMBEDDING, -1);
+      compute(t, w->edge.embed_bwd, TS_CAT_COMPUTE);
     }
+    grads_final(t, wl, l, false, sync, &bk, &bk_expert, params, expert);
   }
   if (pl.is_first) {
     at(t, TS_OP_EMBEDDING, -1);
@@ -1229,6 +1300,24 @@ static void split_costs(const stage_costs *c, stage_costs *b, stage_costs *w) {
   split(cm->shared_bwd, cm->wgrad_share_shared, &b->moe.shared_bwd, &w->moe.shared_bwd);
   split(c->edge.head_bwd, c->edge.wgrad_share_head, &b->edge.head_bwd, &w->edge.head_bwd);
   split(c->edge.embed_bwd, 1, &b->edge.embed_bwd, &w->edge.embed_bwd);
+  split(c->edge.mtp_bwd, c->edge.wgrad_share_mtp, &b->edge.mtp_bwd, &w->edge.mtp_bwd);
+}
+
+/* Whether stage `stage` holds a copy of the first stage's word embedding, whose gradient
+ * Megatron's embedding group all-reduces with the first stage's: the last stage's output layer
+ * tied to it, or the table an MTP module reads (zb-v's first stage holds both ends itself). */
+static bool embedding_copy(const ts_workload *wl, long stage) {
+  bool tied = !wl->model.untied && wl->schedule != TS_SCHED_ZB_V && stage == wl->pp - 1;
+  bool mtp =
+      ts_workload_stage_mtp_layers(wl, stage) > 0 && !ts_workload_stage_has_embedding(wl, stage);
+  return stage > 0 && (tied || mtp);
+}
+
+static long embedding_copies(const ts_workload *wl) {
+  long n = 0;
+  for (long s = 1; s < wl->pp; s++)
+    n += embedding_copy(wl, s);
+  return n;
 }
 
 /* Gradient sync and optimizer step, in Megatron's order: data-parallel gradient all-reduce
@@ -1256,8 +1345,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
     if (edp > 1)
       coll(t, reduce, TS_GROUP_EDP, 4.0 * expert, TS_CAT_DP);
   }
-  if (wl->pp > 1 && !wl->model.untied && wl->schedule != TS_SCHED_ZB_V &&
-      (stage == 0 || stage == wl->pp - 1)) {
+  if (embedding_copy(wl, stage) || (stage == 0 && embedding_copies(wl) > 0)) {
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
   }
@@ -1353,14 +1441,18 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
           for (long c = 0; c < wl->cp; c++)
             job->rank_group[members[c] * TS_GROUP_KINDS + TS_GROUP_CP] = g;
         }
-  if (wl->pp > 1)
+  free(members);
+  members = ts_alloc((size_t)wl->pp, sizeof(long));
+  if (embedding_copies(wl) > 0) /* the first stage and the stages with copies */
     for (long dp = 0; dp < n_dp; dp++)
       for (long tp = 0; tp < wl->tp; tp++) {
-        members[0] = ts_layout_rank(wl, (ts_coords){tp, dp, 0});
-        members[1] = ts_layout_rank(wl, (ts_coords){tp, dp, wl->pp - 1});
-        long g = ts_job_add_group(job, members, 2);
-        job->rank_group[members[0] * TS_GROUP_KINDS + TS_GROUP_EMBEDDING] = g;
-        job->rank_group[members[1] * TS_GROUP_KINDS + TS_GROUP_EMBEDDING] = g;
+        int n = 0;
+        for (long s = 0; s < wl->pp; s++)
+          if (s == 0 || embedding_copy(wl, s))
+            members[n++] = ts_layout_rank(wl, (ts_coords){tp, dp, s});
+        long g = ts_job_add_group(job, members, n);
+        for (int k = 0; k < n; k++)
+          job->rank_group[members[k] * TS_GROUP_KINDS + TS_GROUP_EMBEDDING] = g;
       }
   free(members);
   if (wl->model.n_experts > 0)

@@ -103,6 +103,7 @@ typedef enum ts_op {
   TS_OP_OPTIMIZER,
   TS_OP_GRAD_SYNC,
   TS_OP_ACTIVATION, /* pipeline send/receive */
+  TS_OP_MTP, /* a multi-token-prediction module's norms and eh_proj */
   TS_OP_COUNT
 } ts_op;
 extern const char *const ts_op_names[];

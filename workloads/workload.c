@@ -61,6 +61,7 @@ static const char *const model_keys[] = {"num_layers",
                                          "qk_pos_emb_head_dim",
                                          "v_head_dim",
                                          "kv_channels",
+                                         "mtp_num_layers",
                                          NULL};
 /* The dispatcher trainsim models: tokens all-to-all over the expert-parallel group. */
 static const char *const dispatcher_names[] = {"alltoall", NULL};
@@ -130,8 +131,9 @@ static ts_loc here(const reader *r, int map, const char *key) {
  * .parse_str_to_list): commas are cosmetic; "(X)*n" repeats X (no parenthesis inside), then
  * "c*n" a character; '|' separates the stages, in virtual-stage order; E is the embedding, L the
  * loss, t a transformer layer, m a multi-token-prediction layer. Into wl: each stage's
- * transformer layers; 0, or -1 with an error at `at` (validate_layer_layout's rules too: E first
- * and L last, once each; trainsim models no MTP layer). */
+ * transformer layers, the MTP layers and their stage; 0, or -1 with an error at `at`
+ * (validate_layer_layout's rules that need no other key too: E first and L last, once each,
+ * no decoder layer after an MTP layer, all MTP layers in one stage). */
 #define LAYOUT_MAX_CHARS 65536
 static int parse_layout(const char *text, ts_loc at, ts_workload *wl, ts_err *err) {
   static char a[LAYOUT_MAX_CHARS + 1], b[LAYOUT_MAX_CHARS + 1];
@@ -185,6 +187,8 @@ static int parse_layout(const char *text, ts_loc at, ts_workload *wl, ts_err *er
   }
   long layers = 0, embeddings = 0, losses = 0, items = 0;
   wl->n_layout_stages = 0;
+  wl->layout_mtp = 0;
+  wl->layout_mtp_vstage = -1;
   for (const char *c = a;; c++) {
     if (*c == '|' || *c == '\0') {
       if (wl->n_layout_stages >= TS_LAYOUT_MAX_STAGES)
@@ -195,11 +199,20 @@ static int parse_layout(const char *text, ts_loc at, ts_workload *wl, ts_err *er
         break;
       continue;
     }
-    if (*c == 'm')
-      return ts_err_at(err, at,
-                       "'m' places a multi-token-prediction layer, which trainsim does not model: "
-                       "drop it from the layout (and the model's MTP layers)");
-    if (*c != 'E' && *c != 'L' && *c != 't')
+    if (*c == 'm') {
+      if (wl->layout_mtp > 0 && wl->layout_mtp_vstage != wl->n_layout_stages)
+        return ts_err_at(err, at,
+                         "All of the MTP layers must be in the same one virtual pipeline stage: "
+                         "found 'm' in stages %d and %d of '%s'",
+                         wl->layout_mtp_vstage, wl->n_layout_stages, text);
+      wl->layout_mtp_vstage = wl->n_layout_stages;
+      if (++wl->layout_mtp > 64)
+        return ts_err_at(err, at, "expected at most 64 MTP layers (m)");
+    }
+    if (*c == 't' && wl->layout_mtp > 0)
+      return ts_err_at(err, at, "decoder layers must be placed before MTP layers: found '%s'",
+                       text);
+    if (*c != 'E' && *c != 'L' && *c != 't' && *c != 'm')
       return ts_err_at(err, at,
                        "invalid layer character '%c' (known layer characters: 'E', 'L', 't', "
                        "'m'), found in '%s'",
@@ -481,6 +494,12 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
   ts_loc kv_channels_at = here(r, m, "kv_channels");
   if (get_long(r, m, "model", "kv_channels", false, 1, &md->kv_channels, &kv_channels_at) != 0)
     return -1;
+  l->mtp = l->n_layers;
+  if (get_long(r, m, "model", "mtp_num_layers", false, 0, &md->mtp_layers, &l->mtp) != 0)
+    return -1;
+  if (md->mtp_layers > 64)
+    return ts_err_at(r->err, l->mtp, "expected mtp_num_layers of at most 64, found %ld",
+                     md->mtp_layers);
   if (md->n_heads % md->n_query_groups != 0)
     return ts_err_at(r->err, l->n_query_groups,
                      "num_query_groups (%ld) must divide num_attention_heads (%ld)",
@@ -620,6 +639,7 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (rc_layout < 0)
     return -1;
   wl->n_layout_stages = 0;
+  wl->layout_mtp_vstage = -1;
   if (rc_layout == 1) {
     l->layout = here(r, p, "pipeline_model_parallel_layout");
     if (parse_layout(layout, l->layout, wl, r->err) != 0)
@@ -936,6 +956,16 @@ int ts_workload_check_stage_layers(const ts_workload *wl, ts_err *err) {
                        "the layout's %d stages over pipeline %ld make %ld virtual stages, but "
                        "virtual_stages is %ld",
                        wl->n_layout_stages, pp, wl->n_layout_stages / pp, v);
+    if (wl->layout_mtp != wl->model.mtp_layers)
+      return ts_err_at(err, l->layout,
+                       "Number of mtp layers in layout must match mtp_num_layers: %d in the "
+                       "layout, mtp_num_layers %ld",
+                       wl->layout_mtp, wl->model.mtp_layers);
+    if (wl->layout_mtp > 0 && wl->layout_mtp_vstage / pp != v - 1)
+      return ts_err_at(err, l->layout,
+                       "Currently we restrict that the MTP should be always in the last virtual "
+                       "pipeline stage of that rank: found in stage %d of %d (pipeline %ld)",
+                       wl->layout_mtp_vstage, wl->n_layout_stages, pp);
     return 0;
   }
   if (accounted) {
@@ -1165,6 +1195,12 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "ZeRO-%d reduces gradients inside the backward pass: not modelled together; "
                      "use zero_stage 0 or 1",
                      wl->zero_stage);
+  if (m->mtp_layers > 0 && wl->zero_stage == 3 && !wl->fsdp_keeps_weights)
+    return ts_err_at(err, l->zero_stage,
+                     "ZeRO-3 gathering weights layer by layer with MTP layers (mtp_num_layers %ld) "
+                     "is not modelled: use zero_stage 0, 1 or 2, or FSDP with pipelines keeping "
+                     "its weights (reshard_after_forward false)",
+                     m->mtp_layers);
   if (m->mla && wl->zero_stage == 3)
     return ts_err_at(
         err, l->zero_stage,
@@ -1372,10 +1408,33 @@ int ts_workload_check_experts(const ts_workload *wl, ts_err *err) {
   return 0;
 }
 
+long ts_workload_chunk_mtp_layers(const ts_workload *wl, long stage, long chunk) {
+  long p = wl->pp, mtp = wl->model.mtp_layers;
+  bool here;
+  if (wl->n_layout_stages > 0 && wl->layout_mtp > 0)
+    here = chunk * p + stage == wl->layout_mtp_vstage;
+  else if (wl->schedule == TS_SCHED_DUALPIPE) /* each copy's output layer */
+    here = chunk == 0 ? stage == p - 1 : stage == 0;
+  else if (wl->schedule == TS_SCHED_ZB_V)
+    here = chunk == 1 && stage == 0;
+  else
+    here = chunk == ts_workload_chunks(wl) - 1 && stage == p - 1;
+  return here ? mtp : 0;
+}
+
+long ts_workload_stage_mtp_layers(const ts_workload *wl, long stage) {
+  long n = 0;
+  for (long c = 0; c < ts_workload_chunks(wl); c++)
+    n += ts_workload_chunk_mtp_layers(wl, stage, c);
+  return n;
+}
+
 bool ts_workload_is_moe_layer(const ts_workload *wl, long layer) {
   const ts_model *m = &wl->model;
   if (m->n_experts == 0)
     return false;
+  if (layer >= m->n_layers && m->n_layers > 0)
+    layer = m->n_layers - 1; /* an MTP layer: the last decoder layer's kind */
   if (m->moe_layer_freq > 0)
     return layer % m->moe_layer_freq == 0;
   return layer < TS_MOE_MAX_LAYERS && (m->moe_layer_mask[layer / 64] >> (layer % 64) & 1);

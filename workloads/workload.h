@@ -91,6 +91,12 @@ typedef struct ts_model {
    * moe_layer_freq is 0, when bit i of moe_layer_mask is set (Megatron's list form). */
   long moe_layer_freq;
   uint64_t moe_layer_mask[TS_MOE_MAX_LAYERS / 64];
+  /* mtp_num_layers (Megatron-Core's; Hugging Face's num_nextn_predict_layers): multi-token
+   * prediction modules after the decoder (DeepSeek-AI 2024, section 2.2), module k predicting
+   * token i + k + 1: the embedding of token i + k and module k - 1's hidden state, each
+   * normalised, concatenated and projected 2h -> h (eh_proj), one transformer layer of the last
+   * decoder layer's kind, a final norm, the shared output layer and a loss of its own. */
+  long mtp_layers;
 } ts_model;
 
 /* Where each user-settable value came from, for messages. */
@@ -107,6 +113,7 @@ typedef struct ts_workload_locs {
   ts_loc moe_capacity_factor, fp8, cp;
   ts_loc framework, attention, fusions, rccl_version, nccl_version; /* the stack's keys */
   ts_loc checkpoint_async;
+  ts_loc mtp; /* mtp_num_layers */
 } ts_workload_locs;
 
 /* How Adam's step runs: one fused kernel per parameter chunk (Apex/Transformer Engine FusedAdam
@@ -188,6 +195,9 @@ typedef struct ts_workload {
    * Its stages / pipeline is the virtual stages. */
   int n_layout_stages;
   int16_t layout_layers[TS_LAYOUT_MAX_STAGES];
+  /* The layout's multi-token-prediction layers ('m') and the virtual stage holding them (-1:
+   * none); without a layout the MTP layers go with the output layer, as Megatron-Core's. */
+  int layout_mtp, layout_mtp_vstage;
   ts_recompute recompute;
   ts_attention attention; /* stack.attention */
   bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */
@@ -281,7 +291,13 @@ long ts_workload_chunks(const ts_workload *wl);
  * first / the last; under dualpipe both ends both; under zb-v the first both. */
 bool ts_workload_stage_has_embedding(const ts_workload *wl, long stage);
 bool ts_workload_stage_has_head(const ts_workload *wl, long stage);
-/* Whether layer `layer` (of the whole model, from 0) has a mixture-of-experts MLP. */
+/* The multi-token-prediction layers that model chunk `chunk` of stage `stage` runs after its
+ * decoder layers (all of them, or none), and that stage `stage` holds (all its chunks). */
+long ts_workload_chunk_mtp_layers(const ts_workload *wl, long stage, long chunk);
+long ts_workload_stage_mtp_layers(const ts_workload *wl, long stage);
+/* Whether layer `layer` (of the whole model, from 0) has a mixture-of-experts MLP; layers from
+ * num_layers on are the MTP modules' (each of the last decoder layer's kind, as Megatron-Core
+ * builds them from that layer's spec). */
 bool ts_workload_is_moe_layer(const ts_workload *wl, long layer);
 /* The model's index of the first layer of model chunk `chunk` of pipeline stage `stage`. */
 long ts_workload_chunk_first_layer(const ts_workload *wl, long stage, long chunk);

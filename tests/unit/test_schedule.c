@@ -320,6 +320,59 @@ static void test_zb_h1_templates(void **state) {
   ts_job_fini(&zb);
 }
 
+static double block_time(const ts_block *b) {
+  double t = 0;
+  for (int e = 0; e < b->n_events; e++)
+    t += b->events[e].time_s;
+  return t;
+}
+
+/* A multi-token-prediction module on the last stage: its forward adds one layer's forward (a
+ * layer of stage 0's four, less the embedding), the shifted tokens' embedding, the entry
+ * (norms, eh_proj) and logits and a loss of its own; its weights the module's; an untied model
+ * keeps a copy of the embedding there, all-reduced with the first stage's. */
+static void test_mtp_templates(void **state) {
+  (void)state;
+  ts_gpu g = plain_gpu();
+  ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 2, 2, 2, 16, 1);
+  wl.zero_stage = 1;
+  ts_workload mwl = wl;
+  mwl.model.mtp_layers = 1;
+  ts_job ref, mtp;
+  ts_err err = {0};
+  assert_int_equal(ts_schedule_build(&wl, &g, &ref, &err), 0);
+  assert_int_equal(ts_schedule_build(&mwl, &g, &mtp, &err), 0);
+  ts_edge_cost edge;
+  ts_cost_edges(&wl, &g, &edge);
+  long last = 2 * 2 * 1; /* tp 0, dp 0, stage 1: F0 first */
+  double layer = (block_time(&ref.programs[0].blocks[0]) - edge.embed_fwd.time_s) / 4;
+  double added =
+      block_time(&mtp.programs[last].blocks[0]) - block_time(&ref.programs[last].blocks[0]);
+  assert_rel(added, layer + edge.embed_fwd.time_s + edge.mtp_fwd.time_s + edge.head_fwd.time_s,
+             1e-9);
+  /* its TP traffic: a layer's 2 all-reduces, the entry's gather, the embedding's reduction and
+   * the loss's 3 all-reduces */
+  assert_int_equal(count(&mtp.programs[last].blocks[0], TS_EV_COLL, TS_CAT_TP) -
+                       count(&ref.programs[last].blocks[0], TS_EV_COLL, TS_CAT_TP),
+                   2 + 1 + 1 + 3);
+  double e = 0;
+  assert_rel(ts_cost_stage_params(&mwl, 1) - ts_cost_stage_params(&wl, 1),
+             ts_cost_mtp_params(&mwl, &e), 1e-12);
+  assert_rel(ts_cost_stage_params(&mwl, 0), ts_cost_stage_params(&wl, 0), 1e-12);
+  ts_job_fini(&ref);
+  ts_job_fini(&mtp);
+  /* Untied: the last stage needs the embedding too; the groups gain the embedding's pair. */
+  wl.model.untied = mwl.model.untied = true;
+  assert_int_equal(ts_schedule_build(&wl, &g, &ref, &err), 0);
+  assert_int_equal(ts_schedule_build(&mwl, &g, &mtp, &err), 0);
+  double word = (double)ts_workload_padded_vocab(&wl) / 2 * 1024;
+  assert_rel(ts_cost_stage_params(&mwl, 1) - ts_cost_stage_params(&wl, 1),
+             ts_cost_mtp_params(&mwl, &e) + word, 1e-12);
+  assert_int_equal(mtp.n_groups - ref.n_groups, 2 * 2); /* one pair per tp x dp */
+  ts_job_fini(&ref);
+  ts_job_fini(&mtp);
+}
+
 /* FSDP with pipelines (torchtitan's default, reshard_after_forward false): the first
  * microbatch's forward gathers each layer's weights, the last backward reduce-scatters each
  * layer's gradients, nothing in between; memory and traffic those of the distributed optimizer
@@ -848,19 +901,14 @@ static void test_context_parallel(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
-                                     cmocka_unit_test(test_gpipe_order),
-                                     cmocka_unit_test(test_interleaved_order),
-                                     cmocka_unit_test(test_zb_h1_order),
-                                     cmocka_unit_test(test_zb_h1_templates),
-                                     cmocka_unit_test(test_dualpipe_order),
-                                     cmocka_unit_test(test_zbv_order),
-                                     cmocka_unit_test(test_fsdp_with_pipelines),
-                                     cmocka_unit_test(test_hsdp),
-                                     cmocka_unit_test(test_templates),
-                                     cmocka_unit_test(test_data_parallel_streams),
-                                     cmocka_unit_test(test_tp_comm_overlap),
-                                     cmocka_unit_test(test_moe_events),
-                                     cmocka_unit_test(test_context_parallel)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_1f1b_order),          cmocka_unit_test(test_gpipe_order),
+      cmocka_unit_test(test_interleaved_order),   cmocka_unit_test(test_zb_h1_order),
+      cmocka_unit_test(test_zb_h1_templates),     cmocka_unit_test(test_mtp_templates),
+      cmocka_unit_test(test_dualpipe_order),      cmocka_unit_test(test_zbv_order),
+      cmocka_unit_test(test_fsdp_with_pipelines), cmocka_unit_test(test_hsdp),
+      cmocka_unit_test(test_templates),           cmocka_unit_test(test_data_parallel_streams),
+      cmocka_unit_test(test_tp_comm_overlap),     cmocka_unit_test(test_moe_events),
+      cmocka_unit_test(test_context_parallel)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

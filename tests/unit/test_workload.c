@@ -293,7 +293,8 @@ static void test_layout_string(void **state) {
   }
   const char *bad[][2] = {
       {"Et*3|(t*4|)*30,t*3Lx", "invalid layer character 'x'"},
-      {"Et*3|(t*4|)*30,t*2mL", "multi-token-prediction"},
+      {"Et*3|(t*4|)*30,t*3mL", "Number of mtp layers in layout must match mtp_num_layers"},
+      {"Et*3|(t*4|)*30,t*2mtL", "decoder layers must be placed before MTP layers"},
       {"tEt*2|(t*4|)*30,t*3L", "the first layer must be embedding (E)"},
       {"Et*3|(t*4|)*30,t*3", "each exactly once"},
       {"Et*3|(t*4|)*30,t*4L", "number of decoder layers 127 (t) must match num_layers 126"},
@@ -317,6 +318,27 @@ static void test_layout_string(void **state) {
       fail_msg("'%s': %s", bad[k][0], err.msg);
     assert_string_equal(err.key, "parallelism.pipeline_model_parallel_layout");
   }
+  /* An MTP layer where the layout puts it: after the last stage's layers, or on a stage of its
+   * own (Megatron-Core's "standalone" MTP) before the loss's. */
+  const char *mtp[] = {"Et*3|(t*4|)*30,t*3mL", "Et*3|(t*4|)*30,t*3|m|L"};
+  for (size_t k = 0; k < 2; k++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "model: {num_layers: 126, hidden_size: 16384, num_attention_heads: 128, "
+             "seq_length: 8192, vocab_size: 128256, mtp_num_layers: 1}\n"
+             "training: {global_batch_size: %d, micro_batch_size: 1}\n"
+             "parallelism: {tensor: 8, pipeline: %d, data: 64,\n"
+             "  pipeline_model_parallel_layout: \"%s\"}\n",
+             k == 0 ? 2048 : 17 * 64, k == 0 ? 16 : 17, mtp[k]);
+    ts_workload l;
+    err = (ts_err){0};
+    if (ts_workload_parse("x.yaml", text, strlen(text), &l, &err) != 0 ||
+        ts_workload_resolve(&l, &none, &err) != 0)
+      fail_msg("%s", err.msg);
+    assert_int_equal(ts_workload_chunk_mtp_layers(&l, 15, 1), 1); /* virtual stage 31 or 32 */
+    assert_int_equal(ts_workload_stage_mtp_layers(&l, 14), 0);
+    assert_int_equal(ts_workload_stage_mtp_layers(&l, k == 0 ? 0 : 16), 0);
+  }
 }
 
 static void test_deepseek_v3(void **state) {
@@ -326,6 +348,8 @@ static void test_deepseek_v3(void **state) {
   ts_workload wl;
   load("deepseek-v3.yaml", &wl);
   assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
+  assert_int_equal(wl.model.mtp_layers, 1);
+  wl.model.mtp_layers = 0; /* the main model first */
   assert_true(ts_cost_model_params(&wl) == 671026419200.0);
   assert_int_equal(ts_workload_moe_layer_count(&wl), 58);
   assert_false(ts_workload_is_moe_layer(&wl, 2));
@@ -337,6 +361,20 @@ static void test_deepseek_v3(void **state) {
   double core = 6 * (n * (qk + rope) / 2 + n * v / 2) * s * L;
   double mlp = 6 * h * (18432.0 * 3 * 3 + 2048.0 * 8 * 3 * 58 + 2048.0 * 3 * 58);
   assert_rel(ts_cost_model_flops(&wl), T * (attn + 2 * core + mlp + 6 * h * V), 1e-12);
+  /* Its multi-token-prediction module ([DSV3] 2.2): one MoE layer, eh_proj 2h x h and three
+   * RMSNorms, 11,610,068,224 parameters (with the embedding and output copies of the released
+   * checkpoint, 2 x 129,280 x 7,168 more: 13.46B, the report's "14B of MTP module weights"). */
+  double flops = ts_cost_model_flops(&wl);
+  wl.model.mtp_layers = 1;
+  assert_true(ts_cost_model_params(&wl) == 671026419200.0 + 11610068224.0);
+  assert_true(ts_workload_is_moe_layer(&wl, 61));
+  double mtp = attn / L + 2 * core / L + 6 * h * (2048.0 * 8 * 3 + 2048.0 * 3) + 12 * h * h;
+  assert_rel(ts_cost_model_flops(&wl) - flops, T * (mtp + 6 * h * V), 1e-9);
+  /* It runs on the last stage, after that stage's layers. */
+  assert_int_equal(ts_workload_stage_mtp_layers(&wl, 15), 1);
+  assert_int_equal(ts_workload_chunk_mtp_layers(&wl, 15, 0), 1);
+  assert_int_equal(ts_workload_chunk_mtp_layers(&wl, 0, 1), 1); /* dualpipe's other copy's end */
+  assert_int_equal(ts_workload_stage_mtp_layers(&wl, 7), 0);
 }
 
 static void test_overrides(void **state) {
