@@ -453,6 +453,7 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
 static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
                        ts_layer_cost *out) {
   const ts_model *m = &wl->model;
+  memset(out, 0, sizeof *out);
   pricer pr = pricer_of(wl, gpu);
   pr.log = log;
   pr.fp8 = wl->fp8 != TS_FP8_NONE;
@@ -485,6 +486,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
       qkv.fwd = ts_cost_add(qkv.fwd, ts_cost_add(norm_f, up.fwd));
       qkv.bwd = ts_cost_add(qkv.bwd, ts_cost_add(norm_b, up.bwd));
       qkv.wgrad = ts_cost_add(qkv.wgrad, up.wgrad);
+      out->mla_up_fwd = ts_cost_add(norm_f, up.fwd);
     }
     pr.piece = "kv_up";
     linear_cost up = linear(p, bs, n * (m->qk_head_dim + dv), kv_lora, fused);
@@ -492,6 +494,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     qkv.fwd = ts_cost_add(qkv.fwd, ts_cost_add(norm_f, up.fwd));
     qkv.bwd = ts_cost_add(qkv.bwd, ts_cost_add(norm_b, up.bwd));
     qkv.wgrad = ts_cost_add(qkv.wgrad, up.wgrad);
+    out->mla_up_fwd = ts_cost_add(out->mla_up_fwd, ts_cost_add(norm_f, up.fwd));
   }
   pr.piece = "proj";
   proj = linear(p, bs, h, m->n_heads * dv / t, fused);
@@ -563,6 +566,8 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
                            : memory_op(p, TS_KERNEL_ROPE_BWD, qk, 0, 2 * eb * qk);
     core_f = ts_cost_add(core_f, rope);
     core_b = ts_cost_add(core_b, rope_b);
+    out->rope_fwd = rope;
+    out->mla_up_fwd = ts_cost_add(out->mla_up_fwd, m->mla ? rope : (ts_cost){0});
   }
   out->attn = ts_cost_add(ts_cost_add(qkv.fwd, core_f), proj.fwd);
   out->attn_bwd = ts_cost_add(ts_cost_add(proj.bwd, core_b), qkv.bwd);
@@ -655,7 +660,8 @@ static linear_cost grouped_linear(const pricer *p, long experts, long m, long n,
  * dense layer prices them; several experts as grouped GEMMs (`grouped`, bf16) or one expert's
  * GEMMs after another (Megatron-Core's SequentialMLP; FP8 experts likewise). */
 static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, double rows, long f,
-                     long experts, bool grouped, ts_cost *fwd, ts_cost *bwd, double *wgrad_share) {
+                     long experts, bool grouped, ts_cost *fwd, ts_cost *bwd, double *wgrad_share,
+                     ts_cost *act_fwd) {
   const ts_model *m = &wl->model;
   const pricer *p = pr;
   bool fused = ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION);
@@ -680,6 +686,7 @@ static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, doubl
   *fwd = ts_cost_add(ts_cost_add(times(fc1.fwd, g), a), times(fc2.fwd, g));
   *bwd = ts_cost_add(ts_cost_add(times(fc2.bwd, g), a_b), times(fc1.bwd, g));
   *wgrad_share = share(times(ts_cost_add(fc1.wgrad, fc2.wgrad), g), *bwd);
+  *act_fwd = a;
 }
 
 static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
@@ -734,7 +741,7 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
   /* The experts, on the tokens the rank receives: the local experts' grouped GEMMs, or one
    * expert's GEMMs after another. */
   mlp_cost(wl, &pr, "experts", out->tokens, m->moe_ffn_hidden / etp, local, wl->moe_grouped_gemm,
-           &out->experts, &out->experts_bwd, &out->wgrad_share_experts);
+           &out->experts, &out->experts_bwd, &out->wgrad_share_experts, &out->experts_act);
   /* The unpermutation weights each returned copy by its router probability (in fp32: a cast,
    * the product, a cast back) and scatter-adds a token's copies (the moe_unpermute tables; else
    * about 5 eb + 16 bytes a value, ASSUMED); its backward the reverse. */
@@ -744,9 +751,10 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
                              ts_cost_memory_bound(gpu, unpermute_bytes));
   out->unpermute_bwd = priced_at(p, TS_KERNEL_MOE_UNPERMUTE_BWD, (double[]){sent, h},
                                  ts_cost_memory_bound(gpu, unpermute_bytes));
+  ts_cost unused;
   if (m->moe_shared_ffn > 0)
     mlp_cost(wl, &pr, "shared", bs, m->moe_shared_ffn / t, 1, false, &out->shared, &out->shared_bwd,
-             &out->wgrad_share_shared);
+             &out->wgrad_share_shared, &unused);
 
   /* The host: the MoE MLP's CPU time as measured with the kernel table (router to
    * unpermutation, grouped; each expert's own without grouped GEMM), else per kernel as the

@@ -39,6 +39,9 @@ typedef struct ts_layer_cost {
   ts_cost ln1_bwd, attn_bwd, bda1_bwd, ln2_bwd, mlp_bwd, bda2_bwd; /* backward */
   ts_cost attn_core_fwd; /* the attention core alone: what selective recompute redoes */
   ts_cost attn_core_bwd; /* its backward (part of attn_bwd) */
+  /* Multi-head latent attention's latent norms, up projections and rotary part (forward; the
+   * rotary part also in attn_core_fwd): what recompute module mla_up_proj redoes. */
+  ts_cost mla_up_fwd, rope_fwd;
   double cp_kv_bytes; /* context parallelism: the keys and values all cp ranks gather (0: cp 1) */
   /* The GEMMs next to the tensor-parallel collectives, as shares of their piece's time (what
    * tp_comm_overlap hides the collectives under): forward QKV and projection of attn, FC1 and
@@ -64,6 +67,7 @@ typedef struct ts_layer_cost {
 typedef struct ts_moe_cost {
   ts_cost router, router_bwd; /* router GEMM, scores and top-k, token permutation */
   ts_cost experts, experts_bwd; /* the local experts' FC1, activation and FC2 */
+  ts_cost experts_act; /* their activation function (forward): what moe_act redoes */
   ts_cost unpermute, unpermute_bwd; /* each token's expert outputs, weighted and summed */
   ts_cost shared, shared_bwd; /* the shared expert (nothing when there is none) */
   double dispatch_bytes; /* each all-to-all's buffer on a rank (0 when ep = 1) */

@@ -38,19 +38,39 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * and 2 a d_v / h, K and V 2 g (d_qk + d_v) / h. MLA also keeps its latents, before and after
    * their norms, on every TP rank (its down projections are replicated): 2 (2 q_lora + 2 kv_lora
    * + rotary) / h. */
+  /* A linear layer's input is kept for its weight gradient: 2 bytes a value, or 1 with FP8,
+   * where Transformer Engine keeps the FP8 copy its GEMMs read (module/linear.py: saves
+   * inputmat_t, the FP8 transpose, in 1.x; the column-wise FP8 data alone in 2.x) - the same
+   * storage DeepSeek-V3 describes (DeepSeek-AI 2024, section 3.3.2). The router's input stays in
+   * the model's precision (its GEMM is not FP8), beside the shared expert's FP8 copy. */
+  double lin = wl->fp8 != TS_FP8_NONE ? 1.0 : 2.0;
+  bool shared = moe && m->moe_shared_ffn > 0;
+  /* Megatron-Core's recompute modules drop what they recompute: the norms' outputs
+   * (layernorm), MLA's normed latents and Q, K, V (mla_up_proj), the experts' FC2 inputs
+   * (moe_act). */
+  bool norms = ts_workload_recomputes(wl, TS_RECOMPUTE_LAYERNORM),
+       up = ts_workload_recomputes(wl, TS_RECOMPUTE_MLA_UP_PROJ),
+       act = ts_workload_recomputes(wl, TS_RECOMPUTE_MOE_ACT);
   double f = (double)m->ffn_hidden / h, g = (double)m->n_query_groups;
   double dq = (double)ts_workload_qk_head_dim(wl), dv = (double)ts_workload_v_head_dim(wl);
-  /* SwiGLU run eagerly (without its fusion), F.silu(gate) * up keeps silu(gate) too for the
-   * product's backward: 2 f/h more (measured: bench/device/h200_llama_steps.csv, docs/validation/
-   * h200.md). */
-  double mlp = !m->swiglu ? 4.0 : ts_workload_fuses(wl, TS_FUSE_SWIGLU) ? 6.0 : 8.0;
-  double attention = 2.0 * (a + g) * (dq + dv) / h;
+  /* An MLP's intermediates in units of its width over h: GeLU's input, or SwiGLU's gate and up
+   * outputs, FC2's input (unless recomputed) and, SwiGLU run eagerly (without its fusion),
+   * F.silu(gate) too for the product's backward (measured: bench/device/h200_llama_steps.csv,
+   * docs/validation/h200.md). */
+  bool eager = m->swiglu && !ts_workload_fuses(wl, TS_FUSE_SWIGLU);
+  double mlp = (m->swiglu ? 4.0 : 2.0) + (eager ? 2.0 : 0) + lin;
+  double mlp_experts = (m->swiglu ? 4.0 : 2.0) + (act ? 0 : (eager ? 2.0 : 0) + lin);
+  double attention = (up ? 0 : 2.0 * (a * dq + g * (dq + dv)) / h) + lin * a * dv / h;
   double split = attention + (moe ? mlp * (double)m->moe_shared_ffn / h : mlp * f);
   /* Without hidden dropout its two masks are not kept. */
-  double replicated = m->hidden_dropout > 0 ? 10.0 : 8.0;
+  double replicated = 4.0 + (m->hidden_dropout > 0 ? 2.0 : 0);
+  if (!norms)
+    replicated += lin + (moe ? 2.0 + (shared && lin < 2.0 ? 1.0 : 0) : lin);
   double per = wl->sequence_parallel ? (replicated + split) / t : replicated + split / t;
-  if (m->mla)
-    per += 2.0 * (double)(2 * m->q_lora_rank + 2 * m->kv_lora_rank + m->qk_pos_emb_head_dim) / h;
+  if (m->mla) {
+    double q = (double)m->q_lora_rank, kv = (double)m->kv_lora_rank;
+    per += (2.0 * (q + kv) + 2.0 * (double)m->qk_pos_emb_head_dim + (up ? 0 : lin * (q + kv))) / h;
+  }
   /* A MoE MLP (the 10 keep the router's input where FC1's was): each rank's experts keep their
    * input, 2 bytes a value of the r = k etp / t x the token factor copies of the rank's
    * tokens (per token of b s), and their FC1 outputs and FC2 input, (6 or 4) f_e / (etp h)
@@ -65,9 +85,13 @@ static double layer_activations(const ts_workload *wl, bool moe) {
     double r = k * etp / t * ts_workload_moe_token_factor(wl);
     double weighed = ts_framework_is_pytorch(wl->framework) ? 4.0 : 2.0;
     double router = (4.0 * (double)m->n_experts + 12.0 * k) / h;
-    per += 2.0 * r + mlp * r * (double)m->moe_ffn_hidden / (etp * h) + weighed * k / t + router / t;
+    per += lin * r + mlp_experts * r * (double)m->moe_ffn_hidden / (etp * h) + weighed * k / t +
+           router / t;
   }
-  return s * b * h * per + (wl->recompute == TS_RECOMPUTE_NONE ? unfused_scores(wl) : 0);
+  bool scores =
+      wl->recompute == TS_RECOMPUTE_NONE || (wl->recompute == TS_RECOMPUTE_SELECTIVE &&
+                                             !ts_workload_recomputes(wl, TS_RECOMPUTE_CORE_ATTN));
+  return s * b * h * per + (scores ? unfused_scores(wl) : 0);
 }
 
 double ts_memory_layer_activations(const ts_workload *wl) {
@@ -222,7 +246,8 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * without flash also holds one layer's scores then. */
   bool full = wl->recompute == TS_RECOMPUTE_FULL;
   double recomputed = moe > dense ? moe : dense;
-  if (wl->recompute != TS_RECOMPUTE_NONE && layers > 0)
+  bool recomputes_core = full || ts_workload_recomputes(wl, TS_RECOMPUTE_CORE_ATTN);
+  if (recomputes_core && layers > 0)
     recomputed += unfused_scores(wl);
   double act = full ? layers * in_flight * input : in_flight * all;
   if (wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_ZB_V) {
@@ -246,7 +271,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   if (full)
     act += logits > recomputed ? logits : recomputed;
   else
-    act += (wl->recompute != TS_RECOMPUTE_NONE && layers > 0 ? unfused_scores(wl) : 0) + logits;
+    act += (recomputes_core && layers > 0 ? unfused_scores(wl) : 0) + logits;
   out->bytes[TS_MEM_ACTIVATIONS] = act;
   out->microbatches_in_flight = in_flight;
   out->total_bytes = 0;

@@ -551,6 +551,8 @@ static void moe_backward(tpl *t, const ts_workload *wl, const ts_moe_cost *mc) {
   compute(t, mc->unpermute_bwd, TS_CAT_COMPUTE);
   ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
   ep_coll(t, TS_COLL_ALLGATHER, TS_GROUP_ETP, mc->etp_bytes);
+  if (ts_workload_recomputes(wl, TS_RECOMPUTE_MOE_ACT))
+    compute(t, mc->experts_act, TS_CAT_RECOMPUTE);
   compute(t, mc->experts_bwd, TS_CAT_COMPUTE);
   ep_coll(t, TS_COLL_REDUCE_SCATTER, TS_GROUP_ETP, mc->etp_bytes);
   ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
@@ -588,8 +590,12 @@ static void layer_backward(tpl *t, const ts_workload *wl, const stage_costs *c, 
   const ts_layer_cost *lc = &c->layer;
   bool sp = wl->sequence_parallel;
   double n = lc->tp_comm_bytes;
+  bool norms = ts_workload_recomputes(wl, TS_RECOMPUTE_LAYERNORM),
+       core = ts_workload_recomputes(wl, TS_RECOMPUTE_CORE_ATTN);
   at(t, TS_OP_MLP, l);
   compute(t, lc->bda2_bwd, TS_CAT_COMPUTE);
+  if (norms) /* the MLP's input, for its weight gradients (Megatron-Core's "layernorm") */
+    compute(t, lc->ln2, TS_CAT_RECOMPUTE);
   if (moe)
     moe_backward(t, wl, &c->moe);
   else
@@ -600,7 +606,12 @@ static void layer_backward(tpl *t, const ts_workload *wl, const stage_costs *c, 
   bool overlap = wl->tp_comm_overlap && wl->tp > 1 && wl->cp == 1;
   if (sp && !overlap) /* the gather precedes the selective recompute, which needs it */
     tp_coll(t, wl, TS_COLL_ALLGATHER, n);
-  if (wl->recompute == TS_RECOMPUTE_SELECTIVE) {
+  at(t, TS_OP_ATTN, l);
+  if (norms)
+    compute(t, lc->ln1, TS_CAT_RECOMPUTE);
+  if (ts_workload_recomputes(wl, TS_RECOMPUTE_MLA_UP_PROJ)) /* the core's recompute has rope */
+    compute(t, core ? minus(lc->mla_up_fwd, lc->rope_fwd) : lc->mla_up_fwd, TS_CAT_RECOMPUTE);
+  if (core) {
     at(t, TS_OP_ATTN_CORE, l);
     if (wl->cp > 1) /* the recomputed core needs the ring's keys and values again */
       cp_core(t, lc->cp_kv_bytes, lc->attn_core_fwd, TS_CAT_RECOMPUTE);

@@ -14,6 +14,8 @@ const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
 const char *const ts_schedule_names[] = {"gpipe",    "1f1b", "interleaved", "zb-h1",
                                          "dualpipe", "zb-v", NULL};
 const char *const ts_recompute_names[] = {"none", "selective", "full", NULL};
+const char *const ts_recompute_module_names[] = {
+    "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts", NULL};
 const char *const ts_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                       "pp-tp-dp", "pp-dp-tp", NULL};
 static const ts_axis order_axes[][TS_AXIS_COUNT] = {
@@ -86,6 +88,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "zero_stage",
                                             "schedule",
                                             "recompute",
+                                            "recompute_modules",
                                             "flash_attention",
                                             "sequence_parallel",
                                             "scatter_gather_tensors_in_pipeline",
@@ -234,6 +237,68 @@ static int parse_layout(const char *text, ts_loc at, ts_workload *wl, ts_err *er
                      "the first layer must be embedding (E) and the last loss (L), each exactly "
                      "once: found '%s'",
                      text);
+  return 0;
+}
+
+/* One of recompute_modules' names (len bytes at name) into wl; -1 with an error at `at`. */
+static int recompute_module(const reader *r, ts_loc at, const char *name, size_t len,
+                            ts_workload *wl) {
+  int k = 0;
+  while (ts_recompute_module_names[k] != NULL &&
+         (strlen(ts_recompute_module_names[k]) != len ||
+          strncmp(name, ts_recompute_module_names[k], len) != 0))
+    k++;
+  if (ts_recompute_module_names[k] == NULL)
+    return ts_err_at(r->err, at,
+                     "expected one of Megatron-Core's recompute modules core_attn, moe_act, "
+                     "layernorm, mla_up_proj, mlp, moe, shared_experts, found '%.*s'",
+                     (int)(len < 64 ? len : 64), name);
+  if (k >= 4)
+    return ts_err_at(r->err, at,
+                     "recomputing the module '%s' is not modelled: trainsim recomputes "
+                     "core_attn, moe_act, layernorm and mla_up_proj",
+                     ts_recompute_module_names[k]);
+  wl->recompute_modules |= 1u << k;
+  return 0;
+}
+
+/* parallelism.recompute_modules: Megatron-Core's module names, a list or one string of them
+ * separated by commas or spaces (--recompute-modules' form; what --set can give); default
+ * core_attn (ts_workload_recomputes). */
+static int read_recompute_modules(const reader *r, int p, ts_workload *wl) {
+  wl->recompute_modules = 0;
+  int node = ts_doc_get(r->doc, p, "recompute_modules");
+  wl->locs.recompute_modules = wl->locs.tp;
+  if (node == 0)
+    return 0;
+  ts_loc at = here(r, p, "recompute_modules");
+  wl->locs.recompute_modules = at;
+  wl->is_recompute_modules_set = true;
+  const char *text = ts_doc_scalar(r->doc, node);
+  if (text != NULL) {
+    for (const char *c = text;;) {
+      c += strspn(c, " ,[]");
+      size_t len = strcspn(c, " ,[]");
+      if (len == 0)
+        return 0;
+      if (recompute_module(r, at, c, len, wl) != 0)
+        return -1;
+      c += len;
+    }
+  }
+  if (!ts_doc_is_seq(r->doc, node))
+    return ts_err_at(r->err, at,
+                     "expected a list of module names (recompute_modules: [layernorm, moe_act])");
+  for (int i = 0; i < ts_doc_seq_len(r->doc, node); i++) {
+    int item = ts_doc_seq_item(r->doc, node, i);
+    ts_loc item_at = ts_doc_loc(r->doc, item);
+    item_at.file = r->path;
+    const char *name = ts_doc_scalar(r->doc, item);
+    if (name == NULL)
+      return ts_err_at(r->err, item_at, "expected a module name, found a list or mapping");
+    if (recompute_module(r, item_at, name, strlen(name), wl) != 0)
+      return -1;
+  }
   return 0;
 }
 
@@ -603,6 +668,8 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
     return -1;
   wl->schedule = (ts_schedule_kind)sched;
   wl->recompute = (ts_recompute)rec;
+  if (read_recompute_modules(r, p, wl) != 0)
+    return -1;
   l->schedule = ts_doc_get(r->doc, p, "schedule") != 0 ? here(r, p, "schedule") : l->tp;
   wl->virtual_stages = 1;
   l->virtual_stages = l->tp;
@@ -1195,6 +1262,24 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "ZeRO-%d reduces gradients inside the backward pass: not modelled together; "
                      "use zero_stage 0 or 1",
                      wl->zero_stage);
+  const ts_loc *rm = &l->recompute_modules;
+  if (ov->is_recompute_set && ov->recompute != TS_RECOMPUTE_SELECTIVE) { /* the flag's choice */
+    wl->is_recompute_modules_set = false;
+    wl->recompute_modules = 0;
+  }
+  if (wl->is_recompute_modules_set && wl->recompute != TS_RECOMPUTE_SELECTIVE)
+    return ts_err_at(err, *rm,
+                     "recompute_modules chooses what selective recomputation redoes: it needs "
+                     "recompute: selective, found %s",
+                     ts_recompute_names[wl->recompute]);
+  if (ts_workload_recomputes(wl, TS_RECOMPUTE_MLA_UP_PROJ) && !m->mla)
+    return ts_err_at(err, *rm,
+                     "mla_up_proj recomputes multi-head latent attention's up projections: the "
+                     "model has no multi_latent_attention");
+  if (ts_workload_recomputes(wl, TS_RECOMPUTE_MOE_ACT) && m->n_experts == 0)
+    return ts_err_at(err, *rm,
+                     "moe_act recomputes the experts' activation function: the model has no "
+                     "experts (num_experts)");
   if (m->mtp_layers > 0 && wl->zero_stage == 3 && !wl->fsdp_keeps_weights)
     return ts_err_at(err, l->zero_stage,
                      "ZeRO-3 gathering weights layer by layer with MTP layers (mtp_num_layers %ld) "
@@ -1406,6 +1491,12 @@ int ts_workload_check_experts(const ts_workload *wl, ts_err *err) {
         "(Megatron-Core's distributed optimizer)",
         wl->zero_stage);
   return 0;
+}
+
+bool ts_workload_recomputes(const ts_workload *wl, ts_recompute_module module) {
+  if (wl->recompute != TS_RECOMPUTE_SELECTIVE)
+    return false;
+  return (wl->is_recompute_modules_set ? wl->recompute_modules : TS_RECOMPUTE_CORE_ATTN) & module;
 }
 
 long ts_workload_chunk_mtp_layers(const ts_workload *wl, long stage, long chunk) {

@@ -42,6 +42,19 @@ typedef enum ts_recompute {
 } ts_recompute;
 typedef enum ts_axis { TS_AXIS_TP, TS_AXIS_DP, TS_AXIS_PP, TS_AXIS_COUNT } ts_axis;
 
+/* Megatron-Core's recompute_modules (with recompute: selective), a bit each; the last three
+ * are Megatron-Core's too but not modelled (refused). */
+typedef enum ts_recompute_module {
+  TS_RECOMPUTE_CORE_ATTN = 1 << 0, /* the attention core (the default) */
+  TS_RECOMPUTE_MOE_ACT = 1 << 1, /* the routed experts' activation function */
+  TS_RECOMPUTE_LAYERNORM = 1 << 2, /* the input and pre-MLP norms */
+  TS_RECOMPUTE_MLA_UP_PROJ = 1 << 3, /* MLA's latent norms, up projections and rotary part */
+  TS_RECOMPUTE_MLP = 1 << 4,
+  TS_RECOMPUTE_MOE = 1 << 5,
+  TS_RECOMPUTE_SHARED_EXPERTS = 1 << 6
+} ts_recompute_module;
+extern const char *const ts_recompute_module_names[]; /* in bit order */
+
 extern const char *const ts_schedule_names[]; /* "gpipe", "1f1b", "interleaved" */
 extern const char *const ts_recompute_names[]; /* "none", "selective", "full" */
 extern const char *const ts_order_names[]; /* "tp-dp-pp", ... innermost first */
@@ -114,6 +127,7 @@ typedef struct ts_workload_locs {
   ts_loc framework, attention, fusions, rccl_version, nccl_version; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
+  ts_loc recompute_modules;
 } ts_workload_locs;
 
 /* How Adam's step runs: one fused kernel per parameter chunk (Apex/Transformer Engine FusedAdam
@@ -199,6 +213,11 @@ typedef struct ts_workload {
    * none); without a layout the MTP layers go with the output layer, as Megatron-Core's. */
   int layout_mtp, layout_mtp_vstage;
   ts_recompute recompute;
+  /* What selective recomputation redoes (ts_recompute_module bits) when is_recompute_modules_set,
+   * else core_attn (ts_workload_recomputes): a module's outputs are dropped after the forward
+   * and recomputed in the backward (Megatron-Core's CheckpointWithoutOutput). */
+  unsigned recompute_modules;
+  bool is_recompute_modules_set;
   ts_attention attention; /* stack.attention */
   bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
@@ -291,6 +310,8 @@ long ts_workload_chunks(const ts_workload *wl);
  * first / the last; under dualpipe both ends both; under zb-v the first both. */
 bool ts_workload_stage_has_embedding(const ts_workload *wl, long stage);
 bool ts_workload_stage_has_head(const ts_workload *wl, long stage);
+/* Whether the backward recomputes `module` (recompute: selective, its modules). */
+bool ts_workload_recomputes(const ts_workload *wl, ts_recompute_module module);
 /* The multi-token-prediction layers that model chunk `chunk` of stage `stage` runs after its
  * decoder layers (all of them, or none), and that stage `stage` holds (all its chunks). */
 long ts_workload_chunk_mtp_layers(const ts_workload *wl, long stage, long chunk);

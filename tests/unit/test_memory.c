@@ -47,6 +47,34 @@ static void test_activations(void **state) {
              1e-12);
 }
 
+/* FP8 (Transformer Engine keeps the FP8 copy of each linear layer's input) and Megatron-Core's
+ * recompute modules, on a GPT layer (f = 4h, tp 8, flash attention, dropout). */
+static void test_fp8_and_recompute_modules(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 2);
+  double sbh = 2048.0 * 2 * 12288, t = 8;
+  /* QKV's and FC1's inputs 1 byte a value (replicated), the projection's and FC2's (split). */
+  wl.fp8 = TS_FP8_HYBRID;
+  assert_rel(ts_memory_layer_activations(&wl), sbh * (8 + (24 - 1 - 4) / t), 1e-12);
+  wl.fp8 = TS_FP8_NONE;
+  /* layernorm: the two norms' outputs (QKV's and FC1's inputs) go. */
+  wl.recompute = TS_RECOMPUTE_SELECTIVE;
+  wl.is_recompute_modules_set = true;
+  wl.recompute_modules = TS_RECOMPUTE_LAYERNORM;
+  assert_rel(ts_memory_layer_activations(&wl), sbh * (6 + 24 / t), 1e-12);
+  /* moe_act: the experts' FC2 inputs (2 bytes, f_e / etp wide, of the r = k token copies). */
+  wl.model.n_experts = 8;
+  wl.model.moe_topk = 2;
+  wl.model.moe_ffn_hidden = 4096;
+  wl.ep = 8;
+  wl.dp = 8;
+  wl.recompute_modules = 0;
+  double kept = ts_memory_moe_layer_activations(&wl);
+  wl.recompute_modules = TS_RECOMPUTE_MOE_ACT;
+  double r = 2 * ts_workload_moe_token_factor(&wl);
+  assert_rel(kept - ts_memory_moe_layer_activations(&wl), sbh * 2 * r * 4096 / (8 * 12288), 1e-12);
+}
+
 static void test_stage_memory(void **state) {
   (void)state;
   ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
@@ -180,7 +208,8 @@ static void test_deepspeed_states(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_activations), cmocka_unit_test(test_stage_memory),
-      cmocka_unit_test(test_deepspeed_states), cmocka_unit_test(test_smallest_layout)};
+      cmocka_unit_test(test_activations), cmocka_unit_test(test_fp8_and_recompute_modules),
+      cmocka_unit_test(test_stage_memory), cmocka_unit_test(test_deepspeed_states),
+      cmocka_unit_test(test_smallest_layout)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -327,6 +327,33 @@ static double block_time(const ts_block *b) {
   return t;
 }
 
+/* Megatron-Core's recompute modules: layernorm redoes both norms in each layer's backward,
+ * core_attn the attention core; nothing else is recomputed. */
+static void test_recompute_modules(void **state) {
+  (void)state;
+  ts_gpu g = plain_gpu();
+  ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 2, 4, 2, 16, 1);
+  wl.recompute = TS_RECOMPUTE_SELECTIVE;
+  wl.is_recompute_modules_set = true;
+  ts_layer_cost lc;
+  ts_cost_layer(&wl, &g, &lc);
+  unsigned sets[] = {TS_RECOMPUTE_LAYERNORM, TS_RECOMPUTE_LAYERNORM | TS_RECOMPUTE_CORE_ATTN, 0};
+  double expect[] = {lc.ln1.time_s + lc.ln2.time_s,
+                     lc.ln1.time_s + lc.ln2.time_s + lc.attn_core_fwd.time_s, 0};
+  for (int k = 0; k < 3; k++) {
+    wl.recompute_modules = sets[k];
+    ts_job job;
+    ts_err err = {0};
+    assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+    const ts_block *bwd = &job.programs[2 * 2 * 1].blocks[2 * 8 - 1]; /* stage 1's last B */
+    double rec = 0;
+    for (int e = 0; e < bwd->n_events; e++)
+      rec += bwd->events[e].recompute_s;
+    assert_rel(rec + 1, 2 * expect[k] + 1, 1e-12); /* its two layers */
+    ts_job_fini(&job);
+  }
+}
+
 /* A multi-token-prediction module on the last stage: its forward adds one layer's forward (a
  * layer of stage 0's four, less the embedding), the shifted tokens' embedding, the entry
  * (norms, eh_proj) and logits and a loss of its own; its weights the module's; an untied model
@@ -901,14 +928,21 @@ static void test_context_parallel(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_1f1b_order),          cmocka_unit_test(test_gpipe_order),
-      cmocka_unit_test(test_interleaved_order),   cmocka_unit_test(test_zb_h1_order),
-      cmocka_unit_test(test_zb_h1_templates),     cmocka_unit_test(test_mtp_templates),
-      cmocka_unit_test(test_dualpipe_order),      cmocka_unit_test(test_zbv_order),
-      cmocka_unit_test(test_fsdp_with_pipelines), cmocka_unit_test(test_hsdp),
-      cmocka_unit_test(test_templates),           cmocka_unit_test(test_data_parallel_streams),
-      cmocka_unit_test(test_tp_comm_overlap),     cmocka_unit_test(test_moe_events),
-      cmocka_unit_test(test_context_parallel)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_1f1b_order),
+                                     cmocka_unit_test(test_gpipe_order),
+                                     cmocka_unit_test(test_interleaved_order),
+                                     cmocka_unit_test(test_zb_h1_order),
+                                     cmocka_unit_test(test_zb_h1_templates),
+                                     cmocka_unit_test(test_mtp_templates),
+                                     cmocka_unit_test(test_recompute_modules),
+                                     cmocka_unit_test(test_dualpipe_order),
+                                     cmocka_unit_test(test_zbv_order),
+                                     cmocka_unit_test(test_fsdp_with_pipelines),
+                                     cmocka_unit_test(test_hsdp),
+                                     cmocka_unit_test(test_templates),
+                                     cmocka_unit_test(test_data_parallel_streams),
+                                     cmocka_unit_test(test_tp_comm_overlap),
+                                     cmocka_unit_test(test_moe_events),
+                                     cmocka_unit_test(test_context_parallel)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
