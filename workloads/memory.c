@@ -74,19 +74,20 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   /* A MoE MLP (the 10 keep the router's input where FC1's was): each rank's experts keep their
    * input, 2 bytes a value of the r = k etp / t x the token factor copies of the rank's
    * tokens (per token of b s), and their FC1 outputs and FC2 input, (6 or 4) f_e / (etp h)
-   * each (8 eager); the unpermutation keeps the expert outputs it weighs, k / t copies. */
-  /* The unpermutation's weighting keeps its input for the scores' gradient: Megatron-Core
-   * multiplies the bf16 expert outputs by the fp32 probabilities (2 bytes kept a value,
-   * moe_utils.unpermute); torchtitan casts them to fp32 first (4: moe.py, `routed_output
-   * .to(torch.float32) * top_scores`), as plain PyTorch here. The router keeps its fp32 scores
-   * (E values a token) and the top-k's indices and scores (8 + 4 bytes each). */
+   * each (8 eager); and what weighing their outputs keeps (below). */
+  /* The weighting of the expert outputs by the router's probabilities keeps what the scores'
+   * gradient needs: torchtitan casts the expert outputs to fp32 and multiplies them (moe.py,
+   * `routed_output.to(torch.float32) * top_scores`: 4 bytes a value of the k / t copies), as
+   * plain PyTorch here; today's Megatron-Core multiplies inside the experts' activation
+   * (experts.py, activation_func_with_probs; the dispatcher's combine_preprocess only restores
+   * the order), keeping each copy's fp32 probability. The router keeps its fp32 scores (E
+   * values a token) and the top-k's indices and scores (8 + 4 bytes each). */
   if (moe) {
     double etp = (double)ts_workload_etp(wl), k = (double)m->moe_topk;
     double r = k * etp / t * ts_workload_moe_token_factor(wl);
-    double weighed = ts_framework_is_pytorch(wl->framework) ? 4.0 : 2.0;
+    double weighed = ts_framework_is_pytorch(wl->framework) ? 4.0 * k / t : 4.0 * r / h;
     double router = (4.0 * (double)m->n_experts + 12.0 * k) / h;
-    per += lin * r + mlp_experts * r * (double)m->moe_ffn_hidden / (etp * h) + weighed * k / t +
-           router / t;
+    per += lin * r + mlp_experts * r * (double)m->moe_ffn_hidden / (etp * h) + weighed + router / t;
   }
   bool scores =
       wl->recompute == TS_RECOMPUTE_NONE || (wl->recompute == TS_RECOMPUTE_SELECTIVE &&

@@ -73,6 +73,14 @@ static void test_fp8_and_recompute_modules(void **state) {
   wl.recompute_modules = TS_RECOMPUTE_MOE_ACT;
   double r = 2 * ts_workload_moe_token_factor(&wl);
   assert_rel(kept - ts_memory_moe_layer_activations(&wl), sbh * 2 * r * 4096 / (8 * 12288), 1e-12);
+  /* The probabilities' weighting: plain PyTorch keeps the expert outputs in fp32 (4 bytes a value
+   * of the k / t copies); today's Megatron-Core weighs inside the experts' activation and keeps
+   * each copy's fp32 probability. */
+  wl.recompute_modules = 0;
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  double torch = ts_memory_moe_layer_activations(&wl);
+  wl.framework = TS_FRAMEWORK_MEGATRON;
+  assert_rel(torch - kept, sbh * (4.0 * 2 / t - 4.0 * r / 12288), 1e-9);
 }
 
 static void test_stage_memory(void **state) {

@@ -123,10 +123,10 @@ static void test_moe(void **state) {
   assert_rel(mem.bytes[TS_MEM_WEIGHTS], 2 * (dense + expert), 1e-12);
   assert_rel(mem.bytes[TS_MEM_OPTIMIZER], 12 * (dense / 8 + expert), 1e-12);
   /* Activations per MoE layer (TP 1, k 2): 10 + 4 + 4 x 8/32 sbh as a Llama layer's, the
-   * experts' input 2 x 2, FC1 outputs and FC2 input 6 x 2 x 14336/4096, unpermute 2 x 2
-   * (Megatron keeps the bf16 outputs it weighs), the router's fp32 scores 4 x 8 and top-k
-   * indices and scores 12 x 2 bytes a token. */
-  double moe_layer = s * h * (15 + 4 + 6 * 2 * 3.5 + 4) + s * (4 * 8 + 12 * 2);
+   * experts' input 2 x 2, FC1 outputs and FC2 input 6 x 2 x 14336/4096, the probabilities
+   * Megatron-Core's experts weigh their activation by (fp32, 4 x 2 bytes a token), the
+   * router's fp32 scores 4 x 8 and top-k indices and scores 12 x 2 bytes a token. */
+  double moe_layer = s * h * (15 + 4 + 6 * 2 * 3.5) + s * (4 * 2 + 4 * 8 + 12 * 2);
   assert_rel(ts_memory_moe_layer_activations(&wl), moe_layer, 1e-12);
   assert_rel(mem.bytes[TS_MEM_ACTIVATIONS], 4 * 8 * moe_layer, 1e-12);
   /* An expert's capacity is whole tokens, at least one (Megatron-Core's get_capacity): 4096
