@@ -41,11 +41,14 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
   ts_state_bytes per = ts_memory_state_bytes(wl);
   double per_param = per.weight + per.gradient + per.sharded;
   printf("\nmodel states for %.4g parameters:\n", params);
-  printf("  one copy: %.0f B/parameter (%.0f weight + %.0f %s gradient + %s) = %.3g TB\n",
+  double moments = per.is_deepspeed                ? 8.0
+                   : wl->precision == TS_PREC_FP32 ? per.sharded
+                                                   : per.sharded - 4.0;
+  printf("  one copy: %.0f B/parameter (%.0f weight + %.0f %s gradient + %s%.0f Adam moments%s) "
+         "= %.3g TB\n",
          per_param, per.weight, per.gradient, per.is_deepspeed ? "low-precision" : "fp32",
-         per.is_deepspeed ? "4 fp32 master weight + 8 Adam moments + 4 fp32 gradient partition"
-         : wl->precision == TS_PREC_FP32 ? "8 Adam moments"
-                                         : "4 fp32 master weight + 8 Adam moments",
+         per.is_deepspeed || wl->precision != TS_PREC_FP32 ? "4 fp32 master weight + " : "",
+         moments, per.is_deepspeed ? " + 4 fp32 gradient partition" : "",
          per_param * params / 1e12);
   printf("  held by this layout's %ld GPUs (replicas%s): %.3g TB\n", wl->n_gpus,
          wl->zero_stage >= 2   ? ", gradients and optimizer sharded by ZeRO-2"

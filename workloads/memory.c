@@ -186,7 +186,10 @@ ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
                    (ts_workload_zero(wl) == 1 || ts_workload_zero(wl) == 2) && low;
   if (deepspeed)
     return (ts_state_bytes){eb, eb, 16.0, true};
-  return (ts_state_bytes){eb, 4.0, low ? 12.0 : 8.0, false};
+  /* the fp32 master weights (a low-precision model), Adam's two moments */
+  double moments = (wl->exp_avg_bytes > 0 ? wl->exp_avg_bytes : 4.0) +
+                   (wl->exp_avg_sq_bytes > 0 ? wl->exp_avg_sq_bytes : 4.0);
+  return (ts_state_bytes){eb, 4.0, (low ? 4.0 : 0) + moments, false};
 }
 
 void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {

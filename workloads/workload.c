@@ -80,6 +80,8 @@ static const char *const training_keys[] = {"global_batch_size",
                                             "bias_dropout_fusion",
                                             "framework",
                                             "adam_implementation",
+                                            "exp_avg_dtype",
+                                            "exp_avg_sq_dtype",
                                             "fp8",
                                             NULL};
 static const char *const parallel_keys[] = {"tensor",
@@ -620,6 +622,21 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
                       r->err) < 0)
     return -1;
   wl->adam_implementation = (ts_adam_implementation)adam;
+  /* Megatron-Core's --exp-avg-dtype and --exp-avg-sq-dtype (with its precision-aware
+   * optimizer; DeepSeek-V3 kept both moments in bf16: DeepSeek-AI 2024, section 3.3.2). */
+  static const char *const moment_names[] = {"fp32", "bf16", "fp16", "fp8", NULL};
+  static const double moment_bytes[] = {4.0, 2.0, 2.0, 1.0};
+  const char *moment_keys[] = {"exp_avg_dtype", "exp_avg_sq_dtype"};
+  double *moments[] = {&wl->exp_avg_bytes, &wl->exp_avg_sq_bytes};
+  l->exp_avg = l->precision;
+  for (int k = 0; k < 2; k++) {
+    int d = 0, rc_d = ts_doc_get_enum(r->doc, t, moment_keys[k], moment_names, &d, r->err);
+    if (rc_d < 0)
+      return -1;
+    *moments[k] = moment_bytes[d];
+    if (rc_d == 1)
+      l->exp_avg = here(r, t, moment_keys[k]);
+  }
   int fp8 = TS_FP8_NONE;
   int rc_fp8 = ts_doc_get_enum(r->doc, t, "fp8", ts_fp8_names, &fp8, r->err);
   if (rc_fp8 < 0)
@@ -1262,6 +1279,13 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "ZeRO-%d reduces gradients inside the backward pass: not modelled together; "
                      "use zero_stage 0 or 1",
                      wl->zero_stage);
+  bool deepspeed =
+      wl->framework == TS_FRAMEWORK_MEGATRON_DEEPSPEED || wl->framework == TS_FRAMEWORK_GPT_NEOX;
+  if (deepspeed && (wl->exp_avg_bytes != 4.0 || wl->exp_avg_sq_bytes != 4.0))
+    return ts_err_at(err, l->exp_avg,
+                     "exp_avg_dtype and exp_avg_sq_dtype set Megatron-Core's precision-aware "
+                     "optimizer: %s keeps DeepSpeed's fp32 moments",
+                     ts_framework_names[wl->framework]);
   const ts_loc *rm = &l->recompute_modules;
   if (ov->is_recompute_set && ov->recompute != TS_RECOMPUTE_SELECTIVE) { /* the flag's choice */
     wl->is_recompute_modules_set = false;

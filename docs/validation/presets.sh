@@ -27,11 +27,10 @@ cases=(
   "mixtral-8x7b, 32 GPUs|workloads/mixtral-8x7b.yaml --platform platforms/dgx-h100.yaml|hybrid|468 TFLOPS (layout not given)|[MCore-MoE] v0.9"
   "mixtral-8x7b, 64 GPUs|workloads/mixtral-8x7b.yaml --platform platforms/dgx-h100.yaml --gpus 64 --global-batch-size 256|hybrid|-|-"
   "mixtral-8x7b, 512 GPUs|workloads/mixtral-8x7b.yaml --platform platforms/dgx-h100.yaml --gpus 512 --global-batch-size 2048|hybrid|-|-"
-  "deepseek-v3, 256 H800, EP 16, 1F1B|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --gpus 256 --ep 16 --global-batch-size 256 --schedule 1f1b|hybrid|-|-"
-  "deepseek-v3, 256 H800, EP 16, 1F1B|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --gpus 256 --ep 16 --global-batch-size 256 --schedule 1f1b|analytic|-|-"
+  "deepseek-v3, 256 H800, EP 16, 1F1B, full recomputation|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --gpus 256 --ep 16 --global-batch-size 256 --schedule 1f1b --recompute full|hybrid|-|-"
+  "deepseek-v3, 256 H800, EP 16, 1F1B, full recomputation|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --gpus 256 --ep 16 --global-batch-size 256 --schedule 1f1b --recompute full|analytic|-|-"
   "deepseek-v3, 2,048 H800|workloads/deepseek-v3.yaml --platform platforms/h800.yaml|analytic|1,543 tokens/s a GPU (FP8, DualPipe)|[DSV3] 180K GPU-hours a trillion tokens"
-  "deepseek-v3, 2,048 H800, bf16|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --set training.fp8=none|analytic|1,543 tokens/s a GPU (FP8, DualPipe)|[DSV3]"
-  "deepseek-v3, 2,048 H800, DeepSeek's recomputation, memory ignored|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --recompute selective --set parallelism.recompute_modules=[layernorm,mla_up_proj,moe_act] --ignore-memory|analytic|1,543 tokens/s a GPU (FP8, DualPipe)|[DSV3]"
+  "deepseek-v3, 2,048 H800, full recomputation|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --recompute full|analytic|1,543 tokens/s a GPU (FP8, DualPipe)|[DSV3]"
 )
 rows=$work/rows
 : >"$rows"
@@ -102,10 +101,10 @@ l8, l8v, l16 = (rows[("llama3-405b, 8,192 GPUs", "hybrid")],
                 rows[("llama3-405b, 8,192 GPUs, 2 virtual stages", "hybrid")],
                 rows[("llama3-405b, 16,384 GPUs", "hybrid")])
 mx = rows[("mixtral-8x7b, 32 GPUs", "hybrid")]
-d256h, d256a = (rows[("deepseek-v3, 256 H800, EP 16, 1F1B", "hybrid")],
-                rows[("deepseek-v3, 256 H800, EP 16, 1F1B", "analytic")])
-dfp, dbf = rows[("deepseek-v3, 2,048 H800", "analytic")], rows[("deepseek-v3, 2,048 H800, bf16", "analytic")]
-dsel = rows[("deepseek-v3, 2,048 H800, DeepSeek's recomputation, memory ignored", "analytic")]
+d256h, d256a = (rows[("deepseek-v3, 256 H800, EP 16, 1F1B, full recomputation", "hybrid")],
+                rows[("deepseek-v3, 256 H800, EP 16, 1F1B, full recomputation", "analytic")])
+dfp, dfull = (rows[("deepseek-v3, 2,048 H800", "analytic")],
+              rows[("deepseek-v3, 2,048 H800, full recomputation", "analytic")])
 f8, f8x = rows[("llama3-8b", "hybrid")], rows[("llama3-8b fp8", "hybrid")]
 causal = mx["causal"] / 100 * 989.4
 print(f"""
@@ -129,23 +128,19 @@ print(f"""
   TFLOPS, whose layout and GPU count the README does not give: a consistency check, not a
   validation of a known configuration. Weak scaling to 512 GPUs keeps the rate: the expert
   all-to-alls stay inside a node (EP 8).
-- **DeepSeek-V3**, with DualPipe, FP8 GEMMs and its MTP module as DeepSeek trained it: on
+- **DeepSeek-V3**, as DeepSeek trained it: DualPipe, FP8 GEMMs, its MTP module, and its
+  memory savings (recomputing RMSNorm, the MLA up-projections and the experts' SwiGLU output;
+  bf16 Adam moments; FP8 linear inputs), which fit in {dfp['mem']:.1f} GiB of the H800's 80. On
   2,048 H800s the analytic estimate gives {dfp['tok']:.0f} tokens/s a GPU
-  ({100 * (dfp['tok'] / 1543 - 1):+.0f}% against DeepSeek's 1,543) and {dbf['tok']:.0f} in bf16.
-  DualPipe leaves {dfp['ep']:.1f}% of the iteration to exposed all-to-alls (1F1B exposes about
-  14%). The preset recomputes every layer; with DeepSeek's own recomputation (RMSNorm, the MLA
-  up-projections and the experts' SwiGLU output: recompute_modules) the estimate is
-  {dsel['tok']:.0f} ({100 * (dsel['tok'] / 1543 - 1):+.0f}%), but trainsim's accounting then needs
-  {dsel['mem']:.0f} GiB a GPU (the unpermutation's kept expert outputs and the SwiGLU inputs,
-  which DeepSeek caches in FP8, dominate), so the published rate lies between the two runs'
-  mechanisms. What the estimates still lack: DeepSeek's FP8 caching beyond Transformer Engine's
-  and its bf16 optimizer moments (memory), its tile-wise FP8 GEMMs, DeepEP's node-limited
-  dispatch (a token crosses the network once a node), and the contention the analytic fidelity
-  leaves out: at 256 GPUs (EP 16 over two nodes, 1F1B: DualPipe's two copies of the weights do
-  not fit there) the default fidelity makes the iteration {d256h['it'] / d256a['it']:.2f} times
-  the analytic one.
-  The 2,048-GPU point at the default fidelity is hundreds of millions of flows: its cost is
-  issue 33's.
+  ({100 * (dfp['tok'] / 1543 - 1):+.0f}% against DeepSeek's 1,543); recomputing every layer
+  instead gives {dfull['tok']:.0f} ({100 * (dfull['tok'] / 1543 - 1):+.0f}%). DualPipe leaves
+  {dfp['ep']:.1f}% of the iteration to exposed all-to-alls (1F1B exposes about 14%). The
+  analytic fidelity leaves out contention, which at 256 GPUs (EP 16 over two nodes, 1F1B and
+  full recomputation: DualPipe's two copies of the weights and DeepSeek's recomputation do not
+  fit there) makes the default fidelity's iteration {d256h['it'] / d256a['it']:.2f} times the
+  analytic one; what else the estimate lacks: DeepEP's node-limited dispatch (a token crosses
+  the network once a node, in FP8), DeepSeek's tile-wise FP8 GEMMs (DeepGEMM), and the
+  2,048-GPU point at the default fidelity, hundreds of millions of flows: issue 33's cost.
 - **FP8** (Llama 3 8B): the measured H200 FP8 GEMM table makes the step
   {f8['it'] / f8x['it']:.2f} times faster; the casts, the attention core and the memory-bound
   kernels keep it from 2.""")

@@ -212,6 +212,13 @@ static void test_deepspeed_states(void **state) {
   assert_true(per.is_deepspeed && per.weight + per.gradient + per.sharded == 20);
   wl.zero_stage = 3; /* DeepSpeed's ZeRO-3 is accounted as the FSDP-style 18 B */
   assert_false(ts_memory_state_bytes(&wl).is_deepspeed);
+  /* Megatron-Core's precision-aware optimizer with bf16 moments (DeepSeek-V3's): 4 + 2 + 2. */
+  wl.framework = TS_FRAMEWORK_MEGATRON;
+  wl.zero_stage = 1;
+  assert_true(ts_memory_state_bytes(&wl).sharded == 12);
+  wl.exp_avg_bytes = wl.exp_avg_sq_bytes = 2;
+  per = ts_memory_state_bytes(&wl);
+  assert_true(per.sharded == 8 && per.gradient == 4 && per.weight == 2);
 }
 
 int main(void) {
