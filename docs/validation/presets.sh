@@ -134,7 +134,8 @@ print(f"""
   2,048 H800s the analytic estimate gives {dfp['tok']:.0f} tokens/s a GPU
   ({100 * (dfp['tok'] / 1543 - 1):+.0f}% against DeepSeek's 1,543); recomputing every layer
   instead gives {dfull['tok']:.0f} ({100 * (dfull['tok'] / 1543 - 1):+.0f}%). DualPipe leaves
-  {dfp['ep']:.1f}% of the iteration to exposed all-to-alls (1F1B exposes about 14%). The
+  {dfp['ep']:.1f}% of the iteration to exposed all-to-alls (1F1B, at 256 GPUs,
+  {d256h['ep']:.0f}%). The
   analytic fidelity leaves out contention, which at 256 GPUs (EP 16 over two nodes, 1F1B and
   full recomputation: DualPipe's two copies of the weights and DeepSeek's recomputation do not
   fit there) makes the default fidelity's iteration {d256h['it'] / d256a['it']:.2f} times the
