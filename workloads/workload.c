@@ -1281,7 +1281,9 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      wl->zero_stage);
   bool deepspeed =
       wl->framework == TS_FRAMEWORK_MEGATRON_DEEPSPEED || wl->framework == TS_FRAMEWORK_GPT_NEOX;
-  if (deepspeed && (wl->exp_avg_bytes != 4.0 || wl->exp_avg_sq_bytes != 4.0))
+  bool low_moments = (wl->exp_avg_bytes > 0 && wl->exp_avg_bytes != 4.0) ||
+                     (wl->exp_avg_sq_bytes > 0 && wl->exp_avg_sq_bytes != 4.0);
+  if (deepspeed && low_moments)
     return ts_err_at(err, l->exp_avg,
                      "exp_avg_dtype and exp_avg_sq_dtype set Megatron-Core's precision-aware "
                      "optimizer: %s keeps DeepSpeed's fp32 moments",

@@ -156,8 +156,9 @@ typedef struct ts_workload {
   ts_framework framework;
   ts_adam_implementation adam_implementation;
   ts_fp8 fp8; /* the linear layers' GEMMs in FP8 (the rest stays in `precision`) */
-  /* Adam's first and second moments, bytes a value: 4 (fp32), or Megatron-Core's
-   * precision-aware optimizer's exp_avg_dtype / exp_avg_sq_dtype (bf16, fp16: 2; fp8: 1). */
+  /* Adam's first and second moments, bytes a value: 4 (fp32; 0 also means it, in a workload
+   * built in code), or Megatron-Core's precision-aware optimizer's exp_avg_dtype /
+   * exp_avg_sq_dtype (bf16, fp16: 2; fp8: 1). */
   double exp_avg_bytes, exp_avg_sq_bytes;
   /* The kernel fusions that ran (a bit per ts_fusion, stack.h): the framework's defaults
    * unless the stack's fused_kernels (or the older training keys gradient_accumulation_fusion
