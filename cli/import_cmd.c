@@ -68,7 +68,7 @@ const ts_command ts_import_command = {
         "the model section from the config (each value with the key it came from), the training\n"
         "section from the flags below (a model config has no batch or training length), and one\n"
         "GPU's layout, to be set with run's flags (--gpus, --tp, --pp, --ep). What trainsim does\n"
-        "not model is named in comments (Qwen2's Q/K/V biases, node-limited routing).\n"
+        "not model is named in comments (Qwen2's Q/K/V biases).\n"
         "  trainsim import hf Meta-Llama-3-8B/config.json > llama3-8b.yaml\n"
         "  trainsim run llama3-8b.yaml --platform platforms/dgx-h100.yaml --gpus 64 --tp 2\n"
         "\n"
@@ -360,11 +360,10 @@ static int write_model(const config *c, const char *type, family f, long seq, FI
          "moe_router_enable_expert_bias: true");
   if (aux > 0)
     emit(o, "router_aux_loss_coef / aux_loss_alpha", "moe_aux_loss_coeff: %g", aux);
-  if (n_group > 1 && topk_group > 0)
-    fprintf(o,
-            "  # n_group %ld, topk_group %ld: each token's experts on at most %ld groups "
-            "(node-limited routing) is not modelled: routing is uniform\n",
-            n_group, topk_group, topk_group);
+  if (n_group > 1 && topk_group > 0) {
+    emit(o, "n_group", "moe_router_num_groups: %ld", n_group);
+    emit(o, "topk_group", "moe_router_group_topk: %ld", topk_group);
+  }
   if (mtp > 0)
     emit(o, "num_nextn_predict_layers", "mtp_num_layers: %ld", mtp);
   return 0;
@@ -515,6 +514,8 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
       {"qk-pos-emb-head-dim", "qk_pos_emb_head_dim", 1},
       {"v-head-dim", "v_head_dim", 1},
       {"mtp-num-layers", "mtp_num_layers", 1},
+      {"moe-router-num-groups", "moe_router_num_groups", 1},
+      {"moe-router-group-topk", "moe_router_group_topk", 1},
       {NULL, NULL, 0}};
   static const char *const norms[] = {"LayerNorm", "RMSNorm", NULL};
   static const char *const positions[] = {"learned_absolute", "rope", NULL};
@@ -589,9 +590,11 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
     return -1;
   if (score >= 0)
     emit(o, "--moe-router-score-function", "moe_router_score_function: %s", scores[score]);
-  if (dispatcher > 0)
-    fprintf(o, "  # --moe-token-dispatcher-type %s is not modelled: tokens travel by all-to-all\n",
-            dispatchers[dispatcher]);
+  if (dispatcher == 2)
+    emit(o, "--moe-token-dispatcher-type", "moe_token_dispatcher_type: flex");
+  else if (dispatcher == 1)
+    fprintf(o, "  # --moe-token-dispatcher-type allgather is not modelled: tokens travel by "
+               "all-to-all\n");
   if ((rc = megatron_double(m, "moe-aux-loss-coeff", &d, err)) < 0)
     return -1;
   if (rc == 1)

@@ -705,6 +705,9 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
   double factor = ts_workload_moe_token_factor(wl), sent = rows * k * factor;
   out->tokens = sent * (double)etp;
   out->dispatch_bytes = wl->ep > 1 ? eb * h * sent : 0;
+  out->dispatch_fwd_bytes = wl->moe_flex && wl->fp8 != TS_FP8_NONE
+                                ? out->dispatch_bytes * (1.0 + 4.0 / 128.0) / eb
+                                : out->dispatch_bytes;
   out->etp_bytes = etp > 1 ? eb * h * out->tokens : 0;
   out->shared_tp_bytes = t > 1 && m->moe_shared_ffn > 0 ? eb * h * bs : 0;
 

@@ -71,6 +71,9 @@ typedef struct ts_moe_cost {
   ts_cost unpermute, unpermute_bwd; /* each token's expert outputs, weighted and summed */
   ts_cost shared, shared_bwd; /* the shared expert (nothing when there is none) */
   double dispatch_bytes; /* each all-to-all's buffer on a rank (0 when ep = 1) */
+  /* The forward dispatch's: in FP8 with DeepEP (flex) under fp8, 1 byte a value and a 4-byte
+   * scale a 128 (DeepSeek-AI 2024, 3.3.2; DeepEP's FP8 dispatch, bf16 combine). */
+  double dispatch_fwd_bytes;
   double etp_bytes; /* the all-gather and reduce-scatter over etp (0 when etp = 1) */
   double shared_tp_bytes; /* the shared expert's TP all-gather and reduce-scatter */
   double tokens; /* token copies the rank's experts process */

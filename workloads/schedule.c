@@ -75,6 +75,20 @@ long ts_job_gpu(const ts_job *job, long rank) {
   return job->rank_gpu != NULL ? job->rank_gpu[rank] : rank;
 }
 
+bool ts_job_is_flex_group(const ts_job *job, long g, bool **marks) {
+  if (!job->is_ep_flex)
+    return false;
+  if (*marks == NULL) {
+    *marks = ts_alloc((size_t)job->n_groups, sizeof **marks);
+    for (long r = 0; r < job->n_ranks; r++) {
+      long e = job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_EP];
+      if (e >= 0)
+        (*marks)[e] = true;
+    }
+  }
+  return (*marks)[g];
+}
+
 void ts_job_fini(ts_job *job) {
   free(job->rank_gpu);
   for (long g = 0; g < job->n_groups; g++)
@@ -539,7 +553,7 @@ static void moe_forward(tpl *t, const ts_workload *wl, const ts_moe_cost *mc, ts
     tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, mc->shared_tp_bytes);
   }
   compute(t, mc->router, cat);
-  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
+  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_fwd_bytes);
   ep_coll(t, TS_COLL_ALLGATHER, TS_GROUP_ETP, mc->etp_bytes);
   compute(t, mc->experts, cat);
   ep_coll(t, TS_COLL_REDUCE_SCATTER, TS_GROUP_ETP, mc->etp_bytes);
@@ -1471,6 +1485,10 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
   /* With virtual stages the pipeline wraps: the last stage's chunk c feeds the first stage's
    * chunk c + 1. */
   bool wraps = job->is_pipeline_wrapped = wl->virtual_stages > 1;
+  job->is_ep_flex = wl->moe_flex && wl->ep > 1;
+  job->ep_topk = (double)wl->model.moe_topk;
+  job->ep_route_groups = (double)wl->model.moe_router_groups;
+  job->ep_route_group_topk = (double)wl->model.moe_router_group_topk;
   /* dualpipe: messages both ways on every link, flowing as soon as sent (DualPipe posts its
    * receives ahead), the ends not joined */
   job->is_pipeline_wrapped =

@@ -144,6 +144,12 @@ typedef struct ts_job {
   /* The pipeline wraps from the last stage to the first (virtual stages): the engine then
    * lets pipeline messages flow before their receive is posted (see sim/engine/engine.c). */
   bool is_pipeline_wrapped;
+  /* DeepEP's dispatch (Megatron-Core's flex dispatcher): the expert-parallel groups'
+   * all-to-alls cross the network once per node a token reaches (coll.h,
+   * ts_coll_node_dispatch), with the routing that sets how many: top-k experts, within
+   * ep_route_group_topk of ep_route_groups groups (0: no limit). */
+  bool is_ep_flex;
+  double ep_topk, ep_route_groups, ep_route_group_topk;
   long *rank_gpu; /* [rank]: the platform GPU it runs on; NULL means GPU = rank */
   long n_groups;
   ts_group *groups;
@@ -210,5 +216,8 @@ long ts_job_add_template(ts_job *job, const ts_event *events, int n_events);
 void ts_job_set_blocks(ts_job *job, long rank, const long *template_ids, int n_blocks);
 /* The GPU rank runs on. */
 long ts_job_gpu(const ts_job *job, long rank);
+/* Whether group g is a DeepEP expert-parallel group (is_ep_flex); *marks (n_groups entries,
+ * allocated on the first call, freed by the caller) caches which groups are expert parallel. */
+bool ts_job_is_flex_group(const ts_job *job, long g, bool **marks);
 
 #endif

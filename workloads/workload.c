@@ -50,6 +50,8 @@ static const char *const model_keys[] = {"num_layers",
                                          "moe_layer_freq",
                                          "moe_grouped_gemm",
                                          "moe_token_dispatcher_type",
+                                         "moe_router_num_groups",
+                                         "moe_router_group_topk",
                                          "moe_expert_capacity_factor",
                                          "moe_pad_expert_input_to_capacity",
                                          "moe_load_imbalance",
@@ -65,8 +67,10 @@ static const char *const model_keys[] = {"num_layers",
                                          "kv_channels",
                                          "mtp_num_layers",
                                          NULL};
-/* The dispatcher trainsim models: tokens all-to-all over the expert-parallel group. */
-static const char *const dispatcher_names[] = {"alltoall", NULL};
+/* Megatron-Core's token dispatchers trainsim models: alltoall (NCCL's all-to-all over the
+ * expert-parallel group) and flex (DeepEP's kernels: a token crosses the network once per node
+ * it reaches, then NVLink spreads its copies). */
+static const char *const dispatcher_names[] = {"alltoall", "flex", NULL};
 /* Megatron-Core's moe_router_score_function values (ts_moe_score's order). */
 static const char *const score_names[] = {"softmax", "sigmoid", NULL};
 static const char *const norm_names[] = {"LayerNorm", "RMSNorm", NULL};
@@ -454,6 +458,13 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
           0)
     return -1;
   md->moe_score = (ts_moe_score)score;
+  wl->moe_flex = dispatcher == 1;
+  ts_loc groups_at = here(r, m, "moe_router_num_groups");
+  if (get_long(r, m, "model", "moe_router_num_groups", false, 1, &md->moe_router_groups,
+               &groups_at) != 0 ||
+      get_long(r, m, "model", "moe_router_group_topk", false, 1, &md->moe_router_group_topk,
+               &groups_at) != 0)
+    return -1;
   l->n_experts = here(r, m, "num_experts");
   l->moe_capacity_factor = here(r, m, "moe_expert_capacity_factor");
   if (ts_doc_get(r->doc, m, "moe_expert_capacity_factor") != 0 && wl->moe_capacity_factor == 0)
@@ -478,6 +489,23 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
                      "moe_router_topk (%ld) routes each token to more experts than num_experts "
                      "(%ld)",
                      md->moe_topk, md->n_experts);
+  /* Group-limited routing (Megatron-Core's group_limited_topk; DeepSeek-V3's node-limited
+   * routing): each token's experts within its group_topk best of num_groups expert groups. */
+  long groups = md->moe_router_groups, group_topk = md->moe_router_group_topk;
+  if ((groups > 0) != (group_topk > 0))
+    return ts_err_at(r->err, groups_at,
+                     "moe_router_num_groups and moe_router_group_topk go together (group-limited "
+                     "routing): set both or neither");
+  if (groups > 0 && (md->n_experts % groups != 0 || group_topk > groups))
+    return ts_err_at(r->err, groups_at,
+                     "moe_router_num_groups (%ld) must divide num_experts (%ld), and "
+                     "moe_router_group_topk (%ld) be at most it",
+                     groups, md->n_experts, group_topk);
+  if (groups > 0 && md->moe_topk > group_topk * (md->n_experts / groups))
+    return ts_err_at(r->err, groups_at,
+                     "moe_router_topk (%ld) is more experts than moe_router_group_topk (%ld) "
+                     "groups of %ld hold",
+                     md->moe_topk, group_topk, md->n_experts / groups);
   if (wl->moe_pad_to_capacity && wl->moe_capacity_factor == 0)
     return ts_err_at(r->err, here(r, m, "moe_pad_expert_input_to_capacity"),
                      "moe_pad_expert_input_to_capacity pads each expert's tokens to its capacity: "

@@ -104,6 +104,10 @@ typedef struct ts_model {
    * moe_layer_freq is 0, when bit i of moe_layer_mask is set (Megatron's list form). */
   long moe_layer_freq;
   uint64_t moe_layer_mask[TS_MOE_MAX_LAYERS / 64];
+  /* moe_router_num_groups, moe_router_group_topk (Megatron-Core's group-limited routing;
+   * DeepSeek-V3's node-limited routing, 8 groups, 4 of them): each token's experts lie in its
+   * group_topk best groups; 0: no limit. */
+  long moe_router_groups, moe_router_group_topk;
   /* mtp_num_layers (Megatron-Core's; Hugging Face's num_nextn_predict_layers): multi-token
    * prediction modules after the decoder (DeepSeek-AI 2024, section 2.2), module k predicting
    * token i + k + 1: the embedding of token i + k and module k - 1's hidden state, each
@@ -185,6 +189,8 @@ typedef struct ts_workload {
   bool moe_pad_to_capacity;
   bool
       moe_grouped_gemm; /* the local experts' GEMMs as one grouped GEMM (Megatron's default: off) */
+  /* moe_token_dispatcher_type flex: DeepEP's dispatch and combine (ts_job.is_ep_flex) */
+  bool moe_flex;
   long n_gpus; /* 0 until resolved */
   int zero_stage; /* 0, 1 (optimizer states sharded), 2 (gradients too) or 3 (weights too: ZeRO-3
                     / FSDP); 2 and 3 need pp = 1 */

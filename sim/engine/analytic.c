@@ -63,6 +63,7 @@ static bool plays(const analytic *a, long r) {
 static void plan_groups(analytic *a) {
   const ts_job *job = a->job;
   a->groups = ts_alloc((size_t)job->n_groups, sizeof *a->groups);
+  bool *flex = NULL;
   for (long g = 0; g < job->n_groups; g++) {
     const ts_group *grp = &job->groups[g];
     ts_coll_group *cg = &a->groups[g].coll;
@@ -82,11 +83,14 @@ static void plan_groups(analytic *a) {
     for (int i = 0; i < n * cg->n_rings; i++)
       ring_gpus[i] = gpus[order[i]];
     ts_coll_plan(a->pf, cg, ring_gpus);
+    if (ts_job_is_flex_group(job, g, &flex))
+      ts_coll_node_dispatch(cg, job->ep_topk, job->ep_route_groups, job->ep_route_group_topk);
     a->groups[g].waiting = ts_alloc((size_t)n, sizeof(long));
     free(gpus);
     free(ring_gpus);
     free(order);
   }
+  free(flex);
 }
 
 static void trace(analytic *a, long r, double start_s, double sent_s, int algorithm) {

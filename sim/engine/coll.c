@@ -497,6 +497,28 @@ void ts_coll_plan(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus
     g->cross_Bps *= (double)pf->n_nics / (double)g->per_node;
 }
 
+void ts_coll_node_dispatch(ts_coll_group *g, double topk, double groups, double group_topk) {
+  double nodes = (double)g->n_nodes;
+  g->node_share = 0;
+  if (g->n_nodes < 2 || topk < 1)
+    return;
+  double reach = groups > 0 ? fmin(nodes, fmax(1.0, group_topk * nodes / groups)) : nodes;
+  g->node_share = reach * (1 - pow(1 - 1 / reach, topk)) / topk;
+}
+
+/* Members per node of an all-to-all across g's nodes: per_node, or 1 with every member on a
+ * node of its own; 0 on one node, or where the nodes hold different numbers. */
+static int alltoall_node_members(const ts_coll_group *g) {
+  if (g->n_nodes < 2)
+    return 0;
+  return g->per_node > 0 ? g->per_node : g->n_nodes == g->n ? 1 : 0;
+}
+
+/* The same where it runs as DeepEP does (node_share set). */
+static int node_dispatch_members(const ts_coll_group *g) {
+  return g->node_share > 0 ? alltoall_node_members(g) : 0;
+}
+
 /* Levels of a heap of n. */
 static int tree_depth(int n) {
   int depth = 0;
@@ -515,6 +537,22 @@ static double estimate(const ts_coll_group *g, ts_coll_algo algo, ts_coll_op op,
   }
   if (algo == TS_ALGO_TREE) /* up and down, each member's links carrying about all the bytes */
     return 2 * tree_depth(g->n) * g->tree_lat_s + 2 * bytes / g->tree_Bps;
+  int m = op == TS_COLL_ALLTOALL ? alltoall_node_members(g) : 0;
+  if (m > 0) {
+    /* Across nodes every member's sends go at once, what leaves its node through its share of
+     * the NICs (cross_Bps), what stays over the node's links: the longer of the two. NCCL
+     * sends each copy to its expert's member, (nodes - 1) / nodes of them over the network;
+     * DeepEP (node_share) a token once a node it reaches, then spreads all its copies inside
+     * the node. */
+    double nodes = p / m, cross_Bps = m > 1 ? g->cross_Bps : g->ring_Bps;
+    double cross_lat = m > 1 ? g->cross_lat_s : g->ring_lat_s;
+    bool deepep = g->node_share > 0;
+    double cross = (nodes - 1) * cross_lat +
+                   (deepep ? g->node_share : 1.0) * (nodes - 1) / nodes * bytes / cross_Bps;
+    double inside = deepep ? (m - 1) / m * bytes : (m - 1) / p * bytes;
+    double intra = m > 1 ? (m - 1) * g->intra_lat_s + inside / g->intra_Bps : 0;
+    return fmax(cross, intra);
+  }
   double steps = ts_coll_steps(op, g->n);
   return steps * g->ring_lat_s + steps / p * bytes / g->ring_Bps;
 }
@@ -633,6 +671,27 @@ static void exchange(const ts_coll_group *g, int pos, double bytes, double rate_
  * aggregate posts them all at once (the same bytes on the same routes, with contention). */
 static void alltoall(const ts_coll_group *g, int pos, double bytes, ts_fidelity fidelity,
                      long *n_transfers) {
+  int m = node_dispatch_members(g);
+  if (m > 0) { /* DeepEP (ts_coll_node_dispatch): its stages at once, at every fidelity */
+    int n = g->n, nodes = n / m, node = pos / m, j = pos % m, k = 0;
+    int count = nodes - 1 + m - 1;
+    sg_comm_t *comms = malloc((size_t)(2 * count) * sizeof *comms);
+    void **got = malloc((size_t)count * sizeof *got);
+    TS_ASSERT(comms != NULL && got != NULL);
+    for (int x = 1; x < nodes; x++, k++) /* over the network, to the same in-node index */
+      comms[k] = sg_mailbox_put_async(g->mailboxes[((node + x) % nodes) * m + j], &payload,
+                                      (long)(bytes * g->node_share / nodes + 0.5));
+    for (int y = 1; y < m; y++, k++) /* over NVLink, to the node's other members */
+      comms[k] = sg_mailbox_put_async(g->mailboxes[node * m + (j + y) % m], &payload,
+                                      (long)(bytes / m + 0.5));
+    for (int i = 0; i < count; i++)
+      comms[count + i] = sg_mailbox_get_async(g->mailboxes[pos], &got[i]);
+    sg_comm_wait_all(comms, (size_t)(2 * count));
+    *n_transfers += count;
+    free(comms);
+    free(got);
+    return;
+  }
   int n = g->n, batch = fidelity == TS_FIDELITY_FLOW ? 1 : n - 1;
   long size = (long)(bytes / n + 0.5);
   sg_comm_t *comms = malloc((size_t)(2 * batch) * sizeof *comms);

@@ -130,6 +130,9 @@ typedef struct ts_coll_group {
   double chain_Bps; /* one-node groups of 3 or more: what the pipelined tree's chains carry */
   const ts_ccl_config *ccl; /* the platform's library */
   int n_nodes; /* nodes the members are on */
+  /* > 0: all-to-alls as DeepEP runs them (ts_coll_node_dispatch): this share of a member's
+   * buffer crosses the network, once per node a token reaches. */
+  double node_share;
   long n_calls[TS_ALGO_COUNT]; /* collectives started, by ts_coll_algo (counted at position 0) */
   /* The calls decided last, kept: a group repeats a few calls over and over (a layer's
    * all-gathers and reduce-scatters, its gradient buckets). */
@@ -139,6 +142,16 @@ typedef struct ts_coll_group {
   double memo_bytes[TS_COLL_MEMO];
   ts_coll_call memo[TS_COLL_MEMO];
 } ts_coll_group;
+
+/* DeepEP's dispatch and combine on g, an expert-parallel group planned by ts_coll_plan
+ * (DeepSeek-AI 2024, section 3.2.2; deepseek-ai/DeepEP's internode kernels): a token goes over
+ * the network once to each node it reaches, to the member of the same in-node index there,
+ * which forwards its copies over NVLink to the experts; the two stages run at once (DeepEP
+ * pipelines them in chunks). A token routed to `topk` experts, uniformly (ASSUMED), within
+ * `group_topk` of `groups` expert groups (0: none) spread over the group's nodes, reaches
+ * R (1 - (1 - 1/R)^topk) of the R nodes it may, R = min(nodes, group_topk x nodes / groups):
+ * node_share is that over topk. No effect on a group of one node. */
+void ts_coll_node_dispatch(ts_coll_group *g, double topk, double groups, double group_topk);
 
 /* Double binary tree: the parent of ring-0 position pos in tree t (0 or 1), or -1 at a root. */
 int ts_coll_tree_parent(int n, int t, int pos);

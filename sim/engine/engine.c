@@ -737,6 +737,7 @@ static bool runs_one_program(const ts_job *job, const ts_group *grp) {
 
 static void setup_groups(const ts_platform *pf, const ts_job *job) {
   eng.groups = ts_alloc((size_t)job->n_groups, sizeof *eng.groups);
+  bool *flex = NULL;
   /* Groups an all-to-all runs on need a route between every pair of members. */
   for (long r = 0; r < job->n_ranks; r++)
     for (int b = 0; b < job->programs[r].n_blocks; b++)
@@ -777,11 +778,14 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
     for (int i = 0; i < k * n; i++)
       ring_gpus[i] = gpus[order[i]];
     ts_coll_plan(pf, cg, ring_gpus);
+    if (ts_job_is_flex_group(job, g, &flex))
+      ts_coll_node_dispatch(cg, job->ep_topk, job->ep_route_groups, job->ep_route_group_topk);
     free(ring_gpus);
     free(gpus);
     free(order);
     cg->mailboxes = ts_alloc((size_t)(k * n), sizeof(sg_mailbox_t));
   }
+  free(flex);
 }
 
 static bool same_members(const ts_group *a, const ts_group *b) {

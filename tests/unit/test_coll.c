@@ -1,7 +1,9 @@
 /* coll: ring orders on Frontier's irregular node and step counts. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -56,6 +58,50 @@ static void test_steps(void **state) {
   assert_int_equal(ts_coll_steps(TS_COLL_ALLGATHER, 2), 1);
 }
 
+/* An all-to-all on 64 GCDs over 8 Frontier nodes: NCCL's sends every copy to its expert's
+ * member; DeepEP (ts_coll_node_dispatch), routed as DeepSeek-V3 routes (top 8 of 256 experts
+ * within 4 of 8 groups), a token once to each of the 4 (1 - 0.75^8) = 3.60 nodes it reaches,
+ * 0.450 of its 8 copies, then every copy inside the node. Either runs its network stage and its
+ * in-node stage at once, the call the longer of the two. */
+static void test_node_dispatch(void **state) {
+  (void)state;
+  long gpus[64];
+  int order[64 * TS_COLL_MAX_RINGS];
+  for (int i = 0; i < 64; i++)
+    gpus[i] = i;
+  ts_coll_group g = {.n = 64};
+  g.n_rings = ts_coll_rings(&pf, gpus, 64, order);
+  g.per_node = ts_coll_per_node(&pf, gpus, order, 64);
+  long ring[64 * TS_COLL_MAX_RINGS];
+  for (int i = 0; i < 64 * g.n_rings; i++)
+    ring[i] = gpus[order[i]];
+  ts_coll_plan(&pf, &g, ring);
+  assert_int_equal(g.per_node, 8);
+  double bytes = 1e9, plain = ts_coll_estimate_s(&g, TS_COLL_ALLTOALL, bytes);
+  ts_coll_node_dispatch(&g, 8, 8, 4);
+  assert_rel(g.node_share, 4 * (1 - pow(0.75, 8)) / 8, 1e-12);
+  g.n_memo = 0; /* the decision above was memoised for the plain all-to-all */
+  double flex = ts_coll_estimate_s(&g, TS_COLL_ALLTOALL, bytes);
+  double cross = 7 * g.cross_lat_s + g.node_share * 7.0 / 8 * bytes / g.cross_Bps;
+  double intra = 7 * g.intra_lat_s + 7.0 / 8 * bytes / g.intra_Bps;
+  /* NCCL's: every copy to its expert's member, 7/8 of them over the network, 7/64 inside */
+  double cross_nccl = 7 * g.cross_lat_s + 7.0 / 8 * bytes / g.cross_Bps;
+  double intra_nccl = 7 * g.intra_lat_s + 7.0 / 64 * bytes / g.intra_Bps;
+  /* the library's launch latency (the ring's Simple base) comes on top of either */
+  assert_rel(flex - fmax(cross, intra), plain - fmax(cross_nccl, intra_nccl), 1e-9);
+  assert_true(flex < plain);
+  /* one node: a plain all-to-all */
+  ts_coll_group one = {.n = 8};
+  one.n_rings = ts_coll_rings(&pf, gpus, 8, order);
+  for (int i = 0; i < 8 * one.n_rings; i++)
+    ring[i] = gpus[order[i]];
+  ts_coll_plan(&pf, &one, ring);
+  ts_coll_node_dispatch(&one, 8, 8, 4);
+  assert_true(one.node_share == 0);
+  free(g.tree_children);
+  free(one.tree_children);
+}
+
 static int setup(void **state) {
   (void)state;
   load_frontier(&pf);
@@ -64,6 +110,7 @@ static int setup(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_node_rings),
-                                     cmocka_unit_test(test_steps)};
+                                     cmocka_unit_test(test_steps),
+                                     cmocka_unit_test(test_node_dispatch)};
   return cmocka_run_group_tests(tests, setup, NULL);
 }

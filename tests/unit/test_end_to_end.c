@@ -334,6 +334,57 @@ static void test_bench_against_link_graph(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* DeepEP's dispatch (moe_token_dispatcher_type flex) on 16 H800s over two nodes, at every
+ * fidelity: its all-to-alls expose less than NCCL's (a token crosses the network once per node
+ * it reaches, its copies over NVLink, both stages at once), group-limited routing never more;
+ * the analytic fidelity, which shares no link, is never slower than playing them. */
+static void test_deepep_dispatch(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  static const char *const dispatch[] = {
+      "alltoall", "flex", "flex, moe_router_num_groups: 8, moe_router_group_topk: 4"};
+  static const char *const fidelity[] = {"analytic", "aggregate", "flow"};
+  double ep[3][3];
+  for (int d = 0; d < 3; d++) {
+    char path[700], args[1600], out[800];
+    snprintf(path, sizeof path, "%s/moe%d.yaml", dir, d);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "name: moe\nmodel: {num_layers: 2, hidden_size: 1024, num_attention_heads: 8, "
+            "seq_length: 1024, vocab_size: 1000, num_experts: 64, moe_router_topk: 8, "
+            "moe_ffn_hidden_size: 512, moe_grouped_gemm: true, moe_token_dispatcher_type: %s}\n"
+            "training: {global_batch_size: 16, micro_batch_size: 1}\n"
+            "parallelism: {tensor: 1, pipeline: 1, expert: 16}\n",
+            dispatch[d]);
+    fclose(f);
+    for (int k = 0; k < 3; k++) {
+      snprintf(out, sizeof out, "%s/out%d%d", dir, d, k);
+      snprintf(args, sizeof args,
+               "run %s --platform %s/platforms/h800.yaml --gpus 16 --fidelity %s --quiet --out %s",
+               path, TS_SOURCE_DIR, fidelity[k], out);
+      spawn_result r = spawn_trainsim_ok(args);
+      spawn_free(&r);
+      snprintf(path + strlen(dir), sizeof path - strlen(dir), "/out%d%d/result.json", d, k);
+      char *text = read_file(path, NULL);
+      json *j = json_parse(text);
+      assert_non_null(j);
+      ep[d][k] = json_num(j, "breakdown_s.ep_comm");
+      json_free(j);
+      free(text);
+      assert_int_equal(remove_dir(out), 0);
+      snprintf(path, sizeof path, "%s/moe%d.yaml", dir, d);
+    }
+  }
+  for (int k = 0; k < 3; k++) {
+    assert_true(ep[1][k] < ep[0][k]);
+    assert_true(ep[2][k] <= ep[1][k] * (1 + 1e-9));
+    assert_true(ep[1][0] <= ep[1][k] * (1 + 1e-9));
+  }
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 /* The parameters of workload file `path` as `trainsim memory` counts them (gpus: "" for the
  * file's own layout). */
 static double params_of(const char *path, const char *platform, const char *gpus) {
@@ -1241,6 +1292,7 @@ int main(void) {
                                      cmocka_unit_test(test_bench_library),
                                      cmocka_unit_test(test_bench_nccl_tests),
                                      cmocka_unit_test(test_import_hf),
+                                     cmocka_unit_test(test_deepep_dispatch),
                                      cmocka_unit_test(test_fidelities_agree_in_node),
                                      cmocka_unit_test(test_bench_many_flows),
                                      cmocka_unit_test(test_bench_network_patterns),
