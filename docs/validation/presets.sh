@@ -128,9 +128,10 @@ print(f"""
   TFLOPS, whose layout and GPU count the README does not give: a consistency check, not a
   validation of a known configuration. Weak scaling to 512 GPUs keeps the rate: the expert
   all-to-alls stay inside a node (EP 8).
-- **DeepSeek-V3**, as DeepSeek trained it: DualPipe, FP8 GEMMs, its MTP module, and its
-  memory savings (recomputing RMSNorm, the MLA up-projections and the experts' SwiGLU output;
-  bf16 Adam moments; FP8 linear inputs), which fit in {dfp['mem']:.1f} GiB of the H800's 80. On
+- **DeepSeek-V3**, as DeepSeek trained it: DualPipe, FP8 GEMMs, its MTP module, DeepEP's
+  dispatch with node-limited routing, and its memory savings (recomputing RMSNorm, the MLA
+  up-projections and the experts' SwiGLU output; bf16 Adam moments; FP8 linear inputs), which
+  fit in {dfp['mem']:.1f} GiB of the H800's 80. On
   2,048 H800s the analytic estimate gives {dfp['tok']:.0f} tokens/s a GPU
   ({100 * (dfp['tok'] / 1543 - 1):+.0f}% against DeepSeek's 1,543); recomputing every layer
   instead gives {dfull['tok']:.0f} ({100 * (dfull['tok'] / 1543 - 1):+.0f}%). DualPipe leaves
@@ -139,9 +140,9 @@ print(f"""
   analytic fidelity leaves out contention, which at 256 GPUs (EP 16 over two nodes, 1F1B and
   full recomputation: DualPipe's two copies of the weights and DeepSeek's recomputation do not
   fit there) makes the default fidelity's iteration {d256h['it'] / d256a['it']:.2f} times the
-  analytic one; what else the estimate lacks: DeepEP's node-limited dispatch (a token crosses
-  the network once a node, in FP8), DeepSeek's tile-wise FP8 GEMMs (DeepGEMM), and the
-  2,048-GPU point at the default fidelity, hundreds of millions of flows: issue 33's cost.
+  analytic one; what else the estimate lacks: the SMs DeepEP's kernels take from the compute
+  beside them (20 of 132, [DSV3] 3.2.2, where trainsim applies the platform's measured 11%),
+  DeepSeek's tile-wise FP8 GEMMs (DeepGEMM), and the 2,048-GPU point at the default fidelity.
 - **FP8** (Llama 3 8B): the measured H200 FP8 GEMM table makes the step
   {f8['it'] / f8x['it']:.2f} times faster; the casts, the attention core and the memory-bound
   kernels keep it from 2.""")

@@ -863,6 +863,25 @@ static void test_moe_events(void **state) {
     assert_int_equal(on_edp, 2); /* reduce-scatter of gradients, all-gather of weights */
   }
   ts_job_fini(&job);
+  /* DeepEP under FP8: the forward dispatch moves 1 byte a value and a 4-byte scale a 128, the
+   * combine and the backward's all-to-alls bf16; the job says how its EP groups route. */
+  wl.moe_flex = true;
+  wl.fp8 = TS_FP8_HYBRID;
+  wl.model.moe_router_groups = 4;
+  wl.model.moe_router_group_topk = 2;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  assert_true(job.is_ep_flex && job.ep_topk == 2 && job.ep_route_groups == 4 &&
+              job.ep_route_group_topk == 2);
+  const ts_block *fwd = &job.programs[8].blocks[0]; /* stage 1's first forward */
+  double sizes[4];
+  int k = 0;
+  for (int e = 0; e < fwd->n_events && k < 4; e++)
+    if (fwd->events[e].kind == TS_EV_COLL && fwd->events[e].coll_op == TS_COLL_ALLTOALL)
+      sizes[k++] = fwd->events[e].bytes;
+  assert_int_equal(k, 4); /* two MoE layers */
+  for (int i = 0; i < 4; i++)
+    assert_rel(sizes[i], i % 2 == 0 ? copies * (1 + 4.0 / 128) / 2 : copies, 1e-12);
+  ts_job_fini(&job);
 }
 
 /* Context parallelism: the cp ranks of a replica form a group (tp fastest, then cp, then dp);
