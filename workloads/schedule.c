@@ -75,6 +75,12 @@ long ts_job_gpu(const ts_job *job, long rank) {
   return job->rank_gpu != NULL ? job->rank_gpu[rank] : rank;
 }
 
+double ts_overlap_slowdown(const ts_event *ev, double overlap, long units) {
+  if (ev->sms_taken == 0 || units <= (long)ev->sms_taken)
+    return overlap;
+  return (double)units / (double)(units - (long)ev->sms_taken) - 1;
+}
+
 bool ts_job_is_flex_group(const ts_job *job, long g, bool **marks) {
   if (!job->is_ep_flex)
     return false;
@@ -540,8 +546,12 @@ static void piece_with_tp(tpl *t, const ts_workload *wl, ts_cost c, double share
 }
 
 /* A collective of the expert grid inside a pass (the dispatch and combine). */
-static void ep_coll(tpl *t, ts_coll_op op, ts_group_kind g, double bytes) {
+/* An expert collective; DeepEP's (flex) all-to-alls note the SMs their kernels take. */
+static void ep_coll(tpl *t, const ts_workload *wl, ts_coll_op op, ts_group_kind g, double bytes) {
+  int before = t->n;
   coll(t, op, g, bytes, TS_CAT_EP);
+  if (t->n > before && g == TS_GROUP_EP && wl->moe_flex)
+    t->ev[t->n - 1].sms_taken = (uint8_t)wl->moe_deepep_sms;
 }
 
 /* A mixture-of-experts MLP (cost.h, ts_moe_cost): the shared expert, then routing, dispatch,
@@ -553,23 +563,23 @@ static void moe_forward(tpl *t, const ts_workload *wl, const ts_moe_cost *mc, ts
     tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, mc->shared_tp_bytes);
   }
   compute(t, mc->router, cat);
-  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_fwd_bytes);
-  ep_coll(t, TS_COLL_ALLGATHER, TS_GROUP_ETP, mc->etp_bytes);
+  ep_coll(t, wl, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_fwd_bytes);
+  ep_coll(t, wl, TS_COLL_ALLGATHER, TS_GROUP_ETP, mc->etp_bytes);
   compute(t, mc->experts, cat);
-  ep_coll(t, TS_COLL_REDUCE_SCATTER, TS_GROUP_ETP, mc->etp_bytes);
-  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
+  ep_coll(t, wl, TS_COLL_REDUCE_SCATTER, TS_GROUP_ETP, mc->etp_bytes);
+  ep_coll(t, wl, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
   compute(t, mc->unpermute, cat);
 }
 
 static void moe_backward(tpl *t, const ts_workload *wl, const ts_moe_cost *mc) {
   compute(t, mc->unpermute_bwd, TS_CAT_COMPUTE);
-  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
-  ep_coll(t, TS_COLL_ALLGATHER, TS_GROUP_ETP, mc->etp_bytes);
+  ep_coll(t, wl, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
+  ep_coll(t, wl, TS_COLL_ALLGATHER, TS_GROUP_ETP, mc->etp_bytes);
   if (ts_workload_recomputes(wl, TS_RECOMPUTE_MOE_ACT))
     compute(t, mc->experts_act, TS_CAT_RECOMPUTE);
   compute(t, mc->experts_bwd, TS_CAT_COMPUTE);
-  ep_coll(t, TS_COLL_REDUCE_SCATTER, TS_GROUP_ETP, mc->etp_bytes);
-  ep_coll(t, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
+  ep_coll(t, wl, TS_COLL_REDUCE_SCATTER, TS_GROUP_ETP, mc->etp_bytes);
+  ep_coll(t, wl, TS_COLL_ALLTOALL, TS_GROUP_EP, mc->dispatch_bytes);
   compute(t, mc->router_bwd, TS_CAT_COMPUTE);
   if (wl->model.moe_shared_ffn > 0) {
     tp_coll(t, wl, TS_COLL_ALLGATHER, mc->shared_tp_bytes);
@@ -1505,6 +1515,11 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
 }
 
 int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_err *err) {
+  if (wl->moe_flex && wl->ep > 1 && gpu->n_compute_units > 0 &&
+      wl->moe_deepep_sms >= gpu->n_compute_units)
+    return ts_err_at(err, wl->locs.moe_deepep_sms,
+                     "moe_deepep_num_sms (%ld) must leave the %s some of its %ld compute units",
+                     wl->moe_deepep_sms, gpu->model, gpu->n_compute_units);
   /* Limits that keep the programs' own storage (blocks per stage, events per template) well
    * under a few GiB; the engine applies its own, machine-dependent limit afterwards. */
   long m = ts_workload_microbatches(wl), v = ts_workload_chunks(wl);

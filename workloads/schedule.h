@@ -116,6 +116,10 @@ typedef struct ts_event {
   uint8_t peer; /* ts_peer, for TS_EV_SEND / TS_EV_RECV */
   uint8_t op; /* ts_op */
   uint8_t is_async; /* TS_EV_COLL: runs on the communication stream */
+  /* TS_EV_COLL holding compute (time_s > 0): the SMs its kernels take from that compute
+   * (DeepEP's, moe_deepep_num_sms), which then runs on the rest; 0: the platform's
+   * collectives.overlap_slowdown (engine.h, ts_overlap_slowdown). */
+  uint8_t sms_taken;
   int16_t wait_keep; /* TS_EV_WAIT: posted collectives that may stay unfinished */
   int16_t layer_first, layer_last; /* layers (of the stage) it covers; -1 when none */
   double time_s; /* TS_EV_COMPUTE: duration on the GPU */
@@ -216,6 +220,10 @@ long ts_job_add_template(ts_job *job, const ts_event *events, int n_events);
 void ts_job_set_blocks(ts_job *job, long rank, const long *template_ids, int n_blocks);
 /* The GPU rank runs on. */
 long ts_job_gpu(const ts_job *job, long rank);
+/* The slowdown of the compute an overlapped collective event holds: units / (units -
+ * sms_taken) - 1 where its kernels take SMs (DeepEP's), else the platform's `overlap` (the
+ * measured slowdown beside a library collective); units: the GPU's compute units. */
+double ts_overlap_slowdown(const ts_event *ev, double overlap, long units);
 /* Whether group g is a DeepEP expert-parallel group (is_ep_flex); *marks (n_groups entries,
  * allocated on the first call, freed by the caller) caches which groups are expert parallel. */
 bool ts_job_is_flex_group(const ts_job *job, long g, bool **marks);

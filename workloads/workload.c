@@ -51,6 +51,7 @@ static const char *const model_keys[] = {"num_layers",
                                          "moe_grouped_gemm",
                                          "moe_token_dispatcher_type",
                                          "moe_router_num_groups",
+                                         "moe_deepep_num_sms",
                                          "moe_router_group_topk",
                                          "moe_expert_capacity_factor",
                                          "moe_pad_expert_input_to_capacity",
@@ -459,6 +460,17 @@ static int read_moe(const reader *r, int m, ts_workload *wl) {
     return -1;
   md->moe_score = (ts_moe_score)score;
   wl->moe_flex = dispatcher == 1;
+  wl->moe_deepep_sms = 20; /* Megatron-Core's moe_deepep_num_sms */
+  ts_loc sms_at = here(r, m, "moe_token_dispatcher_type");
+  if (get_long(r, m, "model", "moe_deepep_num_sms", false, 1, &wl->moe_deepep_sms, &sms_at) != 0)
+    return -1;
+  l->moe_deepep_sms = sms_at;
+  if (wl->moe_deepep_sms > 255 ||
+      (ts_doc_get(r->doc, m, "moe_deepep_num_sms") != 0 && !wl->moe_flex))
+    return ts_err_at(r->err, sms_at,
+                     "moe_deepep_num_sms is DeepEP's (moe_token_dispatcher_type: flex), from 1 to "
+                     "255 SMs; found %ld%s",
+                     wl->moe_deepep_sms, wl->moe_flex ? "" : " without the flex dispatcher");
   ts_loc groups_at = here(r, m, "moe_router_num_groups");
   if (get_long(r, m, "model", "moe_router_num_groups", false, 1, &md->moe_router_groups,
                &groups_at) != 0 ||

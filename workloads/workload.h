@@ -133,6 +133,7 @@ typedef struct ts_workload_locs {
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
   ts_loc exp_avg; /* exp_avg_dtype or exp_avg_sq_dtype, whichever was given */
+  ts_loc moe_deepep_sms; /* moe_deepep_num_sms, or the dispatcher's key */
 } ts_workload_locs;
 
 /* How Adam's step runs: one fused kernel per parameter chunk (Apex/Transformer Engine FusedAdam
@@ -189,8 +190,11 @@ typedef struct ts_workload {
   bool moe_pad_to_capacity;
   bool
       moe_grouped_gemm; /* the local experts' GEMMs as one grouped GEMM (Megatron's default: off) */
-  /* moe_token_dispatcher_type flex: DeepEP's dispatch and combine (ts_job.is_ep_flex) */
+  /* moe_token_dispatcher_type flex: DeepEP's dispatch and combine (ts_job.is_ep_flex), whose
+   * kernels take moe_deepep_num_sms SMs (Megatron-Core's default 20; DeepSeek-V3's 20) from
+   * the compute they overlap. */
   bool moe_flex;
+  long moe_deepep_sms;
   long n_gpus; /* 0 until resolved */
   int zero_stage; /* 0, 1 (optimizer states sharded), 2 (gradients too) or 3 (weights too: ZeRO-3
                     / FSDP); 2 and 3 need pp = 1 */

@@ -172,8 +172,9 @@ static bool arrive(analytic *a, long r, const ts_event *ev) {
     return false;
   int algorithm = 0;
   double took = priced(grp, ev, &algorithm), work = 0;
+  double slow = 1 + ts_overlap_slowdown(ev, a->opts->overlap_slowdown, a->pf->gpu.n_compute_units);
   if (ev->time_s > 0) { /* overlapped with a GEMM (tp_comm_overlap), slowed beside it */
-    work = ev->time_s * (1 + a->opts->overlap_slowdown);
+    work = ev->time_s * slow;
     took = ts_coll_overlapped_s(took, work, grp->coll.n);
   }
   double end = grp->t_max_s + took;
@@ -183,8 +184,8 @@ static bool arrive(analytic *a, long r, const ts_event *ev) {
     arank *m = &a->ranks[w];
     ts_rank_result *res = &a->res->ranks[w];
     res->flops += ev->flops;
-    res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s * (1 + a->opts->overlap_slowdown);
-    res->time_s[TS_CAT_COMPUTE] += work - ev->recompute_s * (1 + a->opts->overlap_slowdown);
+    res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s * slow;
+    res->time_s[TS_CAT_COMPUTE] += work - ev->recompute_s * slow;
     res->time_s[ev->category] += end - m->arrival_s - work;
     m->t_s = end;
     trace(a, w, m->arrival_s, 0, algorithm);

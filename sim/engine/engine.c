@@ -117,6 +117,7 @@ static struct {
   ts_fidelity fidelity;
   ts_coll_algo collectives;
   double overlap_slowdown;
+  long compute_units; /* the GPU's, for the SMs a collective's kernels take */
   ts_coll_group *groups;
   long n_events, n_merged_events;
   long n_transfers;
@@ -236,6 +237,11 @@ static void wait_stream(rank_ctx *c, long keep) {
   }
 }
 
+/* The slowdown of the compute a collective event holds (schedule.h). */
+static double overlap_slowdown(const ts_event *ev) {
+  return ts_overlap_slowdown(ev, eng.overlap_slowdown, eng.compute_units);
+}
+
 static void run_event(rank_ctx *c, int block, int event) {
   const ts_event *ev = &c->prog->blocks[block].events[event];
   double t0 = simgrid_get_clock(), sent = 0, slow = 1;
@@ -261,10 +267,10 @@ static void run_event(rank_ctx *c, int block, int event) {
     }
     run_coll(c, ev);
     if (ev->time_s > 0) { /* overlapped with a GEMM (tp_comm_overlap), slowed beside it */
-      double comm = simgrid_get_clock() - t0, gemm = ev->time_s * (1 + eng.overlap_slowdown);
+      slow = 1 + overlap_slowdown(ev);
+      double comm = simgrid_get_clock() - t0, gemm = ev->time_s * slow;
       ts_coll_sleep(ts_coll_overlapped_s(comm, gemm, group_of(c, ev)->n) - comm);
       c->res->flops += ev->flops;
-      slow = 1 + eng.overlap_slowdown;
     }
     break;
   case TS_EV_WAIT:
@@ -306,7 +312,7 @@ static void run_event(rank_ctx *c, int block, int event) {
 /* A priced collective's time, overlapped with the GEMM it holds (tp_comm_overlap), if any. */
 static double overlapped_s(const ts_coll_group *cg, const ts_event *ev, double comm_s) {
   return ev->time_s > 0
-             ? ts_coll_overlapped_s(comm_s, ev->time_s * (1 + eng.overlap_slowdown), cg->n)
+             ? ts_coll_overlapped_s(comm_s, ev->time_s * (1 + overlap_slowdown(ev)), cg->n)
              : comm_s;
 }
 
@@ -346,12 +352,12 @@ static void run_merged(rank_ctx *c, int b, int first, int n) {
     }
     double took =
         ev->kind == TS_EV_COMPUTE ? ev->time_s : overlapped_s(cg, ev, priced_s(c, cg, ev));
-    double work = ev->kind == TS_EV_COLL ? ev->time_s * (1 + eng.overlap_slowdown) : 0;
+    double slow = ev->kind == TS_EV_COLL ? 1 + overlap_slowdown(ev) : 1;
+    double work = ev->kind == TS_EV_COLL ? ev->time_s * slow : 0;
     *(e < barrier_at ? &before : &after) += took;
     c->res->flops += ev->flops;
-    c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s * (work > 0 ? 1 + eng.overlap_slowdown : 1);
-    c->res->time_s[TS_CAT_COMPUTE] +=
-        work > 0 ? work - ev->recompute_s * (1 + eng.overlap_slowdown) : 0;
+    c->res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s * (work > 0 ? slow : 1);
+    c->res->time_s[TS_CAT_COMPUTE] += work > 0 ? work - ev->recompute_s * slow : 0;
     c->res->time_s[ev->category] += took - work - (work > 0 ? 0 : ev->recompute_s);
   }
   if (before > 0)
@@ -924,6 +930,7 @@ static void *simulate(void *arg) {
   eng.fidelity = opts->fidelity;
   eng.collectives = opts->collectives;
   eng.overlap_slowdown = opts->overlap_slowdown;
+  eng.compute_units = pf->gpu.n_compute_units;
   eng.on_progress = opts->on_progress;
   eng.on_block = opts->on_block;
   eng.block_ctx = opts->block_ctx;

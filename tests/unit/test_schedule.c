@@ -866,6 +866,7 @@ static void test_moe_events(void **state) {
   /* DeepEP under FP8: the forward dispatch moves 1 byte a value and a 4-byte scale a 128, the
    * combine and the backward's all-to-alls bf16; the job says how its EP groups route. */
   wl.moe_flex = true;
+  wl.moe_deepep_sms = 20;
   wl.fp8 = TS_FP8_HYBRID;
   wl.model.moe_router_groups = 4;
   wl.model.moe_router_group_topk = 2;
@@ -876,8 +877,14 @@ static void test_moe_events(void **state) {
   double sizes[4];
   int k = 0;
   for (int e = 0; e < fwd->n_events && k < 4; e++)
-    if (fwd->events[e].kind == TS_EV_COLL && fwd->events[e].coll_op == TS_COLL_ALLTOALL)
+    if (fwd->events[e].kind == TS_EV_COLL && fwd->events[e].coll_op == TS_COLL_ALLTOALL) {
       sizes[k++] = fwd->events[e].bytes;
+      /* DeepEP's kernels take Megatron-Core's default 20 SMs from the compute they overlap:
+       * on 132 SMs that compute runs 132 / 112 as long, else the platform's slowdown */
+      assert_int_equal(fwd->events[e].sms_taken, 20);
+      assert_rel(ts_overlap_slowdown(&fwd->events[e], 0.11, 132), 132.0 / 112 - 1, 1e-12);
+      assert_rel(ts_overlap_slowdown(&fwd->events[e], 0.11, 0), 0.11, 1e-12);
+    }
   assert_int_equal(k, 4); /* two MoE layers */
   for (int i = 0; i < 4; i++)
     assert_rel(sizes[i], i % 2 == 0 ? copies * (1 + 4.0 / 128) / 2 : copies, 1e-12);
