@@ -131,7 +131,8 @@ print(f"""
   validation of a known configuration. Weak scaling to 512 GPUs keeps the rate: the expert
   all-to-alls stay inside a node (EP 8).
 - **DeepSeek-V3**, as DeepSeek trained it: DualPipe, FP8 GEMMs, its MTP module, DeepEP's
-  dispatch with node-limited routing, and its memory savings (recomputing RMSNorm, the MLA
+  dispatch with node-limited routing (its kernels on 20 of the 132 SMs, [DSV3] 3.2.2), and
+  its memory savings (recomputing RMSNorm, the MLA
   up-projections and the experts' SwiGLU output; bf16 Adam moments; FP8 linear inputs), which
   fit in {dfp['mem']:.1f} GiB of the H800's 80. On
   2,048 H800s the default fidelity gives {dhy['tok']:.0f} tokens/s a GPU
@@ -143,8 +144,7 @@ print(f"""
   analytic fidelity leaves out contention, which at 256 GPUs (EP 16 over two nodes, 1F1B and
   full recomputation: DualPipe's two copies of the weights and DeepSeek's recomputation do not
   fit there) makes the default fidelity's iteration {d256h['it'] / d256a['it']:.2f} times the
-  analytic one (DeepEP's kernels take 20 of the 132 SMs from the compute beside them, [DSV3]
-  3.2.2); what else the estimate lacks: DeepSeek's tile-wise FP8 GEMMs (DeepGEMM; the H800's
+  analytic one; what else the estimate lacks: DeepSeek's tile-wise FP8 GEMMs (DeepGEMM; the H800's
   FP8 table is the H200's per-tensor one) and its FP8 caching of the SwiGLU inputs.
 - **FP8** (Llama 3 8B): the measured H200 FP8 GEMM table makes the step
   {f8['it'] / f8x['it']:.2f} times faster; the casts, the attention core and the memory-bound
