@@ -8,8 +8,8 @@
 #   bench/run.sh fidelities  the three runs at each fidelity: hybrid, aggregate, analytic
 #                            (~5 min: aggregate plays every in-node collective)
 #   bench/run.sh targets     every case of issue 7: adds 1T weak-scaled to the whole machine
-#                            (75,264 GCDs: ~9 min, ~0.4 GiB with node play) and search for 175B
-#                            on 1,024 GCDs
+#                            (75,264 GCDs: ~9 min, ~0.4 GiB with node play), the DeepSeek-V3
+#                            preset on 2,048 H800s (~10 min) and search for 175B on 1,024 GCDs
 # bench/scale_cost.sh prints how the cost grows with the machine; bench/platform_build.sh the
 # cost of building the platform alone.
 set -euo pipefail
@@ -38,6 +38,8 @@ done
 if [ "$mode" = targets ]; then # 1T's replica (TP8 PP64, 512 GCDs) 147 times, batch 512 each
   bench_row "1T weak, 75,264 GCDs" workloads/gpt-1t.yaml --gpus 75264 --tp 8 --pp 64 \
     --global-batch-size 75264 --force
+  # issue 33's MoE case: DeepSeek-V3 as trained, DeepEP's all-to-alls over 8 nodes (~10 min)
+  bench_row "DeepSeek-V3, 2,048 H800" workloads/deepseek-v3.yaml --platform platforms/h800.yaml
 fi
 # The analytic estimate of one configuration, as search makes it for every candidate (schedule,
 # playback, metrics; the platform is loaded once): search prints its time on stderr.
