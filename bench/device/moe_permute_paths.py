@@ -19,21 +19,7 @@ import sys
 
 import torch
 
-
-def median_ms(fn, runs=20, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
+from cuda_timing import time_ms
 
 
 def case(tokens, k, hidden, dev):
@@ -82,7 +68,7 @@ def case(tokens, k, hidden, dev):
                      ("unpermute_megatron_bwd", unpermute_megatron_bwd),
                      ("unpermute_torchtitan_fwd", unpermute_torchtitan),
                      ("unpermute_torchtitan_bwd", unpermute_torchtitan_bwd)):
-        rows.append((name, tokens, k, hidden, median_ms(fn) * 1e3))
+        rows.append((name, tokens, k, hidden, time_ms(fn) * 1e3))
     return rows
 
 
