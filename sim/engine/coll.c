@@ -7,6 +7,7 @@
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -519,6 +520,19 @@ static int node_dispatch_members(const ts_coll_group *g) {
   return g->node_share > 0 ? alltoall_node_members(g) : 0;
 }
 
+bool ts_coll_plan_node_stage(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus) {
+  if (node_dispatch_members(g) < 2 || !pf->has_node_switch)
+    return false;
+  for (int a = 0; a < pf->gpus_per_node; a++)
+    if (pf->gpu_nic[a] < 0 || pf->nics[pf->gpu_nic[a]].gpu != a)
+      return false;
+  ts_route r;
+  ts_route_between(pf, ring_gpus[0], ring_gpus[1], &r); /* ring 0 holds its nodes in turn */
+  g->node_stage_lat_s = r.lat_s;
+  g->node_stage_Bps = r.bw_Bps;
+  return true;
+}
+
 /* Levels of a heap of n. */
 static int tree_depth(int n) {
   int depth = 0;
@@ -649,20 +663,58 @@ int ts_coll_steps(ts_coll_op op, int p) {
 /* Collective payloads carry no data; SimGrid only needs a non-NULL pointer. */
 static char payload;
 
+void ts_coll_proxy_main(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  ts_coll_proxy *p = sg_actor_self_get_data();
+  for (;;) {
+    sg_sem_acquire(p->go);
+    sg_comm_t comms[TS_COLL_MAX_RINGS];
+    void *got[TS_COLL_MAX_RINGS];
+    for (int i = 0; i < p->n; i++)
+      comms[i] = sg_mailbox_get_async(p->boxes[i], &got[i]);
+    sg_comm_wait_all(comms, (size_t)p->n);
+    p->n = 0;
+    sg_sem_release(p->done);
+  }
+}
+
 /* One step on every ring at once: each ring's position sends to its successor and receives
- * from its predecessor, each ring's transfer at no more than rate_Bps (<= 0: link rate). */
+ * from its predecessor, each ring's transfer at no more than rate_Bps (<= 0: link rate). Under
+ * rail play a player takes its node's landings instead, handing the other members' to their
+ * proxies, and ends when they have all arrived. */
 static void exchange(const ts_coll_group *g, int pos, double bytes, double rate_Bps,
                      long *n_transfers) {
   void *got[TS_COLL_MAX_RINGS];
   sg_comm_t comms[2 * TS_COLL_MAX_RINGS];
-  int n = g->n;
+  ts_coll_proxy *used[TS_COLL_MAX_RINGS];
+  int n = g->n, k = 0, n_got = 0, n_used = 0;
   for (int r = 0; r < g->n_rings; r++) {
     int p = g->ring_pos[r * n + pos];
-    comms[2 * r] =
+    comms[k++] =
         ts_sg_put_async(g->mailboxes[r * n + (p + 1) % n], &payload, bytes / g->n_rings, rate_Bps);
-    comms[2 * r + 1] = sg_mailbox_get_async(g->mailboxes[r * n + p], &got[r]);
+    if (g->landing_from == NULL)
+      comms[k++] = sg_mailbox_get_async(g->mailboxes[r * n + p], &got[n_got++]);
   }
-  sg_comm_wait_all(comms, (size_t)(2 * g->n_rings));
+  for (int l = g->landing_from != NULL ? g->landing_from[pos] : 0;
+       g->landing_from != NULL && l < g->landing_from[pos + 1]; l++) {
+    sg_mailbox_t box = g->mailboxes[g->landing_box[l]];
+    ts_coll_proxy *proxy = g->proxies[g->landing_member[l]];
+    TS_ASSERT(k < 2 * TS_COLL_MAX_RINGS && n_got < TS_COLL_MAX_RINGS);
+    if (proxy == NULL) { /* the player's own */
+      comms[k++] = sg_mailbox_get_async(box, &got[n_got++]);
+      continue;
+    }
+    if (proxy->n == 0)
+      used[n_used++] = proxy;
+    TS_ASSERT(proxy->n < TS_COLL_MAX_RINGS);
+    proxy->boxes[proxy->n++] = box;
+  }
+  for (int i = 0; i < n_used; i++)
+    sg_sem_release(used[i]->go);
+  sg_comm_wait_all(comms, (size_t)k);
+  for (int i = 0; i < n_used; i++)
+    sg_sem_acquire(used[i]->done);
   *n_transfers += g->n_rings;
 }
 
@@ -674,22 +726,31 @@ static void alltoall(const ts_coll_group *g, int pos, double bytes, ts_fidelity 
   int m = node_dispatch_members(g);
   if (m > 0) { /* DeepEP (ts_coll_node_dispatch): its stages at once, at every fidelity */
     int n = g->n, nodes = n / m, node = pos / m, j = pos % m, k = 0;
-    int count = nodes - 1 + m - 1;
+    bool is_node_priced = fidelity == TS_FIDELITY_HYBRID && g->node_barriers != NULL;
+    int count = nodes - 1 + (is_node_priced ? 0 : m - 1);
     sg_comm_t *comms = malloc((size_t)(2 * count) * sizeof *comms);
     void **got = malloc((size_t)count * sizeof *got);
     TS_ASSERT(comms != NULL && got != NULL);
     for (int x = 1; x < nodes; x++, k++) /* over the network, to the same in-node index */
       comms[k] = sg_mailbox_put_async(g->mailboxes[((node + x) % nodes) * m + j], &payload,
                                       (long)(bytes * g->node_share / nodes + 0.5));
-    for (int y = 1; y < m; y++, k++) /* over NVLink, to the node's other members */
+    for (int y = 1; !is_node_priced && y < m; y++, k++) /* over NVLink, to the node's others */
       comms[k] = sg_mailbox_put_async(g->mailboxes[node * m + (j + y) % m], &payload,
                                       (long)(bytes / m + 0.5));
     for (int i = 0; i < count; i++)
       comms[count + i] = sg_mailbox_get_async(g->mailboxes[pos], &got[i]);
+    double node_end = 0;
+    if (is_node_priced) { /* ts_coll_plan_node_stage */
+      sg_barrier_wait(g->node_barriers[node]);
+      node_end = simgrid_get_clock() + g->node_stage_lat_s +
+                 (m - 1) * (double)(long)(bytes / m + 0.5) / g->node_stage_Bps;
+    }
     sg_comm_wait_all(comms, (size_t)(2 * count));
     *n_transfers += count;
     free(comms);
     free(got);
+    if (node_end > simgrid_get_clock())
+      ts_coll_sleep(node_end - simgrid_get_clock());
     return;
   }
   int n = g->n, batch = fidelity == TS_FIDELITY_FLOW ? 1 : n - 1;

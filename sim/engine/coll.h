@@ -133,6 +133,16 @@ typedef struct ts_coll_group {
   /* > 0: all-to-alls as DeepEP runs them (ts_coll_node_dispatch): this share of a member's
    * buffer crosses the network, once per node a token reaches. */
   double node_share;
+  /* Hybrid fidelity, DeepEP on switched nodes (ts_coll_plan_node_stage): the in-node stage is
+   * priced, not played: [node] a barrier of its members, and the stage's route between two. */
+  sg_bar_t *node_barriers;
+  double node_stage_lat_s, node_stage_Bps;
+  /* Rail play (engine.h) of a group that holds whole nodes: the ring receives each player
+   * makes for its node, entries landing_from[u] .. landing_from[u + 1] - 1 for the player at
+   * ring-0 position u: the mailbox index (r * n + q) and the ring-0 position of the member on
+   * whose host it is taken (a proxy's, or the player's own). NULL: each member its own. */
+  int *landing_from, *landing_box, *landing_member;
+  struct ts_coll_proxy **proxies; /* [ring-0 position]: the member's proxy, or NULL */
   long n_calls[TS_ALGO_COUNT]; /* collectives started, by ts_coll_algo (counted at position 0) */
   /* The calls decided last, kept: a group repeats a few calls over and over (a layer's
    * all-gathers and reduce-scatters, its gradient buckets). */
@@ -143,6 +153,15 @@ typedef struct ts_coll_group {
   ts_coll_call memo[TS_COLL_MEMO];
 } ts_coll_group;
 
+/* A member's stand-in under rail play: an actor on the member's host that takes the receives
+ * its node's player hands it, so that their transfers follow the member's route. */
+typedef struct ts_coll_proxy {
+  sg_sem_t go, done;
+  int n;
+  sg_mailbox_t boxes[TS_COLL_MAX_RINGS];
+} ts_coll_proxy;
+/* A proxy's actor (data: its ts_coll_proxy): forever, take the receives handed to it. */
+void ts_coll_proxy_main(int argc, char **argv);
 /* DeepEP's dispatch and combine on g, an expert-parallel group planned by ts_coll_plan
  * (DeepSeek-AI 2024, section 3.2.2; deepseek-ai/DeepEP's internode kernels): a token goes over
  * the network once to each node it reaches, to the member of the same in-node index there,
@@ -153,6 +172,15 @@ typedef struct ts_coll_group {
  * node_share is that over topk. No effect on a group of one node. */
 void ts_coll_node_dispatch(ts_coll_group *g, double topk, double groups, double group_topk);
 
+/* At the hybrid fidelity, DeepEP's in-node stage on g (ring_gpus: its ring-0 GPUs) is priced
+ * where that is what playing it would give: every GPU joined to the node's switch by a link of
+ * its own, and every GPU with a NIC of its own, so that no transfer leaving a node crosses the
+ * switch links. Each member then sends m - 1 equal copies through its switch link and receives
+ * m - 1 through its other: all end together, a route latency and (m - 1) bytes / m / bandwidth
+ * after the last member of the node arrives (the node's barrier), as hybrid prices in-node
+ * collectives (contention with other in-node traffic is what it gives up). Sets the stage's
+ * route figures and returns true where that applies; the caller makes the node barriers. */
+bool ts_coll_plan_node_stage(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus);
 /* Double binary tree: the parent of ring-0 position pos in tree t (0 or 1), or -1 at a root. */
 int ts_coll_tree_parent(int n, int t, int pos);
 

@@ -125,9 +125,15 @@ static struct {
   void *progress_ctx;
   void (*on_block)(void *ctx, long rank, int block, double end_s);
   void *block_ctx;
-  /* Node play (engine.h): [rank] the rank whose actor plays for it; NULL: every rank plays. */
+  /* Node and rail play (engine.h): [rank] the rank whose actor plays for it; NULL: every rank
+   * plays. */
   long *player;
   int multiplicity; /* ranks each actor plays for */
+  int byte_multiplicity; /* transfers each of its transfers stands for in bytes: node play's m */
+  const long **played_for; /* [player]: the ranks it plays for, member j at j */
+  long *node_ranks; /* rail play: [local GPU index of the job's GPUs]: the rank there */
+  bool is_rail_play;
+  bool *is_whole; /* rail play: [group] it holds whole nodes (its players play it) */
   double *bundle_Bps; /* [rank * 2 + end]: a player's node bundle, out (0) and in (1) */
 } eng;
 
@@ -146,8 +152,8 @@ static void do_send(rank_ctx *c, const ts_event *ev) {
     TS_ASSERT(c->pending != NULL);
   }
   TS_ASSERT(c->outbox[ev->peer] != NULL);
-  c->pending[c->n_pending++] =
-      sg_mailbox_put_async(c->outbox[ev->peer], msg, (long)(ev->bytes * eng.multiplicity + 0.5));
+  c->pending[c->n_pending++] = sg_mailbox_put_async(
+      c->outbox[ev->peer], msg, (long)(ev->bytes * eng.byte_multiplicity + 0.5));
   eng.n_transfers++;
 }
 
@@ -417,12 +423,6 @@ static void collect_async(rank_ctx *c) {
   }
 }
 
-/* Under node play, the ranks player r plays for, in its TP group's ring order (member j of one
- * node pairs with member j of another). */
-static const long *tp_members(long r) {
-  return eng.groups[eng.job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP]].ring_ranks;
-}
-
 static void rank_main(int argc, char **argv) {
   (void)argc;
   (void)argv;
@@ -452,7 +452,7 @@ static void rank_main(int argc, char **argv) {
       c->res->block_end_s[b] = simgrid_get_clock();
     for (int i = 0; c->res->block_end_s != NULL && eng.on_block != NULL && i < eng.multiplicity;
          i++) /* for every rank the actor plays for */
-      eng.on_block(eng.block_ctx, eng.player != NULL ? tp_members(c->rank)[i] : c->rank, b,
+      eng.on_block(eng.block_ctx, eng.player != NULL ? eng.played_for[c->rank][i] : c->rank, b,
                    c->res->block_end_s[b]);
   }
   double t0 = simgrid_get_clock();
@@ -517,7 +517,7 @@ static bool node_route(const ts_platform *pf, const ts_job *job, long src, long 
   enum { MAX_END_LINKS = TS_ROUTE_MAX_LINKS * TS_PLATFORM_MAX_GPUS_PER_NODE };
   static ts_link_id ends[2][MAX_END_LINKS]; /* one simulation per process */
   int n_end[2] = {0, 0}, m = eng.multiplicity;
-  const long *a = tp_members(src), *b = tp_members(dst);
+  const long *a = eng.played_for[src], *b = eng.played_for[dst];
   ts_route first;
   int first_head = 0, first_n = 0;
   *out = (ts_route){.n_links = 0, .lat_s = 0, .bw_Bps = INFINITY};
@@ -563,9 +563,12 @@ static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, 
   if (!is_new)
     return rs->routes[id].lat_s;
   ts_route r;
-  if (eng.player == NULL)
+  if (eng.player == NULL || eng.is_rail_play)
     ts_route_between(pf, ts_job_gpu(job, src), ts_job_gpu(job, dst), &r);
-  else if (!node_route(pf, job, src, dst, &r)) {
+  for (int k = 0; eng.is_rail_play && k < r.n_links; k++) /* each link's rail-0 stand-in */
+    if (!ts_route_rail_link(pf, r.links[k], &r.links[k]))
+      rs->is_node_play_refused = true;
+  if (eng.player != NULL && !eng.is_rail_play && !node_route(pf, job, src, dst, &r)) {
     rs->is_node_play_refused = true; /* the caller starts over, every rank playing */
     r = (ts_route){.n_links = 0};
   }
@@ -605,10 +608,13 @@ static bool plays(long r) {
   return eng.player == NULL || eng.player[r] == r;
 }
 
-/* Whether group g plays its collectives as transfers, every member having an actor. Under node
- * play a tensor-parallel group has one (its collectives are priced) and the other groups of
- * its other members none (they are never reached). */
+/* Whether group g plays its collectives as transfers, every member having an actor (or, under
+ * rail play, a group of whole nodes, which their players play). Under node play a
+ * tensor-parallel group has one (its collectives are priced) and the other groups of its
+ * other members none (they are never reached). */
 static bool group_plays(const ts_job *job, long g) {
+  if (eng.is_whole != NULL && eng.is_whole[g])
+    return true;
   for (int i = 0; eng.player != NULL && i < job->groups[g].n_members; i++)
     if (!plays(job->groups[g].members[i]))
       return false;
@@ -628,13 +634,15 @@ static void collect_routes(const ts_platform *pf, const ts_job *job, route_set *
     for (int r = 0; group_plays(job, g) && r < cg->n_rings; r++)
       for (int i = 0; cg->n > 1 && i < cg->n; i++) {
         const long *ring = &cg->ring_ranks[r * cg->n];
+        if (!plays(ring[i])) /* rail play: its player sends for it */
+          continue;
         double lat = add_pair(pf, job, rs, ring[i], ring[(i + 1) % cg->n]);
         if (lat > cg->max_hop_lat_s)
           cg->max_hop_lat_s = lat;
         if (cg->n >= 3) /* trees' chains inside nodes run both ways, along every ring */
           add_pair(pf, job, rs, ring[(i + 1) % cg->n], ring[i]);
         for (int j = 0; cg->is_all_to_all && r == 0 && j < cg->n; j++)
-          if (j != i)
+          if (j != i && plays(ring[j]))
             add_pair(pf, job, rs, ring[i], ring[j]);
         for (int t = 0; cg->tree_children != NULL && r == 0 && t < 2; t++) { /* tree edges */
           int parent = ts_coll_tree_parent(cg->n, t, i);
@@ -664,6 +672,8 @@ static void collect_routes(const ts_platform *pf, const ts_job *job, route_set *
         add_pair(pf, job, rs, r, job->rank_peer[r * TS_PEERS + p]);
 }
 
+static void stop_playing_for_others(void);
+
 /* Builds the SimGrid platform: one host per rank, named after its GPU, and the routes of
  * collect_routes; node play stops here when its routes cannot stand for their members'. */
 static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_result *out) {
@@ -671,9 +681,7 @@ static void build_platform(const ts_platform *pf, const ts_job *job, ts_sim_resu
   collect_routes(pf, job, &rs);
   if (rs.is_node_play_refused) {
     route_set_fini(&rs);
-    free(eng.player);
-    eng.player = NULL;
-    eng.multiplicity = 1;
+    stop_playing_for_others();
     collect_routes(pf, job, &rs);
   }
   char **host_names = ts_alloc((size_t)job->n_ranks, sizeof *host_names);
@@ -725,19 +733,22 @@ static bool events_equal(const ts_event *a, const ts_event *b, int n) {
 
 /* Whether every member of grp runs the same events as its first (the blocks of one stage share
  * their event arrays, so this is mostly pointer comparisons). */
-static bool runs_one_program(const ts_job *job, const ts_group *grp) {
-  const ts_program *p0 = &job->programs[grp->members[0]];
-  for (int i = 1; i < grp->n_members; i++) {
-    const ts_program *p = &job->programs[grp->members[i]];
-    if (p->n_blocks != p0->n_blocks)
+static bool same_program(const ts_program *p, const ts_program *p0) {
+  if (p->n_blocks != p0->n_blocks)
+    return false;
+  for (int b = 0; b < p->n_blocks; b++) {
+    const ts_block *x = &p->blocks[b], *y = &p0->blocks[b];
+    if (x->n_events != y->n_events ||
+        (x->events != y->events && !events_equal(x->events, y->events, x->n_events)))
       return false;
-    for (int b = 0; b < p->n_blocks; b++) {
-      const ts_block *x = &p->blocks[b], *y = &p0->blocks[b];
-      if (x->n_events != y->n_events ||
-          (x->events != y->events && !events_equal(x->events, y->events, x->n_events)))
-        return false;
-    }
   }
+  return true;
+}
+
+static bool runs_one_program(const ts_job *job, const ts_group *grp) {
+  for (int i = 1; i < grp->n_members; i++)
+    if (!same_program(&job->programs[grp->members[i]], &job->programs[grp->members[0]]))
+      return false;
   return true;
 }
 
@@ -849,7 +860,149 @@ static long *plan_node_play(const ts_platform *pf, const ts_job *job) {
     free(player);
     return NULL;
   }
+  eng.played_for = ts_alloc((size_t)job->n_ranks, sizeof *eng.played_for);
+  for (long r = 0; r < job->n_ranks; r++)
+    eng.played_for[r] = eng.groups[job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP]].ring_ranks;
   return player;
+}
+
+/* Rail play: the rank on local GPU (pos[r] + 1) % m of r's node. */
+static long turned(long r, const int *pos, int m) {
+  return eng.node_ranks[ts_job_gpu(eng.job, r) - pos[r] + (pos[r] + 1) % m];
+}
+
+/* Whether turning every node's local GPUs by one maps the rings of group g (holding whole nodes)
+ * onto its rings: each ring's hops onto another ring's hops. idx: scratch of n_ranks, -1. */
+static bool rings_turn(const ts_coll_group *cg, const int *pos, int m, int *idx) {
+  int n = cg->n, k = cg->n_rings;
+  bool ok = true;
+  for (int i = 0; i < n; i++)
+    idx[cg->ring_ranks[i]] = i;
+  for (int r = 0; ok && r < k; r++) {
+    const long *ring = &cg->ring_ranks[r * n];
+    ok = false;
+    for (int image = 0; !ok && image < k; image++) {
+      ok = true;
+      for (int q = 0; ok && q < n; q++) {
+        int at = cg->ring_pos[image * n + idx[turned(ring[q], pos, m)]];
+        ok = cg->ring_ranks[image * n + (at + 1) % n] == turned(ring[(q + 1) % n], pos, m);
+      }
+    }
+  }
+  for (int i = 0; i < n; i++)
+    idx[cg->ring_ranks[i]] = -1;
+  return ok;
+}
+
+/* Rail play (engine.h): [rank] its node's player (the rank on local GPU 0), or NULL when a
+ * condition fails: a rail-optimised two-level fat tree of switched nodes whose GPUs have a NIC
+ * each, all alike; full nodes whose ranks run one program; pipeline peers and every group of
+ * member j either member j's of the same nodes or a group of whole nodes (the same for all of a
+ * node's members) whose rings the turn of local GPUs maps onto themselves and whose all-to-alls
+ * are DeepEP's with its in-node stage priced; no all-reduce on those. Sets eng.is_whole. */
+static long *plan_rail_play(const ts_platform *pf, const ts_job *job) {
+  int m = pf->gpus_per_node;
+  if (eng.fidelity != TS_FIDELITY_HYBRID || m < 2 || !pf->has_node_switch ||
+      pf->topology != TS_TOPO_FAT_TREE || !pf->ft.is_rail_optimized || pf->ft.levels != 2 ||
+      pf->n_nics != m)
+    return NULL;
+  for (int a = 0; a < m; a++) {
+    const ts_nic *x = &pf->nics[a], *y = &pf->nics[0];
+    if (pf->gpu_nic[a] != a || x->gpu != a || x->bw_Bps != y->bw_Bps || x->lat_s != y->lat_s ||
+        x->pcie_Bps != y->pcie_Bps || x->pcie_lat_s != y->pcie_lat_s)
+      return NULL;
+  }
+  long n_gpus = ts_platform_n_gpus(pf), n = job->n_ranks;
+  eng.node_ranks = ts_alloc((size_t)n_gpus, sizeof *eng.node_ranks);
+  for (long g = 0; g < n_gpus; g++)
+    eng.node_ranks[g] = -1;
+  for (long r = 0; r < n; r++)
+    eng.node_ranks[ts_job_gpu(job, r)] = r;
+  long *player = ts_alloc((size_t)n, sizeof *player);
+  int *pos = ts_alloc((size_t)n, sizeof *pos), *idx = ts_alloc((size_t)n, sizeof *idx);
+  bool ok = true;
+  for (long r = 0; ok && r < n; r++) {
+    long gpu = ts_job_gpu(job, r), first = gpu - gpu % m;
+    for (int j = 0; ok && j < m; j++)
+      ok = eng.node_ranks[first + j] >= 0; /* full nodes */
+    player[r] = eng.node_ranks[first];
+    pos[r] = (int)(gpu % m);
+    idx[r] = -1;
+    ok = ok && same_program(&job->programs[r], &job->programs[player[r]]);
+  }
+  eng.is_whole = ts_alloc((size_t)job->n_groups, sizeof *eng.is_whole);
+  for (long g = 0; ok && g < job->n_groups; g++) { /* groups of whole nodes */
+    const ts_coll_group *cg = &eng.groups[g];
+    int per_node = 0;
+    for (int i = 0; i < cg->n; i++)
+      per_node += ts_job_gpu(job, cg->ring_ranks[i]) / m == ts_job_gpu(job, cg->ring_ranks[0]) / m;
+    eng.is_whole[g] = cg->n > m && per_node == m && cg->per_node == m && cg->n_nodes * m == cg->n;
+    if (!eng.is_whole[g])
+      continue;
+    /* Played by its players: ring 0 counts calls at position 0, DeepEP sends to the same ring-0
+     * offset of every node (a player, ts_coll_plan_node_stage pricing the rest). */
+    ok = pos[cg->ring_ranks[0]] == 0 && rings_turn(cg, pos, m, idx) &&
+         (!cg->is_all_to_all || ts_coll_plan_node_stage(pf, &eng.groups[g], (long[]){0, 1}));
+    for (int i = 0; ok && cg->is_all_to_all && i < cg->n; i++)
+      ok = (pos[cg->ring_ranks[i]] == 0) == (i % m == 0);
+  }
+  for (long r = 0; ok && r < n; r++) {
+    long p = player[r];
+    for (int k = 0; ok && k < TS_GROUP_KINDS; k++) {
+      long g = job->rank_group[r * TS_GROUP_KINDS + k],
+           g0 = job->rank_group[p * TS_GROUP_KINDS + k];
+      ok = (g < 0) == (g0 < 0);
+      if (!ok || g < 0 || job->groups[g].n_members == 1)
+        continue;
+      if (eng.is_whole[g]) {
+        ok = g == g0;
+        continue;
+      }
+      ok = job->groups[g].n_members == job->groups[g0].n_members;
+      for (int i = 0; ok && i < job->groups[g].n_members; i++) { /* member j's of its nodes */
+        long a = job->groups[g].members[i];
+        ok = player[a] == job->groups[g0].members[i] && pos[a] == pos[r];
+      }
+    }
+    for (int q = 0; ok && q < TS_PEERS; q++) {
+      long peer = job->rank_peer[r * TS_PEERS + q], peer0 = job->rank_peer[p * TS_PEERS + q];
+      ok = peer < 0 ? peer0 < 0 : peer0 >= 0 && player[peer] == peer0 && pos[peer] == pos[r];
+    }
+  }
+  for (long r = 0; ok && r < n; r++) /* the collectives its groups of whole nodes run */
+    for (int b = 0; ok && player[r] == r && b < job->programs[r].n_blocks; b++)
+      for (int e = 0; ok && e < job->programs[r].blocks[b].n_events; e++) {
+        const ts_event *ev = &job->programs[r].blocks[b].events[e];
+        long g = ev->kind == TS_EV_COLL ? job->rank_group[r * TS_GROUP_KINDS + ev->group] : -1;
+        ok = g < 0 || !eng.is_whole[g] || ev->coll_op == TS_COLL_REDUCE_SCATTER ||
+             ev->coll_op == TS_COLL_ALLGATHER ||
+             (ev->coll_op == TS_COLL_ALLTOALL && eng.groups[g].node_share > 0);
+      }
+  free(pos);
+  free(idx);
+  if (!ok) {
+    free(player);
+    return NULL;
+  }
+  eng.played_for = ts_alloc((size_t)n, sizeof *eng.played_for);
+  for (long r = 0; r < n; r++)
+    eng.played_for[r] = &eng.node_ranks[ts_job_gpu(job, r) - ts_job_gpu(job, r) % m];
+  eng.is_rail_play = true;
+  return player;
+}
+
+/* Every rank plays after all (a route found node or rail play inexact). */
+static void stop_playing_for_others(void) {
+  free(eng.player);
+  free(eng.played_for);
+  free(eng.node_ranks);
+  free(eng.is_whole);
+  eng.player = NULL;
+  eng.played_for = NULL;
+  eng.node_ranks = NULL;
+  eng.is_whole = NULL;
+  eng.is_rail_play = false;
+  eng.multiplicity = eng.byte_multiplicity = 1;
 }
 
 static void teardown_groups(const ts_job *job) {
@@ -862,8 +1015,21 @@ static void teardown_groups(const ts_job *job) {
     free(eng.groups[g].tree_mailboxes[1]);
     free(eng.groups[g].tree_children);
     free(eng.groups[g].mailboxes);
+    for (int i = 0; eng.groups[g].proxies != NULL && i < eng.groups[g].n; i++)
+      if (eng.groups[g].proxies[i] != NULL) {
+        sg_sem_destroy(eng.groups[g].proxies[i]->go);
+        sg_sem_destroy(eng.groups[g].proxies[i]->done);
+        free(eng.groups[g].proxies[i]);
+      }
+    free(eng.groups[g].proxies);
+    free(eng.groups[g].landing_from);
+    free(eng.groups[g].landing_box);
+    free(eng.groups[g].landing_member);
     if (eng.groups[g].barrier != NULL)
       sg_barrier_destroy(eng.groups[g].barrier);
+    for (int i = 0; eng.groups[g].node_barriers != NULL && i < eng.groups[g].n_nodes; i++)
+      sg_barrier_destroy(eng.groups[g].node_barriers[i]);
+    free(eng.groups[g].node_barriers);
   }
   free(eng.groups);
   eng.groups = NULL;
@@ -911,6 +1077,48 @@ static void init_simgrid(void) {
   signal(SIGINT, SIG_DFL);
 }
 
+/* Rail play, a group of whole nodes: where each ring transfer its players send lands (the
+ * receiving member's own mailbox), listed for that member's player; a proxy actor on each
+ * receiving member's host that is not a player (ts_coll_group.landing_from). */
+static void plan_landings(const ts_platform *pf, const ts_job *job, ts_coll_group *cg) {
+  int n = cg->n, k = cg->n_rings;
+  int *idx = ts_alloc((size_t)job->n_ranks, sizeof *idx); /* rank -> ring-0 position */
+  for (int i = 0; i < n; i++)
+    idx[cg->ring_ranks[i]] = i;
+  cg->landing_from = ts_alloc((size_t)n + 1, sizeof *cg->landing_from);
+  cg->landing_box = ts_alloc((size_t)(n * k), sizeof *cg->landing_box);
+  cg->landing_member = ts_alloc((size_t)(n * k), sizeof *cg->landing_member);
+  cg->proxies = ts_alloc((size_t)n, sizeof *cg->proxies);
+  int total = 0;
+  for (int u = 0; u < n; u++) { /* the landings of the player at u, in ring order */
+    cg->landing_from[u] = total;
+    for (int r = 0; plays(cg->ring_ranks[u]) && r < k; r++)
+      for (int i = 0; i < n; i++) {
+        long to = cg->ring_ranks[r * n + (i + 1) % n];
+        if (!plays(cg->ring_ranks[r * n + i]) || eng.player[to] != cg->ring_ranks[u])
+          continue;
+        cg->landing_box[total] = r * n + (i + 1) % n;
+        cg->landing_member[total++] = idx[to];
+        if (to == eng.player[to] || cg->proxies[idx[to]] != NULL)
+          continue;
+        ts_coll_proxy *proxy = ts_alloc(1, sizeof *proxy);
+        proxy->go = sg_sem_init(0);
+        proxy->done = sg_sem_init(0);
+        cg->proxies[idx[to]] = proxy;
+        char host[64], name[48];
+        host_name(pf, ts_job_gpu(job, to), host, sizeof host);
+        snprintf(name, sizeof name, "proxy%ld", to);
+        sg_actor_t a = sg_actor_init(name, sg_host_by_name(host));
+        sg_actor_set_data(a, proxy);
+        sg_actor_start(a, ts_coll_proxy_main, 0, NULL);
+        sg_actor_daemonize(a);
+      }
+    TS_ASSERT(!plays(cg->ring_ranks[u]) || total - cg->landing_from[u] == k); /* ring by ring */
+  }
+  cg->landing_from[n] = total;
+  free(idx);
+}
+
 typedef struct simulation {
   const ts_platform *pf;
   const ts_job *job;
@@ -942,13 +1150,17 @@ static void *simulate(void *arg) {
 
   init_simgrid();
   setup_groups(pf, job);
-  eng.multiplicity = 1;
+  eng.multiplicity = eng.byte_multiplicity = 1;
   eng.player = opts->is_playing_every_rank ? NULL : plan_node_play(pf, job);
   if (eng.player != NULL) {
-    eng.multiplicity = pf->gpus_per_node;
+    eng.multiplicity = eng.byte_multiplicity = pf->gpus_per_node;
     eng.bundle_Bps = ts_alloc((size_t)job->n_ranks * 2, sizeof *eng.bundle_Bps);
+  } else if (!opts->is_playing_every_rank && (eng.player = plan_rail_play(pf, job)) != NULL) {
+    eng.multiplicity = pf->gpus_per_node;
+  } else {
+    stop_playing_for_others();
   }
-  build_platform(pf, job, &res); /* may turn node play off */
+  build_platform(pf, job, &res); /* may turn node or rail play off */
 
   for (long g = 0; g < job->n_groups; g++) {
     ts_coll_group *cg = &eng.groups[g];
@@ -957,7 +1169,7 @@ static void *simulate(void *arg) {
         cg->barrier = sg_barrier_init(1);
       continue;
     }
-    cg->multiplicity = eng.multiplicity;
+    cg->multiplicity = eng.byte_multiplicity;
     for (int i = 0; i < cg->n * cg->n_rings; i++)
       cg->mailboxes[i] = mailbox("ring", g, i);
     if (cg->per_node > 0) {
@@ -968,8 +1180,20 @@ static void *simulate(void *arg) {
         cg->cross_mailboxes[i] = mailbox("cross", g, i);
       }
     }
+    unsigned players = 0; /* the members with an actor: all but under rail play */
+    for (int i = 0; i < cg->n; i++)
+      players += plays(cg->ring_ranks[i]);
     if (cg->n > 1) /* aggregate rings, and every tree, synchronise on it */
-      cg->barrier = sg_barrier_init((unsigned)cg->n);
+      cg->barrier = sg_barrier_init(players);
+    long pair[2] = {ts_job_gpu(job, cg->ring_ranks[0]),
+                    cg->n > 1 ? ts_job_gpu(job, cg->ring_ranks[1]) : 0};
+    if (eng.fidelity == TS_FIDELITY_HYBRID && ts_coll_plan_node_stage(pf, cg, pair)) {
+      cg->node_barriers = ts_alloc((size_t)cg->n_nodes, sizeof *cg->node_barriers);
+      for (int i = 0; i < cg->n_nodes; i++)
+        cg->node_barriers[i] = sg_barrier_init(players / (unsigned)cg->n_nodes);
+    }
+    if (eng.is_rail_play && eng.is_whole[g])
+      plan_landings(pf, job, cg);
     for (int t = 0; cg->tree_children != NULL && t < 2; t++) {
       cg->tree_mailboxes[t] = ts_alloc((size_t)cg->n, sizeof(sg_mailbox_t));
       for (int i = 0; i < cg->n; i++)
@@ -1050,13 +1274,15 @@ static void *simulate(void *arg) {
   res.n_merged_events = eng.n_merged_events;
   res.n_transfers = eng.n_transfers;
   for (long g = 0; g < job->n_groups; g++) { /* a played group's calls stand for its shadows' */
-    long times = eng.groups[g].multiplicity > 1 ? eng.groups[g].multiplicity : 1;
+    long times = eng.player != NULL && group_plays(job, g) && !(eng.is_whole && eng.is_whole[g])
+                     ? eng.multiplicity
+                     : 1;
     res.n_ring_collectives += times * eng.groups[g].n_calls[TS_ALGO_RING];
     res.n_hierarchical_collectives += times * eng.groups[g].n_calls[TS_ALGO_HIERARCHICAL];
     res.n_tree_collectives += times * eng.groups[g].n_calls[TS_ALGO_TREE];
   }
   free(ctx);
-  free(eng.player);
+  stop_playing_for_others();
   free(eng.bundle_Bps);
   teardown_groups(job);
   *out = res;

@@ -167,6 +167,27 @@ long ts_route_link_node(ts_link_id id) {
   return is_node_own ? (long)((id >> 32) & 0x0fffffffULL) : -1;
 }
 
+bool ts_route_rail_link(const ts_platform *pf, ts_link_id id, ts_link_id *rail0) {
+  enum link_kind kind = (enum link_kind)(id >> 60);
+  uint64_t a = (id >> 32) & 0x0fffffffULL, b = (id >> 16) & 0xffffULL;
+  switch (kind) {
+  case LK_PCIE_UP: /* node, -, NIC (NIC i is GPU i's) */
+  case LK_PCIE_DOWN:
+  case LK_NIC_UP:
+  case LK_NIC_DOWN:
+  case LK_NVS_UP: /* node, -, GPU */
+  case LK_NVS_DOWN:
+    *rail0 = make_id(kind, a, b, 0);
+    return true;
+  case LK_LEAF_UP: /* leaf = unit x NICs + rail */
+  case LK_LEAF_DOWN:
+    *rail0 = make_id(kind, a - a % (uint64_t)pf->n_nics, 0, 0);
+    return true;
+  default:
+    return false;
+  }
+}
+
 void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, double *lat_s,
                         char *name, size_t name_size) {
   enum link_kind kind = (enum link_kind)(id >> 60);

@@ -76,6 +76,12 @@ double ts_route_pair_Bps(const ts_dragonfly *d);
 /* The node a link belongs to (its GPU links, NVSwitch ports, PCIe, NICs: the links that differ
  * between a node's GPUs' routes to another node), or -1 for a link of the network. */
 long ts_route_link_node(ts_link_id id);
+/* Rail play (sim/engine/engine.h) on a rail-optimised two-level fat tree whose nodes' GPUs
+ * share a switch and each have a NIC of their own: turning every node's local GPU indices by
+ * one maps each GPU's NVSwitch ports, PCIe, NIC and rail leaf to the next GPU's, links of equal
+ * bandwidth and latency. The link of id's orbit under that turn that belongs to local GPU 0
+ * (rail 0); false for a link the turn does not move that way (no rail play then). */
+bool ts_route_rail_link(const ts_platform *pf, ts_link_id id, ts_link_id *rail0);
 /* A link's bandwidth, latency and a unique name (SimGrid link names must be unique). */
 void ts_route_link_info(const ts_platform *pf, ts_link_id id, double *bw_Bps, double *lat_s,
                         char *name, size_t name_size);
