@@ -157,13 +157,13 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
   kv_row(f, "stack", "%s, attention %s, fused kernels: %s", ts_framework_names[wl->framework],
          ts_attention_names[wl->attention], fusions);
   kv_row(f, "precision", "%s", ts_precision_names[wl->precision]);
+  char shared[96] = "";
+  if (info->shortcut != NULL && info->n_played_ranks < info->n_ranks)
+    snprintf(shared, sizeof shared, " (the others shared a player's timeline: %s)", info->shortcut);
   kv_row(f, "simulation",
          "fidelity %s, placement %s; %ld events, %ld transfers; %ld of %ld ranks played%s",
          info->fidelity, info->placement, info->n_events, info->n_transfers, info->n_played_ranks,
-         info->n_ranks,
-         info->n_played_ranks < info->n_ranks
-             ? " (the others shared a player's timeline: node play)"
-             : "");
+         info->n_ranks, shared);
   kv_row(f, "collectives", "%ld ring, %ld hierarchical, %ld tree", info->n_ring_collectives,
          info->n_hierarchical_collectives, info->n_tree_collectives);
   fputs("</table>\n", f);

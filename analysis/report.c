@@ -131,9 +131,9 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   ts_workload_schedule_label(wl, schedule, sizeof schedule);
   ts_workload_layout_label(wl, layout, sizeof layout);
   char actors[96] = "";
-  if (info->n_played_ranks > 0 && info->n_played_ranks < info->n_ranks)
-    snprintf(actors, sizeof actors, " (node play: %ld actors for %ld ranks)", info->n_played_ranks,
-             info->n_ranks);
+  if (info->shortcut != NULL && info->n_played_ranks < info->n_ranks)
+    snprintf(actors, sizeof actors, " (%s: %ld actors for %ld ranks)", info->shortcut,
+             info->n_played_ranks, info->n_ranks);
   fprintf(out,
           "layout: %s, %s, %ld microbatches of %ld per pipeline, "
           "recompute %s, ZeRO-%d%s, fidelity %s%s, placement %s\n",

@@ -139,9 +139,9 @@ static const ts_flag simulation_flags[] = {
     {.name = "--play-every-rank",
      .kind = TS_FLAG_SWITCH,
      .offset = offsetof(ts_run_args, is_playing_every_rank),
-     .help = "hybrid: one actor per rank, even where a node's tensor-parallel ranks could play "
-             "as one (node play, 8x fewer actors and transfers on Frontier; "
-             "docs/performance.md)"},
+     .help = "hybrid: one actor per rank, even where a node's ranks could play as one (node "
+             "play: tensor-parallel ranks, 8x fewer actors and transfers on Frontier; rail play: "
+             "rail-optimised fat trees; docs/performance.md)"},
     {.name = NULL}};
 
 static const ts_flag output_flags[] = {
@@ -420,6 +420,7 @@ int ts_run_main(int argc, char **argv) {
                       .n_routes = sim->n_routes,
                       .n_ranks = sim->n_ranks,
                       .n_played_ranks = sim->n_played_ranks,
+                      .shortcut = sim->shortcut,
                       .n_ring_collectives = sim->n_ring_collectives,
                       .n_hierarchical_collectives = sim->n_hierarchical_collectives,
                       .n_tree_collectives = sim->n_tree_collectives,

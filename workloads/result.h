@@ -42,6 +42,8 @@ typedef struct ts_sim_result {
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives; /* by algorithm */
   long n_routes;
   long n_played_ranks; /* ranks that played; the others shared a player's timeline */
+  const char
+      *shortcut; /* how: "node play", "rail play" (sim/engine/engine.h); NULL: each its own */
 } ts_sim_result;
 
 void ts_sim_result_fini(ts_sim_result *res);

@@ -1270,6 +1270,7 @@ static void *simulate(void *arg) {
     }
     res.n_played_ranks += plays(r);
   }
+  res.shortcut = eng.player == NULL ? NULL : eng.is_rail_play ? "rail play" : "node play";
   res.n_events = eng.n_events;
   res.n_merged_events = eng.n_merged_events;
   res.n_transfers = eng.n_transfers;

@@ -35,6 +35,24 @@
  * The engine checks these conditions and plays every rank when any fails
  * (ts_engine_opts.is_playing_every_rank forces it).
  *
+ * Rail play (hybrid), where node play does not apply: on a rail-optimised two-level fat tree
+ * whose nodes' GPUs share a switch and each have a NIC of their own, all alike (DeepSeek-V3's
+ * H800 cluster), turning every node's local GPU indices by one maps each GPU's switch ports,
+ * PCIe, NIC and rail to the next GPU's. When it also maps the job onto itself (full nodes whose
+ * ranks run one program; pipeline peers and groups of member j member j's of the same nodes;
+ * groups of whole nodes, such as data or expert parallelism over whole nodes, whose rings the
+ * turn maps onto their rings, that run only reduce-scatters, all-gathers and DeepEP's
+ * all-to-alls), every transfer has m - 1 images that behave alike, one sent by each local GPU,
+ * and max-min sharing gives them equal rates. One actor per node then plays its local GPU 0 and
+ * only its transfers, each over its route with every link replaced by its rail-0 image (the
+ * link of GPU 0 in the link's orbit, same bandwidth: the load on a link is the load on its
+ * image). A transfer to another local GPU k (an in-node ring hop, a ring leaving a node on
+ * rail r and entering the next on r + 1) is taken by a proxy actor on GPU k's host, so that
+ * its route is its own (SimGrid routes by the hosts of sender and receiver); by symmetry it
+ * stands for the transfer the player itself receives from that ring. DeepEP's in-node stage
+ * is priced (ts_coll_plan_node_stage), not played. Results are every rank's exactly
+ * (tests/unit/test_node_play.c, test_rail_play), with m times fewer actors and transfers.
+ *
  * SimGrid cannot be re-initialised: call ts_engine_run at most once per process.
  */
 #ifndef TS_ENGINE_H

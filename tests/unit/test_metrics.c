@@ -74,6 +74,7 @@ static void test_definitions(void **state) {
                       4,
                       16,
                       2,
+                      "node play",
                       5,
                       6,
                       7,

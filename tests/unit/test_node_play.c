@@ -1,5 +1,5 @@
-/* Node play (sim/engine/engine.h): one actor per node plays for its tensor-parallel ranks
- * where the engine finds that exact, and its results are those of playing every rank. */
+/* Node and rail play (sim/engine/engine.h): one actor per node plays for its ranks where the
+ * engine finds that exact, and its results are those of playing every rank. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -144,9 +144,54 @@ static void test_refused(void **state) {
   }
 }
 
+/* DeepSeek-V3's kind of layout, cut down, on 16 H800 nodes of a rail-optimised fat tree made
+ * small (2 units of 8 nodes: pipeline hops cross the spines) and slow (NICs at 5 GB/s, cables
+ * at 10: the all-to-alls, the data-parallel rings and the pipeline share them): 2 stages, 64-way
+ * ZeRO-1 data parallelism (rings through 8 nodes, each leaving a node on another rail), 16-way
+ * expert parallelism over 2 nodes with DeepEP's dispatch, DualPipe. */
+#define RAIL                                                                                       \
+  "workloads/deepseek-v3.yaml --platform platforms/h800.yaml --gpus 128 --pp 2 --ep 16 "           \
+  "--global-batch-size 256 --set model.num_layers=6 --set model.moe_layer_freq=([0]*1+[1]*5) "     \
+  "--set parallelism.decoder_first_pipeline_num_layers=3 "                                         \
+  "--set parallelism.decoder_last_pipeline_num_layers=3 --ignore-memory --set network.radix=16 "   \
+  "--set nodes=16 --set node.nics[*].bandwidth=5GBps --set network.link.bandwidth=10GBps"
+
+/* Rail play (engine.h): one actor per node, its local GPU 0 standing for all, gives every
+ * rank's results; and DeepEP's in-node stage, priced at hybrid, what the aggregate fidelity's
+ * transfers take. */
+static void test_rail_play(void **state) {
+  (void)state;
+  run_out rail = run(RAIL, true), every = run(RAIL " --play-every-rank", true),
+          aggregate = run(RAIL " --fidelity aggregate", false);
+  assert_int_equal(played(&rail), 16);
+  assert_int_equal(played(&every), 128);
+  assert_same_results(&rail, &every);
+  assert_string_equal(rail.timeline, every.timeline); /* ranks 1, 9, 17 did not play */
+  assert_rel(json_num(rail.result, "metrics.iteration_s"),
+             json_num(aggregate.result, "metrics.iteration_s"), 1e-12);
+  run_free(&rail);
+  run_free(&every);
+  run_free(&aggregate);
+}
+
+/* Rail play where turning a node's GPUs does not map the job onto itself: rails on one leaf
+ * (not rail-optimised), an all-reduce on the data-parallel rings of whole nodes (ZeRO 0: the
+ * library may run it as a tree), NCCL's all-to-all (every pair of GPUs). */
+static void test_rail_play_refused(void **state) {
+  (void)state;
+  const char *cases[] = {RAIL " --set network.rail_optimized=false", RAIL " --zero-stage 0",
+                         RAIL " --set model.moe_token_dispatcher_type=alltoall"};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    run_out o = run(cases[i], false);
+    assert_int_equal(played(&o), 128);
+    run_free(&o);
+  }
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_equal_where_members_alike),
-                                     cmocka_unit_test(test_frontier),
-                                     cmocka_unit_test(test_refused)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_equal_where_members_alike), cmocka_unit_test(test_frontier),
+      cmocka_unit_test(test_refused), cmocka_unit_test(test_rail_play),
+      cmocka_unit_test(test_rail_play_refused)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
