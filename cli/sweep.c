@@ -2,8 +2,10 @@
 #define _DEFAULT_SOURCE /* realpath */
 #include "sweep.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,42 +496,66 @@ static void write_record(FILE *f, const void *ctx) {
   fprintf(f, ",%.17g\n", r->goodput); /* -1: the platform models no failures */
 }
 
-/* A record a previous run left; false when there is none or it is not whole. */
-static bool read_record(const sweep *s, point *p) {
+/* Whether a record's figures are ones a simulation can give: whole counts, finite times that
+ * are not negative and add up to the iteration, percentages of peak no more than 100. */
+static bool is_possible(const ts_scaling_point *r) {
+  double sum = 0;
+  bool ok = r->gpus >= 1 && r->tp >= 1 && r->pp >= 1 && r->dp >= 1 && r->global_batch >= 1 &&
+            isfinite(r->iteration_s) && r->iteration_s > 0 && isfinite(r->tokens_per_s) &&
+            r->tokens_per_s > 0 && isfinite(r->model_tflops_per_gpu) &&
+            r->model_tflops_per_gpu >= 0 && r->megatron_percent >= 0 &&
+            r->megatron_percent <= 100 && r->mfu_percent >= 0 && r->mfu_percent <= 100 &&
+            isfinite(r->peak_memory_gib) && r->peak_memory_gib >= 0;
+  for (int c = 0; c < TS_CAT_COUNT; c++) {
+    ok = ok && isfinite(r->breakdown_s[c]) && r->breakdown_s[c] >= 0;
+    sum += r->breakdown_s[c];
+  }
+  return ok && fabs(sum - r->iteration_s) <= 1e-6 * r->iteration_s;
+}
+
+/* A record a previous run left: 1 when whole, 0 when there is none or it is damaged (the point
+ * runs again), -1 when something else than a file of trainsim's has its name. */
+static int read_record(const sweep *s, point *p, ts_err *err) {
   char path[4200], line[4096];
   record_path(s, p, path, sizeof path);
+  struct stat st;
+  if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    return ts_err_plain(err,
+                        "--out: '%s' is not a regular file: trainsim keeps a point's record "
+                        "there; move it away or choose another directory",
+                        path);
   FILE *f = fopen(path, "r");
   if (f == NULL)
-    return false;
+    return 0;
   bool ok = fgets(line, sizeof line, f) != NULL && strchr(line, '\n') != NULL;
   fclose(f);
   if (!ok)
-    return false;
+    return 0;
   line[strcspn(line, "\n")] = '\0';
   if (strncmp(line, "error,", 6) == 0) {
     ts_text_copy(p->error, sizeof p->error, line + 6);
     p->is_ok = false;
-    return true;
+    return 1;
   }
   ts_scaling_point *r = &p->result;
   int used = 0;
   if (sscanf(line, "ok,%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf%n", &r->gpus, &r->tp, &r->pp,
              &r->dp, &r->global_batch, &r->iteration_s, &r->tokens_per_s, &r->model_tflops_per_gpu,
              &r->megatron_percent, &r->mfu_percent, &r->peak_memory_gib, &used) != 11)
-    return false;
+    return 0;
   const char *c = line + used;
   for (int k = 0; k < TS_CAT_COUNT; k++) {
     int n = 0;
     if (sscanf(c, ",%lf%n", &r->breakdown_s[k], &n) != 1)
-      return false;
+      return 0;
     c += n;
   }
   int n = 0;
   if (sscanf(c, ",%lf%n", &r->goodput, &n) != 1 ||
       !(r->goodput == -1 || (r->goodput >= 0 && r->goodput <= 1)))
-    return false;
+    return 0;
   c += n;
-  p->is_ok = *c == '\0' && r->iteration_s > 0 && isfinite(r->iteration_s);
+  p->is_ok = *c == '\0' && is_possible(r);
   return p->is_ok;
 }
 
@@ -641,6 +667,41 @@ static void point_done(void *ctx, int i, int rc, const ts_scaling_point *result,
   ts_progress_show(&s->progress, (double)s->n_done, (double)s->n_points, what);
 }
 
+/* What Slurm's account and partition names hold; an #SBATCH line is split into words by sbatch,
+ * so anything else (a space, a quote) could add options of its own. */
+static bool is_slurm_name(const char *text) {
+  if (*text == '\0' || strlen(text) > 64)
+    return false;
+  for (const char *c = text; *c != '\0'; c++)
+    if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+      return false;
+  return true;
+}
+
+/* sbatch's --time formats (its manual): minutes, minutes:seconds, hours:minutes:seconds,
+ * days-hours, days-hours:minutes, days-hours:minutes:seconds; or UNLIMITED / INFINITE. */
+static bool is_slurm_time(const char *text) {
+  if (strcmp(text, "UNLIMITED") == 0 || strcmp(text, "INFINITE") == 0)
+    return true;
+  const char *c = text, *dash = strchr(text, '-');
+  int fields = 0;
+  if (dash != NULL) { /* days- */
+    if (dash == text || strspn(text, "0123456789") != (size_t)(dash - text))
+      return false;
+    c = dash + 1;
+  }
+  for (;;) {
+    size_t digits = strspn(c, "0123456789");
+    if (digits == 0 || digits > 9 || ++fields > 3)
+      return false;
+    c += digits;
+    if (*c == '\0')
+      return true;
+    if (*c++ != ':')
+      return false;
+  }
+}
+
 static int parse(int argc, char **argv, sweep *s, ts_err *err) {
   ts_args cli = {&ts_sweep_command, argc, argv, 0, s, false};
   const ts_flag *flag = NULL;
@@ -669,6 +730,17 @@ static int parse(int argc, char **argv, sweep *s, ts_err *err) {
                         s->array_tasks - 1, s->array_task);
   if (!s->is_slurm && (s->account != NULL || s->partition != NULL || s->time_limit != NULL))
     return ts_err_plain(err, "--account, --partition and --time go with --slurm");
+  if ((s->account != NULL && !is_slurm_name(s->account)) ||
+      (s->partition != NULL && !is_slurm_name(s->partition)))
+    return ts_err_plain(
+        err, "--%s: expected a Slurm name (letters, digits, '.', '_', '-'), found '%s'",
+        s->account != NULL && !is_slurm_name(s->account) ? "account" : "partition",
+        s->account != NULL && !is_slurm_name(s->account) ? s->account : s->partition);
+  if (s->time_limit != NULL && !is_slurm_time(s->time_limit))
+    return ts_err_plain(err,
+                        "--time: expected a Slurm time limit (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S "
+                        "or UNLIMITED), found '%s'",
+                        s->time_limit);
   if (s->spec_path == NULL)
     return ts_err_plain(err, "sweep needs a SPEC file (see 'trainsim sweep --help')");
   return 0;
@@ -694,7 +766,10 @@ static int prepare(sweep *s, ts_err *err) {
       return ts_err_at(err, p->loc, "point %d (%s): %s", i + 1, what, why);
     }
     p->digest = point_digest(s, i, &pf, &base);
-    p->is_done = read_record(s, p);
+    int done = read_record(s, p, err);
+    if (done < 0)
+      return -1;
+    p->is_done = done == 1;
   }
   ts_doc_overrides_clear();
   return 0;
@@ -773,10 +848,10 @@ static void write_slurm(FILE *f, const void *ctx) {
   fprintf(f,
           "#!/bin/bash\n"
           "# trainsim sweep %s: %d points as a Slurm job array of %ld tasks. Written by\n"
-          "#   trainsim sweep %s --slurm --out %s\n"
+          "#   trainsim sweep '%s' --slurm --out '%s'\n"
           "# Submit it with sbatch; when the tasks are done (or to see how far they got), merge\n"
           "# their points with\n"
-          "#   %s sweep %s --collect --out %s\n"
+          "#   '%s' sweep '%s' --collect --out '%s'\n"
           "#SBATCH --job-name=trainsim-sweep\n"
           "#SBATCH --array=0-%ld\n"
           "#SBATCH --ntasks=1\n"
@@ -807,6 +882,18 @@ static int scriptable(const char *what, const char *text, ts_err *err) {
   return 0;
 }
 
+/* The paths the script will hold, checked before anything is written (their absolute forms are
+ * checked again when it is). */
+static int slurm_paths_scriptable(const sweep *s, ts_err *err) {
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == NULL)
+    return ts_err_plain(err, "--slurm: cannot find the working directory");
+  return scriptable("SPEC", s->spec_path, err) != 0 || scriptable("--out", s->out_dir, err) != 0 ||
+                 scriptable("the working directory", cwd, err) != 0
+             ? -1
+             : 0;
+}
+
 static int slurm_script(const sweep *s, ts_err *err) {
   static char exe[4096], spec[4096], out[4096], cwd[4096];
   if (ts_args_executable() == NULL)
@@ -830,8 +917,8 @@ static int slurm_script(const sweep *s, ts_err *err) {
   if (ts_report_write_file(s->out_dir, "sweep.slurm", write_slurm, &c, err) != 0)
     return -1;
   printf("sweep: %s: %d points as a job array of %ld tasks in %s/sweep.slurm\n"
-         "submit:  sbatch %s/sweep.slurm\n"
-         "collect: %s sweep %s --collect --out %s\n",
+         "submit:  sbatch '%s/sweep.slurm'\n"
+         "collect: '%s' sweep '%s' --collect --out '%s'\n",
          s->name, s->n_points, c.tasks, out, out, exe, spec, out);
   return 0;
 }
@@ -844,6 +931,7 @@ int ts_sweep_main(int argc, char **argv) {
   if (rc == 1)
     return 0;
   if (rc != 0 || read_spec(&s, &err) != 0 || prepare(&s, &err) != 0 ||
+      (s.is_slurm && slurm_paths_scriptable(&s, &err) != 0) ||
       ts_report_prepare_dir(s.out_dir, &err) != 0 ||
       ts_report_check_outputs(s.out_dir,
                               (const char *const[]){s.is_slurm ? "sweep.slurm" : "sweep.csv",

@@ -564,8 +564,13 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
     return -1;
   ts_model *md = &wl->model;
   ts_workload_locs *l = &wl->locs;
-  if (get_long(r, m, "model", "num_layers", true, 1, &md->n_layers, &l->n_layers) != 0 ||
-      get_long(r, m, "model", "hidden_size", true, 1, &md->hidden, &l->hidden) != 0 ||
+  int has_layers =
+      ts_doc_get_long(r->doc, m, "num_layers", 1, TS_MAX_LAYERS, &md->n_layers, r->err);
+  if (has_layers < 0 ||
+      (has_layers == 0 && ts_doc_missing(r->doc, m, "model", "num_layers", r->err) != 0))
+    return -1;
+  l->n_layers = here(r, m, "num_layers");
+  if (get_long(r, m, "model", "hidden_size", true, 1, &md->hidden, &l->hidden) != 0 ||
       get_long(r, m, "model", "num_attention_heads", true, 1, &md->n_heads, &l->n_heads) != 0 ||
       get_long(r, m, "model", "seq_length", true, 1, &md->seq, &l->seq) != 0 ||
       get_long(r, m, "model", "vocab_size", true, 1, &md->vocab, &l->vocab) != 0)

@@ -24,6 +24,10 @@
 
 /* The most layers a moe_layer_freq list may describe. */
 #define TS_MOE_MAX_LAYERS 1024
+/* The most layers a model may have: a bound on the work layer by layer (memory's and search's
+ * layouts of a 100-million-layer model would take hours); today's deepest LLMs have about 100
+ * to 200 (Llama 3.1 405B: 126). */
+#define TS_MAX_LAYERS 10000
 /* The most (virtual) stages a pipeline_model_parallel_layout may list. */
 #define TS_LAYOUT_MAX_STAGES 1024
 

@@ -166,6 +166,24 @@ class Studies(unittest.TestCase):
             trainsim.sweep(dict(spec, grid={"tpp": [1, 2]}))
         self.assertIn("tpp", c.exception.message)
 
+    def test_sweep_spares_the_users_files(self):
+        # A dict's spec file is private: a user's file of any name in out, or a link there,
+        # keeps its content and its target.
+        with tempfile.TemporaryDirectory() as d:
+            victim = os.path.join(d, "victim.txt")
+            with open(victim, "w") as f:
+                f.write("mine")
+            out = os.path.join(d, "out")
+            os.mkdir(out)
+            for name in (".sweep-spec.yaml", "sweep-spec.yaml"):
+                os.symlink(victim, os.path.join(out, name))
+            spec = {"workload": TINY, "fidelity": "analytic", "fixed": {"gpus": 8},
+                    "grid": {"tp": [3]}}
+            with self.assertRaises(trainsim.InputError):
+                trainsim.sweep(spec, out=out, jobs=1)
+            with open(victim) as f:
+                self.assertEqual(f.read(), "mine")
+
 
 class Imports(unittest.TestCase):
     def test_import_hf_gives_the_preset_model(self):

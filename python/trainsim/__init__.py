@@ -252,10 +252,12 @@ def sweep(spec, *, out=None, jobs=None, report=False):
     """A what-if study as `trainsim sweep` runs it: spec is a sweep file, or the same as a dict
     (workload, platform, fidelity, fixed, grid or points: docs/cli.md); returns sweep.csv's rows.
     out keeps points/ for a rerun to reuse; jobs: points at once (default: the cores)."""
-    with _OutDir(out) as out_dir:
+    # A dict becomes a spec file in a private directory, never in out: out holds the user's
+    # files too, and trainsim writes there only what it owns.
+    with _OutDir(out) as out_dir, _OutDir(None) as spec_dir:
         if isinstance(spec, dict):
-            path = os.path.join(out_dir, ".sweep-spec.yaml")
-            with open(path, "w", encoding="utf-8") as f:
+            path = os.path.join(spec_dir, "sweep-spec.yaml")
+            with open(path, "x", encoding="utf-8") as f:
                 json.dump(spec, f, allow_nan=False)  # JSON is YAML's flow style
         else:
             path = _scalar_text("spec", spec)

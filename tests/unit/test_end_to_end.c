@@ -1179,7 +1179,7 @@ static void test_sweep(void **state) {
   assert_non_null(strstr(r.out, "0 points simulated now, 8 reused"));
   spawn_free(&r);
   /* Damage one record: that point runs again, with the same result. */
-  char points[700], cmd[1600];
+  char points[700], cmd[2400];
   snprintf(points, sizeof points, "%s/points", out2);
   snprintf(cmd, sizeof cmd, "f=$(ls %s | head -1) && printf 'ok,1,2' > %s/$f", points, points);
   assert_int_equal(system(cmd), 0);
@@ -1189,6 +1189,28 @@ static void test_sweep(void **state) {
   spawn_free(&r);
   char *c = read_file(path2, NULL);
   assert_string_equal(a, c);
+  /* A whole line of impossible figures (NaN, inf, negative, MFU above 100%): the same. */
+  snprintf(cmd, sizeof cmd,
+           "f=$(ls %s | head -1) && echo "
+           "'ok,32,2,4,4,32,0.042,nan,-5,250,inf,-3,nan,0,0,0,0,0,0,0,0,0,0.5' > %s/$f",
+           points, points);
+  assert_int_equal(system(cmd), 0);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "1 points simulated now, 7 reused"));
+  spawn_free(&r);
+  char *d = read_file(path2, NULL);
+  assert_string_equal(a, d);
+  free(d);
+  /* Something else under a record's name stops the sweep before it simulates. */
+  snprintf(cmd, sizeof cmd, "f=$(ls %s | head -1) && rm %s/$f && mkdir %s/$f", points, points,
+           points);
+  assert_int_equal(system(cmd), 0);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "is not a regular file"));
+  assert_null(strstr(r.out, "simulated now"));
+  spawn_free(&r);
   free(a);
   free(b);
   free(c);
