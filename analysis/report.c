@@ -668,6 +668,10 @@ int ts_report_read_json(const char *dir, ts_report_record *out, ts_err *err) {
                         dir, dir);
   if (ts_doc_load_file(path, &doc, err) != 0)
     return -1;
+  if (ts_doc_check_unique_keys(doc, err) != 0) {
+    ts_doc_free(doc);
+    return -1;
+  }
   ts_report_record r;
   memset(&r, 0, sizeof r);
   int root = ts_doc_root(doc), inputs = ts_doc_get(doc, root, "inputs");
@@ -694,10 +698,22 @@ int ts_report_read_json(const char *dir, ts_report_record *out, ts_err *err) {
                    path);
     goto done;
   }
-  for (int c = 0; c < TS_CAT_COUNT; c++)
+  double sum = 0;
+  for (int c = 0; c < TS_CAT_COUNT; c++) {
     if (ts_doc_get_double(doc, breakdown, ts_category_names[c], 0, 1e12, &r.breakdown_s[c], err) <
         0)
       goto done;
+    sum += r.breakdown_s[c];
+  }
+  /* Each rank's categories fill its iteration, so their means do: a file whose figures do not
+   * add up was not written whole by trainsim run. */
+  if (fabs(sum - r.iteration_s) > 1e-6 * r.iteration_s) {
+    ts_err_plain(err,
+                 "%s: breakdown_s adds up to %.9g s, expected the iteration's %.9g s as trainsim "
+                 "run writes it",
+                 path, sum, r.iteration_s);
+    goto done;
+  }
   int simulation = ts_doc_get(doc, root, "simulation");
   r.slowest_gpu_slowdown = 1;
   if (simulation != 0 && ts_doc_get_double(doc, simulation, "slowest_gpu_slowdown", 1, 2,
@@ -711,6 +727,12 @@ int ts_report_read_json(const char *dir, ts_report_record *out, ts_err *err) {
     if (b == 0 || ts_doc_get_double(doc, b, "compute", 0, 1e12, &compute, err) < 0 ||
         ts_doc_get_double(doc, b, "recompute", 0, 1e12, &recompute, err) < 0)
       goto done;
+    if (compute + recompute > r.iteration_s * (1 + 1e-9)) {
+      ts_err_plain(err,
+                   "%s: stages[%ld] computes for %.9g s, expected at most the iteration's %.9g s",
+                   path, s, compute + recompute, r.iteration_s);
+      goto done;
+    }
     r.stage_work_s[s] = compute + recompute;
   }
   r.n_arguments = ts_doc_seq_len(doc, args);
@@ -724,6 +746,11 @@ int ts_report_read_json(const char *dir, ts_report_record *out, ts_err *err) {
     const char *s = ts_doc_scalar(doc, ts_doc_seq_item(doc, args, i));
     r.arguments[i] = strdup(s != NULL ? s : "");
     TS_ASSERT(r.arguments[i] != NULL);
+    if (strcmp(r.arguments[i], "--help") == 0 || strcmp(r.arguments[i], "-h") == 0) {
+      ts_err_plain(err, "%s: inputs.arguments holds '%s', which trainsim run never records", path,
+                   r.arguments[i]);
+      goto done;
+    }
   }
   rc = 0;
 done:

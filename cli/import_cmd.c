@@ -115,6 +115,15 @@ static bool present(const config *c, const char *key) {
   return v != 0 && !(s != NULL && strcmp(s, "null") == 0);
 }
 
+/* A number or boolean given as a JSON string ("32"): refused, as the other types are. */
+static int not_quoted(const config *c, const char *key, const char *expected) {
+  int v = ts_doc_get(c->doc, c->root, key);
+  if (!ts_doc_is_quoted(c->doc, v))
+    return 0;
+  return ts_err_at(c->err, ts_doc_loc(c->doc, v), "key '%s': expected %s, found the string \"%s\"",
+                   key, expected, ts_doc_scalar(c->doc, v));
+}
+
 /* An integer of the config: 0 when absent or null and !required, else -1 with the error. */
 static int get_long(const config *c, const char *key, bool required, long lo, long *out) {
   if (!present(c, key)) {
@@ -126,18 +135,24 @@ static int get_long(const config *c, const char *key, bool required, long lo, lo
       return ts_doc_missing(c->doc, c->root, "config", key, c->err);
     return 0;
   }
+  if (not_quoted(c, key, "an integer") != 0)
+    return -1;
   return ts_doc_get_long(c->doc, c->root, key, lo, 1L << 40, out, c->err) < 0 ? -1 : 0;
 }
 
 static int get_double(const config *c, const char *key, double *out) {
   if (!present(c, key))
     return 0;
+  if (not_quoted(c, key, "a number") != 0)
+    return -1;
   return ts_doc_get_double(c->doc, c->root, key, 0, 1e9, out, c->err) < 0 ? -1 : 0;
 }
 
 static int get_bool(const config *c, const char *key, bool *out) {
   if (!present(c, key))
     return 0;
+  if (not_quoted(c, key, "true or false") != 0)
+    return -1;
   return ts_doc_get_bool(c->doc, c->root, key, out, c->err) < 0 ? -1 : 0;
 }
 
@@ -332,6 +347,19 @@ static int write_model(const config *c, const char *type, family f, long seq, FI
     emit(o, "qk_rope_head_dim", "qk_pos_emb_head_dim: %ld", rope);
     emit(o, "v_head_dim", "v_head_dim: %ld", v_dim);
   }
+  bool any = false;
+  for (long i = 0; i < layers; i++)
+    any = any || moe[i];
+  if (!any) {
+    free(moe);
+    const char *key = f == DEEPSEEK ? "first_k_dense_replace" : "mlp_only_layers";
+    int v = ts_doc_get(c->doc, c->root, key);
+    ts_loc loc = v != 0 ? ts_doc_loc(c->doc, v) : ts_doc_loc(c->doc, c->root);
+    return ts_err_at(c->err, loc,
+                     "key '%s': leaves none of the %ld layers a MoE layer, expected a %s model "
+                     "with experts (num_experts %ld)",
+                     key, layers, f == DEEPSEEK ? "DeepSeek" : "mixture-of-experts", experts);
+  }
   emit(o, experts_key, "num_experts: %ld", experts);
   emit(o, "num_experts_per_tok", "moe_router_topk: %ld", topk);
   emit(o, f == MIXTRAL ? "intermediate_size" : "moe_intermediate_size", "moe_ffn_hidden_size: %ld",
@@ -389,6 +417,8 @@ typedef struct megatron_args {
   const char *value[512];
   char name[512][64];
   bool is_read[512];
+  char **more[512]; /* values after the first (argparse's nargs='+'), n_more of them */
+  int n_more[512];
 } megatron_args;
 
 static void megatron_parse(int argc, char **argv, megatron_args *m) {
@@ -403,6 +433,12 @@ static void megatron_parse(int argc, char **argv, megatron_args *m) {
     m->value[m->n] = eq                                                   ? eq + 1
                      : i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 ? argv[++i]
                                                                           : NULL;
+    m->more[m->n] = &argv[i + 1];
+    m->n_more[m->n] = 0;
+    while (!eq && m->value[m->n] != NULL && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
+      m->n_more[m->n]++;
+      i++;
+    }
     m->is_read[m->n] = false;
     m->n++;
   }
@@ -625,6 +661,9 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
   emit(o, megatron_find(m, "micro-batch-size") >= 0 ? "--micro-batch-size" : "Megatron's default",
        "micro_batch_size: %ld", mbs);
   bool bf16 = megatron_switch(m, "bf16"), fp16 = megatron_switch(m, "fp16");
+  if (bf16 && fp16) /* Megatron-LM's validate_args refuses them together too */
+    return ts_err_plain(err,
+                        "import megatron: --bf16 and --fp16: expected one of them, found both");
   emit(o,
        bf16   ? "--bf16"
        : fp16 ? "--fp16"
@@ -709,6 +748,22 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
     emit(o, "--recompute-granularity", "recompute: %s", granularity[gran]);
   else if (megatron_switch(m, "recompute-activations"))
     emit(o, "--recompute-activations", "recompute: selective");
+  int mods = megatron_find(m, "recompute-modules");
+  for (int k = -1; mods >= 0 && k < m->n_more[mods]; k++) { /* names; the workload checks them */
+    const char *module = k < 0 ? m->value[mods] : m->more[mods][k];
+    if (module == NULL || *module == '\0' ||
+        strspn(module, "abcdefghijklmnopqrstuvwxyz_") != strlen(module)) {
+      char shown[64];
+      ts_text_copy(shown, sizeof shown, module != NULL ? module : "nothing");
+      return ts_err_plain(err,
+                          "import megatron: --recompute-modules: expected module names such as "
+                          "core_attn, found '%s'",
+                          shown);
+    }
+    fprintf(o, k < 0 ? "  recompute_modules: [%s" : ", %s", module);
+    if (k == m->n_more[mods] - 1)
+      fprintf(o, "]  # --recompute-modules\n");
+  }
   megatron_find(m, "recompute-method"); /* uniform/block: every layer recomputed here */
   megatron_find(m, "recompute-num-layers");
   if (megatron_switch(m, "overlap-grad-reduce"))
@@ -831,6 +886,8 @@ int ts_import_main(int argc, char **argv) {
   if (c.root == 0 || !ts_doc_is_map(c.doc, c.root)) {
     ts_loc loc = {path, 0, 0, NULL, NULL};
     rc = ts_err_at(&err, loc, "expected a Hugging Face config (a JSON object with model_type)");
+  } else if (ts_doc_check_json(c.doc, &err) != 0 || ts_doc_check_unique_keys(c.doc, &err) != 0) {
+    rc = -1;
   } else if (get_string(&c, "model_type", &type) != 0) {
     rc = -1;
   } else if (type == NULL) {

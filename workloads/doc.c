@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "alloc.h"
 #include "text.h"
 
 /* Our schemas nest four levels at most; anything deeper is not one of our files. */
@@ -359,6 +360,70 @@ const char *ts_did_you_mean(const char *word, const char *const *names) {
     }
   }
   return best_d <= strlen(word) / 3 + 1 ? best : NULL;
+}
+
+bool ts_doc_is_quoted(const ts_doc *doc, int node) {
+  const yaml_node_t *n = node_at(doc, node);
+  return n != NULL && n->type == YAML_SCALAR_NODE &&
+         (n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+          n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+}
+
+int ts_doc_check_json(const ts_doc *doc, ts_err *err) {
+  for (int node = 1; node <= doc->n_parsed && node_at(doc, node) != NULL; node++) {
+    const yaml_node_t *n = node_at(doc, node);
+    if (n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE)
+      return ts_err_at(err, ts_doc_loc(doc, node),
+                       "expected JSON: strings in double quotes, found '%s' in single quotes",
+                       ts_doc_scalar(doc, node));
+    for (yaml_node_pair_t *p = n->type == YAML_MAPPING_NODE ? n->data.mapping.pairs.start : NULL;
+         p != NULL && p < n->data.mapping.pairs.top; p++) {
+      const yaml_node_t *k = node_at(doc, p->key);
+      if (k == NULL || k->type != YAML_SCALAR_NODE ||
+          k->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+        return ts_err_at(err, ts_doc_loc(doc, p->key),
+                         "expected JSON: every key a string in double quotes, found '%s'",
+                         k != NULL && k->type == YAML_SCALAR_NODE ? ts_doc_scalar(doc, p->key)
+                                                                  : "a key that is not a string");
+    }
+  }
+  return 0;
+}
+
+typedef struct keyed {
+  const char *key;
+  int node;
+} keyed;
+
+static int by_key_then_node(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c != 0 ? c : x->node - y->node;
+}
+
+int ts_doc_check_unique_keys(const ts_doc *doc, ts_err *err) {
+  for (int node = 1; node_at(doc, node) != NULL; node++) {
+    const yaml_node_t *n = node_at(doc, node);
+    if (n->type != YAML_MAPPING_NODE)
+      continue;
+    size_t count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start), k = 0;
+    keyed *keys = ts_alloc(count > 0 ? count : 1, sizeof *keys);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
+      if (ts_doc_scalar(doc, p->key) != NULL) /* sorted by text, then by position */
+        keys[k++] = (keyed){ts_doc_scalar(doc, p->key), p->key};
+    qsort(keys, k, sizeof *keys, by_key_then_node);
+    for (size_t i = 1; i < k; i++)
+      if (strcmp(keys[i].key, keys[i - 1].key) == 0) {
+        int first = ts_doc_loc(doc, keys[i - 1].node).line;
+        int rc = ts_err_at(err, ts_doc_loc(doc, keys[i].node),
+                           "duplicate key '%s' (first at line %d): expected each key once",
+                           keys[i].key, first);
+        free(keys);
+        return rc;
+      }
+    free(keys);
+  }
+  return 0;
 }
 
 int ts_doc_check_map(const ts_doc *doc, int node, const char *what, const char *const *allowed,

@@ -37,6 +37,14 @@ int ts_doc_seq_len(const ts_doc *doc, int node);
 int ts_doc_seq_item(const ts_doc *doc, int node, int index);
 const char *ts_doc_scalar(const ts_doc *doc, int node); /* NULL unless a scalar */
 
+/* doc is JSON, not YAML's wider syntax: every key and string double-quoted (no single-quoted or
+ * plain keys), so that a value's quotes say whether it is a string. */
+int ts_doc_check_json(const ts_doc *doc, ts_err *err);
+/* Whether node is a quoted scalar (a string in JSON). */
+bool ts_doc_is_quoted(const ts_doc *doc, int node);
+/* Every mapping in doc has each key once (JSON and YAML leave a repeated key's meaning open:
+ * libyaml keeps both, and a reader that takes the first would silently drop the second). */
+int ts_doc_check_unique_keys(const ts_doc *doc, ts_err *err);
 /* Requires node to be a mapping whose keys are scalars from `allowed` (NULL-terminated), each
  * at most once; `what` names the mapping in messages ("model", "network"). */
 int ts_doc_check_map(const ts_doc *doc, int node, const char *what, const char *const *allowed,

@@ -159,6 +159,36 @@ static void test_explain_bad_inputs(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* A run's result.json altered where its figures stay in range each but no longer add up (a
+ * bubble of 1e11 s in a short iteration), with a key given twice, or with arguments trainsim
+ * run never records: explain refuses it (exit 2) instead of reporting impossible shares. */
+static void test_explain_tampered(void **state) {
+  (void)state;
+  const char *edits[][2] = {
+      {"s/\"bubble\": [0-9.e+-]*/\"bubble\": 1e11/", "adds up to"},
+      {"0,/\"iteration_s\": /s//\"iteration_s\": 5, \"iteration_s\": /", "duplicate key"},
+      {"s/\"arguments\": \\[/\"arguments\": [\"--help\", /", "never records"}};
+  for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
+    char dir[] = "/tmp/trainsim-explain-XXXXXX", args[1024], cmd[2048];
+    assert_non_null(mkdtemp(dir));
+    snprintf(args, sizeof args,
+             "run tests/data/good/tiny.yaml --gpus 8 --tp 2 --pp 2 --fidelity analytic --quiet "
+             "--out %s",
+             dir);
+    spawn_result r = spawn_trainsim_ok(args);
+    spawn_free(&r);
+    snprintf(cmd, sizeof cmd, "sed -i -E '%s' %s/result.json", edits[i][0], dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof args, "explain %s", dir);
+    r = spawn_trainsim(args);
+    assert_int_equal(r.status, 2);
+    if (strstr(r.err, edits[i][1]) == NULL)
+      fail_msg("edit %zu: expected '%s' in: %s", i, edits[i][1], r.err);
+    spawn_free(&r);
+    assert_int_equal(remove_dir(dir), 0);
+  }
+}
+
 /* GPUs whose speeds spread: the run's compute is stretched by the slowest of its GPUs
  * (result.json), explain names that loss with what the spread costs, and GPUs alike give the
  * run without it. */
@@ -244,6 +274,7 @@ static void test_explain_moe(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_explain_matches_run), cmocka_unit_test(test_explain_bad_inputs),
-      cmocka_unit_test(test_explain_slowest_gpu), cmocka_unit_test(test_explain_moe)};
+      cmocka_unit_test(test_explain_tampered), cmocka_unit_test(test_explain_slowest_gpu),
+      cmocka_unit_test(test_explain_moe)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
