@@ -58,9 +58,10 @@ int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report
       m->hardware_tflops_per_gpu, 100 * m->hfu);
   row(rows, &n, "Megatron-DeepSpeed formula", "%.1f TFLOPS per GPU, %.2f%% of peak",
       m->megatron_tflops_per_gpu, 100 * m->megatron_fraction_of_peak);
-  row(rows, &n, "peak per GPU", "%.1f TFLOPS (%s%s)", m->peak_flops_per_s / 1e12,
-      ts_precision_names[wl->precision],
-      wl->fp8 != TS_FP8_NONE ? "; the MFU's too, though the linear layers' GEMMs run in FP8" : "");
+  row(rows, &n, "peak per GPU", "%.1f TFLOPS (%s)", m->peak_flops_per_s / 1e12,
+      wl->fp8 != TS_FP8_NONE ? "fp8, the linear layers' GEMMs' precision: the MFU's and HFU's, "
+                               "never passed"
+                             : ts_precision_names[wl->precision]);
   const ts_memory *peak = &m->stage_memory[m->peak_memory_stage];
   row(rows, &n, "peak memory", "%.2f GiB of %.2f GiB (stage %ld)%s", peak->total_bytes / GIB,
       m->hbm_bytes / GIB, m->peak_memory_stage, m->is_memory_ok ? "" : ", DOES NOT FIT");

@@ -405,8 +405,8 @@ int ts_run_main(int argc, char **argv) {
   }
   const ts_sim_result *sim = &run.result;
   ts_metrics m;
-  ts_metrics_compute(&wl, pf.gpu.peak_flops_per_s[wl.precision], pf.gpu.hbm_bytes, pf.gpu.power_w,
-                     sim, &m);
+  ts_metrics_compute(&wl, ts_cost_peak_flops(&wl, &pf.gpu), pf.gpu.hbm_bytes, pf.gpu.power_w, sim,
+                     &m);
   ts_simulate_reliability(&pf, &wl, &run.job, m.iteration_s, m.train_s, &m.reliability);
   ts_run_info info = {.platform_name = pf.name,
                       .gpu_model = pf.gpu.model,

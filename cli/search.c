@@ -154,8 +154,8 @@ static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) 
   if (ts_simulate_workload(pf, wl, &opts, &sim, &err) != 0)
     return -1;
   ts_metrics m;
-  ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
-                     pf->gpu.power_w, &sim.result, &m);
+  ts_metrics_compute(wl, ts_cost_peak_flops(wl, &pf->gpu), pf->gpu.hbm_bytes, pf->gpu.power_w,
+                     &sim.result, &m);
   c->analytic_s = m.iteration_s;
   c->megatron_fraction = m.megatron_fraction_of_peak;
   c->mfu = m.mfu;

@@ -1200,6 +1200,12 @@ double ts_cost_attention_core_flops(const ts_workload *wl) {
          (double)m->n_heads * (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
 }
 
+double ts_cost_peak_flops(const ts_workload *wl, const ts_gpu *gpu) {
+  return wl->fp8 != TS_FP8_NONE && gpu->peak_fp8_flops_per_s > 0
+             ? gpu->peak_fp8_flops_per_s
+             : gpu->peak_flops_per_s[wl->precision];
+}
+
 double ts_cost_model_flops(const ts_workload *wl) {
   return flops_formula(wl, 3.0, (double)wl->model.vocab, 3.0);
 }

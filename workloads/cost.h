@@ -167,6 +167,10 @@ double ts_cost_bucket_bytes(const ts_workload *wl);
 /* Parameters of the whole model (unpadded vocabulary, tied embeddings counted once). */
 double ts_cost_model_params(const ts_workload *wl);
 
+/* The peak a run's MFU and fractions of peak are taken against: that of the precision its GEMMs
+ * run in (the FP8 peak with training.fp8, whose GEMMs may run faster than the BF16 peak: against
+ * that, an FP8 run's MFU could pass 100%). */
+double ts_cost_peak_flops(const ts_workload *wl, const ts_gpu *gpu);
 /* FLOPs per iteration. Model FLOPs: 72 B s l h^2 (1 + s/6h + V/12lh) (Narayanan et al. SC'21,
  * eq. 3 without recomputation; also PaLM's MFU convention), V unpadded. */
 double ts_cost_model_flops(const ts_workload *wl);

@@ -56,8 +56,8 @@ static int simulate(const ts_platform *pf, const ts_workload *wl, ts_job *job,
   if (rc != 0)
     return 1;
   ts_metrics m;
-  ts_metrics_compute(wl, pf->gpu.peak_flops_per_s[wl->precision], pf->gpu.hbm_bytes,
-                     pf->gpu.power_w, &sim, &m);
+  ts_metrics_compute(wl, ts_cost_peak_flops(wl, &pf->gpu), pf->gpu.hbm_bytes, pf->gpu.power_w, &sim,
+                     &m);
   double figures[] = {m.iteration_s,       m.tokens_per_s, m.model_tflops_per_gpu,
                       m.hardware_flops,    m.mfu,          m.megatron_fraction_of_peak,
                       m.iteration_energy_j};
@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rc = ts_workload_resolve(&wl, &none, &err);
   check_error(rc, &err, "ts_workload_resolve");
   if (rc != 0 || wl.n_gpus > MAX_GPUS || wl.n_gpus > ts_platform_n_gpus(&pf) ||
-      !(pf.gpu.peak_flops_per_s[wl.precision] > 0))
+      !(ts_cost_peak_flops(&wl, &pf.gpu) > 0))
     return 0;
   ts_job job;
   rc = ts_schedule_build(&wl, &pf.gpu, &job, &err);
