@@ -7,9 +7,10 @@
 #   bench/run.sh quick       22B / 64 only
 #   bench/run.sh fidelities  the three runs at each fidelity: hybrid, aggregate, analytic
 #                            (~5 min: aggregate plays every in-node collective)
-#   bench/run.sh targets     every case of issue 7: adds 1T weak-scaled to the whole machine
-#                            (75,264 GCDs: ~9 min, ~0.4 GiB with node play), the DeepSeek-V3
-#                            preset on 2,048 H800s (~10 min) and search for 175B on 1,024 GCDs
+#   bench/run.sh targets     every case of issues 7 and 33: adds 1T and 22B weak-scaled to the
+#                            whole machine (75,264 GCDs: ~9 min, ~0.4 GiB with node play; 22B
+#                            ~15-30 min, every rank playing), the DeepSeek-V3 preset on 2,048
+#                            H800s (~10 s, rail play) and search for 175B on 1,024 GCDs
 # bench/scale_cost.sh prints how the cost grows with the machine; bench/platform_build.sh the
 # cost of building the platform alone.
 set -euo pipefail
@@ -38,7 +39,11 @@ done
 if [ "$mode" = targets ]; then # 1T's replica (TP8 PP64, 512 GCDs) 147 times, batch 512 each
   bench_row "1T weak, 75,264 GCDs" workloads/gpt-1t.yaml --gpus 75264 --tp 8 --pp 64 \
     --global-batch-size 75264 --force
-  # issue 33's MoE case: DeepSeek-V3 as trained, DeepEP's all-to-alls over 8 nodes (~10 min)
+  # issue 33's 22B case: TP 2 PP 4, batch 1,024 per 64 GCDs, on the whole machine (~15-30 min:
+  # every rank plays)
+  bench_row "22B weak, 75,264 GCDs" workloads/gpt-22b.yaml --gpus 75264 \
+    --global-batch-size $((1024 * 75264 / 64)) --force
+  # issue 33's MoE case: DeepSeek-V3 as trained, DeepEP's all-to-alls over 8 nodes (~10 s: rail play)
   bench_row "DeepSeek-V3, 2,048 H800" workloads/deepseek-v3.yaml --platform platforms/h800.yaml
 fi
 # The analytic estimate of one configuration, as search makes it for every candidate (schedule,

@@ -2,11 +2,9 @@
 # Regenerates docs/validation/presets.md: today's model presets (Llama 3, Mixtral 8x7B, the
 # DeepSeek-V3-shaped model) at their published scales, each next to the published figure where
 # one exists. Validation only: no figure here sets a parameter.
-#   docs/validation/presets.sh          (after a build; about 3 minutes on one core)
-# The DeepSeek-V3 shape on 2,048 GPUs runs at the analytic fidelity (contention-free,
-# optimistic): its expert all-to-alls over 64 ranks across 8 nodes are hundreds of millions of
-# flows an iteration at the default fidelity (see the page); the same shape on 256 GPUs runs
-# both ways, to show what contention adds.
+#   docs/validation/presets.sh          (after a build; about 10 minutes on one core)
+# DeepSeek-V3 runs at both fidelities on 256 and 2,048 GPUs, to show what contention adds (rail
+# play makes the 2,048-GPU default fidelity about 10 s: docs/performance.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 TRAINSIM=${TRAINSIM:-build/trainsim}
@@ -78,7 +76,8 @@ training" (no layout or GPU count given; the preset's layout is the README's exa
 GPUs). [DSV3] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437: 180K H800
 GPU-hours a trillion tokens = 1,543 tokens/s a GPU, trained in FP8 with DualPipe.
 
-MFU is against the bf16 dense peak, with the attention core's whole s x s square counted
+MFU is against the dense peak of the precision the GEMMs run in (bf16; FP8 in the FP8 rows,
+whose GEMMs could otherwise pass the bf16 peak), with the attention core's whole s x s square counted
 (Narayanan et al.'s convention); "MFU, causal" leaves out its masked half, as Megatron-Core's
 `num_floating_point_operations` does (so it compares with [MCore-MoE]). ep and bubble: the
 exposed expert all-to-all time and the pipeline bubble, as shares of the iteration. Memory:
