@@ -766,6 +766,13 @@ static int prepare(sweep *s, ts_err *err) {
       return ts_err_at(err, p->loc, "point %d (%s): %s", i + 1, what, why);
     }
     p->digest = point_digest(s, i, &pf, &base);
+    for (int j = 0; j < i; j++) /* the same inputs twice: one row would say it twice */
+      if (s->points[j].digest == p->digest) {
+        char what[512];
+        describe(s, p, what, sizeof what);
+        return ts_err_at(err, p->loc, "point %d (%s) is point %d again: expected each point once",
+                         i + 1, what, j + 1);
+      }
     int done = read_record(s, p, err);
     if (done < 0)
       return -1;

@@ -88,7 +88,7 @@ static int check_memory(const ts_platform *pf, const ts_workload *wl, ts_err *er
   ts_memory m;
   ts_memory_stage(wl, stage, &m);
   char hints[160] = "more pipeline or tensor parallelism";
-  if (wl->zero_stage == 0 && wl->dp > 1)
+  if (wl->zero_stage == 0 && ts_workload_dp_cp(wl) > 1) /* ZeRO shards over DP x CP */
     strcat(hints, ", --zero-stage 1");
   if (wl->recompute != TS_RECOMPUTE_FULL)
     strcat(hints, ", --recompute full");

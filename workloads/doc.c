@@ -30,6 +30,8 @@ struct ts_doc {
   int n_node_key;
 };
 
+static yaml_node_t *node_at(const ts_doc *doc, int node);
+
 static ts_loc mark_loc(const char *name, yaml_mark_t mark) {
   ts_loc loc = {name, (int)mark.line + 1, (int)mark.column + 1, NULL, NULL};
   return loc;
@@ -124,6 +126,18 @@ int ts_doc_parse(const char *name, const char *text, size_t len, ts_doc **out, t
   }
   yaml_parser_delete(&parser);
   doc->n_parsed = (int)(doc->yaml.nodes.top - doc->yaml.nodes.start);
+  /* An escaped NUL ("\0", "\u0000") would end the C string early: text after it silently lost. */
+  for (int node = 1; node <= doc->n_parsed; node++) {
+    const yaml_node_t *n = node_at(doc, node);
+    if (n->type == YAML_SCALAR_NODE &&
+        strlen((const char *)n->data.scalar.value) != n->data.scalar.length) {
+      int rc =
+          ts_err_at(err, ts_doc_loc(doc, node), "expected text, found a NUL character after '%s'",
+                    (const char *)n->data.scalar.value);
+      ts_doc_free(doc);
+      return rc;
+    }
+  }
   *out = doc;
   return 0;
 }
@@ -510,9 +524,8 @@ int ts_parse_double(const char *text, double *out) {
     if (!strchr("0123456789.eE+-", *p))
       return -1; /* refuses nan, inf and hex, which strtod would take */
   char *end = NULL;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (*end != '\0' || errno == ERANGE || !isfinite(v))
+  double v = strtod(text, &end); /* overflow gives inf; underflow a tiny or zero value, kept */
+  if (*end != '\0' || !isfinite(v))
     return -1;
   *out = v;
   return 0;
