@@ -8,6 +8,7 @@
  * a figure that is not is a finding (the child's become the parent's abort, so that libFuzzer
  * keeps the input). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +45,15 @@ static void check_error(int rc, const ts_err *err, const char *what) {
   }
 }
 
-/* Plays the job at one fidelity and checks every figure; 0 when it ran, 1 on an input error
- * the engine reported. */
-static int simulate(const ts_platform *pf, const ts_workload *wl, ts_job *job,
-                    ts_fidelity fidelity) {
+/* Plays the job at one fidelity (every rank playing, or with the engine's shortcuts) and checks
+ * every figure; 0 when it ran, 1 on an input error the engine reported. *iteration_s and
+ * *is_rail (rail play was used) when not NULL. */
+static int simulate(const ts_platform *pf, const ts_workload *wl, ts_job *job, ts_fidelity fidelity,
+                    bool every_rank, double *iteration_s, bool *is_rail) {
   ts_err err = {0};
-  ts_engine_opts opts = {.fidelity = fidelity, .overlap_slowdown = pf->ccl.overlap_slowdown};
+  ts_engine_opts opts = {.fidelity = fidelity,
+                         .overlap_slowdown = pf->ccl.overlap_slowdown,
+                         .is_playing_every_rank = every_rank};
   ts_sim_result sim;
   int rc = ts_engine_run(pf, job, &opts, &sim, &err);
   check_error(rc, &err, "ts_engine_run");
@@ -70,6 +74,10 @@ static int simulate(const ts_platform *pf, const ts_workload *wl, ts_job *job,
   for (int c = 0; c < TS_CAT_COUNT; c++)
     if (!isfinite(m.breakdown_s[c]) || m.breakdown_s[c] < 0)
       abort();
+  if (iteration_s != NULL)
+    *iteration_s = m.iteration_s;
+  if (is_rail != NULL)
+    *is_rail = sim.shortcut != NULL && strcmp(sim.shortcut, "rail play") == 0;
   ts_metrics_fini(&m);
   ts_sim_result_fini(&sim);
   return 0;
@@ -133,24 +141,61 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   job.rank_gpu = ts_placement_gpus(&pf, TS_PLACEMENT_CONTIGUOUS, 0, job.n_ranks);
   if (job.rank_gpu == NULL)
     abort(); /* n_gpus fits the platform: contiguous placement always succeeds */
-  n_engine_errors += simulate(&pf, &wl, &job, TS_FIDELITY_ANALYTIC);
-  fflush(stderr);
-  fuzz_coverage_init();
-  pid_t pid = fork();
-  if (pid < 0)
-    abort();
-  if (pid == 0) { /* exit status 0: it ran; 10: an input error the engine reported */
-    fuzz_child_init();
-    fuzz_child_exit(simulate(&pf, &wl, &job, TS_FIDELITY_HYBRID) == 0 ? 0 : 10);
+  n_engine_errors += simulate(&pf, &wl, &job, TS_FIDELITY_ANALYTIC, false, NULL, NULL);
+  /* The hybrid play, then, where it used rail play, every rank playing: the two must agree
+   * (rail play is exact: sim/engine/engine.h). Each in a child (SimGrid runs once a process),
+   * which reports its iteration through a pipe. */
+  double iteration[2] = {0, 0};
+  bool is_rail = false;
+  for (int every = 0; every < 1 + is_rail; every++) {
+    int fds[2];
+    if (pipe(fds) != 0)
+      abort();
+    fflush(stderr);
+    fuzz_coverage_init();
+    pid_t pid = fork();
+    if (pid < 0)
+      abort();
+    if (pid == 0) { /* exit status 0: it ran; 10: an input error the engine reported */
+      fuzz_child_init();
+      close(fds[0]);
+      struct {
+        double iteration_s;
+        bool is_rail;
+      } said = {0, false};
+      int played =
+          simulate(&pf, &wl, &job, TS_FIDELITY_HYBRID, every, &said.iteration_s, &said.is_rail);
+      if (write(fds[1], &said, sizeof said) != (ssize_t)sizeof said)
+        abort();
+      fuzz_child_exit(played == 0 ? 0 : 10);
+    }
+    close(fds[1]);
+    struct {
+      double iteration_s;
+      bool is_rail;
+    } heard = {0, false};
+    bool got = read(fds[0], &heard, sizeof heard) == (ssize_t)sizeof heard;
+    close(fds[0]);
+    int status = fuzz_wait_child(pid);
+    if (WIFSIGNALED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 10)) {
+      fprintf(stderr, "fuzz_sim: the hybrid simulation failed (%s %d)\n",
+              WIFSIGNALED(status) ? "signal" : "exit status",
+              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+      abort();
+    }
+    if (WEXITSTATUS(status) != 0 || !got)
+      break;
+    iteration[every] = heard.iteration_s;
+    if (every == 0) {
+      n_simulated++;
+      is_rail = heard.is_rail;
+    }
   }
-  int status = fuzz_wait_child(pid);
   ts_job_fini(&job);
-  if (WIFSIGNALED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 10)) {
-    fprintf(stderr, "fuzz_sim: the hybrid simulation failed (%s %d)\n",
-            WIFSIGNALED(status) ? "signal" : "exit status",
-            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  if (is_rail && fabs(iteration[0] - iteration[1]) > 1e-9 * iteration[1]) {
+    fprintf(stderr, "fuzz_sim: rail play gives %.17g s, every rank %.17g s\n", iteration[0],
+            iteration[1]);
     abort();
   }
-  n_simulated += WEXITSTATUS(status) == 0;
   return 0;
 }
