@@ -10,6 +10,7 @@
 #include "../analysis/report.h"
 #include "../analysis/scaling.h"
 #include "../workloads/doc.h"
+#include "../workloads/text.h"
 #include "args.h"
 #include "digest.h"
 #include "study.h"
@@ -200,13 +201,8 @@ static void write_csv(FILE *f, const void *ctx) {
     const ts_scaling_point *p = &t->rows[i].p;
     if (!t->rows[i].is_done)
       continue;
-    fputc('"', f);
-    for (const char *c = p->workload; *c != '\0'; c++) {
-      if (*c == '"')
-        fputc('"', f); /* doubled, as RFC 4180 quotes a quote */
-      fputc(*c, f);
-    }
-    fprintf(f, "\",%ld,%ld,%ld,%ld,%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", p->gpus, p->tp,
+    ts_text_csv_field(f, p->workload, true);
+    fprintf(f, ",%ld,%ld,%ld,%ld,%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", p->gpus, p->tp,
             p->pp, p->dp, p->global_batch, p->iteration_s, p->tokens_per_s, p->model_tflops_per_gpu,
             p->megatron_percent, p->mfu_percent, p->efficiency, p->peak_memory_gib);
     for (int c = 0; c < TS_CAT_COUNT; c++)

@@ -513,9 +513,11 @@ static bool is_possible(const ts_scaling_point *r) {
   return ok && fabs(sum - r->iteration_s) <= 1e-6 * r->iteration_s;
 }
 
-/* A record a previous run left: 1 when whole, 0 when there is none or it is damaged (the point
- * runs again), -1 when something else than a file of trainsim's has its name. */
-static int read_record(const sweep *s, point *p, ts_err *err) {
+/* A record a previous run left: 1 when whole, 0 when there is none or it is damaged or not the
+ * point's layout (the point runs again), -1 when something else than a file of trainsim's has
+ * its name. A failed point's record is taken only to collect a job array's points: a run tries
+ * the point again (failures are input errors, found before anything is simulated). */
+static int read_record(const sweep *s, point *p, const ts_workload *wl, ts_err *err) {
   char path[4200], line[4096];
   record_path(s, p, path, sizeof path);
   struct stat st;
@@ -533,6 +535,8 @@ static int read_record(const sweep *s, point *p, ts_err *err) {
     return 0;
   line[strcspn(line, "\n")] = '\0';
   if (strncmp(line, "error,", 6) == 0) {
+    if (!s->is_collect)
+      return 0;
     ts_text_copy(p->error, sizeof p->error, line + 6);
     p->is_ok = false;
     return 1;
@@ -555,32 +559,19 @@ static int read_record(const sweep *s, point *p, ts_err *err) {
       !(r->goodput == -1 || (r->goodput >= 0 && r->goodput <= 1)))
     return 0;
   c += n;
-  p->is_ok = *c == '\0' && is_possible(r);
+  p->is_ok = *c == '\0' && is_possible(r) && r->gpus == wl->n_gpus && r->tp == wl->tp &&
+             r->pp == wl->pp && r->global_batch == wl->global_batch;
   return p->is_ok;
 }
 
 /* ---- sweep.csv ---- */
-
-static void csv_field(FILE *f, const char *v) {
-  if (strpbrk(v, ",\"\n") == NULL) {
-    fputs(v, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *v != '\0'; v++) {
-    if (*v == '"')
-      fputc('"', f);
-    fputc(*v, f);
-  }
-  fputc('"', f);
-}
 
 static void write_csv(FILE *f, const void *ctx) {
   const sweep *s = ctx;
   fputs("point", f);
   for (int a = 0; a < s->n_axes; a++) {
     fputc(',', f);
-    csv_field(f, s->axes[a]);
+    ts_text_csv_field(f, s->axes[a], false);
   }
   fputs(",status,layout_gpus,layout_tp,layout_pp,layout_dp,layout_global_batch,iteration_s,"
         "tokens_per_s,tokens_per_s_per_gpu,"
@@ -595,7 +586,7 @@ static void write_csv(FILE *f, const void *ctx) {
     for (int a = 0; a < s->n_axes; a++) {
       fputc(',', f);
       const char *v = value_of(s, p, s->axes[a]);
-      csv_field(f, v != NULL ? v : "");
+      ts_text_csv_field(f, v != NULL ? v : "", false);
     }
     const ts_scaling_point *r = &p->result;
     if (!p->is_done) {
@@ -617,7 +608,7 @@ static void write_csv(FILE *f, const void *ctx) {
     if (p->is_done && !p->is_ok) {
       for (int c = 0; c < 13 + TS_CAT_COUNT; c++)
         fputc(',', f);
-      csv_field(f, p->error);
+      ts_text_csv_field(f, p->error, false);
     } else if (!p->is_done) {
       for (int c = 0; c < 14 + TS_CAT_COUNT; c++)
         fputc(',', f);
@@ -773,7 +764,7 @@ static int prepare(sweep *s, ts_err *err) {
         return ts_err_at(err, p->loc, "point %d (%s) is point %d again: expected each point once",
                          i + 1, what, j + 1);
       }
-    int done = read_record(s, p, err);
+    int done = read_record(s, p, &wl, err);
     if (done < 0)
       return -1;
     p->is_done = done == 1;
@@ -879,13 +870,16 @@ static void write_slurm(FILE *f, const void *ctx) {
           c->cwd, c->exe, c->spec, c->out, c->tasks);
 }
 
-/* Names that go into the script between single quotes: no quote, newline or percent sign. */
+/* Names that go into the script between single quotes: no quote, newline or percent sign; and
+ * --out, which also goes into an #SBATCH line (sbatch splits those into words, so a space
+ * there would add options of its own), no blank either. */
 static int scriptable(const char *what, const char *text, ts_err *err) {
-  if (strpbrk(text, "'\n%") != NULL)
-    return ts_err_plain(err,
-                        "--slurm: %s '%s' holds a quote, a newline or '%%', which the "
-                        "script cannot carry",
-                        what, text);
+  bool is_out = strcmp(what, "--out") == 0;
+  if (strpbrk(text, is_out ? "'\n% \t\r\v\f\\\"" : "'\n%") != NULL)
+    return ts_err_plain(err, "--slurm: %s '%s' holds %s, which the script cannot carry", what, text,
+                        is_out ? "a quote, a blank, a backslash, a newline or '%' (it goes into an "
+                                 "#SBATCH line)"
+                               : "a quote, a newline or '%'");
   return 0;
 }
 

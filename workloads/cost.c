@@ -1201,9 +1201,8 @@ double ts_cost_attention_core_flops(const ts_workload *wl) {
 }
 
 double ts_cost_peak_flops(const ts_workload *wl, const ts_gpu *gpu) {
-  return wl->fp8 != TS_FP8_NONE && gpu->peak_fp8_flops_per_s > 0
-             ? gpu->peak_fp8_flops_per_s
-             : gpu->peak_flops_per_s[wl->precision];
+  double peak = gpu->peak_flops_per_s[wl->precision]; /* the rest runs in it */
+  return wl->fp8 != TS_FP8_NONE ? fmax(peak, gpu->peak_fp8_flops_per_s) : peak;
 }
 
 double ts_cost_model_flops(const ts_workload *wl) {

@@ -1,6 +1,9 @@
 /* text: see text.h. */
 #include "text.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* Length of the valid UTF-8 sequence at p (1 to 4), or 0 when it is not one. */
 static int utf8_length(const unsigned char *p) {
   int n = p[0] < 0x80             ? 1
@@ -65,4 +68,22 @@ void ts_text_clean(char *s) {
       *w++ = *r++;
   }
   *w = '\0';
+}
+
+void ts_text_csv_field(FILE *f, const char *v, bool always_quoted) {
+  char *end = NULL;
+  bool is_number = *v != '\0' && (strtod(v, &end), *end == '\0');
+  bool is_formula = strchr("=+-@", *v) != NULL && *v != '\0' && !is_number;
+  bool is_quoted = always_quoted || is_formula || strpbrk(v, ",\"\n\r") != NULL;
+  if (is_quoted)
+    fputc('"', f);
+  if (is_formula)
+    fputc('\'', f);
+  for (; *v != '\0'; v++) {
+    if (*v == '"')
+      fputc('"', f);
+    fputc(*v, f);
+  }
+  if (is_quoted)
+    fputc('"', f);
 }

@@ -9,7 +9,9 @@
 #ifndef TS_TEXT_H
 #define TS_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Copies src into dst (size > 0 bytes, always NUL-terminated): valid UTF-8 without control
  * characters, cut at the last whole character that fits. */
@@ -18,5 +20,10 @@ void ts_text_copy(char *dst, size_t size, const char *src);
 void ts_text_clean(char *s);
 /* The offset of the first byte of s that is not part of valid UTF-8, or -1 when it all is. */
 long ts_text_invalid_utf8(const char *s);
+/* Writes v as one CSV field: quoted where it holds a comma, a quote or a line break, or always
+ * (RFC 4180, quotes doubled), and, where it starts as a spreadsheet formula would (=, +, -, @)
+ * without being a number, after an apostrophe, so that a spreadsheet shows it as text (OWASP's
+ * advice on CSV injection). */
+void ts_text_csv_field(FILE *f, const char *v, bool always_quoted);
 
 #endif

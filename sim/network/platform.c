@@ -145,6 +145,15 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
   }
   if (!any)
     return ts_err_at(err, ts_doc_loc(doc, peak), "'peak': expected at least one precision");
+  /* FP8's tensor rate is twice BF16's and FP16's on every GPU that has one (H100, MI300X, B200
+   * datasheets): a lower figure contradicts the rest, and the MFU of an FP8 run, taken against
+   * it, could pass 100%. */
+  for (int p = TS_PREC_BF16; gpu->peak_fp8_flops_per_s > 0 && p <= TS_PREC_FP16; p++)
+    if (gpu->peak_fp8_flops_per_s < gpu->peak_flops_per_s[p])
+      return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, peak, "fp8")),
+                       "key 'fp8': expected at least the %s peak (%.1f TFLOPS), found %.1f TFLOPS",
+                       ts_precision_names[p], gpu->peak_flops_per_s[p] / 1e12,
+                       gpu->peak_fp8_flops_per_s / 1e12);
 
   REQUIRE(ts_doc_get_unit(doc, g, "hbm_capacity", TS_UNITS_BYTES, false, &gpu->hbm_bytes, err), doc,
           g, "gpu", "hbm_capacity", err);

@@ -2,6 +2,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -35,6 +37,31 @@ static void test_copy(void **state) {
 }
 
 /* Errors quote input: a terminal escape in a value reaches the message as '?'. */
+/* CSV fields: quoted where needed (RFC 4180), and text a spreadsheet would take for a formula
+ * shown as text; numbers, negative ones too, left as they are. */
+static void test_csv_field(void **state) {
+  (void)state;
+  const char *cases[][2] = {{"tp", "tp"},
+                            {"a,b", "\"a,b\""},
+                            {"say \"x\"", "\"say \"\"x\"\"\""},
+                            {"=1+2", "\"'=1+2\""},
+                            {"@SUM(A1)", "\"'@SUM(A1)\""},
+                            {"-3", "-3"},
+                            {"+5e3", "+5e3"},
+                            {"-x", "\"'-x\""},
+                            {"", ""}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    ts_text_csv_field(f, cases[i][0], false);
+    fclose(f);
+    assert_string_equal(text, cases[i][1]);
+    free(text);
+  }
+}
+
 static void test_error_messages(void **state) {
   (void)state;
   ts_err err = {0};
@@ -45,6 +72,7 @@ static void test_error_messages(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_copy),
-                                     cmocka_unit_test(test_error_messages)};
+                                     cmocka_unit_test(test_error_messages),
+                                     cmocka_unit_test(test_csv_field)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
