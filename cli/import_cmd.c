@@ -311,13 +311,25 @@ static int write_model(const config *c, const char *type, family f, long seq, FI
         present(c, "mlp_only_layers") ? ts_doc_get(c->doc, c->root, "mlp_only_layers") : 0;
     for (long i = 0; i < layers; i++)
       moe[i] = step > 0 && (i + 1) % step == 0;
-    if (dense_list != 0 && ts_doc_is_seq(c->doc, dense_list))
-      for (int k = 0; k < ts_doc_seq_len(c->doc, dense_list); k++) {
-        const char *s = ts_doc_scalar(c->doc, ts_doc_seq_item(c->doc, dense_list, k));
-        long i = s != NULL ? strtol(s, NULL, 10) : -1;
-        if (i >= 0 && i < layers)
-          moe[i] = false;
+    if (dense_list != 0 && !ts_doc_is_seq(c->doc, dense_list)) {
+      free(moe);
+      return ts_err_at(c->err, ts_doc_loc(c->doc, dense_list),
+                       "key 'mlp_only_layers': expected a list of layer indices, found %s",
+                       ts_doc_scalar(c->doc, dense_list) != NULL ? "a single value" : "a mapping");
+    }
+    for (int k = 0; dense_list != 0 && k < ts_doc_seq_len(c->doc, dense_list); k++) {
+      int item = ts_doc_seq_item(c->doc, dense_list, k);
+      const char *s = ts_doc_scalar(c->doc, item);
+      long i = -1;
+      if (s == NULL || ts_doc_is_quoted(c->doc, item) || ts_parse_long(s, &i) != 0 || i < 0 ||
+          i >= layers) {
+        free(moe);
+        return ts_err_at(c->err, ts_doc_loc(c->doc, item),
+                         "key 'mlp_only_layers': expected layer indices from 0 to %ld, found '%s'",
+                         layers - 1, s != NULL ? s : "a list or mapping");
       }
+      moe[i] = false;
+    }
   } else if (f == DEEPSEEK) {
     if (get_long(c, "n_shared_experts", false, 0, &shared_n) != 0 ||
         get_long(c, "first_k_dense_replace", false, 0, &first_dense) != 0 ||
@@ -419,14 +431,19 @@ typedef struct megatron_args {
   bool is_read[512];
   char **more[512]; /* values after the first (argparse's nargs='+'), n_more of them */
   int n_more[512];
+  int given; /* flags on the line, all counted */
+  int valued_switch; /* the first switch (store_true) read with a value, or -1 */
 } megatron_args;
 
 static void megatron_parse(int argc, char **argv, megatron_args *m) {
-  m->n = 0;
-  for (int i = 0; i < argc && m->n < 512; i++) {
+  m->n = m->given = 0;
+  m->valued_switch = -1;
+  for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (strncmp(a, "--", 2) != 0)
       continue; /* a value of no flag (a script's own argument): not read */
+    if (++m->given > 512)
+      continue; /* import_megatron refuses the line */
     const char *eq = strchr(a, '=');
     snprintf(m->name[m->n], sizeof m->name[m->n], "%.*s",
              eq ? (int)(eq - a - 2) : (int)strlen(a + 2), a + 2);
@@ -455,8 +472,13 @@ static int megatron_find(megatron_args *m, const char *name) {
   return at;
 }
 
+/* A switch (argparse's store_true): given or not. Megatron-LM's parser refuses a value after
+ * one (--bf16=false, --swiglu false), which would otherwise read as on: noted for the caller. */
 static bool megatron_switch(megatron_args *m, const char *name) {
-  return megatron_find(m, name) >= 0;
+  int i = megatron_find(m, name);
+  if (i >= 0 && m->value[i] != NULL && m->valued_switch < 0)
+    m->valued_switch = i;
+  return i >= 0;
 }
 
 /* An integer flag: 1 with *out, 0 when absent, -1 with the error. */
@@ -785,6 +807,14 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
     }
   if (unread[0] != '\0')
     fprintf(o, "# not read (no bearing on the iteration, or not modelled):%s\n", unread);
+  if (m->valued_switch >= 0) {
+    char shown[64];
+    ts_text_copy(shown, sizeof shown, m->value[m->valued_switch]);
+    return ts_err_plain(err,
+                        "import megatron: --%s takes no value (Megatron-LM's switch: given "
+                        "means on), found '%s'",
+                        m->name[m->valued_switch], shown);
+  }
   return 0;
 }
 
@@ -798,6 +828,12 @@ static int import_megatron(const import_args *a, int argc, char **argv) {
   }
   static megatron_args m;
   megatron_parse(argc, argv, &m);
+  if (m.given > 512) {
+    fprintf(stderr,
+            "trainsim: error: import megatron: expected at most 512 flags after '--', found %d\n",
+            m.given);
+    return TS_ARGS_EXIT_INPUT;
+  }
   char *text = NULL;
   size_t len = 0;
   FILE *o = open_memstream(&text, &len);

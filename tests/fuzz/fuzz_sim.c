@@ -20,6 +20,7 @@
 #include "../../cli/args.h"
 #include "../../sim/engine/engine.h"
 #include "../../sim/network/placement.h"
+#include "../../sim/simulate.h"
 #include "../../workloads/schedule.h"
 #include "child.h"
 
@@ -125,8 +126,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   rc = ts_workload_resolve(&wl, &none, &err);
   check_error(rc, &err, "ts_workload_resolve");
-  if (rc != 0 || wl.n_gpus > MAX_GPUS || wl.n_gpus > ts_platform_n_gpus(&pf) ||
-      !(ts_cost_peak_flops(&wl, &pf.gpu) > 0))
+  if (rc != 0 || wl.n_gpus > MAX_GPUS)
+    return 0;
+  rc = ts_simulate_check(&pf, &wl, &err); /* the workload against the platform, as a run */
+  check_error(rc, &err, "ts_simulate_check");
+  if (rc != 0)
     return 0;
   ts_job job;
   rc = ts_schedule_build(&wl, &pf.gpu, &job, &err);
