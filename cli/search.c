@@ -135,10 +135,11 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
   return 0;
 }
 
-enum reject { REJECT_RULE, REJECT_MEMORY, REJECT_EVENTS, REJECT_COUNT };
-static const char *const reject_names[] = {"break a layout rule (divisibility, ZeRO-2/3 with "
-                                           "a pipeline, what a schedule needs)",
-                                           "do not fit in memory", "have too many events"};
+enum reject { REJECT_RULE, REJECT_MEMORY, REJECT_MICROBATCHES, REJECT_EVENTS, REJECT_COUNT };
+static const char *const reject_names[] = {
+    "break a layout rule (divisibility, ZeRO-2/3 with "
+    "a pipeline, what a schedule needs)",
+    "do not fit in memory", "run more than 65,536 microbatches a pipeline", "have too many events"};
 
 /* The analytic iteration of wl on pf, its breakdown and fractions of peak. Only one pipeline
  * plays (tensor rank 0 of replica 0, the others sharing its timeline): without contention the
@@ -312,11 +313,28 @@ int ts_search_main(int argc, char **argv) {
   ts_search_space space;
   ts_search_layouts(&base, a.gpus, pf.gpus_per_node, pf.gpu.hbm_bytes, &space);
   long n = space.n, tried = space.tried;
-  long rejected[REJECT_COUNT] = {space.rejected[TS_SEARCH_RULE], space.rejected[TS_SEARCH_MEMORY]};
+  long rejected[REJECT_COUNT] = {space.rejected[TS_SEARCH_RULE], space.rejected[TS_SEARCH_MEMORY],
+                                 space.rejected[TS_SEARCH_MICROBATCHES]};
   candidate *cands = ts_alloc((size_t)n, sizeof *cands);
   for (long i = 0; i < n; i++)
     cands[i] = (candidate){.wl = space.layouts[i], .peak_bytes = space.peak_bytes[i]};
   ts_search_fini(&space);
+  /* The estimates play one pipeline each: their work grows with the layers and the microbatches
+   * a pipeline runs (measured here: about 5e6 layer-microbatches a second), and is refused up
+   * front beyond about ten minutes of it. */
+  double work = 0, max_work = 3e9;
+  for (long i = 0; i < n; i++)
+    work += (double)ts_workload_microbatches(&cands[i].wl) * (double)cands[i].wl.model.n_layers *
+            (double)ts_workload_chunks(&cands[i].wl);
+  if (work > max_work) {
+    fprintf(stderr,
+            "trainsim: error: search: the estimates of %ld candidates would play %.3g layers x "
+            "microbatches, more than the %.0e (about ten minutes) search plays: expected a "
+            "smaller global batch, fewer layers or fewer --gpus\n",
+            n, work, max_work);
+    free(cands);
+    return TS_ARGS_EXIT_INPUT;
+  }
   /* The estimates, in the order of enumeration (the ranking sorts them afterwards). */
   ts_progress progress;
   ts_progress_init(&progress, "search", a.is_quiet);

@@ -1523,8 +1523,8 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   /* Limits that keep the programs' own storage (blocks per stage, events per template) well
    * under a few GiB; the engine applies its own, machine-dependent limit afterwards. */
   long m = ts_workload_microbatches(wl), v = ts_workload_chunks(wl);
-  if (m > 1000000 || wl->n_gpus > 10000000 || (double)wl->pp * (double)(2 * m * v + 1) > 5e7 ||
-      (double)wl->model.n_layers * 16.0 > 5e7)
+  if (m > TS_MAX_MICROBATCHES || wl->n_gpus > 10000000 ||
+      (double)wl->pp * (double)(2 * m * v + 1) > 5e7 || (double)wl->model.n_layers * 16.0 > 5e7)
     return ts_err_plain(err,
                         "%ld layers in %ld stages with %ld microbatches on %ld GPUs is more than "
                         "trainsim simulates",

@@ -90,6 +90,10 @@ void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, do
                       s.rejected[TS_SEARCH_RULE]++;
                       continue;
                     }
+                    if (ts_workload_microbatches(&wl) > TS_SEARCH_MAX_MICROBATCHES) {
+                      s.rejected[TS_SEARCH_MICROBATCHES]++; /* before its memory: that walks them */
+                      continue;
+                    }
                     double peak = ts_memory_peak(&wl, NULL);
                     if (peak > hbm_bytes) {
                       s.rejected[TS_SEARCH_MEMORY]++;

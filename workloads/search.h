@@ -16,9 +16,15 @@
 
 #include "workload.h"
 
+/* The most microbatches a pipeline a candidate may run: a search simulates its best candidates
+ * in full, and one of more would take it an hour or more (real jobs run at most a few
+ * thousand: a global batch of 16k sequences at micro-batch 1 on one pipeline). */
+#define TS_SEARCH_MAX_MICROBATCHES 65536
+
 typedef enum ts_search_reject {
   TS_SEARCH_RULE, /* breaks a layout rule */
   TS_SEARCH_MEMORY, /* does not fit in HBM */
+  TS_SEARCH_MICROBATCHES, /* more microbatches a pipeline than TS_SEARCH_MAX_MICROBATCHES */
   TS_SEARCH_REJECTS
 } ts_search_reject;
 

@@ -28,6 +28,9 @@
  * layouts of a 100-million-layer model would take hours); today's deepest LLMs have about 100
  * to 200 (Llama 3.1 405B: 126). */
 #define TS_MAX_LAYERS 10000
+/* The most microbatches a pipeline may run in an iteration (ts_schedule_build's limit on the
+ * programs' storage). */
+#define TS_MAX_MICROBATCHES 1000000
 /* The most (virtual) stages a pipeline_model_parallel_layout may list. */
 #define TS_LAYOUT_MAX_STAGES 1024
 
