@@ -1,6 +1,7 @@
 /* explain: see explain.h. */
 #include "explain.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "../workloads/doc.h"
 #include "../workloads/memory.h"
 #include "../workloads/text.h"
+#include "../workloads/variation.h"
 #include "args.h"
 #include "run.h"
 #include "study.h"
@@ -75,6 +77,7 @@ typedef struct front {
   bool same_binary;
   ts_reliability reliability;
   ts_explain x;
+  const char *dir;
   bool is_estimating;
   double base_simulated_s;
   char base_failure[320];
@@ -130,6 +133,11 @@ static int rebuild(front *e, const char *dir, ts_err *err) {
   if (e->record.n_stages != e->wl.pp)
     return ts_err_plain(err, "%s: %ld stages, but its inputs give %ld", path, e->record.n_stages,
                         e->wl.pp);
+  double slowdown = ts_variation_slowdown(e->pf->gpu.speed_spread, e->wl.n_gpus);
+  if (fabs(e->record.slowest_gpu_slowdown - slowdown) > 1e-9 * slowdown)
+    return ts_err_plain(err,
+                        "%s: simulation.slowest_gpu_slowdown is %.9g, but its inputs give %.9g",
+                        path, e->record.slowest_gpu_slowdown, slowdown);
   ts_digest_init(&d);
   ts_digest_file(&d, ts_args_program());
   snprintf(now, sizeof now, "%016llx", (unsigned long long)d.h);
@@ -201,6 +209,18 @@ static int try_changes(front *e, long simulate, long jobs, bool quiet) {
             e->base_failure);
     free(points);
     return 1;
+  }
+  /* The same binary at the analytic fidelity plays what the run played (one pipeline standing
+   * for the rest, as the run's iteration is exactly that: docs/performance.md): a different
+   * figure means the recorded arguments or figures were altered. */
+  if (e->same_binary && e->a.fidelity == TS_FIDELITY_ANALYTIC &&
+      fabs(x->base_estimate_s - x->iteration_s) > 1e-6 * x->iteration_s) {
+    fprintf(stderr,
+            "trainsim: error: %s/result.json: its iteration is %.9g s, but its inputs give %.9g s "
+            "with the binary that wrote it: the file was altered\n",
+            e->dir, x->iteration_s, x->base_estimate_s);
+    free(points);
+    return TS_ARGS_EXIT_INPUT;
   }
   n = 0;
   if (!e->same_binary && simulate > 0)
@@ -275,6 +295,7 @@ int ts_explain_main(int argc, char **argv) {
   bool quiet = o.is_quiet;
   front *e = ts_alloc(1, sizeof *e);
   e->pf = ts_alloc(1, sizeof *e->pf);
+  e->dir = dir;
   if (rebuild(e, dir, &err) != 0) {
     ts_args_report(&err, NULL);
     free_front(e);
