@@ -951,14 +951,13 @@ static long *plan_rail_play(const ts_platform *pf, const ts_job *job) {
     for (int k = 0; ok && k < TS_GROUP_KINDS; k++) {
       long g = job->rank_group[r * TS_GROUP_KINDS + k],
            g0 = job->rank_group[p * TS_GROUP_KINDS + k];
-      ok = (g < 0) == (g0 < 0);
+      ok = (g < 0) == (g0 < 0) && (g < 0 || job->groups[g].n_members == job->groups[g0].n_members);
       if (!ok || g < 0 || job->groups[g].n_members == 1)
         continue;
       if (eng.is_whole[g]) {
         ok = g == g0;
         continue;
       }
-      ok = job->groups[g].n_members == job->groups[g0].n_members;
       for (int i = 0; ok && i < job->groups[g].n_members; i++) { /* member j's of its nodes */
         long a = job->groups[g].members[i];
         ok = player[a] == job->groups[g0].members[i] && pos[a] == pos[r];
