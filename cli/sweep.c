@@ -741,6 +741,14 @@ static int parse(int argc, char **argv, sweep *s, ts_err *err) {
  * takes its digest and any finished record. */
 static int prepare(sweep *s, ts_err *err) {
   static ts_platform pf;
+  char points[4200];
+  struct stat st;
+  snprintf(points, sizeof points, "%s/points", s->out_dir);
+  if (lstat(points, &st) == 0 && !S_ISDIR(st.st_mode)) /* a link or a file: not trainsim's */
+    return ts_err_plain(err,
+                        "--out: '%s' is not a directory (a link or a file): trainsim keeps "
+                        "finished points there; move it away or choose another directory",
+                        points);
   ts_digest base;
   ts_digest_init(&base);
   ts_digest_file(&base, ts_args_program());

@@ -1211,6 +1211,13 @@ static void test_sweep(void **state) {
   assert_non_null(strstr(r.err, "is not a regular file"));
   assert_null(strstr(r.out, "simulated now"));
   spawn_free(&r);
+  /* points/ as a link to somewhere else: refused too (trainsim writes into what it made). */
+  snprintf(cmd, sizeof cmd, "rm -rf %s && ln -s %s %s", points, dir, points);
+  assert_int_equal(system(cmd), 0);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "is not a directory"));
+  spawn_free(&r);
   free(a);
   free(b);
   free(c);
