@@ -228,7 +228,7 @@ static void slow_to_slowest(ts_job *job, double slowdown) {
   for (long t = 0; t < job->n_templates; t++)
     for (int i = 0; i < job->template_len[t]; i++) {
       ts_event *ev = &job->templates[t][i];
-      if (ev->kind == TS_EV_COMPUTE) {
+      if (ev->kind == TS_EV_COMPUTE && !ev->is_host) {
         ev->time_s *= slowdown;
         ev->recompute_s *= slowdown;
       }

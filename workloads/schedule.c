@@ -772,32 +772,101 @@ typedef enum grad_sync {
   GRADS_EACH_MICROBATCH, /* ZeRO-2: reduce-scatter every microbatch's gradients */
 } grad_sync;
 
-/* Gradient buckets of one backward pass: fp32 gradients gather in a bucket of
- * wl->dp_bucket_bytes, posted when full (reduce-scatter with a sharded optimizer, all-reduce
+/* Host costs of DeepSpeed's ZeRO-3 before 0.6.0 (ts_deepspeed_path), per call: a PyTorch
+ * operation called from Python (a view: narrow, view), about 2 us (pytorch/pytorch#41383,
+ * ngimel: x * x "approx 2 us", half of it Python's parsing), and a small device-to-device
+ * copy_, which PyTorch issues as a cudaMemcpyAsync: 5-7 us a call (DualPath, Wu et al., arXiv
+ * 2602.21548, section 5.2, measured over many small chunks): 6 us taken. */
+static const double ds_python_op_s = 2e-6, ds_small_copy_s = 6e-6;
+
+/* The host busy for `seconds`, the GPU idle: DeepSpeed's loops between synchronisations. */
+static void host(tpl *t, double seconds) {
+  ts_event e = {.kind = TS_EV_COMPUTE,
+                .category = TS_CAT_DP,
+                .op = (uint8_t)t->op,
+                .is_host = 1,
+                .layer_first = t->layer,
+                .layer_last = t->layer,
+                .time_s = seconds};
+  push(t, e);
+}
+
+/* Gradient buckets of one backward pass: gradients gather in a bucket of wl->dp_bucket_bytes
+ * (fp32 gradients), posted when full (reduce-scatter with a sharded optimizer, all-reduce
  * without), as Megatron-LM's overlap_grad_reduce and DeepSpeed's reduce buckets do. With no
- * bucket size, the whole pass's gradients go in one collective at its end. */
+ * bucket size, the whole pass's gradients go in one collective at its end. DeepSpeed's ZeRO-3
+ * reduces in the model's precision (its ipg buffer is of the model's dtype: stage3.py, every
+ * release read) through buckets of reduce_bucket_size elements (5e8, its default, where
+ * dp_bucket_size is not given); before 0.6.0 (ts_deepspeed_path) it flushes a bucket as it
+ * would overflow, after waiting for the previous one (reduction_stream.synchronize()), and
+ * reduce-scatters each parameter of it apart through PyTorch's list API. */
 typedef struct buckets {
-  double size_bytes, filled_bytes;
+  double size_bytes, filled_bytes, elem_bytes;
   ts_coll_op op;
   ts_group_kind group; /* data parallel, or expert data parallel (Megatron-Core buckets the
                         * experts' gradients apart) */
   double replicate_shards; /* > 1: HSDP's shard ranks, whose shards the replicas all-reduce */
+  bool per_tensor; /* DeepSpeed before 0.6.0: one list reduce-scatter per parameter */
+  bool list_api; /* ... its pieces viewed in Python and copied apart by PyTorch */
+  double ranks; /* the data-parallel ranks N of those lists */
+  double *tensors; /* the parameters (elements) in the open bucket, when per_tensor */
+  int n_tensors, cap_tensors;
 } buckets;
 
-/* A full bucket's reduction: over its group and, for the data-parallel one under HSDP, the
- * replicas' all-reduce of its shard. */
-static void bucket_post(tpl *t, const buckets *bk) {
-  post_to(t, bk->op, bk->group, bk->filled_bytes);
-  if (bk->replicate_shards > 1)
-    post_to(t, TS_COLL_ALLREDUCE, TS_GROUP_DP_REPLICATE, bk->filled_bytes / bk->replicate_shards);
+static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind group) {
+  bool deepspeed3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1 && !wl->is_fsdp;
+  buckets bk = {.size_bytes = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl),
+                .elem_bytes = 4.0,
+                .op = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE,
+                .group = group};
+  if (group == TS_GROUP_DP && ts_workload_is_hsdp(wl))
+    bk.replicate_shards = (double)ts_workload_shard_ranks(wl);
+  if (deepspeed3 && group == TS_GROUP_DP) {
+    bk.elem_bytes = ts_cost_elem_bytes(wl->precision);
+    if (sync != GRADS_KEEP && wl->dp_bucket_bytes <= 0)
+      bk.size_bytes = 5e8 * bk.elem_bytes;
+    bk.per_tensor = ts_deepspeed_zero3_path(wl->deepspeed_version) != TS_DEEPSPEED_COALESCED;
+    bk.list_api = bk.per_tensor; /* both older paths reduce-scatter through lists */
+    bk.ranks = (double)ts_workload_dp_cp(wl);
+  }
+  return bk;
 }
 
-static void bucket_add(tpl *t, buckets *bk, double params) {
-  bk->filled_bytes += 4.0 * params;
-  if (bk->size_bytes > 0 && bk->filled_bytes >= bk->size_bytes) {
-    bucket_post(t, bk);
-    bk->filled_bytes = 0;
+/* A full bucket's reduction: over its group and, for the data-parallel one under HSDP, the
+ * replicas' all-reduce of its shard; DeepSpeed before 0.6.0 its parameters one by one, each
+ * after the host's N views (view and narrow) and PyTorch's N copies into a flat input. */
+static void bucket_post(tpl *t, buckets *bk) {
+  if (bk->per_tensor) {
+    wait_posted(t, 0); /* reduction_stream.synchronize() */
+    for (int i = 0; i < bk->n_tensors; i++) {
+      host(t, bk->ranks * (2.0 * ds_python_op_s + ds_small_copy_s));
+      post_to(t, bk->op, bk->group, bk->elem_bytes * bk->tensors[i]);
+    }
+    bk->n_tensors = 0;
+  } else {
+    post_to(t, bk->op, bk->group, bk->filled_bytes);
+    if (bk->replicate_shards > 1)
+      post_to(t, TS_COLL_ALLREDUCE, TS_GROUP_DP_REPLICATE, bk->filled_bytes / bk->replicate_shards);
   }
+  bk->filled_bytes = 0;
+}
+
+/* One parameter's (or, but per_tensor, a layer's) gradients, final. */
+static void bucket_add(tpl *t, buckets *bk, double params) {
+  double bytes = bk->elem_bytes * params;
+  if (bk->per_tensor) { /* DeepSpeed flushes before a parameter that would overflow */
+    if (bk->filled_bytes > 0 && bk->filled_bytes + bytes > bk->size_bytes)
+      bucket_post(t, bk);
+    if (bk->n_tensors == bk->cap_tensors) {
+      bk->cap_tensors = bk->cap_tensors ? 2 * bk->cap_tensors : 64;
+      bk->tensors = realloc(bk->tensors, (size_t)bk->cap_tensors * sizeof(double));
+      TS_ASSERT(bk->tensors != NULL);
+    }
+    bk->tensors[bk->n_tensors++] = params;
+  }
+  bk->filled_bytes += bytes;
+  if (bk->size_bytes > 0 && bk->filled_bytes >= bk->size_bytes)
+    bucket_post(t, bk);
 }
 
 /* The last bucket of a pass, when partly filled: posted, or (no bucket size: ZeRO-2's one
@@ -808,6 +877,9 @@ static void bucket_flush(tpl *t, buckets *bk) {
   else if (bk->filled_bytes > 0)
     coll(t, bk->op, bk->group, bk->filled_bytes, TS_CAT_DP);
   bk->filled_bytes = 0;
+  free(bk->tensors);
+  bk->tensors = NULL;
+  bk->n_tensors = bk->cap_tensors = 0;
 }
 
 /* ---- the passes of one chunk ---- */
@@ -831,49 +903,93 @@ static double zero3_gather_bytes(const ts_workload *wl, long l, long n_layers) {
  * and biases stay whole on every rank), in the order the pass uses them, with the units ahead
  * prefetched up to stage3_prefetch_bucket_size elements at each fetch; gathered weights
  * are released after use, so the backward pass gathers them again, last used first. Units
- * are grouped by where the pass waits for them: the embedding, each layer, the output layer. */
+ * are grouped by where the pass waits for them: the embedding, each layer, the output layer.
+ * Before 0.6.0 (ts_deepspeed_path) the small parameters are released after every backward too,
+ * so a forward that follows one gathers them as well (`persistent`). */
 typedef struct fetcher {
   double *elems;
   int *group;
   int *pos; /* post position of each posted unit (tpl.n_posts before it) */
   int n, next;
-  double prefetch_elems, elem_bytes;
+  double prefetch_elems, elem_bytes, persistence_elems;
+  bool persistent; /* this pass gathers the small parameters too */
+  ts_deepspeed_path path;
+  double ranks; /* data-parallel ranks: the pieces of a list all-gather */
 } fetcher;
 
-static void fetch_add(fetcher *f, const ts_workload *wl, double elems, int group) {
-  if (elems < wl->stage3_persistence_elems)
+static void fetch_add(fetcher *f, double elems, int group) {
+  if (elems < f->persistence_elems && !f->persistent)
     return;
   f->elems[f->n] = elems;
   f->group[f->n++] = group;
 }
 
-/* The units of a chunk in forward order: group 0 the embedding, 1..n the layers, n + 1 the
- * output layer (the tied embedding's copy on the last stage). */
-static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, fetcher *f) {
+/* A layer's parameter tensors on one TP rank in forward order, as DeepSpeed sees them: norm,
+ * QKV, projection, norm, FC1 (SwiGLU: gate and up fused), FC2, each linear with its bias under
+ * add_bias_linear (column-parallel weights and biases split, row-parallel biases and the norms
+ * whole). Returns their count (at most 12). */
+static int layer_tensors(const ts_workload *wl, double *elems) {
   const ts_model *m = &wl->model;
   double h = (double)m->hidden, ff = (double)m->ffn_hidden, tp = (double)wl->tp;
   double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
-  double word = (double)ts_workload_padded_vocab(wl) / tp * h;
-  size_t cap = (size_t)(4 * pl.n_layers + 3);
+  double up = m->swiglu ? 2.0 : 1.0;
+  double linear[4][2] = {{h * qkv_n / tp, qkv_n / tp},
+                         {h * h / tp, h},
+                         {up * h * ff / tp, up * ff / tp},
+                         {ff * h / tp, h}};
+  int n = 0;
+  for (int i = 0; i < 4; i++) {
+    if (i % 2 == 0) /* the norm before attention, and before the MLP */
+      for (int k = 0; k < (m->rms_norm ? 1 : 2); k++)
+        elems[n++] = h;
+    elems[n++] = linear[i][0];
+    if (m->bias)
+      elems[n++] = linear[i][1];
+  }
+  return n;
+}
+
+/* The final norm's tensors and the output layer's weight: gathered, the weight always (tied
+ * to the embedding, it was released after the embedding's use); as gradients, the weight only
+ * where it is a parameter apart (untied, or the last stage's copy: ts_workload_head_params). */
+static int head_tensors(const ts_workload *wl, bool gathered, double *elems) {
+  int n = 0;
+  for (int k = 0; k < (wl->model.rms_norm ? 1 : 2); k++)
+    elems[n++] = (double)wl->model.hidden;
+  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
+  double own = ts_workload_head_params(wl) - ts_workload_norm_params(wl);
+  if (gathered || own > 0)
+    elems[n++] = gathered ? word : own;
+  return n;
+}
+
+/* The units of a chunk in forward order: group 0 the embedding, 1..n the layers
+ * (layer_tensors), n + 1 the final norm and the output layer (the last stage's tied copy, or
+ * the embedding again). */
+static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, bool persistent,
+                       fetcher *f) {
+  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
+  size_t cap = (size_t)(12 * pl.n_layers + 6);
   *f = (fetcher){.elems = ts_alloc(cap, sizeof(double)),
                  .group = ts_alloc(cap, sizeof(int)),
                  .pos = ts_alloc(cap, sizeof(int)),
                  .prefetch_elems = wl->stage3_prefetch_elems,
-                 .elem_bytes = ts_cost_elem_bytes(wl->precision)};
+                 .elem_bytes = ts_cost_elem_bytes(wl->precision),
+                 .persistence_elems = wl->stage3_persistence_elems,
+                 .persistent = persistent,
+                 .path = ts_deepspeed_zero3_path(wl->deepspeed_version),
+                 .ranks = (double)ts_workload_dp_cp(wl)};
   if (pl.is_first) {
-    fetch_add(f, wl, word, 0);
-    fetch_add(f, wl, ts_workload_position_params(wl), 0);
+    fetch_add(f, word, 0);
+    fetch_add(f, ts_workload_position_params(wl), 0);
   }
-  for (long i = 0; i < pl.n_layers; i++) {
-    int g = (int)i + 1;
-    fetch_add(f, wl, h * qkv_n / tp, g);
-    fetch_add(f, wl, h * h / tp, g);
-    fetch_add(f, wl, (m->swiglu ? 2.0 : 1.0) * h * ff / tp, g); /* SwiGLU: gate and up fused */
-    fetch_add(f, wl, ff * h / tp, g);
-  }
-  if (pl.is_last) /* the output layer: its own weights, the last stage's tied copy, or the
-                   * embedding again */
-    fetch_add(f, wl, word, (int)pl.n_layers + 1);
+  double elems[12];
+  for (long i = 0; i < pl.n_layers; i++)
+    for (int k = 0, n = layer_tensors(wl, elems); k < n; k++)
+      fetch_add(f, elems[k], (int)i + 1);
+  if (pl.is_last)
+    for (int k = 0, n = head_tensors(wl, true, elems); k < n; k++)
+      fetch_add(f, elems[k], (int)pl.n_layers + 1);
   if (backward) /* the same units, last used first */
     for (int a = 0, b = f->n - 1; a < b; a++, b--) {
       double e = f->elems[a];
@@ -891,28 +1007,54 @@ static void fetch_free(fetcher *f) {
   free(f->pos);
 }
 
+/* Posts unit u's gather. Before 0.6.0 DeepSpeed calls torch.cuda.synchronize() first (every
+ * collective in flight ends, the GPU idles), and before 0.5.5 it gathers through PyTorch's
+ * list all_gather: N narrow views built in Python, then N copies out of the flat result that
+ * the host issues one by one. */
+static void fetch_post(fetcher *f, tpl *t, int u) {
+  if (f->path != TS_DEEPSPEED_COALESCED)
+    wait_posted(t, 0);
+  if (f->path == TS_DEEPSPEED_LIST)
+    host(t, f->ranks * ds_python_op_s);
+  f->pos[u] = t->n_posts;
+  post(t, TS_COLL_ALLGATHER, f->elem_bytes * f->elems[u]);
+  if (f->path == TS_DEEPSPEED_LIST)
+    host(t, f->ranks * ds_small_copy_s);
+}
+
+/* Posts the units ahead of the last posted, up to the prefetch bucket (the last one may pass
+ * it: DeepSpeed checks before adding). */
+static void fetch_prefetch(fetcher *f, tpl *t) {
+  for (double ahead = 0; f->next < f->n && ahead < f->prefetch_elems; f->next++) {
+    ahead += f->elems[f->next];
+    fetch_post(f, t, f->next);
+  }
+}
+
 /* Before the pass uses group g: for each of its units as DeepSpeed fetches a submodule, the
- * unit's gather if not yet posted, then new gathers of the units ahead until they add up to the
- * prefetch bucket (the last one may pass it: DeepSpeed checks before adding); then a wait for
- * g's own gathers. */
+ * unit's gather if not yet posted, then the units ahead; then a wait for g's own gathers.
+ * Before 0.6.0 the fetch ends in a device synchronisation and the prefetch follows it
+ * (stage3.py, fetch_sub_module then prefetch_next_sub_modules), each gather after another. */
 static void fetch_group(fetcher *f, tpl *t, int g) {
   int last = -1;
+  bool synced = f->path != TS_DEEPSPEED_COALESCED;
   for (int u = 0; u < f->n; u++) {
     if (f->group[u] != g)
       continue;
     last = u;
-    for (; f->next <= u; f->next++) {
-      f->pos[f->next] = t->n_posts;
-      post(t, TS_COLL_ALLGATHER, f->elem_bytes * f->elems[f->next]);
-    }
-    for (double ahead = 0; f->next < f->n && ahead < f->prefetch_elems; f->next++) {
-      ahead += f->elems[f->next];
-      f->pos[f->next] = t->n_posts;
-      post(t, TS_COLL_ALLGATHER, f->elem_bytes * f->elems[f->next]);
-    }
+    for (; f->next <= u; f->next++)
+      fetch_post(f, t, f->next);
+    if (!synced)
+      fetch_prefetch(f, t);
   }
-  if (last >= 0)
+  if (last < 0)
+    return;
+  if (synced) {
+    wait_posted(t, 0);
+    fetch_prefetch(f, t);
+  } else {
     wait_posted(t, t->n_posts - f->pos[last] - 1);
+  }
 }
 
 /* Megatron-Core's overlap_param_gather: the chunk's updated weights gathered in buckets of
@@ -1033,10 +1175,19 @@ static void mtp_backward(tpl *t, const ts_workload *wl, const stage_costs *c, ch
   compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
 }
 
+/* DeepSpeed before 0.6.0 partitions every parameter after each backward, the small ones too
+ * (stage3.py: backward() ends in _partition_all_parameters()): the forwards of a step's later
+ * microbatches gather them again, one by one. */
+static bool regathers_small_params(const ts_workload *wl) {
+  return ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1 && !wl->is_fsdp &&
+         ts_deepspeed_zero3_path(wl->deepspeed_version) != TS_DEEPSPEED_COALESCED;
+}
+
 /* A chunk's forward pass; with gather_params (its first microbatch under
- * overlap_param_gather), each layer first waits for its bucket of updated weights. */
+ * overlap_param_gather), each layer first waits for its bucket of updated weights;
+ * after_backward: a backward of the step ran before it. */
 static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_place pl,
-                             bool gather_params, fsdp_pass fp, tpl *t) {
+                             bool gather_params, bool after_backward, fsdp_pass fp, tpl *t) {
   bool first = pl.is_first, last = pl.is_last,
        sharded3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
   bool zero3 = fp.gather, deepspeed3 = sharded3 && !wl->is_fsdp;
@@ -1045,7 +1196,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   int n_posts = gather_params ? post_param_buckets(wl, pl, t, need) : 0;
   fetcher f = {0};
   if (deepspeed3)
-    fetch_plan(wl, pl, false, &f);
+    fetch_plan(wl, pl, false, after_backward && regathers_small_params(wl), &f);
   if (!first && !pl.local_up)
     p2p_recv(t, c, pl.up);
   if (zero3) {
@@ -1102,7 +1253,12 @@ static void grads_final(tpl *t, const ts_workload *wl, long l, bool reduces, gra
   if (reduces) {
     post_reduction(t, wl, 4.0 * params);
   } else if (sync != GRADS_KEEP) {
-    bucket_add(t, bk, params);
+    double elems[12];
+    int n = bk->per_tensor ? layer_tensors(wl, elems) : 0;
+    for (int k = n - 1; k >= 0; k--) /* the last used first (a dense layer's: params) */
+      bucket_add(t, bk, elems[k]);
+    if (!bk->per_tensor)
+      bucket_add(t, bk, params);
     if (ts_workload_edp(wl) > 1)
       bucket_add(t, bk_expert, expert);
   }
@@ -1113,17 +1269,16 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   bool first = pl.is_first, last = pl.is_last,
        sharded3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
   bool zero3 = fp.gather, deepspeed3 = sharded3 && !wl->is_fsdp;
-  bool reduces = fp.reduce; /* each layer's gradients as they are final */
+  /* each layer's gradients as they are final (FSDP; DeepSpeed's go through its buckets) */
+  bool reduces = fp.reduce && !deepspeed3;
   long n = pl.n_layers, top = pl.layer0 + n - 1;
   fetcher f = {0};
   if (deepspeed3)
-    fetch_plan(wl, pl, true, &f);
+    fetch_plan(wl, pl, true, false, &f);
   double h = (double)wl->model.hidden;
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
-  ts_coll_op reduce = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
-  double size = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl);
-  double hsdp = ts_workload_is_hsdp(wl) ? (double)ts_workload_shard_ranks(wl) : 0;
-  buckets bk = {size, 0, reduce, TS_GROUP_DP, hsdp}, bk_expert = {size, 0, reduce, TS_GROUP_EDP, 0};
+  buckets bk = make_buckets(wl, sync, TS_GROUP_DP),
+          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP);
   if (!last && !pl.local_down)
     p2p_recv(t, c, pl.down);
   if (zero3) {
@@ -1163,7 +1318,14 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     double expert = 0, params = params_of(wl, pl, l, &expert);
     if (last && l == top) {
       head_backward(t, wl, c);
-      params += ts_workload_head_params(wl);
+      if (bk.per_tensor && sync != GRADS_KEEP) { /* the output layer's, then the final norm's */
+        at(t, TS_OP_GRAD_SYNC, l);
+        double elems[3];
+        for (int k = head_tensors(wl, false, elems) - 1; k >= 0; k--)
+          bucket_add(t, &bk, elems[k]);
+      } else {
+        params += ts_workload_head_params(wl);
+      }
     }
     bool moe = is_moe(wl, pl, l);
     if (wl->recompute == TS_RECOMPUTE_FULL)
@@ -1178,10 +1340,14 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     compute(t, c->edge.embed_bwd, TS_CAT_COMPUTE);
     at(t, TS_OP_GRAD_SYNC, -1);
     double embedding = word + ts_workload_position_params(wl);
-    if (reduces)
+    if (reduces) {
       post_reduction(t, wl, 4.0 * embedding);
-    else if (sync != GRADS_KEEP)
+    } else if (bk.per_tensor && sync != GRADS_KEEP) {
+      bucket_add(t, &bk, ts_workload_position_params(wl));
+      bucket_add(t, &bk, word);
+    } else if (sync != GRADS_KEEP) {
       bucket_add(t, &bk, embedding);
+    }
   } else if (!pl.local_up) {
     p2p(t, TS_EV_SEND, pl.up, c->act_bytes);
   }
@@ -1201,10 +1367,8 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
  * split_costs). */
 static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_place pl,
                            grad_sync sync, tpl *t) {
-  ts_coll_op reduce = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE;
-  double size = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl);
-  double hsdp = ts_workload_is_hsdp(wl) ? (double)ts_workload_shard_ranks(wl) : 0;
-  buckets bk = {size, 0, reduce, TS_GROUP_DP, hsdp}, bk_expert = {size, 0, reduce, TS_GROUP_EDP, 0};
+  buckets bk = make_buckets(wl, sync, TS_GROUP_DP),
+          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP);
   long top = pl.layer0 + pl.n_layers - 1;
   if (pl.is_last && pl.n_layers == 0) {
     at(t, TS_OP_HEAD, -1);
@@ -1362,6 +1526,38 @@ static long embedding_copies(const ts_workload *wl) {
  * updated weights (ZeRO-3 gathers them layer by layer in the next forward). Gradients travel
  * in fp32 (Megatron-LM accumulates and all-reduces bf16 models' gradients in fp32:
  * accumulate_allreduce_grads_in_fp32). */
+/* DeepSpeed's ZeRO-3 ends a step gathering the small parameters that the optimizer updated
+ * in shards (stage3.py, _post_step). Before 0.5.5 through _allgather_params: N narrow views, one
+ * list all-gather of their partitions, then for each parameter and rank a narrow, a view, a
+ * narrow and a copy_ from Python (partition_parameters.py at v0.3.16); from 0.5.5 one all-gather
+ * of each (_allgather_params_coalesced), all posted, then waited for. */
+static void regather_small_params(const ts_workload *wl, long stage, tpl *t) {
+  double n = 0, elems = 0, ranks = (double)ts_workload_dp_cp(wl);
+  ts_deepspeed_path path = ts_deepspeed_zero3_path(wl->deepspeed_version);
+  double eb = ts_cost_elem_bytes(wl->precision);
+  for (long chunk = 0; chunk < wl->virtual_stages; chunk++) {
+    fetcher f;
+    fetch_plan(wl, place_of(wl, stage, chunk), false, true, &f);
+    for (int u = 0; u < f.n; u++)
+      if (f.elems[u] < wl->stage3_persistence_elems) {
+        n++;
+        elems += f.elems[u];
+        if (path != TS_DEEPSPEED_LIST)
+          post(t, TS_COLL_ALLGATHER, eb * f.elems[u]);
+      }
+    fetch_free(&f);
+  }
+  if (n == 0)
+    return;
+  if (path != TS_DEEPSPEED_LIST) {
+    wait_posted(t, 0);
+    return;
+  }
+  host(t, ranks * ds_python_op_s);
+  coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, eb * elems, TS_CAT_DP);
+  host(t, ranks * ds_small_copy_s + n * ranks * (4.0 * ds_python_op_s + ds_small_copy_s));
+}
+
 static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long stage, grad_sync sync,
                               tpl *t) {
   /* The experts' parameters are reduced, sharded and gathered over expert data parallelism. */
@@ -1389,6 +1585,8 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   compute(t, ts_cost_optimizer(wl, gpu, params / shard + expert / expert_shard), TS_CAT_OPTIMIZER);
   at(t, TS_OP_GRAD_SYNC, -1);
   double eb = ts_cost_elem_bytes(wl->precision);
+  if (ts_workload_zero(wl) == 3 && dp > 1 && !wl->is_fsdp)
+    regather_small_params(wl, stage, t);
   if (ts_workload_zero(wl) < 3 && !ts_workload_gathers_params(wl) && !wl->fsdp_reshards_pp &&
       !wl->fsdp_keeps_to_backward) {
     if (sharded)
@@ -1582,14 +1780,14 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
     tpl t = {0};
     for (long chunk = 0; chunk < v; chunk++) {
       chunk_place pl = place_of(wl, s, chunk);
-      forward_template(wl, &c, pl, false, normal_fwd, &t);
+      forward_template(wl, &c, pl, false, true, normal_fwd, &t);
       fwd[chunk] = first_fwd[chunk] = add_tpl(&job, &t);
-      if (gather_params) {
-        forward_template(wl, &c, pl, true, normal_fwd, &t);
+      if (gather_params || regathers_small_params(wl)) {
+        forward_template(wl, &c, pl, gather_params, false, normal_fwd, &t);
         first_fwd[chunk] = add_tpl(&job, &t);
       }
       for (int g = 0; reshards && g < 2; g++) {
-        forward_template(wl, &c, pl, false, (fsdp_pass){g == 1, false}, &t);
+        forward_template(wl, &c, pl, false, true, (fsdp_pass){g == 1, false}, &t);
         fsdp_fwd[chunk][g] = add_tpl(&job, &t);
         for (int last = 0; last < 2; last++) {
           backward_template(wl, &c, pl, GRADS_KEEP, (fsdp_pass){g == 1, last == 1}, &t);

@@ -120,6 +120,9 @@ typedef struct ts_event {
    * (DeepEP's, moe_deepep_num_sms), which then runs on the rest; 0: the platform's
    * collectives.overlap_slowdown (engine.h, ts_overlap_slowdown). */
   uint8_t sms_taken;
+  /* TS_EV_COMPUTE: the host's time with the GPU idle (DeepSpeed's Python loops between device
+   * synchronisations): not slowed by the GPU's variation nor by collectives beside it. */
+  uint8_t is_host;
   int16_t wait_keep; /* TS_EV_WAIT: posted collectives that may stay unfinished */
   int16_t layer_first, layer_last; /* layers (of the stage) it covers; -1 when none */
   double time_s; /* TS_EV_COMPUTE: duration on the GPU */

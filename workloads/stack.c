@@ -52,11 +52,12 @@ long ts_stack_parse_version(const char *text) {
       return -1;
     char *end = NULL;
     part[i] = strtol(c, &end, 10);
-    if (end - c > 2 || (i == 0 && part[i] < 1))
+    if (end - c > 2)
       return -1;
     c = end;
+    long version = part[0] * 10000 + part[1] * 100 + part[2];
     if (*c == '\0')
-      return i >= 1 ? part[0] * 10000 + part[1] * 100 + part[2] : -1;
+      return i >= 1 && version > 0 ? version : -1; /* 0.0.0 is no release */
     if (*c++ != '.')
       return -1;
   }
@@ -69,4 +70,10 @@ void ts_stack_version_text(long version, char *buf, int n) {
 
 bool ts_framework_is_pytorch(ts_framework fw) {
   return fw == TS_FRAMEWORK_PYTORCH;
+}
+
+ts_deepspeed_path ts_deepspeed_zero3_path(long version) {
+  if (version <= 0 || version >= 600) /* 0.6.0 */
+    return TS_DEEPSPEED_COALESCED;
+  return version < 505 ? TS_DEEPSPEED_LIST : TS_DEEPSPEED_SYNCED; /* 0.5.5 */
 }

@@ -67,11 +67,36 @@ unsigned ts_framework_default_fusions(ts_framework fw);
  * buf of size n. */
 void ts_fusions_describe(unsigned mask, char *buf, int n);
 
-/* A collective library's version as major x 10000 + minor x 100 + patch (RCCL 2.17.1 = 21701),
- * parsed from "2.17.1" or "2.17" (patch 0); -1 when text is not of that form. */
+/* A release (a collective library's, DeepSpeed's) as major x 10000 + minor x 100 + patch (RCCL
+ * 2.17.1 = 21701, DeepSpeed 0.3.16 = 316), parsed from "2.17.1" or "2.17" (patch 0); -1 when
+ * text is not of that form or is 0.0.0. */
 long ts_stack_parse_version(const char *text);
 /* The version as text ("2.17.1") into buf of size n. */
 void ts_stack_version_text(long version, char *buf, int n);
+
+/* DeepSpeed's ZeRO-3 as its releases ran it (DeepSpeed's git history: stage3.py and
+ * partition_parameters.py at v0.3.16, v0.5.5, v0.6.0 and v0.16.4):
+ * - LIST (0.3.12-0.5.4, the 2021 releases): torch.cuda.synchronize() before every parameter's
+ *   all-gather and at the end of every submodule's fetch (only the last prefetched gather
+ *   runs beside compute); gathers and reduce-scatters through PyTorch's list API, for which
+ *   DeepSpeed builds N views in Python and PyTorch copies each of the N pieces apart
+ *   (ProcessGroupNCCL's flatten-and-copy, PyTorch <= 1.9); one reduce-scatter per parameter;
+ *   the small "persistent" parameters partitioned after every backward, so every microbatch
+ *   but a step's first gathers them one by one, and each step ends re-gathering them all
+ *   through a Python loop of a copy per parameter and rank (_allgather_params).
+ * - SYNCED (0.5.5-0.5.10, PR #1188): the same synchronisation and per-parameter
+ *   reduce-scatters, but gathers into one flat tensor (_all_gather_base: PyTorch >= 1.9,
+ *   ASSUMED present) and the step's re-gather one tiny all-gather per persistent parameter.
+ * - COALESCED (0.6.0 on, PR #1453): no device-wide synchronisation, reduce-scatters per
+ *   reduce bucket, parameters partitioned at the optimizer step only.
+ * A version of 0 (not given) is the newest. */
+typedef enum ts_deepspeed_path {
+  TS_DEEPSPEED_LIST,
+  TS_DEEPSPEED_SYNCED,
+  TS_DEEPSPEED_COALESCED
+} ts_deepspeed_path;
+#define TS_DEEPSPEED_FIRST_ZERO3 312 /* 0.3.12, 2021-03-12 */
+ts_deepspeed_path ts_deepspeed_zero3_path(long version);
 
 /* Whether fw runs PyTorch's own modules (not the Megatron family's). */
 bool ts_framework_is_pytorch(ts_framework fw);

@@ -27,8 +27,9 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {"framework",    "attention",    "fused_kernels",
-                                         "rccl_version", "nccl_version", NULL};
+static const char *const stack_keys[] = {
+    "framework",         "attention", "fused_kernels", "rccl_version", "nccl_version",
+    "deepspeed_version", NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -889,7 +890,10 @@ static int read_version(const reader *r, int st, const char *key, long *out, ts_
   *out = ts_stack_parse_version(text);
   if (*out < 0)
     return ts_err_at(r->err, *loc, "key '%s': expected a release such as %s, found '%s'", key,
-                     key[0] == 'r' ? "2.17.1 (RCCL of ROCm 5.7)" : "2.30.7", text);
+                     key[0] == 'r'   ? "2.17.1 (RCCL of ROCm 5.7)"
+                     : key[0] == 'd' ? "0.3.16"
+                                     : "2.30.7",
+                     text);
   return 0;
 }
 
@@ -920,7 +924,9 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     if (rc_attn == 1)
       wl->locs.attention = here(r, st, "attention");
     if (read_version(r, st, "rccl_version", &wl->rccl_version, &wl->locs.rccl_version) != 0 ||
-        read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0)
+        read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0 ||
+        read_version(r, st, "deepspeed_version", &wl->deepspeed_version,
+                     &wl->locs.deepspeed_version) != 0)
       return -1;
   }
   if (!attention_given)
@@ -1328,6 +1334,16 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
       wl->framework == TS_FRAMEWORK_MEGATRON_DEEPSPEED || wl->framework == TS_FRAMEWORK_GPT_NEOX;
   bool low_moments = (wl->exp_avg_bytes > 0 && wl->exp_avg_bytes != 4.0) ||
                      (wl->exp_avg_sq_bytes > 0 && wl->exp_avg_sq_bytes != 4.0);
+  if (wl->deepspeed_version > 0 && !deepspeed)
+    return ts_err_at(err, l->deepspeed_version,
+                     "deepspeed_version names the DeepSpeed release under frameworks "
+                     "megatron-deepspeed and gpt-neox; framework %s does not run DeepSpeed",
+                     ts_framework_names[wl->framework]);
+  if (wl->deepspeed_version > 0 && wl->deepspeed_version < TS_DEEPSPEED_FIRST_ZERO3 &&
+      wl->zero_stage == 3)
+    return ts_err_at(err, l->deepspeed_version,
+                     "ZeRO-3 first shipped in DeepSpeed 0.3.12 (2021-03-12); deepspeed_version "
+                     "is older");
   if (deepspeed && low_moments)
     return ts_err_at(err, l->exp_avg,
                      "exp_avg_dtype and exp_avg_sq_dtype set Megatron-Core's precision-aware "

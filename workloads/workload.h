@@ -135,7 +135,8 @@ typedef struct ts_workload_locs {
   ts_loc dp_shard; /* data_parallel_shard_degree */
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp;
-  ts_loc framework, attention, fusions, rccl_version, nccl_version; /* the stack's keys */
+  ts_loc framework, attention, fusions, rccl_version, nccl_version,
+      deepspeed_version; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -179,6 +180,9 @@ typedef struct ts_workload {
   /* stack.rccl_version, stack.nccl_version: the release of each collective library that ran
    * (stack.h encoding), used on platforms running that library; 0: the platform's. */
   long rccl_version, nccl_version;
+  /* stack.deepspeed_version: the DeepSpeed release whose ZeRO-3 ran (stack.h encoding; 0: the
+   * newest modelled), for frameworks megatron-deepspeed and gpt-neox (ts_deepspeed_path). */
+  long deepspeed_version;
   long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
   /* Context parallelism (Megatron-Core's context_parallel_size): cp ranks split each
    * sequence, every rank holding 2 of its 2 cp chunks (chunks i and 2 cp - 1 - i, which

@@ -253,7 +253,7 @@ static void run_event(rank_ctx *c, int block, int event) {
   double t0 = simgrid_get_clock(), sent = 0, slow = 1;
   switch ((ts_event_kind)ev->kind) {
   case TS_EV_COMPUTE:
-    if (c->n_posted > c->n_finished) /* the stream has work: it runs beside this kernel */
+    if (c->n_posted > c->n_finished && !ev->is_host) /* the stream's work beside a kernel */
       slow += eng.overlap_slowdown;
     if (ev->time_s > 0) /* one compute stream per GPU: nothing shares it, no CPU model needed */
       ts_coll_sleep(ev->time_s * slow);

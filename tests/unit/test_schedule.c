@@ -727,7 +727,9 @@ static void test_data_parallel_streams(void **state) {
   assert_rel(posted_bytes(&prog->blocks[0], TS_COLL_ALLGATHER, &waits), ds, 1e-12);
   assert_int_equal(waits, 10);
   assert_rel(posted_bytes(&prog->blocks[1], TS_COLL_ALLGATHER, &waits), ds, 1e-12);
-  assert_int_equal(waits, 10);
+  assert_int_equal(waits, 11); /* and the reduction stream's, as the backward ends */
+  /* The gradients, in the model's precision, through 5e8-element buckets: one here. */
+  assert_rel(posted_bytes(&prog->blocks[1], TS_COLL_REDUCE_SCATTER, &waits), 2.0 * params, 1e-12);
   int gathers = 0;
   for (int e = 0; e < prog->blocks[0].n_events; e++)
     gathers += prog->blocks[0].events[e].kind == TS_EV_COLL && prog->blocks[0].events[e].is_async;
@@ -761,6 +763,85 @@ static void test_data_parallel_streams(void **state) {
                    last->events[e].coll_op == TS_COLL_ALLGATHER);
   }
   ts_job_fini(&job);
+}
+
+/* The time of the events of kind `kind` in block b that the host runs (is_host), and their
+ * number in *n. */
+static double host_time(const ts_block *b, int *n) {
+  double s = 0;
+  *n = 0;
+  for (int e = 0; e < b->n_events; e++)
+    if (b->events[e].kind == TS_EV_COMPUTE && b->events[e].is_host) {
+      s += b->events[e].time_s;
+      (*n)++;
+    }
+  return s;
+}
+
+static int async_colls(const ts_block *b, ts_coll_op op) {
+  int n = 0;
+  for (int e = 0; e < b->n_events; e++)
+    n += b->events[e].kind == TS_EV_COLL && b->events[e].is_async && b->events[e].coll_op == op;
+  return n;
+}
+
+/* DeepSpeed's ZeRO-3 by release (stack.h, ts_deepspeed_path), 8 GPT layers (12 tensors each,
+ * 8 of them under the 1e5-element persistence threshold), DP 4, 4 microbatches:
+ * - 0.3.16: each gather after a device synchronisation (a wait for everything posted), with
+ *   N = 4 narrows (2 us each) before and N copies (6 us each) after; the first forward of the
+ *   step gathers the 35 large units, later ones the 8 x 12 + 2 + 2 of every unit; the
+ *   backward reduce-scatters each of the 8 x 12 + 2 + 2 gradients (tied embedding: reduced
+ *   once) after N views of 2 Python calls and N copies; the step ends re-gathering the 8 x 8 +
+ *   2 small parameters through one all-gather and a copy per parameter and rank;
+ * - 0.5.7: the same synchronisation and reductions, no list all-gather, the small parameters
+ *   re-gathered one all-gather each;
+ * - 0.6.0 and unset: none of it, the gradients in buckets. */
+static void test_deepspeed_releases(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_err err = {0};
+  const long versions[] = {316, 507, 600, 0};
+  for (int v = 0; v < 4; v++) {
+    ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 1, 4, 16, 1);
+    wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+    wl.deepspeed_version = versions[v];
+    wl.zero_stage = 3;
+    wl.stage3_prefetch_elems = 5e7;
+    wl.stage3_persistence_elems = 1e5;
+    ts_job job;
+    assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+    const ts_program *prog = &job.programs[0];
+    const ts_block *f0 = &prog->blocks[0], *b0 = &prog->blocks[1], *f1 = &prog->blocks[2];
+    const ts_block *epi = &prog->blocks[prog->n_blocks - 1];
+    bool list = v == 0, synced = v <= 1;
+    int n_large = 2 + 8 * 4 + 1, n_all = 2 + 8 * 12 + 2 + 1, n_grads = n_all - 1, n_small = 66;
+    assert_int_equal(async_colls(f0, TS_COLL_ALLGATHER), n_large);
+    assert_int_equal(async_colls(f1, TS_COLL_ALLGATHER), synced ? n_all : n_large);
+    assert_int_equal(async_colls(b0, TS_COLL_ALLGATHER), n_large);
+    assert_int_equal(async_colls(b0, TS_COLL_REDUCE_SCATTER), synced ? n_grads : 1);
+    int waits = 0;
+    assert_rel(posted_bytes(b0, TS_COLL_REDUCE_SCATTER, &waits), 2.0 * ts_cost_stage_params(&wl, 0),
+               1e-12);
+    int n_host = 0;
+    double fwd_host = host_time(f1, &n_host);
+    assert_int_equal(n_host, list ? 2 * n_all : 0);
+    assert_rel(fwd_host, list ? n_all * 4 * 8e-6 : 0, 1e-12);
+    double bwd_host = host_time(b0, &n_host);
+    assert_rel(bwd_host, (list ? n_large * 4 * 8e-6 : 0) + (synced ? n_grads * 4 * 10e-6 : 0),
+               1e-12);
+    for (int e = 0; synced && e < f1->n_events; e++) /* a device sync before each gather */
+      if (f1->events[e].kind == TS_EV_COLL && f1->events[e].is_async) {
+        int w = e - 1;
+        while (f1->events[w].kind == TS_EV_COMPUTE && f1->events[w].is_host)
+          w--;
+        assert_int_equal(f1->events[w].kind, TS_EV_WAIT);
+        assert_int_equal(f1->events[w].wait_keep, 0);
+      }
+    double epi_host = host_time(epi, &n_host);
+    assert_rel(epi_host, list ? 4 * 2e-6 + 4 * 6e-6 + n_small * 4 * (4 * 2e-6 + 6e-6) : 0, 1e-12);
+    assert_int_equal(async_colls(epi, TS_COLL_ALLGATHER), list ? 0 : n_small);
+    ts_job_fini(&job);
+  }
 }
 
 /* tp_comm_overlap: each of a layer's 8 TP collectives (sequence parallelism, forward and
@@ -965,6 +1046,7 @@ int main(void) {
                                      cmocka_unit_test(test_hsdp),
                                      cmocka_unit_test(test_templates),
                                      cmocka_unit_test(test_data_parallel_streams),
+                                     cmocka_unit_test(test_deepspeed_releases),
                                      cmocka_unit_test(test_tp_comm_overlap),
                                      cmocka_unit_test(test_moe_events),
                                      cmocka_unit_test(test_context_parallel)};
