@@ -136,6 +136,14 @@ static void format_bytes(double bytes, char *out, size_t size) {
     snprintf(out, size, "%.1f MiB", bytes / (1024.0 * 1024.0));
 }
 
+/* DeepSpeed's ZeRO-3 (not FSDP), and a release of it before 0.6.0 (stack.h). */
+static bool deepspeed3(const ts_workload *w) {
+  return w->zero_stage == 3 && w->dp * w->cp > 1 && !w->is_fsdp;
+}
+static bool ds_synced(const ts_workload *w) {
+  return deepspeed3(w) && ts_deepspeed_zero3_path(w->deepspeed_version) != TS_DEEPSPEED_COALESCED;
+}
+
 static void describe(const ts_explain *x, ts_explain_loss *l) {
   const ts_workload *w = x->wl;
   char *out = l->mechanism;
@@ -212,6 +220,22 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
              l->seconds, share);
     break;
   case TS_EXPLAIN_DP: {
+    if (deepspeed3(w)) {
+      char release[32] = "its newest release";
+      if (w->deepspeed_version > 0)
+        ts_stack_version_text(w->deepspeed_version, release, sizeof release);
+      snprintf(out, size,
+               "DeepSpeed's ZeRO-3 (%s%s) gathers every weight over the %ld data-parallel ranks "
+               "before each use, in the forward and again in the backward pass, and "
+               "reduce-scatters the gradients%s. Here %.3g s, %.1f%%.",
+               w->deepspeed_version > 0 ? "release " : "", release, w->dp * w->cp,
+               ds_synced(w) ? ": before 0.6.0 each gather follows a device synchronisation, "
+                              "each parameter's gradient is reduced apart, and the host loops "
+                              "over the ranks in every list collective"
+                            : " in buckets as the backward pass runs",
+               l->seconds, share);
+      break;
+    }
     double params = ts_cost_stage_params(w, 0);
     long nodes = nodes_spanned(w, x->gpus_per_node, 'd');
     char when[200];
@@ -434,12 +458,15 @@ static void propose(const analysis *an, ts_explain_loss *l) {
     add_faster_nics(an, l);
     break;
   case TS_EXPLAIN_DP:
-    if (w->dp_bucket_bytes <= 0)
+    if (ds_synced(w)) {
+      add_change(an, l, "DeepSpeed 0.6.0's ZeRO-3 (PR #1453): no syncs, bucketed reductions",
+                 "--set stack.deepspeed_version=0.6.0");
+    } else if (w->dp_bucket_bytes <= 0 && !deepspeed3(w))
       add_change(an, l,
                  "gradients reduced in buckets during the backward pass (Megatron-LM's "
                  "--overlap-grad-reduce)",
                  "--dp-bucket-size 160MB");
-    if (w->zero_stage >= 1 && !w->overlap_param_gather)
+    if (w->zero_stage >= 1 && !w->overlap_param_gather && !deepspeed3(w))
       add_change(an, l, "buckets, and the weights' all-gather under the next forward pass",
                  "--dp-bucket-size %.0fMB --set parallelism.overlap_param_gather=true",
                  w->dp_bucket_bytes > 0 ? w->dp_bucket_bytes / 1e6 : 160.0);

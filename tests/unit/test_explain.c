@@ -272,10 +272,62 @@ static void test_explain_moe(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* DeepSpeed's 2021 ZeRO-3 (0.3.16) on A100s: explain names the release's mechanisms and offers
+ * 0.6.0, which simulates faster; what the older release loses grows with the data-parallel
+ * ranks (its host loops over them in every list collective), at a fixed batch per GPU. */
+static void test_explain_deepspeed_release(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-explain-XXXXXX", w[600], args[2048], out[700];
+  assert_non_null(mkdtemp(dir));
+  snprintf(w, sizeof w, "%s/zero3.yaml", dir);
+  FILE *f = fopen(w, "w");
+  assert_non_null(f);
+  fputs("name: zero3-2021\n"
+        "model: {num_layers: 2, hidden_size: 4096, num_attention_heads: 32, seq_length: 2048,\n"
+        "        vocab_size: 51200}\n"
+        "training: {global_batch_size: 32, micro_batch_size: 1, precision: fp16}\n"
+        "parallelism: {tensor: 1, pipeline: 1, zero_stage: 3, recompute: full}\n"
+        "stack: {framework: megatron-deepspeed, deepspeed_version: 0.3.16}\n",
+        f);
+  fclose(f);
+  snprintf(out, sizeof out, "%s/out", dir);
+  double lost[2];
+  const long gpus[2] = {16, 64};
+  for (int k = 0; k < 2; k++) {
+    double t[2];
+    for (int v = 0; v < 2; v++) {
+      snprintf(args, sizeof args,
+               "run %s --platform %s/platforms/dgx-a100.yaml --gpus %ld --global-batch-size %ld "
+               "--fidelity analytic --out %s --quiet%s",
+               w, TS_SOURCE_DIR, gpus[k], 2 * gpus[k], out,
+               v ? " --set stack.deepspeed_version=0.6.0" : "");
+      spawn_result r = spawn_trainsim_ok(args);
+      spawn_free(&r);
+      t[v] = iteration_of(out);
+    }
+    assert_true(t[0] > t[1]);
+    lost[k] = t[0] - t[1];
+  }
+  assert_true(lost[1] > 1.5 * lost[0]);
+  snprintf(args, sizeof args,
+           "run %s --platform %s/platforms/dgx-a100.yaml --gpus 64 --global-batch-size 128 "
+           "--fidelity analytic --out %s --quiet",
+           w, TS_SOURCE_DIR, out);
+  spawn_result r = spawn_trainsim_ok(args);
+  spawn_free(&r);
+  snprintf(args, sizeof args, "explain %s --quiet --simulate 1", out);
+  spawn_result ex = spawn_trainsim_ok(args);
+  assert_non_null(strstr(ex.out, "DeepSpeed's ZeRO-3 (release 0.3.16)"));
+  assert_non_null(strstr(ex.out, "--set stack.deepspeed_version=0.6.0"));
+  spawn_free(&ex);
+  assert_int_equal(remove_dir(out), 0);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_explain_matches_run), cmocka_unit_test(test_explain_bad_inputs),
-      cmocka_unit_test(test_explain_tampered), cmocka_unit_test(test_explain_slowest_gpu),
-      cmocka_unit_test(test_explain_moe)};
+      cmocka_unit_test(test_explain_tampered),    cmocka_unit_test(test_explain_slowest_gpu),
+      cmocka_unit_test(test_explain_moe),         cmocka_unit_test(test_explain_deepspeed_release)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
