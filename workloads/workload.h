@@ -265,6 +265,10 @@ typedef struct ts_workload {
    * defaults: 5e7 and 1e5, deepspeed/runtime/zero/config.py). */
   bool is_fsdp;
   double stage3_prefetch_elems, stage3_persistence_elems;
+  /* stage3_max_reuse_distance: a weight is kept after use when the elements of the weights used
+   * before its next use are fewer (DeepSpeed's default: 1e9; 0 in a workload built in code:
+   * never kept). */
+  double stage3_max_reuse_elems;
   ts_axis order[TS_AXIS_COUNT]; /* innermost first; default tp, dp, pp */
   ts_workload_locs locs;
 } ts_workload;

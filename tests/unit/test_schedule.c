@@ -844,6 +844,38 @@ static void test_deepspeed_releases(void **state) {
   }
 }
 
+/* DeepSpeed keeps a submodule's weights after a use when fewer than stage3_max_reuse_distance
+ * elements are used before its next use. 8 GPT layers of width 1024 (QKV 3.1M elements,
+ * projection 1.05M, FC1 and FC2 4.2M each), full recomputation:
+ * - at 1e7: the forward gathers all 35 units (the tied output layer again: 100M elements of
+ *   layers since the embedding); in the backward the output layer is still there, each
+ *   layer's recomputed forward gathers its 4 matrices, and its backward gathers again QKV
+ *   (2 x 9.4M elements between its two uses) and the projection (2 x 8.4M) but keeps FC1 (2 x
+ *   4.2M) and FC2; the embedding's two tables come back last: 35 and 8 x 6 + 2;
+ * - at 1e9 the whole model stays gathered from its forward use to its backward one: 34, 0;
+ * - at 0 nothing is kept: 35, and 8 x 8 + 3. */
+static void test_deepspeed_reuse(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_err err = {0};
+  const double reuse[] = {1e7, 1e9, 0};
+  const int fwd[] = {35, 34, 35}, bwd[] = {8 * 6 + 2, 0, 8 * 8 + 3};
+  for (int k = 0; k < 3; k++) {
+    ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 1, 4, 16, 1);
+    wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+    wl.zero_stage = 3;
+    wl.recompute = TS_RECOMPUTE_FULL;
+    wl.stage3_prefetch_elems = 5e7;
+    wl.stage3_persistence_elems = 1e5;
+    wl.stage3_max_reuse_elems = reuse[k];
+    ts_job job;
+    assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+    assert_int_equal(async_colls(&job.programs[0].blocks[0], TS_COLL_ALLGATHER), fwd[k]);
+    assert_int_equal(async_colls(&job.programs[0].blocks[1], TS_COLL_ALLGATHER), bwd[k]);
+    ts_job_fini(&job);
+  }
+}
+
 /* tp_comm_overlap: each of a layer's 8 TP collectives (sequence parallelism, forward and
  * backward) holds the GEMM it runs under; the layer's compute is the same, only regrouped. */
 static void test_tp_comm_overlap(void **state) {
@@ -1047,6 +1079,7 @@ int main(void) {
                                      cmocka_unit_test(test_templates),
                                      cmocka_unit_test(test_data_parallel_streams),
                                      cmocka_unit_test(test_deepspeed_releases),
+                                     cmocka_unit_test(test_deepspeed_reuse),
                                      cmocka_unit_test(test_tp_comm_overlap),
                                      cmocka_unit_test(test_moe_events),
                                      cmocka_unit_test(test_context_parallel)};
