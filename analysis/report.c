@@ -144,9 +144,18 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
           info->fidelity, actors, info->placement);
   char fusions[160];
   ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
-  fprintf(out, "stack: %s, attention %s, fused kernels: %s; collectives %s\n",
+  char zero3[112] = ""; /* which DeepSpeed's ZeRO-3 ran: a choice that moves results a lot */
+  bool deepspeed =
+      wl->framework == TS_FRAMEWORK_MEGATRON_DEEPSPEED || wl->framework == TS_FRAMEWORK_GPT_NEOX;
+  if (deepspeed && wl->zero_stage == 3 && !wl->is_fsdp && wl->dp * wl->cp > 1) {
+    char release[48] = "0.6.0 and later (stack.deepspeed_version)";
+    if (wl->deepspeed_version > 0)
+      ts_stack_version_text(wl->deepspeed_version, release, sizeof release);
+    snprintf(zero3, sizeof zero3, "; ZeRO-3 as DeepSpeed %s runs it", release);
+  }
+  fprintf(out, "stack: %s, attention %s, fused kernels: %s; collectives %s%s\n",
           ts_framework_names[wl->framework], ts_attention_names[wl->attention], fusions,
-          info->collectives != NULL ? info->collectives : "ideal");
+          info->collectives != NULL ? info->collectives : "ideal", zero3);
   char warnings[4][TS_REPORT_WARNING_SIZE];
   int n_warnings = ts_report_warnings(wl, info, warnings, 4);
   for (int i = 0; i < n_warnings; i++)
