@@ -434,6 +434,7 @@ typedef struct stage_costs {
   ts_edge_cost edge;
   double act_bytes; /* what one rank sends of a microbatch's b x s x h activation */
   double gather_bytes; /* > 0: the activation all-gathered over TP after it arrives */
+  double hbm_Bps; /* the GPU's memory bandwidth (DeepSpeed's copies around its gathers) */
 } stage_costs;
 
 /* A pipeline receive, and with the scatter/gather optimisation the all-gather that rebuilds
@@ -779,6 +780,13 @@ typedef enum grad_sync {
  * 2602.21548, section 5.2, measured over many small chunks): 6 us taken. */
 static const double ds_python_op_s = 2e-6, ds_small_copy_s = 6e-6;
 
+/* One of the N copies of a list collective's pieces: the call's cost, or reading and writing
+ * the piece where that takes longer. */
+static double list_copy_s(double piece_bytes, double hbm_Bps) {
+  double moved = 2.0 * piece_bytes / hbm_Bps;
+  return moved > ds_small_copy_s ? moved : ds_small_copy_s;
+}
+
 /* The host busy for `seconds`, the GPU idle: DeepSpeed's loops between synchronisations. */
 static void host(tpl *t, double seconds) {
   ts_event e = {.kind = TS_EV_COMPUTE,
@@ -809,16 +817,19 @@ typedef struct buckets {
   bool per_tensor; /* DeepSpeed before 0.6.0: one list reduce-scatter per parameter */
   bool list_api; /* ... its pieces viewed in Python and copied apart by PyTorch */
   double ranks; /* the data-parallel ranks N of those lists */
+  double hbm_Bps;
   double *tensors; /* the parameters (elements) in the open bucket, when per_tensor */
   int n_tensors, cap_tensors;
 } buckets;
 
-static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind group) {
+static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind group,
+                            double hbm_Bps) {
   bool deepspeed3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1 && !wl->is_fsdp;
   buckets bk = {.size_bytes = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl),
                 .elem_bytes = 4.0,
                 .op = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE,
-                .group = group};
+                .group = group,
+                .hbm_Bps = hbm_Bps};
   if (group == TS_GROUP_DP && ts_workload_is_hsdp(wl))
     bk.replicate_shards = (double)ts_workload_shard_ranks(wl);
   if (deepspeed3 && group == TS_GROUP_DP) {
@@ -839,8 +850,9 @@ static void bucket_post(tpl *t, buckets *bk) {
   if (bk->per_tensor) {
     wait_posted(t, 0); /* reduction_stream.synchronize() */
     for (int i = 0; i < bk->n_tensors; i++) {
-      host(t, bk->ranks * (2.0 * ds_python_op_s + ds_small_copy_s));
-      post_to(t, bk->op, bk->group, bk->elem_bytes * bk->tensors[i]);
+      double bytes = bk->elem_bytes * bk->tensors[i];
+      host(t, bk->ranks * (2.0 * ds_python_op_s + list_copy_s(bytes / bk->ranks, bk->hbm_Bps)));
+      post_to(t, bk->op, bk->group, bytes);
     }
     bk->n_tensors = 0;
   } else {
@@ -915,6 +927,7 @@ typedef struct fetcher {
   bool persistent; /* this pass gathers the small parameters too */
   ts_deepspeed_path path;
   double ranks; /* data-parallel ranks: the pieces of a list all-gather */
+  double hbm_Bps;
 } fetcher;
 
 /* A submodule as DeepSpeed hooks it, with its parameter tensors (elements). */
@@ -989,7 +1002,7 @@ static int head_group(long n_layers) {
  * stage3_param_persistence_threshold) are never released in the pass; `persistent` gathers
  * them at their first use in the forward. The units of the pass asked for, in its order. */
 static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, bool persistent,
-                       fetcher *f) {
+                       double hbm_Bps, fetcher *f) {
   long n = pl.n_layers;
   bool recompute = wl->recompute == TS_RECOMPUTE_FULL;
   /* the chunk's submodules: the embedding's word and position tables, the layers', the final
@@ -1062,7 +1075,8 @@ static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, boo
                  .persistence_elems = wl->stage3_persistence_elems,
                  .persistent = persistent,
                  .path = ts_deepspeed_zero3_path(wl->deepspeed_version),
-                 .ranks = (double)ts_workload_dp_cp(wl)};
+                 .ranks = (double)ts_workload_dp_cp(wl),
+                 .hbm_Bps = hbm_Bps};
   for (int p = backward ? n_fwd : 0; p < (backward ? len : n_fwd); p++)
     for (int k = 0; k < mods[mod[p]].n; k++) {
       double e = mods[mod[p]].elems[k];
@@ -1093,14 +1107,17 @@ static void fetch_free(fetcher *f) {
  * list all_gather: N narrow views built in Python, then N copies out of the flat result that
  * the host issues one by one. */
 static void fetch_post(fetcher *f, tpl *t, int u) {
-  if (f->path != TS_DEEPSPEED_COALESCED)
+  double bytes = f->elem_bytes * f->elems[u];
+  if (f->path != TS_DEEPSPEED_COALESCED) { /* the gathered tensor is zeroed first (torch.zeros) */
+    compute(t, (ts_cost){.time_s = bytes / f->hbm_Bps}, TS_CAT_DP);
     wait_posted(t, 0);
+  }
   if (f->path == TS_DEEPSPEED_LIST)
     host(t, f->ranks * ds_python_op_s);
   f->pos[u] = t->n_posts;
-  post(t, TS_COLL_ALLGATHER, f->elem_bytes * f->elems[u]);
+  post(t, TS_COLL_ALLGATHER, bytes);
   if (f->path == TS_DEEPSPEED_LIST)
-    host(t, f->ranks * ds_small_copy_s);
+    host(t, f->ranks * list_copy_s(bytes / f->ranks, f->hbm_Bps));
 }
 
 /* Posts the units ahead of the last posted, up to the prefetch bucket (the last one may pass
@@ -1277,7 +1294,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   int n_posts = gather_params ? post_param_buckets(wl, pl, t, need) : 0;
   fetcher f = {0};
   if (deepspeed3)
-    fetch_plan(wl, pl, false, after_backward && regathers_small_params(wl), &f);
+    fetch_plan(wl, pl, false, after_backward && regathers_small_params(wl), c->hbm_Bps, &f);
   if (!first && !pl.local_up)
     p2p_recv(t, c, pl.up);
   if (zero3) {
@@ -1355,11 +1372,11 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   long n = pl.n_layers, top = pl.layer0 + n - 1;
   fetcher f = {0};
   if (deepspeed3)
-    fetch_plan(wl, pl, true, false, &f);
+    fetch_plan(wl, pl, true, false, c->hbm_Bps, &f);
   double h = (double)wl->model.hidden;
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
-  buckets bk = make_buckets(wl, sync, TS_GROUP_DP),
-          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP);
+  buckets bk = make_buckets(wl, sync, TS_GROUP_DP, c->hbm_Bps),
+          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP, c->hbm_Bps);
   if (!last && !pl.local_down)
     p2p_recv(t, c, pl.down);
   if (zero3) {
@@ -1453,8 +1470,8 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
  * split_costs). */
 static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_place pl,
                            grad_sync sync, tpl *t) {
-  buckets bk = make_buckets(wl, sync, TS_GROUP_DP),
-          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP);
+  buckets bk = make_buckets(wl, sync, TS_GROUP_DP, w->hbm_Bps),
+          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP, w->hbm_Bps);
   long top = pl.layer0 + pl.n_layers - 1;
   if (pl.is_last && pl.n_layers == 0) {
     at(t, TS_OP_HEAD, -1);
@@ -1569,6 +1586,7 @@ static void split(ts_cost whole, double wgrad_share, ts_cost *b, ts_cost *w) {
 static void split_costs(const stage_costs *c, stage_costs *b, stage_costs *w) {
   *b = *c;
   memset(w, 0, sizeof *w);
+  w->hbm_Bps = c->hbm_Bps;
   ts_layer_cost *bl = &b->layer;
   const ts_layer_cost *cl = &c->layer;
   split(cl->attn_bwd, cl->wgrad_share_attn, &bl->attn_bwd, &w->layer.attn_bwd);
@@ -1623,7 +1641,7 @@ static void regather_small_params(const ts_workload *wl, long stage, tpl *t) {
   double eb = ts_cost_elem_bytes(wl->precision);
   for (long chunk = 0; chunk < wl->virtual_stages; chunk++) {
     fetcher f;
-    fetch_plan(wl, place_of(wl, stage, chunk), false, true, &f);
+    fetch_plan(wl, place_of(wl, stage, chunk), false, true, 0, &f);
     for (int u = 0; u < f.n; u++)
       if (f.elems[u] < wl->stage3_persistence_elems) {
         n++;
@@ -1818,6 +1836,7 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
   build_groups(wl, &job);
 
   stage_costs c;
+  c.hbm_Bps = gpu->hbm_Bps;
   ts_cost_layer(wl, gpu, &c.layer);
   ts_cost_moe(wl, gpu, &c.moe);
   ts_cost_edges(wl, gpu, &c.edge);

@@ -77,12 +77,12 @@ void ts_stack_version_text(long version, char *buf, int n);
 /* DeepSpeed's ZeRO-3 as its releases ran it (DeepSpeed's git history: stage3.py and
  * partition_parameters.py at v0.3.16, v0.5.5, v0.6.0 and v0.16.4):
  * - LIST (0.3.12-0.5.4, the 2021 releases): torch.cuda.synchronize() before every parameter's
- *   all-gather and at the end of every submodule's fetch (only the last prefetched gather
- *   runs beside compute); gathers and reduce-scatters through PyTorch's list API, for which
- *   DeepSpeed builds N views in Python and PyTorch copies each of the N pieces apart
- *   (ProcessGroupNCCL's flatten-and-copy, PyTorch <= 1.9); one reduce-scatter per parameter;
- *   the small "persistent" parameters partitioned after every backward, so every microbatch
- *   but a step's first gathers them one by one, and each step ends re-gathering them all
+ *   all-gather, into a tensor zeroed first (torch.zeros), and at the end of every submodule's
+ *   fetch (only the last prefetched gather runs beside compute); gathers and reduce-scatters
+ * through PyTorch's list API, for which DeepSpeed builds N views in Python and PyTorch copies each
+ * of the N pieces apart (ProcessGroupNCCL's flatten-and-copy, PyTorch <= 1.9); one reduce-scatter
+ * per parameter; the small "persistent" parameters partitioned after every backward, so every
+ * microbatch but a step's first gathers them one by one, and each step ends re-gathering them all
  *   through a Python loop of a copy per parameter and rank (_allgather_params).
  * - SYNCED (0.5.5-0.5.10, PR #1188): the same synchronisation and per-parameter
  *   reduce-scatters, but gathers into one flat tensor (_all_gather_base: PyTorch >= 1.9,

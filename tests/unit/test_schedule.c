@@ -794,7 +794,7 @@ static int async_colls(const ts_block *b, ts_coll_op op) {
  *   once) after N views of 2 Python calls and N copies; the step ends re-gathering the 8 x 8 +
  *   2 small parameters through one all-gather and a copy per parameter and rank;
  * - 0.5.7: the same synchronisation and reductions, no list all-gather, the small parameters
- *   re-gathered one all-gather each;
+ *   re-gathered one all-gather each; both zero each gathered tensor first (torch.zeros);
  * - 0.6.0 and unset: none of it, the gradients in buckets. */
 static void test_deepspeed_releases(void **state) {
   (void)state;
@@ -837,6 +837,11 @@ static void test_deepspeed_releases(void **state) {
         assert_int_equal(f1->events[w].kind, TS_EV_WAIT);
         assert_int_equal(f1->events[w].wait_keep, 0);
       }
+    int zeroed = 0; /* before 0.6.0 each gathered tensor is zeroed, a GPU pass over it */
+    for (int e = 0; e < f1->n_events; e++)
+      zeroed += f1->events[e].kind == TS_EV_COMPUTE && f1->events[e].category == TS_CAT_DP &&
+                !f1->events[e].is_host;
+    assert_int_equal(zeroed, synced ? n_all : 0);
     double epi_host = host_time(epi, &n_host);
     assert_rel(epi_host, list ? 4 * 2e-6 + 4 * 6e-6 + n_small * 4 * (4 * 2e-6 + 6e-6) : 0, 1e-12);
     assert_int_equal(async_colls(epi, TS_COLL_ALLGATHER), list ? 0 : n_small);
