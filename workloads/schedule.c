@@ -799,8 +799,8 @@ static void host(tpl *t, double seconds) {
   push(t, e);
 }
 
-/* Gradient buckets of one backward pass: gradients gather in a bucket of wl->dp_bucket_bytes
- * (fp32 gradients), posted when full (reduce-scatter with a sharded optimizer, all-reduce
+/* Gradient buckets of one backward pass: fp32 gradients gather in a bucket of
+ * wl->dp_bucket_bytes, posted when full (reduce-scatter with a sharded optimizer, all-reduce
  * without), as Megatron-LM's overlap_grad_reduce and DeepSpeed's reduce buckets do. With no
  * bucket size, the whole pass's gradients go in one collective at its end. DeepSpeed's ZeRO-3
  * reduces in the model's precision (its ipg buffer is of the model's dtype: stage3.py, every
@@ -815,7 +815,6 @@ typedef struct buckets {
                         * experts' gradients apart) */
   double replicate_shards; /* > 1: HSDP's shard ranks, whose shards the replicas all-reduce */
   bool per_tensor; /* DeepSpeed before 0.6.0: one list reduce-scatter per parameter */
-  bool list_api; /* ... its pieces viewed in Python and copied apart by PyTorch */
   double ranks; /* the data-parallel ranks N of those lists */
   double hbm_Bps;
   double *tensors; /* the parameters (elements) in the open bucket, when per_tensor */
@@ -837,7 +836,6 @@ static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind
     if (sync != GRADS_KEEP && wl->dp_bucket_bytes <= 0)
       bk.size_bytes = 5e8 * bk.elem_bytes;
     bk.per_tensor = ts_deepspeed_zero3_path(wl->deepspeed_version) != TS_DEEPSPEED_COALESCED;
-    bk.list_api = bk.per_tensor; /* both older paths reduce-scatter through lists */
     bk.ranks = (double)ts_workload_dp_cp(wl);
   }
   return bk;
@@ -913,9 +911,9 @@ static double zero3_gather_bytes(const ts_workload *wl, long l, long n_layers) {
 /* DeepSpeed's ZeRO-3 fetch (Megatron-DeepSpeed): one all-gather per parameter of at least
  * stage3_param_persistence_threshold elements (the weight matrices and embeddings; layer norms
  * and biases stay whole on every rank), in the order the pass uses them, with the units ahead
- * prefetched up to stage3_prefetch_bucket_size elements at each fetch; gathered weights
- * are released after use, so the backward pass gathers them again, last used first. Units
- * are grouped by where the pass waits for them: the embedding, each layer, the output layer.
+ * prefetched up to stage3_prefetch_bucket_size elements at each fetch; which uses gather is
+ * fetch_plan's (DeepSpeed's reuse distance). Units are grouped by where the pass waits for
+ * them (layer_group, head_group).
  * Before 0.6.0 (ts_deepspeed_path) the small parameters are released after every backward too,
  * so a forward that follows one gathers them as well (`persistent`). */
 typedef struct fetcher {
@@ -1054,7 +1052,8 @@ static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, boo
     before[p + 1] = before[p] + numel;
   }
   int *next = ts_alloc((size_t)len, sizeof(int)), *seen = ts_alloc((size_t)n_mods, sizeof(int));
-  bool *gathered = ts_alloc((size_t)len, sizeof(bool)), *first_use = ts_alloc((size_t)len, 1);
+  bool *gathered = ts_alloc((size_t)len, sizeof(bool)),
+       *first_use = ts_alloc((size_t)len, sizeof(bool));
   for (int k = 0; k < n_mods; k++)
     seen[k] = -1;
   for (int p = len - 1; p >= 0; p--) {
@@ -1353,7 +1352,7 @@ static void grads_final(tpl *t, const ts_workload *wl, long l, bool reduces, gra
   } else if (sync != GRADS_KEEP) {
     double elems[12];
     int n = bk->per_tensor ? layer_tensors(wl, elems) : 0;
-    for (int k = n - 1; k >= 0; k--) /* the last used first (a dense layer's: params) */
+    for (int k = n - 1; k >= 0; k--) /* DeepSpeed's parameter by parameter, last used first */
       bucket_add(t, bk, elems[k]);
     if (!bk->per_tensor)
       bucket_add(t, bk, params);
