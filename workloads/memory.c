@@ -7,6 +7,7 @@
 #include "alloc.h"
 #include "cost.h"
 #include "schedule.h"
+#include "zero3.h"
 
 const char *const ts_mem_category_names[] = {"weights",     "gradients", "optimizer",
                                              "activations", "buffers",   NULL};
@@ -217,10 +218,22 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
          word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden;
   out->bytes[TS_MEM_BUFFERS] = 0;
   double embedding = word + ts_workload_position_params(wl);
-  if (ts_workload_zero(wl) == 3 && d > 1) /* the first gather carries the embedding too */
+  if (ts_workload_zero(wl) == 3 && d > 1 && !wl->is_fsdp) {
+    /* DeepSpeed: the weights its trace holds gathered at most (zero3.h), one reduce bucket in
+     * the model's precision, and the largest weight's gradient before its copy into it */
+    double bucket = wl->dp_bucket_bytes > 0 ? wl->dp_bucket_bytes : 5e8 * elem;
+    ts_zero3_module mods[TS_ZERO3_LAYER_MODULES];
+    ts_zero3_layer_modules(wl, mods);
+    double position = ts_workload_position_params(wl);
+    double largest = word > position ? word : position;
+    for (int i = 0; i < TS_ZERO3_LAYER_MODULES; i++)
+      largest = mods[i].elems[0] > largest ? mods[i].elems[0] : largest;
+    out->bytes[TS_MEM_BUFFERS] = elem * ts_zero3_peak_gathered(wl, stage) +
+                                 (bucket < elem * params ? bucket : elem * params) + elem * largest;
+  } else if (ts_workload_zero(wl) == 3 && d > 1) { /* the first gather carries the embedding */
     out->bytes[TS_MEM_BUFFERS] =
         elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);
-  else if (per.is_deepspeed) /* its two reduction buckets (memory.h) */
+  } else if (per.is_deepspeed) /* its two reduction buckets (memory.h) */
     out->bytes[TS_MEM_BUFFERS] = 2.0 * deepspeed_bucket_elements * elem;
   else if (ts_workload_zero(wl) == 2 && d > 1)
     out->bytes[TS_MEM_BUFFERS] =

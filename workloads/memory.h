@@ -26,8 +26,10 @@
  * 16/d B a parameter, plus 2 x 5e8 x 2 B.
  *
  * ZeRO-3 / FSDP shards the weights too (2 + 4 + 12 = 18 B / d per parameter) and needs
- * communication buffers: two layers' gathered weights (the one computing and the one
- * prefetched) and one layer's fp32 gradients before their reduce-scatter. ZeRO-2 holds a
+ * communication buffers: FSDP two layers' gathered weights (the one computing and the one
+ * prefetched) and one layer's fp32 gradients before their reduce-scatter; DeepSpeed the most
+ * weights its trace holds gathered at once (zero3.h: kept between uses, in use, prefetched),
+ * a reduce bucket in the model's precision and the largest weight's gradient. ZeRO-2 holds a
  * microbatch's gradients until their reduce-scatter: a bucket (dp_bucket_size), or the whole
  * stage's without one. Other buffers (RCCL/NCCL channels, pipeline receive tensors) are not
  * counted.

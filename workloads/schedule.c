@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "layout.h"
 #include "memory.h"
+#include "zero3.h"
 
 const char *const ts_category_names[] = {"compute", "recompute", "optimizer", "tp_comm",
                                          "pp_comm", "dp_comm",   "ep_comm",   "cp_comm",
@@ -913,7 +914,7 @@ static double zero3_gather_bytes(const ts_workload *wl, long l, long n_layers) {
  * and biases stay whole on every rank), in the order the pass uses them, with the units ahead
  * prefetched up to stage3_prefetch_bucket_size elements at each fetch; which uses gather is
  * fetch_plan's (DeepSpeed's reuse distance). Units are grouped by where the pass waits for
- * them (layer_group, head_group).
+ * them (zero3.h: ts_zero3_layer_group, ts_zero3_head_group).
  * Before 0.6.0 (ts_deepspeed_path) the small parameters are released after every backward too,
  * so a forward that follows one gathers them as well (`persistent`). */
 typedef struct fetcher {
@@ -921,46 +922,19 @@ typedef struct fetcher {
   int *group;
   int *pos; /* post position of each posted unit (tpl.n_posts before it) */
   int n, next;
-  double prefetch_elems, elem_bytes, persistence_elems;
+  double prefetch_elems, elem_bytes;
   bool persistent; /* this pass gathers the small parameters too */
   ts_deepspeed_path path;
   double ranks; /* data-parallel ranks: the pieces of a list all-gather */
   double hbm_Bps;
 } fetcher;
 
-/* A submodule as DeepSpeed hooks it, with its parameter tensors (elements). */
-typedef struct ds_module {
-  double elems[2];
-  int n;
-} ds_module;
-
-/* A layer's submodules on one TP rank in forward order: norm, QKV, projection, norm, FC1
- * (SwiGLU: gate and up fused), FC2, each linear with its bias under add_bias_linear
- * (column-parallel weights and biases split, row-parallel biases and the norms whole). */
-enum { LAYER_MODULES = 6 };
-static void layer_modules(const ts_workload *wl, ds_module *mods) {
-  const ts_model *m = &wl->model;
-  double h = (double)m->hidden, ff = (double)m->ffn_hidden, tp = (double)wl->tp;
-  double qkv_n = h + 2.0 * (double)m->n_query_groups * (h / (double)m->n_heads);
-  double up = m->swiglu ? 2.0 : 1.0;
-  ds_module norm = {{h, h}, m->rms_norm ? 1 : 2};
-  double linear[4][2] = {{h * qkv_n / tp, qkv_n / tp},
-                         {h * h / tp, h},
-                         {up * h * ff / tp, up * ff / tp},
-                         {ff * h / tp, h}};
-  for (int i = 0, k = 0; i < 4; i++) {
-    if (i % 2 == 0) /* the norm before attention, and before the MLP */
-      mods[k++] = norm;
-    mods[k++] = (ds_module){{linear[i][0], linear[i][1]}, m->bias ? 2 : 1};
-  }
-}
-
 /* The same layer's tensors in forward order; returns their count (at most 12). */
 static int layer_tensors(const ts_workload *wl, double *elems) {
-  ds_module mods[LAYER_MODULES];
-  layer_modules(wl, mods);
+  ts_zero3_module mods[TS_ZERO3_LAYER_MODULES];
+  ts_zero3_layer_modules(wl, mods);
   int n = 0;
-  for (int i = 0; i < LAYER_MODULES; i++)
+  for (int i = 0; i < TS_ZERO3_LAYER_MODULES; i++)
     for (int k = 0; k < mods[i].n; k++)
       elems[n++] = mods[i].elems[k];
   return n;
@@ -978,121 +952,34 @@ static int head_tensors(const ts_workload *wl, double *elems) {
   return n;
 }
 
-/* The fetch groups: where a pass waits for its weights. Group 0 the embedding, 1 + 2i layer
- * i (in a backward under full recomputation, its recomputed forward), 2 + 2i layer i's
- * backward after its recomputation, 2n + 1 the final norm and the output layer. */
-static int layer_group(long i) {
-  return 1 + 2 * (int)i;
-}
-static int head_group(long n_layers) {
-  return 2 * (int)n_layers + 1;
-}
-
-/* A chunk's weights as DeepSpeed fetches them for one microbatch. DeepSpeed traces the
- * submodules a forward and a backward use, and releases a submodule's weights after a use
- * unless the elements of the submodules used before its next use are fewer than
- * stage3_max_reuse_distance (stage3.py, _keep_for_later and _distance_in_numel, the same from
- * 0.3.16 to today); a use gathers the weights when the previous use released them, or is the
- * first. So a forward use is always gathered, the tied output layer's again unless the layers
- * between are few, and a backward use under full recomputation again when the submodules
- * after it in the recomputed forward, twice over, pass the distance (at its 1e9 default: the
- * attention's and FC1's weights at 175B's width, tensor parallel 1). Small parameters (under
- * stage3_param_persistence_threshold) are never released in the pass; `persistent` gathers
- * them at their first use in the forward. The units of the pass asked for, in its order. */
+/* The units of the pass asked for, in its order, from DeepSpeed's trace (zero3.h): the large
+ * tensors of each use that gathers; with `persistent`, the small ones at their first use in
+ * the forward. */
 static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, bool persistent,
                        double hbm_Bps, fetcher *f) {
-  long n = pl.n_layers;
-  bool recompute = wl->recompute == TS_RECOMPUTE_FULL;
-  /* the chunk's submodules: the embedding's word and position tables, the layers', the final
-   * norm, the output layer (the word table again where tied) */
-  int n_mods = 2 + LAYER_MODULES * (int)n + 2;
-  ds_module *mods = ts_alloc((size_t)n_mods, sizeof *mods);
-  double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
-  bool own_head = ts_workload_head_params(wl) > ts_workload_norm_params(wl) || !pl.is_first;
-  int norm_mod = n_mods - 2, head_mod = own_head ? n_mods - 1 : 0;
-  mods[0] = (ds_module){{word}, pl.is_first ? 1 : 0};
-  mods[1] = (ds_module){{ts_workload_position_params(wl)}, pl.is_first ? 1 : 0};
-  for (long i = 0; i < n; i++)
-    layer_modules(wl, mods + 2 + LAYER_MODULES * i);
-  mods[norm_mod] = (ds_module){{(double)wl->model.hidden, (double)wl->model.hidden},
-                               pl.is_last ? (wl->model.rms_norm ? 1 : 2) : 0};
-  mods[n_mods - 1] = (ds_module){{word}, pl.is_last && own_head ? 1 : 0};
-  /* the trace: forward, then backward */
-  int cap = 4 + LAYER_MODULES * (int)n * 3 + 4, len = 0, n_fwd;
-  int *mod = ts_alloc((size_t)cap, sizeof(int)), *group = ts_alloc((size_t)cap, sizeof(int));
-#define USE(m, g) (mod[len] = (m), group[len++] = (g))
-  USE(0, 0);
-  USE(1, 0);
-  for (long i = 0; i < n; i++)
-    for (int k = 0; k < LAYER_MODULES; k++)
-      USE(2 + LAYER_MODULES * (int)i + k, layer_group(i));
-  USE(norm_mod, head_group(n));
-  if (pl.is_last)
-    USE(head_mod, head_group(n));
-  n_fwd = len;
-  if (pl.is_last)
-    USE(head_mod, head_group(n));
-  USE(norm_mod, head_group(n));
-  for (long i = n - 1; i >= 0; i--) {
-    int first = 2 + LAYER_MODULES * (int)i;
-    for (int k = 0; recompute && k < LAYER_MODULES; k++)
-      USE(first + k, layer_group(i));
-    for (int k = LAYER_MODULES - 1; k >= 0; k--)
-      USE(first + k, recompute ? layer_group(i) + 1 : layer_group(i));
-  }
-  USE(1, 0);
-  USE(0, 0);
-#undef USE
-  /* released after each use: no next use, or one too far */
-  double *before = ts_alloc((size_t)len + 1, sizeof(double)); /* elements of uses before */
-  for (int p = 0; p < len; p++) {
-    double numel = 0;
-    for (int k = 0; k < mods[mod[p]].n; k++)
-      numel += mods[mod[p]].elems[k];
-    before[p + 1] = before[p] + numel;
-  }
-  int *next = ts_alloc((size_t)len, sizeof(int)), *seen = ts_alloc((size_t)n_mods, sizeof(int));
-  bool *gathered = ts_alloc((size_t)len, sizeof(bool)),
-       *first_use = ts_alloc((size_t)len, sizeof(bool));
-  for (int k = 0; k < n_mods; k++)
-    seen[k] = -1;
-  for (int p = len - 1; p >= 0; p--) {
-    next[p] = seen[mod[p]];
-    seen[mod[p]] = p;
-  }
-  for (int p = 0; p < len; p++)
-    gathered[p] = first_use[p] = seen[mod[p]] == p;
-  for (int p = 0; p < len; p++)
-    if (next[p] >= 0)
-      gathered[next[p]] = wl->stage3_max_reuse_elems <= 0 ||
-                          before[next[p]] - before[p + 1] >= wl->stage3_max_reuse_elems;
-  *f = (fetcher){.elems = ts_alloc((size_t)(2 * len), sizeof(double)),
-                 .group = ts_alloc((size_t)(2 * len), sizeof(int)),
-                 .pos = ts_alloc((size_t)(2 * len), sizeof(int)),
+  ts_zero3_trace tr;
+  ts_zero3_trace_build(wl, pl.n_layers, pl.is_first, pl.is_last, &tr);
+  *f = (fetcher){.elems = ts_alloc((size_t)(2 * tr.len), sizeof(double)),
+                 .group = ts_alloc((size_t)(2 * tr.len), sizeof(int)),
+                 .pos = ts_alloc((size_t)(2 * tr.len), sizeof(int)),
                  .prefetch_elems = wl->stage3_prefetch_elems,
                  .elem_bytes = ts_cost_elem_bytes(wl->precision),
-                 .persistence_elems = wl->stage3_persistence_elems,
                  .persistent = persistent,
                  .path = ts_deepspeed_zero3_path(wl->deepspeed_version),
                  .ranks = (double)ts_workload_dp_cp(wl),
                  .hbm_Bps = hbm_Bps};
-  for (int p = backward ? n_fwd : 0; p < (backward ? len : n_fwd); p++)
-    for (int k = 0; k < mods[mod[p]].n; k++) {
-      double e = mods[mod[p]].elems[k];
-      bool small = e < f->persistence_elems;
-      if (e > 0 && (small ? persistent && !backward && first_use[p] : gathered[p])) {
+  for (int p = backward ? tr.n_fwd : 0; p < (backward ? tr.len : tr.n_fwd); p++) {
+    const ts_zero3_module *m = &tr.mods[tr.use[p]];
+    for (int k = 0; k < m->n; k++) {
+      double e = m->elems[k];
+      bool small = e < wl->stage3_persistence_elems;
+      if (e > 0 && (small ? persistent && !backward && tr.first_use[p] : tr.gathered[p])) {
         f->elems[f->n] = e;
-        f->group[f->n++] = group[p];
+        f->group[f->n++] = tr.group[p];
       }
     }
-  free(mods);
-  free(mod);
-  free(group);
-  free(before);
-  free(next);
-  free(seen);
-  free(gathered);
-  free(first_use);
+  }
+  ts_zero3_trace_free(&tr);
 }
 
 static void fetch_free(fetcher *f) {
@@ -1323,7 +1210,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     }
     if (deepspeed3) {
       at(t, TS_OP_GRAD_SYNC, l);
-      fetch_group(&f, t, layer_group(l - pl.layer0));
+      fetch_group(&f, t, ts_zero3_layer_group(l - pl.layer0));
     }
     layer_forward(t, wl, c, l, is_moe(wl, pl, l), TS_CAT_COMPUTE);
   }
@@ -1332,7 +1219,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
   if (last) {
     if (deepspeed3) {
       at(t, TS_OP_HEAD, -1);
-      fetch_group(&f, t, head_group(n));
+      fetch_group(&f, t, ts_zero3_head_group(n));
     }
     head_forward(t, wl, c);
   } else if (!pl.local_down) {
@@ -1404,11 +1291,11 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     }
     if (deepspeed3 && last && l == top) {
       at(t, TS_OP_HEAD, -1);
-      fetch_group(&f, t, head_group(n));
+      fetch_group(&f, t, ts_zero3_head_group(n));
     }
     if (deepspeed3) {
       at(t, TS_OP_GRAD_SYNC, l);
-      fetch_group(&f, t, layer_group(l - pl.layer0));
+      fetch_group(&f, t, ts_zero3_layer_group(l - pl.layer0));
     }
     /* Gradients of this layer (and of the final norm and the output layer's own weights or,
      * with pp > 1, the tied embedding's copy, on the last chunk). */
@@ -1429,7 +1316,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       layer_forward(t, wl, c, l, moe, TS_CAT_RECOMPUTE);
       if (deepspeed3) { /* the weights the recomputed forward released */
         at(t, TS_OP_GRAD_SYNC, l);
-        fetch_group(&f, t, layer_group(l - pl.layer0) + 1);
+        fetch_group(&f, t, ts_zero3_layer_group(l - pl.layer0) + 1);
       }
     }
     layer_backward(t, wl, c, l, moe);

@@ -101,13 +101,15 @@ static void test_stage_memory(void **state) {
   ts_memory_stage(&wl, 1, &m1);
   assert_rel(m1.bytes[TS_MEM_GRADIENTS], 4 * p1 / 8, 1e-12);
   assert_rel(m1.bytes[TS_MEM_OPTIMIZER], 12 * p1 / 8, 1e-12);
-  wl.zero_stage = 3; /* 18 B / d, plus two gathered layers and one layer's gradients */
+  wl.zero_stage = 3; /* 18 B / d, plus two gathered layers and one layer's gradients (FSDP) */
+  wl.is_fsdp = true;
   ts_memory_stage(&wl, 1, &m1);
   assert_rel(m1.bytes[TS_MEM_WEIGHTS], 2 * p1 / 8, 1e-12);
   double lp = ts_cost_layer_params(&wl), word = 51200.0 / 8 * 12288, emb = word + 2048.0 * 12288;
   assert_rel(m1.bytes[TS_MEM_BUFFERS], 2 * (2 * lp + emb) + 4 * lp,
              1e-12); /* vocabulary padded to 1,024 x 50 */
   assert_true(lp > emb);
+  wl.is_fsdp = false;
   wl.zero_stage = 1;
   ts_memory_stage(&wl, 1, &m1);
   assert_true(m1.bytes[TS_MEM_BUFFERS] == 0);
@@ -221,10 +223,36 @@ static void test_deepspeed_states(void **state) {
   assert_true(per.sharded == 8 && per.gradient == 4 && per.weight == 2);
 }
 
+/* DeepSpeed's ZeRO-3 buffers (zero3.h): 8 layers of 1024 (12.6M elements of matrices each),
+ * at stage3_max_reuse_distance 1e9 every weight stays gathered from its forward use to its
+ * backward one (the whole model is 0.1B elements), so the peak holds them all (the tied output
+ * layer once); then a reduce bucket (5e8 elements, but no more than the model) and FC1's
+ * gradient, all in bf16. */
+static void test_deepspeed_zero3_buffers(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 1, 8, 16, 1);
+  wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+  wl.zero_stage = 3;
+  wl.stage3_prefetch_elems = 5e7;
+  wl.stage3_persistence_elems = 1e5;
+  wl.stage3_max_reuse_elems = 1e9;
+  ts_memory m;
+  ts_memory_stage(&wl, 0, &m);
+  double matrices = 3072.0 * 1024 + 1024.0 * 1024 + 2 * 4096.0 * 1024;
+  double gathered = 1024.0 * 1024 + 512.0 * 1024 + 8 * matrices;
+  double params = ts_cost_stage_params(&wl, 0);
+  assert_rel(m.bytes[TS_MEM_BUFFERS], 2 * gathered + 2 * params + 2 * 4096.0 * 1024, 1e-12);
+  /* Nothing kept: at most a matrix in use and the prefetch window ahead of it. */
+  wl.stage3_max_reuse_elems = 0;
+  ts_memory_stage(&wl, 0, &m);
+  assert_true(m.bytes[TS_MEM_BUFFERS] < 2 * gathered + 2 * params + 2 * 4096.0 * 1024);
+  assert_true(m.bytes[TS_MEM_BUFFERS] >= 2 * (5e7 + 4096.0 * 1024) + 2 * params);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_activations), cmocka_unit_test(test_fp8_and_recompute_modules),
-      cmocka_unit_test(test_stage_memory), cmocka_unit_test(test_deepspeed_states),
-      cmocka_unit_test(test_smallest_layout)};
+      cmocka_unit_test(test_activations),      cmocka_unit_test(test_fp8_and_recompute_modules),
+      cmocka_unit_test(test_stage_memory),     cmocka_unit_test(test_deepspeed_zero3_buffers),
+      cmocka_unit_test(test_deepspeed_states), cmocka_unit_test(test_smallest_layout)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,58 @@
+/* zero3: DeepSpeed's ZeRO-3 as it traces a pipeline chunk's submodules for one microbatch.
+ *
+ * DeepSpeed records the submodules a forward and a backward use (its trace) and, after each
+ * use, releases a submodule's gathered weights unless the elements of the submodules used
+ * before its next use are fewer than stage3_max_reuse_distance (stage3.py, _keep_for_later and
+ * _distance_in_numel, the same from 0.3.16 to today's 0.16.4); a use gathers the weights when
+ * the previous one released them, or is the first. So every forward use gathers, the tied
+ * output layer's again unless the layers between are few, a small model stays gathered from
+ * its forward to its backward, and under full recomputation a layer's backward gathers again
+ * the weights whose later submodules, twice over (recomputed, then in backward), pass the
+ * distance. Parameters under stage3_param_persistence_threshold are never released in a pass.
+ * The schedule turns the trace into gathers (workloads/schedule.c, fetch_plan); the memory
+ * model takes the most weights it holds gathered at once (ts_zero3_peak_gathered). */
+#ifndef TS_ZERO3_H
+#define TS_ZERO3_H
+
+#include <stdbool.h>
+
+#include "workload.h"
+
+/* A submodule as DeepSpeed hooks it, with its parameter tensors (elements). */
+typedef struct ts_zero3_module {
+  double elems[2];
+  int n;
+} ts_zero3_module;
+
+/* A layer's submodules on one TP rank in forward order: norm, QKV, projection, norm, FC1
+ * (SwiGLU: gate and up fused), FC2, each linear with its bias under add_bias_linear
+ * (column-parallel weights and biases split, row-parallel biases and the norms whole). */
+enum { TS_ZERO3_LAYER_MODULES = 6 };
+void ts_zero3_layer_modules(const ts_workload *wl, ts_zero3_module *mods);
+
+/* Where a pass waits for its weights: group 0 the embedding, 1 + 2i layer i (in a backward
+ * under full recomputation, its recomputed forward), 2 + 2i layer i's backward after its
+ * recomputation, 2n + 1 the final norm and the output layer. */
+int ts_zero3_layer_group(long layer);
+int ts_zero3_head_group(long n_layers);
+
+/* The uses of one microbatch, forward (uses [0, n_fwd)) then backward, of a chunk of
+ * n_layers layers (with the embedding when first, the final norm and output layer when last):
+ * mods[use[p]] is used at p, waited for as group[p]; gathered[p]: the use gathers its large
+ * tensors; released[p]: they are released after it; first_use[p]: the submodule's first. */
+typedef struct ts_zero3_trace {
+  ts_zero3_module *mods;
+  int n_mods, len, n_fwd;
+  int *use, *group;
+  bool *gathered, *released, *first_use;
+} ts_zero3_trace;
+void ts_zero3_trace_build(const ts_workload *wl, long n_layers, bool is_first, bool is_last,
+                          ts_zero3_trace *out);
+void ts_zero3_trace_free(ts_zero3_trace *tr);
+
+/* The most elements of large weights (stage3_param_persistence_threshold and over) a rank of
+ * pipeline stage `stage` holds gathered at once: those kept between uses, the submodule in use
+ * and the gathers prefetched ahead of it (stage3_prefetch_bucket_size; the last may pass it). */
+double ts_zero3_peak_gathered(const ts_workload *wl, long stage);
+
+#endif
