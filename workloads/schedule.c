@@ -914,7 +914,7 @@ static double zero3_gather_bytes(const ts_workload *wl, long l, long n_layers) {
  * and biases stay whole on every rank), in the order the pass uses them, with the units ahead
  * prefetched up to stage3_prefetch_bucket_size elements at each fetch; which uses gather is
  * fetch_plan's (DeepSpeed's reuse distance). Units are grouped by where the pass waits for
- * them (zero3.h: ts_zero3_layer_group, ts_zero3_head_group).
+ * them (zero3.h: ts_zero3_group, ts_zero3_head_group).
  * Before 0.6.0 (ts_deepspeed_path) the small parameters are released after every backward too,
  * so a forward that follows one gathers them as well (`persistent`). */
 typedef struct fetcher {
@@ -1039,6 +1039,87 @@ static void fetch_group(fetcher *f, tpl *t, int g) {
   } else {
     wait_posted(t, t->n_posts - f->pos[last] - 1);
   }
+}
+
+/* Where DeepSpeed's hooks fetch submodule by submodule inside a layer: a dense layer without
+ * tensor or context parallelism, recomputed whole or not at all (elsewhere a layer's weights
+ * are fetched before it, all its submodules at once). */
+static bool fetches_by_submodule(const ts_workload *wl, bool moe) {
+  return wl->tp == 1 && wl->cp == 1 && !moe && !wl->model.mla &&
+         (wl->recompute == TS_RECOMPUTE_NONE || wl->recompute == TS_RECOMPUTE_FULL);
+}
+
+/* Submodule k of the chunk's layer i, before its use. */
+static void fetch_module(fetcher *f, tpl *t, long l, long i, int k, bool after_recompute) {
+  ts_op op = t->op;
+  at(t, TS_OP_GRAD_SYNC, l);
+  fetch_group(f, t, ts_zero3_group(i, k, after_recompute));
+  at(t, op, l);
+}
+
+/* Layer l (the chunk's i) forward under DeepSpeed's ZeRO-3: each submodule's weights fetched
+ * before it (norm, QKV, projection, norm, FC1, FC2), the attention and MLP pieces split at
+ * their GEMMs' shares; or, where fetches_by_submodule does not hold, all six before the layer. */
+static void layer_forward_fetching(tpl *t, const ts_workload *wl, const stage_costs *c, long l,
+                                   long i, bool moe, ts_category cat, fetcher *f) {
+  const ts_layer_cost *lc = &c->layer;
+  if (!fetches_by_submodule(wl, moe)) {
+    for (int k = 0; k < TS_ZERO3_LAYER_MODULES; k++)
+      fetch_module(f, t, l, i, k, false);
+    layer_forward(t, wl, c, l, moe, cat);
+    return;
+  }
+  at(t, TS_OP_ATTN, l);
+  fetch_module(f, t, l, i, 0, false);
+  compute(t, lc->ln1, cat);
+  fetch_module(f, t, l, i, 1, false);
+  compute(t, part(lc->attn, 1 - lc->share_attn_out), cat); /* QKV, then the core */
+  fetch_module(f, t, l, i, 2, false);
+  compute(t, part(lc->attn, lc->share_attn_out), cat);
+  at(t, TS_OP_MLP, l);
+  compute(t, lc->bda1, cat);
+  fetch_module(f, t, l, i, 3, false);
+  compute(t, lc->ln2, cat);
+  fetch_module(f, t, l, i, 4, false);
+  compute(t, part(lc->mlp, 1 - lc->share_mlp_out), cat); /* FC1, then the activation */
+  fetch_module(f, t, l, i, 5, false);
+  compute(t, part(lc->mlp, lc->share_mlp_out), cat);
+  compute(t, lc->bda2, cat);
+}
+
+/* Its backward: FC2, FC1, norm, projection, QKV, norm, each fetched before its backward (the
+ * weights a recomputed forward released; all of them without recomputation), each GEMM's
+ * backward (data and weight gradients) twice its data gradient's share. */
+static void layer_backward_fetching(tpl *t, const ts_workload *wl, const stage_costs *c, long l,
+                                    long i, bool moe, fetcher *f) {
+  const ts_layer_cost *lc = &c->layer;
+  bool after = wl->recompute == TS_RECOMPUTE_FULL;
+  if (!fetches_by_submodule(wl, moe)) {
+    for (int k = TS_ZERO3_LAYER_MODULES - 1; k >= 0; k--)
+      fetch_module(f, t, l, i, k, after);
+    layer_backward(t, wl, c, l, moe);
+    return;
+  }
+  double fc2 = 2 * lc->share_mlp_bwd_in, fc1 = 2 * lc->share_mlp_bwd_out;
+  double proj = 2 * lc->share_attn_bwd_in, qkv = 2 * lc->share_attn_bwd_out;
+  at(t, TS_OP_MLP, l);
+  compute(t, lc->bda2_bwd, TS_CAT_COMPUTE);
+  fetch_module(f, t, l, i, 5, after);
+  compute(t, part(lc->mlp_bwd, fc2), TS_CAT_COMPUTE);
+  compute(t, part(lc->mlp_bwd, 1 - fc2 - fc1), TS_CAT_COMPUTE); /* the activation's */
+  fetch_module(f, t, l, i, 4, after);
+  compute(t, part(lc->mlp_bwd, fc1), TS_CAT_COMPUTE);
+  fetch_module(f, t, l, i, 3, after);
+  compute(t, lc->ln2_bwd, TS_CAT_COMPUTE);
+  compute(t, lc->bda1_bwd, TS_CAT_COMPUTE);
+  at(t, TS_OP_ATTN, l);
+  fetch_module(f, t, l, i, 2, after);
+  compute(t, part(lc->attn_bwd, proj), TS_CAT_COMPUTE);
+  compute(t, part(lc->attn_bwd, 1 - proj - qkv), TS_CAT_COMPUTE); /* the core's */
+  fetch_module(f, t, l, i, 1, after);
+  compute(t, part(lc->attn_bwd, qkv), TS_CAT_COMPUTE);
+  fetch_module(f, t, l, i, 0, after);
+  compute(t, lc->ln1_bwd, TS_CAT_COMPUTE);
 }
 
 /* Megatron-Core's overlap_param_gather: the chunk's updated weights gathered in buckets of
@@ -1208,11 +1289,10 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
       mtp_forward(t, wl, c, pl, l);
       continue;
     }
-    if (deepspeed3) {
-      at(t, TS_OP_GRAD_SYNC, l);
-      fetch_group(&f, t, ts_zero3_layer_group(l - pl.layer0));
-    }
-    layer_forward(t, wl, c, l, is_moe(wl, pl, l), TS_CAT_COMPUTE);
+    if (deepspeed3)
+      layer_forward_fetching(t, wl, c, l, l - pl.layer0, is_moe(wl, pl, l), TS_CAT_COMPUTE, &f);
+    else
+      layer_forward(t, wl, c, l, is_moe(wl, pl, l), TS_CAT_COMPUTE);
   }
   if (first && n + pl.n_mtp == 0)
     embedding_forward(t, wl, c);
@@ -1293,10 +1373,6 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       at(t, TS_OP_HEAD, -1);
       fetch_group(&f, t, ts_zero3_head_group(n));
     }
-    if (deepspeed3) {
-      at(t, TS_OP_GRAD_SYNC, l);
-      fetch_group(&f, t, ts_zero3_layer_group(l - pl.layer0));
-    }
     /* Gradients of this layer (and of the final norm and the output layer's own weights or,
      * with pp > 1, the tied embedding's copy, on the last chunk). */
     double expert = 0, params = params_of(wl, pl, l, &expert);
@@ -1312,14 +1388,14 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       }
     }
     bool moe = is_moe(wl, pl, l);
-    if (wl->recompute == TS_RECOMPUTE_FULL) {
+    if (wl->recompute == TS_RECOMPUTE_FULL && deepspeed3)
+      layer_forward_fetching(t, wl, c, l, l - pl.layer0, moe, TS_CAT_RECOMPUTE, &f);
+    else if (wl->recompute == TS_RECOMPUTE_FULL)
       layer_forward(t, wl, c, l, moe, TS_CAT_RECOMPUTE);
-      if (deepspeed3) { /* the weights the recomputed forward released */
-        at(t, TS_OP_GRAD_SYNC, l);
-        fetch_group(&f, t, ts_zero3_layer_group(l - pl.layer0) + 1);
-      }
-    }
-    layer_backward(t, wl, c, l, moe);
+    if (deepspeed3)
+      layer_backward_fetching(t, wl, c, l, l - pl.layer0, moe, &f);
+    else
+      layer_backward(t, wl, c, l, moe);
     grads_final(t, wl, l, reduces, sync, &bk, &bk_expert, params, expert);
   }
   if (first) {

@@ -21,12 +21,12 @@ void ts_zero3_layer_modules(const ts_workload *wl, ts_zero3_module *mods) {
   }
 }
 
-int ts_zero3_layer_group(long layer) {
-  return 1 + 2 * (int)layer;
+int ts_zero3_group(long layer, int module, bool after_recompute) {
+  return 1 + 2 * (TS_ZERO3_LAYER_MODULES * (int)layer + module) + (after_recompute ? 1 : 0);
 }
 
 int ts_zero3_head_group(long n_layers) {
-  return 2 * (int)n_layers + 1;
+  return 1 + 2 * TS_ZERO3_LAYER_MODULES * (int)n_layers;
 }
 
 static double module_elems(const ts_zero3_module *m) {
@@ -71,7 +71,7 @@ void ts_zero3_trace_build(const ts_workload *wl, long n_layers, bool is_first, b
   USE(1, 0);
   for (long i = 0; i < n; i++)
     for (int k = 0; k < per; k++)
-      USE(2 + per * (int)i + k, ts_zero3_layer_group(i));
+      USE(2 + per * (int)i + k, ts_zero3_group(i, k, false));
   USE(norm_mod, ts_zero3_head_group(n));
   if (is_last)
     USE(head_mod, ts_zero3_head_group(n));
@@ -80,11 +80,11 @@ void ts_zero3_trace_build(const ts_workload *wl, long n_layers, bool is_first, b
     USE(head_mod, ts_zero3_head_group(n));
   USE(norm_mod, ts_zero3_head_group(n));
   for (long i = n - 1; i >= 0; i--) {
-    int first = 2 + per * (int)i, g = ts_zero3_layer_group(i);
+    int first = 2 + per * (int)i;
     for (int k = 0; recompute && k < per; k++)
-      USE(first + k, g);
+      USE(first + k, ts_zero3_group(i, k, false));
     for (int k = per - 1; k >= 0; k--)
-      USE(first + k, recompute ? g + 1 : g);
+      USE(first + k, ts_zero3_group(i, k, recompute));
   }
   USE(1, 0);
   USE(0, 0);

@@ -30,10 +30,10 @@ typedef struct ts_zero3_module {
 enum { TS_ZERO3_LAYER_MODULES = 6 };
 void ts_zero3_layer_modules(const ts_workload *wl, ts_zero3_module *mods);
 
-/* Where a pass waits for its weights: group 0 the embedding, 1 + 2i layer i (in a backward
- * under full recomputation, its recomputed forward), 2 + 2i layer i's backward after its
- * recomputation, 2n + 1 the final norm and the output layer. */
-int ts_zero3_layer_group(long layer);
+/* Where a pass waits for its weights: group 0 the embedding; submodule k of layer i (in a
+ * backward under full recomputation, of its recomputed forward) 1 + 2 (6i + k), and after the
+ * recomputation 2 + 2 (6i + k); 1 + 12n the final norm and the output layer. */
+int ts_zero3_group(long layer, int module, bool after_recompute);
 int ts_zero3_head_group(long n_layers);
 
 /* The uses of one microbatch, forward (uses [0, n_fwd)) then backward, of a chunk of

@@ -714,8 +714,9 @@ static void test_data_parallel_streams(void **state) {
   /* DeepSpeed's ZeRO-3 (its defaults): a gather per weight matrix and embedding (biases and
    * layer norms, under 1e5 elements, stay whole), the output layer's tied embedding gathered
    * again; with matrices of 0.5-2.1M elements, a 5e7-element prefetch bucket holds the rest of
-   * the pass, so every gather is posted once the first is due and each layer waits only for its
-   * own: the embedding, 8 layers and the output layer wait, in forward and in backward. */
+   * the pass, so every gather is posted once the first is due and each submodule waits only for
+   * its own: the embedding, 8 x 4 matrices and the output layer wait, in forward and in
+   * backward (tensor parallel 2: all before their layer). */
   wl = test_workload(8, 1024, 16, 512, 1000, 2, 1, 4, 16, 1);
   wl.zero_stage = 3;
   wl.stage3_prefetch_elems = 5e7;
@@ -725,9 +726,9 @@ static void test_data_parallel_streams(void **state) {
   double matrices = 1024.0 * 3072 / 2 + 1024.0 * 1024 / 2 + 2 * 1024.0 * 4096 / 2;
   double ds = 2.0 * (2 * word + 512.0 * 1024 + 8 * matrices);
   assert_rel(posted_bytes(&prog->blocks[0], TS_COLL_ALLGATHER, &waits), ds, 1e-12);
-  assert_int_equal(waits, 10);
+  assert_int_equal(waits, 34);
   assert_rel(posted_bytes(&prog->blocks[1], TS_COLL_ALLGATHER, &waits), ds, 1e-12);
-  assert_int_equal(waits, 11); /* and the reduction stream's, as the backward ends */
+  assert_int_equal(waits, 35); /* and the reduction stream's, as the backward ends */
   /* The gradients, in the model's precision, through 5e8-element buckets: one here. */
   assert_rel(posted_bytes(&prog->blocks[1], TS_COLL_REDUCE_SCATTER, &waits), 2.0 * params, 1e-12);
   int gathers = 0;
@@ -735,11 +736,11 @@ static void test_data_parallel_streams(void **state) {
     gathers += prog->blocks[0].events[e].kind == TS_EV_COLL && prog->blocks[0].events[e].is_async;
   assert_int_equal(gathers, 2 + 8 * 4 + 1);
   ts_job_fini(&job);
-  /* Without prefetch each gather is posted when its layer is due. */
+  /* Without prefetch each gather is posted when its submodule is due. */
   wl.stage3_prefetch_elems = 0;
   assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
   assert_rel(posted_bytes(&job.programs[0].blocks[0], TS_COLL_ALLGATHER, &waits), ds, 1e-12);
-  assert_int_equal(waits, 10);
+  assert_int_equal(waits, 34);
   ts_job_fini(&job);
 
   /* overlap_param_gather: the distributed optimizer's all-gather of updated weights leaves the
@@ -879,6 +880,42 @@ static void test_deepspeed_reuse(void **state) {
     assert_int_equal(async_colls(&job.programs[0].blocks[1], TS_COLL_ALLGATHER), bwd[k]);
     ts_job_fini(&job);
   }
+}
+
+/* The layer's work, the same whether DeepSpeed's ZeRO-3 fetches submodule by submodule (its
+ * pieces split at their GEMMs' shares) or nothing is fetched (ZeRO-1): time and FLOPs of the
+ * first forward and backward, full recomputation, tensor parallel 1. */
+static void test_deepspeed_split_layers(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_err err = {0};
+  double work[2][2] = {{0}}, flops[2][2] = {{0}};
+  int fetch_waits = 0;
+  for (int z = 0; z < 2; z++) {
+    ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 1, 4, 16, 1);
+    wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+    wl.zero_stage = z ? 3 : 1;
+    wl.recompute = TS_RECOMPUTE_FULL;
+    wl.stage3_prefetch_elems = 0; /* each gather when its submodule is due */
+    wl.stage3_persistence_elems = 1e5;
+    ts_job job;
+    assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+    for (int b = 0; b < 2; b++)
+      for (int e = 0; e < job.programs[0].blocks[b].n_events; e++) {
+        const ts_event *ev = &job.programs[0].blocks[b].events[e];
+        if (ev->kind == TS_EV_COMPUTE && ev->category != TS_CAT_DP) {
+          work[z][b] += ev->time_s;
+          flops[z][b] += ev->flops;
+        }
+        fetch_waits += z && b == 0 && ev->kind == TS_EV_WAIT;
+      }
+    ts_job_fini(&job);
+  }
+  for (int b = 0; b < 2; b++) {
+    assert_rel(work[1][b], work[0][b], 1e-12);
+    assert_rel(flops[1][b], flops[0][b], 1e-12);
+  }
+  assert_int_equal(fetch_waits, 1 + 8 * 4 + 1); /* the embedding, 4 matrices a layer, the output */
 }
 
 /* tp_comm_overlap: each of a layer's 8 TP collectives (sequence parallelism, forward and
@@ -1085,6 +1122,7 @@ int main(void) {
                                      cmocka_unit_test(test_data_parallel_streams),
                                      cmocka_unit_test(test_deepspeed_releases),
                                      cmocka_unit_test(test_deepspeed_reuse),
+                                     cmocka_unit_test(test_deepspeed_split_layers),
                                      cmocka_unit_test(test_tp_comm_overlap),
                                      cmocka_unit_test(test_moe_events),
                                      cmocka_unit_test(test_context_parallel)};
