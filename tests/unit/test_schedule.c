@@ -884,38 +884,41 @@ static void test_deepspeed_reuse(void **state) {
 
 /* The layer's work, the same whether DeepSpeed's ZeRO-3 fetches submodule by submodule (its
  * pieces split at their GEMMs' shares) or nothing is fetched (ZeRO-1): time and FLOPs of the
- * first forward and backward, full recomputation, tensor parallel 1. */
+ * first forward and backward, full recomputation or none, tensor parallel 1. */
 static void test_deepspeed_split_layers(void **state) {
   (void)state;
   ts_gpu g = mi250x_like();
   ts_err err = {0};
-  double work[2][2] = {{0}}, flops[2][2] = {{0}};
-  int fetch_waits = 0;
-  for (int z = 0; z < 2; z++) {
-    ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 1, 4, 16, 1);
-    wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
-    wl.zero_stage = z ? 3 : 1;
-    wl.recompute = TS_RECOMPUTE_FULL;
-    wl.stage3_prefetch_elems = 0; /* each gather when its submodule is due */
-    wl.stage3_persistence_elems = 1e5;
-    ts_job job;
-    assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
-    for (int b = 0; b < 2; b++)
-      for (int e = 0; e < job.programs[0].blocks[b].n_events; e++) {
-        const ts_event *ev = &job.programs[0].blocks[b].events[e];
-        if (ev->kind == TS_EV_COMPUTE && ev->category != TS_CAT_DP) {
-          work[z][b] += ev->time_s;
-          flops[z][b] += ev->flops;
+  for (int full = 0; full < 2; full++) {
+    double work[2][2] = {{0}}, flops[2][2] = {{0}};
+    int fetch_waits = 0;
+    for (int z = 0; z < 2; z++) {
+      ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 1, 4, 16, 1);
+      wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+      wl.zero_stage = z ? 3 : 1;
+      wl.recompute = full ? TS_RECOMPUTE_FULL : TS_RECOMPUTE_NONE;
+      wl.stage3_prefetch_elems = 0; /* each gather when its submodule is due */
+      wl.stage3_persistence_elems = 1e5;
+      ts_job job;
+      assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+      for (int b = 0; b < 2; b++)
+        for (int e = 0; e < job.programs[0].blocks[b].n_events; e++) {
+          const ts_event *ev = &job.programs[0].blocks[b].events[e];
+          if (ev->kind == TS_EV_COMPUTE && ev->category != TS_CAT_DP) {
+            work[z][b] += ev->time_s;
+            flops[z][b] += ev->flops;
+          }
+          fetch_waits += z && b == 0 && ev->kind == TS_EV_WAIT;
         }
-        fetch_waits += z && b == 0 && ev->kind == TS_EV_WAIT;
-      }
-    ts_job_fini(&job);
+      ts_job_fini(&job);
+    }
+    for (int b = 0; b < 2; b++) {
+      assert_rel(work[1][b], work[0][b], 1e-12);
+      assert_rel(flops[1][b], flops[0][b], 1e-12);
+    }
+    assert_int_equal(fetch_waits,
+                     1 + 8 * 4 + 1); /* the embedding, 4 matrices a layer, the output */
   }
-  for (int b = 0; b < 2; b++) {
-    assert_rel(work[1][b], work[0][b], 1e-12);
-    assert_rel(flops[1][b], flops[0][b], 1e-12);
-  }
-  assert_int_equal(fetch_waits, 1 + 8 * 4 + 1); /* the embedding, 4 matrices a layer, the output */
 }
 
 /* tp_comm_overlap: each of a layer's 8 TP collectives (sequence parallelism, forward and
