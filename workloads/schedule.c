@@ -1,6 +1,7 @@
 /* schedule: per-rank programs for pipeline schedules; see schedule.h. */
 #include "schedule.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -927,6 +928,13 @@ typedef struct fetcher {
   ts_deepspeed_path path;
   double ranks; /* data-parallel ranks: the pieces of a list all-gather */
   double hbm_Bps;
+  /* stage3_max_live_parameters: the elements gathered or in flight (DeepSpeed's available
+   * parameters), and the pass's uses (group, large elements, released after), the next not
+   * yet passed: a use's weights are released when the pass fetches for a later one. */
+  double live_limit, available;
+  int *use_group, n_uses, use_next;
+  double *use_elems;
+  bool *use_released;
 } fetcher;
 
 /* The same layer's tensors in forward order; returns their count (at most 12). */
@@ -968,7 +976,22 @@ static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, boo
                  .path = ts_deepspeed_zero3_path(wl->deepspeed_version),
                  .ranks = (double)ts_workload_dp_cp(wl),
                  .hbm_Bps = hbm_Bps};
-  for (int p = backward ? tr.n_fwd : 0; p < (backward ? tr.len : tr.n_fwd); p++) {
+  int from = backward ? tr.n_fwd : 0, to = backward ? tr.len : tr.n_fwd;
+  f->live_limit = wl->stage3_max_live_elems > 0 ? wl->stage3_max_live_elems : INFINITY;
+  f->use_group = ts_alloc((size_t)(to - from), sizeof(int));
+  f->use_elems = ts_alloc((size_t)(to - from), sizeof(double));
+  f->use_released = ts_alloc((size_t)(to - from), sizeof(bool));
+  for (int p = 0; p < to; p++) { /* what the forward kept, when this is the backward */
+    double large = ts_zero3_large_elems(wl, &tr.mods[tr.use[p]]);
+    if (p >= from) {
+      f->use_group[f->n_uses] = tr.group[p];
+      f->use_elems[f->n_uses] = large;
+      f->use_released[f->n_uses++] = tr.released[p];
+      continue;
+    }
+    f->available += (tr.gathered[p] ? large : 0) - (tr.released[p] ? large : 0);
+  }
+  for (int p = from; p < to; p++) {
     const ts_zero3_module *m = &tr.mods[tr.use[p]];
     for (int k = 0; k < m->n; k++) {
       double e = m->elems[k];
@@ -986,6 +1009,9 @@ static void fetch_free(fetcher *f) {
   free(f->elems);
   free(f->group);
   free(f->pos);
+  free(f->use_group);
+  free(f->use_elems);
+  free(f->use_released);
 }
 
 /* Posts unit u's gather. Before 0.6.0 DeepSpeed calls torch.cuda.synchronize() first (every
@@ -1001,15 +1027,23 @@ static void fetch_post(fetcher *f, tpl *t, int u) {
   if (f->path == TS_DEEPSPEED_LIST)
     host(t, f->ranks * ds_python_op_s);
   f->pos[u] = t->n_posts;
+  f->available += f->elems[u];
   post(t, TS_COLL_ALLGATHER, bytes);
   if (f->path == TS_DEEPSPEED_LIST)
     host(t, f->ranks * list_copy_s(bytes / f->ranks, f->hbm_Bps));
 }
 
 /* Posts the units ahead of the last posted, up to the prefetch bucket (the last one may pass
- * it: DeepSpeed checks before adding). */
+ * it: DeepSpeed checks before adding), and no further than stage3_max_live_parameters allows:
+ * before 0.6.0 nothing while that many are gathered (stage3.py, prefetch_next_sub_modules);
+ * from 0.6.0 up to the difference (partitioned_param_coordinator.py, fetch_sub_module). */
 static void fetch_prefetch(fetcher *f, tpl *t) {
-  for (double ahead = 0; f->next < f->n && ahead < f->prefetch_elems; f->next++) {
+  double limit = f->prefetch_elems;
+  if (f->path != TS_DEEPSPEED_COALESCED && f->available >= f->live_limit)
+    limit = 0;
+  else if (f->path == TS_DEEPSPEED_COALESCED && f->live_limit - f->available < limit)
+    limit = f->live_limit - f->available;
+  for (double ahead = 0; f->next < f->n && ahead < limit; f->next++) {
     ahead += f->elems[f->next];
     fetch_post(f, t, f->next);
   }
@@ -1020,6 +1054,8 @@ static void fetch_prefetch(fetcher *f, tpl *t) {
  * Before 0.6.0 the fetch ends in a device synchronisation and the prefetch follows it
  * (stage3.py, fetch_sub_module then prefetch_next_sub_modules), each gather after another. */
 static void fetch_group(fetcher *f, tpl *t, int g) {
+  for (; f->use_next < f->n_uses && f->use_group[f->use_next] != g; f->use_next++)
+    f->available -= f->use_released[f->use_next] ? f->use_elems[f->use_next] : 0;
   int last = -1;
   bool synced = f->path != TS_DEEPSPEED_COALESCED;
   for (int u = 0; u < f->n; u++) {

@@ -109,6 +109,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "stage3_prefetch_bucket_size",
                                             "stage3_param_persistence_threshold",
                                             "stage3_max_reuse_distance",
+                                            "stage3_max_live_parameters",
                                             "expert",
                                             "expert_tensor",
                                             "context",
@@ -794,16 +795,18 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (ts_doc_get_bool(r->doc, p, "scatter_gather_tensors_in_pipeline", &wl->pipeline_scatter_gather,
                       r->err) < 0)
     return -1;
-  long prefetch = 50000000, persistence = 100000, reuse = 1000000000; /* DeepSpeed's defaults */
+  long prefetch = 50000000, persistence = 100000, reuse = 1000000000, live = 1000000000;
   if (ts_doc_get_long(r->doc, p, "stage3_prefetch_bucket_size", 0, BIG * 100, &prefetch, r->err) <
           0 ||
       ts_doc_get_long(r->doc, p, "stage3_param_persistence_threshold", 0, BIG * 100, &persistence,
                       r->err) < 0 ||
-      ts_doc_get_long(r->doc, p, "stage3_max_reuse_distance", 0, BIG * 100, &reuse, r->err) < 0)
-    return -1;
+      ts_doc_get_long(r->doc, p, "stage3_max_reuse_distance", 0, BIG * 100, &reuse, r->err) < 0 ||
+      ts_doc_get_long(r->doc, p, "stage3_max_live_parameters", 1, BIG * 100, &live, r->err) < 0)
+    return -1; /* DeepSpeed's defaults above (deepspeed/runtime/zero/config.py) */
   wl->stage3_prefetch_elems = (double)prefetch;
   wl->stage3_persistence_elems = (double)persistence;
   wl->stage3_max_reuse_elems = (double)reuse;
+  wl->stage3_max_live_elems = (double)live;
   int rc_tco = ts_doc_get_bool(r->doc, p, "tp_comm_overlap", &wl->tp_comm_overlap, r->err);
   if (rc_tco < 0)
     return -1;

@@ -269,6 +269,9 @@ typedef struct ts_workload {
    * before its next use are fewer (DeepSpeed's default: 1e9; 0 in a workload built in code:
    * never kept). */
   double stage3_max_reuse_elems;
+  /* stage3_max_live_parameters: no prefetch while this many elements are gathered or in
+   * flight (DeepSpeed's default: 1e9; 0 in a workload built in code: no limit). */
+  double stage3_max_live_elems;
   ts_axis order[TS_AXIS_COUNT]; /* innermost first; default tp, dp, pp */
   ts_workload_locs locs;
 } ts_workload;

@@ -36,8 +36,7 @@ static double module_elems(const ts_zero3_module *m) {
   return e;
 }
 
-/* A module's tensors that DeepSpeed partitions (the rest stay whole on every rank). */
-static double large_elems(const ts_workload *wl, const ts_zero3_module *m) {
+double ts_zero3_large_elems(const ts_workload *wl, const ts_zero3_module *m) {
   double e = 0;
   for (int k = 0; k < m->n; k++)
     e += m->elems[k] >= wl->stage3_persistence_elems ? m->elems[k] : 0;
@@ -136,7 +135,7 @@ double ts_zero3_peak_gathered(const ts_workload *wl, long stage) {
                        &tr);
   double *gathers = ts_alloc((size_t)tr.len, sizeof(double)); /* what each use gathers */
   for (int p = 0; p < tr.len; p++)
-    gathers[p] = tr.gathered[p] ? large_elems(wl, &tr.mods[tr.use[p]]) : 0;
+    gathers[p] = tr.gathered[p] ? ts_zero3_large_elems(wl, &tr.mods[tr.use[p]]) : 0;
   /* live: held after the use at p; ahead: the gathers in (p, end), the prefetch window */
   double live = 0, peak = 0, ahead = 0;
   for (int p = 0, end = 1; p < tr.len; p++) {
@@ -148,7 +147,7 @@ double ts_zero3_peak_gathered(const ts_workload *wl, long stage) {
     }
     for (; end < tr.len && ahead < wl->stage3_prefetch_elems; end++)
       ahead += gathers[end];
-    double own = large_elems(wl, &tr.mods[tr.use[p]]);
+    double own = ts_zero3_large_elems(wl, &tr.mods[tr.use[p]]);
     live += gathers[p];
     peak = live + ahead > peak ? live + ahead : peak;
     if (tr.released[p])

@@ -50,6 +50,10 @@ void ts_zero3_trace_build(const ts_workload *wl, long n_layers, bool is_first, b
                           ts_zero3_trace *out);
 void ts_zero3_trace_free(ts_zero3_trace *tr);
 
+/* The elements of module m's tensors that DeepSpeed partitions (stage3_param_persistence_threshold
+ * and over; the rest stay whole on every rank). */
+double ts_zero3_large_elems(const ts_workload *wl, const ts_zero3_module *m);
+
 /* The most elements of large weights (stage3_param_persistence_threshold and over) a rank of
  * pipeline stage `stage` holds gathered at once: those kept between uses, the submodule in use
  * and the gathers prefetched ahead of it (stage3_prefetch_bucket_size; the last may pass it). */

@@ -921,6 +921,36 @@ static void test_deepspeed_split_layers(void **state) {
   }
 }
 
+/* stage3_max_live_parameters: from 0.6.0 a fetch prefetches no more than the limit less what is
+ * gathered or in flight. 8 GPT layers of width 1024: the embedding's word table (1.05M
+ * elements) fetched, 5e6 leaves room for the position table (0.52M), layer 0's QKV (3.1M) and
+ * its projection (1.05M, which passes the room: DeepSpeed checks before adding), then nothing;
+ * without a limit each of the embedding's two fetches prefetches a 5e7-element bucket: 34 of
+ * the pass's 35 units. */
+static void test_deepspeed_live_limit(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_err err = {0};
+  const double live[] = {5e6, 0};
+  const int before_wait[] = {4, 34};
+  for (int k = 0; k < 2; k++) {
+    ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 1, 4, 16, 1);
+    wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+    wl.zero_stage = 3;
+    wl.stage3_prefetch_elems = 5e7;
+    wl.stage3_persistence_elems = 1e5;
+    wl.stage3_max_live_elems = live[k];
+    ts_job job;
+    assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+    const ts_block *f0 = &job.programs[0].blocks[0];
+    int posted = 0;
+    for (int e = 0; e < f0->n_events && f0->events[e].kind != TS_EV_WAIT; e++)
+      posted += f0->events[e].kind == TS_EV_COLL && f0->events[e].is_async;
+    assert_int_equal(posted, before_wait[k]);
+    ts_job_fini(&job);
+  }
+}
+
 /* tp_comm_overlap: each of a layer's 8 TP collectives (sequence parallelism, forward and
  * backward) holds the GEMM it runs under; the layer's compute is the same, only regrouped. */
 static void test_tp_comm_overlap(void **state) {
@@ -1126,6 +1156,7 @@ int main(void) {
                                      cmocka_unit_test(test_deepspeed_releases),
                                      cmocka_unit_test(test_deepspeed_reuse),
                                      cmocka_unit_test(test_deepspeed_split_layers),
+                                     cmocka_unit_test(test_deepspeed_live_limit),
                                      cmocka_unit_test(test_tp_comm_overlap),
                                      cmocka_unit_test(test_moe_events),
                                      cmocka_unit_test(test_context_parallel)};
