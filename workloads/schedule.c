@@ -933,8 +933,12 @@ typedef struct fetcher {
    * yet passed: a use's weights are released when the pass fetches for a later one. */
   double live_limit, available;
   int *use_group, n_uses, use_next;
-  double *use_elems;
+  double *use_elems, *use_all; /* the use's large elements; all of them */
   bool *use_released;
+  /* 0.3.15-0.5.4 log each fetched submodule's weights with an f-string whose param.norm() runs
+   * whether it prints or not (stage3.py fetch_sub_module, from 0d4a54a0, 2021-04-18, until PR
+   * #1188): a pass over them and a device sync for .item() */
+  bool logs_norms;
 } fetcher;
 
 /* The same layer's tensors in forward order; returns their count (at most 12). */
@@ -981,9 +985,13 @@ static void fetch_plan(const ts_workload *wl, chunk_place pl, bool backward, boo
   f->use_group = ts_alloc((size_t)(to - from), sizeof(int));
   f->use_elems = ts_alloc((size_t)(to - from), sizeof(double));
   f->use_released = ts_alloc((size_t)(to - from), sizeof(bool));
+  f->use_all = ts_alloc((size_t)(to - from), sizeof(double));
+  f->logs_norms = wl->deepspeed_version >= 315 && f->path == TS_DEEPSPEED_LIST;
   for (int p = 0; p < to; p++) { /* what the forward kept, when this is the backward */
     double large = ts_zero3_large_elems(wl, &tr.mods[tr.use[p]]);
     if (p >= from) {
+      for (int k = 0; k < tr.mods[tr.use[p]].n; k++)
+        f->use_all[f->n_uses] += tr.mods[tr.use[p]].elems[k];
       f->use_group[f->n_uses] = tr.group[p];
       f->use_elems[f->n_uses] = large;
       f->use_released[f->n_uses++] = tr.released[p];
@@ -1012,6 +1020,7 @@ static void fetch_free(fetcher *f) {
   free(f->use_group);
   free(f->use_elems);
   free(f->use_released);
+  free(f->use_all);
 }
 
 /* Posts unit u's gather. Before 0.6.0 DeepSpeed calls torch.cuda.synchronize() first (every
@@ -1052,7 +1061,8 @@ static void fetch_prefetch(fetcher *f, tpl *t) {
 /* Before the pass uses group g: for each of its units as DeepSpeed fetches a submodule, the
  * unit's gather if not yet posted, then the units ahead; then a wait for g's own gathers.
  * Before 0.6.0 the fetch ends in a device synchronisation and the prefetch follows it
- * (stage3.py, fetch_sub_module then prefetch_next_sub_modules), each gather after another. */
+ * (stage3.py, fetch_sub_module then prefetch_next_sub_modules), each gather after another;
+ * the releases of the uses before g are counted first (stage3_max_live_parameters). */
 static void fetch_group(fetcher *f, tpl *t, int g) {
   for (; f->use_next < f->n_uses && f->use_group[f->use_next] != g; f->use_next++)
     f->available -= f->use_released[f->use_next] ? f->use_elems[f->use_next] : 0;
@@ -1067,14 +1077,24 @@ static void fetch_group(fetcher *f, tpl *t, int g) {
     if (!synced)
       fetch_prefetch(f, t);
   }
-  if (last < 0)
-    return;
-  if (synced) {
-    wait_posted(t, 0);
+  if (!synced && last < 0) /* its weights kept: today's fetch still prefetches */
     fetch_prefetch(f, t);
-  } else {
+  else if (!synced)
     wait_posted(t, t->n_posts - f->pos[last] - 1);
+  if (!synced)
+    return;
+  if (last >= 0) /* before 0.6.0 a fetch that gathered syncs, then prefetches; one that did not
+                  * leaves the earlier prefetch's handles in flight, and so prefetches nothing */
+    wait_posted(t, 0);
+  double norms = 0; /* the group's weights read once more (logs_norms) */
+  for (int u = f->use_next; f->logs_norms && u < f->n_uses && f->use_group[u] == g; u++)
+    norms += f->elem_bytes * f->use_all[u] / f->hbm_Bps;
+  if (norms > 0) {
+    compute(t, (ts_cost){.time_s = norms}, TS_CAT_DP);
+    wait_posted(t, 0); /* .item() syncs the device */
   }
+  if (last >= 0)
+    fetch_prefetch(f, t);
 }
 
 /* Where DeepSpeed's hooks fetch submodule by submodule inside a layer: a dense layer without

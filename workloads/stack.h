@@ -83,7 +83,8 @@ void ts_stack_version_text(long version, char *buf, int n);
  * of the N pieces apart (ProcessGroupNCCL's flatten-and-copy, PyTorch <= 1.9); one reduce-scatter
  * per parameter; the small "persistent" parameters partitioned after every backward, so every
  * microbatch but a step's first gathers them one by one, and each step ends re-gathering them all
- *   through a Python loop of a copy per parameter and rank (_allgather_params).
+ *   through a Python loop of a copy per parameter and rank (_allgather_params); from 0.3.15
+ *   each fetched submodule's weights are read for a logged norm (param.norm(), then .item()).
  * - SYNCED (0.5.5-0.5.10, PR #1188): the same synchronisation and per-parameter
  *   reduce-scatters, but gathers into one flat tensor (_all_gather_base: PyTorch >= 1.9,
  *   ASSUMED present) and the step's re-gather one tiny all-gather per persistent parameter.
