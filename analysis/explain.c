@@ -225,10 +225,11 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
       if (w->deepspeed_version > 0)
         ts_stack_version_text(w->deepspeed_version, release, sizeof release);
       snprintf(out, size,
-               "DeepSpeed's ZeRO-3 (%s%s) gathers every weight over the %ld data-parallel ranks "
-               "before each use, in the forward and again in the backward pass, and "
-               "reduce-scatters the gradients%s. Here %.3g s, %.1f%%.",
+               "DeepSpeed's ZeRO-3 (%s%s) gathers every weight over the %ld %s ranks before "
+               "each use, in the forward and again in the backward pass, and reduce-scatters the "
+               "gradients%s. Here %.3g s, %.1f%%.",
                w->deepspeed_version > 0 ? "release " : "", release, w->dp * w->cp,
+               w->cp > 1 ? "data- and context-parallel" : "data-parallel",
                ds_synced(w) ? ": before 0.6.0 each gather follows a device synchronisation, "
                               "each parameter's gradient is reduced apart, and the host loops "
                               "over the ranks in every list collective"

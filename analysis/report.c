@@ -124,6 +124,18 @@ int ts_report_warnings(const ts_workload *wl, const ts_run_info *info,
   return n;
 }
 
+/* The DeepSpeed release whose ZeRO-3 a run plays (ZeRO-3 sharded over more than one rank and
+ * not FSDP: schedule.c plays DeepSpeed's fetch, stack.h), as text; false when it plays none. */
+static bool zero3_release(const ts_workload *wl, char *buf, int n) {
+  if (wl->zero_stage != 3 || wl->is_fsdp || wl->dp * wl->cp <= 1)
+    return false;
+  if (wl->deepspeed_version > 0)
+    ts_stack_version_text(wl->deepspeed_version, buf, n);
+  else
+    snprintf(buf, (size_t)n, "0.6.0 and later");
+  return true;
+}
+
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,
                        const ts_metrics *m) {
   fprintf(out, "trainsim: %s on %s, %ld x %s\n", wl->name, info->platform_name, wl->n_gpus,
@@ -144,15 +156,10 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
           info->fidelity, actors, info->placement);
   char fusions[160];
   ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
-  char zero3[112] = ""; /* which DeepSpeed's ZeRO-3 ran: a choice that moves results a lot */
-  bool deepspeed =
-      wl->framework == TS_FRAMEWORK_MEGATRON_DEEPSPEED || wl->framework == TS_FRAMEWORK_GPT_NEOX;
-  if (deepspeed && wl->zero_stage == 3 && !wl->is_fsdp && wl->dp * wl->cp > 1) {
-    char release[48] = "0.6.0 and later (stack.deepspeed_version)";
-    if (wl->deepspeed_version > 0)
-      ts_stack_version_text(wl->deepspeed_version, release, sizeof release);
-    snprintf(zero3, sizeof zero3, "; ZeRO-3 as DeepSpeed %s runs it", release);
-  }
+  char zero3[112] = "", release[48]; /* which DeepSpeed's ZeRO-3 ran: it moves results a lot */
+  if (zero3_release(wl, release, sizeof release))
+    snprintf(zero3, sizeof zero3, "; ZeRO-3 as DeepSpeed %s%s runs it", release,
+             wl->deepspeed_version > 0 ? "" : " (stack.deepspeed_version)");
   fprintf(out, "stack: %s, attention %s, fused kernels: %s; collectives %s%s\n",
           ts_framework_names[wl->framework], ts_attention_names[wl->attention], fusions,
           info->collectives != NULL ? info->collectives : "ideal", zero3);
@@ -337,6 +344,11 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
       fprintf(f, "%s\"%s\"", n_fu++ > 0 ? ", " : "", ts_fusion_names[fu]);
   fputs("], \"collectives\": ", f);
   json_string(f, info->collectives != NULL ? info->collectives : "ideal");
+  char release[48];
+  if (zero3_release(wl, release, sizeof release)) {
+    fputs(", \"deepspeed_zero3\": ", f);
+    json_string(f, release);
+  }
   fputc('}', f);
   json_str(f, 4, "precision", ts_precision_names[wl->precision], &k);
   json_str(f, 4, "fp8", ts_fp8_names[wl->fp8], &k);

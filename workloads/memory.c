@@ -202,6 +202,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double expert_shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_edp(wl) : 1.0;
   double elem = ts_cost_elem_bytes(wl->precision), d = (double)ts_workload_shard_ranks(wl);
   out->bytes[TS_MEM_WEIGHTS] = params * elem / (ts_workload_zero(wl) >= 3 ? d : 1.0);
+  if (ts_workload_zero(wl) == 3 && d > 1 && !wl->is_fsdp) { /* DeepSpeed's small ones whole */
+    double whole = ts_zero3_persistent_elems(wl, stage);
+    out->bytes[TS_MEM_WEIGHTS] = elem * ((params - whole) / d + whole);
+  }
   if (wl->fp8 != TS_FP8_NONE) { /* Transformer Engine's FP8 copy of each layer weight and its
                                  * transpose (1 + 1 bytes; the embedding and output stay bf16) */
     double edges =

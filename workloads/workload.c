@@ -1340,16 +1340,25 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
       wl->framework == TS_FRAMEWORK_MEGATRON_DEEPSPEED || wl->framework == TS_FRAMEWORK_GPT_NEOX;
   bool low_moments = (wl->exp_avg_bytes > 0 && wl->exp_avg_bytes != 4.0) ||
                      (wl->exp_avg_sq_bytes > 0 && wl->exp_avg_sq_bytes != 4.0);
+  char release[32];
+  ts_stack_version_text(wl->deepspeed_version, release, sizeof release);
   if (wl->deepspeed_version > 0 && !deepspeed)
     return ts_err_at(err, l->deepspeed_version,
                      "deepspeed_version names the DeepSpeed release under frameworks "
-                     "megatron-deepspeed and gpt-neox; framework %s does not run DeepSpeed",
+                     "megatron-deepspeed and gpt-neox; framework %s does not run DeepSpeed (its "
+                     "ZeRO-3 plays as DeepSpeed's newest)",
                      ts_framework_names[wl->framework]);
+  if (wl->deepspeed_version > 0 && wl->zero_stage == 3 && wl->is_fsdp)
+    return ts_err_at(err, l->deepspeed_version,
+                     "deepspeed_version %s chooses DeepSpeed's ZeRO-3, but --fsdp plays this "
+                     "run's ZeRO-3 as PyTorch FSDP; drop one of them",
+                     release);
   if (wl->deepspeed_version > 0 && wl->deepspeed_version < TS_DEEPSPEED_FIRST_ZERO3 &&
       wl->zero_stage == 3)
     return ts_err_at(err, l->deepspeed_version,
                      "ZeRO-3 first shipped in DeepSpeed 0.3.12 (2021-03-12); deepspeed_version "
-                     "is older");
+                     "%s is older",
+                     release);
   if (deepspeed && low_moments)
     return ts_err_at(err, l->exp_avg,
                      "exp_avg_dtype and exp_avg_sq_dtype set Megatron-Core's precision-aware "

@@ -1,8 +1,10 @@
 #include "zero3.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "stack.h"
 
 void ts_zero3_layer_modules(const ts_workload *wl, ts_zero3_module *mods) {
   const ts_model *m = &wl->model;
@@ -134,9 +136,18 @@ double ts_zero3_peak_gathered(const ts_workload *wl, long stage) {
   ts_zero3_trace_build(wl, ts_workload_stage_layers(wl, stage), stage == 0, stage == wl->pp - 1,
                        &tr);
   double *gathers = ts_alloc((size_t)tr.len, sizeof(double)); /* what each use gathers */
+  double whole = 0, largest = 0; /* every module gathered at once; the largest one */
+  for (int k = 0; k < tr.n_mods; k++) {
+    double e = ts_zero3_large_elems(wl, &tr.mods[k]);
+    whole += e;
+    largest = e > largest ? e : largest;
+  }
   for (int p = 0; p < tr.len; p++)
     gathers[p] = tr.gathered[p] ? ts_zero3_large_elems(wl, &tr.mods[tr.use[p]]) : 0;
-  /* live: held after the use at p; ahead: the gathers in (p, end), the prefetch window */
+  bool synced = ts_deepspeed_zero3_path(wl->deepspeed_version) != TS_DEEPSPEED_COALESCED;
+  double max_live = wl->stage3_max_live_elems > 0 ? wl->stage3_max_live_elems : INFINITY;
+  /* live: held after the use at p; ahead: the gathers in (p, end), the prefetch window, which
+   * stage3_max_live_parameters bounds as fetch_prefetch does (the last unit may pass it) */
   double live = 0, peak = 0, ahead = 0;
   for (int p = 0, end = 1; p < tr.len; p++) {
     if (end <= p + 1) {
@@ -149,11 +160,25 @@ double ts_zero3_peak_gathered(const ts_workload *wl, long stage) {
       ahead += gathers[end];
     double own = ts_zero3_large_elems(wl, &tr.mods[tr.use[p]]);
     live += gathers[p];
-    peak = live + ahead > peak ? live + ahead : peak;
+    double room = synced ? (live < max_live ? wl->stage3_prefetch_elems : 0)
+                         : fmin(wl->stage3_prefetch_elems, fmax(0, max_live - live));
+    double held = live + fmin(ahead, room > 0 ? room + largest : 0);
+    peak = fmax(peak, fmin(held, whole)); /* no module is held twice */
     if (tr.released[p])
       live -= own;
   }
   free(gathers);
   ts_zero3_trace_free(&tr);
   return peak;
+}
+
+double ts_zero3_persistent_elems(const ts_workload *wl, long stage) {
+  ts_zero3_trace tr;
+  ts_zero3_trace_build(wl, ts_workload_stage_layers(wl, stage), stage == 0, stage == wl->pp - 1,
+                       &tr);
+  double small = 0;
+  for (int k = 0; k < tr.n_mods; k++)
+    small += module_elems(&tr.mods[k]) - ts_zero3_large_elems(wl, &tr.mods[k]);
+  ts_zero3_trace_free(&tr);
+  return small;
 }

@@ -56,7 +56,12 @@ double ts_zero3_large_elems(const ts_workload *wl, const ts_zero3_module *m);
 
 /* The most elements of large weights (stage3_param_persistence_threshold and over) a rank of
  * pipeline stage `stage` holds gathered at once: those kept between uses, the submodule in use
- * and the gathers prefetched ahead of it (stage3_prefetch_bucket_size; the last may pass it). */
+ * and the gathers prefetched ahead of it (stage3_prefetch_bucket_size, within
+ * stage3_max_live_parameters; the last may pass it), at most every module once. */
 double ts_zero3_peak_gathered(const ts_workload *wl, long stage);
+
+/* The elements of pipeline stage `stage`'s parameters under stage3_param_persistence_threshold,
+ * which every rank holds whole. */
+double ts_zero3_persistent_elems(const ts_workload *wl, long stage);
 
 #endif
