@@ -315,6 +315,12 @@ static void test_explain_deepspeed_release(void **state) {
            w, TS_SOURCE_DIR, out);
   spawn_result r = spawn_trainsim_ok(args);
   spawn_free(&r);
+  char path[800]; /* the result records the release */
+  snprintf(path, sizeof path, "%s/result.json", out);
+  char *text = read_file(path, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "\"deepspeed_zero3\": \"0.3.16\""));
+  free(text);
   snprintf(args, sizeof args, "explain %s --quiet --simulate 1", out);
   spawn_result ex = spawn_trainsim_ok(args);
   assert_non_null(strstr(ex.out, "DeepSpeed's ZeRO-3 (release 0.3.16)"));

@@ -247,6 +247,14 @@ static void test_deepspeed_zero3_buffers(void **state) {
   ts_memory_stage(&wl, 0, &m);
   assert_true(m.bytes[TS_MEM_BUFFERS] < 2 * gathered + 2 * params + 2 * 4096.0 * 1024);
   assert_true(m.bytes[TS_MEM_BUFFERS] >= 2 * (5e7 + 4096.0 * 1024) + 2 * params);
+  /* Nor does a prefetch bucket of more than the model hold any weight twice. */
+  wl.stage3_prefetch_elems = 1e10;
+  ts_memory_stage(&wl, 0, &m);
+  assert_rel(m.bytes[TS_MEM_BUFFERS], 2 * gathered + 2 * params + 2 * 4096.0 * 1024, 1e-12);
+  /* Parameters under the persistence threshold stay whole on every rank: all of them at 1e10. */
+  wl.stage3_persistence_elems = 1e10;
+  ts_memory_stage(&wl, 0, &m);
+  assert_rel(m.bytes[TS_MEM_WEIGHTS], 2 * params, 1e-12);
 }
 
 int main(void) {
