@@ -51,7 +51,8 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
          moments, per.is_deepspeed ? " + 4 fp32 gradient partition" : "",
          per_param * params / 1e12);
   printf("  held by this layout's %ld GPUs (replicas%s): %.3g TB\n", wl->n_gpus,
-         wl->zero_stage >= 2   ? ", gradients and optimizer sharded by ZeRO-2"
+         wl->zero_stage >= 3   ? ", weights, gradients and optimizer sharded by ZeRO-3"
+         : wl->zero_stage >= 2 ? ", gradients and optimizer sharded by ZeRO-2"
          : wl->zero_stage >= 1 ? ", optimizer sharded by ZeRO-1"
                                : "",
          held / 1e12);
