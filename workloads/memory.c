@@ -176,9 +176,6 @@ long ts_memory_chunks_in_flight(const ts_workload *wl, long stage) {
   return held < total ? held : total;
 }
 
-/* DeepSpeed's reduce_bucket_size (deepspeed/runtime/zero/config.py: 500,000,000 elements). */
-static const double deepspeed_bucket_elements = 5e8;
-
 ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
   double eb = ts_cost_elem_bytes(wl->precision);
   bool low = wl->precision != TS_PREC_FP32;
@@ -225,7 +222,8 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   if (ts_workload_zero(wl) == 3 && d > 1 && !wl->is_fsdp) {
     /* DeepSpeed: the weights its trace holds gathered at most (zero3.h), one reduce bucket in
      * the model's precision, and the largest weight's gradient before its copy into it */
-    double bucket = wl->dp_bucket_bytes > 0 ? wl->dp_bucket_bytes : 5e8 * elem;
+    double bucket =
+        wl->dp_bucket_bytes > 0 ? wl->dp_bucket_bytes : TS_DEEPSPEED_BUCKET_ELEMS * elem;
     ts_zero3_module mods[TS_ZERO3_LAYER_MODULES];
     ts_zero3_layer_modules(wl, mods);
     double position = ts_workload_position_params(wl);
@@ -238,7 +236,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
     out->bytes[TS_MEM_BUFFERS] =
         elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);
   } else if (per.is_deepspeed) /* its two reduction buckets (memory.h) */
-    out->bytes[TS_MEM_BUFFERS] = 2.0 * deepspeed_bucket_elements * elem;
+    out->bytes[TS_MEM_BUFFERS] = 2.0 * TS_DEEPSPEED_BUCKET_ELEMS * elem;
   else if (ts_workload_zero(wl) == 2 && d > 1)
     out->bytes[TS_MEM_BUFFERS] =
         ts_cost_bucket_bytes(wl) > 0 && ts_cost_bucket_bytes(wl) < 4.0 * params

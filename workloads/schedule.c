@@ -836,7 +836,7 @@ static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind
   if (deepspeed3 && group == TS_GROUP_DP) {
     bk.elem_bytes = ts_cost_elem_bytes(wl->precision);
     if (sync != GRADS_KEEP && wl->dp_bucket_bytes <= 0)
-      bk.size_bytes = 5e8 * bk.elem_bytes;
+      bk.size_bytes = TS_DEEPSPEED_BUCKET_ELEMS * bk.elem_bytes;
     bk.per_tensor = ts_deepspeed_zero3_path(wl->deepspeed_version) != TS_DEEPSPEED_COALESCED;
     bk.ranks = (double)ts_workload_dp_cp(wl);
   }

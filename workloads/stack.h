@@ -97,6 +97,8 @@ typedef enum ts_deepspeed_path {
   TS_DEEPSPEED_COALESCED
 } ts_deepspeed_path;
 #define TS_DEEPSPEED_FIRST_ZERO3 312 /* 0.3.12, 2021-03-12 */
+/* DeepSpeed's reduce_bucket_size (deepspeed/runtime/zero/config.py: 500,000,000 elements). */
+#define TS_DEEPSPEED_BUCKET_ELEMS 5e8
 ts_deepspeed_path ts_deepspeed_zero3_path(long version);
 
 /* Whether fw runs PyTorch's own modules (not the Megatron family's). */
