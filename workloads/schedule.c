@@ -1113,9 +1113,22 @@ static void fetch_module(fetcher *f, tpl *t, long l, long i, int k, bool after_r
   at(t, op, l);
 }
 
+/* A piece of two GEMMs around work without weights (attention: QKV, the core, the projection;
+ * the MLP: FC1, the activation, FC2; their backwards the other way), each GEMM's submodule
+ * fetched before it, the piece split at the GEMMs' shares `first` and `last`. */
+static void gemms_fetching(fetcher *f, tpl *t, long l, long i, ts_cost piece, double first,
+                           double last, int first_module, int last_module, bool after_recompute,
+                           ts_category cat) {
+  fetch_module(f, t, l, i, first_module, after_recompute);
+  compute(t, part(piece, first), cat);
+  compute(t, part(piece, 1 - first - last), cat);
+  fetch_module(f, t, l, i, last_module, after_recompute);
+  compute(t, part(piece, last), cat);
+}
+
 /* Layer l (the chunk's i) forward under DeepSpeed's ZeRO-3: each submodule's weights fetched
- * before it (norm, QKV, projection, norm, FC1, FC2), the attention and MLP pieces split at
- * their GEMMs' shares; or, where fetches_by_submodule does not hold, all six before the layer. */
+ * before it (norm 0, QKV 1, projection 2, norm 3, FC1 4, FC2 5); or, where
+ * fetches_by_submodule does not hold, all six before the layer. */
 static void layer_forward_fetching(tpl *t, const ts_workload *wl, const stage_costs *c, long l,
                                    long i, bool moe, ts_category cat, fetcher *f) {
   const ts_layer_cost *lc = &c->layer;
@@ -1128,24 +1141,18 @@ static void layer_forward_fetching(tpl *t, const ts_workload *wl, const stage_co
   at(t, TS_OP_ATTN, l);
   fetch_module(f, t, l, i, 0, false);
   compute(t, lc->ln1, cat);
-  fetch_module(f, t, l, i, 1, false);
-  compute(t, part(lc->attn, 1 - lc->share_attn_out), cat); /* QKV, then the core */
-  fetch_module(f, t, l, i, 2, false);
-  compute(t, part(lc->attn, lc->share_attn_out), cat);
+  gemms_fetching(f, t, l, i, lc->attn, lc->share_attn_in, lc->share_attn_out, 1, 2, false, cat);
   at(t, TS_OP_MLP, l);
   compute(t, lc->bda1, cat);
   fetch_module(f, t, l, i, 3, false);
   compute(t, lc->ln2, cat);
-  fetch_module(f, t, l, i, 4, false);
-  compute(t, part(lc->mlp, 1 - lc->share_mlp_out), cat); /* FC1, then the activation */
-  fetch_module(f, t, l, i, 5, false);
-  compute(t, part(lc->mlp, lc->share_mlp_out), cat);
+  gemms_fetching(f, t, l, i, lc->mlp, lc->share_mlp_in, lc->share_mlp_out, 4, 5, false, cat);
   compute(t, lc->bda2, cat);
 }
 
-/* Its backward: FC2, FC1, norm, projection, QKV, norm, each fetched before its backward (the
- * weights a recomputed forward released; all of them without recomputation), each GEMM's
- * backward (data and weight gradients) twice its data gradient's share. */
+/* Its backward, the submodules the other way (the weights a recomputed forward released; all
+ * of them without recomputation), each GEMM's backward (data and weight gradients) twice its
+ * data gradient's share. */
 static void layer_backward_fetching(tpl *t, const ts_workload *wl, const stage_costs *c, long l,
                                     long i, bool moe, fetcher *f) {
   const ts_layer_cost *lc = &c->layer;
@@ -1156,24 +1163,16 @@ static void layer_backward_fetching(tpl *t, const ts_workload *wl, const stage_c
     layer_backward(t, wl, c, l, moe);
     return;
   }
-  double fc2 = 2 * lc->share_mlp_bwd_in, fc1 = 2 * lc->share_mlp_bwd_out;
-  double proj = 2 * lc->share_attn_bwd_in, qkv = 2 * lc->share_attn_bwd_out;
   at(t, TS_OP_MLP, l);
   compute(t, lc->bda2_bwd, TS_CAT_COMPUTE);
-  fetch_module(f, t, l, i, 5, after);
-  compute(t, part(lc->mlp_bwd, fc2), TS_CAT_COMPUTE);
-  compute(t, part(lc->mlp_bwd, 1 - fc2 - fc1), TS_CAT_COMPUTE); /* the activation's */
-  fetch_module(f, t, l, i, 4, after);
-  compute(t, part(lc->mlp_bwd, fc1), TS_CAT_COMPUTE);
+  gemms_fetching(f, t, l, i, lc->mlp_bwd, 2 * lc->share_mlp_bwd_in, 2 * lc->share_mlp_bwd_out, 5, 4,
+                 after, TS_CAT_COMPUTE);
   fetch_module(f, t, l, i, 3, after);
   compute(t, lc->ln2_bwd, TS_CAT_COMPUTE);
   compute(t, lc->bda1_bwd, TS_CAT_COMPUTE);
   at(t, TS_OP_ATTN, l);
-  fetch_module(f, t, l, i, 2, after);
-  compute(t, part(lc->attn_bwd, proj), TS_CAT_COMPUTE);
-  compute(t, part(lc->attn_bwd, 1 - proj - qkv), TS_CAT_COMPUTE); /* the core's */
-  fetch_module(f, t, l, i, 1, after);
-  compute(t, part(lc->attn_bwd, qkv), TS_CAT_COMPUTE);
+  gemms_fetching(f, t, l, i, lc->attn_bwd, 2 * lc->share_attn_bwd_in, 2 * lc->share_attn_bwd_out, 2,
+                 1, after, TS_CAT_COMPUTE);
   fetch_module(f, t, l, i, 0, after);
   compute(t, lc->ln1_bwd, TS_CAT_COMPUTE);
 }
