@@ -315,6 +315,7 @@ int ts_search_main(int argc, char **argv) {
   long n = space.n, tried = space.tried;
   long rejected[REJECT_COUNT] = {space.rejected[TS_SEARCH_RULE], space.rejected[TS_SEARCH_MEMORY],
                                  space.rejected[TS_SEARCH_MICROBATCHES]};
+  ts_err first_refusal = space.first_refusal;
   candidate *cands = ts_alloc((size_t)n, sizeof *cands);
   for (long i = 0; i < n; i++)
     cands[i] = (candidate){.wl = space.layouts[i], .peak_bytes = space.peak_bytes[i]};
@@ -356,9 +357,11 @@ int ts_search_main(int argc, char **argv) {
     if (rejected[r] > 0 && len < (int)sizeof summary)
       len += snprintf(summary + len, sizeof summary - (size_t)len, ", %ld %s", rejected[r],
                       reject_names[r]);
-  if (n == 0) { /* nothing to rank: an input error, with why */
+  if (n == 0) { /* nothing to rank: an input error, with why (and the first rule broken) */
     fprintf(stderr, "trainsim: error: --gpus: no layout of %ld GPUs is feasible (%s)\n", a.gpus,
             summary);
+    if (rejected[REJECT_RULE] == tried && first_refusal.is_set)
+      fprintf(stderr, "the first candidate refused: %s\n", first_refusal.msg);
     free(cands);
     return TS_ARGS_EXIT_INPUT;
   }

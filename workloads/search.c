@@ -88,6 +88,8 @@ void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, do
                     ts_err e = {0};
                     if ((zero >= 2 && pp > 1) || ts_workload_resolve(&wl, &ov, &e) != 0) {
                       s.rejected[TS_SEARCH_RULE]++;
+                      if (e.is_set && !s.first_refusal.is_set)
+                        s.first_refusal = e;
                       continue;
                     }
                     if (ts_workload_microbatches(&wl) > TS_SEARCH_MAX_MICROBATCHES) {

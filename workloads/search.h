@@ -33,6 +33,7 @@ typedef struct ts_search_space {
   double *peak_bytes; /* [n]: of each layout's fullest GPU (ts_memory_peak) */
   long n, tried;
   long rejected[TS_SEARCH_REJECTS];
+  ts_err first_refusal; /* the first layout rule a candidate broke, as the workload check said */
 } ts_search_space;
 
 /* The layouts of `gpus` GPUs of base's model and batch on nodes of gpus_per_node GPUs with

@@ -1345,9 +1345,10 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
   if (wl->deepspeed_version > 0 && !deepspeed)
     return ts_err_at(err, l->deepspeed_version,
                      "deepspeed_version names the DeepSpeed release under frameworks "
-                     "megatron-deepspeed and gpt-neox; framework %s does not run DeepSpeed (its "
-                     "ZeRO-3 plays as DeepSpeed's newest)",
-                     ts_framework_names[wl->framework]);
+                     "megatron-deepspeed and gpt-neox; framework %s does not run DeepSpeed%s",
+                     ts_framework_names[wl->framework],
+                     wl->is_fsdp ? " (its ZeRO-3 is FSDP)"
+                                 : " (its ZeRO-3 plays as DeepSpeed's newest)");
   if (wl->deepspeed_version > 0 && wl->zero_stage == 3 && wl->is_fsdp)
     return ts_err_at(err, l->deepspeed_version,
                      "deepspeed_version %s chooses DeepSpeed's ZeRO-3, but --fsdp plays this "

@@ -1108,6 +1108,17 @@ static void test_search(void **state) {
   assert_string_equal(csv, again);
   free(again);
   free(csv);
+  /* When every candidate breaks a rule of the workload itself, the error names it. */
+  snprintf(args, sizeof args,
+           "search tests/data/good/tiny.yaml --gpus 16 --out %s --set stack.framework=pytorch "
+           "--set stack.deepspeed_version=0.3.16",
+           dir);
+  r = spawn_trainsim(args);
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "no layout of 16 GPUs is feasible"));
+  assert_non_null(strstr(r.err, "the first candidate refused: "));
+  assert_non_null(strstr(r.err, "framework pytorch does not run DeepSpeed (its ZeRO-3 is FSDP)"));
+  spawn_free(&r);
   assert_int_equal(remove_dir(dir), 0);
 }
 
