@@ -199,8 +199,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double expert_shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_edp(wl) : 1.0;
   double elem = ts_cost_elem_bytes(wl->precision), d = (double)ts_workload_shard_ranks(wl);
   out->bytes[TS_MEM_WEIGHTS] = params * elem / (ts_workload_zero(wl) >= 3 ? d : 1.0);
-  if (ts_workload_zero(wl) == 3 && d > 1 && !wl->is_fsdp) { /* DeepSpeed's small ones whole */
-    double whole = ts_zero3_persistent_elems(wl, stage);
+  bool deepspeed3 = ts_workload_zero(wl) == 3 && d > 1 && !wl->is_fsdp;
+  double gathered = 0, whole = 0;
+  if (deepspeed3) { /* DeepSpeed's small parameters whole on every rank */
+    ts_zero3_stage_memory(wl, stage, &gathered, &whole);
     out->bytes[TS_MEM_WEIGHTS] = elem * ((params - whole) / d + whole);
   }
   if (wl->fp8 != TS_FP8_NONE) { /* Transformer Engine's FP8 copy of each layer weight and its
@@ -219,7 +221,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
          word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden;
   out->bytes[TS_MEM_BUFFERS] = 0;
   double embedding = word + ts_workload_position_params(wl);
-  if (ts_workload_zero(wl) == 3 && d > 1 && !wl->is_fsdp) {
+  if (deepspeed3) {
     /* DeepSpeed: the weights its trace holds gathered at most (zero3.h), one reduce bucket in
      * the model's precision, and the largest weight's gradient before its copy into it */
     double bucket =
@@ -230,8 +232,8 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
     double largest = word > position ? word : position;
     for (int i = 0; i < TS_ZERO3_LAYER_MODULES; i++)
       largest = mods[i].elems[0] > largest ? mods[i].elems[0] : largest;
-    out->bytes[TS_MEM_BUFFERS] = elem * ts_zero3_peak_gathered(wl, stage) +
-                                 (bucket < elem * params ? bucket : elem * params) + elem * largest;
+    out->bytes[TS_MEM_BUFFERS] =
+        elem * gathered + (bucket < elem * params ? bucket : elem * params) + elem * largest;
   } else if (ts_workload_zero(wl) == 3 && d > 1) { /* the first gather carries the embedding */
     out->bytes[TS_MEM_BUFFERS] =
         elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);

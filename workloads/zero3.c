@@ -131,16 +131,18 @@ void ts_zero3_trace_free(ts_zero3_trace *tr) {
   free(tr->first_use);
 }
 
-double ts_zero3_peak_gathered(const ts_workload *wl, long stage) {
+void ts_zero3_stage_memory(const ts_workload *wl, long stage, double *peak_gathered,
+                           double *persistent) {
   ts_zero3_trace tr;
   ts_zero3_trace_build(wl, ts_workload_stage_layers(wl, stage), stage == 0, stage == wl->pp - 1,
                        &tr);
   double *gathers = ts_alloc((size_t)tr.len, sizeof(double)); /* what each use gathers */
-  double whole = 0, largest = 0; /* every module gathered at once; the largest one */
+  double whole = 0, largest = 0, small = 0; /* every module gathered at once; the largest one */
   for (int k = 0; k < tr.n_mods; k++) {
     double e = ts_zero3_large_elems(wl, &tr.mods[k]);
     whole += e;
     largest = e > largest ? e : largest;
+    small += module_elems(&tr.mods[k]) - e;
   }
   for (int p = 0; p < tr.len; p++)
     gathers[p] = tr.gathered[p] ? ts_zero3_large_elems(wl, &tr.mods[tr.use[p]]) : 0;
@@ -169,16 +171,6 @@ double ts_zero3_peak_gathered(const ts_workload *wl, long stage) {
   }
   free(gathers);
   ts_zero3_trace_free(&tr);
-  return peak;
-}
-
-double ts_zero3_persistent_elems(const ts_workload *wl, long stage) {
-  ts_zero3_trace tr;
-  ts_zero3_trace_build(wl, ts_workload_stage_layers(wl, stage), stage == 0, stage == wl->pp - 1,
-                       &tr);
-  double small = 0;
-  for (int k = 0; k < tr.n_mods; k++)
-    small += module_elems(&tr.mods[k]) - ts_zero3_large_elems(wl, &tr.mods[k]);
-  ts_zero3_trace_free(&tr);
-  return small;
+  *peak_gathered = peak;
+  *persistent = small;
 }

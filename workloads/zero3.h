@@ -10,7 +10,7 @@
  * the weights whose later submodules, twice over (recomputed, then in backward), pass the
  * distance. Parameters under stage3_param_persistence_threshold are never released in a pass.
  * The schedule turns the trace into gathers (workloads/schedule.c, fetch_plan); the memory
- * model takes the most weights it holds gathered at once (ts_zero3_peak_gathered). */
+ * model takes the most weights it holds gathered at once (ts_zero3_stage_memory). */
 #ifndef TS_ZERO3_H
 #define TS_ZERO3_H
 
@@ -54,14 +54,13 @@ void ts_zero3_trace_free(ts_zero3_trace *tr);
  * and over; the rest stay whole on every rank). */
 double ts_zero3_large_elems(const ts_workload *wl, const ts_zero3_module *m);
 
-/* The most elements of large weights (stage3_param_persistence_threshold and over) a rank of
- * pipeline stage `stage` holds gathered at once: those kept between uses, the submodule in use
- * and the gathers prefetched ahead of it (stage3_prefetch_bucket_size, within
- * stage3_max_live_parameters; the last may pass it), at most every module once. */
-double ts_zero3_peak_gathered(const ts_workload *wl, long stage);
-
-/* The elements of pipeline stage `stage`'s parameters under stage3_param_persistence_threshold,
- * which every rank holds whole. */
-double ts_zero3_persistent_elems(const ts_workload *wl, long stage);
+/* Pipeline stage `stage`'s DeepSpeed ZeRO-3 memory, in elements: *peak_gathered, the most
+ * large weights (stage3_param_persistence_threshold and over) a rank holds gathered at once:
+ * those kept between uses, the submodule in use and the gathers prefetched ahead of it
+ * (stage3_prefetch_bucket_size, within stage3_max_live_parameters; the last may pass it), at
+ * most every module once; *persistent, its parameters under the threshold, which every rank
+ * holds whole. */
+void ts_zero3_stage_memory(const ts_workload *wl, long stage, double *peak_gathered,
+                           double *persistent);
 
 #endif

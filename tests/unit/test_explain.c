@@ -14,17 +14,23 @@
 
 #include "spawn.h"
 
+/* Writes text as dir/name, its path into path. */
+static void write_workload(const char *dir, const char *name, char *path, size_t size,
+                           const char *text) {
+  snprintf(path, size, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
 /* A copy of tests/data/good/tiny.yaml in dir (to be changed by a test). */
 static void tiny_copy(const char *dir, char *path, size_t size) {
   char src[512];
   snprintf(src, sizeof src, "%s/tests/data/good/tiny.yaml", TS_SOURCE_DIR);
   char *text = read_file(src, NULL);
   assert_non_null(text);
-  snprintf(path, size, "%s/w.yaml", dir);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  write_workload(dir, "w.yaml", path, size, text);
   free(text);
 }
 
@@ -233,20 +239,17 @@ static void test_explain_moe(void **state) {
   (void)state;
   char dir[] = "/tmp/trainsim-explain-XXXXXX", w[600], args[2048], out[700];
   assert_non_null(mkdtemp(dir));
-  snprintf(w, sizeof w, "%s/moe.yaml", dir);
-  FILE *f = fopen(w, "w");
-  assert_non_null(f);
-  fputs("name: olmoe-like\n"
-        "model: {num_layers: 2, hidden_size: 2048, num_attention_heads: 16, seq_length: 4096,\n"
-        "        vocab_size: 50304, swiglu: true, normalization: RMSNorm,\n"
-        "        position_embedding_type: rope, add_bias_linear: false, ffn_hidden_size: 1024,\n"
-        "        num_experts: 64, moe_router_topk: 8, moe_grouped_gemm: true,\n"
-        "        moe_load_imbalance: 2}\n"
-        "training: {global_batch_size: 4, micro_batch_size: 1, precision: bf16}\n"
-        "parallelism: {tensor: 1, pipeline: 1, data: 1}\n"
-        "stack: {framework: pytorch}\n",
-        f);
-  fclose(f);
+  write_workload(
+      dir, "moe.yaml", w, sizeof w,
+      "name: olmoe-like\n"
+      "model: {num_layers: 2, hidden_size: 2048, num_attention_heads: 16, seq_length: 4096,\n"
+      "        vocab_size: 50304, swiglu: true, normalization: RMSNorm,\n"
+      "        position_embedding_type: rope, add_bias_linear: false, ffn_hidden_size: 1024,\n"
+      "        num_experts: 64, moe_router_topk: 8, moe_grouped_gemm: true,\n"
+      "        moe_load_imbalance: 2}\n"
+      "training: {global_batch_size: 4, micro_batch_size: 1, precision: bf16}\n"
+      "parallelism: {tensor: 1, pipeline: 1, data: 1}\n"
+      "stack: {framework: pytorch}\n");
   snprintf(out, sizeof out, "%s/out", dir);
   snprintf(args, sizeof args,
            "run %s --platform %s/platforms/hgx-h200.yaml --gpus 1 --out %s --quiet", w,
@@ -279,17 +282,14 @@ static void test_explain_deepspeed_release(void **state) {
   (void)state;
   char dir[] = "/tmp/trainsim-explain-XXXXXX", w[600], args[2048], out[700];
   assert_non_null(mkdtemp(dir));
-  snprintf(w, sizeof w, "%s/zero3.yaml", dir);
-  FILE *f = fopen(w, "w");
-  assert_non_null(f);
-  fputs("name: zero3-2021\n"
-        "model: {num_layers: 2, hidden_size: 4096, num_attention_heads: 32, seq_length: 2048,\n"
-        "        vocab_size: 51200}\n"
-        "training: {global_batch_size: 32, micro_batch_size: 1, precision: fp16}\n"
-        "parallelism: {tensor: 1, pipeline: 1, zero_stage: 3, recompute: full}\n"
-        "stack: {framework: megatron-deepspeed, deepspeed_version: 0.3.16}\n",
-        f);
-  fclose(f);
+  write_workload(
+      dir, "zero3.yaml", w, sizeof w,
+      "name: zero3-2021\n"
+      "model: {num_layers: 2, hidden_size: 4096, num_attention_heads: 32, seq_length: 2048,\n"
+      "        vocab_size: 51200}\n"
+      "training: {global_batch_size: 32, micro_batch_size: 1, precision: fp16}\n"
+      "parallelism: {tensor: 1, pipeline: 1, zero_stage: 3, recompute: full}\n"
+      "stack: {framework: megatron-deepspeed, deepspeed_version: 0.3.16}\n");
   snprintf(out, sizeof out, "%s/out", dir);
   double lost[2];
   const long gpus[2] = {16, 64};
