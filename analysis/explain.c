@@ -79,7 +79,7 @@ static void add_change(const analysis *an, ts_explain_loss *l, const char *note,
   if (an->check(an->ctx, c, &peak) != 0)
     return; /* breaks a layout rule: not a change to offer */
   c->peak_gib = peak / GIB;
-  c->is_no_fit = peak > x->hbm_bytes;
+  c->is_no_fit = peak > x->usable_bytes;
   l->changes[l->n_changes++] = x->n_changes++;
 }
 
@@ -381,7 +381,7 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
     break;
   case TS_EXPLAIN_MEMORY: {
     long stage = 0;
-    double peak = ts_memory_peak(w, &stage), hbm = x->hbm_bytes;
+    double peak = ts_memory_peak(w, &stage), hbm = x->usable_bytes;
     snprintf(out, size,
              "The fullest GPU (stage %ld) holds %.2f GiB of its %.2f GiB: %.2f GiB (%.0f%%) "
              "unused, room for larger micro-batches, less recomputation or less model "
@@ -650,7 +650,7 @@ void ts_explain_analyse(ts_explain *x, ts_explain_check_fn check, void *ctx) {
   if (x->n_losses > MAX_SHOWN)
     x->n_losses = MAX_SHOWN;
   x->peak_bytes = ts_memory_peak(x->wl, NULL);
-  if (x->peak_bytes < (1 - MIN_FREE_SHARE) * x->hbm_bytes)
+  if (x->peak_bytes < (1 - MIN_FREE_SHARE) * x->usable_bytes)
     x->losses[x->n_losses++] = (ts_explain_loss){.kind = TS_EXPLAIN_MEMORY};
   analysis an = {x, check, ctx};
   for (int i = 0; i < x->n_losses; i++) {
@@ -736,7 +736,7 @@ static void print_loss(FILE *f, const ts_explain *x, int rank, const ts_explain_
     const ts_explain_change *c = &x->changes[l->changes[k]];
     fprintf(f, "   %c) %s\n      %s\n      ", 'a' + shown++, c->flags, c->note);
     if (c->is_no_fit) {
-      fprintf(f, "does not fit: %.2f GiB of %.2f GiB\n", c->peak_gib, x->hbm_bytes / GIB);
+      fprintf(f, "does not fit: %.2f GiB of %.2f GiB\n", c->peak_gib, x->usable_bytes / GIB);
       continue;
     }
     if (c->estimate_s <= 0) {
@@ -801,7 +801,7 @@ void ts_explain_print(FILE *f, const ts_explain *x, long simulated) {
   print_wrapped(f, 2, text);
   if (x->n_losses == 0)
     fprintf(f, "\nNo loss takes %.0f%% of the iteration or more, and memory is %.0f%% full.\n",
-            100 * MIN_LOSS_SHARE, 100 * x->peak_bytes / x->hbm_bytes);
+            100 * MIN_LOSS_SHARE, 100 * x->peak_bytes / x->usable_bytes);
   for (int i = 0; i < x->n_losses; i++)
     print_loss(f, x, i + 1, &x->losses[i]);
 }

@@ -79,7 +79,7 @@ typedef struct ts_explain {
   const ts_workload *wl;
   const char *platform_name, *gpu_model, *fidelity;
   int gpus_per_node;
-  double hbm_bytes;
+  double usable_bytes; /* of a GPU's HBM, what the framework can allocate */
   int n_nics;
   const double *nic_Bps; /* [n_nics] of a node */
   double iteration_s, breakdown_s[TS_CAT_COUNT];

@@ -230,7 +230,7 @@ static void write_run(FILE *f, const void *ctx) {
     paragraph(f, "No rank was traced, so there is no Gantt chart.");
 
   heading(f, "Memory");
-  ts_plot_memory(f, m->n_stages, m->stage_memory, m->hbm_bytes);
+  ts_plot_memory(f, m->n_stages, m->stage_memory, m->usable_bytes);
   definitions(f, m->gpu_power_w);
   close_page(f);
 }

@@ -7,10 +7,11 @@
 #include "../workloads/cost.h"
 #include "../workloads/layout.h"
 
-void ts_metrics_memory(const ts_workload *wl, double hbm_bytes, ts_metrics *out) {
+void ts_metrics_memory(const ts_workload *wl, const ts_gpu *gpu, ts_metrics *out) {
   memset(out, 0, sizeof *out);
   out->n_stages = wl->pp;
-  out->hbm_bytes = hbm_bytes;
+  out->hbm_bytes = gpu->hbm_bytes;
+  out->usable_bytes = ts_gpu_usable_bytes(gpu);
   out->stage_memory = calloc((size_t)wl->pp, sizeof *out->stage_memory);
   TS_ASSERT(out->stage_memory != NULL);
   for (long s = 0; s < wl->pp; s++) {
@@ -18,12 +19,13 @@ void ts_metrics_memory(const ts_workload *wl, double hbm_bytes, ts_metrics *out)
     if (out->stage_memory[s].total_bytes > out->stage_memory[out->peak_memory_stage].total_bytes)
       out->peak_memory_stage = s;
   }
-  out->is_memory_ok = out->stage_memory[out->peak_memory_stage].total_bytes <= hbm_bytes;
+  out->is_memory_ok = out->stage_memory[out->peak_memory_stage].total_bytes <= out->usable_bytes;
 }
 
-void ts_metrics_compute(const ts_workload *wl, double peak_flops_per_s, double hbm_bytes,
-                        double gpu_power_w, const ts_sim_result *sim, ts_metrics *out) {
-  ts_metrics_memory(wl, hbm_bytes, out);
+void ts_metrics_compute(const ts_workload *wl, const ts_gpu *gpu, const ts_sim_result *sim,
+                        ts_metrics *out) {
+  ts_metrics_memory(wl, gpu, out);
+  double peak_flops_per_s = ts_cost_peak_flops(wl, gpu), gpu_power_w = gpu->power_w;
   double n = (double)wl->n_gpus, t = sim->iteration_s;
   out->iteration_s = t;
   out->peak_flops_per_s = peak_flops_per_s;

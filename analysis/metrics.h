@@ -40,17 +40,18 @@ typedef struct ts_metrics {
   double *stage_breakdown_s; /* [stage * TS_CAT_COUNT + category] */
   ts_memory *stage_memory; /* [stage] */
   long peak_memory_stage;
-  double hbm_bytes;
+  double hbm_bytes; /* the GPU's capacity */
+  double usable_bytes; /* of which the framework can allocate: the verdict's limit */
   bool is_memory_ok;
   ts_reliability reliability; /* filled by the caller (ts_reliability_compute) */
 } ts_metrics;
 
-/* Computes metrics of a simulated iteration; peak is the GPU's flop/s at the workload's
- * precision. Free with ts_metrics_fini. */
-void ts_metrics_compute(const ts_workload *wl, double peak_flops_per_s, double hbm_bytes,
-                        double gpu_power_w, const ts_sim_result *sim, ts_metrics *out);
+/* Computes metrics of a simulated iteration on GPUs of gpu's kind (its peak at the workload's
+ * precision, its power, its memory). Free with ts_metrics_fini. */
+void ts_metrics_compute(const ts_workload *wl, const ts_gpu *gpu, const ts_sim_result *sim,
+                        ts_metrics *out);
 /* Memory only (no simulation): stage footprints, peak stage and the verdict. */
-void ts_metrics_memory(const ts_workload *wl, double hbm_bytes, ts_metrics *out);
+void ts_metrics_memory(const ts_workload *wl, const ts_gpu *gpu, ts_metrics *out);
 void ts_metrics_fini(ts_metrics *m);
 
 #endif

@@ -77,9 +77,9 @@ void ts_plot_breakdown(FILE *out, const char *title, int n_bars, const char *con
   ts_svg_close(out);
 }
 
-void ts_plot_memory(FILE *out, long n_stages, const ts_memory *stage_memory, double hbm_bytes) {
+void ts_plot_memory(FILE *out, long n_stages, const ts_memory *stage_memory, double limit_bytes) {
   const char *title = "Memory per GPU by pipeline stage";
-  double max_gib = hbm_bytes / GIB;
+  double max_gib = limit_bytes / GIB;
   for (long s = 0; s < n_stages; s++)
     max_gib = fmax(max_gib, stage_memory[s].total_bytes / GIB);
   ts_svg_frame f = {70,
@@ -96,7 +96,7 @@ void ts_plot_memory(FILE *out, long n_stages, const ts_memory *stage_memory, dou
   ts_svg_text(out, WIDTH_PX / 2.0, 18, "middle", "title", title);
   for (int c = 0; c < TS_MEM_COUNT; c++)
     ts_svg_legend_item(out, 70 + c * 110.0, 40, mem_colors[c], ts_mem_category_names[c]);
-  ts_svg_legend_item(out, 70 + TS_MEM_COUNT * 110.0, 40, "#000000", "HBM capacity (dashed)");
+  ts_svg_legend_item(out, 70 + TS_MEM_COUNT * 110.0, 40, "#000000", "allocatable HBM (dashed)");
   double x_ticks[16], y_ticks[12];
   int n_x = 0;
   long stride = n_stages <= 16 ? 1 : (n_stages + 15) / 16;
@@ -116,8 +116,18 @@ void ts_plot_memory(FILE *out, long n_stages, const ts_memory *stage_memory, dou
                   ts_svg_y(&f, gib) - ts_svg_y(&f, gib + part), mem_colors[c], tip);
       gib += part;
     }
+    double step = stage_memory[s].step_bytes - stage_memory[s].bytes[TS_MEM_ACTIVATIONS];
+    if (step > 0) { /* the optimizer step's temporaries, beyond the activations they replace */
+      char tip[128];
+      snprintf(tip, sizeof tip,
+               "stage %ld: the optimizer step's temporaries %.2f GiB (total %.2f GiB)", s,
+               stage_memory[s].step_bytes / GIB, stage_memory[s].total_bytes / GIB);
+      ts_svg_rect(out, x, ts_svg_y(&f, gib + step / GIB), bar,
+                  ts_svg_y(&f, gib) - ts_svg_y(&f, gib + step / GIB), mem_colors[TS_MEM_OPTIMIZER],
+                  tip);
+    }
   }
-  double hbm_y = ts_svg_y(&f, hbm_bytes / GIB);
+  double hbm_y = ts_svg_y(&f, limit_bytes / GIB);
   ts_svg_line(out, f.x0_px, hbm_y, f.x0_px + f.w_px, hbm_y, "#000000", 1.5, true);
   ts_svg_close(out);
 }

@@ -21,8 +21,8 @@ void ts_plot_breakdown(FILE *out, const char *title, int n_bars, const char *con
                        const double *secs);
 
 /* Stacked bars of weights, gradients, optimizer states and activations per stage (GiB) with
- * the HBM capacity as a dashed line. */
-void ts_plot_memory(FILE *out, long n_stages, const ts_memory *stage_memory, double hbm_bytes);
+ * what of the HBM the framework can allocate as a dashed line. */
+void ts_plot_memory(FILE *out, long n_stages, const ts_memory *stage_memory, double limit_bytes);
 
 /* One row per pipeline stage of data-parallel replica 0 (tensor rank 0): forward, backward,
  * recomputation, communication and optimizer spans; empty stretches are bubbles and waits.

@@ -21,7 +21,11 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
-  fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB)\n", m->hbm_bytes / GIB);
+  if (m->usable_bytes < m->hbm_bytes)
+    fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB, %.1f of it allocatable)\n",
+            m->hbm_bytes / GIB, m->usable_bytes / GIB);
+  else
+    fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB)\n", m->hbm_bytes / GIB);
   fprintf(out, "  %-6s %9s %9s %9s %11s %9s %9s %9s\n", "stage", "weights", "grads", "optimizer",
           "activations", "buffers", "total", "in-flight");
   for (long s = 0; s < m->n_stages; s++) {
@@ -33,7 +37,12 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
             mem->bytes[TS_MEM_WEIGHTS] / GIB, mem->bytes[TS_MEM_GRADIENTS] / GIB,
             mem->bytes[TS_MEM_OPTIMIZER] / GIB, mem->bytes[TS_MEM_ACTIVATIONS] / GIB,
             mem->bytes[TS_MEM_BUFFERS] / GIB, mem->total_bytes / GIB, mem->microbatches_in_flight,
-            mem->total_bytes > m->hbm_bytes ? "  DOES NOT FIT" : "");
+            mem->total_bytes > m->usable_bytes ? "  DOES NOT FIT" : "");
+    if (mem->step_bytes > mem->bytes[TS_MEM_ACTIVATIONS])
+      fprintf(out,
+              "         peaks at the optimizer step: foreach Adam's square-root list, %.2f GiB, "
+              "once the activations are freed\n",
+              mem->step_bytes / GIB);
   }
   (void)wl;
 }
@@ -63,8 +72,9 @@ int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report
                                "never passed"
                              : ts_precision_names[wl->precision]);
   const ts_memory *peak = &m->stage_memory[m->peak_memory_stage];
-  row(rows, &n, "peak memory", "%.2f GiB of %.2f GiB (stage %ld)%s", peak->total_bytes / GIB,
-      m->hbm_bytes / GIB, m->peak_memory_stage, m->is_memory_ok ? "" : ", DOES NOT FIT");
+  row(rows, &n, "peak memory", "%.2f GiB of %.2f GiB%s (stage %ld)%s", peak->total_bytes / GIB,
+      m->usable_bytes / GIB, m->usable_bytes < m->hbm_bytes ? " allocatable" : "",
+      m->peak_memory_stage, m->is_memory_ok ? "" : ", DOES NOT FIT");
   if (m->train_s > 0)
     row(rows, &n, "time to train", "%.1f days, %.3g GPU-hours for %.3g tokens", m->train_s / 86400,
         m->train_gpu_hours, wl->train_tokens);
@@ -279,6 +289,7 @@ static void memory(FILE *f, int indent, const ts_memory *mem) {
   fputc('{', f);
   for (int c = 0; c < TS_MEM_COUNT; c++)
     json_num(f, indent + 2, ts_mem_category_names[c], mem->bytes[c], &first);
+  json_num(f, indent + 2, "optimizer_step_temporaries", mem->step_bytes, &first);
   json_num(f, indent + 2, "total", mem->total_bytes, &first);
   fprintf(f, "\n%*s}", indent, "");
 }
@@ -434,6 +445,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_num(f, 4, "peak_bytes", m->stage_memory[m->peak_memory_stage].total_bytes, &k);
   json_long(f, 4, "peak_stage", m->peak_memory_stage, &k);
   json_num(f, 4, "hbm_bytes", m->hbm_bytes, &k);
+  json_num(f, 4, "usable_bytes", m->usable_bytes, &k);
   json_bool(f, 4, "fits", m->is_memory_ok, &k);
   fputs("\n  }", f);
   json_key(f, 2, "simulation", &first);

@@ -320,7 +320,7 @@ int ts_explain_main(int argc, char **argv) {
                     .gpu_model = pf->gpu.model,
                     .fidelity = ts_fidelity_names[e->a.fidelity],
                     .gpus_per_node = pf->gpus_per_node,
-                    .hbm_bytes = pf->gpu.hbm_bytes,
+                    .usable_bytes = ts_gpu_usable_bytes(&pf->gpu),
                     .n_nics = pf->n_nics,
                     .nic_Bps = e->nic_Bps,
                     .iteration_s = e->record.iteration_s,

@@ -65,7 +65,7 @@ int ts_memory_cmd_main(int argc, char **argv) {
   if (rc != 0)
     return rc < 0 ? 0 : rc;
   ts_metrics mem;
-  ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
+  ts_metrics_memory(&wl, &pf.gpu, &mem);
   char schedule[64], layout[128];
   ts_workload_schedule_label(&wl, schedule, sizeof schedule);
   ts_workload_layout_label(&wl, layout, sizeof layout);
@@ -79,17 +79,17 @@ int ts_memory_cmd_main(int argc, char **argv) {
   report_model_states(&wl, &mem);
   ts_workload smallest;
   long max_tp = pf.gpus_per_node;
-  if (ts_memory_smallest_layout(&wl, max_tp, ts_platform_n_gpus(&pf), pf.gpu.hbm_bytes,
-                                &smallest) == 0) {
+  double usable = ts_gpu_usable_bytes(&pf.gpu);
+  if (ts_memory_smallest_layout(&wl, max_tp, ts_platform_n_gpus(&pf), usable, &smallest) == 0) {
     long stage = 0;
     double peak = ts_memory_peak(&smallest, &stage);
     char label[128];
     ts_workload_layout_label(&smallest, label, sizeof label);
     printf("\nfewest GPUs that fit (%.1f GiB each): %s = %ld GPUs, peak %.2f GiB on stage %ld\n",
-           pf.gpu.hbm_bytes / GIB, label, smallest.n_gpus, peak / GIB, stage);
+           usable / GIB, label, smallest.n_gpus, peak / GIB, stage);
   } else {
     printf("\nno layout with TP up to %ld fits in %.1f GiB per GPU on platform '%s'\n", max_tp,
-           pf.gpu.hbm_bytes / GIB, pf.name);
+           usable / GIB, pf.name);
   }
   ts_metrics_fini(&mem);
   return 0;

@@ -209,6 +209,8 @@ static void show(const ts_platform *pf) {
     if (g->peak_flops_per_s[p] > 0)
       printf(" %s %.1f", ts_precision_names[p], g->peak_flops_per_s[p] / 1e12);
   printf(" TFLOPS; HBM %.1f GiB at %.0f GB/s", g->hbm_bytes / 1073741824.0, g->hbm_Bps / 1e9);
+  if (g->runtime_bytes > 0)
+    printf(" (%.2f GiB held by the runtime)", g->runtime_bytes / 1073741824.0);
   if (g->power_w > 0)
     printf("; %.0f W", g->power_w);
   printf("\n");

@@ -397,7 +397,7 @@ int ts_run_main(int argc, char **argv) {
     ts_args_report(&err, NULL);
     if (rc == TS_SIMULATE_NO_FIT) {
       ts_metrics mem;
-      ts_metrics_memory(&wl, pf.gpu.hbm_bytes, &mem);
+      ts_metrics_memory(&wl, &pf.gpu, &mem);
       ts_report_memory(stderr, &wl, &mem);
       ts_metrics_fini(&mem);
     }
@@ -405,8 +405,7 @@ int ts_run_main(int argc, char **argv) {
   }
   const ts_sim_result *sim = &run.result;
   ts_metrics m;
-  ts_metrics_compute(&wl, ts_cost_peak_flops(&wl, &pf.gpu), pf.gpu.hbm_bytes, pf.gpu.power_w, sim,
-                     &m);
+  ts_metrics_compute(&wl, &pf.gpu, sim, &m);
   ts_simulate_reliability(&pf, &wl, &run.job, m.iteration_s, m.train_s, &m.reliability);
   ts_run_info info = {.platform_name = pf.name,
                       .gpu_model = pf.gpu.model,

@@ -155,8 +155,7 @@ static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) 
   if (ts_simulate_workload(pf, wl, &opts, &sim, &err) != 0)
     return -1;
   ts_metrics m;
-  ts_metrics_compute(wl, ts_cost_peak_flops(wl, &pf->gpu), pf->gpu.hbm_bytes, pf->gpu.power_w,
-                     &sim.result, &m);
+  ts_metrics_compute(wl, &pf->gpu, &sim.result, &m);
   c->analytic_s = m.iteration_s;
   c->megatron_fraction = m.megatron_fraction_of_peak;
   c->mfu = m.mfu;
@@ -311,7 +310,7 @@ int ts_search_main(int argc, char **argv) {
   struct timespec started;
   clock_gettime(CLOCK_MONOTONIC, &started);
   ts_search_space space;
-  ts_search_layouts(&base, a.gpus, pf.gpus_per_node, pf.gpu.hbm_bytes, &space);
+  ts_search_layouts(&base, a.gpus, pf.gpus_per_node, ts_gpu_usable_bytes(&pf.gpu), &space);
   long n = space.n, tried = space.tried;
   long rejected[REJECT_COUNT] = {space.rejected[TS_SEARCH_RULE], space.rejected[TS_SEARCH_MEMORY],
                                  space.rejected[TS_SEARCH_MICROBATCHES]};

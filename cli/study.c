@@ -35,8 +35,7 @@ static void simulate(const ts_platform *pf, const ts_workload *wl, const ts_simu
     return;
   }
   ts_metrics m;
-  ts_metrics_compute(wl, ts_cost_peak_flops(wl, &pf->gpu), pf->gpu.hbm_bytes, pf->gpu.power_w,
-                     &sim.result, &m);
+  ts_metrics_compute(wl, &pf->gpu, &sim.result, &m);
   ts_simulate_reliability(pf, wl, &sim.job, m.iteration_s, m.train_s, &m.reliability);
   ts_scaling_point *p = &reply->point;
   snprintf(p->workload, sizeof p->workload, "%s", wl->name);

@@ -82,8 +82,8 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
 /* The most loaded stage against HBM: the figures, and what would make it fit. */
 static int check_memory(const ts_platform *pf, const ts_workload *wl, ts_err *err) {
   long stage = 0;
-  double peak = ts_memory_peak(wl, &stage);
-  if (peak <= pf->gpu.hbm_bytes)
+  double peak = ts_memory_peak(wl, &stage), usable = ts_gpu_usable_bytes(&pf->gpu);
+  if (peak <= usable)
     return 0;
   ts_memory m;
   ts_memory_stage(wl, stage, &m);
@@ -92,14 +92,15 @@ static int check_memory(const ts_platform *pf, const ts_workload *wl, ts_err *er
     strcat(hints, ", --zero-stage 1");
   if (wl->recompute != TS_RECOMPUTE_FULL)
     strcat(hints, ", --recompute full");
-  ts_err_plain(err,
-               "out of memory: each GPU of pipeline stage %ld (first rank: %ld) needs %.2f GiB but "
-               "has %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, "
-               "buffers %.2f GiB); try %s, or --ignore-memory",
-               stage, ts_layout_rank(wl, (ts_coords){0, 0, stage}), m.total_bytes / GIB,
-               pf->gpu.hbm_bytes / GIB, m.bytes[TS_MEM_WEIGHTS] / GIB,
-               m.bytes[TS_MEM_GRADIENTS] / GIB, m.bytes[TS_MEM_OPTIMIZER] / GIB,
-               m.bytes[TS_MEM_ACTIVATIONS] / GIB, m.bytes[TS_MEM_BUFFERS] / GIB, hints);
+  ts_err_plain(
+      err,
+      "out of memory: each GPU of pipeline stage %ld (first rank: %ld) needs %.2f GiB but "
+      "can allocate %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, "
+      "buffers %.2f GiB); try %s, or --ignore-memory",
+      stage, ts_layout_rank(wl, (ts_coords){0, 0, stage}), m.total_bytes / GIB, usable / GIB,
+      m.bytes[TS_MEM_WEIGHTS] / GIB, m.bytes[TS_MEM_GRADIENTS] / GIB,
+      m.bytes[TS_MEM_OPTIMIZER] / GIB, m.bytes[TS_MEM_ACTIVATIONS] / GIB,
+      m.bytes[TS_MEM_BUFFERS] / GIB, hints);
   return TS_SIMULATE_NO_FIT;
 }
 

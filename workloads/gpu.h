@@ -24,6 +24,10 @@ typedef struct ts_gpu {
   double peak_flops_per_s[TS_PREC_COUNT]; /* dense matrix peak; 0 = not supported */
   double peak_fp8_flops_per_s; /* dense FP8 matrix peak (gpu.peak.fp8); 0 = no FP8 */
   double hbm_bytes;
+  /* HBM that a training process cannot give its framework's allocator (platform
+   * `runtime_memory`): what the driver keeps (nvidia-smi's total less cudaMemGetInfo's) and the
+   * process's own context and library handles; 0 when the platform gives none. */
+  double runtime_bytes;
   double hbm_Bps;
   double gemm_ceiling; /* best measured GEMM throughput / peak, 0..1 */
   long gemm_tile_m; /* output tile of one workgroup, for wave quantisation */
@@ -43,5 +47,10 @@ typedef struct ts_gpu {
    * counted where the host model applies (a kernel table's software section). */
   double collective_launch_s, fsdp_unit_s;
 } ts_gpu;
+
+/* Bytes the framework can allocate: the out-of-memory verdicts' limit. */
+static inline double ts_gpu_usable_bytes(const ts_gpu *g) {
+  return g->hbm_bytes - g->runtime_bytes;
+}
 
 #endif

@@ -295,9 +295,17 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
     act += (recomputes_core && layers > 0 ? unfused_scores(wl) : 0) + logits;
   out->bytes[TS_MEM_ACTIVATIONS] = act;
   out->microbatches_in_flight = in_flight;
-  out->total_bytes = 0;
+  /* torch.optim's foreach Adam (_multi_tensor_adam) takes exp_avg_sq_sqrt =
+   * torch._foreach_sqrt(exp_avg_sqs): a new list as large as the second moments it steps,
+   * alive until the parameters are updated; the fused kernel works in place. */
+  out->step_bytes = wl->adam_implementation == TS_ADAM_FOREACH
+                        ? out->bytes[TS_MEM_OPTIMIZER] / per.sharded *
+                              (wl->exp_avg_sq_bytes > 0 ? wl->exp_avg_sq_bytes : 4.0)
+                        : 0;
+  out->total_bytes = act > out->step_bytes ? act : out->step_bytes;
   for (int c = 0; c < TS_MEM_COUNT; c++)
-    out->total_bytes += out->bytes[c];
+    if (c != TS_MEM_ACTIVATIONS)
+      out->total_bytes += out->bytes[c];
 }
 
 double ts_memory_peak(const ts_workload *wl, long *stage) {

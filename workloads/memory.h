@@ -18,6 +18,10 @@
  * microbatches' worth (Korthikanti et al. section 4.2.3). The last stage also holds the fp32
  * logits, 4 s b V/t, of one microbatch (all m under GPipe) (Korthikanti et al. section 4.3).
  *
+ * torch.optim's foreach Adam (training.adam_implementation: foreach) allocates at its step a list
+ * as large as the second moments it updates (exp_avg_sq_sqrt, _multi_tensor_adam), after every
+ * backward has freed its activations: a stage's peak is the passes' or the step's.
+ *
  * DeepSpeed's ZeRO-1 and ZeRO-2 (frameworks megatron-deepspeed and gpt-neox; DeepSpeed's
  * deepspeed/runtime/zero/stage_1_and_2.py, read at v0.7.3 and v0.10.0) keep the gradients in the
  * model's precision, not fp32 (ZeRO-2: the rank's partition), shard an fp32 copy of the
@@ -51,8 +55,11 @@ typedef enum ts_mem_category {
 extern const char *const ts_mem_category_names[]; /* "weights", ... */
 
 typedef struct ts_memory {
-  double bytes[TS_MEM_COUNT];
-  double total_bytes;
+  double bytes[TS_MEM_COUNT]; /* activations: at the peak of the forward and backward passes */
+  /* What the optimizer step allocates for a while once every backward is done (no activation
+   * live then): foreach Adam's square-root list; 0 for a fused step. */
+  double step_bytes;
+  double total_bytes; /* the larger of the passes' peak and the optimizer step's */
   double microbatches_in_flight; /* of the whole stage: chunks in flight / v */
 } ts_memory;
 

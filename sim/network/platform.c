@@ -22,9 +22,19 @@ static const char *const storage_keys[] = {"write_bandwidth", "read_bandwidth", 
 static const char *const ccl_keys[] = {
     "library",          "arch",   "tuning_model", "cpu", "channels", "node_link_efficiency",
     "overlap_slowdown", "launch", "fsdp_unit",    NULL};
-static const char *const gpu_keys[] = {
-    "model",         "peak",          "hbm_capacity", "hbm_bandwidth", "gemm_ceiling", "gemm_tile",
-    "compute_units", "kernel_launch", "power",        "kernel_table",  "speed_spread", NULL};
+static const char *const gpu_keys[] = {"model",
+                                       "peak",
+                                       "hbm_capacity",
+                                       "hbm_bandwidth",
+                                       "gemm_ceiling",
+                                       "gemm_tile",
+                                       "compute_units",
+                                       "kernel_launch",
+                                       "power",
+                                       "kernel_table",
+                                       "speed_spread",
+                                       "runtime_memory",
+                                       NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
 static const char *const node_keys[] = {"gpus", "links", "switch", "nics", NULL};
 static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
@@ -157,6 +167,13 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
 
   REQUIRE(ts_doc_get_unit(doc, g, "hbm_capacity", TS_UNITS_BYTES, false, &gpu->hbm_bytes, err), doc,
           g, "gpu", "hbm_capacity", err);
+  if (ts_doc_get_unit(doc, g, "runtime_memory", TS_UNITS_BYTES, true, &gpu->runtime_bytes, err) < 0)
+    return -1;
+  if (gpu->runtime_bytes >= gpu->hbm_bytes)
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, g, "runtime_memory")),
+                     "key 'runtime_memory': expected less than hbm_capacity (%.2f GiB), found "
+                     "%.2f GiB",
+                     gpu->hbm_bytes / 1073741824.0, gpu->runtime_bytes / 1073741824.0);
   REQUIRE(ts_doc_get_unit(doc, g, "hbm_bandwidth", TS_UNITS_BANDWIDTH, false, &gpu->hbm_Bps, err),
           doc, g, "gpu", "hbm_bandwidth", err);
   REQUIRE(ts_doc_get_double(doc, g, "gemm_ceiling", 0.01, 1.0, &gpu->gemm_ceiling, err), doc, g,

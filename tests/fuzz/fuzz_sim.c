@@ -61,8 +61,7 @@ static int simulate(const ts_platform *pf, const ts_workload *wl, ts_job *job, t
   if (rc != 0)
     return 1;
   ts_metrics m;
-  ts_metrics_compute(wl, ts_cost_peak_flops(wl, &pf->gpu), pf->gpu.hbm_bytes, pf->gpu.power_w, &sim,
-                     &m);
+  ts_metrics_compute(wl, &pf->gpu, &sim, &m);
   double figures[] = {m.iteration_s,       m.tokens_per_s, m.model_tflops_per_gpu,
                       m.hardware_flops,    m.mfu,          m.megatron_fraction_of_peak,
                       m.iteration_energy_j};

@@ -223,6 +223,33 @@ static void test_deepspeed_states(void **state) {
   assert_true(per.sharded == 8 && per.gradient == 4 && per.weight == 2);
 }
 
+/* torch.optim's foreach Adam: exp_avg_sq_sqrt, a list as large as the second moments of the
+ * parameters the rank steps (ZeRO-1 shards them), allocated once every backward is done; the
+ * peak is the passes' or the step's, whichever is larger. A fused step allocates nothing. */
+static void test_foreach_adam_step(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  ts_memory fused, foreach;
+  ts_memory_stage(&wl, 1, &fused);
+  assert_true(fused.step_bytes == 0);
+  wl.adam_implementation = TS_ADAM_FOREACH;
+  ts_memory_stage(&wl, 1, &foreach);
+  double p1 = ts_cost_stage_params(&wl, 1), states = 18 * p1;
+  assert_rel(foreach.step_bytes, 4 * p1, 1e-12);
+  assert_rel(fused.total_bytes, states + fused.bytes[TS_MEM_ACTIVATIONS], 1e-12);
+  assert_true(foreach.bytes[TS_MEM_ACTIVATIONS] == fused.bytes[TS_MEM_ACTIVATIONS]);
+  /* here the stage's activations (a few GiB under full recomputation) are smaller */
+  assert_true(4 * p1 > fused.bytes[TS_MEM_ACTIVATIONS]);
+  assert_rel(foreach.total_bytes, states + 4 * p1, 1e-12);
+  wl.zero_stage = 1; /* sharded over 8: 6 B + 12 B / 8 of states, 4 B / 8 at the step */
+  ts_memory_stage(&wl, 1, &foreach);
+  assert_rel(foreach.step_bytes, 4 * p1 / 8, 1e-12);
+  wl.exp_avg_sq_bytes = 2; /* bf16 second moments: a bf16 list */
+  ts_memory_stage(&wl, 1, &foreach);
+  assert_rel(foreach.step_bytes, 2 * p1 / 8, 1e-12);
+}
+
 /* DeepSpeed's ZeRO-3 buffers (zero3.h): 8 layers of 1024 (12.6M elements of matrices each),
  * at stage3_max_reuse_distance 1e9 every weight stays gathered from its forward use to its
  * backward one (the whole model is 0.1B elements), so the peak holds them all (the tied output
@@ -261,6 +288,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_activations),      cmocka_unit_test(test_fp8_and_recompute_modules),
       cmocka_unit_test(test_stage_memory),     cmocka_unit_test(test_deepspeed_zero3_buffers),
-      cmocka_unit_test(test_deepspeed_states), cmocka_unit_test(test_smallest_layout)};
+      cmocka_unit_test(test_deepspeed_states), cmocka_unit_test(test_smallest_layout),
+      cmocka_unit_test(test_foreach_adam_step)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,8 +37,10 @@ static void test_definitions(void **state) {
   ts_workload wl;
   ts_sim_result sim;
   synthetic(&wl, &sim);
+  ts_gpu gpu = {.hbm_bytes = 64e9, .power_w = 300};
+  gpu.peak_flops_per_s[wl.precision] = 100e12;
   ts_metrics m;
-  ts_metrics_compute(&wl, 100e12, 64e9, 300, &sim, &m);
+  ts_metrics_compute(&wl, &gpu, &sim, &m);
   assert_rel(m.tokens_per_s, 8.0 * 512 / 2.0, 1e-15);
   assert_rel(m.model_tflops_per_gpu, ts_cost_model_flops(&wl) / 2.0 / 4 / 1e12, 1e-15);
   assert_rel(m.mfu, m.model_tflops_per_gpu * 1e12 / 100e12, 1e-15);
@@ -51,9 +53,18 @@ static void test_definitions(void **state) {
   assert_rel(m.stage_breakdown_s[1 * TS_CAT_COUNT + TS_CAT_BUBBLE], 0.25, 1e-15);
   assert_true(m.is_memory_ok);
   assert_true(m.train_s == 0); /* no train_tokens: no time to train */
+  /* the verdict is taken against what the runtime leaves the framework, not the capacity */
+  double peak = m.stage_memory[m.peak_memory_stage].total_bytes;
   ts_metrics_fini(&m);
+  gpu.runtime_bytes = gpu.hbm_bytes - peak * 0.999;
+  ts_metrics_memory(&wl, &gpu, &m);
+  assert_false(m.is_memory_ok);
+  assert_rel(m.hbm_bytes, 64e9, 1e-15);
+  assert_rel(m.usable_bytes, peak * 0.999, 1e-12);
+  ts_metrics_fini(&m);
+  gpu.runtime_bytes = 0;
   wl.train_tokens = 4096e6; /* 1e6 iterations of 8 x 512 tokens, 2 s each */
-  ts_metrics_compute(&wl, 100e12, 64e9, 300, &sim, &m);
+  ts_metrics_compute(&wl, &gpu, &sim, &m);
   assert_rel(m.train_s, 2e6, 1e-15);
   assert_rel(m.train_gpu_hours, 2e6 / 3600 * 4, 1e-15);
   assert_rel(m.iteration_energy_j, 4 * 300 * 2.0, 1e-15); /* 4 GPUs x 300 W x 2 s */

@@ -1,0 +1,220 @@
+"""Memory as PyTorch's caching allocator holds it during training on one GPU (issue 31 part 2),
+for validation only (nothing here sets a trainsim parameter beside the CUDA context, a
+measurement of the device): what one training step allocates per phase, what the allocator
+reserves around it, what the process holds outside the allocator, and where out of memory
+really begins.
+
+    python3 bench/device/allocator.py OUT.csv [--smoke]
+
+Models and recipe are gpt.py's and llama_steps.py's (bf16 weights, fp32 main grads by hooks,
+fp32 masters, fused AdamW; full recomputation by torch.utils.checkpoint). Each configuration
+is built on the GPU, the allocator's cache emptied and its statistics reset, then three steps
+run; the third is split into its phases, each with its own peak of memory_allocated:
+forward (each microbatch's), backward (each microbatch's; the output layer's backward is its
+start) and the optimizer (clip, fused AdamW, copy to the bf16 weights, zeroing). Over the
+three steps: the peaks of allocated, requested (before the allocator's rounding) and reserved
+bytes, the inactive split bytes (fragmentation inside reserved segments), the allocator's
+retries (cache flushes to satisfy a request), and the bytes the process holds outside the
+allocator (cudaMemGetInfo's used minus reserved: the CUDA context, cuBLAS and cuDNN handles).
+
+Ladders climb a micro-batch (or a depth) until the first out-of-memory, so that each records
+the largest configuration that fits and the smallest that does not, with the request that
+failed. The CSV's header names the device, versions and date, and the process's footprint
+before any tensor (driver reservation and context).
+"""
+import argparse
+import datetime
+import gc
+import re
+import sys
+
+import torch
+
+import gpt
+import llama_steps
+import steps
+
+# kind, name, layers, hidden, heads, kv heads, ffn, seq, micro-batch, microbatches, recompute
+POINTS = [
+    ("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 4, 2, False),
+    ("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 8, 2, True),
+    ("llama", "llama-3b", 28, 3072, 24, 8, 8192, 4096, 1, 2, False),
+]
+# ladders: (base configuration, the micro-batches to climb)
+LADDERS = [
+    (("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 0, 1, False), (13, 14, 15, 16)),
+    (("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 0, 1, True), (16, 17, 18, 19, 20)),
+    (("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 0, 1, False), (2, 3)),
+    (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, True), (80, 84, 88, 92, 96)),
+    (("llama", "llama-8b", 32, 4096, 32, 8, 14336, 4096, 0, 1, True), (1, 2)),
+    (("llama", "llama-8b-half", 16, 4096, 32, 8, 14336, 4096, 0, 1, True), (8, 9, 10, 11, 12)),
+]
+SMOKE_POINTS = [("gpt", "gpt-tiny", 2, 256, 4, 4, 1024, 512, 2, 2, False)]
+SMOKE_LADDERS = [(("llama", "llama-tiny", 2, 256, 4, 2, 512, 512, 0, 1, True), (1, 2))]
+
+GIB = 2**30
+
+
+def library_workspaces():
+    """What the libraries' first calls leave: allocator bytes beyond the live tensors (cuBLAS's
+    workspace comes from the caching allocator, CublasHandlePool.cpp), and the process's bytes
+    outside the allocator (cudaMemGetInfo's used less reserved: context, handles, modules)."""
+    out = {}
+
+    def outside():
+        free, total = torch.cuda.mem_get_info()
+        return total - free - torch.cuda.memory_reserved()
+
+    out["outside_before"] = outside()
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    base = torch.cuda.memory_allocated()
+    c = a @ a
+    torch.cuda.synchronize()
+    out["cublas_allocated"] = torch.cuda.memory_allocated() - base - c.numel() * c.element_size()
+    out["outside_after_cublas"] = outside()
+    q = torch.randn(4, 16, 2048, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    base = torch.cuda.memory_allocated()
+    y = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    y.sum().backward()
+    torch.cuda.synchronize()
+    out["sdpa_allocated_after_backward"] = (torch.cuda.memory_allocated() - base
+                                            - y.numel() * y.element_size()
+                                            - q.grad.numel() * q.grad.element_size())
+    out["outside_after_sdpa"] = outside()
+    del a, c, q, y
+    gc.collect()
+    torch.cuda.empty_cache()
+    out["allocated_left"] = torch.cuda.memory_allocated()
+    return out
+
+
+def build(cfg):
+    kind, _, layers, h, heads, kv, ffn, seq, mbs, n_micro, recompute = cfg
+    torch.manual_seed(0)
+    with torch.device("cuda"):  # built on the GPU: the host's init of billions is slow
+        if kind == "gpt":
+            model = gpt.GPT(layers, h, heads, seq, recompute)
+        else:
+            model = llama_steps.Llama(layers, h, heads, kv, ffn, seq, recompute)
+    model = model.to(torch.bfloat16)
+    vocab = gpt.VOCAB if kind == "gpt" else llama_steps.VOCAB
+    g = torch.Generator(device="cuda").manual_seed(1)
+    data = [(torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g),
+             torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g))
+            for _ in range(n_micro)]
+    return gpt.Trainer(model), data
+
+
+def peak_since_reset():
+    torch.cuda.synchronize()
+    p = torch.cuda.max_memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    return p
+
+
+def phased_step(trainer, data):
+    """gpt.Trainer.step split into phases: the peak allocated bytes of each."""
+    fwd = bwd = kept = 0
+    peak_since_reset()
+    for idx, targets in data:
+        loss = trainer.model(idx, targets)
+        kept = max(kept, torch.cuda.memory_allocated())
+        fwd = max(fwd, peak_since_reset())
+        loss.backward()
+        bwd = max(bwd, peak_since_reset())
+    torch.nn.utils.clip_grad_norm_(trainer.masters, trainer.clip, foreach=True)
+    trainer.opt.step()
+    torch._foreach_copy_([p.data for p in trainer.params], trainer.masters)
+    torch._foreach_zero_([m.grad for m in trainer.masters])
+    opt = peak_since_reset()
+    return fwd, kept, bwd, opt
+
+
+def measure(cfg):
+    """One configuration: ('ok', figures) or ('oom', figures at the failure)."""
+    trainer = data = None
+    gc.collect()
+    torch.cuda.empty_cache()
+    out = {"status": "ok", "failed_request": ""}
+    try:
+        trainer, data = build(cfg)
+        gc.collect()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        torch.cuda.reset_accumulated_memory_stats()
+        out["states"] = torch.cuda.memory_allocated()
+        worst_used = 0
+        for _ in range(2):
+            trainer.step(data)
+            free, total = torch.cuda.mem_get_info()
+            worst_used = max(worst_used, total - free - torch.cuda.memory_reserved())
+        stats = torch.cuda.memory_stats()
+        fwd, kept, bwd, opt = phased_step(trainer, data)
+        out.update(fwd=fwd, kept=kept, bwd=bwd, opt=opt)
+        free, total = torch.cuda.mem_get_info()
+        out["outside"] = max(worst_used, total - free - torch.cuda.memory_reserved())
+    except torch.OutOfMemoryError as e:
+        out["status"] = "oom"
+        m = re.search(r"Tried to allocate ([0-9.]+ [KMG]iB)", str(e))
+        out["failed_request"] = m.group(1) if m else "?"
+        stats = torch.cuda.memory_stats()
+        free, total = torch.cuda.mem_get_info()
+        out["outside"] = total - free - torch.cuda.memory_reserved()
+    out["allocated_peak"] = stats["allocated_bytes.all.peak"]
+    out["requested_peak"] = stats["requested_bytes.all.peak"]
+    out["reserved_peak"] = stats["reserved_bytes.all.peak"]
+    out["inactive_split_peak"] = stats["inactive_split_bytes.all.peak"]
+    out["retries"] = stats["num_alloc_retries"]
+    trainer = data = None
+    gc.collect()
+    torch.cuda.empty_cache()
+    return out
+
+
+FIELDS = ["status", "states", "fwd", "kept", "bwd", "opt", "allocated_peak", "requested_peak",
+          "reserved_peak", "inactive_split_peak", "retries", "outside", "failed_request"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--smoke", action="store_true")
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    started = datetime.datetime.now(datetime.timezone.utc)
+    props = torch.cuda.get_device_properties(0)
+    torch.cuda.init()
+    free0, total = torch.cuda.mem_get_info()  # the context exists now, no tensor yet
+    work = library_workspaces()
+    lines = [
+        "# Caching-allocator memory measured by bench/device/allocator.py (validation data; the",
+        f"# context figure is a device measurement). device {torch.cuda.get_device_name(0)} "
+        f"({props.total_memory / GIB:.2f} GiB), torch {torch.__version__}, CUDA "
+        f"{torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC",
+        f"# before any tensor: cudaMemGetInfo total {total} free {free0} (used {total - free0})",
+        "# libraries' first use, bytes the allocator holds beyond the tensors: "
+        + ", ".join(f"{k} {v}" for k, v in work.items()),
+        "# bytes; fwd/bwd/opt: the third step's per-phase peaks of memory_allocated; kept: "
+        "allocated after a forward",
+        "set,kind,name,layers,hidden,heads,kv_heads,ffn,seq,micro_batch,microbatches,recompute,"
+        + ",".join(FIELDS),
+    ]
+    todo = [("point", c) for c in (SMOKE_POINTS if args.smoke else POINTS)]
+    for base, mbs in SMOKE_LADDERS if args.smoke else LADDERS:
+        todo.append(("ladder", (base, mbs)))
+    for kind, item in todo:
+        cfgs = [item] if kind == "point" else [item[0][:8] + (mb,) + item[0][9:] for mb in item[1]]
+        for cfg in cfgs:
+            r = measure(cfg)
+            lines.append(",".join(str(v) for v in (kind,) + cfg[:10] +
+                                  ("full" if cfg[10] else "none",) +
+                                  tuple(r.get(f, "") for f in FIELDS)))
+            print(f"allocator: {lines[-1]}", file=sys.stderr, flush=True)
+            steps.write_lines(args.out, lines)
+            if r["status"] == "oom":
+                break
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
