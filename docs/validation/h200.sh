@@ -43,7 +43,7 @@ YAML
   pred_s=$(sed -n 's/.*"iteration_s": \([0-9.e+-]*\).*/\1/p' "$out/result.json" | head -1)
   pred_peak=$(sed -n 's/.*"peak_bytes": \([0-9.e+-]*\).*/\1/p' "$out/result.json" | head -1)
   src=$(sed -n '/"kernel_sources"/,/}/p' "$out/result.json" | tr -d ' \n' |
-    sed 's/"kernel_sources"://; s/[{}"]//g; s/,/, /g; s/:/ /g')
+    sed 's/"kernel_sources"://; s/[{}"]//g; s/,$//; s/,/, /g; s/:/ /g')
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$seq" "$mbs" "$micro" \
     "$recompute" "$status" "$step_s" "$pred_s" "$peak" "$pred_peak" "$verdict" "$params" \
     "$src" >>"$rows"

@@ -133,7 +133,7 @@ print(f"""
   dispatch with node-limited routing (its kernels on 20 of the 132 SMs, [DSV3] 3.2.2), and
   its memory savings (recomputing RMSNorm, the MLA
   up-projections and the experts' SwiGLU output; bf16 Adam moments; FP8 linear inputs), which
-  fit in {dfp['mem']:.1f} GiB of the H800's 80. On
+  fit in {dfp['mem']:.1f} GiB of the 78.8 GiB an H800 process can allocate (platforms/h800.yaml). On
   2,048 H800s the default fidelity gives {dhy['tok']:.0f} tokens/s a GPU
   ({100 * (dhy['tok'] / 1543 - 1):+.0f}% against DeepSeek's 1,543), the analytic estimate
   {dfp['tok']:.0f} ({100 * (dfp['tok'] / 1543 - 1):+.0f}%); recomputing every layer
