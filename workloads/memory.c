@@ -337,7 +337,7 @@ int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus,
     for (long pp = 1; pp <= m->n_layers; pp++) {
       bool interleaved = wl->virtual_stages > 1;
       c.pp = pp;
-      if (ts_workload_check_stage_layers(&c, NULL) != 0 ||
+      if (ts_workload_check_stage_layers(&c, NULL) != 0 || ts_workload_zero_refuses_pipeline(&c) ||
           (interleaved && (pp < 2 || m->n_layers % (pp * wl->virtual_stages) != 0)))
         continue;
       for (long dp = 1; dp * wl->micro_batch <= wl->global_batch; dp++) {

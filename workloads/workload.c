@@ -1324,7 +1324,7 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
     return ts_err_at(err, l->dp_bucket,
                      "FSDP reduce-scatters a layer's gradients at a time: dp_bucket_size does not "
                      "apply to it");
-  if (wl->zero_stage >= 2 && wl->pp > 1 && !wl->fsdp_keeps_weights && !wl->fsdp_reshards_pp)
+  if (ts_workload_zero_refuses_pipeline(wl))
     return ts_err_at(err, l->zero_stage,
                      "ZeRO-%d shards %s over data-parallel ranks, which DeepSpeed does not "
                      "support with pipeline parallelism (pipeline %ld); use ZeRO-1 or pipeline 1",
@@ -1549,6 +1549,10 @@ long ts_workload_dp_cp(const ts_workload *wl) {
 
 long ts_workload_local_seq(const ts_workload *wl) {
   return wl->model.seq / wl->cp;
+}
+
+bool ts_workload_zero_refuses_pipeline(const ts_workload *wl) {
+  return wl->zero_stage >= 2 && wl->pp > 1 && !(wl->zero_stage == 3 && wl->is_fsdp);
 }
 
 int ts_workload_check_experts(const ts_workload *wl, ts_err *err) {

@@ -380,6 +380,9 @@ long ts_workload_etp(const ts_workload *wl);
 long ts_workload_edp(const ts_workload *wl);
 /* Checks the expert layout of a workload whose tp, dp and pp are set: 0, or -1 with an error. */
 int ts_workload_check_experts(const ts_workload *wl, ts_err *err);
+/* Whether its ZeRO stage rules its pipeline out: DeepSpeed's ZeRO-2/3 run no pipeline (FSDP's
+ * ZeRO-3 does). */
+bool ts_workload_zero_refuses_pipeline(const ts_workload *wl);
 /* The stages' layers: pp divides num_layers, or the first and last stages' own counts
  * (decoder_first/last_pipeline_num_layers) leave the middle stages an even split; -1 with an
  * error (err may be NULL) where they do not. */

@@ -183,6 +183,18 @@ static void test_smallest_layout(void **state) {
   assert_int_equal(best.first_stage_layers, 6);
   assert_true(best.pp >= 2 && 120 % (best.pp - 1) == 0);
   assert_int_equal(ts_workload_check_stage_layers(&best, NULL), 0);
+  /* DeepSpeed's ZeRO-3 runs no pipeline: the advice stays at one stage (the 1T model's ZeRO-1
+   * answer above needs 64), what the loader accepts; FSDP's ZeRO-3 may pipeline. */
+  wl = test_workload(128, 25600, 200, 2048, 50257, 8, 1, 8, 3072, 1);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  wl.zero_stage = 3;
+  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 75264, hbm, &best), 0);
+  assert_int_equal(best.pp, 1);
+  assert_false(ts_workload_zero_refuses_pipeline(&best));
+  wl.pp = 2;
+  assert_true(ts_workload_zero_refuses_pipeline(&wl));
+  wl.is_fsdp = true;
+  assert_false(ts_workload_zero_refuses_pipeline(&wl));
 }
 
 /* DeepSpeed's ZeRO-1/2 (megatron-deepspeed, gpt-neox): low-precision gradients on every rank
