@@ -46,7 +46,7 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
                                                    : per.sharded - 4.0;
   printf("  one copy: %.0f B/parameter (%.0f weight + %.0f %s gradient + %s%.0f Adam moments%s) "
          "= %.3g TB\n",
-         per_param, per.weight, per.gradient, per.is_deepspeed ? "low-precision" : "fp32",
+         per_param, per.weight, per.gradient, per.gradient < 4.0 ? "low-precision" : "fp32",
          per.is_deepspeed || wl->precision != TS_PREC_FP32 ? "4 fp32 master weight + " : "",
          moments, per.is_deepspeed ? " + 4 fp32 gradient partition" : "",
          per_param * params / 1e12);

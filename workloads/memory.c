@@ -184,10 +184,24 @@ ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
                    (ts_workload_zero(wl) == 1 || ts_workload_zero(wl) == 2) && low;
   if (deepspeed)
     return (ts_state_bytes){eb, eb, 16.0, true};
-  /* the fp32 master weights (a low-precision model), Adam's two moments */
+  /* the fp32 master weights (a low-precision model), Adam's two moments; DeepSpeed's ZeRO-3
+   * keeps its gradient partitions in the model's precision (stage3.py's averaged_gradients,
+   * reduced through its ipg buckets), casting them to fp32 only at the step (below) */
   double moments = (wl->exp_avg_bytes > 0 ? wl->exp_avg_bytes : 4.0) +
                    (wl->exp_avg_sq_bytes > 0 ? wl->exp_avg_sq_bytes : 4.0);
-  return (ts_state_bytes){eb, 4.0, (low ? 4.0 : 0) + moments, false};
+  bool deepspeed3 = ts_workload_zero(wl) == 3 && !wl->is_fsdp;
+  return (ts_state_bytes){eb, deepspeed3 ? eb : 4.0, (low ? 4.0 : 0) + moments, false};
+}
+
+/* DeepSpeed's ZeRO-3 step: each sub-group of the rank's partition (sub_group_size elements:
+ * 1e12 to 0.4.0, 1e9 from 0.4.1, deepspeed/runtime/zero/constants.py) has its gradients
+ * flattened and cast to fp32 (_prepare_fp32_grad_for_sub_group: flatten(...).to(fp32)), the
+ * two copies alive at once, and the fp32 one until that sub-group is stepped. */
+static double deepspeed_zero3_step_bytes(const ts_workload *wl, double partition_elems) {
+  long v = wl->deepspeed_version;
+  double sub_group = v > 0 && v <= 400 ? 1e12 : 1e9;
+  double elems = partition_elems < sub_group ? partition_elems : sub_group;
+  return (ts_cost_elem_bytes(wl->precision) + 4.0) * elems;
 }
 
 void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
@@ -298,10 +312,12 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   /* torch.optim's foreach Adam (_multi_tensor_adam) takes exp_avg_sq_sqrt =
    * torch._foreach_sqrt(exp_avg_sqs): a new list as large as the second moments it steps,
    * alive until the parameters are updated; the fused kernel works in place. */
+  double stepped = out->bytes[TS_MEM_OPTIMIZER] / per.sharded; /* the rank's parameters */
   out->step_bytes = wl->adam_implementation == TS_ADAM_FOREACH
-                        ? out->bytes[TS_MEM_OPTIMIZER] / per.sharded *
-                              (wl->exp_avg_sq_bytes > 0 ? wl->exp_avg_sq_bytes : 4.0)
+                        ? stepped * (wl->exp_avg_sq_bytes > 0 ? wl->exp_avg_sq_bytes : 4.0)
                         : 0;
+  if (ts_workload_zero(wl) == 3 && !wl->is_fsdp)
+    out->step_bytes += deepspeed_zero3_step_bytes(wl, stepped);
   out->total_bytes = act > out->step_bytes ? act : out->step_bytes;
   for (int c = 0; c < TS_MEM_COUNT; c++)
     if (c != TS_MEM_ACTIVATIONS)

@@ -29,7 +29,9 @@
  * two buckets of reduce_bucket_size elements (overlap_comm; 5e8, DeepSpeed's default): 2 + 2 +
  * 16/d B a parameter, plus 2 x 5e8 x 2 B.
  *
- * ZeRO-3 / FSDP shards the weights too (2 + 4 + 12 = 18 B / d per parameter) and needs
+ * ZeRO-3 / FSDP shards the weights too (2 + 4 + 12 = 18 B / d per parameter; DeepSpeed's
+ * ZeRO-3 keeps its gradient partitions in the model's precision, 2 + 2 + 12, and casts a
+ * sub-group of them to fp32 at its step, memory.c) and needs
  * communication buffers: FSDP two layers' gathered weights (the one computing and the one
  * prefetched) and one layer's fp32 gradients before their reduce-scatter; DeepSpeed the most
  * weights its trace holds gathered at once (zero3.h: kept between uses, in use, prefetched),

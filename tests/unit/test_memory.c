@@ -224,8 +224,24 @@ static void test_deepspeed_states(void **state) {
   assert_rel(ds.bytes[TS_MEM_GRADIENTS], 2 * p0 / 8, 1e-12);
   ts_state_bytes per = ts_memory_state_bytes(&wl);
   assert_true(per.is_deepspeed && per.weight + per.gradient + per.sharded == 20);
-  wl.zero_stage = 3; /* DeepSpeed's ZeRO-3 is accounted as the FSDP-style 18 B */
-  assert_false(ts_memory_state_bytes(&wl).is_deepspeed);
+  /* DeepSpeed's ZeRO-3: gradient partitions in the model's precision, 2 + 2 + 12 B sharded,
+   * and at the step a sub-group's gradients flattened and cast to fp32 (2 + 4 B an element);
+   * FSDP's: fp32 gradients, no such copies */
+  wl.zero_stage = 3;
+  per = ts_memory_state_bytes(&wl);
+  assert_true(!per.is_deepspeed && per.weight == 2 && per.gradient == 2 && per.sharded == 12);
+  ts_memory_stage(&wl, 0, &ds);
+  assert_rel(ds.bytes[TS_MEM_GRADIENTS], 2 * p0 / 8, 1e-12);
+  assert_rel(ds.step_bytes, 6 * 1e9, 1e-12); /* 2.2e10 elements a rank: 1e9 at a time */
+  wl.deepspeed_version = 316; /* 0.3.16's sub-groups of 1e12: the whole partition at once */
+  ts_memory_stage(&wl, 0, &ds);
+  assert_rel(ds.step_bytes, 6 * p0 / 8, 1e-12);
+  wl.deepspeed_version = 0;
+  wl.is_fsdp = true;
+  assert_true(ts_memory_state_bytes(&wl).gradient == 4);
+  ts_memory_stage(&wl, 0, &ds);
+  assert_true(ds.step_bytes == 0);
+  wl.is_fsdp = false;
   /* Megatron-Core's precision-aware optimizer with bf16 moments (DeepSeek-V3's): 4 + 2 + 2. */
   wl.framework = TS_FRAMEWORK_MEGATRON;
   wl.zero_stage = 1;
