@@ -42,12 +42,12 @@ POINTS = [
 ]
 # ladders: (base configuration, the micro-batches to climb)
 LADDERS = [
-    (("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 0, 1, False), (13, 14, 15, 16)),
-    (("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 0, 1, True), (16, 17, 18, 19, 20)),
-    (("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 0, 1, False), (2, 3)),
-    (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, True), (80, 84, 88, 92, 96)),
     (("llama", "llama-8b", 32, 4096, 32, 8, 14336, 4096, 0, 1, True), (1, 2)),
+    (("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 0, 1, True), (16, 17, 18, 19, 20)),
+    (("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 0, 1, False), (13, 14, 15, 16)),
+    (("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 0, 1, False), (2, 3)),
     (("llama", "llama-8b-half", 16, 4096, 32, 8, 14336, 4096, 0, 1, True), (8, 9, 10, 11, 12)),
+    (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, True), (80, 84, 88, 92, 96)),
 ]
 SMOKE_POINTS = [("gpt", "gpt-tiny", 2, 256, 4, 4, 1024, 512, 2, 2, False)]
 SMOKE_LADDERS = [(("llama", "llama-tiny", 2, 256, 4, 2, 512, 512, 0, 1, True), (1, 2))]
@@ -199,9 +199,8 @@ def main():
         "set,kind,name,layers,hidden,heads,kv_heads,ffn,seq,micro_batch,microbatches,recompute,"
         + ",".join(FIELDS),
     ]
-    todo = [("point", c) for c in (SMOKE_POINTS if args.smoke else POINTS)]
-    for base, mbs in SMOKE_LADDERS if args.smoke else LADDERS:
-        todo.append(("ladder", (base, mbs)))
+    todo = [("ladder", item) for item in (SMOKE_LADDERS if args.smoke else LADDERS)]
+    todo += [("point", c) for c in (SMOKE_POINTS if args.smoke else POINTS)]
     for kind, item in todo:
         cfgs = [item] if kind == "point" else [item[0][:8] + (mb,) + item[0][9:] for mb in item[1]]
         for cfg in cfgs:
