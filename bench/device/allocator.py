@@ -25,6 +25,7 @@ before any tensor (driver reservation and context).
 import argparse
 import datetime
 import gc
+import os
 import re
 import sys
 
@@ -190,7 +191,8 @@ def main():
         "# Caching-allocator memory measured by bench/device/allocator.py (validation data; the",
         f"# context figure is a device measurement). device {torch.cuda.get_device_name(0)} "
         f"({props.total_memory / GIB:.2f} GiB), torch {torch.__version__}, CUDA "
-        f"{torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC",
+        f"{torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC, PYTORCH_CUDA_ALLOC_CONF="
+        f"'{os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '')}'",
         f"# before any tensor: cudaMemGetInfo total {total} free {free0} (used {total - free0})",
         "# libraries' first use, bytes the allocator holds beyond the tensors: "
         + ", ".join(f"{k} {v}" for k, v in work.items()),
