@@ -20,6 +20,10 @@ void ts_metrics_memory(const ts_workload *wl, const ts_gpu *gpu, ts_metrics *out
       out->peak_memory_stage = s;
   }
   out->is_memory_ok = out->stage_memory[out->peak_memory_stage].total_bytes <= out->usable_bytes;
+  for (long s = 0; s < wl->pp; s++)
+    out->is_fragmentation_risk =
+        out->is_fragmentation_risk ||
+        ts_memory_fragmentation_risk(wl, &out->stage_memory[s], out->usable_bytes);
 }
 
 void ts_metrics_compute(const ts_workload *wl, const ts_gpu *gpu, const ts_sim_result *sim,

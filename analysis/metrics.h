@@ -43,6 +43,9 @@ typedef struct ts_metrics {
   double hbm_bytes; /* the GPU's capacity */
   double usable_bytes; /* of which the framework can allocate: the verdict's limit */
   bool is_memory_ok;
+  /* some stage fits, but within its largest allocation of the limit under PyTorch's default
+   * caching allocator (ts_memory_fragmentation_risk) */
+  bool is_fragmentation_risk;
   ts_reliability reliability; /* filled by the caller (ts_reliability_compute) */
 } ts_metrics;
 

@@ -37,14 +37,19 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
             mem->bytes[TS_MEM_WEIGHTS] / GIB, mem->bytes[TS_MEM_GRADIENTS] / GIB,
             mem->bytes[TS_MEM_OPTIMIZER] / GIB, mem->bytes[TS_MEM_ACTIVATIONS] / GIB,
             mem->bytes[TS_MEM_BUFFERS] / GIB, mem->total_bytes / GIB, mem->microbatches_in_flight,
-            mem->total_bytes > m->usable_bytes ? "  DOES NOT FIT" : "");
-    if (mem->step_bytes > mem->bytes[TS_MEM_ACTIVATIONS])
+            mem->total_bytes > m->usable_bytes                       ? "  DOES NOT FIT"
+            : ts_memory_fragmentation_risk(wl, mem, m->usable_bytes) ? "  AT RISK"
+                                                                     : "");
+    if (mem->step_bytes > mem->bytes[TS_MEM_ACTIVATIONS]) {
+      bool foreach = wl->adam_implementation == TS_ADAM_FOREACH;
+      bool deepspeed = ts_workload_zero(wl) == 3 && !wl->is_fsdp;
       fprintf(out,
-              "         peaks at the optimizer step: foreach Adam's square-root list, %.2f GiB, "
-              "once the activations are freed\n",
-              mem->step_bytes / GIB);
+              "         (peaks at its optimizer step, the activations freed: %.2f GiB of %s%s%s)\n",
+              mem->step_bytes / GIB, foreach ? "foreach Adam's square-root list" : "",
+              foreach && deepspeed ? " and " : "",
+              deepspeed ? "DeepSpeed's fp32 gradient sub-group" : "");
+    }
   }
-  (void)wl;
 }
 
 static void row(ts_report_row *rows, int *n, const char *label, const char *fmt, ...) {
@@ -74,7 +79,11 @@ int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report
   const ts_memory *peak = &m->stage_memory[m->peak_memory_stage];
   row(rows, &n, "peak memory", "%.2f GiB of %.2f GiB%s (stage %ld)%s", peak->total_bytes / GIB,
       m->usable_bytes / GIB, m->usable_bytes < m->hbm_bytes ? " allocatable" : "",
-      m->peak_memory_stage, m->is_memory_ok ? "" : ", DOES NOT FIT");
+      m->peak_memory_stage,
+      !m->is_memory_ok           ? ", DOES NOT FIT"
+      : m->is_fragmentation_risk ? ", AT RISK from the caching allocator's fragmentation "
+                                   "(stack.allocator)"
+                                 : "");
   if (m->train_s > 0)
     row(rows, &n, "time to train", "%.1f days, %.3g GPU-hours for %.3g tokens", m->train_s / 86400,
         m->train_gpu_hours, wl->train_tokens);
@@ -447,6 +456,10 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_num(f, 4, "hbm_bytes", m->hbm_bytes, &k);
   json_num(f, 4, "usable_bytes", m->usable_bytes, &k);
   json_bool(f, 4, "fits", m->is_memory_ok, &k);
+  json_num(f, 4, "largest_allocation_bytes",
+           m->stage_memory[m->peak_memory_stage].largest_alloc_bytes, &k);
+  json_bool(f, 4, "fragmentation_risk", m->is_fragmentation_risk, &k);
+  json_str(f, 4, "allocator", ts_allocator_names[wl->allocator], &k);
   fputs("\n  }", f);
   json_key(f, 2, "simulation", &first);
   k = true;

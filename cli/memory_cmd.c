@@ -73,9 +73,15 @@ int ts_memory_cmd_main(int argc, char **argv) {
          wl.n_gpus, schedule, ts_recompute_names[wl.recompute], wl.zero_stage,
          wl.sequence_parallel ? ", sequence parallel" : "");
   ts_report_memory(stdout, &wl, &mem);
-  printf("peak: %.2f GiB per GPU on stage %ld: %s\n",
-         mem.stage_memory[mem.peak_memory_stage].total_bytes / GIB, mem.peak_memory_stage,
+  const ts_memory *top = &mem.stage_memory[mem.peak_memory_stage];
+  printf("peak: %.2f GiB per GPU on stage %ld: %s\n", top->total_bytes / GIB, mem.peak_memory_stage,
          mem.is_memory_ok ? "fits" : "DOES NOT FIT");
+  if (mem.is_fragmentation_risk)
+    printf("  but within its largest allocation (%.2f GiB) of the limit: PyTorch's default caching "
+           "allocator\n  can run out from fragmentation there; expandable segments "
+           "(stack.allocator: expandable,\n  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) "
+           "reach the peak (docs/validation/h200.md)\n",
+           top->largest_alloc_bytes / GIB);
   report_model_states(&wl, &mem);
   ts_workload smallest;
   long max_tp = pf.gpus_per_node;

@@ -322,6 +322,22 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   for (int c = 0; c < TS_MEM_COUNT; c++)
     if (c != TS_MEM_ACTIVATIONS)
       out->total_bytes += out->bytes[c];
+  double local = s * b / (double)wl->tp, width = (double)m->ffn_hidden * (m->swiglu ? 2.0 : 1.0);
+  double largest = layers > 0 ? eb * local * width : 0;
+  if (moe_layers > 0) {
+    double moe_width = (double)m->moe_ffn_hidden * (m->swiglu ? 2.0 : 1.0);
+    double copies = eb * s * b / (double)wl->tp * (double)m->moe_topk *
+                    ts_workload_moe_token_factor(wl) * (h > moe_width ? h : moe_width);
+    largest = copies > largest ? copies : largest;
+  }
+  double logits_fp32 =
+      losses > 0 ? 4.0 * s * b * (double)ts_workload_padded_vocab(wl) / (double)wl->tp : 0;
+  out->largest_alloc_bytes = logits_fp32 > largest ? logits_fp32 : largest;
+}
+
+bool ts_memory_fragmentation_risk(const ts_workload *wl, const ts_memory *m, double usable_bytes) {
+  return wl->allocator == TS_ALLOCATOR_CACHING && m->total_bytes <= usable_bytes &&
+         m->total_bytes + m->largest_alloc_bytes > usable_bytes;
 }
 
 double ts_memory_peak(const ts_workload *wl, long *stage) {

@@ -62,6 +62,10 @@ typedef struct ts_memory {
    * live then): foreach Adam's square-root list; 0 for a fused step. */
   double step_bytes;
   double total_bytes; /* the larger of the passes' peak and the optimizer step's */
+  /* The largest single allocation near the peak: the loss's fp32 logits, a layer's widest
+   * output (FC1's), a mixture-of-experts layer's routed copies. PyTorch's default caching
+   * allocator needs it in one free piece, which fragmentation can deny (stack.h, ts_allocator). */
+  double largest_alloc_bytes;
   double microbatches_in_flight; /* of the whole stage: chunks in flight / v */
 } ts_memory;
 
@@ -82,6 +86,11 @@ long ts_memory_chunks_in_flight(const ts_workload *wl, long stage);
 double ts_memory_layer_activations(const ts_workload *wl);
 /* The same for a mixture-of-experts layer. */
 double ts_memory_moe_layer_activations(const ts_workload *wl);
+
+/* Whether a stage that fits may still run out of memory in PyTorch's default caching
+ * allocator: its peak lies within its largest allocation of the limit (measured on the H200:
+ * docs/validation/h200.md, "Out of memory at the edge"). Never with expandable segments. */
+bool ts_memory_fragmentation_risk(const ts_workload *wl, const ts_memory *m, double usable_bytes);
 
 /* The most loaded stage (the first of equals; usually stage 0, with the most microbatches in
  * flight and the embedding, or the last, with the logits): its bytes, and its index into *stage

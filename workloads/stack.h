@@ -42,6 +42,16 @@ typedef enum ts_attention {
 } ts_attention;
 extern const char *const ts_attention_names[]; /* "flash2", "unfused", "sdpa" */
 
+/* PyTorch's CUDA caching allocator as configured (stack.allocator): its default, which carves
+ * requests out of cached blocks and returns only wholly free segments to the driver, so that
+ * free bytes split among segments in use can leave a large request unplaced; or expandable
+ * segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), which map pages into one
+ * growing segment. Measured on the H200 (bench/device/allocator.py, docs/validation/h200.md):
+ * with expandable segments every run whose predicted peak fits ran; with the default, runs
+ * within their largest allocation of the limit ran out of memory in 4 of 5 cases. */
+typedef enum ts_allocator { TS_ALLOCATOR_CACHING, TS_ALLOCATOR_EXPANDABLE } ts_allocator;
+extern const char *const ts_allocator_names[]; /* "caching", "expandable" */
+
 /* Kernel fusions a framework may run, each replacing several eager kernels by one:
  * masked_softmax: scale, causal mask and softmax (Megatron's scaled_upper_triang_masked_softmax);
  * bias_gelu: the first MLP GEMM's bias add and GeLU;

@@ -28,8 +28,8 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
 static const char *const stack_keys[] = {
-    "framework",         "attention", "fused_kernels", "rccl_version", "nccl_version",
-    "deepspeed_version", NULL};
+    "framework",    "attention",         "fused_kernels", "rccl_version",
+    "nccl_version", "deepspeed_version", "allocator",     NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -929,6 +929,10 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
       wl->locs.framework = here(r, st, "framework");
     if (rc_attn == 1)
       wl->locs.attention = here(r, st, "attention");
+    int allocator = TS_ALLOCATOR_CACHING;
+    if (ts_doc_get_enum(r->doc, st, "allocator", ts_allocator_names, &allocator, r->err) < 0)
+      return -1;
+    wl->allocator = (ts_allocator)allocator;
     if (read_version(r, st, "rccl_version", &wl->rccl_version, &wl->locs.rccl_version) != 0 ||
         read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0 ||
         read_version(r, st, "deepspeed_version", &wl->deepspeed_version,

@@ -245,6 +245,7 @@ typedef struct ts_workload {
   unsigned recompute_modules;
   bool is_recompute_modules_set;
   ts_attention attention; /* stack.attention */
+  ts_allocator allocator; /* stack.allocator */
   bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
   /* Megatron-LM's scatter_gather_tensors_in_pipeline: each TP rank sends 1/tp of an activation

@@ -278,6 +278,27 @@ static void test_foreach_adam_step(void **state) {
   assert_rel(foreach.step_bytes, 2 * p1 / 8, 1e-12);
 }
 
+/* The largest allocation near the peak (the last stage's fp32 logits, else FC1's output) and
+ * the caching allocator's risk: a peak that fits but lies within it of the limit. */
+static void test_fragmentation_risk(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 2);
+  double s = 2048, b = 2, t = 8;
+  ts_memory first, last;
+  ts_memory_stage(&wl, 0, &first);
+  ts_memory_stage(&wl, 15, &last);
+  assert_rel(first.largest_alloc_bytes, 2 * s * b * 4 * 12288 / t, 1e-12); /* FC1's output */
+  assert_rel(last.largest_alloc_bytes, 4 * s * b * (double)ts_workload_padded_vocab(&wl) / t,
+             1e-12);
+  double usable = last.total_bytes + last.largest_alloc_bytes / 2;
+  assert_true(ts_memory_fragmentation_risk(&wl, &last, usable));
+  assert_false(ts_memory_fragmentation_risk(&wl, &last, last.total_bytes * 0.99)); /* no fit */
+  assert_false(
+      ts_memory_fragmentation_risk(&wl, &last, last.total_bytes + last.largest_alloc_bytes));
+  wl.allocator = TS_ALLOCATOR_EXPANDABLE;
+  assert_false(ts_memory_fragmentation_risk(&wl, &last, usable));
+}
+
 /* DeepSpeed's ZeRO-3 buffers (zero3.h): 8 layers of 1024 (12.6M elements of matrices each),
  * at stage3_max_reuse_distance 1e9 every weight stays gathered from its forward use to its
  * backward one (the whole model is 0.1B elements), so the peak holds them all (the tied output
@@ -314,9 +335,9 @@ static void test_deepspeed_zero3_buffers(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_activations),      cmocka_unit_test(test_fp8_and_recompute_modules),
-      cmocka_unit_test(test_stage_memory),     cmocka_unit_test(test_deepspeed_zero3_buffers),
-      cmocka_unit_test(test_deepspeed_states), cmocka_unit_test(test_smallest_layout),
-      cmocka_unit_test(test_foreach_adam_step)};
+      cmocka_unit_test(test_activations),       cmocka_unit_test(test_fp8_and_recompute_modules),
+      cmocka_unit_test(test_stage_memory),      cmocka_unit_test(test_deepspeed_zero3_buffers),
+      cmocka_unit_test(test_deepspeed_states),  cmocka_unit_test(test_smallest_layout),
+      cmocka_unit_test(test_foreach_adam_step), cmocka_unit_test(test_fragmentation_risk)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
