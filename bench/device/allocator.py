@@ -4,7 +4,7 @@ measurement of the device): what one training step allocates per phase, what the
 reserves around it, what the process holds outside the allocator, and where out of memory
 really begins.
 
-    python3 bench/device/allocator.py OUT.csv [--smoke]
+    python3 bench/device/allocator.py OUT.csv [--smoke] [--adam foreach]
 
 Models and recipe are gpt.py's and llama_steps.py's (bf16 weights, fp32 main grads by hooks,
 fp32 masters, fused AdamW; full recomputation by torch.utils.checkpoint). Each configuration
@@ -16,6 +16,9 @@ three steps: the peaks of allocated, requested (before the allocator's rounding)
 bytes, the inactive split bytes (fragmentation inside reserved segments), the allocator's
 retries (cache flushes to satisfy a request), and the bytes the process holds outside the
 allocator (cudaMemGetInfo's used minus reserved: the CUDA context, cuBLAS and cuDNN handles).
+
+With --adam foreach the optimizer is torch.optim.AdamW's default foreach kernels (the points
+only), whose step allocates a list as large as the second moments (trainsim's step_bytes).
 
 Ladders climb a micro-batch (or a depth) until the first out-of-memory, so that each records
 the largest configuration that fits and the smallest that does not, with the request that
@@ -40,6 +43,7 @@ POINTS = [
     ("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 4, 2, False),
     ("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 8, 2, True),
     ("llama", "llama-3b", 28, 3072, 24, 8, 8192, 4096, 1, 2, False),
+    ("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 1, 1, True),
 ]
 # ladders: (base configuration, the micro-batches to climb)
 LADDERS = [
@@ -54,6 +58,7 @@ SMOKE_POINTS = [("gpt", "gpt-tiny", 2, 256, 4, 4, 1024, 512, 2, 2, False)]
 SMOKE_LADDERS = [(("llama", "llama-tiny", 2, 256, 4, 2, 512, 512, 0, 1, True), (1, 2))]
 
 GIB = 2**30
+ADAM = "fused"  # --adam
 
 
 def library_workspaces():
@@ -103,7 +108,10 @@ def build(cfg):
     data = [(torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g),
              torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g))
             for _ in range(n_micro)]
-    return gpt.Trainer(model), data
+    trainer = gpt.Trainer(model)
+    if ADAM == "foreach":  # the same masters and hyper-parameters, PyTorch's default kernels
+        trainer.opt = torch.optim.AdamW(trainer.masters, lr=1e-4, foreach=True)
+    return trainer, data
 
 
 def peak_since_reset():
@@ -180,7 +188,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--adam", choices=("fused", "foreach"), default="fused",
+                    help="foreach: torch.optim.AdamW's default on CUDA, on the points only")
     args = ap.parse_args()
+    global ADAM
+    ADAM = args.adam
     torch.backends.cuda.matmul.allow_tf32 = False
     started = datetime.datetime.now(datetime.timezone.utc)
     props = torch.cuda.get_device_properties(0)
@@ -192,7 +204,7 @@ def main():
         f"# context figure is a device measurement). device {torch.cuda.get_device_name(0)} "
         f"({props.total_memory / GIB:.2f} GiB), torch {torch.__version__}, CUDA "
         f"{torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC, PYTORCH_CUDA_ALLOC_CONF="
-        f"'{os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '')}'",
+        f"'{os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '')}', Adam {ADAM}",
         f"# before any tensor: cudaMemGetInfo total {total} free {free0} (used {total - free0})",
         "# libraries' first use, bytes the allocator holds beyond the tensors: "
         + ", ".join(f"{k} {v}" for k, v in work.items()),
@@ -201,7 +213,8 @@ def main():
         "set,kind,name,layers,hidden,heads,kv_heads,ffn,seq,micro_batch,microbatches,recompute,"
         + ",".join(FIELDS),
     ]
-    todo = [("ladder", item) for item in (SMOKE_LADDERS if args.smoke else LADDERS)]
+    todo = [] if ADAM == "foreach" else [
+        ("ladder", item) for item in (SMOKE_LADDERS if args.smoke else LADDERS)]
     todo += [("point", c) for c in (SMOKE_POINTS if args.smoke else POINTS)]
     for kind, item in todo:
         cfgs = [item] if kind == "point" else [item[0][:8] + (mb,) + item[0][9:] for mb in item[1]]
