@@ -32,10 +32,12 @@ const ts_command ts_profile_command = {
     .groups = groups,
     .main = ts_profile_main};
 
-/* Backward kernels: gradients, and the add that sums the residual stream's two gradients. */
-static bool is_backward(const char *kernel) {
-  return strstr(kernel, "grad") != NULL || strstr(kernel, "_bwd") != NULL ||
-         strcmp(kernel, "add_fwd") == 0;
+/* Backward kernels: gradients, and the add that sums the residual stream's two gradients;
+ * a row priced from the other pass's kernel belongs to the other pass. */
+static bool is_backward(const ts_kernel_row *r) {
+  bool named = strstr(r->kernel, "grad") != NULL || strstr(r->kernel, "_bwd") != NULL ||
+               strcmp(r->kernel, "add_fwd") == 0;
+  return named != r->is_other_pass;
 }
 
 static void print_shape(const ts_kernel_row *r, char *buf, size_t size) {
@@ -56,7 +58,7 @@ int ts_profile_main(int argc, char **argv) {
   double pass_s[2] = {0};
   int pass_kernels[2] = {0};
   for (int i = 0; i < log.n; i++) {
-    int b = is_backward(log.rows[i].kernel);
+    int b = is_backward(&log.rows[i]);
     pass_s[b] += log.rows[i].count * log.rows[i].time_s;
     pass_kernels[b] += log.rows[i].count;
   }
@@ -76,7 +78,7 @@ int ts_profile_main(int argc, char **argv) {
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < log.n; i++) {
       const ts_kernel_row *r = &log.rows[i];
-      if (is_backward(r->kernel) != pass)
+      if (is_backward(r) != pass)
         continue;
       char shape[64];
       print_shape(r, shape, sizeof shape);

@@ -62,6 +62,7 @@ typedef struct pricer {
   double fp8_peak; /* the GPU's dense FP8 peak */
   double microbatches; /* per iteration: FP8 weights are cast once per iteration */
   bool bias; /* the linear layers have biases (add_bias_linear) */
+  bool other_pass; /* priced from the other pass's kernel (for the list) */
 } pricer;
 
 static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
@@ -75,7 +76,8 @@ static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
               false,
               gpu->peak_fp8_flops_per_s,
               (double)ts_workload_microbatches(wl),
-              wl->model.bias};
+              wl->model.bias,
+              false};
   return p;
 }
 
@@ -94,6 +96,7 @@ static void log_kernel(const pricer *p, const char *name, int n_shape, const dou
   snprintf(r->piece, sizeof r->piece, "%s", p->piece);
   r->count = p->count;
   snprintf(r->kernel, sizeof r->kernel, "%s", name);
+  r->is_other_pass = p->other_pass;
   r->n_shape = n_shape;
   for (int i = 0; i < n_shape; i++)
     r->shape[i] = shape[i];
@@ -745,15 +748,31 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
    * expert's GEMMs after another. */
   mlp_cost(wl, &pr, "experts", out->tokens, m->moe_ffn_hidden / etp, local, wl->moe_grouped_gemm,
            &out->experts, &out->experts_bwd, &out->wgrad_share_experts, &out->experts_act);
-  /* The unpermutation weights each returned copy by its router probability (in fp32: a cast,
-   * the product, a cast back) and scatter-adds a token's copies (the moe_unpermute tables; else
-   * about 5 eb + 16 bytes a value, ASSUMED); its backward the reverse. */
+  /* The unpermutation scatter-adds a token's returned copies. Plain PyTorch (torchtitan) first
+   * weighs each copy by its router probability in fp32 (a cast, the product, a cast back: the
+   * moe_unpermute tables; else about 5 eb + 16 bytes a value, ASSUMED); its backward the
+   * reverse. Megatron-Core's unfused path (moe_permute_fusion off, its default) applies the
+   * probabilities in the experts' activation (activation_func_with_probs) and scatter-adds the
+   * copies in the model's precision, the permutation's backward, whose backward is the
+   * permutation's gather: priced from the moe_permute tables the other way round
+   * (bench/device/moe_permute_paths.py on the H200, hidden 7168, 32,768 copies: scatter-add
+   * 904 us against the permutation's backward 916 us, gather 217 against 219 us; torchtitan's
+   * weighted path 2,203 and 3,012 us). */
   pr.piece = "unpermute";
-  double unpermute_bytes = (5 * eb + 16) * copies;
-  out->unpermute = priced_at(p, TS_KERNEL_MOE_UNPERMUTE_FWD, (double[]){sent, h},
-                             ts_cost_memory_bound(gpu, unpermute_bytes));
-  out->unpermute_bwd = priced_at(p, TS_KERNEL_MOE_UNPERMUTE_BWD, (double[]){sent, h},
-                                 ts_cost_memory_bound(gpu, unpermute_bytes));
+  if (ts_framework_is_pytorch(wl->framework)) {
+    double unpermute_bytes = (5 * eb + 16) * copies;
+    out->unpermute = priced_at(p, TS_KERNEL_MOE_UNPERMUTE_FWD, (double[]){sent, h},
+                               ts_cost_memory_bound(gpu, unpermute_bytes));
+    out->unpermute_bwd = priced_at(p, TS_KERNEL_MOE_UNPERMUTE_BWD, (double[]){sent, h},
+                                   ts_cost_memory_bound(gpu, unpermute_bytes));
+  } else {
+    pr.other_pass = true;
+    out->unpermute = priced_at(p, TS_KERNEL_MOE_PERMUTE_BWD, (double[]){sent, h},
+                               ts_cost_memory_bound(gpu, eb * (own + copies)));
+    out->unpermute_bwd = priced_at(p, TS_KERNEL_MOE_PERMUTE_FWD, (double[]){sent, h},
+                                   ts_cost_memory_bound(gpu, eb * (own + copies)));
+    pr.other_pass = false;
+  }
   ts_cost unused;
   if (m->moe_shared_ffn > 0)
     mlp_cost(wl, &pr, "shared", bs, m->moe_shared_ffn / t, 1, false, &out->shared, &out->shared_bwd,

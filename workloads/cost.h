@@ -120,6 +120,8 @@ void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out)
 typedef struct ts_kernel_row {
   char piece[24]; /* "qkv", "attention", "ln1, ln2", ... */
   char kernel[32]; /* a kernel table's name ("gemm_dgrad"), or a model-only kernel's */
+  bool is_other_pass; /* the other pass's kernel priced it (Megatron's unpermutation runs the
+                       * permutation's backward, and its backward the permutation) */
   int n_shape;
   double shape[4]; /* the kernel's axes (kernels.h), or its elements for a model-only one */
   int count; /* times per layer and microbatch */
