@@ -144,7 +144,12 @@ print(f"""
   full recomputation: DualPipe's two copies of the weights and DeepSeek's recomputation do not
   fit there) makes the default fidelity's iteration {d256h['it'] / d256a['it']:.2f} times the
   analytic one; what else the estimate lacks: DeepSeek's tile-wise FP8 GEMMs (DeepGEMM; the H800's
-  FP8 table is the H200's per-tensor one) and its FP8 caching of the SwiGLU inputs.
+  FP8 table is the H200's per-tensor one) and its FP8 caching of the SwiGLU inputs. Until
+  2026-12-05 the estimate priced Megatron-Core's unpermutation as torchtitan's fp32-weighted one
+  (3.4 s of an 18.4 s analytic iteration) and landed at +7%; priced as Megatron-Core runs it
+  (a bf16 scatter-add, measured: bench/device/moe_permute_paths.py) the prediction is the
+  figure above, too fast by what is not modelled (the items above, and whatever DeepSeek's own
+  framework spends beyond Megatron-Core's kernels): the agreement was partly the wrong kernel's.
 - **FP8** (Llama 3 8B): the measured H200 FP8 GEMM table makes the step
   {f8['it'] / f8x['it']:.2f} times faster; the casts, the attention core and the memory-bound
   kernels keep it from 2.""")
