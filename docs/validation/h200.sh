@@ -19,6 +19,17 @@ alloc_exp=bench/device/h200_allocator_expandable.csv
 page=docs/validation/h200.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# A Llama-style workload as llama_steps.py and allocator.py train it, from the caller's
+# name layers h heads kv ffn seq mbs micro rec.
+llama_workload() {
+  cat <<YAML
+name: $name
+model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, num_query_groups: $kv, ffn_hidden_size: $ffn, seq_length: $seq, vocab_size: 128256, swiglu: true, normalization: RMSNorm, position_embedding_type: rope, untie_embeddings_and_output_weights: true, add_bias_linear: false, attention_dropout: 0, hidden_dropout: 0}
+training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
+parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
+stack: {framework: pytorch}
+YAML
+}
 
 rows=$work/rows.tsv
 : >"$rows"
@@ -218,13 +229,7 @@ YAML
   echo "|---|---|---|---|---|---|---|---|---|---|"
   grep -v '^#' "$llama" | tail -n +2 | while IFS=, read -r name layers h heads kv ffn seq mbs micro rec params status step_s _ _ peak; do
     wl=$work/llama-$name-$seq-$mbs-$rec.yaml
-    cat >"$wl" <<YAML
-name: $name
-model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, num_query_groups: $kv, ffn_hidden_size: $ffn, seq_length: $seq, vocab_size: 128256, swiglu: true, normalization: RMSNorm, position_embedding_type: rope, untie_embeddings_and_output_weights: true, add_bias_linear: false, attention_dropout: 0, hidden_dropout: 0}
-training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
-parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
-stack: {framework: pytorch}
-YAML
+    llama_workload >"$wl"
     "$TRAINSIM" run "$wl" --platform platforms/hgx-h200.yaml --gpus 1 --quiet --out "$wl.out" >/dev/null
     p=$(sed -n 's/.*"iteration_s": \([0-9.e+-]*\).*/\1/p' "$wl.out/result.json" | head -1)
     pm=$(sed -n 's/.*"peak_bytes": \([0-9.e+-]*\).*/\1/p' "$wl.out/result.json" | head -1)
@@ -268,13 +273,7 @@ parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
 stack: {framework: pytorch, attention: flash2}
 YAML
     else
-      cat >"$wl" <<YAML
-name: $name
-model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, num_query_groups: $kv, ffn_hidden_size: $ffn, seq_length: $seq, vocab_size: 128256, swiglu: true, normalization: RMSNorm, position_embedding_type: rope, untie_embeddings_and_output_weights: true, add_bias_linear: false, attention_dropout: 0, hidden_dropout: 0}
-training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
-parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
-stack: {framework: pytorch}
-YAML
+      llama_workload >"$wl"
     fi
     "$TRAINSIM" memory "$wl" --platform platforms/hgx-h200.yaml --gpus 1 >"$wl.mem"
     pred=$(sed -n 's/^peak: \([0-9.]*\) GiB.*/\1/p' "$wl.mem")
