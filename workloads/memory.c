@@ -196,12 +196,14 @@ ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
 /* DeepSpeed's ZeRO-3 step: each sub-group of the rank's partition (sub_group_size elements:
  * 1e12 to 0.4.0, 1e9 from 0.4.1, deepspeed/runtime/zero/constants.py) has its gradients
  * flattened and cast to fp32 (_prepare_fp32_grad_for_sub_group: flatten(...).to(fp32)), the
- * two copies alive at once, and the fp32 one until that sub-group is stepped. */
+ * two copies alive at once, and the fp32 one until that sub-group is stepped; an fp32 model's
+ * cast returns the flat copy itself. */
 static double deepspeed_zero3_step_bytes(const ts_workload *wl, double partition_elems) {
   long v = wl->deepspeed_version;
   double sub_group = v > 0 && v <= 400 ? 1e12 : 1e9;
   double elems = partition_elems < sub_group ? partition_elems : sub_group;
-  return (ts_cost_elem_bytes(wl->precision) + 4.0) * elems;
+  double eb = ts_cost_elem_bytes(wl->precision);
+  return (eb + (eb < 4.0 ? 4.0 : 0.0)) * elems;
 }
 
 void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
