@@ -130,7 +130,8 @@ static const ts_flag simulation_flags[] = {
     {.name = "--ignore-memory",
      .kind = TS_FLAG_SWITCH,
      .offset = offsetof(ts_run_args, ignore_memory),
-     .help = "simulate even when a rank's memory exceeds its HBM"},
+     .help = "simulate even when a rank's memory exceeds what it can allocate of its HBM "
+             "(`gpu.hbm_capacity` less `gpu.runtime_memory`)"},
     {.name = "--force",
      .kind = TS_FLAG_SWITCH,
      .offset = offsetof(ts_run_args, is_forced),
