@@ -76,12 +76,16 @@ int ts_memory_cmd_main(int argc, char **argv) {
   const ts_memory *top = &mem.stage_memory[mem.peak_memory_stage];
   printf("peak: %.2f GiB per GPU on stage %ld: %s\n", top->total_bytes / GIB, mem.peak_memory_stage,
          mem.is_memory_ok ? "fits" : "DOES NOT FIT");
-  if (mem.is_fragmentation_risk)
-    printf("  but within its largest allocation (%.2f GiB) of the limit: PyTorch's default caching "
-           "allocator\n  can run out from fragmentation there; expandable segments "
-           "(stack.allocator: expandable,\n  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) "
-           "reach the peak (docs/validation/h200.md)\n",
-           top->largest_alloc_bytes / GIB);
+  for (long s = 0; s < wl.pp; s++) /* the first stage at risk (the table marks them all) */
+    if (ts_memory_fragmentation_risk(&wl, &mem.stage_memory[s], mem.usable_bytes)) {
+      printf("  but stage %ld lies within its largest allocation (%.2f GiB) of the limit: "
+             "PyTorch's default\n  caching allocator can run out from fragmentation there; "
+             "expandable segments (stack.allocator:\n  expandable, "
+             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) reach the peak "
+             "(docs/validation/h200.md)\n",
+             s, mem.stage_memory[s].largest_alloc_bytes / GIB);
+      break;
+    }
   report_model_states(&wl, &mem);
   ts_workload smallest;
   long max_tp = pf.gpus_per_node;

@@ -213,10 +213,10 @@ def main():
         "set,kind,name,layers,hidden,heads,kv_heads,ffn,seq,micro_batch,microbatches,recompute,"
         + ",".join(FIELDS),
     ]
-    todo = [] if ADAM == "foreach" else [
+    plan = [] if ADAM == "foreach" else [
         ("ladder", item) for item in (SMOKE_LADDERS if args.smoke else LADDERS)]
-    todo += [("point", c) for c in (SMOKE_POINTS if args.smoke else POINTS)]
-    for kind, item in todo:
+    plan += [("point", c) for c in (SMOKE_POINTS if args.smoke else POINTS)]
+    for kind, item in plan:
         cfgs = [item] if kind == "point" else [item[0][:8] + (mb,) + item[0][9:] for mb in item[1]]
         for cfg in cfgs:
             r = measure(cfg)
