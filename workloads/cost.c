@@ -63,6 +63,7 @@ typedef struct pricer {
   double microbatches; /* per iteration: FP8 weights are cast once per iteration */
   bool bias; /* the linear layers have biases (add_bias_linear) */
   bool other_pass; /* priced from the other pass's kernel (for the list) */
+  ts_fp8_recipe fp8_recipe; /* how the FP8 tensors are scaled */
 } pricer;
 
 static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
@@ -77,7 +78,8 @@ static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
               gpu->peak_fp8_flops_per_s,
               (double)ts_workload_microbatches(wl),
               wl->model.bias,
-              false};
+              false,
+              wl->fp8_recipe};
   return p;
 }
 
@@ -227,28 +229,52 @@ static ts_cost gemm_fp8(const pricer *p, long m, long n, long k) {
                 M * K + K * N + 2.0 * M * N);
 }
 
+/* Bytes an FP8 cast moves per element of its bf16 input: it reads the input and writes the FP8
+ * copy and its transpose (the other GEMM's operand layout), one fused kernel; current scaling
+ * (tensorwise) first reads the whole tensor for its amax (Transformer Engine's
+ * nvte_compute_amax, then the cast with the scale it gives); block scaling finds each tile's
+ * amax inside the cast and writes an fp32 scale per 128 values of each copy. */
+static double fp8_cast_bytes(const pricer *p) {
+  switch (p->fp8_recipe) {
+  case TS_FP8_RECIPE_TENSORWISE:
+    return 2.0 + 2.0 + 2.0;
+  case TS_FP8_RECIPE_BLOCKWISE:
+    return 2.0 + 2.0 * (1.0 + 4.0 / 128.0);
+  default:
+    return 2.0 + 2.0;
+  }
+}
+
 /* Transformer Engine's FP8 linear layer (te.Linear under fp8_autocast): the forward casts its
- * input to E4M3 with the transpose the weight gradient needs and its amax (one fused kernel:
- * reads 2 bytes, writes 1 + 1, an element), and runs the FP8 GEMM against the FP8 copy of the
- * weight, which is cast (with its transpose) once per iteration: Megatron passes
- * is_first_microbatch, so each microbatch carries 1 / m of that cast's bytes (and, ASSUMED, a
- * whole launch). The backward casts the
- * output gradient likewise (E5M2 with `hybrid`), then the input- and weight-gradient GEMMs in
- * FP8; the weight gradient accumulates into the fp32 main_grad as the bf16 layer's does. */
+ * input to FP8 with the transpose the weight gradient needs (fp8_cast_bytes) and runs the FP8
+ * GEMM against the FP8 copy of the weight, which is cast (with its transpose) once per
+ * iteration: Megatron passes is_first_microbatch, so each microbatch carries 1 / m of that
+ * cast's bytes (and, ASSUMED, a whole launch). The backward casts the output gradient likewise
+ * (E5M2 with `hybrid`), then the input- and weight-gradient GEMMs in FP8; the weight gradient
+ * accumulates into the fp32 main_grad as the bf16 layer's does. Per-tensor scales (delayed,
+ * tensorwise) run cuBLASLt's FP8 GEMM (the gemm_fp8 tables); block scales its VEC128 /
+ * BLK128x128 modes (the gemm_fp8_block tables: the forward and the input gradient a tile-scaled
+ * operand against a block-scaled weight, the weight gradient two tile-scaled operands). */
 static linear_cost linear_fp8(const pricer *p, long m, long n, long k, bool is_fused_accum) {
   const ts_gpu *gpu = p->gpu;
-  double M = (double)m, N = (double)n, K = (double)k;
+  double M = (double)m, N = (double)n, K = (double)k, cast = fp8_cast_bytes(p);
+  bool block = p->fp8_recipe == TS_FP8_RECIPE_BLOCKWISE;
+  ts_kernel_kind fwd_kind = block ? TS_KERNEL_GEMM_FP8_BLOCK_FWD : TS_KERNEL_GEMM_FP8_FWD;
+  ts_kernel_kind dgrad_kind = block ? TS_KERNEL_GEMM_FP8_BLOCK_FWD : TS_KERNEL_GEMM_FP8_BWD;
+  ts_kernel_kind wgrad_kind = block ? TS_KERNEL_GEMM_FP8_BLOCK_WGRAD : TS_KERNEL_GEMM_FP8_BWD;
   linear_cost c;
-  ts_cost cast_x = model_only(p, "fp8_cast_transpose", M * K, 4.0 * M * K);
-  ts_cost cast_w = model_only(p, "fp8_cast_weight", K * N, 4.0 * K * N / p->microbatches);
-  ts_cost fwd = priced(p, TS_KERNEL_GEMM_FP8_FWD, M, N, K, gemm_fp8(p, m, n, k));
+  ts_cost cast_x = model_only(p, "fp8_cast_transpose", M * K, cast * M * K);
+  ts_cost cast_w = model_only(p, "fp8_cast_weight", K * N, cast * K * N / p->microbatches);
+  ts_cost fwd = priced(p, fwd_kind, M, N, K, gemm_fp8(p, m, n, k));
   c.fwd = ts_cost_add(ts_cost_add(cast_x, cast_w), fwd);
-  ts_cost cast_dy = model_only(p, "fp8_cast_transpose_bwd", M * N, 4.0 * M * N);
-  ts_cost dgrad = priced(p, TS_KERNEL_GEMM_FP8_BWD, M, K, N, gemm_fp8(p, m, k, n));
+  ts_cost cast_dy = model_only(p, "fp8_cast_transpose_bwd", M * N, cast * M * N);
+  pricer dgrad_pricer = *p; /* block scaling's input gradient runs the forward's kernel */
+  dgrad_pricer.other_pass = block;
+  ts_cost dgrad = priced(&dgrad_pricer, dgrad_kind, M, K, N, gemm_fp8(p, m, k, n));
   ts_cost wgrad_model = gemm_fp8(p, k, n, m);
   if (is_fused_accum)
     accumulate_in_gemm(gpu, &wgrad_model, K * N);
-  ts_cost wgrad = priced(p, TS_KERNEL_GEMM_FP8_BWD, K, N, M, wgrad_model);
+  ts_cost wgrad = priced(p, wgrad_kind, K, N, M, wgrad_model);
   c.wgrad = ts_cost_add(wgrad, accumulations(p, N, K * N, is_fused_accum));
   c.bwd = ts_cost_add(ts_cost_add(cast_dy, dgrad), c.wgrad);
   return c;
@@ -508,8 +534,12 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   pr.piece = "attention";
   ts_cost core_f, core_b;
   attention_core(wl, p, &core_f, &core_b);
-  if (pr.fp8) { /* Transformer Engine's amax history and scale update, a kernel per layer and
-                 * pass (ASSUMED; the amax all-reduce over tp x dp is not modelled) */
+  if (pr.fp8 &&
+      wl->fp8_recipe ==
+          TS_FP8_RECIPE_DELAYED) { /* Transformer Engine's amax
+                                    * history and scale update, a kernel per layer and pass
+                                    * (ASSUMED; the amax all-reduce over tp x dp is not modelled);
+                                    * the other recipes scale from the tensor itself */
     pr.piece = "fp8 scales";
     core_f = ts_cost_add(core_f, model_only(p, "fp8_scale_update", 0, 0));
     core_b = ts_cost_add(core_b, model_only(p, "fp8_scale_update_bwd", 0, 0));
@@ -571,6 +601,19 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     core_b = ts_cost_add(core_b, rope_b);
     out->rope_fwd = rope;
     out->mla_up_fwd = ts_cost_add(out->mla_up_fwd, m->mla ? rope : (ts_cost){0});
+  }
+  if (ts_workload_repeats_kv(wl)) { /* K and V copied to every query head, a kernel each
+                                     * (reads the groups' values, writes the heads'); the backward
+                                     * sums each head's gradient into its group (reads the heads',
+                                     * writes the groups'). Priced by the roofline. */
+    pr.piece = "repeat_kv";
+    double per_head = (double)bs, groups = (double)(m->n_query_groups / t),
+           heads = (double)(m->n_heads / t);
+    for (int v = 0; v < 2; v++) {
+      double width = per_head * (double)(v ? dv : d), moved = eb * width * (groups + heads);
+      core_f = ts_cost_add(core_f, model_only(p, "repeat_kv", width * heads, moved));
+      core_b = ts_cost_add(core_b, model_only(p, "repeat_kv_bwd", width * heads, moved));
+    }
   }
   out->attn = ts_cost_add(ts_cost_add(qkv.fwd, core_f), proj.fwd);
   out->attn_bwd = ts_cost_add(ts_cost_add(proj.bwd, core_b), qkv.bwd);

@@ -64,10 +64,17 @@ const char *const ts_kernel_names[] = {"gemm_fwd",
                                        "moe_unpermute_bwd",
                                        "sdpa_mla_fwd_causal",
                                        "sdpa_mla_bwd_causal",
+                                       "gemm_fp8_block_fwd",
+                                       "gemm_fp8_block_wgrad",
                                        NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", "extrapolated",
                                               NULL};
+
+bool ts_kernel_is_fp8(ts_kernel_kind kind) {
+  return kind == TS_KERNEL_GEMM_FP8_FWD || kind == TS_KERNEL_GEMM_FP8_BWD ||
+         kind == TS_KERNEL_GEMM_FP8_BLOCK_FWD || kind == TS_KERNEL_GEMM_FP8_BLOCK_WGRAD;
+}
 
 /* Each kind's axes, NULL-terminated. */
 static const char *const *axes_of(ts_kernel_kind kind) {
@@ -104,6 +111,8 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   case TS_KERNEL_GEMM_WGRAD:
   case TS_KERNEL_GEMM_FP8_FWD:
   case TS_KERNEL_GEMM_FP8_BWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_FWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_WGRAD:
     return gemm;
   case TS_KERNEL_FLASH_FWD_CAUSAL:
   case TS_KERNEL_FLASH_BWD_CAUSAL:
@@ -394,6 +403,8 @@ static double matrix_flops(ts_kernel_kind kind, const double *x) {
   case TS_KERNEL_GEMM_WGRAD:
   case TS_KERNEL_GEMM_FP8_FWD:
   case TS_KERNEL_GEMM_FP8_BWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_FWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_WGRAD:
     return 2 * x[0] * x[1] * x[2];
   case TS_KERNEL_GROUPED_MM_FWD:
   case TS_KERNEL_GROUPED_MM_DGRAD:
@@ -426,8 +437,7 @@ ts_kernel_kind ts_kernels_faster_than_peak(const ts_kernel_table *t, double peak
                                            double *time_s, double *fastest_s) {
   for (int k = 0; t != NULL && k < TS_KERNEL_COUNT; k++) {
     const grid *g = &t->grids[k];
-    bool fp8 = k == TS_KERNEL_GEMM_FP8_FWD || k == TS_KERNEL_GEMM_FP8_BWD;
-    double peak = fp8 ? peak_fp8_flops_per_s : peak_flops_per_s;
+    double peak = ts_kernel_is_fp8((ts_kernel_kind)k) ? peak_fp8_flops_per_s : peak_flops_per_s;
     if (!g->is_present || peak <= 0 ||
         matrix_flops((ts_kernel_kind)k, (double[MAX_AXES]){1, 1, 1, 1}) == 0)
       continue;

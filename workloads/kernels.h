@@ -82,11 +82,18 @@ typedef enum ts_kernel_kind {
    * queries and keys of 128 + 64 and values of 128, over (batch x heads, seq). */
   TS_KERNEL_SDPA_MLA_FWD_CAUSAL,
   TS_KERNEL_SDPA_MLA_BWD_CAUSAL,
+  /* FP8 GEMMs with block scaling (fp8_recipe blockwise), C[m,n] = A[m,k] B[k,n], E4M3: A in
+   * 1 x 128 tiles and B in 128 x 128 blocks (forward, input gradient), or both in 1 x 128 tiles
+   * (weight gradient) */
+  TS_KERNEL_GEMM_FP8_BLOCK_FWD,
+  TS_KERNEL_GEMM_FP8_BLOCK_WGRAD,
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 
 /* The table names in files ("gemm_fwd"), indexed by ts_kernel_kind; NULL-terminated. */
 extern const char *const ts_kernel_names[];
+/* Whether kind is an FP8 GEMM (priced against the FP8 peak). */
+bool ts_kernel_is_fp8(ts_kernel_kind kind);
 /* How many axes each kind has (1 to 4), and their names (NULL-terminated). */
 int ts_kernel_n_axes(ts_kernel_kind kind);
 const char *const *ts_kernel_axes(ts_kernel_kind kind);

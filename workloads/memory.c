@@ -43,8 +43,10 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * where Transformer Engine keeps the FP8 copy its GEMMs read (module/linear.py: saves
    * inputmat_t, the FP8 transpose, in 1.x; the column-wise FP8 data alone in 2.x) - the same
    * storage DeepSeek-V3 describes (DeepSeek-AI 2024, section 3.3.2). The router's input stays in
-   * the model's precision (its GEMM is not FP8), beside the shared expert's FP8 copy. */
-  double lin = wl->fp8 != TS_FP8_NONE ? 1.0 : 2.0;
+   * the model's precision (its GEMM is not FP8), beside the shared expert's FP8 copy. Block
+   * scaling (fp8_recipe blockwise) keeps an fp32 scale per 128 values with it. */
+  double fp8_value = 1.0 + (wl->fp8_recipe == TS_FP8_RECIPE_BLOCKWISE ? 4.0 / 128.0 : 0.0);
+  double lin = wl->fp8 != TS_FP8_NONE ? fp8_value : 2.0;
   bool shared = moe && m->moe_shared_ffn > 0;
   /* Megatron-Core's recompute modules drop what they recompute: the norms' outputs
    * (layernorm), MLA's normed latents and Q, K, V (mla_up_proj), the experts' FC2 inputs
@@ -61,7 +63,9 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   bool eager = m->swiglu && !ts_workload_fuses(wl, TS_FUSE_SWIGLU);
   double mlp = (m->swiglu ? 4.0 : 2.0) + (eager ? 2.0 : 0) + lin;
   double mlp_experts = (m->swiglu ? 4.0 : 2.0) + (act ? 0 : (eager ? 2.0 : 0) + lin);
-  double attention = (up ? 0 : 2.0 * (a * dq + g * (dq + dv)) / h) + lin * a * dv / h;
+  /* K and V repeated to every head before SDPA (ts_workload_repeats_kv): SDPA keeps the copies */
+  double kv_heads = ts_workload_repeats_kv(wl) ? a : g;
+  double attention = (up ? 0 : 2.0 * (a * dq + kv_heads * (dq + dv)) / h) + lin * a * dv / h;
   double split = attention + (moe ? mlp * (double)m->moe_shared_ffn / h : mlp * f);
   /* Without hidden dropout its two masks are not kept. */
   double replicated = 4.0 + (m->hidden_dropout > 0 ? 2.0 : 0);
@@ -222,14 +226,17 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
     out->bytes[TS_MEM_WEIGHTS] = elem * ((params - whole) / d + whole);
   }
   if (wl->fp8 != TS_FP8_NONE) { /* Transformer Engine's FP8 copy of each layer weight and its
-                                 * transpose (1 + 1 bytes; the embedding and output stay bf16) */
+                                 * transpose (1 + 1 bytes, and an fp32 scale per 128 x 128
+                                 * block of each with block scaling; the embedding and output
+                                 * stay bf16) */
     double edges =
         (ts_workload_stage_has_embedding(wl, stage)
              ? (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden +
                    ts_workload_position_params(wl)
              : 0) +
         (ts_workload_stage_has_head(wl, stage) ? ts_workload_head_params(wl) : 0);
-    out->bytes[TS_MEM_WEIGHTS] += 2.0 * (params - edges);
+    double scales = wl->fp8_recipe == TS_FP8_RECIPE_BLOCKWISE ? 4.0 / (128.0 * 128.0) : 0.0;
+    out->bytes[TS_MEM_WEIGHTS] += 2.0 * (1.0 + scales) * (params - edges);
   }
   out->bytes[TS_MEM_GRADIENTS] = params * per.gradient / (ts_workload_zero(wl) >= 2 ? d : 1.0);
   out->bytes[TS_MEM_OPTIMIZER] = ((params - expert) / shard + expert / expert_shard) * per.sharded;

@@ -77,19 +77,13 @@ static const char *const dispatcher_names[] = {"alltoall", "flex", NULL};
 static const char *const score_names[] = {"softmax", "sigmoid", NULL};
 static const char *const norm_names[] = {"LayerNorm", "RMSNorm", NULL};
 static const char *const position_names[] = {"learned_absolute", "rope", NULL};
-static const char *const training_keys[] = {"global_batch_size",
-                                            "micro_batch_size",
-                                            "precision",
-                                            "optimizer",
-                                            "train_tokens",
-                                            "gradient_accumulation_fusion",
-                                            "bias_dropout_fusion",
-                                            "framework",
-                                            "adam_implementation",
-                                            "exp_avg_dtype",
-                                            "exp_avg_sq_dtype",
-                                            "fp8",
-                                            NULL};
+static const char *const training_keys[] = {"global_batch_size",   "micro_batch_size",
+                                            "precision",           "optimizer",
+                                            "train_tokens",        "gradient_accumulation_fusion",
+                                            "bias_dropout_fusion", "framework",
+                                            "adam_implementation", "exp_avg_dtype",
+                                            "exp_avg_sq_dtype",    "fp8",
+                                            "fp8_recipe",          NULL};
 static const char *const parallel_keys[] = {"tensor",
                                             "pipeline",
                                             "data",
@@ -123,6 +117,7 @@ static const char *const placement_keys[] = {"order", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 const char *const ts_adam_implementation_names[] = {"fused", "foreach", NULL};
 const char *const ts_fp8_names[] = {"none", "e4m3", "hybrid", NULL};
+const char *const ts_fp8_recipe_names[] = {"delayed", "tensorwise", "blockwise", NULL};
 
 /* Largest value for sizes and counts: keeps every product below 2^63 (checked again where
  * products are formed). */
@@ -696,6 +691,12 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
                      "fp8 runs the linear layers' GEMMs in FP8 beside a bf16 or fp16 model, but "
                      "precision is %s",
                      ts_precision_names[wl->precision]);
+  int recipe = TS_FP8_RECIPE_DELAYED;
+  if (ts_doc_get_enum(r->doc, t, "fp8_recipe", ts_fp8_recipe_names, &recipe, r->err) < 0)
+    return -1;
+  wl->fp8_recipe = (ts_fp8_recipe)recipe;
+  /* as Megatron's --fp8-recipe, it has no effect without fp8 (so --set training.fp8=none
+   * asks "what if bf16" of an FP8 workload) */
   return 0;
 }
 
@@ -1699,6 +1700,12 @@ long ts_workload_qk_head_dim(const ts_workload *wl) {
   return m->mla               ? m->qk_head_dim + m->qk_pos_emb_head_dim
          : m->kv_channels > 0 ? m->kv_channels
                               : m->hidden / m->n_heads;
+}
+
+bool ts_workload_repeats_kv(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  return ts_framework_is_pytorch(wl->framework) && wl->attention == TS_ATTENTION_SDPA && !m->mla &&
+         m->n_query_groups < m->n_heads;
 }
 
 long ts_workload_v_head_dim(const ts_workload *wl) {

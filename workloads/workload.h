@@ -155,6 +155,19 @@ extern const char *const ts_adam_implementation_names[]; /* "fused", "foreach" *
 typedef enum ts_fp8 { TS_FP8_NONE, TS_FP8_E4M3, TS_FP8_HYBRID } ts_fp8;
 extern const char *const ts_fp8_names[]; /* "none", "e4m3", "hybrid" */
 
+/* How FP8 tensors are scaled (Megatron-Core's --fp8-recipe, Transformer Engine's recipes):
+ * delayed (DelayedScaling: a scale per tensor from the amax history), tensorwise
+ * (Float8CurrentScaling: a scale per tensor from its own amax, a pass over it before the cast)
+ * or blockwise (Float8BlockScaling, DeepSeek-V3's fine-grained quantisation, [DSV3] 3.3.1:
+ * activations and gradients scaled per 1 x 128 tile, weights per 128 x 128 block, the GEMM
+ * promoting its partial sums to fp32 every 128 of its reduction). */
+typedef enum ts_fp8_recipe {
+  TS_FP8_RECIPE_DELAYED,
+  TS_FP8_RECIPE_TENSORWISE,
+  TS_FP8_RECIPE_BLOCKWISE
+} ts_fp8_recipe;
+extern const char *const ts_fp8_recipe_names[]; /* "delayed", "tensorwise", "blockwise" */
+
 typedef struct ts_workload {
   char name[64];
   ts_model model;
@@ -169,6 +182,7 @@ typedef struct ts_workload {
   ts_framework framework;
   ts_adam_implementation adam_implementation;
   ts_fp8 fp8; /* the linear layers' GEMMs in FP8 (the rest stays in `precision`) */
+  ts_fp8_recipe fp8_recipe;
   /* Adam's first and second moments, bytes a value: 4 (fp32; 0 also means it, in a workload
    * built in code), or Megatron-Core's precision-aware optimizer's exp_avg_dtype /
    * exp_avg_sq_dtype (bf16, fp16: 2; fp8: 1). */
@@ -360,6 +374,12 @@ long ts_workload_chunk_first_layer(const ts_workload *wl, long stage, long chunk
  * its value width (MLA: v_head_dim). */
 long ts_workload_qk_head_dim(const ts_workload *wl);
 long ts_workload_v_head_dim(const ts_workload *wl);
+/* Whether grouped-query attention repeats its keys and values to every query head before the
+ * attention core, as a plain PyTorch model calling SDPA does (Hugging Face's and torchtitan's
+ * repeat_kv; SDPA's enable_gqa, which avoids the copies, is not modelled): framework pytorch,
+ * attention sdpa, fewer query groups than heads. Megatron's and DeepSpeed's attention kernels
+ * and flash_attn_func take grouped keys and values as they are. */
+bool ts_workload_repeats_kv(const ts_workload *wl);
 /* Whether the step runs kernel fusion f (stack.h). */
 bool ts_workload_fuses(const ts_workload *wl, ts_fusion f);
 /* MoE layers of the model. */

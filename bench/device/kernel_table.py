@@ -17,7 +17,7 @@ them (bf16, PyTorch eager, flash attention forced):
     parameter sets;
   * Llama blocks' memory-bound kernels: RMSNorm, SwiGLU, the rotary embedding (eager);
   * FP8 GEMMs as Transformer Engine runs them (torch._scaled_mm: E4M3 forward, E5M2 x E4M3
-    backward);
+    backward), and with DeepSeek-V3's 1 x 128 / 128 x 128 block scaling (section fp8_block);
   * time outside kernels: the GPU's gap between kernels of a CUDA graph, PyTorch's CPU time
     per eager operation, and the CPU time of a tiny GPT's layer (forward, backward), microbatch
     and iteration, where the GPU is idle most of the time.
@@ -443,6 +443,48 @@ def fp8_tables():
             one = torch.ones((), device=dev, dtype=torch.float32)
             return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=bf16,
                                             use_fast_accum=fast)
+
+        spec(t, make, 10)
+
+
+def fp8_block_tables():
+    """FP8 GEMMs with DeepSeek-V3's fine-grained scaling ([DSV3] 3.3.1; Transformer Engine's
+    Float8BlockScaling, Megatron-Core's --fp8-recipe blockwise): activations and gradients
+    scaled per 1 x 128 tile, weights per 128 x 128 block, E4M3 everywhere, partial sums
+    promoted to fp32 every 128 of k (cuBLASLt's VEC128 and BLK128x128 scale modes through
+    torch._scaled_mm, which refuses fast accumulation with them). The forward and the input
+    gradient are tile x block; the weight gradient multiplies two activation-like operands,
+    tile x tile."""
+    e4m3 = torch.float8_e4m3fn
+    for name, b_blocks, what in (
+            ("gemm_fp8_block_fwd", True, "A 1x128 tiles x B 128x128 blocks (forward, input "
+                                         "gradient)"),
+            ("gemm_fp8_block_wgrad", False, "A 1x128 tiles x B 1x128 tiles (weight gradient)")):
+        t = Table(name, f"C[m,n] = A[m,k] B[k,n], E4M3, {what}, fp32 scales, bf16 out "
+                  "(torch._scaled_mm)", [("m", FP8_DIMS), ("n", FP8_DIMS), ("k", FP8_DIMS)])
+
+        def make(m, n, k, b_blocks=b_blocks, name=name):
+            if not fits((m, k), (n, k), (m, n)) or 2 * m * n * k > 1 << 46:
+                return None
+            a = rand(m, k).to(e4m3)
+            b = rand(n, k).to(e4m3).t()  # column-major (k, n)
+            # 1 x 128 scales outer-dim-major, as cuBLASLt's VEC128 mode reads them
+            sa = torch.rand(k // 128, m, device=dev, dtype=torch.float32).t()
+            sb = (torch.rand(n // 128, k // 128, device=dev, dtype=torch.float32).t()
+                  if b_blocks else torch.rand(k // 128, n, device=dev, dtype=torch.float32))
+            legacy = lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=bf16,
+                                              use_fast_accum=False)
+            st = F.ScalingType
+            v2 = lambda: F.scaled_mm(a, b, sa, st.BlockWise1x128, sb,
+                                     st.BlockWise128x128 if b_blocks else st.BlockWise1x128,
+                                     output_dtype=bf16)
+            for fn in (legacy, v2):  # the scale modes reach cuBLASLt through either API
+                try:
+                    fn()
+                    return fn
+                except (RuntimeError, AttributeError) as e:
+                    print(f"kernel_table: {name} {m}x{n}x{k}: {e}"[:300], file=sys.stderr)
+            return None
 
         spec(t, make, 10)
 
@@ -957,8 +999,8 @@ def moe_software(smoke):
 
 SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
             ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables),
-            ("mask", mask_tables), ("sdpa", sdpa_tables), ("moe", moe_tables),
-            ("mla", mla_tables)]
+            ("fp8_block", fp8_block_tables), ("mask", mask_tables), ("sdpa", sdpa_tables),
+            ("moe", moe_tables), ("mla", mla_tables)]
 # Sections that also measure software figures (merged into the table's software map).
 SECTION_SOFTWARE = {"moe": moe_software}
 

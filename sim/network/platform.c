@@ -115,7 +115,7 @@ static int load_kernel_table(const ts_doc *doc, int g, ts_gpu *gpu, ts_err *err)
     int n = 0;
     for (int a = 0; axes[a] != NULL && n < (int)sizeof at; a++)
       n += snprintf(at + n, sizeof at - (size_t)n, "%s%s %.0f", a ? ", " : "", axes[a], x[a]);
-    bool fp8 = k == TS_KERNEL_GEMM_FP8_FWD || k == TS_KERNEL_GEMM_FP8_BWD;
+    bool fp8 = ts_kernel_is_fp8(k);
     return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, g, "kernel_table")),
                      "key 'kernel_table': table '%s' of '%s' takes %.4g us at %s, faster than "
                      "gpu.peak.%s (%.4g TFLOPS) allows for its FLOPs (%.4g us at least): the "

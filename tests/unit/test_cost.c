@@ -210,6 +210,36 @@ static void test_fp8(void **state) {
   assert_true(fp8.mlp.time_s < 0.7 * bf16.mlp.time_s); /* GEMM-bound: about half */
 }
 
+/* Plain PyTorch's grouped-query attention through SDPA: K and V copied to every query head
+ * (reads the groups', writes the heads' values) and, backward, summed back into the groups; no
+ * such kernels where the attention takes the groups (Megatron). */
+static void test_repeated_kv_kernels(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_workload wl = test_workload(4, 4096, 32, 4096, 128256, 1, 1, 1, 2, 1);
+  wl.model.n_query_groups = 8;
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.attention = TS_ATTENTION_SDPA;
+  for (int pass = 0; pass < 2; pass++) {
+    ts_kernel_log log = {0};
+    ts_cost_layer_kernels(&wl, &g, &log);
+    int copies = 0, sums = 0;
+    for (int i = 0; i < log.n; i++) {
+      const ts_kernel_row *r = &log.rows[i];
+      bool bwd = strcmp(r->kernel, "repeat_kv_bwd") == 0;
+      if (!bwd && strcmp(r->kernel, "repeat_kv") != 0)
+        continue;
+      assert_rel(r->bytes, 2.0 * 4096 * 128 * (8 + 32), 1e-12);
+      copies += !bwd;
+      sums += bwd;
+    }
+    assert_int_equal(copies, pass == 0 ? 2 : 0);
+    assert_int_equal(sums, pass == 0 ? 2 : 0);
+    free(log.rows);
+    wl.framework = TS_FRAMEWORK_MEGATRON;
+  }
+}
+
 /* The stack's fusions (workloads/stack.h), priced by the roofline (no kernel table): without the
  * masked-softmax fusion a mask kernel reads and writes the scores, forward and backward (the
  * scale rides in the GEMM); without the bias-GeLU fusion the Megatron family adds the first MLP
@@ -264,6 +294,7 @@ int main(void) {
                                      cmocka_unit_test(test_model_flops),
                                      cmocka_unit_test(test_optimizer_bytes),
                                      cmocka_unit_test(test_fp8),
+                                     cmocka_unit_test(test_repeated_kv_kernels),
                                      cmocka_unit_test(test_stack_fusions)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

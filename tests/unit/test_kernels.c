@@ -176,6 +176,76 @@ static void test_layer_from_table(void **state) {
   assert_int_equal(by_source[TS_KERNEL_SRC_TABLE], 0);
 }
 
+/* FP8 recipes (training.fp8_recipe) on FC1 (m 2048 tokens, n 4096, k 1024): delayed and
+ * tensorwise scaling price the GEMMs from the per-tensor tables, blockwise from the block tables
+ * (its input gradient from the forward's, listed in the backward pass); tensorwise's casts read
+ * the tensor once more for its amax, blockwise's write a 4-byte scale per 128 values; only
+ * delayed scaling updates an amax history. */
+static void test_fp8_recipes(void **state) {
+  (void)state;
+  const char *path = write_table(
+      "format: 1\ntables:\n"
+      "  gemm_fp8_fwd:\n    axes: {m: [2048], n: [4096], k: [1024]}\n    time_us: [10]\n"
+      "  gemm_fp8_block_fwd:\n    axes: {m: [2048], n: [1024, 4096], k: [1024, 4096]}\n"
+      "    time_us: [5, 13, 12, 40]\n"
+      "  gemm_fp8_block_wgrad:\n    axes: {m: [1024], n: [4096], k: [2048]}\n"
+      "    time_us: [14]\n");
+  ts_gpu g = {.peak_flops_per_s = {989.4e12, 989.4e12, 66.9e12, 66.9e12},
+              .peak_fp8_flops_per_s = 1978.9e12,
+              .hbm_bytes = 141e9,
+              .hbm_Bps = 4.2e12,
+              .gemm_ceiling = 0.765,
+              .gemm_tile_m = 128,
+              .gemm_tile_n = 256,
+              .n_compute_units = 132,
+              .kernel_launch_s = 2e-6};
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(path, &g.kernels, &err), 0);
+  unlink(path);
+  ts_workload wl = test_workload(2, 1024, 16, 2048, 50257, 1, 1, 1, 1, 1);
+  wl.fp8 = TS_FP8_E4M3;
+  double cast_bytes[] = {4, 6, 2 + 2 * (1 + 4.0 / 128)};
+  for (int recipe = TS_FP8_RECIPE_DELAYED; recipe <= TS_FP8_RECIPE_BLOCKWISE; recipe++) {
+    wl.fp8_recipe = (ts_fp8_recipe)recipe;
+    bool block = recipe == TS_FP8_RECIPE_BLOCKWISE;
+    ts_kernel_log log = {0};
+    ts_cost_layer_kernels(&wl, &g, &log);
+    int gemms = 0, casts = 0, scale_updates = 0;
+    for (int i = 0; i < log.n; i++) {
+      const ts_kernel_row *r = &log.rows[i];
+      scale_updates += strncmp(r->kernel, "fp8_scale_update", 16) == 0;
+      if (strcmp(r->piece, "fc1") != 0)
+        continue;
+      if (strcmp(r->kernel, "fp8_cast_transpose") == 0) {
+        assert_rel(r->bytes, cast_bytes[recipe] * 2048 * 1024, 1e-12);
+        casts++;
+      }
+      if (strncmp(r->kernel, "gemm_fp8", 8) != 0)
+        continue;
+      gemms++;
+      assert_true((strstr(r->kernel, "block") != NULL) == block);
+      if (strcmp(r->kernel, "gemm_fp8_fwd") == 0 && r->shape[1] == 4096) {
+        assert_int_equal(r->source, TS_KERNEL_SRC_TABLE);
+        assert_true(fabs(r->time_s - 10e-6) < 1e-15);
+      }
+      if (strcmp(r->kernel, "gemm_fp8_block_fwd") == 0) {
+        bool dgrad = r->shape[1] == 1024; /* (m, k, n): the input gradient */
+        assert_int_equal(r->source, TS_KERNEL_SRC_TABLE);
+        assert_true(fabs(r->time_s - (dgrad ? 13e-6 : 12e-6)) < 1e-15);
+        assert_true(r->is_other_pass == dgrad);
+      }
+      if (strcmp(r->kernel, "gemm_fp8_block_wgrad") == 0) {
+        assert_int_equal(r->source, TS_KERNEL_SRC_TABLE);
+        assert_true(fabs(r->time_s - 14e-6) < 1e-15);
+      }
+    }
+    assert_int_equal(gemms, 3);
+    assert_int_equal(casts, 1);
+    assert_true((scale_updates > 0) == (recipe == TS_FP8_RECIPE_DELAYED));
+    free(log.rows);
+  }
+}
+
 /* A grouped GEMM's table has four axes (experts, tokens per expert, n, k): between two expert
  * counts the time interpolates in log space (a time proportional to the experts stays so), and
  * past the largest it grows in proportion (the GPU is full). */
@@ -225,6 +295,7 @@ int main(void) {
       cmocka_unit_test(test_grouped_gemm_axes),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_layer_from_table),
+      cmocka_unit_test(test_fp8_recipes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,6 +83,26 @@ static void test_fp8_and_recompute_modules(void **state) {
   assert_rel(torch - kept, sbh * (4.0 * 2 / t - 4.0 * r / 12288), 1e-9);
 }
 
+/* Plain PyTorch's grouped-query attention through SDPA repeats K and V to every query head
+ * first, and SDPA keeps the copies: 2 bytes a value of a heads' keys and values instead of g's;
+ * flash_attn_func (attention flash2) and Megatron take the groups as they are. */
+static void test_repeated_kv(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(32, 4096, 32, 4096, 128256, 1, 1, 1, 2, 1);
+  wl.model.n_query_groups = 8;
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.attention = TS_ATTENTION_FLASH2;
+  double grouped = ts_memory_layer_activations(&wl);
+  assert_false(ts_workload_repeats_kv(&wl));
+  wl.attention = TS_ATTENTION_SDPA;
+  assert_true(ts_workload_repeats_kv(&wl));
+  double tokens = 4096.0 * (double)wl.micro_batch, d = 128;
+  assert_rel(ts_memory_layer_activations(&wl) - grouped, 2.0 * tokens * (32 - 8) * 2 * d, 1e-12);
+  wl.framework = TS_FRAMEWORK_MEGATRON;
+  assert_false(ts_workload_repeats_kv(&wl));
+  assert_rel(ts_memory_layer_activations(&wl), grouped, 1e-12);
+}
+
 static void test_stage_memory(void **state) {
   (void)state;
   ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
@@ -334,10 +354,14 @@ static void test_deepspeed_zero3_buffers(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_activations),       cmocka_unit_test(test_fp8_and_recompute_modules),
-      cmocka_unit_test(test_stage_memory),      cmocka_unit_test(test_deepspeed_zero3_buffers),
-      cmocka_unit_test(test_deepspeed_states),  cmocka_unit_test(test_smallest_layout),
-      cmocka_unit_test(test_foreach_adam_step), cmocka_unit_test(test_fragmentation_risk)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_activations),
+                                     cmocka_unit_test(test_fp8_and_recompute_modules),
+                                     cmocka_unit_test(test_stage_memory),
+                                     cmocka_unit_test(test_repeated_kv),
+                                     cmocka_unit_test(test_deepspeed_zero3_buffers),
+                                     cmocka_unit_test(test_deepspeed_states),
+                                     cmocka_unit_test(test_smallest_layout),
+                                     cmocka_unit_test(test_foreach_adam_step),
+                                     cmocka_unit_test(test_fragmentation_risk)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
