@@ -330,10 +330,13 @@ static void flash_block(const ts_workload *wl, const pricer *p, double S, bool c
   double qkvo = eb * b * S * ((D + Dv) * heads + (D + Dv) * kv_heads);
   double flops = 2.0 * B * S * S * (D + Dv);
   double rate = p->peak * ts_cost_gemm_efficiency(gpu, (long)B, (long)S, (long)S);
-  /* PyTorch's SDPA where the table measured it (workloads/stack.h), else the flash kernel;
-   * DeepSeek's MLA shape (queries and keys of 192, values of 128) from its own tables */
+  /* PyTorch's SDPA where the table measured it (workloads/stack.h), else the flash kernel.
+   * DeepSeek's MLA shape (queries and keys of 192, values of 128) from its own tables, which
+   * measure cuDNN's fused attention, whatever the stack's attention: FlashAttention-2 takes
+   * only equal head widths, so Transformer Engine's DotProductAttention (Megatron-Core) runs
+   * MLA on its cuDNN backend (FusedAttention), as PyTorch's SDPA does. */
   bool sdpa = wl->attention == TS_ATTENTION_SDPA && causal;
-  bool mla = sdpa && D == 192 && Dv == 128 &&
+  bool mla = causal && wl->attention != TS_ATTENTION_UNFUSED && D == 192 && Dv == 128 &&
              ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_MLA_FWD_CAUSAL) &&
              ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_MLA_BWD_CAUSAL);
   sdpa = sdpa && ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_FWD_CAUSAL) &&
@@ -534,12 +537,10 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   pr.piece = "attention";
   ts_cost core_f, core_b;
   attention_core(wl, p, &core_f, &core_b);
-  if (pr.fp8 &&
-      wl->fp8_recipe ==
-          TS_FP8_RECIPE_DELAYED) { /* Transformer Engine's amax
-                                    * history and scale update, a kernel per layer and pass
-                                    * (ASSUMED; the amax all-reduce over tp x dp is not modelled);
-                                    * the other recipes scale from the tensor itself */
+  /* Transformer Engine's amax history and scale update under delayed scaling, a kernel per
+   * layer and pass (ASSUMED; the amax all-reduce over tp x dp is not modelled); the other
+   * recipes scale from the tensor itself */
+  if (pr.fp8 && wl->fp8_recipe == TS_FP8_RECIPE_DELAYED) {
     pr.piece = "fp8 scales";
     core_f = ts_cost_add(core_f, model_only(p, "fp8_scale_update", 0, 0));
     core_b = ts_cost_add(core_b, model_only(p, "fp8_scale_update_bwd", 0, 0));
@@ -602,15 +603,15 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     out->rope_fwd = rope;
     out->mla_up_fwd = ts_cost_add(out->mla_up_fwd, m->mla ? rope : (ts_cost){0});
   }
-  if (ts_workload_repeats_kv(wl)) { /* K and V copied to every query head, a kernel each
-                                     * (reads the groups' values, writes the heads'); the backward
-                                     * sums each head's gradient into its group (reads the heads',
-                                     * writes the groups'). Priced by the roofline. */
+  /* Plain PyTorch's grouped-query attention through SDPA: K and V copied to every query head,
+   * a kernel each (reads the groups' values, writes the heads'); the backward sums each head's
+   * gradient into its group (reads the heads', writes the groups'). Priced by the roofline. */
+  if (ts_workload_repeats_kv(wl)) {
     pr.piece = "repeat_kv";
-    double per_head = (double)bs, groups = (double)(m->n_query_groups / t),
+    double tokens = (double)bs, groups = (double)(m->n_query_groups / t),
            heads = (double)(m->n_heads / t);
-    for (int v = 0; v < 2; v++) {
-      double width = per_head * (double)(v ? dv : d), moved = eb * width * (groups + heads);
+    for (int v = 0; v < 2; v++) { /* K, then V */
+      double width = tokens * (double)(v ? dv : d), moved = eb * width * (groups + heads);
       core_f = ts_cost_add(core_f, model_only(p, "repeat_kv", width * heads, moved));
       core_b = ts_cost_add(core_b, model_only(p, "repeat_kv_bwd", width * heads, moved));
     }

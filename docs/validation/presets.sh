@@ -153,6 +153,9 @@ print(f"""
   (a bf16 scatter-add, measured: bench/device/moe_permute_paths.py) the prediction is the
   figure above, too fast by what is not modelled (the items above, and whatever DeepSeek's own
   framework spends beyond Megatron-Core's kernels): the agreement was partly the wrong kernel's.
+  MLA's attention core (queries and keys of 192, values of 128, which FlashAttention-2 cannot
+  run) is priced as cuDNN's fused attention, Transformer Engine's backend for it, from the
+  measured `sdpa_mla` tables; the roofline priced it before (1.7% more of the iteration).
 - **FP8** (Llama 3 8B): the measured H200 FP8 GEMM table makes the step
   {f8['it'] / f8x['it']:.2f} times faster; the casts, the attention core and the memory-bound
   kernels keep it from 2.""")

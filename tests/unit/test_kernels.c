@@ -246,6 +246,43 @@ static void test_fp8_recipes(void **state) {
   }
 }
 
+/* Multi-head latent attention (queries and keys of 128 + 64, values of 128): FlashAttention-2
+ * cannot take unequal head widths, so under any fused attention the core is priced from the
+ * cuDNN tables of DeepSeek's shape; attention without flash keeps its batched GEMMs. */
+static void test_mla_core_from_table(void **state) {
+  (void)state;
+  const char *path = write_table(
+      "format: 1\ntables:\n"
+      "  sdpa_mla_fwd_causal:\n    axes: {batch_heads: [16], seq: [2048]}\n    time_us: [300]\n"
+      "  sdpa_mla_bwd_causal:\n    axes: {batch_heads: [16], seq: [2048]}\n    time_us: [900]\n");
+  ts_gpu g = {.peak_flops_per_s = {989.4e12, 989.4e12, 66.9e12, 66.9e12},
+              .hbm_bytes = 141e9,
+              .hbm_Bps = 4.2e12,
+              .gemm_ceiling = 0.765,
+              .gemm_tile_m = 128,
+              .gemm_tile_n = 256,
+              .n_compute_units = 132,
+              .kernel_launch_s = 2e-6};
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(path, &g.kernels, &err), 0);
+  unlink(path);
+  ts_workload wl = test_workload(2, 2048, 16, 2048, 50257, 1, 1, 1, 1, 1);
+  wl.model.mla = true;
+  wl.model.q_lora_rank = 512;
+  wl.model.kv_lora_rank = 256;
+  wl.model.qk_head_dim = 128;
+  wl.model.qk_pos_emb_head_dim = 64;
+  wl.model.v_head_dim = 128;
+  ts_attention kinds[] = {TS_ATTENTION_FLASH2, TS_ATTENTION_SDPA};
+  for (int i = 0; i < 2; i++) {
+    wl.attention = kinds[i];
+    ts_layer_cost c;
+    ts_cost_layer(&wl, &g, &c);
+    assert_true(fabs(c.attn_core_fwd.time_s - 300e-6) < 1e-12);
+    assert_true(fabs(c.attn_core_bwd.time_s - 900e-6) < 1e-12);
+  }
+}
+
 /* A grouped GEMM's table has four axes (experts, tokens per expert, n, k): between two expert
  * counts the time interpolates in log space (a time proportional to the experts stays so), and
  * past the largest it grows in proportion (the GPU is full). */
@@ -296,6 +333,7 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_layer_from_table),
       cmocka_unit_test(test_fp8_recipes),
+      cmocka_unit_test(test_mla_core_from_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
