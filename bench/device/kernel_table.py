@@ -474,15 +474,15 @@ def fp8_block_tables():
                   if b_blocks else torch.rand(k // 128, n, device=dev, dtype=torch.float32))
             legacy = lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=bf16,
                                               use_fast_accum=False)
-            st = F.ScalingType
-            v2 = lambda: F.scaled_mm(a, b, sa, st.BlockWise1x128, sb,
-                                     st.BlockWise128x128 if b_blocks else st.BlockWise1x128,
-                                     output_dtype=bf16)
+            v2 = lambda: F.scaled_mm(  # PyTorch 2.10's API, the scale modes named
+                a, b, sa, F.ScalingType.BlockWise1x128, sb,
+                F.ScalingType.BlockWise128x128 if b_blocks else F.ScalingType.BlockWise1x128,
+                output_dtype=bf16)
             for fn in (legacy, v2):  # the scale modes reach cuBLASLt through either API
                 try:
                     fn()
                     return fn
-                except (RuntimeError, AttributeError) as e:
+                except (RuntimeError, AttributeError, TypeError) as e:
                     print(f"kernel_table: {name} {m}x{n}x{k}: {e}"[:300], file=sys.stderr)
             return None
 
