@@ -66,6 +66,7 @@ static const struct {
     {"--bf16", "--set training.precision=bf16"},
     {"--fp16", "--set training.precision=fp16"},
     {"--fp8-format", "--set training.fp8=e4m3|hybrid"},
+    {"--fp8-recipe", "--set training.fp8_recipe=delayed|tensorwise|blockwise"},
     {"--train-iters", "--set training.train_tokens=N (tokens, not iterations)"},
     {NULL, NULL}};
 

@@ -699,6 +699,11 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
     return -1;
   if (f8 >= 0)
     emit(o, "--fp8-format", "fp8: %s", fp8[f8]);
+  int recipe = megatron_choice(m, "fp8-recipe", ts_fp8_recipe_names, err); /* not mxfp8 */
+  if (recipe == -2)
+    return -1;
+  if (recipe >= 0)
+    emit(o, "--fp8-recipe", "fp8_recipe: %s", ts_fp8_recipe_names[recipe]);
   emit(o, "Megatron-LM's (AdamW)", "optimizer: adam");
   if (iters > 0)
     emit(o, "--train-iters x --global-batch-size x --seq-length", "train_tokens: %ld",
