@@ -243,9 +243,9 @@ YAML
   echo "token and hidden unit than the fused kernel keeps; without it the predictions were 3.5-5.9%"
   echo "low where nothing is recomputed). Repeated keys and values: SDPA keeps the copies of K and V"
   echo "made for every query head, 32 heads' worth instead of 8 (modelled for framework pytorch,"
-  echo "attention sdpa and grouped-query attention, with the copy kernels: a"
-  echo "read of the groups and a write of the heads each way); without them the peaks were 0.2-1.8%"
-  echo "low and the steps 0.3-0.6% shorter. SDPA's enable_gqa, which avoids the copies, is not modelled."
+  echo "attention sdpa and grouped-query attention, with the copy kernels: a read of the groups and"
+  echo "a write of the heads each way); without them the peaks were 0.2-1.8% low and the steps"
+  echo "0.3-0.6% shorter. SDPA's enable_gqa, which avoids the copies, is not modelled."
   echo
   echo "## Out of memory at the edge"
   echo
