@@ -121,6 +121,23 @@ static void test_errors(void **state) {
               "unknown key 'm' in 'axes'");
 }
 
+/* An H200 (the platform's figures) whose kernels come from the table at path (then removed). */
+static ts_gpu h200_with_table(const char *path) {
+  ts_gpu g = {.peak_flops_per_s = {989.4e12, 989.4e12, 66.9e12, 66.9e12},
+              .peak_fp8_flops_per_s = 1978.9e12,
+              .hbm_bytes = 141e9,
+              .hbm_Bps = 4.2e12,
+              .gemm_ceiling = 0.765,
+              .gemm_tile_m = 128,
+              .gemm_tile_n = 256,
+              .n_compute_units = 132,
+              .kernel_launch_s = 2e-6};
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(path, &g.kernels, &err), 0);
+  unlink(path);
+  return g;
+}
+
 /* A layer priced from a table: the forward QKV GEMM takes the table's time; the projection's
  * (n 1024, below the grid's 3072) the table's edge scaled by the model's shape dependence; a
  * GEMM beyond the grid keeps the model's; and the counts by source add up to the kernels. */
@@ -132,17 +149,7 @@ static void test_layer_from_table(void **state) {
            "format: 1\ntables:\n  gemm_fwd:\n    axes: {m: [2048], n: [3072], k: [1024]}\n"
            "    time_us: [77]\n");
   const char *path = write_table(text);
-  ts_gpu g = {.peak_flops_per_s = {989.4e12, 989.4e12, 66.9e12, 66.9e12},
-              .hbm_bytes = 141e9,
-              .hbm_Bps = 4.2e12,
-              .gemm_ceiling = 0.765,
-              .gemm_tile_m = 128,
-              .gemm_tile_n = 256,
-              .n_compute_units = 132,
-              .kernel_launch_s = 2e-6};
-  ts_err err = {0};
-  assert_int_equal(ts_kernels_load(path, &g.kernels, &err), 0);
-  unlink(path);
+  ts_gpu g = h200_with_table(path);
   ts_workload wl = test_workload(2, 1024, 16, 2048, 50257, 1, 1, 1, 1, 1);
   ts_kernel_log log = {0};
   ts_cost_layer_kernels(&wl, &g, &log);
@@ -190,18 +197,7 @@ static void test_fp8_recipes(void **state) {
       "    time_us: [5, 13, 12, 40]\n"
       "  gemm_fp8_block_wgrad:\n    axes: {m: [1024], n: [4096], k: [2048]}\n"
       "    time_us: [14]\n");
-  ts_gpu g = {.peak_flops_per_s = {989.4e12, 989.4e12, 66.9e12, 66.9e12},
-              .peak_fp8_flops_per_s = 1978.9e12,
-              .hbm_bytes = 141e9,
-              .hbm_Bps = 4.2e12,
-              .gemm_ceiling = 0.765,
-              .gemm_tile_m = 128,
-              .gemm_tile_n = 256,
-              .n_compute_units = 132,
-              .kernel_launch_s = 2e-6};
-  ts_err err = {0};
-  assert_int_equal(ts_kernels_load(path, &g.kernels, &err), 0);
-  unlink(path);
+  ts_gpu g = h200_with_table(path);
   ts_workload wl = test_workload(2, 1024, 16, 2048, 50257, 1, 1, 1, 1, 1);
   wl.fp8 = TS_FP8_E4M3;
   double cast_bytes[] = {4, 6, 2 + 2 * (1 + 4.0 / 128)};
@@ -255,17 +251,7 @@ static void test_mla_core_from_table(void **state) {
       "format: 1\ntables:\n"
       "  sdpa_mla_fwd_causal:\n    axes: {batch_heads: [16], seq: [2048]}\n    time_us: [300]\n"
       "  sdpa_mla_bwd_causal:\n    axes: {batch_heads: [16], seq: [2048]}\n    time_us: [900]\n");
-  ts_gpu g = {.peak_flops_per_s = {989.4e12, 989.4e12, 66.9e12, 66.9e12},
-              .hbm_bytes = 141e9,
-              .hbm_Bps = 4.2e12,
-              .gemm_ceiling = 0.765,
-              .gemm_tile_m = 128,
-              .gemm_tile_n = 256,
-              .n_compute_units = 132,
-              .kernel_launch_s = 2e-6};
-  ts_err err = {0};
-  assert_int_equal(ts_kernels_load(path, &g.kernels, &err), 0);
-  unlink(path);
+  ts_gpu g = h200_with_table(path);
   ts_workload wl = test_workload(2, 2048, 16, 2048, 50257, 1, 1, 1, 1, 1);
   wl.model.mla = true;
   wl.model.q_lora_rank = 512;
