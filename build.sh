@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(gcc g++ make cmake pkg-config libsimgrid-dev libyaml-dev libcmocka-dev valgrind python3-yaml)
+PACKAGES=(gcc g++ make cmake pkg-config libsimgrid-dev libyaml-dev libcmocka-dev libjemalloc-dev valgrind
+  python3-yaml)
 BUILD_DIR=${BUILD_DIR:-build}
 
 install_missing() {
