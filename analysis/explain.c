@@ -144,6 +144,29 @@ static bool ds_synced(const ts_workload *w) {
   return deepspeed3(w) && ts_deepspeed_zero3_path(w->deepspeed_version) != TS_DEEPSPEED_COALESCED;
 }
 
+/* What selective recomputation redoes, in words: the attention core unless recompute_modules
+ * names others (Megatron-Core's). */
+static void recomputed_parts(const ts_workload *w, char *out, size_t size) {
+  static const char *const words[] = {"the attention core", "the experts' activation function",
+                                      "the norms", "MLA's latent norms and up-projections"};
+  unsigned modules = w->is_recompute_modules_set ? w->recompute_modules : TS_RECOMPUTE_CORE_ATTN;
+  int n = 0, total = 0;
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    total += (int)((modules >> i) & 1u);
+  out[0] = '\0';
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+    if (!((modules >> i) & 1u))
+      continue;
+    size_t used = strlen(out);
+    snprintf(out + used, size - used, "%s%s",
+             n == 0           ? ""
+             : n + 1 == total ? " and "
+                              : ", ",
+             words[i]);
+    n++;
+  }
+}
+
 static void describe(const ts_explain *x, ts_explain_loss *l) {
   const ts_workload *w = x->wl;
   char *out = l->mechanism;
@@ -275,15 +298,18 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
              "%.3g s, %.1f%%.",
              w->cp, l->seconds, share);
     break;
-  case TS_EXPLAIN_RECOMPUTE:
+  case TS_EXPLAIN_RECOMPUTE: {
+    char parts[160];
+    if (w->recompute == TS_RECOMPUTE_FULL)
+      snprintf(parts, sizeof parts, "every layer's forward pass");
+    else
+      recomputed_parts(w, parts, sizeof parts);
     snprintf(out, size,
              "%s recomputation runs %s again during the backward pass so that fewer "
              "activations are stored: %.3g s, %.1f%% of the iteration, to save memory.",
-             w->recompute == TS_RECOMPUTE_FULL ? "Full" : "Selective",
-             w->recompute == TS_RECOMPUTE_FULL ? "every layer's forward pass"
-                                               : "the attention core",
-             l->seconds, share);
+             w->recompute == TS_RECOMPUTE_FULL ? "Full" : "Selective", parts, l->seconds, share);
     break;
+  }
   case TS_EXPLAIN_IDLE: {
     long slowest = 0;
     double mean = 0;

@@ -63,8 +63,11 @@ print(f"| {name} | {layout} | {fidelity} | {it:.3f} | {m['tokens_per_s'] / j['la
 PY
 done
 
-# DeepSeek-V3's layer as trainsim prices it on the H800, for its FP8 GEMMs against DeepGEMM's
+# DeepSeek-V3's layer as trainsim prices it on the H800, block-scaled (the preset) and per-tensor,
+# for its FP8 GEMMs against DeepGEMM's published figures
 "$TRAINSIM" profile workloads/deepseek-v3.yaml --platform platforms/h800.yaml >"$work/dsv3.profile"
+"$TRAINSIM" profile workloads/deepseek-v3.yaml --platform platforms/h800.yaml \
+  --set training.fp8_recipe=delayed >"$work/dsv3-tensor.profile"
 
 {
   cat <<'HEAD'
@@ -141,7 +144,8 @@ print(f"""
   dispatch with node-limited routing (its kernels on 20 of the 132 SMs, [DSV3] 3.2.2), and
   its memory savings (recomputing RMSNorm, the MLA
   up-projections and the experts' SwiGLU output; bf16 Adam moments; FP8 linear inputs), which
-  fit in {dfp['mem']:.1f} GiB of the 78.8 GiB an H800 process can allocate (platforms/h800.yaml). On
+  fit in {dfp['mem']:.1f} GiB of the 78.4 GiB an H800 process can allocate (its HBM less the
+  runtime's: platforms/h800.yaml). On
   2,048 H800s the default fidelity gives {dhy['tok']:.0f} tokens/s a GPU
   ({100 * (dhy['tok'] / 1543 - 1):+.0f}% against DeepSeek's 1,543), the analytic estimate
   {dfp['tok']:.0f} ({100 * (dfp['tok'] / 1543 - 1):+.0f}%); recomputing every layer
@@ -156,8 +160,9 @@ print(f"""
   analytic fidelity leaves out contention, which at 256 GPUs (EP 16 over two nodes, 1F1B and
   full recomputation: DualPipe's two copies of the weights and DeepSeek's recomputation do not
   fit there) makes the default fidelity's iteration {d256h['it'] / d256a['it']:.2f} times the
-  analytic one; what else the estimate lacks: DeepSeek's block-scaled FP8 GEMMs, slower at its
-  shapes than the per-tensor table's (the last section) and its FP8 caching of the SwiGLU inputs. Until
+  analytic one. DeepSeek's block-scaled FP8 GEMMs are priced from its own kernels' published
+  H800 rates (the last section; until 2026-12-05 the per-tensor table priced them: 2,049 tokens
+  a GPU, +33%); what else the estimate lacks: its FP8 caching of the SwiGLU inputs. Until
   2026-12-05 the estimate priced Megatron-Core's unpermutation as torchtitan's fp32-weighted one
   (3.4 s of an 18.4 s analytic iteration) and landed at +7%; priced as Megatron-Core runs it
   (a bf16 scatter-add, measured: bench/device/moe_permute_paths.py) the prediction is the
@@ -170,58 +175,55 @@ print(f"""
   {f8['it'] / f8x['it']:.2f} times faster; the casts, the attention core and the memory-bound
   kernels keep it from 2.""")
 PY
-  python3 - "$work/dsv3.profile" <<'PY'
+  python3 - "$work/dsv3.profile" "$work/dsv3-tensor.profile" <<'PY'
 import re, sys
-# DeepGEMM's README at its first release (deepseek-ai/DeepGEMM a6d97a1, 2025-02-25): FP8 GEMMs
-# with DeepSeek-V3's fine-grained scaling on an H800 (NVCC 12.8), TFLOPS, and the speedup over
-# "our internally and carefully optimized implementation based on CUTLASS 3.6"; forward (NT)
-# shapes at 4,096 tokens, the grouped ones 4 groups of 8,192 (4 experts a GPU at EP 64).
-# (m, n, k): (what, DeepGEMM TFLOPS, speedup)
-DEEPGEMM = {
-    (4096, 2112, 7168): ("Q and KV down-projection", 1058, 1.1),
-    (4096, 24576, 1536): ("Q up-projection", 990, 1.0),
-    (4096, 32768, 512): ("KV up-projection", 590, 1.0),
-    (4096, 7168, 16384): ("output projection", 1358, 1.2),
-    (4096, 4096, 7168): ("shared expert FC1", 1304, 1.1),
-    (4096, 7168, 2048): ("shared expert FC2", 1025, 1.1),
-    (8192, 4096, 7168): ("routed experts FC1 (grouped, 4 x 8,192)", 1297, 1.2),
-    (8192, 7168, 2048): ("routed experts FC2 (grouped, 4 x 8,192)", 1099, 1.2),
-}
-ours = {}
-for line in open(sys.argv[1]):
-    f = re.match(r"\s*fwd\s+.*?(gemm_fp8\w*)\s+(\d+) x (\d+) x (\d+)\s+\d+\s+([\d.]+)", line)
-    if f:
-        m, n, k = int(f.group(2)), int(f.group(3)), int(f.group(4))
-        ours[(m, n, k)] = 2 * m * n * k / (float(f.group(5)) * 1e-6) / 1e12
-print("""
-## DeepSeek-V3's FP8 GEMMs: the per-tensor table against DeepSeek's block-scaled kernels
+sys.path.insert(0, "platforms/kernels")
+from derive import DEEPGEMM_A6D97A1, H800
 
-The preset's FP8 GEMMs are priced from the H800's FP8 table, cuBLASLt's per-tensor-scaled
-GEMMs measured on the H200 (`fp8_recipe: delayed`); DeepSeek-V3 scaled its activations per
-1 x 128 tile and its weights per 128 x 128 block and promoted the partial sums to fp32 on the
-CUDA cores ([DSV3] 3.3). DeepGEMM's first README published that kind of GEMM at the preset's
-own forward shapes on an H800, with its speedup over the CUTLASS-based kernels DeepSeek used
-before it (the kernels of the report's training, ASSUMED: DeepGEMM came out after it). Held
-against trainsim's forward prices (validation only; nothing here sets a parameter):
 
-| GEMM (m x n x k) | what | trainsim (per-tensor) TFLOPS | DeepGEMM TFLOPS | DeepSeek's earlier kernels TFLOPS | trainsim / earlier |
-|---|---|---|---|---|---|""")
+def forward_tflops(path):
+    """Each forward FP8 GEMM's rate in a `trainsim profile`, by (m, n, k)."""
+    out = {}
+    for line in open(path):
+        f = re.match(r"\s*fwd\s+.*?(gemm_fp8\w*)\s+(\d+) x (\d+) x (\d+)\s+\d+\s+([\d.]+)", line)
+        if f:
+            m, n, k = int(f.group(2)), int(f.group(3)), int(f.group(4))
+            out[(m, n, k)] = 2 * m * n * k / (float(f.group(5)) * 1e-6) / 1e12
+    return out
+
+
+block, tensor = forward_tflops(sys.argv[1]), forward_tflops(sys.argv[2])
+print(f"""
+## DeepSeek-V3's FP8 GEMMs: where the block-scaled prices come from
+
+DeepSeek-V3 scaled its activations per 1 x 128 tile and its weights per 128 x 128 block and
+promoted the partial sums to fp32 on the CUDA cores ([DSV3] 3.3). DeepGEMM's first README
+(deepseek-ai/DeepGEMM a6d97a1) published such GEMMs at the preset's own forward shapes on an
+H800, with its speedup over the CUTLASS-based kernels DeepSeek used before it (the kernels of
+the report's training, ASSUMED: DeepGEMM came out after it). These kernel figures set the
+preset's block-scaled prices (`training.fp8_recipe: blockwise`; platforms/kernels/{H800[0]},
+written by platforms/kernels/derive.py): the per-tensor table, cuBLASLt's per-tensor-scaled
+GEMMs measured on the H200, times one factor, the geometric mean of the earlier kernels' time
+over the table's at these shapes. A kernel parameter from kernel microbenchmarks, not from the
+training figure; the shapes' spread around it is the price's error at each:
+
+| GEMM (m x n x k) | what | trainsim per-tensor TFLOPS | DeepGEMM TFLOPS | DeepSeek's earlier kernels TFLOPS | trainsim block-scaled TFLOPS | block-scaled / earlier |
+|---|---|---|---|---|---|---|""")
 ratios = []
-for (m, n, k), (what, tf, speedup) in DEEPGEMM.items():
-    if (m, n, k) not in ours:
+for (m, n, k), (what, tf, speedup) in DEEPGEMM_A6D97A1.items():
+    if (m, n, k) not in block or (m, n, k) not in tensor:
         continue
     earlier = tf / speedup
-    ratios.append(ours[(m, n, k)] / earlier)
-    print(f"| {m} x {n} x {k} | {what} | {ours[(m, n, k)]:.0f} | {tf} | {earlier:.0f} | "
-          f"{ours[(m, n, k)] / earlier:.2f} |")
+    ratios.append(block[(m, n, k)] / earlier)
+    print(f"| {m} x {n} x {k} | {what} | {tensor[(m, n, k)]:.0f} | {tf} | {earlier:.0f} | "
+          f"{block[(m, n, k)]:.0f} | {block[(m, n, k)] / earlier:.2f} |")
 print(f"""
-At these shapes trainsim's per-tensor prices run {min(ratios):.2f}-{max(ratios):.2f} times
-the rate of the kernels DeepSeek trained with: part of why the preset is too fast. The
-block-scaled recipe exists (`training.fp8_recipe: blockwise`, priced from the kernel table's
-`gemm_fp8_block_*` tables, which `bench/device/kernel_table.py --sections fp8_block` measures
-through cuBLASLt's block-scale modes); the H800's table does not have them yet (no GPU was
-available to measure them), so the preset keeps the per-tensor recipe rather than the
-roofline. Backward shapes were not published.""")
+The block-scaled prices run {min(ratios):.2f}-{max(ratios):.2f} times the earlier kernels'
+rates at these shapes (the per-tensor table: 1.20-1.57). Backward shapes were not published:
+the input- and weight-gradient GEMMs take the same factor (ASSUMED). cuBLASLt's own block-scale
+modes (Transformer Engine's Float8BlockScaling) are a different kernel:
+`bench/device/kernel_table.py --sections fp8_block` measures them for the H200's table (not yet
+run).""")
 PY
 } >"$page.tmp"
 mv "$page.tmp" "$page"

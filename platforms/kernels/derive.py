@@ -4,6 +4,7 @@ best-shape GEMM ceiling and FlashAttention-2's forward+backward throughput). The
 comes from the architecture model instead (archmodel.py).
 
     python3 platforms/kernels/derive.py        (from the repository root; writes the tables)
+    python3 platforms/kernels/derive.py check  (ctest kernel_tables_derived: the tables are current)
 
 Every time in a derived table is ASSUMED: the H200's efficiency against shape, carried over.
 A measured time t splits into a fixed floor t0 (the table's fastest kernel: launch and the
@@ -14,6 +15,11 @@ kernels, the optimizer). t' = t0 + (t - t0) x rate_H200 / rate_target. The host'
 carried over unchanged (ASSUMED: the host CPUs differ). The H100 SXM has the H200's compute
 (GH100, 132 SMs, same clocks), so only memory-bound kernels scale there.
 
+The H800 (DeepSeek-V3's cluster, platforms/h800.yaml) has the H100's table and, in addition, the
+block-scaled FP8 GEMMs DeepSeek trained with (`training.fp8_recipe: blockwise`): the per-tensor
+forward table x one factor, the geometric mean over the shapes DeepGEMM's first README published
+of (DeepSeek's earlier kernels' time / the per-tensor table's), deepseek_block_factor below.
+
 One exception, where a publication says better: the A100's flash attention. FlashAttention-2
 reaches about 60% of the A100's peak but about a third of the H100's (it does not use Hopper's
 warpgroup matrix instructions), so carrying the H200's efficiency over halves the A100's flash
@@ -21,7 +27,9 @@ throughput (docs/validation/kernels.md). The A100's flash tables take the H200's
 shape at the level of the published A100 benchmark instead (a100_flash below).
 """
 import itertools
+import math
 import os
+import sys
 
 import yaml
 
@@ -39,6 +47,29 @@ TARGETS = {
                   "NVIDIA H100 datasheet: 989.4 TFLOPS dense bf16 (as the H200), 3.35 TB/s"),
 }
 COMPUTE = ("gemm_", "bgemm_", "flash_", "sdpa_")
+# The H800: the H100's table (same GH100 compute and HBM3) under its own name, with DeepSeek's
+# block-scaled FP8 GEMMs added (DEEPGEMM_A6D97A1).
+H800 = ("h800.yaml", "NVIDIA H800 SXM5 80GB", "h100.yaml",
+        "The H800 is the H100 SXM5's GH100 with its HBM3, NVLink cut to 400 GB/s")
+
+# DeepGEMM's README at its first release (deepseek-ai/DeepGEMM a6d97a1, 2025-02-25): FP8 GEMMs
+# with DeepSeek-V3's fine-grained scaling (1 x 128 activation tiles, 128 x 128 weight blocks,
+# partial sums promoted to fp32 on the CUDA cores: [DSV3] 3.3) on an H800 (NVCC 12.8), TFLOPS,
+# and the speedup over "our internally and carefully optimized implementation based on CUTLASS
+# 3.6", the kernels DeepSeek had before it, ASSUMED those of V3's training (DeepGEMM came out
+# after the report). Forward (NT) shapes at 4,096 tokens and the grouped ones as 4 groups of
+# 8,192 tokens: DeepSeek-V3's own (4 experts a GPU at EP 64).
+# (m, n, k): (what, DeepGEMM TFLOPS, speedup)
+DEEPGEMM_A6D97A1 = {
+    (4096, 2112, 7168): ("Q and KV down-projection", 1058, 1.1),
+    (4096, 24576, 1536): ("Q up-projection", 990, 1.0),
+    (4096, 32768, 512): ("KV up-projection", 590, 1.0),
+    (4096, 7168, 16384): ("output projection", 1358, 1.2),
+    (4096, 4096, 7168): ("shared expert FC1", 1304, 1.1),
+    (4096, 7168, 2048): ("shared expert FC2", 1025, 1.1),
+    (8192, 4096, 7168): ("routed experts FC1 (grouped, 4 x 8,192)", 1297, 1.2),
+    (8192, 7168, 2048): ("routed experts FC2 (grouped, 4 x 8,192)", 1099, 1.2),
+}
 
 # FlashAttention-2 forward + backward TFLOPS on an A100 SXM4 80GB, published by its authors
 # (Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png: hidden 2048, head dim 64
@@ -116,6 +147,65 @@ def grouped_ratio(point, peak_tf, hbm_TBps):
     return H200["peak_tf"] / peak_tf if compute else H200["hbm_TBps"] / hbm_TBps
 
 
+def table_us(t, point):
+    """A table's time at a point inside its grid: multilinear in the logarithms of the axes and
+    the time, as trainsim's lookup (workloads/kernels.c)."""
+    axes = [list(v) for v in t["axes"].values()]
+    corners = []
+    for values, x in zip(axes, point):
+        j = max(i for i, v in enumerate(values[:-1]) if v <= x)
+        lo, hi = values[j], values[j + 1]
+        corners.append((j, (math.log(x) - math.log(lo)) / (math.log(hi) - math.log(lo))))
+    log_t = 0.0
+    for ups in itertools.product((0, 1), repeat=len(axes)):
+        w, index = 1.0, 0
+        for (j, frac), up, values in zip(corners, ups, axes):
+            w *= frac if up else 1 - frac
+            index = index * len(values) + j + up
+        if w:
+            log_t += w * math.log(float(t["time_us"][index]))
+    return math.exp(log_t)
+
+
+def deepseek_block_factor(fwd_table):
+    """DeepSeek's block-scaled FP8 GEMMs over the per-tensor forward table: the geometric mean,
+    over DeepGEMM's published shapes, of the earlier kernels' time (DeepGEMM's TFLOPS / its
+    speedup) over the table's time at the same shape; with the smallest and largest ratio."""
+    ratios = []
+    for (m, n, k), (_, tflops, speedup) in DEEPGEMM_A6D97A1.items():
+        earlier_us = 2.0 * m * n * k / (tflops / speedup * 1e12) * 1e6
+        ratios.append(earlier_us / table_us(fwd_table, (m, n, k)))
+    mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    return mean, min(ratios), max(ratios)
+
+
+def block_tables(fwd_table):
+    """The H800's gemm_fp8_block tables: the per-tensor forward table's times above its floor x
+    deepseek_block_factor, for the forward and input gradient and, ASSUMED alike (only forward
+    shapes were published), the weight gradient."""
+    factor, lo, hi = deepseek_block_factor(fwd_table)
+    times = [None if v is None else float(v) for v in fwd_table["time_us"]]
+    floor = min(v for v in times if v is not None)
+    new = ["null" if v is None else f"{floor + (v - floor) * factor:.4g}" for v in times]
+    out = []
+    for name, operands in (("gemm_fp8_block_fwd", "1 x 128 tiles x 128 x 128 weight blocks"),
+                           ("gemm_fp8_block_wgrad", "1 x 128 tiles x 1 x 128 tiles")):
+        what = (f"FP8 GEMM with DeepSeek-V3's block scales, {operands}, fp32 promotion every 128 "
+                f"(DeepSeek's kernels: the per-tensor forward table above {floor:.3g} us x "
+                f"{factor:.3f}, the geometric mean of their published time over the table's at "
+                f"DeepGEMM's 8 shapes, {lo:.2f}-{hi:.2f}; derive.py)")
+        out.append(f"  {name}:")
+        out.append(f"    what: \"{what}\"")
+        out.append("    axes:")
+        for a, vals in fwd_table["axes"].items():
+            out.append(f"      {a}: [{', '.join(str(v) for v in vals)}]")
+        out.append("    time_us: [")
+        for i in range(0, len(new), 12):
+            out.append("      " + ", ".join(new[i:i + 12]) + ("," if i + 12 < len(new) else ""))
+        out.append("    ]")
+    return out
+
+
 def derive(src, name, device, peak_tf, hbm_TBps, cite):
     out = []
     out.append(f"# trainsim kernel table for {device}: DERIVED, every time ASSUMED. Generated by")
@@ -178,11 +268,45 @@ def derive(src, name, device, peak_tf, hbm_TBps, cite):
     return "\n".join(out) + "\n"
 
 
-def main():
+def derived_texts():
+    """Every derived table's text, by file name."""
     with open(os.path.join(HERE, SOURCE)) as f:
         src = yaml.safe_load(f)
+    texts = {}
     for name, (device, peak, hbm, cite) in TARGETS.items():
-        text = derive(src, name, device, peak, hbm, cite)
+        texts[name] = derive(src, name, device, peak, hbm, cite)
+    name, device, base, cite = H800
+    lines = texts[base].rstrip("\n").split("\n")
+    fwd_table = yaml.safe_load(texts[base])["tables"]["gemm_fp8_fwd"]
+    factor, lo, hi = deepseek_block_factor(fwd_table)
+    header = [f"# trainsim kernel table for {device}: DERIVED, every time ASSUMED. Generated by",
+              "#   python3 platforms/kernels/derive.py",
+              f"# {cite}:",
+              f"# platforms/kernels/{base}'s tables (its header below) under this name, and the",
+              "# block-scaled FP8 GEMMs DeepSeek-V3 trained with: the per-tensor",
+              f"# forward table x {factor:.3f} above its floor (DeepGEMM's first README, a6d97a1: its",
+              "# H800 TFLOPS over its speedup on DeepSeek's earlier kernels, against this table at",
+              f"# the same 8 forward shapes: {lo:.2f}-{hi:.2f} times its time; derive.py).",
+              "#"]
+    body = [line.replace(TARGETS[base][0], device) if line.startswith("device:") else line
+            for line in lines]
+    texts[name] = "\n".join(header + body + block_tables(fwd_table)) + "\n"
+    return texts
+
+
+def main():
+    texts = derived_texts()
+    if sys.argv[1:] == ["check"]:
+        for name, text in texts.items():
+            with open(os.path.join(HERE, name)) as f:
+                if f.read() != text:
+                    sys.exit(f"derive.py: platforms/kernels/{name} is not derive.py's output: run "
+                             "python3 platforms/kernels/derive.py")
+        print(f"derive.py: {', '.join(texts)} are current")
+        return
+    if sys.argv[1:]:
+        sys.exit(__doc__)
+    for name, text in texts.items():
         path = os.path.join(HERE, name)
         with open(path + ".tmp", "w") as f:
             f.write(text)

@@ -248,7 +248,8 @@ static void test_explain_moe(void **state) {
       "        num_experts: 64, moe_router_topk: 8, moe_grouped_gemm: true,\n"
       "        moe_load_imbalance: 2}\n"
       "training: {global_batch_size: 4, micro_batch_size: 1, precision: bf16}\n"
-      "parallelism: {tensor: 1, pipeline: 1, data: 1}\n"
+      "parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: selective,\n"
+      "              recompute_modules: [moe_act, layernorm]}\n"
       "stack: {framework: pytorch}\n");
   snprintf(out, sizeof out, "%s/out", dir);
   snprintf(args, sizeof args,
@@ -263,6 +264,8 @@ static void test_explain_moe(void **state) {
   assert_non_null(strstr(ex.out, "--set model.moe_load_imbalance=1"));
   assert_non_null(strstr(ex.out, ". too few tokens an expert: "));
   assert_non_null(strstr(ex.out, "about 512 tokens a microbatch"));
+  /* recompute_modules named, not the default's attention core */
+  assert_non_null(strstr(ex.out, "runs the experts' activation function and the norms again"));
   spawn_free(&ex);
   snprintf(args, sizeof args,
            "run %s --platform %s/platforms/hgx-h200.yaml --gpus 1 --out %s --quiet "
