@@ -534,11 +534,59 @@ double ts_kernels_axis_min(const ts_kernel_table *t, ts_kernel_kind kind, int ax
   return exp(t->grids[kind].log_axis[axis][0]);
 }
 
+/* A dense GEMM's table (m, n, k): its time grows in proportion to each dimension beyond the
+ * grid's largest value where that is GEMM_FULL_DIM or more (the measured tables reach 32,768 and
+ * up): twice the rows or columns are twice the tiles, and a dimension that large is at least
+ * 128 tiles of 128, a wave of the GPU's units; twice the reduction is twice each tile's loop
+ * (the library splits k when the tiles are few, so no shape is left to one wave). */
+#define GEMM_FULL_DIM 16384.0
+
+static bool is_dense_gemm(ts_kernel_kind kind) {
+  switch (kind) {
+  case TS_KERNEL_GEMM_FWD:
+  case TS_KERNEL_GEMM_DGRAD:
+  case TS_KERNEL_GEMM_WGRAD:
+  case TS_KERNEL_GEMM_FP8_FWD:
+  case TS_KERNEL_GEMM_FP8_BWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_FWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_WGRAD:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* A GEMM point beyond the grid's top in some dimensions: the time at the top edge of each such
+ * dimension, scaled by point / edge in each. */
+static ts_kernel_source beyond_gemm_grid(const ts_kernel_table *t, ts_kernel_kind kind,
+                                         const double *point, double *time_s) {
+  const grid *g = &t->grids[kind];
+  double at[MAX_AXES], scale = 1, edge_s = 0;
+  bool beyond = false;
+  for (int i = 0; i < 3; i++) {
+    double top = exp(g->log_axis[i][g->n_values[i] - 1]);
+    at[i] = point[i];
+    if (point[i] > top * (1 + 1e-9)) {
+      if (top < GEMM_FULL_DIM * (1 - 1e-9))
+        return TS_KERNEL_SRC_MODEL;
+      at[i] = top;
+      scale *= point[i] / top;
+      beyond = true;
+    }
+  }
+  if (!beyond || lookup(t, kind, at, &edge_s) == TS_KERNEL_SRC_MODEL)
+    return TS_KERNEL_SRC_MODEL;
+  *time_s = edge_s * scale;
+  return TS_KERNEL_SRC_EXTRAPOLATED;
+}
+
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
                                  double *time_s) {
   if (t == NULL || !t->grids[kind].is_present)
     return TS_KERNEL_SRC_MODEL;
   ts_kernel_source src = lookup(t, kind, point, time_s);
+  if (src == TS_KERNEL_SRC_MODEL && is_dense_gemm(kind))
+    return beyond_gemm_grid(t, kind, point, time_s);
   if (src != TS_KERNEL_SRC_MODEL || !linear_in_first_axis(kind))
     return src;
   /* Past the measured edge along the first axis (or beside a point too large to measure): the

@@ -150,7 +150,9 @@ void ts_kernels_free(ts_kernel_table *t);
  * source, TS_KERNEL_SRC_TABLE or _INTERPOLATED, with *time_s set; for a kind whose first axis
  * counts independent work (batch, batch x heads, rows, elements, tokens) and a point beyond the
  * largest value measured there, TS_KERNEL_SRC_EXTRAPOLATED: that edge's time x point / edge (a full
- * GPU does twice the work in twice the time); TS_KERNEL_SRC_MODEL (and *time_s untouched)
+ * GPU does twice the work in twice the time), and likewise for a dense GEMM beyond the grid's
+ * largest m, n or k where that is 16,384 or more (each such dimension scales its time);
+ * TS_KERNEL_SRC_MODEL (and *time_s untouched)
  * when t is NULL, has no such table, or the point is otherwise outside its grid or next to a
  * point that was not measured. */
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,

@@ -297,6 +297,38 @@ static void test_grouped_gemm_axes(void **state) {
 
 /* Attention's batch x heads are independent problems: past the H200 table's 256 (a micro-batch
  * of 32 with 16 heads), the edge's time in proportion, for the flash and the SDPA tables. */
+/* A dense GEMM past its grid's top (16,384 and more) in one or more dimensions: the edge's time
+ * scaled by each (the weight gradient's reduction over 65,536 tokens: 2 x the edge); below
+ * that size the grid's edge is not a full GPU, so the model prices it. */
+static void test_gemm_past_grid(void **state) {
+  (void)state;
+  const char *path =
+      write_table("format: 1\ndevice: test\nframework: test\ntables:\n"
+                  "  gemm_wgrad:\n"
+                  "    axes: {m: [1024, 2048], n: [1024, 16384], k: [16384, 32768]}\n"
+                  "    time_us: [10, 20, 100, 200, 20, 40, 200, 400]\n"
+                  "  gemm_fwd:\n"
+                  "    axes: {m: [1024, 4096], n: [1024], k: [1024]}\n"
+                  "    time_us: [5, 20]\n");
+  const ts_kernel_table *t = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(path, &t, &err), 0);
+  unlink(path);
+  double time_s = -1;
+  double tokens[3] = {1024, 1024, 65536}, both[3] = {2048, 32768, 131072};
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GEMM_WGRAD, tokens, &time_s),
+                   TS_KERNEL_SRC_EXTRAPOLATED);
+  assert_true(fabs(time_s - 40e-6) < 1e-15);
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GEMM_WGRAD, both, &time_s),
+                   TS_KERNEL_SRC_EXTRAPOLATED);
+  assert_true(fabs(time_s - 400e-6 * 2 * 4) < 1e-15);
+  double small_edge[3] = {8192, 1024, 1024};
+  time_s = -1;
+  assert_int_equal(ts_kernels_time(t, TS_KERNEL_GEMM_FWD, small_edge, &time_s),
+                   TS_KERNEL_SRC_MODEL);
+  assert_true(time_s == -1);
+}
+
 static void test_attention_past_batch_heads(void **state) {
   (void)state;
   const ts_kernel_table *t = NULL;
@@ -314,6 +346,7 @@ static void test_attention_past_batch_heads(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lookup),
+      cmocka_unit_test(test_gemm_past_grid),
       cmocka_unit_test(test_attention_past_batch_heads),
       cmocka_unit_test(test_grouped_gemm_axes),
       cmocka_unit_test(test_errors),

@@ -80,11 +80,12 @@ static void test_llama3(void **state) {
   double n_matmul = 405853388800.0 - 128256 * h405 - (2.0 * 126 + 1) * h405;
   assert_rel((ts_cost_model_flops(&wl) - ts_cost_attention_core_flops(&wl)) / tokens, 6 * n_matmul,
              1e-12);
-  /* 8B, TP 2, sequence parallel: (10 + 4 + 4 x 8/32 + 6 x 14336/4096) / 2 sbh per layer. */
+  /* 8B, TP 2, sequence parallel, no dropout (so no masks): (8 + 4 + 4 x 8/32 + 6 x 14336/4096)
+   * / 2 sbh per layer. */
   load("llama3-8b.yaml", &wl);
   assert_int_equal(ts_workload_resolve(&wl, &none, &err), 0);
   assert_int_equal(wl.model.ffn_hidden, 14336);
-  assert_rel(ts_memory_layer_activations(&wl), 8192.0 * 4096 * (10 + 4 + 1 + 21) / 2, 1e-12);
+  assert_rel(ts_memory_layer_activations(&wl), 8192.0 * 4096 * (8 + 4 + 1 + 21) / 2, 1e-12);
   /* Megatron-LM's SwiGLU default width: 8h/3 rounded down to a multiple of 64. */
   const char *text = "name: x\nmodel: {num_layers: 2, hidden_size: 4096, num_attention_heads: 32, "
                      "seq_length: 128, vocab_size: 1000, swiglu: true}\ntraining: "
@@ -122,11 +123,11 @@ static void test_moe(void **state) {
   ts_memory_stage(&wl, 0, &mem);
   assert_rel(mem.bytes[TS_MEM_WEIGHTS], 2 * (dense + expert), 1e-12);
   assert_rel(mem.bytes[TS_MEM_OPTIMIZER], 12 * (dense / 8 + expert), 1e-12);
-  /* Activations per MoE layer (TP 1, k 2): 10 + 4 + 4 x 8/32 sbh as a Llama layer's, the
+  /* Activations per MoE layer (TP 1, k 2, no dropout): 8 + 4 + 4 x 8/32 sbh as a Llama layer's, the
    * experts' input 2 x 2, FC1 outputs and FC2 input 6 x 2 x 14336/4096, the probabilities
    * Megatron-Core's experts weigh their activation by (fp32, 4 x 2 bytes a token), the
    * router's fp32 scores 4 x 8 and top-k indices and scores 12 x 2 bytes a token. */
-  double moe_layer = s * h * (15 + 4 + 6 * 2 * 3.5) + s * (4 * 2 + 4 * 8 + 12 * 2);
+  double moe_layer = s * h * (13 + 4 + 6 * 2 * 3.5) + s * (4 * 2 + 4 * 8 + 12 * 2);
   assert_rel(ts_memory_moe_layer_activations(&wl), moe_layer, 1e-12);
   assert_rel(mem.bytes[TS_MEM_ACTIVATIONS], 4 * 8 * moe_layer, 1e-12);
   /* An expert's capacity is whole tokens, at least one (Megatron-Core's get_capacity): 4096
