@@ -229,7 +229,10 @@ static void slow_to_slowest(ts_job *job, double slowdown) {
   for (long t = 0; t < job->n_templates; t++)
     for (int i = 0; i < job->template_len[t]; i++) {
       ts_event *ev = &job->templates[t][i];
-      if (ev->kind == TS_EV_COMPUTE && !ev->is_host) {
+      /* GPU work: compute, and the compute a collective holds (its time_s: a GEMM its
+       * transfers overlap, dualpipe's other microbatch beside DeepEP's all-to-alls) */
+      bool gpu_work = (ev->kind == TS_EV_COMPUTE && !ev->is_host) || ev->kind == TS_EV_COLL;
+      if (gpu_work) {
         ev->time_s *= slowdown;
         ev->recompute_s *= slowdown;
       }

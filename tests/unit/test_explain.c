@@ -228,6 +228,24 @@ static void test_explain_slowest_gpu(void **state) {
   r = spawn_trainsim_ok(args);
   spawn_free(&r);
   assert_true(iteration_of(out) < slow);
+  /* Compute that a collective holds (a GEMM under its TP all-gather or reduce-scatter) is the
+   * GPU's work too: the compute category stretches by the slowdown whole. */
+  double compute[2];
+  for (int spread = 0; spread < 2; spread++) {
+    snprintf(args, sizeof args,
+             "run %s --gpus 32 --sequence-parallel --set parallelism.tp_comm_overlap=true "
+             "--set gpu.speed_spread=%s --out %s --quiet",
+             w, spread ? "0.3" : "0", out);
+    r = spawn_trainsim_ok(args);
+    spawn_free(&r);
+    snprintf(path, sizeof path, "%s/result.json", out);
+    json = read_file(path, NULL);
+    at = strstr(json, "\"compute\": ");
+    assert_non_null(at);
+    compute[spread] = strtod(at + strlen("\"compute\": "), NULL);
+    free(json);
+  }
+  assert_true(fabs(compute[1] / compute[0] - slowdown) < 1e-3);
   assert_int_equal(remove_dir(out), 0);
   assert_int_equal(remove_dir(dir), 0);
 }
