@@ -167,7 +167,9 @@ print(f"""
   fit there) makes the default fidelity's iteration {d256h['it'] / d256a['it']:.2f} times the
   analytic one. DeepSeek's block-scaled FP8 GEMMs are priced from its own kernels' published
   H800 rates (the last section; until 2026-12-05 the per-tensor table priced them: 2,049 tokens
-  a GPU, +33%); what else the estimate lacks: its FP8 caching of the SwiGLU inputs. Until
+  a GPU, +33%), and every step waits for the slowest of the 2,048 GPUs (the H800's speed
+  spread, ASSUMED the A100's measured 1.05%: platforms/h800.yaml; 3.6% more compute). What
+  else the estimate lacks: its FP8 caching of the SwiGLU inputs. Until
   2026-12-05 the estimate priced Megatron-Core's unpermutation as torchtitan's fp32-weighted one
   (3.4 s of an 18.4 s analytic iteration) and landed at +7%; priced as Megatron-Core runs it
   (a bf16 scatter-add, measured: bench/device/moe_permute_paths.py) the prediction is the
