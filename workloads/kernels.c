@@ -76,6 +76,22 @@ bool ts_kernel_is_fp8(ts_kernel_kind kind) {
          kind == TS_KERNEL_GEMM_FP8_BLOCK_FWD || kind == TS_KERNEL_GEMM_FP8_BLOCK_WGRAD;
 }
 
+/* A dense GEMM's table: axes (m, n, k), 2 m n k matrix FLOPs. */
+static bool is_dense_gemm(ts_kernel_kind kind) {
+  switch (kind) {
+  case TS_KERNEL_GEMM_FWD:
+  case TS_KERNEL_GEMM_DGRAD:
+  case TS_KERNEL_GEMM_WGRAD:
+  case TS_KERNEL_GEMM_FP8_FWD:
+  case TS_KERNEL_GEMM_FP8_BWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_FWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_WGRAD:
+    return true;
+  default:
+    return false;
+  }
+}
+
 /* Each kind's axes, NULL-terminated. */
 static const char *const *axes_of(ts_kernel_kind kind) {
   static const char *const gemm[] = {"m", "n", "k", NULL};
@@ -90,6 +106,8 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   static const char *const router[] = {"tokens", "experts", "topk", NULL};
   static const char *const rows_hidden[] = {"rows", "hidden", NULL};
   static const char *const heads_seq[] = {"batch_heads", "seq", NULL};
+  if (is_dense_gemm(kind))
+    return gemm;
   switch (kind) {
   case TS_KERNEL_SDPA_MLA_FWD_CAUSAL:
   case TS_KERNEL_SDPA_MLA_BWD_CAUSAL:
@@ -106,14 +124,6 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   case TS_KERNEL_MOE_UNPERMUTE_FWD:
   case TS_KERNEL_MOE_UNPERMUTE_BWD:
     return rows_hidden;
-  case TS_KERNEL_GEMM_FWD:
-  case TS_KERNEL_GEMM_DGRAD:
-  case TS_KERNEL_GEMM_WGRAD:
-  case TS_KERNEL_GEMM_FP8_FWD:
-  case TS_KERNEL_GEMM_FP8_BWD:
-  case TS_KERNEL_GEMM_FP8_BLOCK_FWD:
-  case TS_KERNEL_GEMM_FP8_BLOCK_WGRAD:
-    return gemm;
   case TS_KERNEL_FLASH_FWD_CAUSAL:
   case TS_KERNEL_FLASH_BWD_CAUSAL:
   case TS_KERNEL_FLASH_FWD:
@@ -397,15 +407,9 @@ int ts_kernels_load_string(const char *name, const char *text, const ts_kernel_t
 
 /* Matrix FLOPs of kind at point (0: not a compute-bound table). */
 static double matrix_flops(ts_kernel_kind kind, const double *x) {
-  switch (kind) {
-  case TS_KERNEL_GEMM_FWD:
-  case TS_KERNEL_GEMM_DGRAD:
-  case TS_KERNEL_GEMM_WGRAD:
-  case TS_KERNEL_GEMM_FP8_FWD:
-  case TS_KERNEL_GEMM_FP8_BWD:
-  case TS_KERNEL_GEMM_FP8_BLOCK_FWD:
-  case TS_KERNEL_GEMM_FP8_BLOCK_WGRAD:
+  if (is_dense_gemm(kind))
     return 2 * x[0] * x[1] * x[2];
+  switch (kind) {
   case TS_KERNEL_GROUPED_MM_FWD:
   case TS_KERNEL_GROUPED_MM_DGRAD:
   case TS_KERNEL_GROUPED_MM_WGRAD:
@@ -540,21 +544,6 @@ double ts_kernels_axis_min(const ts_kernel_table *t, ts_kernel_kind kind, int ax
  * 128 tiles of 128, a wave of the GPU's units; twice the reduction is twice each tile's loop
  * (the library splits k when the tiles are few, so no shape is left to one wave). */
 #define GEMM_FULL_DIM 16384.0
-
-static bool is_dense_gemm(ts_kernel_kind kind) {
-  switch (kind) {
-  case TS_KERNEL_GEMM_FWD:
-  case TS_KERNEL_GEMM_DGRAD:
-  case TS_KERNEL_GEMM_WGRAD:
-  case TS_KERNEL_GEMM_FP8_FWD:
-  case TS_KERNEL_GEMM_FP8_BWD:
-  case TS_KERNEL_GEMM_FP8_BLOCK_FWD:
-  case TS_KERNEL_GEMM_FP8_BLOCK_WGRAD:
-    return true;
-  default:
-    return false;
-  }
-}
 
 /* A GEMM point beyond the grid's top in some dimensions: the time at the top edge of each such
  * dimension, scaled by point / edge in each. */

@@ -37,6 +37,8 @@ import sys
 
 import yaml
 
+from derive import table_lines
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 EB = 2.0  # bf16 bytes per element (the tables are measured in bf16)
@@ -431,15 +433,7 @@ def generate(arch):
             values.append("null" if v is None else f"{v:.4g}")
         rule = ("the architecture model" if name.startswith(MODELLED)
                 else "the H200's traffic at this GPU's achievable bandwidth")
-        out.append(f"  {name}:")
-        out.append(f"    what: \"{t['what']} (MODELLED: {rule})\"")
-        out.append("    axes:")
-        for axis, vals in t["axes"].items():
-            out.append(f"      {axis}: [{', '.join(str(v) for v in vals)}]")
-        out.append("    time_us: [")
-        for i in range(0, len(values), 12):
-            out.append("      " + ", ".join(values[i:i + 12]) + ("," if i + 12 < len(values) else ""))
-        out.append("    ]")
+        out += table_lines(name, f"{t['what']} (MODELLED: {rule})", t["axes"], values)
     return a, "\n".join(out) + "\n"
 
 

@@ -147,6 +147,18 @@ def grouped_ratio(point, peak_tf, hbm_TBps):
     return H200["peak_tf"] / peak_tf if compute else H200["hbm_TBps"] / hbm_TBps
 
 
+def table_lines(name, what, axes, values):
+    """A kernel table's YAML lines (platforms/README.md's format): `values` are its times as
+    written, null for a point not measured, twelve a line."""
+    out = [f"  {name}:", f"    what: \"{what}\"", "    axes:"]
+    out += [f"      {a}: [{', '.join(str(v) for v in vals)}]" for a, vals in axes.items()]
+    out.append("    time_us: [")
+    for i in range(0, len(values), 12):
+        out.append("      " + ", ".join(values[i:i + 12]) + ("," if i + 12 < len(values) else ""))
+    out.append("    ]")
+    return out
+
+
 def table_us(t, point):
     """A table's time at a point inside its grid: multilinear in the logarithms of the axes and
     the time, as trainsim's lookup (workloads/kernels.c)."""
@@ -194,15 +206,7 @@ def block_tables(fwd_table):
                 f"(DeepSeek's kernels: the per-tensor forward table above {floor:.3g} us x "
                 f"{factor:.3f}, the geometric mean of their published time over the table's at "
                 f"DeepGEMM's 8 shapes, {lo:.2f}-{hi:.2f}; derive.py)")
-        out.append(f"  {name}:")
-        out.append(f"    what: \"{what}\"")
-        out.append("    axes:")
-        for a, vals in fwd_table["axes"].items():
-            out.append(f"      {a}: [{', '.join(str(v) for v in vals)}]")
-        out.append("    time_us: [")
-        for i in range(0, len(new), 12):
-            out.append("      " + ", ".join(new[i:i + 12]) + ("," if i + 12 < len(new) else ""))
-        out.append("    ]")
+        out += table_lines(name, what, fwd_table["axes"], new)
     return out
 
 
@@ -256,15 +260,7 @@ def derive(src, name, device, peak_tf, hbm_TBps, cite):
             what = (f"{t['what']} (the H200's shape dependence at the level of FlashAttention-2's "
                     "published A100 forward + backward benchmark; the split between forward and "
                     "backward ASSUMED the H200's)")
-        out.append(f"  {tname}:")
-        out.append(f"    what: \"{what}\"")
-        out.append("    axes:")
-        for a, vals in t["axes"].items():
-            out.append(f"      {a}: [{', '.join(str(v) for v in vals)}]")
-        out.append("    time_us: [")
-        for i in range(0, len(new), 12):
-            out.append("      " + ", ".join(new[i:i + 12]) + ("," if i + 12 < len(new) else ""))
-        out.append("    ]")
+        out += table_lines(tname, what, t["axes"], new)
     return "\n".join(out) + "\n"
 
 
