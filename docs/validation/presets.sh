@@ -175,6 +175,12 @@ print(f"""
   (a bf16 scatter-add, measured: bench/device/moe_permute_paths.py) the prediction is the
   figure above, too fast by what is not modelled (the items above, and whatever DeepSeek's own
   framework spends beyond Megatron-Core's kernels): the agreement was partly the wrong kernel's.
+  DeepSeek's own trace of one DualPipe forward and backward chunk (4 MoE layers, its routing
+  balanced by construction) agrees with trainsim's microbatch on such a rank to about 1%
+  (docs/validation/deepseek-profile.md), so the rest of the gap lies outside that steady state:
+  the routing's real imbalance (no per-microbatch load statistic of V3's training is
+  published, so `moe_load_imbalance` stays 1), the batch-size ramp of the first 469B tokens, and
+  what else a production run spends.
   MLA's attention core (queries and keys of 192, values of 128, which FlashAttention-2 cannot
   run) is priced as cuDNN's fused attention, Transformer Engine's backend for it, from the
   measured `sdpa_mla` tables; the roofline priced it before (1.7% more of the iteration).
