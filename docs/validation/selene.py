@@ -6,12 +6,11 @@ to 3,072 A100 80GB GPUs).
 
     python3 docs/validation/selene.py      (after a build; a few minutes)
 
-VALIDATION ONLY: the published throughputs set no parameter. The paper gives each run's model,
-tensor and pipeline sizes, GPUs and batch, but not its micro-batch nor whether the pipeline runs
-were interleaved, which it tuned per run (its Figures 12 and 16). trainsim therefore predicts
-every micro-batch of 1, 2, 4 and 8 that fits (and, with a pipeline, the interleaved schedule
-where Megatron-LM allows it) and reports the fastest, as the authors chose theirs by measuring,
-with the range of all those predictions."""
+VALIDATION ONLY: the published throughputs set no parameter. Each run's micro-batch and
+interleaving are those of the paper's own script for Table 1 (NVIDIA/Megatron-LM
+examples/sc21/run_table_1.sh: MBS, --num-layers-per-virtual-pipeline-stage; uniform full
+recomputation everywhere). trainsim's range over the other micro-batches and schedules shows
+how much those choices weigh."""
 import json
 import os
 import subprocess
@@ -25,20 +24,22 @@ PAGE = os.path.join(ROOT, "docs", "validation", "selene.md")
 PLATFORM_NODES = 140  # platforms/dgx-a100.yaml's SuperPOD; Selene had more (--set nodes)
 SEQ, VOCAB = 2048, 51200  # [MLM21] section 5: every model of Table 1
 # [MLM21] Table 1: parameters (B), heads, hidden, layers, tensor, pipeline, GPUs, batch,
-# achieved teraFLOP/s per GPU (the paper's equation 3 over the measured iteration time).
+# achieved teraFLOP/s per GPU (the paper's equation 3 over the measured iteration time); then
+# [SC21-T1] (NVIDIA/Megatron-LM examples/sc21/run_table_1.sh): micro-batch, and layers per
+# virtual pipeline stage (0: not interleaved).
 TABLE1 = [
-    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137),
-    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138),
-    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142),
-    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135),
-    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138),
-    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140),
-    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148),
-    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155),
-    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163),
-    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
+    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0),
+    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0),
+    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0),
+    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0),
+    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0),
+    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5),
+    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5),
+    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3),
+    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1),
+    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0),
 ]
-MICRO_BATCHES = (1, 2, 4, 8)
+MICRO_BATCHES = (1, 2, 4, 8, 16)
 
 
 def paper_flops(batch, layers, h):
@@ -47,21 +48,22 @@ def paper_flops(batch, layers, h):
 
 
 def schedules(layers, pp, microbatches):
-    """1F1B, and with a pipeline the interleaved schedule of the fewest virtual stages that
-    Megatron-LM accepts (layers divisible by pp x v, microbatches by pp)."""
-    out = [("1F1B", [])]
+    """1F1B, and with a pipeline every interleaved schedule Megatron-LM accepts (layers
+    divisible by pp x v, microbatches by pp), by virtual stages."""
+    out = [(0, [])]
     if pp > 1 and microbatches % pp == 0:
-        for v in (2, 3, 4, 5, 6):
-            if layers % (pp * v) == 0:
-                out.append((f"interleaved x{v}",
-                            ["--schedule", "interleaved", "--virtual-stages", str(v)]))
-                break
+        out += [(v, ["--schedule", "interleaved", "--virtual-stages", str(v)])
+                for v in range(2, layers // pp + 1) if layers % (pp * v) == 0]
     return out
+
+
+def schedule_name(v):
+    return f"interleaved x{v}" if v else "1F1B"
 
 
 def predict(row, mb, extra, work):
     """teraFLOP/s per GPU by the paper's equation, or None where the run does not fit."""
-    params, heads, h, layers, tp, pp, gpus, batch, _ = row
+    params, heads, h, layers, tp, pp, gpus, batch = row[:8]
     wl = os.path.join(work, "wl.yaml")
     with open(wl, "w") as f:
         json.dump({"name": f"gpt-{params}b",
@@ -90,19 +92,24 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for row in TABLE1:
-            params, _, _, layers, tp, pp, gpus, batch, published = row
+            params, _, _, layers, tp, pp, gpus, batch, _, mb_paper, per_vstage = row
             dp = gpus // (tp * pp)
-            tried = []
+            v_paper = layers // pp // per_vstage if per_vstage else 0
+            paper, tried = None, []
             for mb in MICRO_BATCHES:
                 if (batch // dp) % mb:
                     continue
-                for name, extra in schedules(layers, pp, batch // dp // mb):
+                for v, extra in schedules(layers, pp, batch // dp // mb):
                     tf = predict(row, mb, extra, work)
                     if tf is not None:
-                        tried.append((tf, mb, name))
+                        tried.append(tf)
+                    if (mb, v) == (mb_paper, v_paper):
+                        paper = tf
+            if paper is None:
+                sys.exit(f"selene.py: {params}B does not fit as the paper ran it")
             print(f"selene.py: {params}B on {gpus} GPUs: {len(tried)} configurations",
                   file=sys.stderr)
-            rows.append((row, max(tried), min(t[0] for t in tried), len(tried)))
+            rows.append((row, paper, min(tried), max(tried), len(tried)))
 
     lines = []
     w = lines.append
@@ -114,22 +121,23 @@ def main():
     w("InfiniBand NICs a node, fat tree), mixed precision, activation recomputation, its fused")
     w("kernels (no flash attention), throughput by the paper's equation 3 (recomputation counted).")
     w("Predicted: `trainsim run` on `platforms/dgx-a100.yaml` (`--set nodes` to the run's size),")
-    w("fp16, full recomputation, the same equation over the predicted iteration. The paper does not")
-    w("give the micro-batch nor which pipeline runs were interleaved (it tuned both: Figures 12 and")
-    w("16), so each row is trainsim's fastest prediction over the micro-batches 1, 2, 4 and 8 that")
-    w("fit, with and without the interleaved schedule, and the range of all of them. Nothing here")
-    w("set a parameter.")
+    w("fp16, full recomputation, each run's micro-batch and interleaving as the paper's own script")
+    w("for Table 1 ran it (NVIDIA/Megatron-LM examples/sc21/run_table_1.sh), throughput by the same")
+    w("equation over the predicted iteration; the last column is trainsim's range over the")
+    w("micro-batches 1-16 and schedules (1F1B, every interleaving Megatron-LM accepts) that fit, to")
+    w("show how much those choices weigh. Nothing here set a parameter.")
     w("")
-    w("| parameters | TP x PP | GPUs | batch | published TFLOPS a GPU | trainsim (fastest) | "
-      "micro-batch, schedule | difference | trainsim's range |")
+    w("| parameters | TP x PP | GPUs | batch | micro-batch, schedule | published TFLOPS a GPU | "
+      "trainsim | difference | trainsim's range |")
     w("|---|---|---|---|---|---|---|---|---|")
     errors = []
-    for row, (tf, mb, name), low, n in rows:
-        params, _, _, _, tp, pp, gpus, batch, published = row
+    for row, tf, low, high, n in rows:
+        params, _, _, layers, tp, pp, gpus, batch, published, mb, per_vstage = row
+        v = layers // pp // per_vstage if per_vstage else 0
         err = 100 * (tf / published - 1)
         errors.append((gpus, err))
-        w(f"| {params}B | {tp} x {pp} | {gpus:,} | {batch:,} | {published} | {tf:.1f} | {mb}, "
-          f"{name} | {err:+.1f}% | {low:.1f}-{tf:.1f} ({n}) |")
+        w(f"| {params}B | {tp} x {pp} | {gpus:,} | {batch:,} | {mb}, {schedule_name(v)} | "
+          f"{published} | {tf:.1f} | {err:+.1f}% | {low:.1f}-{high:.1f} ({n}) |")
     w("")
     small = [abs(e) for g, e in errors if g <= 1024]
     w(f"Mean absolute difference {sum(abs(e) for _, e in errors) / len(errors):.1f}% "
