@@ -161,10 +161,10 @@ def main():
     w("reaches a larger share of its peak than Hopper does (the largest matmul throughput a search")
     w("over shapes found, MAMF: 267.9 of 312 TFLOPS, 85.9%, on an A100 SXM; 792.1 of 989, 80.1%, on")
     w("an H100 SXM; stas00/ml-engineering, compute/accelerator/README.md), so the carried-over GEMMs")
-    w("are too slow, and the roofline's agreement is partly luck. Not changed here: the FlashAttention authors' A100 runs")
-    w("(a100.md, from the same table) are too fast, not too slow, so one factor for the A100's GEMMs")
-    w("would fit one set at the other's expense; the mechanism (GEMM efficiency by GPU and shape)")
-    w("needs the A100's own GEMM measurements.")
+    w("are too slow, and the roofline's agreement is partly luck. Not changed here: the")
+    w("FlashAttention authors' A100 runs (a100.md, from the same table) are too fast, not too slow,")
+    w("so one factor for the A100's GEMMs would fit one set at the other's expense; the mechanism")
+    w("(GEMM efficiency by GPU and shape) needs the A100's own GEMM measurements.")
     w("")
     tmp = PAGE + ".tmp"
     with open(tmp, "w") as f:
