@@ -2,7 +2,7 @@
 """Regenerates docs/validation/deepseek-profile.md: trainsim's DeepSeek-V3 layer on the H800 against
 DeepSeek's own profile of it (issue 38, part 4).
 
-    python3 docs/validation/deepseek_profile.py                   (after a build; ~20 s)
+    python3 docs/validation/deepseek_profile.py                   (after a build; ~10 s)
     python3 docs/validation/deepseek_profile.py --extract train.json
 
 VALIDATION ONLY: nothing here sets a parameter. The measurement is deepseek-ai/profile-data's

@@ -4,7 +4,7 @@ NVIDIA's Selene (Narayanan et al., "Efficient Large-Scale Language Model Trainin
 Using Megatron-LM", SC'21, arXiv:2104.04473, Table 1: GPT models of 1.7B to 1T parameters on 32
 to 3,072 A100 80GB GPUs).
 
-    python3 docs/validation/selene.py      (after a build; a few minutes)
+    python3 docs/validation/selene.py      (after a build; about ten minutes on one core)
 
 VALIDATION ONLY: the published throughputs set no parameter. Each run's micro-batch and
 interleaving are those of the paper's own script for Table 1 (NVIDIA/Megatron-LM
