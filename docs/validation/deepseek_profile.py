@@ -23,6 +23,7 @@ import tempfile
 
 from moe import PROFILE_ROW
 
+from pages import write_whole
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAINSIM = os.path.join(ROOT, "build", "trainsim")
 WORKLOAD = os.path.join(ROOT, "workloads", "deepseek-v3.yaml")
@@ -226,10 +227,7 @@ def main():
     w("per-microbatch load statistic of DeepSeek-V3's training is published), the batch-size ramp")
     w("of the first 469B tokens, and whatever else a production run spends.")
     w("")
-    tmp = PAGE + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(lines))
-    os.replace(tmp, PAGE)
+    write_whole(PAGE, "\n".join(lines))
     print(f"deepseek_profile.py: wrote {os.path.relpath(PAGE, ROOT)}")
 
 

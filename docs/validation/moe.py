@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 
+from pages import write_whole
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAINSIM = os.path.join(ROOT, "build", "trainsim")
 PLATFORM = os.path.join(ROOT, "platforms", "hgx-h200.yaml")
@@ -249,9 +250,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         parts_table(steps, w, work)
     print("\n".join(lines))
-    with open(PAGE + ".tmp", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(PAGE + ".tmp", PAGE)
+    write_whole(PAGE, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 
+from pages import write_whole
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAINSIM = os.path.join(ROOT, "build", "trainsim")
 PAGE = os.path.join(ROOT, "docs", "validation", "reliability.md")
@@ -164,8 +165,7 @@ def main():
     w("- No failure rate for Frontier or the MI250X was found (OLCF documents, the Titan and "
       "Summit studies searched); the Frontier file assumes the A100 clusters' node rate.")
     w("")
-    with open(PAGE, "w") as f:
-        f.write("\n".join(lines))
+    write_whole(PAGE, "\n".join(lines))
     print("reliability.py: wrote %s" % os.path.relpath(PAGE, ROOT))
 
 

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 
+from pages import write_whole
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAINSIM = os.path.join(ROOT, "build", "trainsim")
 PLATFORM = os.path.join(ROOT, "platforms", "dgx-a100.yaml")
@@ -166,10 +167,7 @@ def main():
     w("so one factor for the A100's GEMMs would fit one set at the other's expense; the mechanism")
     w("(GEMM efficiency by GPU and shape) needs the A100's own GEMM measurements.")
     w("")
-    tmp = PAGE + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(lines))
-    os.replace(tmp, PAGE)
+    write_whole(PAGE, "\n".join(lines))
     print(f"selene.py: wrote {os.path.relpath(PAGE, ROOT)}", file=sys.stderr)
 
 
