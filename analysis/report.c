@@ -374,6 +374,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_str(f, 4, "fp8", ts_fp8_names[wl->fp8], &k);
   if (wl->fp8 != TS_FP8_NONE)
     json_str(f, 4, "fp8_recipe", ts_fp8_recipe_names[wl->fp8_recipe], &k);
+  if (wl->is_autocast)
+    json_bool(f, 4, "autocast", true, &k);
   json_bool(f, 4, "sequence_parallel", wl->sequence_parallel, &k);
   json_bool(f, 4, "overlap_param_gather", wl->overlap_param_gather, &k);
   json_bool(f, 4, "tp_comm_overlap", wl->tp_comm_overlap, &k);

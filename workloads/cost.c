@@ -64,6 +64,7 @@ typedef struct pricer {
   bool bias; /* the linear layers have biases (add_bias_linear) */
   bool other_pass; /* priced from the other pass's kernel (for the list) */
   ts_fp8_recipe fp8_recipe; /* how the FP8 tensors are scaled */
+  bool autocast; /* fp32 weights cast at each forward (ts_workload.is_autocast) */
 } pricer;
 
 static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
@@ -79,7 +80,8 @@ static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
               (double)ts_workload_microbatches(wl),
               wl->model.bias,
               false,
-              wl->fp8_recipe};
+              wl->fp8_recipe,
+              wl->is_autocast};
   return p;
 }
 
@@ -183,9 +185,34 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
   return priced(p, kind, a, b, 0, ts_cost_memory_bound(p->gpu, bytes));
 }
 
+/* A vectorised elementwise kernel over n elements moving bytes_per_elem bytes each (a cast whose
+ * input and output types are the kernel's own, an add of two fp32 tensors), priced from the
+ * table's add_fwd (a + b in the model's precision: 3 eb bytes an element) at the elements that
+ * move as many bytes (ASSUMED: they stream HBM at that add's measured rate; the H200's: 4.37
+ * TB/s at 2^28 elements, where grad_accum's mixed-dtype add, which PyTorch runs through its
+ * dynamic-casting path, reaches 2.85). */
+static ts_cost streamed(const pricer *p, const char *name, double n, double bytes_per_elem) {
+  ts_cost c = ts_cost_memory_bound(p->gpu, bytes_per_elem * n);
+  double t = 0, like = n * bytes_per_elem / (3.0 * p->eb);
+  ts_kernel_source src = ts_kernels_time(p->table, TS_KERNEL_ADD_FWD, (double[]){like, 0, 0}, &t);
+  if (src != TS_KERNEL_SRC_MODEL) {
+    c.time_s = t;
+    c.n_by_source[TS_KERNEL_SRC_MODEL] = 0;
+    c.n_by_source[src] = 1;
+  }
+  log_kernel(p, name, 1, &n, &c);
+  return c;
+}
+
 /* main_grad (fp32) += grad (low precision) for one tensor of n elements: the framework's
- * gradient accumulation where the GEMM does not fuse it (reads 4 + eb, writes 4 bytes). */
+ * gradient accumulation where the GEMM does not fuse it (reads 4 + eb, writes 4 bytes). Under
+ * autocast the low-precision gradient of the weight's cast copy is first cast back to the fp32
+ * weight's dtype (autograd's validate_outputs: reads eb, writes 4), then AccumulateGrad adds it
+ * to .grad (reads 4 + 4, writes 4): two kernels. */
 static ts_cost grad_accum(const pricer *p, double n) {
+  if (p->autocast)
+    return ts_cost_add(streamed(p, "autocast_grad_cast", n, p->eb + 4.0),
+                       streamed(p, "autocast_grad_add", n, 12.0));
   return memory_op(p, TS_KERNEL_GRAD_ACCUM, n, 0, (8.0 + p->eb) * n);
 }
 
@@ -287,6 +314,13 @@ static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused
   linear_cost c;
   double M = (double)m, N = (double)n, K = (double)k;
   c.fwd = priced(p, TS_KERNEL_GEMM_FWD, M, N, K, ts_cost_gemm(gpu, p->peak, 1, m, n, k, p->eb));
+  /* Under autocast the forward first casts the fp32 weight (and bias) to the model's precision
+   * (reads 4, writes eb): torch.autocast's cast, or FlashAttention's FusedDenseFunc casting
+   * weight and bias itself (flash_attn/ops/fused_dense.py); the copy is what the backward
+   * reads. */
+  if (p->autocast)
+    c.fwd = ts_cost_add(streamed(p, "autocast_weight_cast", K * N + (p->bias ? N : 0), 4.0 + p->eb),
+                        c.fwd);
   ts_cost dgrad =
       priced(p, TS_KERNEL_GEMM_DGRAD, M, K, N, ts_cost_gemm(gpu, p->peak, 1, m, k, n, p->eb));
   ts_cost wgrad_model = ts_cost_gemm(gpu, p->peak, 1, k, n, m, p->eb);
@@ -993,7 +1027,7 @@ ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_par
   } ops[] = {
       {TS_KERNEL_CLIP_GRAD_NORM, 4.0, true}, /* the norm; the scaling is priced below */
       {foreach ? TS_KERNEL_ADAM_FOREACH : TS_KERNEL_ADAM_FUSED, foreach ? 80.0 : 28.0, true},
-      {TS_KERNEL_MASTER_COPY, 4.0 + eb, !fp32},
+      {TS_KERNEL_MASTER_COPY, 4.0 + eb, !fp32 && !wl->is_autocast}, /* autocast: none */
       {TS_KERNEL_ZERO_MAIN_GRAD, 4.0, true},
       {TS_KERNEL_AMP_UNSCALE, 8.0, fp16},
   };

@@ -97,7 +97,12 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   bool scores =
       wl->recompute == TS_RECOMPUTE_NONE || (wl->recompute == TS_RECOMPUTE_SELECTIVE &&
                                              !ts_workload_recomputes(wl, TS_RECOMPUTE_CORE_ATTN));
-  return s * b * h * per + (scores ? unfused_scores(wl) : 0);
+  /* Under autocast each linear layer keeps the cast copy of its weight for the backward (dense
+   * layers only: workload.c refuses autocast with experts), made anew at every microbatch's
+   * forward; the norms' weights are counted with them (4h of 12h^2). */
+  double copies =
+      wl->is_autocast ? ts_cost_elem_bytes(wl->precision) * ts_cost_layer_params(wl) : 0;
+  return s * b * h * per + (scores ? unfused_scores(wl) : 0) + copies;
 }
 
 double ts_memory_layer_activations(const ts_workload *wl) {
@@ -193,6 +198,8 @@ ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
    * reduced through its ipg buckets), casting them to fp32 only at the step (below) */
   double moments = (wl->exp_avg_bytes > 0 ? wl->exp_avg_bytes : 4.0) +
                    (wl->exp_avg_sq_bytes > 0 ? wl->exp_avg_sq_bytes : 4.0);
+  if (wl->is_autocast) /* fp32 weights and gradients, no master copy */
+    return (ts_state_bytes){4.0, 4.0, moments, false};
   bool deepspeed3 = ts_workload_zero(wl) == 3 && !wl->is_fsdp;
   return (ts_state_bytes){eb, deepspeed3 ? eb : 4.0, (low ? 4.0 : 0) + moments, false};
 }
@@ -218,7 +225,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_shard_ranks(wl) : 1.0;
   double expert_shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_edp(wl) : 1.0;
   double elem = ts_cost_elem_bytes(wl->precision), d = (double)ts_workload_shard_ranks(wl);
-  out->bytes[TS_MEM_WEIGHTS] = params * elem / (ts_workload_zero(wl) >= 3 ? d : 1.0);
+  out->bytes[TS_MEM_WEIGHTS] = params * per.weight / (ts_workload_zero(wl) >= 3 ? d : 1.0);
   bool deepspeed3 = ts_workload_zero(wl) == 3 && d > 1 && !wl->is_fsdp;
   double gathered = 0, whole = 0;
   if (deepspeed3) { /* DeepSpeed's small parameters whole on every rank */
@@ -309,6 +316,8 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double losses = (ts_workload_stage_has_head(wl, stage) ? 1.0 : 0.0) + mtp;
   double logits = logits_in_flight * losses * per_logit * s * b *
                   (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
+  if (wl->is_autocast && ts_workload_stage_has_head(wl, stage)) /* the output layer's cast copy */
+    logits += eb * (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
   /* Without full recomputation the logits come on top of every layer's activations (all live
    * at the loss); with it, a layer's activations exist only while it is recomputed, after the
    * loss's backward has freed the logits' buffers: the larger of the two is live. */

@@ -1705,15 +1705,15 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   at(t, TS_OP_OPTIMIZER, -1);
   compute(t, ts_cost_optimizer(wl, gpu, params / shard + expert / expert_shard), TS_CAT_OPTIMIZER);
   at(t, TS_OP_GRAD_SYNC, -1);
-  double eb = ts_cost_elem_bytes(wl->precision);
   if (ts_workload_zero(wl) == 3 && dp > 1 && !wl->is_fsdp)
     regather_small_params(wl, stage, t);
+  double weight_bytes = ts_memory_state_bytes(wl).weight; /* the updated weights gathered */
   if (ts_workload_zero(wl) < 3 && !ts_workload_gathers_params(wl) && !wl->fsdp_reshards_pp &&
       !wl->fsdp_keeps_to_backward) {
     if (sharded)
-      coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, eb * params, TS_CAT_DP);
+      coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, weight_bytes * params, TS_CAT_DP);
     if (expert_sharded)
-      coll(t, TS_COLL_ALLGATHER, TS_GROUP_EDP, eb * expert, TS_CAT_DP);
+      coll(t, TS_COLL_ALLGATHER, TS_GROUP_EDP, weight_bytes * expert, TS_CAT_DP);
   }
 }
 

@@ -77,13 +77,12 @@ static const char *const dispatcher_names[] = {"alltoall", "flex", NULL};
 static const char *const score_names[] = {"softmax", "sigmoid", NULL};
 static const char *const norm_names[] = {"LayerNorm", "RMSNorm", NULL};
 static const char *const position_names[] = {"learned_absolute", "rope", NULL};
-static const char *const training_keys[] = {"global_batch_size",   "micro_batch_size",
-                                            "precision",           "optimizer",
-                                            "train_tokens",        "gradient_accumulation_fusion",
-                                            "bias_dropout_fusion", "framework",
-                                            "adam_implementation", "exp_avg_dtype",
-                                            "exp_avg_sq_dtype",    "fp8",
-                                            "fp8_recipe",          NULL};
+static const char *const training_keys[] = {
+    "global_batch_size",   "micro_batch_size", "precision",
+    "optimizer",           "train_tokens",     "gradient_accumulation_fusion",
+    "bias_dropout_fusion", "framework",        "adam_implementation",
+    "exp_avg_dtype",       "exp_avg_sq_dtype", "fp8",
+    "fp8_recipe",          "autocast",         NULL};
 static const char *const parallel_keys[] = {"tensor",
                                             "pipeline",
                                             "data",
@@ -697,6 +696,19 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
   wl->fp8_recipe = (ts_fp8_recipe)recipe;
   /* as Megatron's --fp8-recipe, it has no effect without fp8 (so --set training.fp8=none
    * asks "what if bf16" of an FP8 workload) */
+  int rc_amp = ts_doc_get_bool(r->doc, t, "autocast", &wl->is_autocast, r->err);
+  if (rc_amp < 0)
+    return -1;
+  l->autocast = rc_amp == 1 ? here(r, t, "autocast") : l->precision;
+  if (wl->is_autocast && wl->precision != TS_PREC_BF16 && wl->precision != TS_PREC_FP16)
+    return ts_err_at(r->err, l->autocast,
+                     "autocast casts fp32 weights to a 16-bit precision at each forward: it "
+                     "needs precision bf16 or fp16, found %s",
+                     ts_precision_names[wl->precision]);
+  if (wl->is_autocast && wl->fp8 != TS_FP8_NONE)
+    return ts_err_at(r->err, l->autocast,
+                     "autocast with fp8 is not modelled (Transformer Engine keeps its own FP8 "
+                     "weight copies): drop one of them");
   return 0;
 }
 
@@ -882,6 +894,18 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
     if (ts_doc_get_bool(r->doc, t, older[i].key, &on, r->err) < 0)
       return -1;
     wl->fusions = on ? wl->fusions | 1u << older[i].fusion : wl->fusions & ~(1u << older[i].fusion);
+  }
+  /* Under autocast each weight's own fp32 .grad accumulates the cast low-precision gradient:
+   * there is no main_grad for the weight-gradient GEMM to accumulate into. */
+  unsigned accum = 1u << TS_FUSE_GRADIENT_ACCUMULATION;
+  if (wl->is_autocast && (wl->fusions & accum)) {
+    bool named = list != 0 || ts_doc_get(r->doc, t, "gradient_accumulation_fusion") != 0;
+    if (named)
+      return ts_err_at(r->err, wl->locs.autocast,
+                       "autocast keeps fp32 weights whose own gradients accumulate the cast "
+                       "low-precision ones: the gradient_accumulation fusion (Megatron's main_grad "
+                       "in the weight-gradient GEMM) cannot run with it; leave it out");
+    wl->fusions &= ~accum;
   }
   return 0;
 }
@@ -1365,6 +1389,18 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "ZeRO-3 first shipped in DeepSpeed 0.3.12 (2021-03-12); deepspeed_version "
                      "%s is older",
                      release);
+  if (wl->is_autocast && deepspeed)
+    return ts_err_at(err, l->autocast,
+                     "autocast keeps fp32 weights, but %s runs DeepSpeed's engine, which casts the "
+                     "model to its 16-bit precision: use framework megatron or pytorch",
+                     ts_framework_names[wl->framework]);
+  if (wl->is_autocast && (wl->zero_stage == 3 || m->n_experts > 0 || m->mla))
+    return ts_err_at(err, l->autocast,
+                     "autocast is modelled for dense models without ZeRO-3 (found %s): drop "
+                     "autocast to price the run with low-precision weights",
+                     wl->zero_stage == 3 ? "zero_stage 3"
+                     : m->mla            ? "multi_latent_attention"
+                                         : "num_experts");
   if (deepspeed && low_moments)
     return ts_err_at(err, l->exp_avg,
                      "exp_avg_dtype and exp_avg_sq_dtype set Megatron-Core's precision-aware "

@@ -134,7 +134,7 @@ typedef struct ts_workload_locs {
   ts_loc reshard; /* reshard_after_forward */
   ts_loc dp_shard; /* data_parallel_shard_degree */
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
-  ts_loc moe_capacity_factor, fp8, cp;
+  ts_loc moe_capacity_factor, fp8, cp, autocast;
   ts_loc framework, attention, fusions, rccl_version, nccl_version,
       deepspeed_version; /* the stack's keys */
   ts_loc checkpoint_async;
@@ -183,6 +183,11 @@ typedef struct ts_workload {
   ts_adam_implementation adam_implementation;
   ts_fp8 fp8; /* the linear layers' GEMMs in FP8 (the rest stays in `precision`) */
   ts_fp8_recipe fp8_recipe;
+  /* training.autocast: PyTorch's automatic mixed precision (torch.autocast): the weights, their
+   * gradients and the optimizer stay fp32 and each linear layer casts its weight to `precision`
+   * at every forward; otherwise the weights are in `precision` and the optimizer keeps fp32
+   * master copies (Megatron-LM, DeepSpeed, a model cast with .to(bfloat16)). */
+  bool is_autocast;
   /* Adam's first and second moments, bytes a value: 4 (fp32; 0 also means it, in a workload
    * built in code), or Megatron-Core's precision-aware optimizer's exp_avg_dtype /
    * exp_avg_sq_dtype (bf16, fp16: 2; fp8: 1). */

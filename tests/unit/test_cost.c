@@ -210,6 +210,60 @@ static void test_fp8(void **state) {
   assert_true(fp8.mlp.time_s < 0.7 * bf16.mlp.time_s); /* GEMM-bound: about half */
 }
 
+/* PyTorch's automatic mixed precision (training.autocast): each linear layer's forward casts its
+ * fp32 weight and bias (4 + 2 bytes an element); its backward casts the bf16 gradients back
+ * (2 + 4) and adds them to the fp32 .grad (4 + 4 + 4), a kernel each, where Megatron's fused
+ * accumulation adds 8 bytes a weight to the GEMM; the optimizer copies no master weights. */
+static void test_autocast(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_workload wl = test_workload(4, 4096, 32, 2048, 50257, 1, 1, 1, 8, 1);
+  wl.is_autocast = true;
+  wl.fusions &= ~(1u << TS_FUSE_GRADIENT_ACCUMULATION); /* as the reader leaves them */
+  ts_kernel_log log = {0};
+  ts_cost_layer_kernels(&wl, &g, &log);
+  double h = 4096, f = 4 * 4096;
+  int casts = 0, grad_casts = 0, adds = 0;
+  for (int i = 0; i < log.n; i++) {
+    const ts_kernel_row *r = &log.rows[i];
+    if (strcmp(r->piece, "fc1") != 0)
+      continue;
+    if (strcmp(r->kernel, "autocast_weight_cast") == 0) {
+      assert_rel(r->bytes, 6 * (h * f + f), 1e-12);
+      assert_rel(r->time_s, 6 * (h * f + f) / g.hbm_Bps + g.kernel_launch_s, 1e-12);
+      casts++;
+    } else if (strcmp(r->kernel, "autocast_grad_cast") == 0) {
+      assert_true(r->bytes == 6 * h * f || r->bytes == 6 * f); /* weight, bias */
+      grad_casts++;
+    } else if (strcmp(r->kernel, "autocast_grad_add") == 0) {
+      assert_true(r->bytes == 12 * h * f || r->bytes == 12 * f);
+      adds++;
+    } else {
+      assert_true(strcmp(r->kernel, "grad_accum") != 0);
+    }
+  }
+  assert_int_equal(casts, 1);
+  assert_int_equal(grad_casts, 2);
+  assert_int_equal(adds, 2);
+  free(log.rows);
+  /* The weight gradient's GEMM no longer moves the fp32 main_grad. */
+  ts_layer_cost amp, megatron;
+  ts_cost_layer(&wl, &g, &amp);
+  ts_workload plain = test_workload(4, 4096, 32, 2048, 50257, 1, 1, 1, 8, 1);
+  ts_cost_layer(&plain, &g, &megatron);
+  double weights = 12 * h * h, biases = 9 * h; /* QKV, projection, FC1, FC2 */
+  assert_rel(amp.attn.bytes + amp.mlp.bytes - megatron.attn.bytes - megatron.mlp.bytes,
+             6 * (weights + biases), 1e-12);
+  /* backward: + (6 + 12) per weight and bias, - 8 per weight (fused), - 10 per bias (grad_accum) */
+  assert_rel(amp.attn_bwd.bytes + amp.mlp_bwd.bytes - megatron.attn_bwd.bytes -
+                 megatron.mlp_bwd.bytes,
+             18 * (weights + biases) - 8 * weights - 10 * biases, 1e-12);
+  double n = 1e9;
+  ts_cost opt = ts_cost_optimizer(&wl, &g, n);
+  assert_rel(opt.bytes, 44 * n, 1e-12);
+  assert_int_equal(opt.n_kernels, 4);
+}
+
 /* Plain PyTorch's grouped-query attention through SDPA: K and V copied to every query head
  * (reads the groups', writes the heads' values) and, backward, summed back into the groups; no
  * such kernels where the attention takes the groups (Megatron). */
@@ -294,6 +348,7 @@ int main(void) {
                                      cmocka_unit_test(test_model_flops),
                                      cmocka_unit_test(test_optimizer_bytes),
                                      cmocka_unit_test(test_fp8),
+                                     cmocka_unit_test(test_autocast),
                                      cmocka_unit_test(test_repeated_kv_kernels),
                                      cmocka_unit_test(test_stack_fusions)};
   return cmocka_run_group_tests(tests, NULL, NULL);

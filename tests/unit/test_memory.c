@@ -271,6 +271,37 @@ static void test_deepspeed_states(void **state) {
   assert_true(per.sharded == 8 && per.gradient == 4 && per.weight == 2);
 }
 
+/* Autocast (PyTorch's AMP): fp32 weights and gradients, two fp32 moments, no master copy; each
+ * layer keeps its weights' bf16 copies for the backward (every layer without recomputation,
+ * one layer's under full recomputation), the last stage its output layer's; ZeRO-1 gathers the
+ * fp32 weights. */
+static void test_autocast_memory(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(8, 2048, 16, 2048, 50257, 1, 2, 4, 64, 2);
+  wl.fusions &= ~(1u << TS_FUSE_GRADIENT_ACCUMULATION);
+  ts_memory plain, amp;
+  ts_memory_stage(&wl, 1, &plain);
+  wl.is_autocast = true;
+  ts_state_bytes per = ts_memory_state_bytes(&wl);
+  assert_true(per.weight == 4 && per.gradient == 4 && per.sharded == 8 && !per.is_deepspeed);
+  ts_memory_stage(&wl, 1, &amp);
+  double p1 = ts_cost_stage_params(&wl, 1), layer = ts_cost_layer_params(&wl);
+  assert_rel(amp.bytes[TS_MEM_WEIGHTS], 4 * p1, 1e-12);
+  assert_rel(amp.bytes[TS_MEM_OPTIMIZER], 8 * p1, 1e-12);
+  double head =
+      2.0 * (double)ts_workload_padded_vocab(&wl) * 2048; /* the last stage's output layer */
+  double held = amp.microbatches_in_flight * 4 * 2 * layer; /* 4 layers, bf16 copies */
+  assert_rel(amp.bytes[TS_MEM_ACTIVATIONS] - plain.bytes[TS_MEM_ACTIVATIONS], held + head, 1e-12);
+  wl.recompute = TS_RECOMPUTE_FULL;
+  ts_memory full_amp;
+  ts_memory_stage(&wl, 0, &full_amp);
+  wl.is_autocast = false;
+  ts_memory full_plain;
+  ts_memory_stage(&wl, 0, &full_plain);
+  assert_rel(full_amp.bytes[TS_MEM_ACTIVATIONS] - full_plain.bytes[TS_MEM_ACTIVATIONS], 2 * layer,
+             1e-12);
+}
+
 /* torch.optim's foreach Adam: exp_avg_sq_sqrt, a list as large as the second moments of the
  * parameters the rank steps (ZeRO-1 shards them), allocated once every backward is done; the
  * peak is the passes' or the step's, whichever is larger. A fused step allocates nothing. */
@@ -362,6 +393,7 @@ int main(void) {
                                      cmocka_unit_test(test_deepspeed_states),
                                      cmocka_unit_test(test_smallest_layout),
                                      cmocka_unit_test(test_foreach_adam_step),
+                                     cmocka_unit_test(test_autocast_memory),
                                      cmocka_unit_test(test_fragmentation_risk)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
