@@ -166,10 +166,15 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   if (info->shortcut != NULL && info->n_played_ranks < info->n_ranks)
     snprintf(actors, sizeof actors, " (%s: %ld actors for %ld ranks)", info->shortcut,
              info->n_played_ranks, info->n_ranks);
+  char periodic[160] = "";
+  if (info->played_microbatches > 0)
+    snprintf(periodic, sizeof periodic,
+             " (periodic play: %ld played, the rest at their steady period, error about %.2g s)",
+             info->played_microbatches, info->periodic_error_s);
   fprintf(out,
-          "layout: %s, %s, %ld microbatches of %ld per pipeline, "
+          "layout: %s, %s, %ld microbatches of %ld per pipeline%s, "
           "recompute %s, ZeRO-%d%s, fidelity %s%s, placement %s\n",
-          layout, schedule, ts_workload_microbatches(wl), wl->micro_batch,
+          layout, schedule, ts_workload_microbatches(wl), wl->micro_batch, periodic,
           ts_recompute_names[wl->recompute], wl->zero_stage,
           wl->fsdp_keeps_weights ? " (FSDP keeping its weights through the iteration)" : "",
           info->fidelity, actors, info->placement);
@@ -474,6 +479,10 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "links", info->n_links, &k);
   json_long(f, 4, "routes", info->n_routes, &k);
   json_long(f, 4, "played_ranks", info->n_played_ranks, &k);
+  if (info->played_microbatches > 0) { /* periodic play (sim/simulate.h) */
+    json_long(f, 4, "played_microbatches", info->played_microbatches, &k);
+    json_num(f, 4, "periodic_error_s", info->periodic_error_s, &k);
+  }
   json_long(f, 4, "ring_collectives", info->n_ring_collectives, &k);
   json_long(f, 4, "hierarchical_collectives", info->n_hierarchical_collectives, &k);
   json_long(f, 4, "tree_collectives", info->n_tree_collectives, &k);

@@ -42,6 +42,8 @@ typedef struct ts_run_info {
   int n_arguments;
   char **arguments;
   const char *files_digest, *binary_digest;
+  long played_microbatches; /* periodic play (sim/simulate.h): microbatches played; 0: all */
+  double periodic_error_s; /* periodic play's error estimate */
 } ts_run_info;
 
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,

@@ -143,6 +143,12 @@ static const ts_flag simulation_flags[] = {
      .help = "hybrid: one actor per rank, even where a node's ranks could play as one (node "
              "play: tensor-parallel ranks, 8x fewer actors and transfers on Frontier; rail play: "
              "rail-optimised fat trees; docs/performance.md)"},
+    {.name = "--periodic",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_run_args, is_periodic),
+     .help = "1F1B pipelines of many microbatches: play p + 16 of them and carry each rank on "
+             "at its steady state's measured rate (about (p + 16) / m of the cost; the summary "
+             "gives the error estimate; docs/performance.md)"},
     {.name = NULL}};
 
 static const ts_flag output_flags[] = {
@@ -339,6 +345,7 @@ ts_simulate_opts ts_run_simulate_opts(const ts_run_args *a) {
   o.engine.fidelity = a->fidelity;
   o.engine.collectives = a->collectives;
   o.engine.is_playing_every_rank = a->is_playing_every_rank;
+  o.is_periodic = a->is_periodic;
   o.engine.overlap_slowdown = a->overlap_slowdown;
   o.placement = a->placement;
   o.seed = a->seed;
@@ -405,6 +412,10 @@ int ts_run_main(int argc, char **argv) {
     return TS_ARGS_EXIT_INPUT;
   }
   const ts_sim_result *sim = &run.result;
+  if (a.is_periodic && sim->played_microbatches == 0)
+    fprintf(stderr, "trainsim: --periodic does not apply to this run (it needs the 1f1b schedule "
+                    "of one chunk, no FP8, no timeline or report, a SimGrid fidelity and at least "
+                    "p + 24 microbatches a pipeline): every microbatch played\n");
   ts_metrics m;
   ts_metrics_compute(&wl, &pf.gpu, sim, &m);
   ts_simulate_reliability(&pf, &wl, &run.job, m.iteration_s, m.train_s, &m.reliability);
@@ -421,6 +432,8 @@ int ts_run_main(int argc, char **argv) {
                       .n_ranks = sim->n_ranks,
                       .n_played_ranks = sim->n_played_ranks,
                       .shortcut = sim->shortcut,
+                      .played_microbatches = sim->played_microbatches,
+                      .periodic_error_s = sim->periodic_error_s,
                       .n_ring_collectives = sim->n_ring_collectives,
                       .n_hierarchical_collectives = sim->n_hierarchical_collectives,
                       .n_tree_collectives = sim->n_tree_collectives,

@@ -1,9 +1,17 @@
 /* simulate: see simulate.h. */
 #include "simulate.h"
 
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#include <unistd.h>
 
 #include "../workloads/alloc.h"
 #include "../workloads/doc.h"
@@ -258,6 +266,282 @@ int ts_simulate_workload(const ts_platform *pf, const ts_workload *wl, const ts_
   return rc;
 }
 
+/* The job of wl, its compute at the slowest GPU's pace, its events counted against the
+ * fidelity's limit and its ranks placed: 0, or -1 with an error (nothing to free). rep: the
+ * analytic fidelity's one pipeline (NULL: every rank plays). */
+static int placed_job(const ts_platform *pf, const ts_workload *wl, const ts_simulate_opts *opts,
+                      const long *rep, ts_job *job, double *events, ts_err *err) {
+  if (ts_schedule_build(wl, &pf->gpu, job, err) != 0)
+    return -1;
+  slow_to_slowest(job, ts_variation_slowdown(pf->gpu.speed_spread, wl->n_gpus));
+  ts_fidelity fidelity = opts->engine.fidelity;
+  bool *playing = NULL;
+  if (rep != NULL) {
+    playing = ts_alloc((size_t)wl->n_gpus, sizeof(bool));
+    for (long r = 0; r < wl->n_gpus; r++)
+      playing[r] = rep[r] == r;
+  }
+  *events = ts_engine_count_events(job, playing);
+  free(playing);
+  if (*events > max_events(fidelity) && !opts->is_forced) {
+    ts_err_plain(err,
+                 "this run would play %.3g events, more than the %.0e that finish within about "
+                 "an hour at fidelity %s; use fewer microbatches or GPUs, or --force",
+                 *events, max_events(fidelity), ts_fidelity_names[fidelity]);
+    ts_job_fini(job);
+    return -1;
+  }
+  job->rank_gpu = ts_placement_gpus(pf, opts->placement, (uint64_t)opts->seed, job->n_ranks);
+  if (job->rank_gpu == NULL) {
+    ts_err_plain(err, "--placement: platform '%s' has too few nodes for %s", pf->name,
+                 ts_placement_names[opts->placement]);
+    ts_job_fini(job);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- periodic play (simulate.h) ---- */
+
+#define PERIODIC_WINDOW 8 /* periods compared, between the two snapshots */
+#define PERIODIC_SETTLE 8 /* periods left to settle before them */
+
+/* Microbatches a pipeline plays under periodic play, or 0 where every one plays: the 1F1B
+ * schedule of one chunk (its steady state is one forward and one backward a period; the
+ * others' are not modelled), no FP8 (its weights' cast is priced per microbatch as a share of
+ * the iteration's), no timeline or block record (they show every microbatch), SimGrid fidelities
+ * (the analytic one is fast anyway), and enough microbatches to save some. */
+static long periodic_microbatches(const ts_workload *wl, const ts_simulate_opts *o) {
+  long played = wl->pp + PERIODIC_SETTLE + PERIODIC_WINDOW;
+  bool applies = o->is_periodic && o->engine.fidelity != TS_FIDELITY_ANALYTIC &&
+                 wl->schedule == TS_SCHED_1F1B && ts_workload_chunks(wl) == 1 &&
+                 wl->fp8 == TS_FP8_NONE && !o->is_timeline && !o->is_gantt &&
+                 !o->engine.is_recording_blocks && o->engine.on_block == NULL;
+  return applies && ts_workload_microbatches(wl) >= played + PERIODIC_WINDOW ? played : 0;
+}
+
+/* [stage * (PERIODIC_WINDOW + 1) + j]: the block of backward k1 + j on each stage, k1 + WINDOW
+ * being stage 0's last backward before its drain (played microbatches, 1F1B). */
+static int *window_blocks(const ts_workload *wl, long played) {
+  long p = wl->pp, k2 = played - p, k1 = k2 - PERIODIC_WINDOW;
+  int *out = ts_alloc((size_t)(p * (PERIODIC_WINDOW + 1)), sizeof(int));
+  long *steps = ts_alloc((size_t)(2 * played), sizeof(long));
+  for (long s = 0; s < p; s++) {
+    long n = ts_schedule_order(TS_SCHED_1F1B, p, 1, s, played, steps);
+    for (long i = 0; i < n; i++) {
+      long k = -1 - steps[i]; /* a backward's microbatch */
+      if (steps[i] < 0 && k >= k1 && k <= k2)
+        out[s * (PERIODIC_WINDOW + 1) + (k - k1)] = (int)i;
+    }
+  }
+  free(steps);
+  return out;
+}
+
+/* Carries sim (played microbatches) on to all of wl's: each rank's categories and FLOPs grow by
+ * their rate between its two snapshots (PERIODIC_WINDOW periods apart), its finish by their
+ * sum. Each rank keeps its own rate: data-parallel replicas are separate pipelines until the
+ * gradient synchronisation, and on a shared network their periods differ (GPT-22B on 3,072
+ * GCDs: 0.47165 s and 0.47263 s). Returns the error that the drift of the ranks' periods
+ * across the window implies (s): a drift of d a period, carried on linearly from the window's
+ * mean, errs by about d extra (extra + K - 1) / 2; an irregular wobble by its size over K a
+ * period. An estimate, not a bound: what the window does not show (the replicas' phases drifting
+ * into other contention) it cannot count; where the periods wobble it overstates (GPT-1T on the
+ * whole machine: 1.5 s against a measured 6.4 ms, docs/performance.md). */
+static double extrapolate(const ts_workload *wl, const int *blocks, long played,
+                          ts_sim_result *sim) {
+  const double K = PERIODIC_WINDOW, extra = (double)(ts_workload_microbatches(wl) - played);
+  double drift = 0, wobble = 0;
+  for (long r = 0; r < sim->n_ranks; r++) {
+    const int *b = &blocks[ts_layout_coords(wl, r).pp * (PERIODIC_WINDOW + 1)];
+    const double *end = sim->ranks[r].block_end_s;
+    double first = end[b[1]] - end[b[0]];
+    double last = end[b[PERIODIC_WINDOW]] - end[b[PERIODIC_WINDOW - 1]];
+    double mean = (end[b[PERIODIC_WINDOW]] - end[b[0]]) / K;
+    drift = fmax(drift, fabs(last - first) / (K - 1));
+    for (int j = 1; j <= PERIODIC_WINDOW; j++)
+      wobble = fmax(wobble, fabs(end[b[j]] - end[b[j - 1]] - mean));
+  }
+  sim->iteration_s = 0;
+  for (long r = 0; r < sim->n_ranks; r++) {
+    ts_rank_result *x = &sim->ranks[r];
+    double period = 0;
+    for (int c = 0; c < TS_CAT_COUNT; c++) {
+      double rate =
+          c == TS_CAT_IDLE ? 0 : (x->snapshot_time_s[1][c] - x->snapshot_time_s[0][c]) / K;
+      x->time_s[c] += extra * rate;
+      period += rate;
+    }
+    x->finish_s += extra * period;
+    x->flops += extra * (x->snapshot_flops[1] - x->snapshot_flops[0]) / K;
+    sim->iteration_s = fmax(sim->iteration_s, x->finish_s);
+    free(x->block_end_s);
+    x->block_end_s = NULL;
+  }
+  for (long r = 0; r < sim->n_ranks; r++)
+    sim->ranks[r].time_s[TS_CAT_IDLE] = sim->iteration_s - sim->ranks[r].finish_s;
+  sim->played_microbatches = played;
+  return drift * extra * (extra + K - 1) / 2 + wobble * extra / K;
+}
+
+static bool write_all(int fd, const void *buf, size_t n) {
+  for (const char *p = buf; n > 0;) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return false;
+    p += k;
+    n -= (size_t)k;
+  }
+  return true;
+}
+
+static bool read_all(int fd, void *buf, size_t n) {
+  for (char *p = buf; n > 0;) {
+    ssize_t k = read(fd, p, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return false;
+    p += k;
+    n -= (size_t)k;
+  }
+  return true;
+}
+
+/* What the child sends back: a status (0 carried on, -1 an error), the error,
+ * the result's figures, then each rank's. */
+typedef struct periodic_head {
+  int status;
+  ts_err err;
+  ts_sim_result sim; /* its pointers are not sent */
+  int shortcut; /* 0 none, 1 node play, 2 rail play */
+  double n_events, overlap_slowdown;
+} periodic_head;
+
+typedef struct periodic_rank {
+  double finish_s, time_s[TS_CAT_COUNT], flops;
+} periodic_rank;
+
+/* The child's side: plays `played` microbatches a pipeline and writes what periodic_head
+ * describes to fd. */
+static void periodic_child(const ts_platform *pf, const ts_workload *wl,
+                           const ts_simulate_opts *opts, long played, int fd) {
+  periodic_head head;
+  memset(&head, 0, sizeof head);
+  ts_workload short_wl = *wl;
+  short_wl.global_batch = wl->global_batch / ts_workload_microbatches(wl) * played;
+  int *blocks = window_blocks(wl, played);
+  ts_simulate_opts o = *opts;
+  o.engine.is_recording_blocks = true;
+  int *snapshots = ts_alloc((size_t)(2 * wl->n_gpus), sizeof(int));
+  for (long r = 0; r < wl->n_gpus; r++) {
+    const int *b = &blocks[ts_layout_coords(wl, r).pp * (PERIODIC_WINDOW + 1)];
+    snapshots[2 * r] = b[0];
+    snapshots[2 * r + 1] = b[PERIODIC_WINDOW];
+  }
+  o.engine.snapshot_blocks = snapshots;
+  ts_job job;
+  ts_simulation sim;
+  double events = 0;
+  if (placed_job(pf, &short_wl, &o, NULL, &job, &events, &head.err) != 0 ||
+      play(pf, &job, &o, NULL, NULL, events, &sim, &head.err) != 0) {
+    head.status = -1;
+    write_all(fd, &head, sizeof head);
+    return;
+  }
+  sim.result.periodic_error_s = extrapolate(wl, blocks, played, &sim.result);
+  head.sim = sim.result;
+  head.shortcut = sim.result.shortcut == NULL                     ? 0
+                  : strcmp(sim.result.shortcut, "rail play") == 0 ? 2
+                                                                  : 1;
+  head.n_events = events;
+  head.overlap_slowdown = sim.overlap_slowdown;
+  bool ok = write_all(fd, &head, sizeof head);
+  for (long r = 0; ok && head.status == 0 && r < sim.result.n_ranks; r++) {
+    const ts_rank_result *x = &sim.result.ranks[r];
+    periodic_rank pr = {x->finish_s, {0}, x->flops};
+    memcpy(pr.time_s, x->time_s, sizeof pr.time_s);
+    ok = write_all(fd, &pr, sizeof pr);
+  }
+}
+
+/* Periodic play: 0 and *out filled; 1 when no child could be started (play every microbatch);
+ * -1 with an error. */
+static int play_periodic(const ts_platform *pf, const ts_workload *wl, const ts_simulate_opts *o,
+                         long played, ts_simulation *out, ts_err *err) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return 1;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t parent = getpid(), pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return 1;
+  }
+  if (pid == 0) { /* SimGrid runs once a process: the child plays, the parent may play again */
+#ifdef __linux__
+    /* a signal that stops the parent (a study's SIGTERM, Ctrl-C) stops the child with it */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (getppid() != parent)
+      _exit(1);
+    close(fds[0]);
+    periodic_child(pf, wl, o, played, fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  periodic_head head;
+  bool ok = read_all(fds[0], &head, sizeof head);
+  ts_rank_result *ranks = NULL;
+  if (ok && head.status == 0) {
+    ranks = ts_alloc((size_t)head.sim.n_ranks, sizeof *ranks);
+    for (long r = 0; ok && r < head.sim.n_ranks; r++) {
+      periodic_rank pr;
+      ok = read_all(fds[0], &pr, sizeof pr);
+      ranks[r].finish_s = pr.finish_s;
+      ranks[r].flops = pr.flops;
+      memcpy(ranks[r].time_s, pr.time_s, sizeof pr.time_s);
+    }
+  }
+  close(fds[0]);
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+    ;
+  if (!ok) {
+    free(ranks);
+    return ts_err_plain(err,
+                        "periodic play's process ended before its results (%s %d); "
+                        "without --periodic every microbatch plays in this process",
+                        WIFSIGNALED(wstatus) ? "signal" : "exit status",
+                        WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : WEXITSTATUS(wstatus));
+  }
+  if (head.status != 0) {
+    *err = head.err;
+    return -1;
+  }
+  ts_job job;
+  double events = 0;
+  ts_simulate_opts full = *o;
+  full.is_forced = true; /* what played was the short job, within the limit */
+  if (placed_job(pf, wl, &full, NULL, &job, &events, err) != 0) {
+    free(ranks);
+    return -1;
+  }
+  memset(out, 0, sizeof *out);
+  out->job = job;
+  out->result = head.sim;
+  out->result.ranks = ranks;
+  out->result.shortcut = head.shortcut == 0 ? NULL : head.shortcut == 2 ? "rail play" : "node play";
+  out->n_events = head.n_events;
+  out->overlap_slowdown = head.overlap_slowdown;
+  out->slowest_gpu_slowdown = ts_variation_slowdown(pf->gpu.speed_spread, wl->n_gpus);
+  return 0;
+}
+
 static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
                              const ts_simulate_opts *opts, ts_simulation *out, ts_err *err) {
   if (!opts->ignore_memory) {
@@ -265,36 +549,18 @@ static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
     if (rc != 0)
       return rc;
   }
-  ts_job job;
-  if (ts_schedule_build(wl, &pf->gpu, &job, err) != 0)
-    return -1;
-  double slowdown = ts_variation_slowdown(pf->gpu.speed_spread, wl->n_gpus);
-  slow_to_slowest(&job, slowdown);
+  long played = periodic_microbatches(wl, opts);
+  if (played > 0) {
+    int rc = play_periodic(pf, wl, opts, played, out, err);
+    if (rc <= 0)
+      return rc;
+  }
   ts_fidelity fidelity = opts->engine.fidelity;
   long *rep = opts->is_one_pipeline && fidelity == TS_FIDELITY_ANALYTIC ? one_pipeline(wl) : NULL;
-  bool *playing = NULL;
-  if (rep != NULL) {
-    playing = ts_alloc((size_t)wl->n_gpus, sizeof(bool));
-    for (long r = 0; r < wl->n_gpus; r++)
-      playing[r] = rep[r] == r;
-  }
-  double events = ts_engine_count_events(&job, playing);
-  free(playing);
-  if (events > max_events(fidelity) && !opts->is_forced) {
-    ts_err_plain(err,
-                 "this run would play %.3g events, more than the %.0e that finish within about "
-                 "an hour at fidelity %s; use fewer microbatches or GPUs, or --force",
-                 events, max_events(fidelity), ts_fidelity_names[fidelity]);
+  ts_job job;
+  double events = 0;
+  if (placed_job(pf, wl, opts, rep, &job, &events, err) != 0) {
     free(rep);
-    ts_job_fini(&job);
-    return -1;
-  }
-  job.rank_gpu = ts_placement_gpus(pf, opts->placement, (uint64_t)opts->seed, job.n_ranks);
-  if (job.rank_gpu == NULL) {
-    ts_err_plain(err, "--placement: platform '%s' has too few nodes for %s", pf->name,
-                 ts_placement_names[opts->placement]);
-    free(rep);
-    ts_job_fini(&job);
     return -1;
   }
   bool *traced = NULL, *shown = NULL;
@@ -311,7 +577,7 @@ static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
     return -1;
   }
   out->in_timeline = shown;
-  out->slowest_gpu_slowdown = slowdown;
+  out->slowest_gpu_slowdown = ts_variation_slowdown(pf->gpu.speed_spread, wl->n_gpus);
   return 0;
 }
 

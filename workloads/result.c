@@ -22,6 +22,8 @@ void ts_rank_result_share(ts_rank_result *to, const ts_rank_result *from, int n_
   to->finish_s = from->finish_s;
   to->flops = from->flops;
   memcpy(to->time_s, from->time_s, sizeof to->time_s);
+  memcpy(to->snapshot_time_s, from->snapshot_time_s, sizeof to->snapshot_time_s);
+  memcpy(to->snapshot_flops, from->snapshot_flops, sizeof to->snapshot_flops);
   if (to->block_end_s != NULL && from->block_end_s != NULL)
     memcpy(to->block_end_s, from->block_end_s, (size_t)n_blocks * sizeof *to->block_end_s);
   if (with_spans && from->n_spans > 0) {

@@ -27,6 +27,9 @@ typedef struct ts_rank_result {
   double time_s[TS_CAT_COUNT]; /* sums to the iteration time */
   double flops; /* matrix FLOPs executed */
   double *block_end_s; /* [block]: when each block ended, if recorded (else NULL) */
+  /* The categories and FLOPs as they stood when each of two blocks ended (the engine's
+   * snapshot_blocks; periodic play, sim/simulate.c), else 0. */
+  double snapshot_time_s[2][TS_CAT_COUNT], snapshot_flops[2];
   ts_span *spans; /* traced ranks only: every event but sends, in order */
   long n_spans, cap_spans;
 } ts_rank_result;
@@ -44,6 +47,10 @@ typedef struct ts_sim_result {
   long n_played_ranks; /* ranks that played; the others shared a player's timeline */
   const char
       *shortcut; /* how: "node play", "rail play" (sim/engine/engine.h); NULL: each its own */
+  /* Periodic play (sim/simulate.c): the microbatches a pipeline played, the others taken at the
+   * steady state's measured period; 0: every microbatch played. */
+  long played_microbatches;
+  double periodic_error_s; /* periodic play's error estimate, from the period's drift */
 } ts_sim_result;
 
 void ts_sim_result_fini(ts_sim_result *res);

@@ -134,6 +134,7 @@ static struct {
   long *node_ranks; /* rail play: [local GPU index of the job's GPUs]: the rank there */
   bool is_rail_play;
   bool *is_whole; /* rail play: [group] it holds whole nodes (its players play it) */
+  const int *snapshot_blocks; /* ts_engine_opts' */
   double *bundle_Bps; /* [rank * 2 + end]: a player's node bundle, out (0) and in (1) */
 } eng;
 
@@ -450,6 +451,11 @@ static void rank_main(int argc, char **argv) {
       eng.on_progress(eng.progress_ctx, (double)eng.n_events, simgrid_get_clock());
     if (c->res->block_end_s != NULL)
       c->res->block_end_s[b] = simgrid_get_clock();
+    for (int i = 0; eng.snapshot_blocks != NULL && i < 2; i++)
+      if (eng.snapshot_blocks[2 * c->rank + i] == b) {
+        memcpy(c->res->snapshot_time_s[i], c->res->time_s, sizeof c->res->time_s);
+        c->res->snapshot_flops[i] = c->res->flops;
+      }
     for (int i = 0; c->res->block_end_s != NULL && eng.on_block != NULL && i < eng.multiplicity;
          i++) /* for every rank the actor plays for */
       eng.on_block(eng.block_ctx, eng.player != NULL ? eng.played_for[c->rank][i] : c->rank, b,
@@ -1140,6 +1146,7 @@ static void *simulate(void *arg) {
   eng.compute_units = pf->gpu.n_compute_units;
   eng.on_progress = opts->on_progress;
   eng.on_block = opts->on_block;
+  eng.snapshot_blocks = opts->snapshot_blocks;
   eng.block_ctx = opts->block_ctx;
   eng.progress_ctx = opts->progress_ctx;
   ts_sim_result res;

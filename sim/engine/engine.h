@@ -90,6 +90,9 @@ typedef struct ts_engine_opts {
    * each block as soon as every rank is through it. NULL: never. */
   void (*on_block)(void *ctx, long rank, int block, double end_s);
   void *block_ctx;
+  /* [rank * 2 + i]: the blocks after which the rank's categories and FLOPs are copied to its
+   * result's snapshot i (periodic play, sim/simulate.c); NULL: none. */
+  const int *snapshot_blocks;
 } ts_engine_opts;
 
 /* Events the job plays on the ranks flagged in `only` (all ranks when NULL), to estimate a

@@ -64,7 +64,8 @@ static pid_t child_of(pid_t parent) {
 
 /* Starts a scale study of two points (the first, GPT-175B on 512 GCDs, runs for seconds) with
  * stderr into err_fd, and waits (up to a minute: sanitizer builds start slowly) until its first
- * point runs: the study and its point's process. */
+ * point runs: the study and its point's process (which may have started the child of its
+ * periodic play). */
 static pid_t start_study(const char *out, int err_fd) {
   fflush(NULL);
   pid_t pid = fork();
@@ -79,7 +80,7 @@ static pid_t start_study(const char *out, int err_fd) {
   struct timespec tick = {0, 50000000};
   for (int i = 0; i < 1200 && count_processes(out) < 2; i++)
     nanosleep(&tick, NULL);
-  assert_int_equal(count_processes(out), 2);
+  assert_true(count_processes(out) >= 2); /* and the point's periodic play (sim/simulate.h) */
   return pid;
 }
 
