@@ -384,22 +384,10 @@ static double extrapolate(const ts_workload *wl, const int *blocks, long played,
   return drift * extra * (extra + K - 1) / 2 + wobble * extra / K;
 }
 
-static bool write_all(int fd, const void *buf, size_t n) {
-  for (const char *p = buf; n > 0;) {
-    ssize_t k = write(fd, p, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return false;
-    p += k;
-    n -= (size_t)k;
-  }
-  return true;
-}
-
-static bool read_all(int fd, void *buf, size_t n) {
+/* All n bytes through the pipe end fd, as read() or write() moves them (is_write). */
+static bool move_all(int fd, void *buf, size_t n, bool is_write) {
   for (char *p = buf; n > 0;) {
-    ssize_t k = read(fd, p, n);
+    ssize_t k = is_write ? write(fd, p, n) : read(fd, p, n);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0)
@@ -448,7 +436,7 @@ static void periodic_child(const ts_platform *pf, const ts_workload *wl,
   if (placed_job(pf, &short_wl, &o, NULL, &job, &events, &head.err) != 0 ||
       play(pf, &job, &o, NULL, NULL, events, &sim, &head.err) != 0) {
     head.status = -1;
-    write_all(fd, &head, sizeof head);
+    move_all(fd, &head, sizeof head, true);
     return;
   }
   sim.result.periodic_error_s = extrapolate(wl, blocks, played, &sim.result);
@@ -458,12 +446,12 @@ static void periodic_child(const ts_platform *pf, const ts_workload *wl,
                                                                   : 1;
   head.n_events = events;
   head.overlap_slowdown = sim.overlap_slowdown;
-  bool ok = write_all(fd, &head, sizeof head);
+  bool ok = move_all(fd, &head, sizeof head, true);
   for (long r = 0; ok && head.status == 0 && r < sim.result.n_ranks; r++) {
     const ts_rank_result *x = &sim.result.ranks[r];
     periodic_rank pr = {x->finish_s, {0}, x->flops};
     memcpy(pr.time_s, x->time_s, sizeof pr.time_s);
-    ok = write_all(fd, &pr, sizeof pr);
+    ok = move_all(fd, &pr, sizeof pr, true);
   }
 }
 
@@ -495,13 +483,13 @@ static int play_periodic(const ts_platform *pf, const ts_workload *wl, const ts_
   }
   close(fds[1]);
   periodic_head head;
-  bool ok = read_all(fds[0], &head, sizeof head);
+  bool ok = move_all(fds[0], &head, sizeof head, false);
   ts_rank_result *ranks = NULL;
   if (ok && head.status == 0) {
     ranks = ts_alloc((size_t)head.sim.n_ranks, sizeof *ranks);
     for (long r = 0; ok && r < head.sim.n_ranks; r++) {
       periodic_rank pr;
-      ok = read_all(fds[0], &pr, sizeof pr);
+      ok = move_all(fds[0], &pr, sizeof pr, false);
       ranks[r].finish_s = pr.finish_s;
       ranks[r].flops = pr.flops;
       memcpy(ranks[r].time_s, pr.time_s, sizeof pr.time_s);
