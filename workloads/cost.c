@@ -153,9 +153,10 @@ static bool below_grid(const pricer *p, ts_kernel_kind kind, const double *point
   return true;
 }
 
-/* One kernel: from the table at `point` (the kind's axes) when it has it, else the model's
- * cost. */
-static ts_cost priced_at(const pricer *p, ts_kernel_kind kind, const double *point, ts_cost model) {
+/* One kernel's cost: its time from the table at `point` (the kind's axes) when it has it, else
+ * the model's. */
+static ts_cost from_table(const pricer *p, ts_kernel_kind kind, const double *point,
+                          ts_cost model) {
   double t = 0;
   ts_kernel_source src = ts_kernels_time(p->table, kind, point, &t);
   if (src == TS_KERNEL_SRC_MODEL && below_grid(p, kind, point, model, &t))
@@ -165,8 +166,14 @@ static ts_cost priced_at(const pricer *p, ts_kernel_kind kind, const double *poi
     model.n_by_source[TS_KERNEL_SRC_MODEL] = 0;
     model.n_by_source[src] = 1;
   }
-  log_kernel(p, ts_kernel_names[kind], ts_kernel_n_axes(kind), point, &model);
   return model;
+}
+
+/* from_table, listed under the kind's name. */
+static ts_cost priced_at(const pricer *p, ts_kernel_kind kind, const double *point, ts_cost model) {
+  ts_cost c = from_table(p, kind, point, model);
+  log_kernel(p, ts_kernel_names[kind], ts_kernel_n_axes(kind), point, &c);
+  return c;
 }
 
 static ts_cost priced(const pricer *p, ts_kernel_kind kind, double a, double b, double c,
@@ -192,14 +199,9 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
  * TB/s at 2^28 elements, where grad_accum's mixed-dtype add, which PyTorch runs through its
  * dynamic-casting path, reaches 2.85). */
 static ts_cost streamed(const pricer *p, const char *name, double n, double bytes_per_elem) {
-  ts_cost c = ts_cost_memory_bound(p->gpu, bytes_per_elem * n);
-  double t = 0, like = n * bytes_per_elem / (3.0 * p->eb);
-  ts_kernel_source src = ts_kernels_time(p->table, TS_KERNEL_ADD_FWD, (double[]){like, 0, 0}, &t);
-  if (src != TS_KERNEL_SRC_MODEL) {
-    c.time_s = t;
-    c.n_by_source[TS_KERNEL_SRC_MODEL] = 0;
-    c.n_by_source[src] = 1;
-  }
+  double like = n * bytes_per_elem / (3.0 * p->eb);
+  ts_cost c = from_table(p, TS_KERNEL_ADD_FWD, (double[]){like, 0, 0},
+                         ts_cost_memory_bound(p->gpu, bytes_per_elem * n));
   log_kernel(p, name, 1, &n, &c);
   return c;
 }
