@@ -1001,20 +1001,29 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
  * width (the tables stop at 2^31 elements), time grows in proportion to the parameters: there
  * the operation is bandwidth-bound, as the measured tables show (H200 adam_fused at hidden 2048:
  * 7.48 ms for 16 layers, 14.55 ms for 32), so the lookup halves the layers until it lands in the
- * grid and doubles the time back. */
+ * grid and doubles the time back. Where no parameter set was measured at the width (a table
+ * whose budget ran out before its wider rows: the H100's adam_fused stops at hidden 2048), the
+ * same parameters as layers of half the width, for the same reason. */
 static ts_kernel_source optimizer_time(const ts_kernel_table *table, ts_kernel_kind kind, double h,
                                        double layers, double *time_s) {
-  double scale = 1;
-  for (;;) {
-    double point[3] = {h, layers, 0};
-    ts_kernel_source src = ts_kernels_time(table, kind, point, time_s);
-    if (src != TS_KERNEL_SRC_MODEL || layers < 2) {
-      *time_s *= scale;
-      return src == TS_KERNEL_SRC_TABLE && scale > 1 ? TS_KERNEL_SRC_INTERPOLATED : src;
+  double params = layers * (12.0 * h * h + 13.0 * h);
+  for (double width = h; width >= 1; width /= 2) {
+    double scale = 1, at = params / (12.0 * width * width + 13.0 * width);
+    for (;;) {
+      double point[3] = {width, at, 0};
+      ts_kernel_source src = ts_kernels_time(table, kind, point, time_s);
+      if (src != TS_KERNEL_SRC_MODEL) {
+        *time_s *= scale;
+        return src == TS_KERNEL_SRC_TABLE && (scale > 1 || width < h) ? TS_KERNEL_SRC_INTERPOLATED
+                                                                      : src;
+      }
+      if (at < 2)
+        break;
+      at /= 2;
+      scale *= 2;
     }
-    layers /= 2;
-    scale *= 2;
   }
+  return TS_KERNEL_SRC_MODEL;
 }
 
 ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_params) {

@@ -221,7 +221,8 @@ def main():
       f"{chunk_it:.1f} s, before DualPipe's")
     w("bubble, the pipeline's messages, the optimizer and the heavier first and last blocks (the")
     w("embedding, the dense layers, the output head and the MTP module). Since trainsim agrees")
-    w("with DeepSeek's own measurement of the steady state, the published rate's extra time lies")
+    w(f"with DeepSeek's own measurement of the steady state (within {abs(100 * (sim_mb / window - 1)):.1f}%, "
+      f"{'faster' if sim_mb < window else 'slower'} than it), the published rate's extra time lies")
     w("outside what the profile covers: routing as it really was (the profile balanced it by")
     w("construction; trainsim's `moe_load_imbalance` prices a known imbalance, but no")
     w("per-microbatch load statistic of DeepSeek-V3's training is published), the batch-size ramp")

@@ -138,6 +138,40 @@ static ts_gpu h200_with_table(const char *path) {
   return g;
 }
 
+/* An optimizer table whose wider row was not measured (the H100's adam_fused stops at hidden
+ * 2,048): a model of hidden 2,560 is priced from the table as the same parameters in layers of
+ * half the width, not by the roofline. Each operation's time here is c x layers x hidden^2, which
+ * the lookup (log-linear) interpolates exactly. */
+static void test_optimizer_missing_width(void **state) {
+  (void)state;
+  static const char *const ops[] = {"clip_grad_norm", "adam_fused", "master_copy",
+                                    "zero_main_grad"};
+  static const double c[] = {1e-6, 7e-6, 1.5e-6, 1e-6}; /* us per layer and hidden^2 */
+  static char text[8192];
+  int len = snprintf(text, sizeof text, "format: 1\ntables:\n");
+  for (int i = 0; i < 4; i++) {
+    len += snprintf(text + len, sizeof text - (size_t)len,
+                    "  %s:\n    axes: {hidden: [1024, 2048, 4096], layers: [8, 16, 32]}\n"
+                    "    time_us: [",
+                    ops[i]);
+    for (int h = 1024; h <= 2048; h *= 2)
+      for (int l = 8; l <= 32; l *= 2)
+        len += snprintf(text + len, sizeof text - (size_t)len, "%.6g, ", c[i] * l * h * h);
+    len += snprintf(text + len, sizeof text - (size_t)len, "null, null, null]\n");
+  }
+  const char *path = write_table(text);
+  ts_gpu g = h200_with_table(path);
+  ts_workload wl = test_workload(2, 2560, 20, 2048, 50257, 1, 1, 1, 1, 1);
+  double h = 2560, n_params = 16 * (12 * h * h + 13 * h);
+  ts_cost opt = ts_cost_optimizer(&wl, &g, n_params);
+  assert_int_equal(opt.n_kernels, 4);
+  assert_int_equal(opt.n_by_source[TS_KERNEL_SRC_INTERPOLATED], 4);
+  double layers_at_1280 = n_params / (12 * 1280.0 * 1280 + 13 * 1280), expected = 0;
+  for (int i = 0; i < 4; i++)
+    expected += c[i] * layers_at_1280 * 1280 * 1280 * 1e-6;
+  assert_true(fabs(opt.time_s / expected - 1) < 1e-6); /* the table's times have 6 digits */
+}
+
 /* A layer priced from a table: the forward QKV GEMM takes the table's time; the projection's
  * (n 1024, below the grid's 3072) the table's edge scaled by the model's shape dependence; a
  * GEMM beyond the grid keeps the model's; and the counts by source add up to the kernels. */
@@ -351,6 +385,7 @@ int main(void) {
       cmocka_unit_test(test_grouped_gemm_axes),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_layer_from_table),
+      cmocka_unit_test(test_optimizer_missing_width),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_mla_core_from_table),
   };
