@@ -192,14 +192,23 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
   return priced(p, kind, a, b, 0, ts_cost_memory_bound(p->gpu, bytes));
 }
 
+/* The bf16 -> fp32 cast's rate against the bf16 add's, by bytes moved: 1.94 / 2.99 TB/s on an
+ * H100 at 2^28 elements (1.85 / 2.84 at 2^26; bench/device/h100_autocast_kernels.csv), ASSUMED
+ * alike on other GPUs. */
+#define AUTOCAST_WIDENING_RATE 0.65
+
 /* A vectorised elementwise kernel over n elements moving bytes_per_elem bytes each (a cast whose
  * input and output types are the kernel's own, an add of two fp32 tensors), priced from the
  * table's add_fwd (a + b in the model's precision: 3 eb bytes an element) at the elements that
- * move as many bytes (ASSUMED: they stream HBM at that add's measured rate; the H200's: 4.37
- * TB/s at 2^28 elements, where grad_accum's mixed-dtype add, which PyTorch runs through its
- * dynamic-casting path, reaches 2.85). */
-static ts_cost streamed(const pricer *p, const char *name, double n, double bytes_per_elem) {
-  double like = n * bytes_per_elem / (3.0 * p->eb);
+ * move as many bytes: they stream HBM at that add's measured rate (the H200's: 4.37 TB/s at 2^28
+ * elements, where grad_accum's mixed-dtype add, which PyTorch runs through its dynamic-casting
+ * path, reaches 2.85). Measured on an H100 (bench/device/h100_autocast_kernels.csv, 2^28
+ * elements): the fp32 -> bf16 cast 2.98 TB/s and the fp32 add 3.00 against the bf16 add's 2.99;
+ * the bf16 -> fp32 cast slower, AUTOCAST_WIDENING_RATE of it: `rate`, against the add's (the
+ * roofline, where the table has no add, streams them all alike). */
+static ts_cost streamed(const pricer *p, const char *name, double n, double bytes_per_elem,
+                        double rate) {
+  double like = n * bytes_per_elem / (3.0 * p->eb * rate);
   ts_cost c = from_table(p, TS_KERNEL_ADD_FWD, (double[]){like, 0, 0},
                          ts_cost_memory_bound(p->gpu, bytes_per_elem * n));
   log_kernel(p, name, 1, &n, &c);
@@ -213,8 +222,8 @@ static ts_cost streamed(const pricer *p, const char *name, double n, double byte
  * to .grad (reads 4 + 4, writes 4): two kernels. */
 static ts_cost grad_accum(const pricer *p, double n) {
   if (p->autocast)
-    return ts_cost_add(streamed(p, "autocast_grad_cast", n, p->eb + 4.0),
-                       streamed(p, "autocast_grad_add", n, 12.0));
+    return ts_cost_add(streamed(p, "autocast_grad_cast", n, p->eb + 4.0, AUTOCAST_WIDENING_RATE),
+                       streamed(p, "autocast_grad_add", n, 12.0, 1));
   return memory_op(p, TS_KERNEL_GRAD_ACCUM, n, 0, (8.0 + p->eb) * n);
 }
 
@@ -321,8 +330,8 @@ static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused
    * weight and bias itself (flash_attn/ops/fused_dense.py); the copy is what the backward
    * reads. */
   if (p->autocast)
-    c.fwd = ts_cost_add(streamed(p, "autocast_weight_cast", K * N + (p->bias ? N : 0), 4.0 + p->eb),
-                        c.fwd);
+    c.fwd = ts_cost_add(
+        streamed(p, "autocast_weight_cast", K * N + (p->bias ? N : 0), 4.0 + p->eb, 1), c.fwd);
   ts_cost dgrad =
       priced(p, TS_KERNEL_GEMM_DGRAD, M, K, N, ts_cost_gemm(gpu, p->peak, 1, m, k, n, p->eb));
   ts_cost wgrad_model = ts_cost_gemm(gpu, p->peak, 1, k, n, m, p->eb);

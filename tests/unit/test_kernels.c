@@ -172,6 +172,42 @@ static void test_optimizer_missing_width(void **state) {
   assert_true(fabs(opt.time_s / expected - 1) < 1e-6); /* the table's times have 6 digits */
 }
 
+/* training.autocast's casts and adds are priced from add_fwd at the elements moving as many
+ * bytes; the gradient's cast back (bf16 -> fp32) at the measured 0.65 of that rate. add_fwd's
+ * time here is proportional to its elements, so each kernel's time is its bytes' share. */
+static void test_autocast_from_add(void **state) {
+  (void)state;
+  const char *path = write_table("format: 1\ntables:\n  add_fwd:\n"
+                                 "    axes: {elements: [1000, 1000000000]}\n"
+                                 "    time_us: [1, 1000000]\n");
+  ts_gpu g = h200_with_table(path);
+  ts_workload wl = test_workload(2, 1024, 16, 2048, 50257, 1, 1, 1, 1, 1);
+  wl.is_autocast = true;
+  wl.fusions &= ~(1u << TS_FUSE_GRADIENT_ACCUMULATION);
+  ts_kernel_log log = {0};
+  ts_cost_layer_kernels(&wl, &g, &log);
+  double weights = 1024.0 * 4096, us_per_elem = 1e-3; /* add_fwd: 6 bytes an element */
+  int seen = 0;
+  for (int i = 0; i < log.n; i++) {
+    const ts_kernel_row *r = &log.rows[i];
+    if (strcmp(r->piece, "fc1") != 0 || r->bytes < weights)
+      continue; /* the weight's kernels, not the bias's */
+    double like = 0;
+    if (strcmp(r->kernel, "autocast_weight_cast") == 0)
+      like = (weights + 4096) * 6 / 6.0;
+    else if (strcmp(r->kernel, "autocast_grad_cast") == 0)
+      like = weights * 6 / 6.0 / 0.65;
+    else if (strcmp(r->kernel, "autocast_grad_add") == 0)
+      like = weights * 12 / 6.0;
+    else
+      continue;
+    assert_true(fabs(r->time_s / (like * us_per_elem * 1e-6) - 1) < 1e-9);
+    seen++;
+  }
+  assert_int_equal(seen, 3);
+  free(log.rows);
+}
+
 /* A layer priced from a table: the forward QKV GEMM takes the table's time; the projection's
  * (n 1024, below the grid's 3072) the table's edge scaled by the model's shape dependence; a
  * GEMM beyond the grid keeps the model's; and the counts by source add up to the kernels. */
@@ -386,6 +422,7 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_layer_from_table),
       cmocka_unit_test(test_optimizer_missing_width),
+      cmocka_unit_test(test_autocast_from_add),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_mla_core_from_table),
   };
