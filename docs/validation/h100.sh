@@ -54,6 +54,7 @@ YAML
     [ "$set" = flash ] && sed -i 's/optimizer: adam}/optimizer: adam, framework: pytorch}/' "$wl"
     read -r meas_s meas_peak meas_verdict < <(predict "$wl" platforms/dgx-h100.yaml)
     read -r der_s _ der_verdict < <(predict "$wl" "$work/derived.yaml")
+    [ -n "$meas_s" ] && [ -n "$der_s" ] || { echo "h100.sh: case $n: no prediction" >&2; exit 1; }
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set" "$name" "$seq" "$mbs" \
       "$micro" "$recompute" "$status" "$step_s" "$peak" "$meas_s" "$meas_peak" "$meas_verdict" \
       "$der_s" "$der_verdict" >>"$rows"
