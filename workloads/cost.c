@@ -1015,8 +1015,11 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
  * same parameters as layers of half the width, for the same reason. */
 static ts_kernel_source optimizer_time(const ts_kernel_table *table, ts_kernel_kind kind, double h,
                                        double layers, double *time_s) {
-  double params = layers * (12.0 * h * h + 13.0 * h);
-  for (double width = h; width >= 1; width /= 2) {
+  if (!ts_kernels_has(table, kind))
+    return TS_KERNEL_SRC_MODEL;
+  double params = layers * (12.0 * h * h + 13.0 * h),
+         narrowest = ts_kernels_axis_min(table, kind, 0);
+  for (double width = h; width == h || width >= narrowest; width /= 2) {
     double scale = 1, at = params / (12.0 * width * width + 13.0 * width);
     for (;;) {
       double point[3] = {width, at, 0};
