@@ -173,7 +173,8 @@ PY
   echo
   echo "The forward's weight cast (fp32 to bf16) and the fp32 gradient add stream as the bf16 add"
   echo "does, as the pricing assumes; the gradient's cast back (bf16 to fp32) runs at about two"
-  echo "thirds of that rate, so \`training.autocast\` prices that one kernel about a third short."
+  echo "thirds of that rate, which \`training.autocast\` now prices it at (workloads/cost.c:"
+  echo "AUTOCAST_WIDENING_RATE, 0.65)."
 } >"$page.tmp"
 mv "$page.tmp" "$page"
 echo "h100.sh: wrote $page" >&2
