@@ -11,7 +11,9 @@ step under torch.profiler (CUDA activity). Writes OUT_DIR/step_kernels.csv: per 
 kernel name, the calls and their summed device time; and OUT_DIR/step_kernels_summary.csv:
 per case, the step's host-clock time with the profiler off (median of 5), the profiled
 step's span from its first kernel's start to its last kernel's end, the union of kernel
-intervals (busy) and the sum of kernel times.
+intervals (busy), the sum of kernel times, and the GPU's mean SM clock, power and peak
+temperature over the 5 timed steps (nvidia-smi, smi_sampler.py: does a step that runs cuDNN
+attention at GEMM rates clock the GPU down?). A case that does not fit is written "oom".
 """
 import argparse
 import csv
@@ -28,6 +30,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import gpt
 import llama_steps
+from smi_sampler import WINDOW_HEAD, Sampler, window_fields
 
 
 def sdpa_default(q, k, v):
@@ -40,6 +43,10 @@ FLASH = gpt.attention  # gpt.py's forced flash backend
 # attention
 CASES = [
     ("gpt-1.3b-s16k", "gpt", 24, 2048, 16, 16, 8192, 16384, 1, 2, False, "sdpa"),
+    ("gpt-1.3b-s16k-flash", "gpt", 24, 2048, 16, 16, 8192, 16384, 1, 2, False, "flash"),
+    ("gpt-760m-s16k-mb2", "gpt", 24, 1536, 16, 16, 6144, 16384, 2, 1, False, "sdpa"),
+    ("gpt-1.3b-s32k-full", "gpt", 24, 2048, 16, 16, 8192, 32768, 1, 1, True, "sdpa"),
+    ("gpt-2.7b-s8k-full", "gpt", 32, 2560, 32, 32, 10240, 8192, 1, 2, True, "sdpa"),
     ("gpt-1.3b-s8k", "gpt", 24, 2048, 16, 16, 8192, 8192, 1, 2, False, "sdpa"),
     ("gpt-1.3b-s8k-flash", "gpt", 24, 2048, 16, 16, 8192, 8192, 1, 2, False, "flash"),
     ("gpt-2.7b-mb16-full", "gpt", 32, 2560, 32, 32, 10240, 2048, 16, 1, True, "sdpa"),
@@ -101,45 +108,30 @@ def main():
               f"{torch.__version__}, CUDA {torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC; "
               "validation data, sets no parameter\n")
     kern_rows, summary_rows = [], []
+    summary_head = ["case", "status", "step_us", "span_us", "busy_us", "kernel_sum_us", "kernels",
+                    "peak_bytes"] + WINDOW_HEAD
     for case in SMOKE if args.smoke else CASES:
-        trainer, data = build(case)
-        for _ in range(3):
-            trainer.step(data)
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            trainer.step(data)
-            torch.cuda.synchronize()
-            times.append(time.perf_counter() - t0)
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            trainer.step(data)
-            torch.cuda.synchronize()
-        ivs = kernel_intervals(prof)
-        by_name = {}
-        for name, s, e in ivs:
-            calls, us = by_name.get(name, (0, 0.0))
-            by_name[name] = (calls + 1, us + (e - s))
-        for name, (calls, us) in sorted(by_name.items(), key=lambda kv: -kv[1][1]):
-            kern_rows.append([case[0], name, calls, f"{us:.1f}"])
-        span = max(e for _, _, e in ivs) - min(s for _, s, _ in ivs)
-        busy = union_us(ivs)
-        ksum = sum(us for _, us in by_name.values())
-        summary_rows.append([case[0], f"{statistics.median(times) * 1e6:.1f}", f"{span:.1f}",
-                             f"{busy:.1f}", f"{ksum:.1f}", len(ivs),
-                             torch.cuda.max_memory_allocated()])
-        print(f"step_kernels: {case[0]}: step {statistics.median(times) * 1e3:.1f} ms, span "
-              f"{span / 1e3:.1f} ms, busy {busy / 1e3:.1f} ms, {len(ivs)} kernels",
-              file=sys.stderr, flush=True)
-        trainer = data = prof = None
+        with Sampler() as smi:
+            try:
+                row, kernels = profile_case(case, smi)
+            except torch.cuda.OutOfMemoryError:
+                row, kernels = None, []
         gc.collect()
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-        for fname, head, rows in (
-                ("step_kernels.csv", ["case", "kernel", "calls", "total_us"], kern_rows),
-                ("step_kernels_summary.csv", ["case", "step_us", "span_us", "busy_us",
-                                              "kernel_sum_us", "kernels", "peak_bytes"],
-                 summary_rows)):
+        if row is None:
+            summary_rows.append([case[0], "oom"] + [""] * (len(summary_head) - 2))
+            print(f"step_kernels: {case[0]}: out of memory", file=sys.stderr, flush=True)
+        else:
+            wall0, wall1 = row[-2:]
+            summary_rows.append([case[0], "ok"] + row[:-2] + window_fields(smi.window(wall0, wall1)))
+            kern_rows += [[case[0]] + k for k in kernels]
+            print(f"step_kernels: {case[0]}: " + ", ".join(
+                f"{h} {v}" for h, v in zip(summary_head[2:], summary_rows[-1][2:])),
+                file=sys.stderr, flush=True)
+        for fname, head, rows in (("step_kernels.csv", ["case", "kernel", "calls", "total_us"],
+                                   kern_rows),
+                                  ("step_kernels_summary.csv", summary_head, summary_rows)):
             path = os.path.join(args.out_dir, fname)
             with open(path + ".tmp", "w", newline="") as f:
                 f.write(header)
@@ -147,6 +139,38 @@ def main():
                 w.writerow(head)
                 w.writerows(rows)
             os.replace(path + ".tmp", path)
+
+
+def profile_case(case, smi):
+    """The summary row's measured fields followed by the timed steps' wall start and end, and
+    the (kernel, calls, total us) list of one profiled step."""
+    trainer, data = build(case)
+    for _ in range(3):
+        trainer.step(data)
+    torch.cuda.synchronize()
+    times = []
+    wall0 = smi.now()
+    for _ in range(5):
+        t0 = time.perf_counter()
+        trainer.step(data)
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    wall1 = smi.now()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        trainer.step(data)
+        torch.cuda.synchronize()
+    ivs = kernel_intervals(prof)
+    by_name = {}
+    for name, s, e in ivs:
+        calls, us = by_name.get(name, (0, 0.0))
+        by_name[name] = (calls + 1, us + (e - s))
+    kernels = [[name, calls, f"{us:.1f}"]
+               for name, (calls, us) in sorted(by_name.items(), key=lambda kv: -kv[1][1])]
+    span = max(e for _, _, e in ivs) - min(s for _, s, _ in ivs)
+    row = [f"{statistics.median(times) * 1e6:.1f}", f"{span:.1f}", f"{union_us(ivs):.1f}",
+           f"{sum(us for _, us in by_name.values()):.1f}", len(ivs),
+           torch.cuda.max_memory_allocated(), wall0, wall1]
+    return row, kernels
 
 
 if __name__ == "__main__":

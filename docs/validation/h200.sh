@@ -209,7 +209,10 @@ YAML
   echo
   echo "Every row lands a little fast (2-9%): what PyTorch's choice saves inside the model is less"
   echo "than the kernel tables' cuDNN-against-flash difference (measured alone, CUDA graphs, inputs"
-  echo "strided as a model makes them); not explained yet. Micro-batches of 16-32 also needed batch x"
+  echo "strided as a model makes them). Timed in place (docs/validation/power.md), the cause is the"
+  echo "700 W power limit: the steps run at it, below the boost clock at which the tables' attention"
+  echo "points were timed, and cuDNN's attention, at GEMM rates, loses most to it (power.md has the"
+  echo "figures); not modelled yet. Micro-batches of 16-32 also needed batch x"
   echo "heads past the attention tables' 256: those are now that edge's time in proportion (independent"
   echo "problems, as the batch and row axes were), no longer the roofline."
   echo

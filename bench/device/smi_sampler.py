@@ -1,0 +1,89 @@
+"""The GPU's clocks, power and temperature sampled by nvidia-smi while a benchmark runs, so that
+a timing can be read beside the clock it ran at (sustained power limits clock a GPU down where
+a short burst of the same kernel does not). Shared by the device benchmarks; reads only, never
+sets a clock or a limit (METHOD.md: leave the card's settings alone).
+
+    with Sampler() as smi:
+        t0 = smi.now(); ...work...; t1 = smi.now()
+        print(smi.window(t0, t1))   # mean SM clock, mean power, peak temperature, event reasons
+"""
+import datetime
+import os
+import subprocess
+import tempfile
+
+# nvidia-smi's clock-event reasons bitmask (nvml.h, nvmlClocksEventReason*): the ones that mean
+# the clock was held below what the application asked for by power or heat.
+POWER_CAP, HW_SLOWDOWN, SW_THERMAL, HW_THERMAL, HW_POWER_BRAKE = 0x4, 0x8, 0x20, 0x40, 0x80
+FIELDS = "timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active"
+OLD_FIELDS = FIELDS.replace("clocks_event_reasons", "clocks_throttle_reasons")
+
+
+class Sampler:
+    def __init__(self, period_ms=50):
+        self.period_ms = period_ms
+        self.proc = None
+
+    def __enter__(self):
+        fd, self.path = tempfile.mkstemp(prefix="smi", suffix=".csv")
+        os.close(fd)
+        for fields in (FIELDS, OLD_FIELDS):  # drivers before 535 name the reasons "throttle"
+            ok = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"],
+                                capture_output=True).returncode == 0
+            if ok:
+                break
+        self.proc = subprocess.Popen(
+            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits",
+             f"-lms={self.period_ms}", "-i", "0", "-f", self.path]) if ok else None
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait()
+        self.samples = self._read()
+        os.unlink(self.path)
+
+    @staticmethod
+    def now():
+        """Local wall time, the clock nvidia-smi stamps its samples with."""
+        return datetime.datetime.now()
+
+    def _read(self):
+        out = []
+        with open(self.path) as f:
+            for line in f:
+                parts = [p.strip() for p in line.split(",")]
+                if len(parts) != 6:
+                    continue
+                try:
+                    t = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f")
+                    out.append((t, float(parts[1]), float(parts[2]), float(parts[3]),
+                                float(parts[4]), int(parts[5], 16)))
+                except ValueError:
+                    continue
+        return out
+
+    def window(self, t0, t1):
+        """(samples, mean SM MHz, mean memory MHz, mean W, peak C, reasons OR-ed) in [t0, t1];
+        read after the with block has closed."""
+        s = [x for x in self.samples if t0 <= x[0] <= t1]
+        if not s:
+            return (0, None, None, None, None, 0)
+        n = len(s)
+        reasons = 0
+        for x in s:
+            reasons |= x[5]
+        return (n, sum(x[1] for x in s) / n, sum(x[2] for x in s) / n, sum(x[3] for x in s) / n,
+                max(x[4] for x in s), reasons)
+
+
+def window_fields(w):
+    """A window as CSV fields: samples, sm_mhz, mem_mhz, power_w, temp_c, reasons (hex)."""
+    n, sm, mem, pw, temp, reasons = w
+    if not n:
+        return [0, "", "", "", "", ""]
+    return [n, f"{sm:.0f}", f"{mem:.0f}", f"{pw:.0f}", f"{temp:.0f}", f"{reasons:#x}"]
+
+
+WINDOW_HEAD = ["smi_samples", "sm_mhz", "mem_mhz", "power_w", "temp_c", "event_reasons"]
