@@ -89,6 +89,7 @@ def predicted(case, platform):
                              check=True).stdout
     finally:
         os.unlink(f.name)
+    # by family, and each attention kernel ("attention sdpa_fwd_causal", ...) apart too
     fam = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
     row = re.compile(r"^\s+(fwd|bwd)\s+.*?\s(\S+)\s+.*\s(\d+)\s+([\d.]+)\s+"
                      r"(table|interpolated|model|extrapolated)\s")
@@ -99,7 +100,10 @@ def predicted(case, platform):
         passes, kernel, count, us = m.group(1), m.group(2), int(m.group(3)), float(m.group(4))
         f_name = ("gemm" if kernel.startswith("gemm") else
                   "attention" if kernel.startswith(("sdpa", "flash")) else "other")
-        fam[f_name] += count * us * layers * micro * (2 if recompute and passes == "fwd" else 1)
+        t = count * us * layers * micro * (2 if recompute and passes == "fwd" else 1)
+        fam[f_name] += t
+        if f_name == "attention":
+            fam[f"attention {kernel}"] = fam.get(f"attention {kernel}", 0.0) + t
     tokens = mbs * seq
     layer_flops = 2 * tokens * (4 * h * h + 2 * h * ffn)
     gemm_flops = layer_flops * layers * micro * (4 if recompute else 3)
@@ -113,10 +117,11 @@ def steps_table(tag, platform):
     for r in read_csv(f"{tag}_step_kernels.csv"):
         fam = measured.setdefault(r["case"], {"gemm": 0.0, "attention": 0.0, "other": 0.0})
         fam[family(r["kernel"])] += float(r["total_us"]) / 1e3
+    alone = alone_ratios(tag)
     out = ["| case | step | mean SM clock | mean power | GEMMs in the step | GEMMs in the table "
-           "| attention in the step | in the table | step / table |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    ratios = {"sdpa": [], "flash": []}
+           "| attention in the step | in the table | step / table | alone at the limit / cool |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    ratios = {"sdpa": [], "flash": [], "alone": []}
     gemm_ratios = []
     for case in CASES:
         s = summary.get(case)
@@ -130,12 +135,30 @@ def steps_table(tag, platform):
         gemm_ratios.append(meas_rate / table_rate)
         att = meas["attention"] / pred["attention"]
         ratios[CASES[case][8]].append(att)
+        # What power_probe.py's attention alone back to back says, where it probed these shapes:
+        # its sustained / cool ratio, forward and backward weighted by the table's times.
+        layers, h, heads, _, seq, mbs = CASES[case][:6]
+        parts = [(pred[k], alone.get((k.split()[1], f"{heads * mbs}x{seq}x{h // heads}")))
+                 for k in pred if k.startswith("attention ")]
+        a = (sum(t * r for t, r in parts) / sum(t for t, _ in parts)
+             if parts and all(r for _, r in parts) else None)
+        if a:
+            ratios["alone"].append(a / att)
         out.append(f"| {case} | {float(s['step_us']) / 1e3:.1f} ms | {s['sm_mhz']} MHz "
                    f"| {s['power_w']} W | {meas_rate:.0f} TFLOP/s | {table_rate:.0f} TFLOP/s "
-                   f"| {meas['attention']:.1f} ms | {pred['attention']:.1f} ms | {att:.3f} |")
+                   f"| {meas['attention']:.1f} ms | {pred['attention']:.1f} ms | {att:.3f} "
+                   f"| {f'{a:.3f}' if a else '-'} |")
     reasons = sorted({s["event_reasons"] for s in summary.values() if s["status"] == "ok"})
     clocks = [int(s["sm_mhz"]) for s in summary.values() if s["status"] == "ok"]
     return out, ratios, gemm_ratios, reasons, clocks
+
+
+def alone_ratios(tag):
+    """{(kernel, shape): sustained / cool} from power_probe.py."""
+    by = {}
+    for r in read_csv(f"{tag}_power_probe.csv"):
+        by.setdefault((r["kernel"], r["shape"]), {})[r["state"]] = float(r["time_us"])
+    return {k: st["sustained"] / st["cool"] for k, st in by.items()}
 
 
 def probe_table(tag, platform_table, table_cool):
@@ -199,6 +222,7 @@ def main():
         stats["sdpa"] += ratios["sdpa"]
         stats["flash"] += ratios["flash"]
         stats["gemm"] += gemm_ratios
+        stats["alone"] = stats.get("alone", []) + ratios["alone"]
         lines += [f"## {gpu}: whole steps, kernel by kernel", "",
                   f"`bench/device/step_kernels.py` on the {gpu} "
                   f"(`bench/device/{tag}_step_kernels*.csv`): each case is one step of "
@@ -304,6 +328,7 @@ def pct(lo, hi):
 
 def reading(stats):
     sd, fl, gm, tc = stats["sdpa"], stats["flash"], stats["gemm"], stats["table_cool"]
+    al = stats["alone"]
     dev = max(abs(x - 1) for x in stats["data"])
     other_dev = max(abs(x - 1) for x in tc["other"])
     return [
@@ -314,9 +339,12 @@ def reading(stats):
         f"the boost clock (their points agree with the cool times above within {100 * other_dev:.1f}%: "
         "kernel_table.py times each in a burst of milliseconds after host-side setup that lets "
         "the GPU's power fall); in a step the same kernels run at a clock the power limit "
-        "holds down, and take about what they take alone back to back at that limit: "
-        f"cuDNN's attention, which runs its tensor cores near GEMM rates, {pct(min(sd), max(sd))} "
-        f"on the table over both GPUs' steps, flash attention {pct(min(fl), max(fl))}.",
+        f"holds down: cuDNN's attention, which runs its tensor cores near GEMM rates, "
+        f"{pct(min(sd), max(sd))} on the table over both GPUs' steps, flash attention "
+        f"{pct(min(fl), max(fl))}. Where power_probe.py timed the steps' own attention shapes "
+        "alone back to back at the limit, that predicts the step's attention "
+        f"{pct(min(al), max(al))} (the last column over the step / table column): close, "
+        "not exact, since what runs beside the attention in a step sets the clock too.",
         f"- The GEMMs go the other way: the tables' GEMM points sit {pct(min(tc['gemm']), max(tc['gemm']))} "
         "on the cool times (kernel_table.py times its thousands of GEMM shapes back to back, "
         "so the GPU is partly at its limit already), and the steps' GEMMs' rate is "
