@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from pages import write_whole
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEV = os.path.join(ROOT, "bench", "device")
 TRAINSIM = os.environ.get("TRAINSIM", os.path.join(ROOT, "build", "trainsim"))
@@ -252,11 +254,7 @@ def main():
                   "meaningful for the 4 s runs only.)", ""]
         lines += probe_table(tag, f"platforms/kernels/{tag}.yaml", stats["table_cool"]) + [""]
     lines += sustained_section() + data_section(stats) + reading(stats)
-    text = "\n".join(lines) + "\n"
-    page = os.path.join(ROOT, "docs", "validation", "power.md")
-    with open(page + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(page + ".tmp", page)
+    write_whole(os.path.join(ROOT, "docs", "validation", "power.md"), "\n".join(lines) + "\n")
 
 
 def min_pw(tag):
