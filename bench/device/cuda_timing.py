@@ -17,3 +17,19 @@ def time_ms(fn, warmup=5, reps=20):
         torch.cuda.synchronize()
         times.append(a.elapsed_time(b))
     return statistics.median(times)
+
+
+def write_csv(path, script, note, head, rows, started):
+    """Writes a measurement's CSV whole (a temporary file renamed over path): a comment line
+    naming the script, the device, torch, CUDA and the start time (UTC), then head and rows."""
+    import csv
+    import os
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        f.write(f"# bench/device/{script}: device {torch.cuda.get_device_name(0)}, torch "
+                f"{torch.__version__}, CUDA {torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC; "
+                f"{note}\n")
+        w = csv.writer(f)
+        w.writerow(head)
+        w.writerows(rows)
+    os.replace(tmp, path)

@@ -16,9 +16,7 @@ sampled every 2 ms (power_probe.Nvml): cool (after 1.5 s idle) and steady (after
 replaying the same graph back to back: the clock this kernel settles at by itself).
 """
 import argparse
-import csv
 import datetime
-import os
 import statistics
 import sys
 import time
@@ -28,6 +26,7 @@ import torch.nn.functional as F
 
 import gpt
 import kernel_table as kt
+from cuda_timing import write_csv
 from power_probe import Nvml
 
 
@@ -139,15 +138,9 @@ def run_cases(got, nvml, hold, args, started):
             print(f"power_data: {name} {label} {state}: {secs * 1e6:.1f} us at "
                   f"{clk if n else float('nan'):.0f} MHz, {watts if n else float('nan'):.0f} W",
                   file=sys.stderr, flush=True)
-    tmp = args.out + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        f.write(f"# bench/device/power_data.py: device {torch.cuda.get_device_name(0)}, torch "
-                f"{torch.__version__}, CUDA {torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC; "
-                "NVML clock and power sampled every 2 ms; validation data\n")
-        wr = csv.writer(f)
-        wr.writerow(["kernel", "operands", "state", "time_us", "sm_mhz", "power_w", "samples"])
-        wr.writerows(rows)
-    os.replace(tmp, args.out)
+    write_csv(args.out, "power_data.py", "NVML clock and power sampled every 2 ms; validation data",
+              ["kernel", "operands", "state", "time_us", "sm_mhz", "power_w", "samples"], rows,
+              started)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,8 @@ thread, and averaged over each timed stretch. From cool and hot: how much of the
 time scales with the SM clock; from sustained: its power at the clock it holds.
 """
 import argparse
-import csv
 import ctypes
 import datetime
-import os
 import statistics
 import sys
 import threading
@@ -30,6 +28,7 @@ import torch.nn.functional as F
 
 import gpt
 import kernel_table as kt
+from cuda_timing import write_csv
 
 
 class Nvml:
@@ -149,15 +148,9 @@ def main():
                 print(f"power_probe: {name} {shape} {state}: {us:.1f} us at "
                       f"{clk if n else float('nan'):.0f} MHz", file=sys.stderr, flush=True)
     nvml.stop = True
-    tmp = args.out + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        f.write(f"# bench/device/power_probe.py: device {torch.cuda.get_device_name(0)}, torch "
-                f"{torch.__version__}, CUDA {torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC; "
-                "NVML clock and power sampled every 2 ms\n")
-        w = csv.writer(f)
-        w.writerow(["kernel", "shape", "state", "time_us", "sm_mhz", "power_w", "samples"])
-        w.writerows(rows)
-    os.replace(tmp, args.out)
+    write_csv(args.out, "power_probe.py", "NVML clock and power sampled every 2 ms",
+              ["kernel", "shape", "state", "time_us", "sm_mhz", "power_w", "samples"], rows,
+              started)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ nearest sample's where none falls inside) and how many samples that was.
 """
 import argparse
 import bisect
-import csv
 import datetime
 import gc
 import os
@@ -27,6 +26,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import step_kernels
+from cuda_timing import write_csv
 from power_probe import Nvml
 
 DEFAULT = ["gpt-1.3b-s16k", "gpt-1.3b-s16k-flash", "gpt-2.7b-mb16-full"]
@@ -77,31 +77,25 @@ def main():
         args.cases.split(",") if args.cases else DEFAULT)
     cases = [c for c in pool if c[0] in names]
     nvml = Nvml(period_s=0.001)
-    path = os.path.join(args.out_dir, "step_clocks.csv")
-    with open(path + ".tmp", "w", newline="") as f:
-        f.write(f"# bench/device/step_clocks.py: device {torch.cuda.get_device_name(0)}, torch "
-                f"{torch.__version__}, CUDA {torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC; "
-                "NVML SM clock read every 1 ms; validation data, sets no parameter\n")
-        w = csv.writer(f)
-        w.writerow(["case", "kernel", "start_us", "dur_us", "sm_mhz", "samples"])
-        for case in cases:
-            try:
-                rows = trace(case, nvml)
-            except torch.cuda.OutOfMemoryError:
-                print(f"step_clocks: {case[0]}: out of memory", file=sys.stderr, flush=True)
-                rows = []
-            w.writerows([case[0], n, f"{s:.1f}", f"{d:.1f}", f"{m:.0f}", k]
-                        for n, s, d, m, k in rows)
-            if rows:
-                busy = sum(r[2] for r in rows)
-                mean = sum(r[2] * r[3] for r in rows) / busy
-                print(f"step_clocks: {case[0]}: {len(rows)} kernels, {busy / 1e3:.1f} ms, "
-                      f"time-weighted clock {mean:.0f} MHz", file=sys.stderr, flush=True)
-            gc.collect()
-            torch.cuda.empty_cache()
+    out = []
+    for case in cases:
+        try:
+            rows = trace(case, nvml)
+        except torch.cuda.OutOfMemoryError:
+            print(f"step_clocks: {case[0]}: out of memory", file=sys.stderr, flush=True)
+            rows = []
+        out += [[case[0], n, f"{s:.1f}", f"{d:.1f}", f"{m:.0f}", k] for n, s, d, m, k in rows]
+        if rows:
+            busy = sum(r[2] for r in rows)
+            mean = sum(r[2] * r[3] for r in rows) / busy
+            print(f"step_clocks: {case[0]}: {len(rows)} kernels, {busy / 1e3:.1f} ms, "
+                  f"time-weighted clock {mean:.0f} MHz", file=sys.stderr, flush=True)
+        gc.collect()
+        torch.cuda.empty_cache()
     nvml.stop = True
-    os.replace(path + ".tmp", path)
-
+    write_csv(os.path.join(args.out_dir, "step_clocks.csv"), "step_clocks.py",
+              "NVML SM clock read every 1 ms; validation data, sets no parameter",
+              ["case", "kernel", "start_us", "dur_us", "sm_mhz", "samples"], out, started)
 
 if __name__ == "__main__":
     main()

@@ -16,7 +16,6 @@ temperature over the 5 timed steps (nvidia-smi, smi_sampler.py: does a step that
 attention at GEMM rates clock the GPU down?). A case that does not fit is written "oom".
 """
 import argparse
-import csv
 import datetime
 import gc
 import os
@@ -30,6 +29,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import gpt
 import llama_steps
+from cuda_timing import write_csv
 from smi_sampler import WINDOW_HEAD, Sampler, window_fields
 
 
@@ -104,9 +104,6 @@ def main():
     assert torch.cuda.is_available(), "needs a CUDA GPU"
     torch.backends.cuda.matmul.allow_tf32 = False
     started = datetime.datetime.now(datetime.timezone.utc)
-    header = (f"# bench/device/step_kernels.py: device {torch.cuda.get_device_name(0)}, torch "
-              f"{torch.__version__}, CUDA {torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC; "
-              "validation data, sets no parameter\n")
     kern_rows, summary_rows = [], []
     summary_head = ["case", "status", "step_us", "span_us", "busy_us", "kernel_sum_us", "kernels",
                     "peak_bytes"] + WINDOW_HEAD
@@ -132,13 +129,8 @@ def main():
         for fname, head, rows in (("step_kernels.csv", ["case", "kernel", "calls", "total_us"],
                                    kern_rows),
                                   ("step_kernels_summary.csv", summary_head, summary_rows)):
-            path = os.path.join(args.out_dir, fname)
-            with open(path + ".tmp", "w", newline="") as f:
-                f.write(header)
-                w = csv.writer(f)
-                w.writerow(head)
-                w.writerows(rows)
-            os.replace(path + ".tmp", path)
+            write_csv(os.path.join(args.out_dir, fname), "step_kernels.py",
+                      "validation data, sets no parameter", head, rows, started)
 
 
 def profile_case(case, smi):

@@ -16,9 +16,7 @@ backend (cuDNN on Hopper) and by the flash backend, and a 1 GiB copy (memory-bou
 contrast).
 """
 import argparse
-import csv
 import datetime
-import os
 import statistics
 import sys
 import time
@@ -27,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from cuda_timing import time_ms
+from cuda_timing import time_ms, write_csv
 from smi_sampler import WINDOW_HEAD, Sampler, window_fields
 
 
@@ -111,15 +109,8 @@ def main():
                   file=sys.stderr, flush=True)
     for name, phase, sec, ms, calls, t0, t1 in marks:
         rows.append([name, phase, sec, f"{ms:.4f}", calls] + window_fields(smi.window(t0, t1)))
-    tmp = args.out + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        f.write(f"# bench/device/sustained.py: device {torch.cuda.get_device_name(0)}, torch "
-                f"{torch.__version__}, CUDA {torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC; "
-                f"validation data, sets no parameter\n")
-        wr = csv.writer(f)
-        wr.writerow(["kernel", "phase", "second", "median_ms", "calls"] + WINDOW_HEAD)
-        wr.writerows(rows)
-    os.replace(tmp, args.out)
+    write_csv(args.out, "sustained.py", "validation data, sets no parameter",
+              ["kernel", "phase", "second", "median_ms", "calls"] + WINDOW_HEAD, rows, started)
 
 
 if __name__ == "__main__":
