@@ -121,7 +121,8 @@ def main():
             print(f"step_kernels: {case[0]}: out of memory", file=sys.stderr, flush=True)
         else:
             wall0, wall1 = row[-2:]
-            summary_rows.append([case[0], "ok"] + row[:-2] + window_fields(smi.window(wall0, wall1)))
+            summary_rows.append([case[0], "ok"] + row[:-2]
+                                + window_fields(smi.window(wall0, wall1)))
             kern_rows += [[case[0]] + k for k in kernels]
             print(f"step_kernels: {case[0]}: " + ", ".join(
                 f"{h} {v}" for h, v in zip(summary_head[2:], summary_rows[-1][2:])),

@@ -12,8 +12,9 @@ Inputs, all measured on the device machines (bench/device):
   h100_sustained.csv              sustained.py: four kernels for 20 s each, second by second;
   h200_power_data.csv             power_data.py: a model's own operands against randn.
 (step_kernels.py's Llama case is in the H100's CSVs but not compared here: its layer is not
-the GPT layer this page prices.) The tables' side comes from `trainsim profile` (one layer's kernels) on platforms/dgx-h100.yaml
-and platforms/hgx-h200.yaml, times the layers, microbatches and recomputation of each case.
+the GPT layer this page prices.) The tables' side comes from `trainsim profile` (one layer's
+kernels) on platforms/dgx-h100.yaml and platforms/hgx-h200.yaml, times the layers, microbatches
+and recomputation of each case.
 """
 import csv
 import os
@@ -334,7 +335,8 @@ def reading(stats):
         "- The mechanism behind the SDPA sets' misses (docs/validation/h200.md, h100.md): the "
         "GPUs train at their 700 W limit, and the limit's clock, not the boost clock, sets how "
         "long the attention takes. The tables price attention and the memory-bound kernels at "
-        f"the boost clock (their points agree with the cool times above within {100 * other_dev:.1f}%: "
+        "the boost clock (their points agree with the cool times above within "
+        f"{100 * other_dev:.1f}%: "
         "kernel_table.py times each in a burst of milliseconds after host-side setup that lets "
         "the GPU's power fall); in a step the same kernels run at a clock the power limit "
         f"holds down: cuDNN's attention, which runs its tensor cores near GEMM rates, "
@@ -343,8 +345,8 @@ def reading(stats):
         "alone back to back at the limit, that predicts the step's attention "
         f"{pct(min(al), max(al))} (the last column over the step / table column): close, "
         "not exact, since what runs beside the attention in a step sets the clock too.",
-        f"- The GEMMs go the other way: the tables' GEMM points sit {pct(min(tc['gemm']), max(tc['gemm']))} "
-        "on the cool times (kernel_table.py times its thousands of GEMM shapes back to back, "
+        "- The GEMMs go the other way: the tables' GEMM points sit "
+        f"{pct(min(tc['gemm']), max(tc['gemm']))} on the cool times (kernel_table.py times its thousands of GEMM shapes back to back, "
         "so the GPU is partly at its limit already), and the steps' GEMMs' rate is "
         f"{pct(min(gm), max(gm))} on the table's. In the flash set the two "
         "errors cancel; with cuDNN's attention they do not, which is the SDPA sets' miss.",
