@@ -22,7 +22,10 @@ them (bf16, PyTorch eager, flash attention forced):
     per eager operation, and the CPU time of a tiny GPT's layer (forward, backward), microbatch
     and iteration, where the GPU is idle most of the time.
 Kernel times are pure GPU time: each point captures r calls in a CUDA graph (r chosen so that a
-replay lasts about 4 ms), replays it 5 times after warm-ups and keeps the median / r. The
+replay lasts about 4 ms), replays it 5 times after warm-ups and keeps the median / r; NVML's SM
+clock, read every 2 ms while each point is timed, is summarised in a comment above each table's
+times (the GPU's power limit holds its clock below the boost clock under sustained load:
+docs/validation/power.md). The
 optimizer's steps are timed eagerly with CUDA events (as a framework runs them: their CPU time
 between the kernels is part of their cost). Points too large for the memory used here (an
 operand over 2^29 elements) or the time budget are written as null: trainsim falls back to its
@@ -48,6 +51,7 @@ import torch
 import torch.nn.functional as F
 
 import gpt
+from gpu_sampler import Nvml
 from cuda_timing import time_ms
 
 TOKENS = [512, 1024, 2048, 4096, 8192, 16384, 32768]
@@ -57,6 +61,7 @@ MAX_ELEMS = 1 << 29  # one operand: 1 GiB of bf16
 CE_MAX_ELEMS = 1 << 31  # the logits of cross-entropy: a GPT's vocabulary x 16k+ tokens (4 GiB)
 dev = torch.device("cuda")
 bf16 = torch.bfloat16
+NVML = None  # the SM clock sampler of a measuring process (gpu_sampler.Nvml), where NVML loads
 STREAM = None  # the side stream every measurement runs on (CUDA graphs cannot capture the
 # default stream, and autograd runs a backward on its forward's stream)
 
@@ -110,6 +115,7 @@ class Table:
     def __init__(self, name, what, axes):
         self.name, self.what, self.axes = name, what, axes
         self.times = {}
+        self.clocks = {}  # the mean SM clock (MHz) while each point was timed
 
     def points(self, smoke):
         pts = [()]
@@ -137,7 +143,11 @@ def measure(table, make, budget, smoke, eager=False):
             with torch.cuda.stream(STREAM):
                 fn = make(*p)
                 if fn is not None:
+                    t0 = time.perf_counter()
                     table.times[p] = median_eager_s(fn) if eager else median_graph_s(fn)
+                    mhz, _, samples = NVML.window(t0, time.perf_counter()) if NVML else (0, 0, 0)
+                    if samples:
+                        table.clocks[p] = mhz
                     n += 1
         except Exception as e:  # noqa: BLE001 - a point that fails stays null, and is counted
             failed += 1
@@ -707,6 +717,11 @@ def table_lines(tables):
         for name, values in t.axes:
             lines.append(f"      {name}: [{', '.join(str(v) for v in values)}]")
         vals = [fmt(v) for v in t.values()]
+        if t.clocks:  # a comment: the power limit's clock is not modelled yet (power.md)
+            c = sorted(t.clocks.values())
+            lines.append(f"    # SM clock while timed (NVML every 2 ms): median "
+                         f"{statistics.median(c):.0f} MHz, {c[0]:.0f}-{c[-1]:.0f} MHz over "
+                         f"{len(c)} points")
         lines.append("    time_us: [")
         for i in range(0, len(vals), 12):
             lines.append("      " + ", ".join(vals[i:i + 12]) + ("," if i + 12 < len(vals) else ""))
@@ -1009,8 +1024,13 @@ def child(args):
     """Measures one section's tables (or the software figures) into a JSON file. A capture
     that fails can leave CUDA's random generator unusable for the rest of the process, so each
     section runs in a process of its own."""
-    global STREAM
+    global STREAM, NVML
     STREAM = torch.cuda.Stream()
+    if args.one != "software":  # the host figures are timed on one core: no sampling thread
+        try:
+            NVML = Nvml()
+        except (OSError, AssertionError) as e:
+            print(f"kernel_table: no NVML, clocks not recorded ({e})", file=sys.stderr)
     torch.backends.cuda.matmul.allow_tf32 = False
     if args.one == "software":
         os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})  # one core: steadier host times
@@ -1022,6 +1042,7 @@ def child(args):
             budget = Budget(args.budget_s * weight)
             measure(table, make, budget, args.smoke, eager)
             result[table.name] = {"times": [list(p) + [t] for p, t in table.times.items()],
+                                  "clocks": [list(p) + [c] for p, c in table.clocks.items()],
                                   "skipped": budget.skipped, "failed": budget.failed}
         if args.one in SECTION_SOFTWARE:
             result["software"] = SECTION_SOFTWARE[args.one](args.smoke)
@@ -1085,6 +1106,8 @@ def main():
             res = got.get(table.name, {"times": [], "skipped": 0, "failed": 0})
             for row in res["times"]:
                 table.times[tuple(row[:-1])] = row[-1]
+            for row in res.get("clocks", []):
+                table.clocks[tuple(row[:-1])] = row[-1]
             skipped += res["skipped"]
             failed += res["failed"]
     if os.path.exists(tmp):

@@ -12,7 +12,7 @@ tensors, captured by hooks in its second block after 3 training steps: FC1's inp
 the gradient at FC1's output, Q K V; against randn operands of the same shapes, and randn
 scaled to the model tensor's standard deviation. Each kernel in two states, timed as
 kernel_table.py times (r calls in a CUDA graph, median of 5 replays), NVML's SM clock and power
-sampled every 2 ms (power_probe.Nvml): cool (after 1.5 s idle) and steady (after 1.5 s of
+sampled every 2 ms (gpu_sampler.Nvml): cool (after 1.5 s idle) and steady (after 1.5 s of
 replaying the same graph back to back: the clock this kernel settles at by itself).
 """
 import argparse
@@ -27,7 +27,7 @@ import torch.nn.functional as F
 import gpt
 import kernel_table as kt
 from cuda_timing import write_csv
-from power_probe import Nvml
+from gpu_sampler import Nvml
 
 
 def captured(smoke):

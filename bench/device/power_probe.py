@@ -16,11 +16,9 @@ thread, and averaged over each timed stretch. From cool and hot: how much of the
 time scales with the SM clock; from sustained: its power at the clock it holds.
 """
 import argparse
-import ctypes
 import datetime
 import statistics
 import sys
-import threading
 import time
 
 import torch
@@ -29,36 +27,7 @@ import torch.nn.functional as F
 import gpt
 import kernel_table as kt
 from cuda_timing import write_csv
-
-
-class Nvml:
-    """SM clock (MHz) and power (W) of GPU 0, sampled by a thread."""
-
-    def __init__(self, period_s=0.002):
-        self.lib = ctypes.CDLL("libnvidia-ml.so.1")
-        assert self.lib.nvmlInit_v2() == 0
-        self.h = ctypes.c_void_p()
-        assert self.lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.h)) == 0
-        self.period_s, self.samples, self.stop = period_s, [], False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def read(self):
-        clk, mw = ctypes.c_uint(), ctypes.c_uint()
-        self.lib.nvmlDeviceGetClockInfo(self.h, 1, ctypes.byref(clk))  # NVML_CLOCK_SM
-        self.lib.nvmlDeviceGetPowerUsage(self.h, ctypes.byref(mw))
-        return clk.value, mw.value / 1000
-
-    def _run(self):
-        while not self.stop:
-            self.samples.append((time.perf_counter(),) + self.read())
-            time.sleep(self.period_s)
-
-    def window(self, t0, t1):
-        s = [x for x in self.samples if t0 <= x[0] <= t1]
-        if not s:
-            return None, None, 0
-        return statistics.mean(x[1] for x in s), statistics.mean(x[2] for x in s), len(s)
+from gpu_sampler import Nvml
 
 
 def kernels(smoke):

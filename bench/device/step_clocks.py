@@ -3,7 +3,7 @@ docs/validation/power.md): the steps run at the 700 W limit with a mean SM clock
 boost clock, yet their GEMMs run near their boost-clock rate while their attention runs well
 below it, so the clock must move within the step. This times one profiled step per case
 (step_kernels.py's cases and model) while a thread reads NVML's SM clock and power every
-millisecond (power_probe.Nvml), and gives each kernel the clock read during it.
+millisecond (gpu_sampler.Nvml), and gives each kernel the clock read during it.
 
     python3 bench/device/step_clocks.py OUT_DIR [--cases NAME,...] [--smoke]
 
@@ -27,7 +27,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import step_kernels
 from cuda_timing import write_csv
-from power_probe import Nvml
+from gpu_sampler import Nvml
 
 DEFAULT = ["gpt-1.3b-s16k", "gpt-1.3b-s16k-flash", "gpt-2.7b-mb16-full"]
 

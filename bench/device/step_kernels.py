@@ -12,7 +12,7 @@ kernel name, the calls and their summed device time; and OUT_DIR/step_kernels_su
 per case, the step's host-clock time with the profiler off (median of 5), the profiled
 step's span from its first kernel's start to its last kernel's end, the union of kernel
 intervals (busy), the sum of kernel times, and the GPU's mean SM clock, power and peak
-temperature over the 5 timed steps (nvidia-smi, smi_sampler.py: does a step that runs cuDNN
+temperature over the 5 timed steps (nvidia-smi, gpu_sampler.py: does a step that runs cuDNN
 attention at GEMM rates clock the GPU down?). A case that does not fit is written "oom".
 """
 import argparse
@@ -30,7 +30,7 @@ from torch.profiler import ProfilerActivity, profile
 import gpt
 import llama_steps
 from cuda_timing import write_csv
-from smi_sampler import WINDOW_HEAD, Sampler, window_fields
+from gpu_sampler import WINDOW_HEAD, Sampler, window_fields
 
 
 def sdpa_default(q, k, v):

@@ -10,7 +10,7 @@ adds up to on both the H100 and the H200).
 Each kernel: 3 s idle, a burst as kernel_table.py times it (5 warm-ups, median of 20 with CUDA
 events), then S seconds back to back, each call timed with events (median per second), then
 the burst again on the hot GPU. nvidia-smi samples the clocks and power throughout
-(smi_sampler.py). Kernels, at a GPT-1.3B layer's shapes at sequence 16,384 (batch 1, 16
+(gpu_sampler.py). Kernels, at a GPT-1.3B layer's shapes at sequence 16,384 (batch 1, 16
 heads of 128): the FC1 GEMM forward, causal attention forward + backward by PyTorch's default
 backend (cuDNN on Hopper) and by the flash backend, and a 1 GiB copy (memory-bound, for
 contrast).
@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from cuda_timing import time_ms, write_csv
-from smi_sampler import WINDOW_HEAD, Sampler, window_fields
+from gpu_sampler import WINDOW_HEAD, Sampler, window_fields
 
 
 def kernels(smoke):

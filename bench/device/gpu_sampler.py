@@ -1,16 +1,23 @@
-"""The GPU's clocks, power and temperature sampled by nvidia-smi while a benchmark runs, so that
-a timing can be read beside the clock it ran at (sustained power limits clock a GPU down where
-a short burst of the same kernel does not). Shared by the device benchmarks; reads only, never
-sets a clock or a limit (METHOD.md: leave the card's settings alone).
+"""The GPU's clocks and power sampled while a benchmark runs, so that a timing can be read beside
+the clock it ran at (the power limit clocks a GPU down under sustained load where a short burst
+of the same kernel runs at the boost clock). Shared by the device benchmarks; reads only, never
+sets a clock or a limit (METHOD.md: leave the card's settings alone). Two samplers:
 
-    with Sampler() as smi:
-        t0 = smi.now(); ...work...; t1 = smi.now()
-        print(smi.window(t0, t1))   # mean SM clock, mean power, peak temperature, event reasons
+    with Sampler() as smi:          # nvidia-smi every 50 ms: clocks, power, temperature and
+        t0 = smi.now(); ...; t1 = smi.now()          # the clock-event reasons
+        print(smi.window(t0, t1))
+
+    nvml = Nvml()                   # NVML by ctypes every 2 ms: SM clock and power
+    t0 = time.perf_counter(); ...; print(nvml.window(t0, time.perf_counter()))
 """
+import ctypes
 import datetime
+import statistics
 import os
 import subprocess
 import tempfile
+import threading
+import time
 
 # nvidia-smi's clock-event reasons bitmask (nvml.h, nvmlClocksEventReason*): the ones that mean
 # the clock was held below what the application asked for by power or heat.
@@ -87,3 +94,33 @@ def window_fields(w):
 
 
 WINDOW_HEAD = ["smi_samples", "sm_mhz", "mem_mhz", "power_w", "temp_c", "event_reasons"]
+
+
+class Nvml:
+    """SM clock (MHz) and power (W) of GPU 0, sampled by a thread."""
+
+    def __init__(self, period_s=0.002):
+        self.lib = ctypes.CDLL("libnvidia-ml.so.1")
+        assert self.lib.nvmlInit_v2() == 0
+        self.h = ctypes.c_void_p()
+        assert self.lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.h)) == 0
+        self.period_s, self.samples, self.stop = period_s, [], False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        clk, mw = ctypes.c_uint(), ctypes.c_uint()
+        self.lib.nvmlDeviceGetClockInfo(self.h, 1, ctypes.byref(clk))  # NVML_CLOCK_SM
+        self.lib.nvmlDeviceGetPowerUsage(self.h, ctypes.byref(mw))
+        return clk.value, mw.value / 1000
+
+    def _run(self):
+        while not self.stop:
+            self.samples.append((time.perf_counter(),) + self.read())
+            time.sleep(self.period_s)
+
+    def window(self, t0, t1):
+        s = [x for x in self.samples if t0 <= x[0] <= t1]
+        if not s:
+            return None, None, 0
+        return statistics.mean(x[1] for x in s), statistics.mean(x[2] for x in s), len(s)
