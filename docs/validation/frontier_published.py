@@ -158,7 +158,12 @@ be modelled only from kernel-level evidence:
   (`synchronize-each-layer`), and the all-gather of the updated weights in 500M-element
   buckets;
 - the tensor-parallel rows on one node (TP 2, TP 8) add the in-node RCCL model of an older
-  release.
+  release;
+- FORGE-S's head dimension, 86, is not a multiple of 8: on an H200, cuBLAS's batched GEMMs
+  of attention take 1.8-2.9x the aligned time at it (measured; trainsim prices that on NVIDIA
+  GPUs, docs/validation/h200.md); whether rocBLAS's kernels on the MI250X have such a cliff is
+  not known here (its Tensile logic holds solutions that assert no element multiple), so
+  nothing is priced for it on Frontier: an MI250X measurement would settle it.
 
 ## Dash et al.'s own launch scripts
 

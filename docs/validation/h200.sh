@@ -155,16 +155,21 @@ YAML
       -v m="$step_s" -v p="$pred" 'BEGIN { printf "| %s | %s | %s | %s | %s | %.1f ms | %.1f ms | %+.1f%% |\n", n, h, b, r, a, 1e3 * m, 1e3 * p, 100 * (p / m - 1) }'
   done
   echo
-  echo "Three mechanisms carry the unfused rows (each measured on this GPU, none fitted to the"
+  # The misaligned head dimension's slowdowns, from the same CSV as workloads/cost.c cites.
+  slow() { awk -F, -v c="$1" 'NR > 2 && $3 == 86 { a = $c } NR > 2 && $3 == 88 { b = $c }
+    END { printf "%.1fx", a / b }' "$unfused"; }
+  echo "Four mechanisms carry the unfused rows (each measured on this GPU, none fitted to the"
   echo "steps): the causal mask is its own kernel, PyTorch's masked_fill with a broadcast mask at"
   echo "about a quarter of the HBM bandwidth (the kernel table's \`attention_mask_*\`, measured;"
   echo "\`bench/device/attention_unfused.py\` times each kernel of the core: \`$unfused\`); the softmax"
-  echo "scale rides in Q K^T's GEMM; and a memory-bound kernel past the table's largest measured size"
-  echo "is that size's time in proportion (the softmax of 192 heads' 2,048-score rows). Left out: a"
-  echo "head dimension that is not a multiple of 8 (86) leaves the batched GEMMs' operands off the"
-  echo "16-byte alignment the fast kernels need; measured here, Q K^T then takes 2.2x (contiguous) to"
-  echo "2.9x (Megatron's strided layout) and P V 1.8x the time at head dimension 88, which the table"
-  echo "(64 and 128, interpolated) does not see: FORGE-S's rows miss by that."
+  echo "scale rides in Q K^T's GEMM; a memory-bound kernel past the table's largest measured size"
+  echo "is that size's time in proportion (the softmax of 192 heads' 2,048-score rows); and a head"
+  echo "dimension that is not a multiple of 16 bytes (FORGE-S's 86 in bf16) leaves the batched GEMMs'"
+  echo "operands off the alignment cuBLAS's fast kernels need, which the table (head dimensions 64"
+  echo "and 128, interpolated) does not see: Q K^T takes $(slow 5) (Megatron's strided layout; $(slow 4)"
+  echo "contiguous) and P V $(slow 8) the time at head dimension 88, and trainsim prices the"
+  echo "misaligned batched GEMMs (forward and backward) so (\`trainsim profile\` lists them as"
+  echo "\`bgemm_qk misaligned\`, \`bgemm_av misaligned\`)."
   echo
   echo "## A second set: plain PyTorch's attention, long sequences, large micro-batches"
   echo
