@@ -12,8 +12,10 @@ captured in a CUDA graph, median of 5 replays), three states:
   sustained  the kernel alone back to back for 4 s (median of the last second's calls):
              the clock at which this kernel by itself meets the power limit.
 The SM clock and the power are read through NVML (libnvidia-ml, by ctypes) every 2 ms by a
-thread, and averaged over each timed stretch. From cool and hot: how much of the kernel's
-time scales with the SM clock; from sustained: its power at the clock it holds.
+thread, and averaged over each timed stretch. From cool and sustained: the kernel's time at
+two clocks and its power at the clock it holds by itself. The hot state's clock rises back
+while it is timed (the window's mean is written), so it bounds rather than measures. The
+sustained state's eager calls synchronise each, so a short kernel carries its launch.
 """
 import argparse
 import datetime
