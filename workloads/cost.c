@@ -434,8 +434,10 @@ static void context_parallel_core(const ts_workload *wl, const pricer *p, ts_cos
  * H200 (bench/device/attention_unfused.py -> h200_attention_unfused.csv: 192 heads x 2,048
  * tokens, head dimension 86 against 88): Q K^T in Megatron's strided layout 1,692 against
  * 592 us, P V 819 against 456 us; ASSUMED alike on the other NVIDIA GPUs' cuBLAS. Not priced
- * on other vendors' libraries: whether rocBLAS's kernels on the MI250X have such a cliff is not
- * known (its Tensile logic holds solutions that assert no element multiple; not measured). */
+ * on other vendors' libraries: for Q K^T on the MI250X none of the 276 solutions of rocBLAS's
+ * Tensile logic (ROCm/rocBLAS b520bc8, Logic/asm_full/aldebaran/aldebaran_Cijk_Alik_Bljk_
+ * BBS_BH.yaml) asserts a summation element multiple, so each takes any head dimension, its
+ * remainder in a tail loop; P V's were not examined; neither is measured there. */
 #define MISALIGNED_QK_SLOWDOWN (1692.256 / 592.384)
 #define MISALIGNED_AV_SLOWDOWN (818.528 / 456.352)
 

@@ -161,9 +161,11 @@ be modelled only from kernel-level evidence:
   release;
 - FORGE-S's head dimension, 86, is not a multiple of 8: on an H200, cuBLAS's batched GEMMs
   of attention take 1.8-2.9x the aligned time at it (measured; trainsim prices that on NVIDIA
-  GPUs, docs/validation/h200.md); whether rocBLAS's kernels on the MI250X have such a cliff is
-  not known here (its Tensile logic holds solutions that assert no element multiple), so
-  nothing is priced for it on Frontier: an MI250X measurement would settle it.
+  GPUs, docs/validation/h200.md); for Q K^T on the MI250X none of the 276 solutions of
+  rocBLAS's Tensile logic (aldebaran_Cijk_Alik_Bljk_BBS_BH.yaml, ROCm/rocBLAS b520bc8) asserts
+  a summation element multiple (each takes any head dimension, the remainder in a tail loop),
+  and P V's were not examined, so nothing is priced for it on Frontier; not measured on an
+  MI250X.
 
 ## Dash et al.'s own launch scripts
 
