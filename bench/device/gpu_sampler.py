@@ -114,6 +114,11 @@ class Nvml:
         self.lib.nvmlDeviceGetPowerUsage(self.h, ctypes.byref(mw))
         return clk.value, mw.value / 1000
 
+    def close(self):
+        """Stops the sampling thread; the samples stay readable."""
+        self.stop = True
+        self.thread.join()
+
     def _run(self):
         while not self.stop:
             self.samples.append((time.perf_counter(),) + self.read())

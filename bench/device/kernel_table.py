@@ -1044,6 +1044,8 @@ def child(args):
             result[table.name] = {"times": [list(p) + [t] for p, t in table.times.items()],
                                   "clocks": [list(p) + [c] for p, c in table.clocks.items()],
                                   "skipped": budget.skipped, "failed": budget.failed}
+        if NVML:  # a section's host figures are timed without the sampling thread
+            NVML.close()
         if args.one in SECTION_SOFTWARE:
             result["software"] = SECTION_SOFTWARE[args.one](args.smoke)
     with open(args.json, "w") as f:

@@ -97,7 +97,7 @@ def main():
     hold = 0.3 if args.smoke else 1.5
     with torch.cuda.stream(kt.STREAM):  # autograd's backward runs on its forward's stream
         run_cases(got, nvml, hold, args, started)
-    nvml.stop = True
+    nvml.close()
 
 
 def like(t, scale=False):

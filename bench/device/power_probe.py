@@ -118,7 +118,7 @@ def main():
                              f"{clk:.0f}" if n else "", f"{watts:.0f}" if n else "", n])
                 print(f"power_probe: {name} {shape} {state}: {us:.1f} us at "
                       f"{clk if n else float('nan'):.0f} MHz", file=sys.stderr, flush=True)
-    nvml.stop = True
+    nvml.close()
     write_csv(args.out, "power_probe.py", "NVML clock and power sampled every 2 ms",
               ["kernel", "shape", "state", "time_us", "sm_mhz", "power_w", "samples"], rows,
               started)

@@ -92,7 +92,7 @@ def main():
                   f"time-weighted clock {mean:.0f} MHz", file=sys.stderr, flush=True)
         gc.collect()
         torch.cuda.empty_cache()
-    nvml.stop = True
+    nvml.close()
     write_csv(os.path.join(args.out_dir, "step_clocks.csv"), "step_clocks.py",
               "NVML SM clock read every 1 ms; validation data, sets no parameter",
               ["case", "kernel", "start_us", "dur_us", "sm_mhz", "samples"], out, started)
