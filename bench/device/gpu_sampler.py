@@ -7,7 +7,7 @@ sets a clock or a limit (METHOD.md: leave the card's settings alone). Two sample
         t0 = smi.now(); ...; t1 = smi.now()          # the clock-event reasons
         print(smi.window(t0, t1))
 
-    nvml = Nvml()                   # NVML by ctypes every 2 ms: SM clock and power
+    nvml = Nvml()                   # NVML by ctypes every 2 ms: SM clock and power (instant)
     t0 = time.perf_counter(); ...; print(nvml.window(t0, time.perf_counter()))
 """
 import ctypes
@@ -96,14 +96,30 @@ def window_fields(w):
 WINDOW_HEAD = ["smi_samples", "sm_mhz", "mem_mhz", "power_w", "temp_c", "event_reasons"]
 
 
+class _FieldValue(ctypes.Structure):
+    """nvml.h's nvmlFieldValue_t (the value union read as its unsigned int member)."""
+    _fields_ = [("fieldId", ctypes.c_uint), ("scopeId", ctypes.c_uint),
+                ("timestamp", ctypes.c_longlong), ("latencyUsec", ctypes.c_longlong),
+                ("valueType", ctypes.c_int), ("nvmlReturn", ctypes.c_int),
+                ("value", ctypes.c_ulonglong)]
+
+
+# nvml.h NVML_FI_DEV_POWER_INSTANT: the board's power now. nvmlDeviceGetPowerUsage is a trailing
+# one-second average on Ampere (except GA100) and newer GPUs (nvml.h's note on it), which says
+# nothing about a kernel shorter than that.
+POWER_INSTANT = 186
+
+
 class Nvml:
-    """SM clock (MHz) and power (W) of GPU 0, sampled by a thread."""
+    """SM clock (MHz), instantaneous power (W; the 1 s average where the driver lacks it) and the
+    1 s average power (W) of GPU 0, sampled by a thread: samples are (t, mhz, watts, avg_watts)."""
 
     def __init__(self, period_s=0.002):
         self.lib = ctypes.CDLL("libnvidia-ml.so.1")
         assert self.lib.nvmlInit_v2() == 0
         self.h = ctypes.c_void_p()
         assert self.lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.h)) == 0
+        self.field = _FieldValue(fieldId=POWER_INSTANT)
         self.period_s, self.samples, self.stop = period_s, [], False
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -112,7 +128,12 @@ class Nvml:
         clk, mw = ctypes.c_uint(), ctypes.c_uint()
         self.lib.nvmlDeviceGetClockInfo(self.h, 1, ctypes.byref(clk))  # NVML_CLOCK_SM
         self.lib.nvmlDeviceGetPowerUsage(self.h, ctypes.byref(mw))
-        return clk.value, mw.value / 1000
+        avg = mw.value / 1000
+        f = self.field
+        f.nvmlReturn, f.value = -1, 0
+        ok = (self.lib.nvmlDeviceGetFieldValues(self.h, 1, ctypes.byref(f)) == 0
+              and f.nvmlReturn == 0)
+        return clk.value, ((f.value & 0xFFFFFFFF) / 1000 if ok else avg), avg
 
     def close(self):
         """Stops the sampling thread; the samples stay readable."""

@@ -11,8 +11,9 @@ Alignment: the profiled step starts with a one-element kernel launched right aft
 synchronisation whose host time is taken; every kernel's host time is that time plus its start
 after the marker's (off by the launch latency, tens of microseconds, against samples a
 millisecond apart). Writes OUT_DIR/step_clocks.csv: per case and kernel in order, its start
-after the marker (us), its duration (us), the mean SM clock of the samples inside it (the
-nearest sample's where none falls inside) and how many samples that was.
+after the marker (us), its duration (us), the mean SM clock and instantaneous power of the
+samples inside it (the nearest sample's where none falls inside) and how many samples that was;
+and OUT_DIR/step_clocks_samples.csv, the step's samples themselves.
 """
 import argparse
 import bisect
@@ -33,7 +34,8 @@ DEFAULT = ["gpt-1.3b-s16k", "gpt-1.3b-s16k-flash", "gpt-2.7b-mb16-full"]
 
 
 def trace(case, nvml):
-    """[(kernel, start_us, dur_us, mhz, samples)] of one profiled step after 3 warm-ups."""
+    """[(kernel, start_us, dur_us, mhz, watts, samples)] of one profiled step after 3 warm-ups,
+    and the step's NVML samples [(us after the marker, mhz, watts, 1 s average watts)]."""
     trainer, data = step_kernels.build(case)
     for _ in range(3):
         trainer.step(data)
@@ -55,11 +57,16 @@ def trace(case, nvml):
         inside = samples[bisect.bisect_left(times, a):bisect.bisect_right(times, b)]
         if inside:
             mhz = sum(x[1] for x in inside) / len(inside)
-        else:
+            watts = sum(x[2] for x in inside) / len(inside)
+        elif samples:
             i = min(bisect.bisect_left(times, (a + b) / 2), len(samples) - 1)
-            mhz = samples[i][1] if samples else float("nan")
-        rows.append((name, s - t0, e - s, mhz, len(inside)))
-    return rows
+            mhz, watts = samples[i][1], samples[i][2]
+        else:
+            mhz = watts = float("nan")
+        rows.append((name, s - t0, e - s, mhz, watts, len(inside)))
+    end = t_host + (ivs[-1][2] - t0) * 1e-6 + 0.01
+    trace_rows = [((x[0] - t_host) * 1e6,) + x[1:] for x in samples if x[0] <= end]
+    return rows, trace_rows
 
 
 def main():
@@ -77,14 +84,17 @@ def main():
         args.cases.split(",") if args.cases else DEFAULT)
     cases = [c for c in pool if c[0] in names]
     nvml = Nvml(period_s=0.001)
-    out = []
+    out, out_samples = [], []
     for case in cases:
         try:
-            rows = trace(case, nvml)
+            rows, trace_rows = trace(case, nvml)
         except torch.cuda.OutOfMemoryError:
             print(f"step_clocks: {case[0]}: out of memory", file=sys.stderr, flush=True)
-            rows = []
-        out += [[case[0], n, f"{s:.1f}", f"{d:.1f}", f"{m:.0f}", k] for n, s, d, m, k in rows]
+            rows, trace_rows = [], []
+        out += [[case[0], n, f"{s:.1f}", f"{d:.1f}", f"{m:.0f}", f"{w:.0f}", k]
+                for n, s, d, m, w, k in rows]
+        out_samples += [[case[0], f"{t:.0f}", m, f"{w:.1f}", f"{a:.1f}"]
+                        for t, m, w, a in trace_rows]
         if rows:
             busy = sum(r[2] for r in rows)
             mean = sum(r[2] * r[3] for r in rows) / busy
@@ -93,9 +103,13 @@ def main():
         gc.collect()
         torch.cuda.empty_cache()
     nvml.close()
-    write_csv(os.path.join(args.out_dir, "step_clocks.csv"), "step_clocks.py",
-              "NVML SM clock read every 1 ms; validation data, sets no parameter",
-              ["case", "kernel", "start_us", "dur_us", "sm_mhz", "samples"], out, started)
+    note = "NVML SM clock and instantaneous power read every 1 ms; validation data"
+    write_csv(os.path.join(args.out_dir, "step_clocks.csv"), "step_clocks.py", note,
+              ["case", "kernel", "start_us", "dur_us", "sm_mhz", "power_w", "samples"], out,
+              started)
+    write_csv(os.path.join(args.out_dir, "step_clocks_samples.csv"), "step_clocks.py", note,
+              ["case", "us_after_marker", "sm_mhz", "power_w", "power_1s_avg_w"], out_samples,
+              started)
 
 if __name__ == "__main__":
     main()
