@@ -171,6 +171,11 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
     snprintf(periodic, sizeof periodic,
              " (periodic play: %ld played, the rest at their steady period, error about %.2g s)",
              info->played_microbatches, info->periodic_error_s);
+  else if (info->periodic_declined_error_s > 0)
+    snprintf(periodic, sizeof periodic,
+             " (every one played: periodic play's steady state did not repeat, error about "
+             "%.2g s)",
+             info->periodic_declined_error_s);
   fprintf(out,
           "layout: %s, %s, %ld microbatches of %ld per pipeline%s, "
           "recompute %s, ZeRO-%d%s, fidelity %s%s, placement %s\n",
@@ -482,6 +487,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   if (info->played_microbatches > 0) { /* periodic play (sim/simulate.h) */
     json_long(f, 4, "played_microbatches", info->played_microbatches, &k);
     json_num(f, 4, "periodic_error_s", info->periodic_error_s, &k);
+  } else if (info->periodic_declined_error_s > 0) {
+    json_num(f, 4, "periodic_declined_error_s", info->periodic_declined_error_s, &k);
   }
   json_long(f, 4, "ring_collectives", info->n_ring_collectives, &k);
   json_long(f, 4, "hierarchical_collectives", info->n_hierarchical_collectives, &k);

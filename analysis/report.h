@@ -44,6 +44,7 @@ typedef struct ts_run_info {
   const char *files_digest, *binary_digest;
   long played_microbatches; /* periodic play (sim/simulate.h): microbatches played; 0: all */
   double periodic_error_s; /* periodic play's error estimate */
+  double periodic_declined_error_s; /* a declined periodic play's estimate (0: none) */
 } ts_run_info;
 
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,

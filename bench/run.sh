@@ -9,8 +9,9 @@
 #                            (~5 min: aggregate plays every in-node collective)
 #   bench/run.sh targets     every case of issues 7 and 33: adds 1T and 22B weak-scaled to the
 #                            whole machine (75,264 GCDs: ~9 min, ~0.4 GiB with node play; 22B
-#                            ~15-30 min, every rank playing), both again with --periodic (1-3
-#                            min), the DeepSeek-V3 preset on 2,048
+#                            ~15-30 min, every rank playing; by default both decline periodic
+#                            play, their steady states not repeating), both again with
+#                            --periodic (1-3 min), the DeepSeek-V3 preset on 2,048
 #                            H800s (~10 s, rail play) and search for 175B on 1,024 GCDs
 # bench/scale_cost.sh prints how the cost grows with the machine; bench/platform_build.sh the
 # cost of building the platform alone.
@@ -44,8 +45,8 @@ if [ "$mode" = targets ]; then # 1T's replica (TP8 PP64, 512 GCDs) 147 times, ba
   # every rank plays)
   bench_row "22B weak, 75,264 GCDs" workloads/gpt-22b.yaml --gpus 75264 \
     --global-batch-size $((1024 * 75264 / 64)) --force
-  # the same two with periodic play (p + 16 microbatches played, the rest carried on at their
-  # steady rate; its error against the rows above: docs/performance.md)
+  # the same two with periodic play kept (p + 16 microbatches played, the rest carried on at
+  # their steady rate; its error against the rows above: docs/performance.md)
   bench_row "1T weak, periodic" workloads/gpt-1t.yaml --gpus 75264 --tp 8 --pp 64 \
     --global-batch-size 75264 --force --periodic
   bench_row "22B weak, periodic" workloads/gpt-22b.yaml --gpus 75264 \

@@ -147,8 +147,13 @@ static const ts_flag simulation_flags[] = {
      .kind = TS_FLAG_SWITCH,
      .offset = offsetof(ts_run_args, is_periodic),
      .help = "1F1B pipelines of many microbatches: play p + 16 of them and carry each rank on "
-             "at its steady state's measured rate (about (p + 16) / m of the cost; the summary "
-             "gives the error estimate; docs/performance.md)"},
+             "at its steady state's measured rate even where that state does not repeat (by "
+             "default only where it repeats, within 1e-6 of the iteration; the summary gives "
+             "the error estimate; docs/performance.md)"},
+    {.name = "--play-every-microbatch",
+     .kind = TS_FLAG_SWITCH,
+     .offset = offsetof(ts_run_args, is_every_microbatch),
+     .help = "no periodic play: every microbatch plays, even where the steady state repeats"},
     {.name = NULL}};
 
 static const ts_flag output_flags[] = {
@@ -260,6 +265,10 @@ int ts_run_parse(const ts_command *c, int argc, char **argv, ts_run_args *a, ts_
                      "starts 'trainsim explain' as a process of its own, which a library call "
                      "cannot: explain the result directory with a call of its own");
   }
+  if (a->is_periodic && a->is_every_microbatch) {
+    at.flag = "--periodic";
+    return ts_err_at(err, at, "expected either it or --play-every-microbatch, found both");
+  }
   if (a->is_seed_set && a->placement != TS_PLACEMENT_RANDOM) {
     at.flag = "--seed";
     return ts_err_at(err, at, "needs --placement random (only a random placement draws)");
@@ -345,7 +354,9 @@ ts_simulate_opts ts_run_simulate_opts(const ts_run_args *a) {
   o.engine.fidelity = a->fidelity;
   o.engine.collectives = a->collectives;
   o.engine.is_playing_every_rank = a->is_playing_every_rank;
-  o.is_periodic = a->is_periodic;
+  o.periodic = a->is_periodic           ? TS_PERIODIC_ALWAYS
+               : a->is_every_microbatch ? TS_PERIODIC_OFF
+                                        : TS_PERIODIC_EXACT;
   o.engine.overlap_slowdown = a->overlap_slowdown;
   o.placement = a->placement;
   o.seed = a->seed;
@@ -434,6 +445,7 @@ int ts_run_main(int argc, char **argv) {
                       .shortcut = sim->shortcut,
                       .played_microbatches = sim->played_microbatches,
                       .periodic_error_s = sim->periodic_error_s,
+                      .periodic_declined_error_s = sim->periodic_declined_error_s,
                       .n_ring_collectives = sim->n_ring_collectives,
                       .n_hierarchical_collectives = sim->n_hierarchical_collectives,
                       .n_tree_collectives = sim->n_tree_collectives,

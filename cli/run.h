@@ -26,7 +26,8 @@ typedef struct ts_run_args {
   bool ignore_memory;
   bool is_forced;
   bool is_playing_every_rank; /* --play-every-rank: no node play (sim/engine/engine.h) */
-  bool is_periodic; /* --periodic: periodic play (sim/simulate.h) */
+  bool is_periodic; /* --periodic: periodic play kept whatever its estimate (sim/simulate.h) */
+  bool is_every_microbatch; /* --play-every-microbatch: no periodic play */
   bool is_quiet; /* --quiet: no progress line */
   bool is_timeline;
   bool is_report;

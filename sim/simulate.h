@@ -26,6 +26,9 @@
  * caller can show the memory table). */
 #define TS_SIMULATE_NO_FIT (-2)
 
+/* Periodic play (below). */
+typedef enum ts_periodic { TS_PERIODIC_OFF, TS_PERIODIC_EXACT, TS_PERIODIC_ALWAYS } ts_periodic;
+
 typedef struct ts_simulate_opts {
   /* The engine's options. fidelity, collectives, is_playing_every_rank, the progress and block
    * callbacks pass through; overlap_slowdown < 0 takes the platform's
@@ -38,7 +41,7 @@ typedef struct ts_simulate_opts {
    * faster (search's and explain's estimates; docs/performance.md). */
   bool is_one_pipeline;
   bool ignore_memory; /* simulate a layout that does not fit (run's --ignore-memory) */
-  bool is_periodic; /* periodic play (below; run's --periodic) */
+  ts_periodic periodic; /* periodic play (below; ts_simulate_defaults: TS_PERIODIC_EXACT) */
   bool is_forced; /* no event limit (run's --force) */
   /* Spans kept for a timeline (of the ranks timeline_ranks names: "pipeline", the default;
    * "replica"; "all"; or ranks and node:N separated by commas) and for a pipeline Gantt chart
@@ -74,16 +77,22 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
  * nccl_version, whichever pf runs, else the platform's), and where the stack said it. */
 long ts_simulate_ccl_version(const ts_platform *pf, const ts_workload *wl, ts_loc *at);
 
-/* Periodic play (is_periodic; opt-in): a 1F1B pipeline of many microbatches settles into a
- * steady state in which every rank repeats one forward and one backward per period. At the
- * SimGrid fidelities (no timeline, no FP8) the job is played with p + 16 microbatches a pipeline
- * in a child process, and each rank's finish, categories and FLOPs are carried on to all
- * microbatches at its own rate between two snapshots 8 periods apart (data-parallel replicas
- * are separate pipelines until their gradients are reduced, and may run at different periods).
- * result.played_microbatches says it applied (0: every microbatch played), and
- * result.periodic_error_s estimates its error from how the ranks' periods drift across the
+/* Periodic play: a 1F1B pipeline of many microbatches settles into a steady state in which
+ * every rank repeats one forward and one backward per period. At the SimGrid fidelities (no
+ * timeline, no FP8) the job is played with p + 16 microbatches a pipeline in a child process,
+ * and each rank's finish, categories and FLOPs are carried on to all microbatches at its own
+ * rate between two snapshots 8 periods apart (data-parallel replicas are separate pipelines
+ * until their gradients are reduced, and may run at different periods).
+ * result.periodic_error_s estimates the error from how the ranks' periods drift across the
  * window: exact where the steady state repeats exactly, conservative where it wanders.
+ * TS_PERIODIC_EXACT (the default) tries it where the played part is at most a quarter of the
+ * microbatches and keeps it only where the steady state repeats: the estimate within
+ * TS_PERIODIC_EXACT_TOLERANCE of the iteration; otherwise every microbatch plays and
+ * result.periodic_declined_error_s gives the declined estimate. TS_PERIODIC_ALWAYS (run's
+ * --periodic) keeps whatever the estimate; TS_PERIODIC_OFF (--play-every-microbatch) never
+ * tries. result.played_microbatches says it applied (0: every microbatch played).
  * docs/performance.md has the agreement measured against playing every microbatch. */
+#define TS_PERIODIC_EXACT_TOLERANCE 1e-6
 
 /* Simulates one iteration of wl on pf: 0 and *out filled (free with ts_simulate_fini);
  * TS_SIMULATE_NO_FIT when a stage does not fit in HBM (the error gives its figures and what

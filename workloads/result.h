@@ -51,6 +51,7 @@ typedef struct ts_sim_result {
    * steady state's measured period; 0: every microbatch played. */
   long played_microbatches;
   double periodic_error_s; /* periodic play's error estimate, from the period's drift */
+  double periodic_declined_error_s; /* the estimate of a periodic play declined (0: none) */
 } ts_sim_result;
 
 void ts_sim_result_fini(ts_sim_result *res);

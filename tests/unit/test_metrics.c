@@ -101,6 +101,7 @@ static void test_definitions(void **state) {
                       "0123456789abcdef",
                       "fedcba9876543210",
                       0,
+                      0,
                       0};
   ts_err err = {0};
   assert_int_equal(ts_report_write_json(dir, &wl, &info, &m, &err), 0);
