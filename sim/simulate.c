@@ -459,8 +459,8 @@ static void periodic_child(const ts_platform *pf, const ts_workload *wl,
   }
 }
 
-/* Periodic play: 0 and *out filled; 1 when no child could be started (play every microbatch);
- * -1 with an error. */
+/* Periodic play: 0 and *out filled; 1 when no child could be started, or by default when it
+ * ended without its results (play every microbatch); -1 with an error. */
 static int play_periodic(const ts_platform *pf, const ts_workload *wl, const ts_simulate_opts *o,
                          long played, ts_simulation *out, ts_err *err) {
   int fds[2];
@@ -505,6 +505,8 @@ static int play_periodic(const ts_platform *pf, const ts_workload *wl, const ts_
     ;
   if (!ok) {
     free(ranks);
+    if (o->periodic == TS_PERIODIC_EXACT) /* not asked for: every microbatch plays here */
+      return 1;
     return ts_err_plain(err,
                         "periodic play's process ended before its results (%s %d); "
                         "with --play-every-microbatch every microbatch plays in this process",
