@@ -545,6 +545,14 @@ static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
   }
   long played = periodic_microbatches(wl, opts);
   double declined_s = 0;
+  if (played > 0 && opts->periodic == TS_PERIODIC_EXACT && !opts->is_forced) {
+    /* By default the run refuses what playing every microbatch would (its event limit) */
+    ts_job full;
+    double events = 0;
+    if (placed_job(pf, wl, opts, NULL, &full, &events, err) != 0)
+      return -1;
+    ts_job_fini(&full);
+  }
   if (played > 0) {
     int rc = play_periodic(pf, wl, opts, played, out, err);
     if (rc < 0)

@@ -87,10 +87,11 @@ long ts_simulate_ccl_version(const ts_platform *pf, const ts_workload *wl, ts_lo
  * window: exact where the steady state repeats exactly, conservative where it wanders.
  * TS_PERIODIC_EXACT (the default) tries it where the played part is at most a quarter of the
  * microbatches and keeps it only where the steady state repeats: the estimate within
- * TS_PERIODIC_EXACT_TOLERANCE of the iteration; otherwise every microbatch plays and
- * result.periodic_declined_error_s gives the declined estimate. TS_PERIODIC_ALWAYS (run's
- * --periodic) keeps whatever the estimate; TS_PERIODIC_OFF (--play-every-microbatch) never
- * tries. result.played_microbatches says it applied (0: every microbatch played).
+ * TS_PERIODIC_EXACT_TOLERANCE of the iteration; otherwise, and where its child process ends
+ * without its results, every microbatch plays (result.periodic_declined_error_s: the declined
+ * estimate). TS_PERIODIC_ALWAYS (run's --periodic) keeps whatever the estimate;
+ * TS_PERIODIC_OFF (--play-every-microbatch) never tries. result.played_microbatches says it
+ * applied (0: every microbatch played).
  * docs/performance.md has the agreement measured against playing every microbatch. */
 #define TS_PERIODIC_EXACT_TOLERANCE 1e-6
 
