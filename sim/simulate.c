@@ -546,7 +546,9 @@ static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
   long played = periodic_microbatches(wl, opts);
   double declined_s = 0;
   if (played > 0 && opts->periodic == TS_PERIODIC_EXACT && !opts->is_forced) {
-    /* By default the run refuses what playing every microbatch would (its event limit) */
+    /* By default the run refuses what playing every microbatch would (its event limit). The
+     * job is freed here and built again after the child (play_periodic): held across the fork
+     * it would add its memory to the child's (0.2 s of 14 s on 22B, 12,288 GCDs). */
     ts_job full;
     double events = 0;
     if (placed_job(pf, wl, opts, NULL, &full, &events, err) != 0)
