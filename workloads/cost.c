@@ -318,13 +318,54 @@ static linear_cost linear_fp8(const pricer *p, long m, long n, long k, bool is_f
   return c;
 }
 
+/* Whether the GPU's kernel table was measured on an NVIDIA GPU (cuBLAS's kernels). */
+static bool is_cublas(const pricer *p) {
+  const char *device = p->table != NULL ? ts_kernels_device(p->table) : NULL;
+  return device != NULL && strncmp(device, "NVIDIA", 6) == 0;
+}
+
+/* A GEMM whose operands' rows are off the 16-byte alignment that cuBLAS's tensor-core kernels
+ * need (Hopper's bulk copies and vectorised loads: a row of 50,257 bf16 logits, plain PyTorch's
+ * unpadded GPT-2 vocabulary) runs a fallback kernel whose rate does not grow with the problem.
+ * Measured on the H100 (bench/device/vocab_alignment.py -> h100_vocab_alignment.csv: the output
+ * layer at vocabularies 50,257 and 32,001, 8,192-16,384 tokens x hidden 768-4,096, 12 shapes):
+ * forward 93-112 TFLOP/s (median 99.9), input gradient 143-148 (145.2), weight gradient 149-155
+ * (151.3), against the aligned neighbours' (50,304 and 32,000) 5.0-7.5x faster; here as shares
+ * of the H100's dense bf16 peak, 989.4 TFLOP/s, so that another NVIDIA GPU's fallback scales with
+ * its peak (ASSUMED: measured on the H100 only; the H200 has the same GH100 compute). Measured
+ * with the vocabulary as the misaligned dimension; a misaligned hidden dimension is ASSUMED
+ * alike (the same rows, of another operand). */
+#define MISALIGNED_GEMM_FWD_SHARE (99.9 / 989.4)
+#define MISALIGNED_GEMM_DGRAD_SHARE (145.15 / 989.4)
+#define MISALIGNED_GEMM_WGRAD_SHARE (151.28 / 989.4)
+
+/* c, a GEMM pass of a linear layer m x n x k (m tokens) just priced(), at the fallback's rate
+ * (above) where n or k leaves a row of eb-byte elements off 16 bytes and the fallback is slower
+ * than the table's aligned time; its row in the kernel list becomes "<kind> misaligned". */
+static ts_cost misaligned(const pricer *p, ts_kernel_kind kind, double n, double k, ts_cost c) {
+  if (!is_cublas(p) || (fmod(n * p->eb, 16.0) == 0 && fmod(k * p->eb, 16.0) == 0))
+    return c;
+  double share = kind == TS_KERNEL_GEMM_FWD     ? MISALIGNED_GEMM_FWD_SHARE
+                 : kind == TS_KERNEL_GEMM_DGRAD ? MISALIGNED_GEMM_DGRAD_SHARE
+                                                : MISALIGNED_GEMM_WGRAD_SHARE;
+  c.time_s = fmax(c.time_s, c.flops / (share * p->peak));
+  if (p->log != NULL) {
+    ts_kernel_row *r = &p->log->rows[p->log->n - 1];
+    snprintf(r->kernel, sizeof r->kernel, "%s misaligned", ts_kernel_names[kind]);
+    r->time_s = c.time_s;
+  }
+  return c;
+}
+
 static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused_accum) {
   if (p->fp8)
     return linear_fp8(p, m, n, k, is_fused_accum);
   const ts_gpu *gpu = p->gpu;
   linear_cost c;
   double M = (double)m, N = (double)n, K = (double)k;
-  c.fwd = priced(p, TS_KERNEL_GEMM_FWD, M, N, K, ts_cost_gemm(gpu, p->peak, 1, m, n, k, p->eb));
+  c.fwd = misaligned(
+      p, TS_KERNEL_GEMM_FWD, N, K,
+      priced(p, TS_KERNEL_GEMM_FWD, M, N, K, ts_cost_gemm(gpu, p->peak, 1, m, n, k, p->eb)));
   /* Under autocast the forward first casts the fp32 weight (and bias) to the model's precision
    * (reads 4, writes eb): torch.autocast's cast, or FlashAttention's FusedDenseFunc casting
    * weight and bias itself (flash_attn/ops/fused_dense.py); the copy is what the backward
@@ -332,12 +373,14 @@ static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused
   if (p->autocast)
     c.fwd = ts_cost_add(
         streamed(p, "autocast_weight_cast", K * N + (p->bias ? N : 0), 4.0 + p->eb, 1), c.fwd);
-  ts_cost dgrad =
-      priced(p, TS_KERNEL_GEMM_DGRAD, M, K, N, ts_cost_gemm(gpu, p->peak, 1, m, k, n, p->eb));
+  ts_cost dgrad = misaligned(
+      p, TS_KERNEL_GEMM_DGRAD, N, K,
+      priced(p, TS_KERNEL_GEMM_DGRAD, M, K, N, ts_cost_gemm(gpu, p->peak, 1, m, k, n, p->eb)));
   ts_cost wgrad_model = ts_cost_gemm(gpu, p->peak, 1, k, n, m, p->eb);
   if (is_fused_accum)
     accumulate_in_gemm(gpu, &wgrad_model, K * N);
-  ts_cost wgrad = priced(p, TS_KERNEL_GEMM_WGRAD, K, N, M, wgrad_model);
+  ts_cost wgrad = misaligned(p, TS_KERNEL_GEMM_WGRAD, N, K,
+                             priced(p, TS_KERNEL_GEMM_WGRAD, K, N, M, wgrad_model));
   c.wgrad = ts_cost_add(wgrad, accumulations(p, N, K * N, is_fused_accum));
   c.bwd = ts_cost_add(dgrad, c.wgrad);
   return c;
@@ -448,14 +491,13 @@ static ts_cost priced_bgemm(const pricer *p, ts_kernel_kind kind, double B, doub
                             ts_cost model) {
   double point[] = {B, S, d};
   ts_cost c = from_table(p, kind, point, model);
-  const char *device = p->table != NULL ? ts_kernels_device(p->table) : NULL;
-  bool cublas = device != NULL && strncmp(device, "NVIDIA", 6) == 0;
-  bool qk = kind == TS_KERNEL_BGEMM_QK, misaligned = cublas && fmod(d * p->eb, 16.0) != 0;
-  if (misaligned)
+  bool qk = kind == TS_KERNEL_BGEMM_QK, is_misaligned = is_cublas(p) && fmod(d * p->eb, 16.0) != 0;
+  if (is_misaligned)
     c.time_s *= qk ? MISALIGNED_QK_SLOWDOWN : MISALIGNED_AV_SLOWDOWN;
-  log_kernel(
-      p, misaligned ? (qk ? "bgemm_qk misaligned" : "bgemm_av misaligned") : ts_kernel_names[kind],
-      3, point, &c);
+  log_kernel(p,
+             is_misaligned ? (qk ? "bgemm_qk misaligned" : "bgemm_av misaligned")
+                           : ts_kernel_names[kind],
+             3, point, &c);
   return c;
 }
 

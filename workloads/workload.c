@@ -1483,6 +1483,8 @@ double ts_workload_head_params(const ts_workload *wl) {
 }
 
 long ts_workload_padded_vocab(const ts_workload *wl) {
+  if (ts_framework_is_pytorch(wl->framework)) /* tensor-parallel shards of ceil(vocab / tp) */
+    return (wl->model.vocab + wl->tp - 1) / wl->tp * wl->tp;
   long multiple = 128 * wl->tp;
   return (wl->model.vocab + multiple - 1) / multiple * multiple;
 }

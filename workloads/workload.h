@@ -322,7 +322,11 @@ int ts_workload_parse(const char *name, const char *text, size_t len, ts_workloa
 /* Applies command-line overrides, derives dp / GPU count and checks every invariant. */
 int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err);
 
-/* Megatron-LM pads the vocabulary to a multiple of 128 x tp (make-vocab-size-divisible-by). */
+/* The vocabulary as the framework lays it out: the Megatron family pads it to a multiple of
+ * 128 x tp (Megatron-LM's make-vocab-size-divisible-by, 128 by default; GPT-NeoX's alike);
+ * plain PyTorch (nn.Embedding, nn.Linear) keeps it as given (tensor-parallel shards of
+ * ceil(vocab / tp), DTensor's uneven split, the largest counted), so GPT-2's 50,257 tokens leave
+ * the logits' rows off the GEMMs' alignment (cost.c prices that). */
 long ts_workload_padded_vocab(const ts_workload *wl);
 /* Parameters of one normalization layer (LayerNorm: weight and bias; RMSNorm: weight) and of
  * the position table (learned_absolute: seq x hidden; rope: none). */

@@ -8,7 +8,9 @@ over the mix depends on how quickly the controller answers a change of load.
 
 Phases, back to back on one stream (the host stays at most two chunks ahead, so the GPU never
 waits): idle; the GPT-1.3B fc1 GEMM (16,384 x 8,192 x 2,048, bf16) alone; a 256 MiB
-copy alone; GEMM and copy alternating in stretches of 1, 4, 16 and 64 ms of GEMM (each followed
+copy alone; idle, then cuDNN's causal attention forward (PyTorch's choice on Hopper; 16 heads
+x 8,192 x 128) alone; idle, then flash attention's, alone (each kernel's power at the boost
+clock is its first milliseconds after idle, before the controller answers); GEMM and copy alternating in stretches of 1, 4, 16 and 64 ms of GEMM (each followed
 by as long of copy at the copy's cool rate); GEMM alternating with idle gaps of the same
 lengths. Every kernel is bracketed by CUDA events, placed on the host's clock through a marker
 event recorded right after a synchronisation (off by the launch latency, tens of us), and given
@@ -27,6 +29,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+import gpt
 import kernel_table as kt
 from cuda_timing import write_csv
 from gpu_sampler import Nvml
@@ -55,14 +58,24 @@ def measure(smoke):
     x, w, b = kt.rand(m, k), kt.rand(n, k), kt.rand(n)
     src = kt.rand(32 << 20 if smoke else 128 << 20)
     dst = torch.empty_like(src)
-    kernels = {"gemm": lambda: F.linear(x, w, b), "copy": lambda: dst.copy_(src)}
+    bh, seq, d = (4, 1024, 64) if smoke else (16, 8192, 128)
+    q, k_, v = (kt.rand(1, bh, seq, d) for _ in range(3))
+
+    def flash():
+        with gpt.sdpa_kernel(gpt.SDPBackend.FLASH_ATTENTION):
+            return F.scaled_dot_product_attention(q, k_, v, is_causal=True)
+    kernels = {"gemm": lambda: F.linear(x, w, b), "copy": lambda: dst.copy_(src),
+               "sdpa": lambda: F.scaled_dot_product_attention(q, k_, v, is_causal=True),
+               "flash": flash}
     cool = {}
     for name, fn in kernels.items():
         torch.cuda.synchronize()
         time.sleep(1.0)
         cool[name] = kt.median_graph_s(fn)
     scale = 0.1 if smoke else 1.0
-    phases = [("idle", [("idle", 1.0)]), ("gemm", [("gemm", 1.5)]), ("copy", [("copy", 1.0)])]
+    phases = [("idle", [("idle", 1.0)]), ("gemm", [("gemm", 1.5)]), ("copy", [("copy", 1.0)]),
+              ("idle_2", [("idle", 1.0)]), ("sdpa", [("sdpa", 1.5)]),
+              ("idle_3", [("idle", 1.0)]), ("flash", [("flash", 1.5)])]
     for ms in (1, 4, 16, 64):
         phases.append((f"gemm_copy_{ms}ms", [("gemm", ms / 1e3), ("copy", ms / 1e3)]))
         phases.append((f"gemm_idle_{ms}ms", [("gemm", ms / 1e3), ("idle", ms / 1e3)]))
@@ -123,8 +136,8 @@ def measure(smoke):
                       f" us (cool {cool_us})", file=sys.stderr, flush=True)
     end = times[-1] if times else t_host
     trace = [[f"{(s[0] - t_host) * 1e6:.0f}", s[1], f"{s[2]:.1f}"] for s in samples if s[0] <= end]
-    note = (f"NVML SM clock and instantaneous power every 1 ms; cool times gemm "
-            f"{cool['gemm'] * 1e6:.1f} us, copy {cool['copy'] * 1e6:.1f} us")
+    note = ("NVML SM clock and instantaneous power every 1 ms; cool times "
+            + ", ".join(f"{name} {t * 1e6:.1f} us" for name, t in cool.items()))
     return rows, trace, note
 
 

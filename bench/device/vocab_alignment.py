@@ -1,6 +1,7 @@
 """The output layer's kernels at an unpadded vocabulary, for the cost model (issue 31): plain
 PyTorch keeps GPT-2's 50,257 tokens where Megatron pads the vocabulary to a multiple of 128 x TP
-(50,304), and trainsim prices every framework's output layer at the padded size. A row of 50,257
+(50,304) (trainsim priced every framework's output layer at the padded size until it measured
+this: workloads/cost.c's misaligned GEMMs). A row of 50,257
 bf16 values is not a multiple of 16 bytes, so the logits and their gradient are strided off the
 alignment that Hopper's bulk copies (TMA) and cuBLAS's vectorised kernels need. For each hidden
 size and token count, at each vocabulary, with CUDA events (median of 20 after 5 warm-ups):

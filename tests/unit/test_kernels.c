@@ -254,6 +254,52 @@ static void test_misaligned_head_dim(void **state) {
   }
 }
 
+/* The output layer of plain PyTorch at GPT-2's vocabulary: no padding (50,257; shards of
+ * ceil(vocab / tp)), so its GEMMs' logits rows are off 16 bytes and run at the fallback's
+ * measured rates (workloads/cost.c, H100: 99.9, 145.15 and 151.28 TFLOP/s of 989.4) on a table
+ * measured on an NVIDIA GPU; on another vendor's, at a vocabulary a multiple of 8, and under
+ * Megatron's padding (50,304) they take the table's time (1 us everywhere here). The
+ * difference from the other vendor's table is the fallback's time less the table's. */
+static void test_misaligned_vocab(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(2, 1024, 16, 1024, 50257, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  assert_int_equal(ts_workload_padded_vocab(&wl), 50257);
+  wl.tp = 2;
+  assert_int_equal(ts_workload_padded_vocab(&wl), 50258);
+  wl.framework = TS_FRAMEWORK_MEGATRON;
+  assert_int_equal(ts_workload_padded_vocab(&wl), 50432); /* 128 x 2 */
+  wl.tp = 1;
+  ts_edge_cost edges[2][3]; /* [nvidia][pytorch 50257, pytorch 50264, megatron 50257] */
+  for (int nvidia = 0; nvidia <= 1; nvidia++) {
+    char text[1024];
+    int len = snprintf(text, sizeof text, "format: 1\ndevice: %s\ntables:\n",
+                       nvidia ? "NVIDIA H100 80GB HBM3" : "AMD Instinct MI250X GCD");
+    for (int pass = 0; pass < 3; pass++)
+      len += snprintf(text + len, sizeof text - (size_t)len,
+                      "  %s:\n    axes: {m: [512, 65536], n: [512, 65536], k: [512, 65536]}\n"
+                      "    time_us: [1, 1, 1, 1, 1, 1, 1, 1]\n",
+                      (const char *[]){"gemm_fwd", "gemm_dgrad", "gemm_wgrad"}[pass]);
+    ts_gpu g = h200_with_table(write_table(text));
+    for (int c = 0; c < 3; c++) {
+      wl.framework = c < 2 ? TS_FRAMEWORK_PYTORCH : TS_FRAMEWORK_MEGATRON;
+      wl.fusions = ts_framework_default_fusions(wl.framework);
+      wl.model.vocab = c == 1 ? 50264 : 50257;
+      ts_cost_edges(&wl, &g, &edges[nvidia][c]);
+    }
+  }
+  double flops = 2.0 * 1024 * 1024 * 50257, peak = 989.4e12;
+  double fwd = flops / (99.9 / 989.4 * peak) - 1e-6;
+  double bwd = flops / (145.15 / 989.4 * peak) + flops / (151.28 / 989.4 * peak) - 2e-6;
+  assert_rel(edges[1][0].head_fwd.time_s - edges[0][0].head_fwd.time_s, fwd, 1e-9);
+  assert_rel(edges[1][0].head_bwd.time_s - edges[0][0].head_bwd.time_s, bwd, 1e-9);
+  for (int c = 1; c < 3; c++) {
+    assert_rel(edges[1][c].head_fwd.time_s, edges[0][c].head_fwd.time_s, 1e-12);
+    assert_rel(edges[1][c].head_bwd.time_s, edges[0][c].head_bwd.time_s, 1e-12);
+  }
+}
+
 /* A layer priced from a table: the forward QKV GEMM takes the table's time; the projection's
  * (n 1024, below the grid's 3072) the table's edge scaled by the model's shape dependence; a
  * GEMM beyond the grid keeps the model's; and the counts by source add up to the kernels. */
@@ -470,6 +516,7 @@ int main(void) {
       cmocka_unit_test(test_optimizer_missing_width),
       cmocka_unit_test(test_autocast_from_add),
       cmocka_unit_test(test_misaligned_head_dim),
+      cmocka_unit_test(test_misaligned_vocab),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_mla_core_from_table),
   };
