@@ -10,7 +10,11 @@ Inputs, all measured on the device machines (bench/device):
   h100_ / h200_power_probe.csv    power_probe.py: kernels at the steps' shapes timed as
                                   kernel_table.py times them, cool, hot and alone back to back;
   h100_sustained.csv              sustained.py: four kernels for 20 s each, second by second;
-  h200_power_data.csv             power_data.py: a model's own operands against randn.
+  h200_power_data.csv             power_data.py: a model's own operands against randn;
+  h100_power_response.csv         power_response.py: kernels alone and alternating, every call
+                                  timed by CUDA events, with NVML's samples (*_samples.csv);
+  h100_step_clocks.csv            step_clocks.py: one profiled step per case, kernel by kernel,
+                                  with NVML's samples (*_samples.csv).
 (step_kernels.py's Llama case is in the H100's CSVs but not compared here: its layer is not
 the GPT layer this page prices.) The tables' side comes from `trainsim profile` (one layer's
 kernels) on platforms/dgx-h100.yaml and platforms/hgx-h200.yaml, times the layers, microbatches
@@ -254,7 +258,8 @@ def main():
                   "power read through NVML every 2 ms. (NVML's power is a trailing average: "
                   "meaningful for the 4 s runs only.)", ""]
         lines += probe_table(tag, f"platforms/kernels/{tag}.yaml", stats["table_cool"]) + [""]
-    lines += sustained_section() + data_section(stats) + reading(stats)
+    lines += (sustained_section() + data_section(stats) + response_section(stats) +
+              in_step_section(stats) + reading(stats))
     write_whole(os.path.join(ROOT, "docs", "validation", "power.md"), "\n".join(lines) + "\n")
 
 
@@ -320,6 +325,116 @@ def data_section(stats):
     return out + [""]
 
 
+def calls(rows, phase, kernel):
+    """[(start after the phase's first call, ms), duration (us)] of a phase's calls of kernel."""
+    mine = [r for r in rows if r["phase"] == phase]
+    t0 = float(mine[0]["start_us"])
+    return [((float(r["start_us"]) - t0) / 1e3, float(r["dur_us"])) for r in mine
+            if r["kernel"] == kernel]
+
+
+def update_ms(samples):
+    """The median interval (ms) between changes of NVML's power reading."""
+    t = [float(x[0]) for x in samples]
+    changes = [t[i] for i in range(1, len(samples)) if samples[i][1] != samples[i - 1][1]]
+    return statistics.median(b - a for a, b in zip(changes, changes[1:])) / 1e3
+
+
+def response_section(stats):
+    note = open(os.path.join(DEV, "h100_power_response.csv")).readline()
+    cool = {k: float(v) for k, v in re.findall(r"(\w+) ([\d.]+) us", note)}
+    rows = read_csv("h100_power_response.csv")
+    samples = [(r["us_after_marker"], r["power_w"]) for r in
+               read_csv("h100_power_response_samples.csv")]
+    stats["nvml_update_ms"] = update_ms(samples)
+    out = ["## H100: how fast the limit's controller answers", "",
+           "`bench/device/power_response.py` (`bench/device/h100_power_response*.csv`): one "
+           "stream, the host never letting the GPU wait; every call timed by CUDA events. Each "
+           "kernel alone for 1.5 s after 1 s idle (the fc1 GEMM 16,384 x 8,192 x 2,048, cuDNN's "
+           "and flash's causal attention forward at 16 heads x 8,192 x 128; a 256 MiB copy "
+           "after the GEMM), then the GEMM alternating with the copy or with idle gaps in "
+           "stretches of 1 to 64 ms (as long of each). Cool: the kernel's CUDA-graph median "
+           "after 1 s idle.", "",
+           "| phase | kernel | cool | calls | median | median / cool | slowed from (9 calls' median "
+           "3% over cool) "
+           "| late stretches' last 5 calls / cool |", "|---|---|---|---|---|---|---|---|"]
+    onset = {}
+    for phase in ("gemm", "copy", "sdpa", "flash", "gemm_copy_1ms", "gemm_idle_1ms",
+                  "gemm_copy_4ms", "gemm_idle_4ms", "gemm_copy_16ms", "gemm_idle_16ms",
+                  "gemm_copy_64ms", "gemm_idle_64ms"):
+        kernel = phase.split("_")[0]
+        c = calls(rows, phase, kernel)
+        d = [x[1] for x in c]
+        # where the limit slows it (its median 5% over cool): the first call whose 9 calls'
+        # median is 3% over cool (single calls of flash vary by 5% at the boost clock)
+        slowed = statistics.median(d) > 1.05 * cool[kernel]
+        first = next((c[i][0] for i in range(len(c) - 8)
+                      if statistics.median(d[i:i + 9]) > 1.03 * cool[kernel]), None) \
+            if slowed else None
+        if phase == kernel and first is not None:
+            onset[kernel] = first
+        stretch = []  # the GEMM's runs between the other kernel's, in order
+        last = None
+        for r in [r for r in rows if r["phase"] == phase]:
+            if r["kernel"] == kernel:
+                if last != kernel:
+                    stretch.append([])
+                stretch[-1].append(float(r["dur_us"]))
+            last = r["kernel"]
+        tails = [statistics.mean(x[-5:]) / cool[kernel] for x in stretch if len(x) >= 5]
+        tail = "-" if phase == kernel or not tails else fmt_range(tails)
+        out.append(f"| {phase} | {kernel} | {cool[kernel]:.1f} us | {len(d)} | "
+                   f"{statistics.median(d):.1f} us | {statistics.median(d) / cool[kernel]:.3f} | "
+                   + (f"{first:.0f} ms" if first is not None and phase == kernel else "-")
+                   + f" | {tail} |")
+    stats["onset"] = onset
+    alt = {p: statistics.median(x[1] for x in calls(rows, p, "gemm")) / cool["gemm"]
+           for p in ("gemm_copy_16ms", "gemm_idle_16ms", "gemm_copy_64ms", "gemm_idle_64ms")}
+    stats["alt16"] = max(alt["gemm_copy_16ms"], alt["gemm_idle_16ms"])
+    return out + ["", f"- NVML's readings move in steps: its power (the instantaneous field, "
+                  f"186) changed every {stats['nvml_update_ms']:.0f} ms (median) although read "
+                  "every millisecond, and the SM clock with it; so no NVML sample can say which "
+                  "kernel of a step ran at which clock, and the clocks of the tables above that "
+                  "come from samples inside a few milliseconds are the last reading's.",
+                  f"- From idle, the GEMM runs at its cool time for {onset['gemm']:.0f} ms and "
+                  f"cuDNN's attention for {onset['sdpa']:.0f} ms before the limit slows them; "
+                  "flash's attention and the copy do not reach it. Alternating with the copy "
+                  "or idle in stretches of up to 16 ms the GEMM keeps its cool time (medians "
+                  f"within {100 * (stats['alt16'] - 1):.1f}%); in 64 ms stretches it slows in "
+                  "each stretch's second half. The controller answers over tens of "
+                  "milliseconds: a step's kernels share one clock set by their mix's power "
+                  "over that span, not each its own.", ""]
+
+
+def in_step_section(stats):
+    rows = read_csv("h100_step_clocks.csv")
+    probe = {(r["kernel"], r["shape"], r["state"]): float(r["time_us"])
+             for r in read_csv("h100_power_probe.csv")}
+    shape = "16x16384x128"
+    kinds = [("gpt-1.3b-s16k", "sdpa_fwd_causal", "flash_fprop"),
+             ("gpt-1.3b-s16k", "sdpa_bwd_causal", "flash_bprop"),
+             ("gpt-1.3b-s16k-flash", "flash_fwd_causal", "flash_fwd_kernel"),
+             ("gpt-1.3b-s16k-flash", "flash_bwd_causal", "flash_bwd_dq")]
+    out = ["## H100: a step's attention kernels in place", "",
+           "`bench/device/step_clocks.py` (`bench/device/h100_step_clocks*.csv`): one "
+           "profiled step of step_kernels.py's GPT-1.3B at 16,384 tokens, its attention "
+           f"kernels (shape {shape}, 48 calls of each) against power_probe.py's cool and alone "
+           "times of that shape.", "",
+           "| case | kernel | cool | in the step: median (range) | over cool | alone at the "
+           "limit, over cool |", "|---|---|---|---|---|---|"]
+    over = []
+    for case, kernel, pattern in kinds:
+        d = [float(r["dur_us"]) for r in rows if r["case"] == case and pattern in r["kernel"]]
+        cool = probe[(kernel, shape, "cool")]
+        alone = probe[(kernel, shape, "sustained")]
+        over.append((statistics.median(d) / cool, alone / cool))
+        out.append(f"| {case} | {kernel} | {cool:.1f} us | {statistics.median(d):.1f} us "
+                   f"({min(d):.0f}-{max(d):.0f}) | {statistics.median(d) / cool:.3f} | "
+                   f"{alone / cool:.3f} |")
+    stats["in_step"] = over
+    return out + [""]
+
+
 def pct(lo, hi):
     """A range of ratios as signed percentages."""
     return f"{100 * (lo - 1):+.0f}% to {100 * (hi - 1):+.0f}%"
@@ -356,13 +471,19 @@ def reading(stats):
         "\"Strangely, matrix multiplications on GPUs run faster when given 'predictable' "
         "data\", thonking.ai, 2024, is between randn and zeros or small integers, not between "
         "randn and a model's values).",
-        "- Not modelled yet. What the step's mean clock does not say is which kernel runs at "
-        "which clock: GEMMs near their boost rate beside attention well below it means the "
-        "clock moves within the step, faster than nvidia-smi's 50 ms samples show. The next "
-        "measurement is a step's kernel timeline beside NVML's clock read every 1-2 ms (and "
-        "the tables measured with the clock recorded at every point); with it, a power model "
-        "(each kernel's power at a clock, the limit's controller, each kernel's time against "
-        "the clock) can be built from microbenchmarks and held against these steps.", ""]
+        "- Not modelled yet. The controller answers over tens of milliseconds (from idle "
+        f"the GEMM keeps its cool time for {stats['onset']['gemm']:.0f} ms, cuDNN's attention "
+        f"for {stats['onset']['sdpa']:.0f} ms; a GEMM alternating with lighter work in "
+        "stretches of up to 16 ms is not slowed), longer than a layer's kernels, so a step's "
+        "kernels run at one clock set by the power of their mix, not each at the clock it "
+        "would hold alone: in the step cuDNN's and flash's attention at 16,384 tokens run "
+        + ", ".join(f"{a:.3f}" for a, _ in stats["in_step"]) + " of their cool times, "
+        "against " + ", ".join(f"{b:.3f}" for _, b in stats["in_step"]) + " alone at the "
+        "limit. A power model needs each kernel's power at the boost clock (which NVML's "
+        f"readings, moving every {stats['nvml_update_ms']:.0f} ms, cannot give for a kernel "
+        "of milliseconds; its energy counter over a burst shorter than the controller's "
+        "answer can) and its time against the clock; then the step's clock follows from its "
+        "mix and the 700 W limit, and is held against these steps.", ""]
 
 
 if __name__ == "__main__":
