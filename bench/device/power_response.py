@@ -9,12 +9,13 @@ over the mix depends on how quickly the controller answers a change of load.
 Phases, back to back on one stream (the host stays at most two chunks ahead, so the GPU never
 waits): idle; the GPT-1.3B fc1 GEMM (16,384 x 8,192 x 2,048, bf16) alone; a 256 MiB
 copy alone; idle, then cuDNN's causal attention forward (PyTorch's choice on Hopper; 16 heads
-x 8,192 x 128) alone; idle, then flash attention's, alone (each kernel's power at the boost
-clock is its first milliseconds after idle, before the controller answers); GEMM and copy alternating in stretches of 1, 4, 16 and 64 ms of GEMM (each followed
-by as long of copy at the copy's cool rate); GEMM alternating with idle gaps of the same
+x 8,192 x 128) alone; idle, then flash attention's, alone (how long each keeps its cool time
+after idle is how long the controller takes to answer); GEMM and copy alternating in
+stretches of 1, 4, 16 and 64 ms of GEMM (each followed by as long of copy at the copy's cool rate); GEMM alternating with idle gaps of the same
 lengths. Every kernel is bracketed by CUDA events, placed on the host's clock through a marker
 event recorded right after a synchronisation (off by the launch latency, tens of us), and given
-the NVML samples (every 1 ms: SM clock, instantaneous power) that fall inside it. Writes
+the NVML samples (read every 1 ms: SM clock, instantaneous power; the driver updates both
+about every 100 ms on the H100, docs/validation/power.md) that fall inside it. Writes
 OUT_DIR/power_response.csv (phase, kernel, start_us, dur_us, sm_mhz, power_w, samples) and
 OUT_DIR/power_response_samples.csv (us after the marker, sm_mhz, power_w). Validation and
 microbenchmark data; sets no parameter by itself.

@@ -355,8 +355,8 @@ def response_section(stats):
            "after the GEMM), then the GEMM alternating with the copy or with idle gaps in "
            "stretches of 1 to 64 ms (as long of each). Cool: the kernel's CUDA-graph median "
            "after 1 s idle.", "",
-           "| phase | kernel | cool | calls | median | median / cool | slowed from (9 calls' median "
-           "3% over cool) "
+           "| phase | kernel | cool | calls | median | median / cool | slowed from (9 calls' "
+           "median 3% over cool) "
            "| late stretches' last 5 calls / cool |", "|---|---|---|---|---|---|---|---|"]
     onset = {}
     for phase in ("gemm", "copy", "sdpa", "flash", "gemm_copy_1ms", "gemm_idle_1ms",
@@ -388,6 +388,13 @@ def response_section(stats):
                    + (f"{first:.0f} ms" if first is not None and phase == kernel else "-")
                    + f" | {tail} |")
     stats["onset"] = onset
+    smp = read_csv("h100_power_response_samples.csv")
+    stats["copy_w"] = phase_mean_w(rows, smp, "copy")
+    stats["idle_w"] = phase_mean_w(rows, smp, "idle")
+    stats["gemm_limit_w"] = phase_mean_w(rows, smp, "gemm")
+    stats["gemm_alone"] = (statistics.median(x[1] for x in calls(rows, "gemm", "gemm")) /
+                           cool["gemm"])
+    stats["gemm_boost_w"] = gemm_power_at_boost(rows, smp)
     alt = {p: statistics.median(x[1] for x in calls(rows, p, "gemm")) / cool["gemm"]
            for p in ("gemm_copy_16ms", "gemm_idle_16ms", "gemm_copy_64ms", "gemm_idle_64ms")}
     stats["alt16"] = max(alt["gemm_copy_16ms"], alt["gemm_idle_16ms"])
@@ -403,7 +410,41 @@ def response_section(stats):
                   f"within {100 * (stats['alt16'] - 1):.1f}%); in 64 ms stretches it slows in "
                   "each stretch's second half. The controller answers over tens of "
                   "milliseconds: a step's kernels share one clock set by their mix's power "
-                  "over that span, not each its own.", ""]
+                  "over that span, not each its own.",
+                  "- The GEMM's power at the boost clock, which no reading catches directly: "
+                  "where it alternates every 1-4 ms with idle or the copy and is not slowed, "
+                  "the phase's mean reading is the GEMM's power and the other's weighted by "
+                  "their time (CUDA events), the other's taken from its own phase: "
+                  + ", ".join(f"{w:.0f} W ({p})" for p, w in stats["gemm_boost_w"]) + "; "
+                  f"the copy alone draws {stats['copy_w']:.0f} W at the boost clock, idle "
+                  f"{stats['idle_w']:.0f} W, the GEMM alone at the limit "
+                  f"{stats['gemm_limit_w']:.0f} W after slowing by "
+                  f"{100 * (stats['gemm_alone'] - 1):.1f}%.", ""]
+
+
+def phase_mean_w(rows, samples, phase, skip_ms=200):
+    """The mean of NVML's power readings inside a phase (after its first skip_ms)."""
+    mine = [r for r in rows if r["phase"] == phase]
+    t0 = float(mine[0]["start_us"]) + skip_ms * 1e3
+    t1 = max(float(r["start_us"]) + float(r["dur_us"]) for r in mine)
+    return statistics.mean(float(x["power_w"]) for x in samples
+                           if t0 <= float(x["us_after_marker"]) <= t1)
+
+
+def gemm_power_at_boost(rows, samples):
+    """[(phase, the GEMM's power at the boost clock)] from the alternations of 1 and 4 ms."""
+    other_w = {"idle": phase_mean_w(rows, samples, "idle"),
+               "copy": phase_mean_w(rows, samples, "copy")}
+    out = []
+    for phase in ("gemm_idle_1ms", "gemm_idle_4ms", "gemm_copy_1ms"):
+        mine = [r for r in rows if r["phase"] == phase]
+        busy = {k: sum(float(r["dur_us"]) for r in mine if r["kernel"] == k)
+                for k in ("gemm", "idle", "copy")}
+        share = busy["gemm"] / sum(busy.values())
+        other = "idle" if busy["idle"] > 0 else "copy"
+        mean = phase_mean_w(rows, samples, phase)
+        out.append((phase, (mean - (1 - share) * other_w[other]) / share))
+    return out
 
 
 def in_step_section(stats):
