@@ -11,13 +11,17 @@ waits): idle; the GPT-1.3B fc1 GEMM (16,384 x 8,192 x 2,048, bf16) alone; a 256 
 copy alone; idle, then cuDNN's causal attention forward (PyTorch's choice on Hopper; 16 heads
 x 8,192 x 128) alone; idle, then flash attention's, alone (how long each keeps its cool time
 after idle is how long the controller takes to answer); GEMM and copy alternating in
-stretches of 1, 4, 16 and 64 ms of GEMM (each followed by as long of copy at the copy's cool rate); GEMM alternating with idle gaps of the same
-lengths. Every kernel is bracketed by CUDA events, placed on the host's clock through a marker
-event recorded right after a synchronisation (off by the launch latency, tens of us), and given
+stretches of 1, 4, 16 and 64 ms of GEMM (each followed by as long of copy at the copy's cool
+rate); GEMM alternating with idle gaps of the same lengths; cuDNN's attention, flash's and the
+copy alternating with idle gaps in stretches of 1 and 4 ms (below the limit on average: the
+phase's mean power is each kernel's at the boost clock and idle's, weighted by their time).
+Every kernel is bracketed by CUDA events, placed on the host's clock through a marker event
+recorded right after a synchronisation (off by the launch latency, tens of us), and given
 the NVML samples (read every 1 ms: SM clock, instantaneous power; the driver updates both
 about every 100 ms on the H100, docs/validation/power.md) that fall inside it. Writes
 OUT_DIR/power_response.csv (phase, kernel, start_us, dur_us, sm_mhz, power_w, samples) and
-OUT_DIR/power_response_samples.csv (us after the marker, sm_mhz, power_w). Validation and
+OUT_DIR/power_response_samples.csv (us after the marker, sm_mhz, power_w, and NVML's trailing
+one-second average power). Validation and
 microbenchmark data; sets no parameter by itself.
 """
 import argparse
@@ -50,7 +54,7 @@ def main():
               ["phase", "kernel", "start_us", "dur_us", "sm_mhz", "power_w", "samples"], rows,
               started)
     write_csv(os.path.join(args.out_dir, "power_response_samples.csv"), "power_response.py",
-              note, ["us_after_marker", "sm_mhz", "power_w"], trace, started)
+              note, ["us_after_marker", "sm_mhz", "power_w", "power_1s_avg_w"], trace, started)
 
 
 def measure(smoke):
@@ -80,6 +84,9 @@ def measure(smoke):
     for ms in (1, 4, 16, 64):
         phases.append((f"gemm_copy_{ms}ms", [("gemm", ms / 1e3), ("copy", ms / 1e3)]))
         phases.append((f"gemm_idle_{ms}ms", [("gemm", ms / 1e3), ("idle", ms / 1e3)]))
+    for name in ("sdpa", "flash", "copy"):  # each one's power at the boost clock: below the
+        for ms in (1, 4):  # limit on average, its share of the phase's mean reading
+            phases.append((f"{name}_idle_{ms}ms", [(name, ms / 1e3), ("idle", ms / 1e3)]))
     phase_len = 1.5 * scale
 
     nvml = Nvml(period_s=0.001)
@@ -136,7 +143,8 @@ def measure(smoke):
                 print(f"power_response: {phase} {name}: {len(d)} calls, median {d[len(d) // 2]:.1f}"
                       f" us (cool {cool_us})", file=sys.stderr, flush=True)
     end = times[-1] if times else t_host
-    trace = [[f"{(s[0] - t_host) * 1e6:.0f}", s[1], f"{s[2]:.1f}"] for s in samples if s[0] <= end]
+    trace = [[f"{(s[0] - t_host) * 1e6:.0f}", s[1], f"{s[2]:.1f}", f"{s[3]:.1f}"]
+             for s in samples if s[0] <= end]
     note = ("NVML SM clock and instantaneous power every 1 ms; cool times "
             + ", ".join(f"{name} {t * 1e6:.1f} us" for name, t in cool.items()))
     return rows, trace, note

@@ -394,7 +394,7 @@ def response_section(stats):
     stats["gemm_limit_w"] = phase_mean_w(rows, smp, "gemm")
     stats["gemm_alone"] = (statistics.median(x[1] for x in calls(rows, "gemm", "gemm")) /
                            cool["gemm"])
-    stats["gemm_boost_w"] = gemm_power_at_boost(rows, smp)
+    stats["boost_w"] = power_at_boost(rows, smp, cool)
     alt = {p: statistics.median(x[1] for x in calls(rows, p, "gemm")) / cool["gemm"]
            for p in ("gemm_copy_16ms", "gemm_idle_16ms", "gemm_copy_64ms", "gemm_idle_64ms")}
     stats["alt16"] = max(alt["gemm_copy_16ms"], alt["gemm_idle_16ms"])
@@ -411,11 +411,12 @@ def response_section(stats):
                   "each stretch's second half. The controller answers over tens of "
                   "milliseconds: a step's kernels share one clock set by their mix's power "
                   "over that span, not each its own.",
-                  "- The GEMM's power at the boost clock, which no reading catches directly: "
-                  "where it alternates every 1-4 ms with idle or the copy and is not slowed, "
-                  "the phase's mean reading is the GEMM's power and the other's weighted by "
+                  "- Each kernel's power at the boost clock, which no reading catches "
+                  "directly: where it alternates every 1-4 ms with idle or the copy and is not "
+                  "slowed (its median within 0.5% of its cool time, the phase under 700 W on "
+                  "average), the phase's mean power is the kernel's and the other's weighted by "
                   "their time (CUDA events), the other's taken from its own phase: "
-                  + ", ".join(f"{w:.0f} W ({p})" for p, w in stats["gemm_boost_w"]) + "; "
+                  + ", ".join(f"{k} {w:.0f} W ({p})" for p, k, w in stats["boost_w"]) + "; "
                   f"the copy alone draws {stats['copy_w']:.0f} W at the boost clock, idle "
                   f"{stats['idle_w']:.0f} W, the GEMM alone at the limit "
                   f"{stats['gemm_limit_w']:.0f} W after slowing by "
@@ -423,27 +424,44 @@ def response_section(stats):
 
 
 def phase_mean_w(rows, samples, phase, skip_ms=200):
-    """The mean of NVML's power readings inside a phase (after its first skip_ms)."""
+    """The phase's mean power (W): NVML's trailing one-second average read at its end where the
+    samples have it and the phase lasts over a second, else the mean of its readings after its
+    first skip_ms."""
     mine = [r for r in rows if r["phase"] == phase]
-    t0 = float(mine[0]["start_us"]) + skip_ms * 1e3
+    t0 = float(mine[0]["start_us"])
     t1 = max(float(r["start_us"]) + float(r["dur_us"]) for r in mine)
-    return statistics.mean(float(x["power_w"]) for x in samples
-                           if t0 <= float(x["us_after_marker"]) <= t1)
+    inside = [x for x in samples if t0 + skip_ms * 1e3 <= float(x["us_after_marker"]) <= t1]
+    if "power_1s_avg_w" in samples[0] and t1 - t0 > 1.1e6:
+        return float(inside[-1]["power_1s_avg_w"])
+    return statistics.mean(float(x["power_w"]) for x in inside)
 
 
-def gemm_power_at_boost(rows, samples):
-    """[(phase, the GEMM's power at the boost clock)] from the alternations of 1 and 4 ms."""
+def power_at_boost(rows, samples, cool):
+    """[(phase, kernel, its power at the boost clock)] from the phases where a kernel alternates
+    every 1 or 4 ms with idle or the copy without being slowed (its median within 0.5% of its
+    cool time, the phase's mean under the 700 W limit): the phase's mean power less the
+    other's (from its own phase) by their times' shares (CUDA events)."""
+    phases = []
+    for r in rows:
+        if r["phase"] not in phases:
+            phases.append(r["phase"])
     other_w = {"idle": phase_mean_w(rows, samples, "idle"),
                "copy": phase_mean_w(rows, samples, "copy")}
     out = []
-    for phase in ("gemm_idle_1ms", "gemm_idle_4ms", "gemm_copy_1ms"):
+    for phase in phases:
+        m = re.fullmatch(r"(\w+?)_(idle|copy)_(1|4)ms", phase)
+        if not m:
+            continue
+        kernel, other = m.group(1), m.group(2)
         mine = [r for r in rows if r["phase"] == phase]
         busy = {k: sum(float(r["dur_us"]) for r in mine if r["kernel"] == k)
-                for k in ("gemm", "idle", "copy")}
-        share = busy["gemm"] / sum(busy.values())
-        other = "idle" if busy["idle"] > 0 else "copy"
+                for k in (kernel, other)}
+        share = busy[kernel] / sum(busy.values())
         mean = phase_mean_w(rows, samples, phase)
-        out.append((phase, (mean - (1 - share) * other_w[other]) / share))
+        median = statistics.median(float(r["dur_us"]) for r in mine if r["kernel"] == kernel)
+        if median > 1.005 * cool[kernel] or mean >= 700:
+            continue
+        out.append((phase, kernel, (mean - (1 - share) * other_w[other]) / share))
     return out
 
 
