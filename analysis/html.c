@@ -80,8 +80,8 @@ static void definitions(FILE *f, double gpu_power_w) {
        "unpadded vocabulary), / iteration time / GPUs; MFU = that / the GPU's peak at the "
        "training precision."},
       {"hardware TFLOPS per GPU, HFU",
-       "Matrix FLOPs the simulation executed (recomputation and the padded vocabulary "
-       "included) / iteration time / GPUs; HFU = that / peak."},
+       "Matrix FLOPs the simulation executed (recomputation and the vocabulary as the framework "
+       "pads it included) / iteration time / GPUs; HFU = that / peak."},
       {"Megatron-DeepSpeed % of peak",
        "Megatron-DeepSpeed's throughput formula, 24 k B s l h^2 (1 + s/(6h) + V/(16 l h)) with "
        "k = 4 under full recomputation (3 otherwise) and the padded vocabulary, / iteration "
