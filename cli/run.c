@@ -427,6 +427,12 @@ int ts_run_main(int argc, char **argv) {
     fprintf(stderr, "trainsim: --periodic does not apply to this run (it needs the 1f1b schedule "
                     "of one chunk, no FP8, no timeline or report, a SimGrid fidelity and at least "
                     "p + 24 microbatches a pipeline): every microbatch played\n");
+  if (ts_cost_vocab_misaligned(&wl, &pf.gpu))
+    fprintf(stderr,
+            "trainsim: note: a vocabulary of %ld (framework %s keeps it unpadded) leaves the "
+            "logits' rows off 16 bytes, so cuBLAS runs the output layer's GEMMs 5-7x slower "
+            "(measured on the H100, docs/model.md); a multiple of 64 (%ld) avoids it\n",
+            wl.model.vocab, ts_framework_names[wl.framework], (wl.model.vocab + 63) / 64 * 64);
   ts_metrics m;
   ts_metrics_compute(&wl, &pf.gpu, sim, &m);
   ts_simulate_reliability(&pf, &wl, &run.job, m.iteration_s, m.train_s, &m.reliability);

@@ -357,6 +357,12 @@ static ts_cost misaligned(const pricer *p, ts_kernel_kind kind, double n, double
   return c;
 }
 
+bool ts_cost_vocab_misaligned(const ts_workload *wl, const ts_gpu *gpu) {
+  pricer p = pricer_of(wl, gpu);
+  double v = (double)(ts_workload_padded_vocab(wl) / wl->tp);
+  return !p.fp8 && is_cublas(&p) && fmod(v * p.eb, 16.0) != 0;
+}
+
 static linear_cost linear(const pricer *p, long m, long n, long k, bool is_fused_accum) {
   if (p->fp8)
     return linear_fp8(p, m, n, k, is_fused_accum);

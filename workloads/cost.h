@@ -140,6 +140,10 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out);
  * zeroing the gradient buffers). */
 ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_params);
 
+/* Whether the output layer's GEMMs run cuBLAS's fallback for rows off 16 bytes (an unpadded
+ * vocabulary, such as GPT-2's 50,257 under plain PyTorch, on a GPU whose table is NVIDIA's). */
+bool ts_cost_vocab_misaligned(const ts_workload *wl, const ts_gpu *gpu);
+
 /* How the kernels of one layer (forward and backward), the embedding, the head and the
  * optimizer step over the first stage's parameters were priced: out[source] kernels each. */
 void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,

@@ -777,6 +777,41 @@ static void test_memory_command(void **state) {
   spawn_free(&r);
 }
 
+/* Plain PyTorch keeps GPT-2's 50,257 tokens unpadded (shards of 25,129 at TP 2): on an H100 the
+ * output layer's GEMMs run cuBLAS's fallback (workloads/cost.c), the iteration is longer than at
+ * 50,304 and run says why on stderr; Megatron pads 50,257 to 50,432 and says nothing. */
+static void test_unpadded_vocab(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[512], path[600];
+  assert_non_null(mkdtemp(dir));
+  const char *cases[] = {"--set stack.framework=pytorch --set model.vocab_size=50257",
+                         "--set stack.framework=pytorch --set model.vocab_size=50304",
+                         "--set model.vocab_size=50257"};
+  double iteration[3];
+  for (int i = 0; i < 3; i++) {
+    snprintf(args, sizeof args,
+             "run tests/data/good/tiny.yaml --platform platforms/dgx-h100.yaml --gpus 8 %s "
+             "--quiet --out %s",
+             cases[i], dir);
+    spawn_result r = spawn_trainsim_ok(args);
+    bool noted =
+        strstr(r.err, "a vocabulary of 50257 (framework pytorch keeps it unpadded)") != NULL;
+    assert_true(noted == (i == 0));
+    spawn_free(&r);
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    char *text = read_file(path, NULL);
+    json *j = json_parse(text);
+    assert_non_null(j);
+    iteration[i] = json_num(j, "metrics.iteration_s");
+    const long padded[] = {50258, 50304, 50432};
+    assert_int_equal((long)json_num(j, "model.padded_vocab_size"), padded[i]);
+    json_free(j);
+    free(text);
+  }
+  assert_true(iteration[0] > 1.1 * iteration[1]);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 /* A study's point is what `run` gives for the same layout, overlap included: the study applies
  * the platform's overlap slowdown as run does (with gradient buckets, compute overlaps the
  * data-parallel reduction). */
@@ -1342,6 +1377,7 @@ int main(void) {
                                      cmocka_unit_test(test_study_point_is_run),
                                      cmocka_unit_test(test_timeline),
                                      cmocka_unit_test(test_memory_command),
+                                     cmocka_unit_test(test_unpadded_vocab),
                                      cmocka_unit_test(test_scale),
                                      cmocka_unit_test(test_timeline_subset),
                                      cmocka_unit_test(test_scale_by_model),
