@@ -25,8 +25,9 @@ Kernel times are pure GPU time: each point captures r calls in a CUDA graph (r c
 replay lasts about 4 ms), replays it 5 times after warm-ups and keeps the median / r; NVML's SM
 clock, read every 2 ms while each point is timed, is summarised in a comment above each table's
 times (the GPU's power limit holds its clock below the boost clock under sustained load:
-docs/validation/power.md). The
-optimizer's steps are timed eagerly with CUDA events (as a framework runs them: their CPU time
+docs/validation/power.md; --cool-s S idles S seconds before each point's replays, so that they
+run at the boost clock, where without it points timed back to back run partly at the limit).
+The optimizer's steps are timed eagerly with CUDA events (as a framework runs them: their CPU time
 between the kernels is part of their cost). Points too large for the memory used here (an
 operand over 2^29 elements) or the time budget are written as null: trainsim falls back to its
 roofline model there. Each section (software, GEMMs, attention, memory-bound, optimizer) runs
@@ -62,6 +63,7 @@ CE_MAX_ELEMS = 1 << 31  # the logits of cross-entropy: a GPT's vocabulary x 16k+
 dev = torch.device("cuda")
 bf16 = torch.bfloat16
 NVML = None  # the SM clock sampler of a measuring process (gpu_sampler.Nvml), where NVML loads
+COOL_S = 0.0  # --cool-s: idle seconds before each point's timed replays
 STREAM = None  # the side stream every measurement runs on (CUDA graphs cannot capture the
 # default stream, and autograd runs a backward on its forward's stream)
 
@@ -94,6 +96,8 @@ def median_graph_s(fn, target_s=0.004, replays=5):
             fn()
     g.replay()
     torch.cuda.synchronize()
+    if COOL_S > 0:  # the replays (about 20 ms) then run before the power limit answers
+        time.sleep(COOL_S)
     times = []
     for _ in range(replays):
         a.record()
@@ -1053,7 +1057,7 @@ def child(args):
 
 
 def main():
-    global SECTION
+    global SECTION, COOL_S
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true", help="two points per table")
@@ -1064,10 +1068,16 @@ def main():
                     help="add the measured tables to the existing table file OUT")
     ap.add_argument("--replace", action="store_true",
                     help="with --append: measure the sections' tables again, replacing them")
+    ap.add_argument("--cool-s", type=float, default=0,
+                    help="idle seconds before each point's timed replays of a CUDA graph, so "
+                    "that they run at the boost clock: the 700 W limit's controller takes 46-59 "
+                    "ms to slow a GEMM from idle on an H100 (docs/validation/power.md); 0.1 "
+                    "adds about 8 minutes to the GEMM sections (raise --budget-s)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
     args = ap.parse_args()
     assert torch.cuda.is_available(), "needs a CUDA GPU"
+    COOL_S = args.cool_s
     for SECTION, register in SECTIONS:
         register()
     chosen = [n for n, _ in SECTIONS] if not args.sections else args.sections.split(",")
@@ -1086,6 +1096,7 @@ def main():
         cmd = [sys.executable, os.path.abspath(__file__), args.out, "--one", name, "--json", tmp,
                "--budget-s", f"{args.budget_s / total_weight:.4f}"]
         cmd += ["--smoke"] if args.smoke else []
+        cmd += ["--cool-s", str(args.cool_s)] if args.cool_s > 0 else []
         if os.path.exists(tmp):
             os.remove(tmp)
         rc = subprocess.run(cmd, timeout=budget_s + 120).returncode
