@@ -259,7 +259,7 @@ def main():
                   "meaningful for the 4 s runs only.)", ""]
         lines += probe_table(tag, f"platforms/kernels/{tag}.yaml", stats["table_cool"]) + [""]
     lines += (sustained_section() + data_section(stats) + response_section(stats) +
-              in_step_section(stats) + reading(stats))
+              in_step_section(stats) + bias_section() + reading(stats))
     write_whole(os.path.join(ROOT, "docs", "validation", "power.md"), "\n".join(lines) + "\n")
 
 
@@ -492,6 +492,37 @@ def in_step_section(stats):
                    f"{alone / cool:.3f} |")
     stats["in_step"] = over
     return out + [""]
+
+
+def bias_section():
+    """gemm_bias.py's sample of each GPU's GEMM table against the same shapes cool and hot,
+    where it has been run."""
+    out = []
+    for gpu, tag, _ in GPUS:
+        name = f"{tag}_gemm_bias.csv"
+        if not os.path.exists(os.path.join(DEV, name)):
+            continue
+        rows = read_csv(name)
+        out += [f"## {gpu}: the GEMM table's points against the boost clock", "",
+                f"`bench/device/gemm_bias.py` (`bench/device/{name}`): points of the table's "
+                "GEMMs of at least 100 us, sampled evenly, timed as kernel_table.py times them "
+                "after 1 s idle (cool) and right after 0.5 s of the fc1 GEMM (hot). Where the "
+                "table sits: 0 at the cool time, 1 at the hot one.", "",
+                "| kernel | points | table / cool | hot / cool | where the table sits |",
+                "|---|---|---|---|---|"]
+        for kernel in ("gemm_fwd", "gemm_dgrad", "gemm_wgrad"):
+            rs = [r for r in rows if r["kernel"] == kernel]
+            if not rs:
+                continue
+            t = [float(r["table_us"]) for r in rs]
+            c = [float(r["cool_us"]) for r in rs]
+            h = [float(r["hot_us"]) for r in rs]
+            where = [(a - b) / (d - b) for a, b, d in zip(t, c, h) if d - b > 0.02 * b]
+            out.append(f"| {kernel} | {len(rs)} | {fmt_range([a / b for a, b in zip(t, c)])} | "
+                       f"{fmt_range([d / b for d, b in zip(h, c)])} | "
+                       + (fmt_range(where) if where else "-") + " |")
+        out.append("")
+    return out
 
 
 def pct(lo, hi):
