@@ -348,7 +348,8 @@ def response_section(stats):
                read_csv("h100_power_response_samples.csv")]
     stats["nvml_update_ms"] = update_ms(samples)
     out = ["## H100: how fast the limit's controller answers", "",
-           "`bench/device/power_response.py` (`bench/device/h100_power_response*.csv`): one "
+           "`bench/device/power_response.py` (`bench/device/h100_power_response*.csv`; "
+           + device_line("h100_power_response.csv").split(";")[0].split(": ", 1)[1] + "): one "
            "stream, the host never letting the GPU wait; every call timed by CUDA events. Each "
            "kernel alone for 1.5 s after 1 s idle (the fc1 GEMM 16,384 x 8,192 x 2,048, cuDNN's "
            "and flash's causal attention forward at 16 heads x 8,192 x 128; a 256 MiB copy "
@@ -475,7 +476,8 @@ def in_step_section(stats):
              ("gpt-1.3b-s16k-flash", "flash_fwd_causal", "flash_fwd_kernel"),
              ("gpt-1.3b-s16k-flash", "flash_bwd_causal", "flash_bwd_dq")]
     out = ["## H100: a step's attention kernels in place", "",
-           "`bench/device/step_clocks.py` (`bench/device/h100_step_clocks*.csv`): one "
+           "`bench/device/step_clocks.py` (`bench/device/h100_step_clocks*.csv`; "
+           + device_line("h100_step_clocks.csv").split(";")[0].split(": ", 1)[1] + "): one "
            "profiled step of step_kernels.py's GPT-1.3B at 16,384 tokens, its attention "
            f"kernels (shape {shape}, 48 calls of each) against power_probe.py's cool and alone "
            "times of that shape.", "",
