@@ -779,7 +779,8 @@ static void test_memory_command(void **state) {
 
 /* Plain PyTorch keeps GPT-2's 50,257 tokens unpadded (shards of 25,129 at TP 2): on an H100 the
  * output layer's GEMMs run cuBLAS's fallback (workloads/cost.c), the iteration is longer than at
- * 50,304 and run says why on stderr; Megatron pads 50,257 to 50,432 and says nothing. */
+ * 50,304, and run (on stderr) and profile say why; Megatron pads 50,257 to 50,432 and neither
+ * says anything. */
 static void test_unpadded_vocab(void **state) {
   (void)state;
   char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[512], path[600];
@@ -810,6 +811,15 @@ static void test_unpadded_vocab(void **state) {
   }
   assert_true(iteration[0] > 1.1 * iteration[1]);
   assert_int_equal(remove_dir(dir), 0);
+  for (int i = 0; i < 3; i++) { /* profile says so too */
+    snprintf(args, sizeof args,
+             "profile tests/data/good/tiny.yaml --platform platforms/dgx-h100.yaml --gpus 8 %s",
+             cases[i]);
+    spawn_result r = spawn_trainsim_ok(args);
+    assert_true((strstr(r.out, "output layer (not listed): the vocabulary, 50257 unpadded") !=
+                 NULL) == (i == 0));
+    spawn_free(&r);
+  }
 }
 
 /* A study's point is what `run` gives for the same layout, overlap included: the study applies
