@@ -801,6 +801,7 @@ static void test_unpadded_vocab(void **state) {
     spawn_free(&r);
     snprintf(path, sizeof path, "%s/result.json", dir);
     char *text = read_file(path, NULL);
+    assert_non_null(text);
     json *j = json_parse(text);
     assert_non_null(j);
     iteration[i] = json_num(j, "metrics.iteration_s");
