@@ -101,7 +101,7 @@ int ts_profile_main(int argc, char **argv) {
   }
   if (ts_cost_vocab_misaligned(&wl, &pf.gpu))
     printf("output layer (not listed): the vocabulary, %ld unpadded (framework %s), leaves the "
-           "logits' rows off 16 bytes: its GEMMs run cuBLAS's fallback, 5-7x slower "
+           "logits' rows off 16 bytes: its GEMMs run cuBLAS's fallback, 4.4-7.5x slower "
            "(docs/model.md)\n",
            wl.model.vocab, ts_framework_names[wl.framework]);
   free(log.rows);

@@ -430,7 +430,7 @@ int ts_run_main(int argc, char **argv) {
   if (ts_cost_vocab_misaligned(&wl, &pf.gpu))
     fprintf(stderr,
             "trainsim: note: a vocabulary of %ld (framework %s keeps it unpadded) leaves the "
-            "logits' rows off 16 bytes, so cuBLAS runs the output layer's GEMMs 5-7x slower "
+            "logits' rows off 16 bytes, so cuBLAS runs the output layer's GEMMs 4.4-7.5x slower "
             "(measured on the H100, docs/model.md); a multiple of 64 (%ld) avoids it\n",
             wl.model.vocab, ts_framework_names[wl.framework], (wl.model.vocab + 63) / 64 * 64);
   ts_metrics m;

@@ -330,7 +330,7 @@ static bool is_cublas(const pricer *p) {
  * Measured on the H100 (bench/device/vocab_alignment.py -> h100_vocab_alignment.csv: the output
  * layer at vocabularies 50,257 and 32,001, 8,192-16,384 tokens x hidden 768-4,096, 12 shapes):
  * forward 93-112 TFLOP/s (median 99.9), input gradient 143-148 (145.2), weight gradient 149-155
- * (151.3), against the aligned neighbours' (50,304 and 32,000) 5.0-7.5x faster; here as shares
+ * (151.3), the aligned neighbours' (50,304 and 32,000) 4.4-7.5x faster; here as shares
  * of the H100's dense bf16 peak, 989.4 TFLOP/s, so that another NVIDIA GPU's fallback scales with
  * its peak (ASSUMED: measured on the H100 only; the H200 has the same GH100 compute). Measured
  * with the vocabulary as the misaligned dimension; a misaligned hidden dimension is ASSUMED

@@ -44,6 +44,18 @@ static void platform_copy(const char *dir, const char *name, const char *collect
   free(text);
 }
 
+/* DIR/result.json, parsed (free with json_free). */
+static json *read_result(const char *dir) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  char *text = read_file(path, NULL);
+  assert_non_null(text);
+  json *j = json_parse(text);
+  assert_non_null(j);
+  free(text);
+  return j;
+}
+
 static char *run_tiny(const char *out_dir, const char *extra) {
   char args[512];
   snprintf(args, sizeof args, "run tests/data/good/tiny.yaml --gpus 32 --out %s %s", out_dir,
@@ -545,20 +557,16 @@ static void test_fidelities_agree_in_node(void **state) {
   /* A whole iteration with TP 8 inside each node: hybrid, aggregate and flow within 0.1%. */
   double it[3] = {0};
   for (int f = 0; f < 3; f++) {
-    char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[512], path[600];
+    char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[512];
     assert_non_null(mkdtemp(dir));
     snprintf(args, sizeof args,
              "run tests/data/good/tiny.yaml --gpus 16 --tp 8 --pp 2 --fidelity %s --out %s",
              fidelities[f], dir);
     spawn_result run = spawn_trainsim_ok(args);
     spawn_free(&run);
-    snprintf(path, sizeof path, "%s/result.json", dir);
-    char *text = read_file(path, NULL);
-    json *j = json_parse(text);
-    assert_non_null(j);
+    json *j = read_result(dir);
     it[f] = json_at(j, "metrics.iteration_s")->number;
     json_free(j);
-    free(text);
     assert_int_equal(remove_dir(dir), 0);
   }
   assert_rel(it[1], it[0], 1e-3);
@@ -783,7 +791,7 @@ static void test_memory_command(void **state) {
  * says anything. */
 static void test_unpadded_vocab(void **state) {
   (void)state;
-  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[512], path[600];
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[512];
   assert_non_null(mkdtemp(dir));
   const char *cases[] = {"--set stack.framework=pytorch --set model.vocab_size=50257",
                          "--set stack.framework=pytorch --set model.vocab_size=50304",
@@ -799,16 +807,11 @@ static void test_unpadded_vocab(void **state) {
         strstr(r.err, "a vocabulary of 50257 (framework pytorch keeps it unpadded)") != NULL;
     assert_true(noted == (i == 0));
     spawn_free(&r);
-    snprintf(path, sizeof path, "%s/result.json", dir);
-    char *text = read_file(path, NULL);
-    assert_non_null(text);
-    json *j = json_parse(text);
-    assert_non_null(j);
+    json *j = read_result(dir);
     iteration[i] = json_num(j, "metrics.iteration_s");
     const long padded[] = {50258, 50304, 50432};
     assert_int_equal((long)json_num(j, "model.padded_vocab_size"), padded[i]);
     json_free(j);
-    free(text);
   }
   assert_true(iteration[0] > 1.1 * iteration[1]);
   assert_int_equal(remove_dir(dir), 0);
@@ -848,15 +851,10 @@ static void test_study_point_is_run(void **state) {
   snprintf(args, sizeof args, "run %s --quiet --out %s", layout, dir);
   r = spawn_trainsim_ok(args);
   spawn_free(&r);
-  snprintf(path, sizeof path, "%s/result.json", dir);
-  char *text = read_file(path, NULL);
-  assert_non_null(text);
-  json *j = json_parse(text);
-  assert_non_null(j);
+  json *j = read_result(dir);
   assert_rel(scaled, json_num(j, "metrics.iteration_s"), 1e-12);
   assert_true(json_num(j, "simulation.overlap_slowdown") > 0);
   json_free(j);
-  free(text);
   assert_int_equal(remove_dir(dir), 0);
 }
 
