@@ -9,7 +9,7 @@ synthetic mixes of a few kernels rather than training steps.
 Kernels (bf16): the GPT-1.3B fc1 GEMM (16,384 x 8,192 x 2,048, with bias); cuDNN's causal
 attention (PyTorch's own choice on Hopper), forward and backward, 16 heads x 8,192 x 128;
 flash attention's, forward and backward, same shape; a 256 MiB copy (memory-bound, as
-layer norms and element-wise kernels); an idle gap (one spinning thread, as a host gap). Each
+layer norms and element-wise kernels); an idle gap (one spinning thread, as a host gap; alone, the floor of the board's power). Each
 mix gives every class a share of an 8 ms block at its cool time (the forward and backward of an
 attention count as one unit) and repeats the block for 2.5 s; every call is bracketed by CUDA
 events, and the last 1.5 s (well past the controller's answer) is measured: each kernel's
@@ -35,14 +35,15 @@ from gpu_sampler import Nvml
 BLOCK_S = 0.008
 MIX_S, MEASURE_S = 2.5, 1.5
 # (name, {unit: share of the block at cool times}); units below
-MIXES = [("gemm", {"gemm": 1}), ("sdpa", {"sdpa": 1}), ("flash", {"flash": 1}),
-         ("copy", {"copy": 1}),
+MIXES = [("idle", {"idle": 1}), ("gemm", {"gemm": 1}), ("sdpa", {"sdpa": 1}),
+         ("flash", {"flash": 1}), ("copy", {"copy": 1}),
          ("gemm75_sdpa25", {"gemm": .75, "sdpa": .25}), ("gemm50_sdpa50", {"gemm": .5, "sdpa": .5}),
          ("gemm25_sdpa75", {"gemm": .25, "sdpa": .75}),
          ("gemm50_flash50", {"gemm": .5, "flash": .5}), ("gemm50_copy50", {"gemm": .5, "copy": .5}),
          ("sdpa50_copy50", {"sdpa": .5, "copy": .5}), ("flash50_copy50", {"flash": .5, "copy": .5}),
          ("gemm75_idle25", {"gemm": .75, "idle": .25}), ("gemm50_idle50", {"gemm": .5, "idle": .5}),
-         ("sdpa75_idle25", {"sdpa": .75, "idle": .25}),
+         ("sdpa75_idle25", {"sdpa": .75, "idle": .25}), ("sdpa50_idle50", {"sdpa": .5, "idle": .5}),
+         ("flash50_idle50", {"flash": .5, "idle": .5}), ("copy50_idle50", {"copy": .5, "idle": .5}),
          ("step_sdpa", {"gemm": .4, "sdpa": .35, "copy": .18, "idle": .07}),
          ("step_flash", {"gemm": .35, "flash": .45, "copy": .15, "idle": .05})]
 
