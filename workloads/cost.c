@@ -23,8 +23,9 @@ double ts_cost_gemm_efficiency(const ts_gpu *gpu, long batch, long m, long n) {
 static ts_cost kernel(const ts_gpu *gpu, double flops, double rate, double bytes) {
   double t_compute = flops > 0 ? flops / rate : 0;
   double t_memory = bytes / gpu->hbm_Bps;
-  ts_cost c = {flops, bytes, fmax(t_compute, t_memory) + gpu->kernel_launch_s, 1, {0}};
+  ts_cost c = {flops, bytes, fmax(t_compute, t_memory) + gpu->kernel_launch_s, 1, {0}, {0}};
   c.n_by_source[TS_KERNEL_SRC_MODEL] = 1;
+  c.class_s[flops > 0 ? TS_POWER_GEMM : TS_POWER_OTHER] = c.time_s;
   return c;
 }
 
@@ -42,10 +43,16 @@ ts_cost ts_cost_memory_bound(const ts_gpu *gpu, double bytes) {
 }
 
 ts_cost ts_cost_add(ts_cost a, ts_cost b) {
-  ts_cost c = {
-      a.flops + b.flops, a.bytes + b.bytes, a.time_s + b.time_s, a.n_kernels + b.n_kernels, {0}};
+  ts_cost c = {a.flops + b.flops,
+               a.bytes + b.bytes,
+               a.time_s + b.time_s,
+               a.n_kernels + b.n_kernels,
+               {0},
+               {0}};
   for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++)
     c.n_by_source[s] = a.n_by_source[s] + b.n_by_source[s];
+  for (int k = 0; k < TS_POWER_CLASS_COUNT; k++)
+    c.class_s[k] = a.class_s[k] + b.class_s[k];
   return c;
 }
 
@@ -65,6 +72,9 @@ typedef struct pricer {
   bool other_pass; /* priced from the other pass's kernel (for the list) */
   ts_fp8_recipe fp8_recipe; /* how the FP8 tensors are scaled */
   bool autocast; /* fp32 weights cast at each forward (ts_workload.is_autocast) */
+  /* Each power class's time over its table's at the clock the power limit sets for what is
+   * being priced (power_stretch); NULL: the tables' times. */
+  const double *stretch;
 } pricer;
 
 static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
@@ -81,7 +91,8 @@ static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
               wl->model.bias,
               false,
               wl->fp8_recipe,
-              wl->is_autocast};
+              wl->is_autocast,
+              NULL};
   return p;
 }
 
@@ -153,8 +164,50 @@ static bool below_grid(const pricer *p, ts_kernel_kind kind, const double *point
   return true;
 }
 
+/* The power class of a kernel kind (power.h): GEMMs of every kind, cuDNN's fused attention,
+ * FlashAttention, and the memory-bound rest. FP8 GEMMs are ASSUMED to draw as bf16's (the mixes
+ * measured bf16). */
+static ts_power_class power_class(ts_kernel_kind kind) {
+  switch (kind) {
+  case TS_KERNEL_GEMM_FWD:
+  case TS_KERNEL_GEMM_DGRAD:
+  case TS_KERNEL_GEMM_WGRAD:
+  case TS_KERNEL_BGEMM_QK:
+  case TS_KERNEL_BGEMM_AV:
+  case TS_KERNEL_GEMM_FP8_FWD:
+  case TS_KERNEL_GEMM_FP8_BWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_FWD:
+  case TS_KERNEL_GEMM_FP8_BLOCK_WGRAD:
+  case TS_KERNEL_GROUPED_MM_FWD:
+  case TS_KERNEL_GROUPED_MM_DGRAD:
+  case TS_KERNEL_GROUPED_MM_WGRAD:
+    return TS_POWER_GEMM;
+  case TS_KERNEL_SDPA_FWD_CAUSAL:
+  case TS_KERNEL_SDPA_BWD_CAUSAL:
+  case TS_KERNEL_SDPA_MLA_FWD_CAUSAL:
+  case TS_KERNEL_SDPA_MLA_BWD_CAUSAL:
+    return TS_POWER_SDPA;
+  case TS_KERNEL_FLASH_FWD_CAUSAL:
+  case TS_KERNEL_FLASH_BWD_CAUSAL:
+  case TS_KERNEL_FLASH_FWD:
+  case TS_KERNEL_FLASH_BWD:
+    return TS_POWER_FLASH;
+  default:
+    return TS_POWER_OTHER;
+  }
+}
+
+/* c, one kernel of power class k, at the clock the pricer's power limit sets. */
+static ts_cost at_clock(const pricer *p, ts_power_class k, ts_cost c) {
+  if (p->stretch != NULL)
+    c.time_s *= p->stretch[k];
+  memset(c.class_s, 0, sizeof c.class_s);
+  c.class_s[k] = c.time_s;
+  return c;
+}
+
 /* One kernel's cost: its time from the table at `point` (the kind's axes) when it has it, else
- * the model's. */
+ * the model's; at the power limit's clock. */
 static ts_cost from_table(const pricer *p, ts_kernel_kind kind, const double *point,
                           ts_cost model) {
   double t = 0;
@@ -166,7 +219,7 @@ static ts_cost from_table(const pricer *p, ts_kernel_kind kind, const double *po
     model.n_by_source[TS_KERNEL_SRC_MODEL] = 0;
     model.n_by_source[src] = 1;
   }
-  return model;
+  return at_clock(p, power_class(kind), model);
 }
 
 /* from_table, listed under the kind's name. */
@@ -183,7 +236,7 @@ static ts_cost priced(const pricer *p, ts_kernel_kind kind, double a, double b, 
 
 /* A kernel the table has no entry for (a fused kernel, attention dropout): the model. */
 static ts_cost model_only(const pricer *p, const char *name, double elements, double bytes) {
-  ts_cost c = ts_cost_memory_bound(p->gpu, bytes);
+  ts_cost c = at_clock(p, TS_POWER_OTHER, ts_cost_memory_bound(p->gpu, bytes));
   log_kernel(p, name, 1, &elements, &c);
   return c;
 }
@@ -349,6 +402,7 @@ static ts_cost misaligned(const pricer *p, ts_kernel_kind kind, double n, double
                  : kind == TS_KERNEL_GEMM_DGRAD ? MISALIGNED_GEMM_DGRAD_SHARE
                                                 : MISALIGNED_GEMM_WGRAD_SHARE;
   c.time_s = fmax(c.time_s, c.flops / (share * p->peak));
+  c.class_s[TS_POWER_GEMM] = c.time_s;
   if (p->log != NULL) {
     ts_kernel_row *r = &p->log->rows[p->log->n - 1];
     snprintf(r->kernel, sizeof r->kernel, "%s misaligned", ts_kernel_names[kind]);
@@ -404,6 +458,8 @@ static ts_cost times(ts_cost c, double n) {
   c.flops *= n;
   c.bytes *= n;
   c.time_s *= n;
+  for (int k = 0; k < TS_POWER_CLASS_COUNT; k++)
+    c.class_s[k] *= n;
   c.n_kernels = (int)(c.n_kernels * n);
   for (int s = 0; s < TS_KERNEL_SRC_COUNT; s++)
     c.n_by_source[s] = (int)(c.n_by_source[s] * n);
@@ -451,6 +507,8 @@ static void flash_block(const ts_workload *wl, const pricer *p, double S, bool c
     ts_cost *c[] = {fwd, bwd};
     for (int i = 0; i < 2; i++) {
       c[i]->time_s *= share;
+      for (int k = 0; k < TS_POWER_CLASS_COUNT; k++)
+        c[i]->class_s[k] *= share;
       c[i]->flops *= share;
       c[i]->bytes *= share;
     }
@@ -498,8 +556,10 @@ static ts_cost priced_bgemm(const pricer *p, ts_kernel_kind kind, double B, doub
   double point[] = {B, S, d};
   ts_cost c = from_table(p, kind, point, model);
   bool qk = kind == TS_KERNEL_BGEMM_QK, is_misaligned = is_cublas(p) && fmod(d * p->eb, 16.0) != 0;
-  if (is_misaligned)
+  if (is_misaligned) {
     c.time_s *= qk ? MISALIGNED_QK_SLOWDOWN : MISALIGNED_AV_SLOWDOWN;
+    c.class_s[TS_POWER_GEMM] = c.time_s;
+  }
   log_kernel(p,
              is_misaligned ? (qk ? "bgemm_qk misaligned" : "bgemm_av misaligned")
                            : ts_kernel_names[kind],
@@ -608,11 +668,12 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
 }
 
 static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
-                       ts_layer_cost *out) {
+                       const double *stretch, ts_layer_cost *out) {
   const ts_model *m = &wl->model;
   memset(out, 0, sizeof *out);
   pricer pr = pricer_of(wl, gpu);
   pr.log = log;
+  pr.stretch = stretch;
   pr.fp8 = wl->fp8 != TS_FP8_NONE;
   const pricer *p = &pr;
   double eb = pr.eb;
@@ -862,13 +923,14 @@ static void mlp_cost(const ts_workload *wl, pricer *pr, const char *piece, doubl
 }
 
 static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
-                     ts_moe_cost *out) {
+                     const double *stretch, ts_moe_cost *out) {
   const ts_model *m = &wl->model;
   memset(out, 0, sizeof *out);
   if (m->n_experts == 0)
     return;
   pricer pr = pricer_of(wl, gpu);
   pr.log = log;
+  pr.stretch = stretch;
   const pricer *p = &pr;
   double eb = pr.eb, h = (double)m->hidden, experts = (double)m->n_experts;
   long t = wl->tp, etp = ts_workload_etp(wl), local = m->n_experts / wl->ep;
@@ -974,22 +1036,8 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
                    calls * gpu->collective_launch_s);
 }
 
-void ts_cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_moe_cost *out) {
-  cost_moe(wl, gpu, NULL, out);
-}
-
-void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out) {
-  cost_layer(wl, gpu, NULL, out);
-}
-
-void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log) {
-  ts_layer_cost unused;
-  ts_moe_cost unused_moe;
-  int first = log->n;
-  cost_layer(wl, gpu, log, &unused);
-  if (wl->model.n_experts == 0)
-    return;
-  /* A mixture-of-experts layer: the dense layer without its MLP, then the MoE's kernels. */
+/* Drops the dense MLP's rows from log's rows [first, n): a MoE layer lists its experts instead. */
+static void drop_dense_mlp(ts_kernel_log *log, int first) {
   static const char *const dense_mlp[] = {"fc1", "fc2", "gelu", "swiglu"};
   int n = first;
   for (int i = first; i < log->n; i++) {
@@ -1000,12 +1048,90 @@ void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_l
       log->rows[n++] = log->rows[i];
   }
   log->n = n;
-  cost_moe(wl, gpu, log, &unused_moe);
 }
 
-void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) {
+/* Each power class's time over its table's (stretch) at the clock the power limit sets for a
+ * window of work, pieces[0..n) priced at the tables' times: their kernels' times at the boost
+ * clock (the table's over its own stretch) and the host's gaps between them. NULL where the
+ * GPU has no power model. */
+static const double *power_stretch(const ts_gpu *gpu, ts_cost *const *pieces, int n,
+                                   double stretch[TS_POWER_CLASS_COUNT]) {
+  const ts_power_model *m = &gpu->power_limit;
+  if (!ts_power_on(m))
+    return NULL;
+  double busy[TS_POWER_CLASS_COUNT] = {0}, idle_s = 0;
+  for (int i = 0; i < n; i++) {
+    double kernels_s = 0;
+    for (int k = 0; k < TS_POWER_CLASS_COUNT; k++) {
+      busy[k] += pieces[i]->class_s[k] / m->table[k];
+      kernels_s += pieces[i]->class_s[k];
+    }
+    idle_s += fmax(0, pieces[i]->time_s - kernels_s);
+  }
+  double x = ts_power_throttle(m, busy, idle_s);
+  for (int k = 0; k < TS_POWER_CLASS_COUNT; k++)
+    stretch[k] = ts_power_stretch(m, (ts_power_class)k, x);
+  return stretch;
+}
+
+/* The layer (and its MoE MLP) at the power limit: one window over its forward and backward
+ * passes (power.h: the controller answers over tens of milliseconds, several layers' passes),
+ * whose mix sets the clock of both; a MoE layer's mix is its attention's and its experts'. */
+static void layer_at_limit(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
+                           ts_layer_cost *out, ts_moe_cost *moe) {
+  cost_layer(wl, gpu, NULL, NULL, out);
+  cost_moe(wl, gpu, NULL, NULL, moe);
+  bool dense = wl->model.n_experts == 0;
+  ts_cost *pieces[] = {&out->ln1,
+                       &out->attn,
+                       &out->bda1,
+                       &out->ln2,
+                       &out->bda2,
+                       &out->ln1_bwd,
+                       &out->attn_bwd,
+                       &out->bda1_bwd,
+                       &out->ln2_bwd,
+                       &out->bda2_bwd,
+                       dense ? &out->mlp : &moe->router,
+                       dense ? &out->mlp_bwd : &moe->router_bwd,
+                       &moe->experts,
+                       &moe->experts_bwd,
+                       &moe->unpermute,
+                       &moe->unpermute_bwd,
+                       &moe->shared,
+                       &moe->shared_bwd};
+  double stretch[TS_POWER_CLASS_COUNT];
+  const double *at = power_stretch(gpu, pieces, sizeof pieces / sizeof pieces[0], stretch);
+  if (at == NULL && log == NULL)
+    return;
+  int first = log != NULL ? log->n : 0;
+  cost_layer(wl, gpu, log, at, out);
+  if (log != NULL && !dense) /* the listing's MoE layer: the dense layer without its MLP */
+    drop_dense_mlp(log, first);
+  cost_moe(wl, gpu, log, at, moe);
+}
+
+void ts_cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_moe_cost *out) {
+  ts_layer_cost unused;
+  layer_at_limit(wl, gpu, NULL, &unused, out);
+}
+
+void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out) {
+  ts_moe_cost unused;
+  layer_at_limit(wl, gpu, NULL, out, &unused);
+}
+
+void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log) {
+  ts_layer_cost unused;
+  ts_moe_cost unused_moe;
+  layer_at_limit(wl, gpu, log, &unused, &unused_moe);
+}
+
+static void cost_edges(const ts_workload *wl, const ts_gpu *gpu, const double *stretch,
+                       ts_edge_cost *out) {
   const ts_model *m = &wl->model;
   pricer pr = pricer_of(wl, gpu);
+  pr.stretch = stretch;
   const pricer *p = &pr;
   double eb = pr.eb;
   long t = wl->tp, bs = wl->micro_batch * ts_workload_local_seq(wl), h = m->hidden;
@@ -1074,6 +1200,17 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
   ts_cost *embed[] = {&out->embed_fwd, &out->embed_bwd}, *tail[] = {&out->head_fwd, &out->head_bwd};
   host_bound(embed, 2, cpu_s);
   host_bound(tail, 2, cpu_s);
+}
+
+/* The edges at the power limit: the output layer's forward and backward as one window (its
+ * logits GEMMs and cross-entropy), which sets the clock of the edges' kernels. */
+void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) {
+  cost_edges(wl, gpu, NULL, out);
+  double stretch[TS_POWER_CLASS_COUNT];
+  ts_cost *head[] = {&out->head_fwd, &out->head_bwd};
+  const double *at = power_stretch(gpu, head, 2, stretch);
+  if (at != NULL)
+    cost_edges(wl, gpu, at, out);
 }
 
 /* Mixed-precision Adam as Megatron-LM (and gpt.Trainer) run it, per parameter: the gradient
@@ -1153,7 +1290,7 @@ ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_par
   }
   c = model;
   if (all_in_table) {
-    c.time_s = t_table;
+    c.time_s = c.class_s[TS_POWER_OTHER] = t_table;
     memset(c.n_by_source, 0, sizeof c.n_by_source);
     for (int i = 0; i < n_used; i++)
       c.n_by_source[src[i]]++;

@@ -23,6 +23,7 @@
 
 #include "gpu.h"
 #include "kernels.h"
+#include "power.h"
 #include "workload.h"
 
 typedef struct ts_cost {
@@ -31,6 +32,9 @@ typedef struct ts_cost {
   double time_s;
   int n_kernels;
   int n_by_source[TS_KERNEL_SRC_COUNT]; /* kernels priced from the table, interpolated, model */
+  /* The kernels' time by power class (power.h); time_s less their sum is the host's gaps. Kept
+   * by this module's pricing, for the power limit's mix; not tracked past it. */
+  double class_s[TS_POWER_CLASS_COUNT];
 } ts_cost;
 
 /* Pieces of one layer, one microbatch, one TP rank (see the diagram above). */

@@ -7,6 +7,7 @@
 #define TS_GPU_H
 
 #include "kernels.h"
+#include "power.h"
 
 typedef enum ts_precision {
   TS_PREC_BF16,
@@ -35,6 +36,9 @@ typedef struct ts_gpu {
   long n_compute_units; /* workgroups that run at once (one per CU) */
   double kernel_launch_s; /* fixed cost per kernel */
   double power_w; /* board power while training (0 = not given): energy figures */
+  /* The clock the board's power limit sets for a mix of kernels (platform `power_limit`;
+   * limit_w 0: none, the kernel tables' times as they are). */
+  ts_power_model power_limit;
   /* Relative standard deviation of sustained speed across the machine's GPUs (0: alike); a
    * job runs at its slowest GPU's pace (variation.h). */
   double speed_spread;

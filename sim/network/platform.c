@@ -22,19 +22,16 @@ static const char *const storage_keys[] = {"write_bandwidth", "read_bandwidth", 
 static const char *const ccl_keys[] = {
     "library",          "arch",   "tuning_model", "cpu", "channels", "node_link_efficiency",
     "overlap_slowdown", "launch", "fsdp_unit",    NULL};
-static const char *const gpu_keys[] = {"model",
-                                       "peak",
-                                       "hbm_capacity",
-                                       "hbm_bandwidth",
-                                       "gemm_ceiling",
-                                       "gemm_tile",
-                                       "compute_units",
-                                       "kernel_launch",
-                                       "power",
-                                       "kernel_table",
-                                       "speed_spread",
-                                       "runtime_memory",
-                                       NULL};
+static const char *const gpu_keys[] = {"model",         "peak",
+                                       "hbm_capacity",  "hbm_bandwidth",
+                                       "gemm_ceiling",  "gemm_tile",
+                                       "compute_units", "kernel_launch",
+                                       "power",         "kernel_table",
+                                       "speed_spread",  "runtime_memory",
+                                       "power_limit",   NULL};
+static const char *const power_limit_keys[] = {"limit", "idle",  "exponent", "gemm",
+                                               "sdpa",  "flash", "other",    NULL};
+static const char *const power_class_keys[] = {"boost", "slowdown", "table", NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
 static const char *const node_keys[] = {"gpus", "links", "switch", "nics", NULL};
 static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
@@ -129,6 +126,44 @@ static int load_kernel_table(const ts_doc *doc, int g, ts_gpu *gpu, ts_err *err)
   return 0;
 }
 
+/* gpu.power_limit (workloads/power.h): the limit, the idle draw, the exponent, and each power
+ * class's boost draw, slowdown and table stretch (1 when not given). */
+static int load_power_limit(const ts_doc *doc, int g, ts_power_model *m, ts_err *err) {
+  int node = ts_doc_get(doc, g, "power_limit");
+  if (node == 0)
+    return 0;
+  if (ts_doc_check_map(doc, node, "power_limit", power_limit_keys, err) != 0)
+    return -1;
+  REQUIRE(ts_doc_get_unit(doc, node, "limit", TS_UNITS_POWER, false, &m->limit_w, err), doc, node,
+          "power_limit", "limit", err);
+  REQUIRE(ts_doc_get_unit(doc, node, "idle", TS_UNITS_POWER, false, &m->idle_w, err), doc, node,
+          "power_limit", "idle", err);
+  REQUIRE(ts_doc_get_double(doc, node, "exponent", 0, 10, &m->exponent, err), doc, node,
+          "power_limit", "exponent", err);
+  if (m->idle_w >= m->limit_w)
+    return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, node, "idle")),
+                     "key 'idle': expected less than the limit (%.0f W), found %.0f W", m->limit_w,
+                     m->idle_w);
+  for (int c = 0; c < TS_POWER_CLASS_COUNT; c++) {
+    const char *name = ts_power_class_names[c];
+    int k = 0;
+    if (required_map(doc, node, "power_limit", name, power_class_keys, &k, err) != 0)
+      return -1;
+    REQUIRE(ts_doc_get_unit(doc, k, "boost", TS_UNITS_POWER, false, &m->boost_w[c], err), doc, k,
+            name, "boost", err);
+    if (m->boost_w[c] < m->idle_w)
+      return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, k, "boost")),
+                       "key 'boost': expected at least power_limit.idle (%.0f W), found %.0f W",
+                       m->idle_w, m->boost_w[c]);
+    REQUIRE(ts_doc_get_double(doc, k, "slowdown", 0, 2, &m->slowdown[c], err), doc, k, name,
+            "slowdown", err);
+    m->table[c] = 1;
+    if (ts_doc_get_double(doc, k, "table", 0.5, 2, &m->table[c], err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
 static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
   int g = 0;
   if (required_map(doc, root, "platform", "gpu", gpu_keys, &g, err) != 0)
@@ -192,6 +227,8 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
   if (ts_doc_get_unit(doc, g, "power", TS_UNITS_POWER, false, &gpu->power_w, err) < 0)
     return -1;
   if (ts_doc_get_double(doc, g, "speed_spread", 0, 0.5, &gpu->speed_spread, err) < 0)
+    return -1;
+  if (load_power_limit(doc, g, &gpu->power_limit, err) != 0)
     return -1;
   return load_kernel_table(doc, g, gpu, err);
 }
