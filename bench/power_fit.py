@@ -68,6 +68,7 @@ def main():
     head, mixes = read(sys.argv[1])
     static = mixes["idle"]["power"]
     limit = float(np.median([m["inst"] for name, m in mixes.items() if name in ("gemm", "sdpa")]))
+    f0 = max(m["mhz"] for m in mixes.values())  # the boost clock, where nothing throttles
     names = [f"{k}_{c}" for c in CLASSES for k in ("P", "c")] + ["g"]
     x0 = [900, 1, 800, 1, 650, 1, 500, 0.3, 1.5]
 
@@ -86,9 +87,12 @@ def main():
                     continue
                 out.append(100 * ((1 + p["c_" + c] * x) / float(r["stretch"]) - 1))
             out.append((w - m["power"]) / 10)  # at the limit: the limit against the reading
+            # the clock: NVML's mean reading over the window (updated every ~100 ms, so a
+            # steady mix's mean only), as x, in percent like the slowdowns
+            out.append(100 * (x - (f0 / m["mhz"] - 1)))
         return out
 
-    fit = least_squares(residuals, x0, bounds=([100, 0, 100, 0, 100, 0, 100, 0, 0.5],
+    fit = least_squares(residuals, x0, bounds=([100, 0, 100, 0, 100, 0, 100, 0, 0.05],
                                                [2000, 2, 2000, 2, 2000, 2, 2000, 2, 4]))
     p = unpack(fit.x)
     print(f"# {head.strip()}")
@@ -99,7 +103,7 @@ def main():
         x, w = throttle(cool_shares(m), p, limit, static)
         meas = ", ".join(f"{r['kernel']} {float(r['stretch']):.3f}/{1 + p['c_' + CLASS[r['kernel']]] * x:.3f}"
                          for r in m["kernels"] if CLASS[r["kernel"]] != "idle")
-        print(f"{name:16s} x {x:.3f}  power {m['power']:.0f}/{w:.0f} W  {meas}")
+        print(f"{name:16s} x {x:.3f} (NVML {f0 / m['mhz'] - 1:.3f})  power {m['power']:.0f}/{w:.0f} W  {meas}")
 
 
 if __name__ == "__main__":

@@ -72,8 +72,9 @@ typedef struct pricer {
   bool other_pass; /* priced from the other pass's kernel (for the list) */
   ts_fp8_recipe fp8_recipe; /* how the FP8 tensors are scaled */
   bool autocast; /* fp32 weights cast at each forward (ts_workload.is_autocast) */
-  /* Each power class's time over its table's at the clock the power limit sets for what is
-   * being priced (power_stretch); NULL: the tables' times. */
+  /* Each power class's time over its boost-clock time at the clock the power limit sets for
+   * what is being priced (power_stretch); NULL: the boost clock (the tables' times where the
+   * GPU has no power model). */
   const double *stretch;
 } pricer;
 
@@ -197,8 +198,13 @@ static ts_power_class power_class(ts_kernel_kind kind) {
   }
 }
 
-/* c, one kernel of power class k, at the clock the pricer's power limit sets. */
-static ts_cost at_clock(const pricer *p, ts_power_class k, ts_cost c) {
+/* c, one kernel of power class k, at the clock the pricer's power limit sets; from_table says
+ * whether its time is a dense GEMM table point's, which the power model first brings to the
+ * boost clock (the mix's first pass prices every kernel there). */
+static ts_cost at_clock(const pricer *p, ts_power_class k, bool is_gemm_point, ts_cost c) {
+  const ts_power_model *m = &p->gpu->power_limit;
+  if (ts_power_on(m) && is_gemm_point)
+    c.time_s /= m->gemm_table;
   if (p->stretch != NULL)
     c.time_s *= p->stretch[k];
   memset(c.class_s, 0, sizeof c.class_s);
@@ -219,7 +225,10 @@ static ts_cost from_table(const pricer *p, ts_kernel_kind kind, const double *po
     model.n_by_source[TS_KERNEL_SRC_MODEL] = 0;
     model.n_by_source[src] = 1;
   }
-  return at_clock(p, power_class(kind), model);
+  bool is_gemm_point =
+      src != TS_KERNEL_SRC_MODEL &&
+      (kind == TS_KERNEL_GEMM_FWD || kind == TS_KERNEL_GEMM_DGRAD || kind == TS_KERNEL_GEMM_WGRAD);
+  return at_clock(p, power_class(kind), is_gemm_point, model);
 }
 
 /* from_table, listed under the kind's name. */
@@ -236,7 +245,7 @@ static ts_cost priced(const pricer *p, ts_kernel_kind kind, double a, double b, 
 
 /* A kernel the table has no entry for (a fused kernel, attention dropout): the model. */
 static ts_cost model_only(const pricer *p, const char *name, double elements, double bytes) {
-  ts_cost c = at_clock(p, TS_POWER_OTHER, ts_cost_memory_bound(p->gpu, bytes));
+  ts_cost c = at_clock(p, TS_POWER_OTHER, false, ts_cost_memory_bound(p->gpu, bytes));
   log_kernel(p, name, 1, &elements, &c);
   return c;
 }
@@ -1050,12 +1059,11 @@ static void drop_dense_mlp(ts_kernel_log *log, int first) {
   log->n = n;
 }
 
-/* Each power class's time over its table's (stretch) at the clock the power limit sets for a
- * window of work, pieces[0..n) priced at the tables' times: their kernels' times at the boost
- * clock (the table's over its own stretch) and the host's gaps between them. NULL where the
- * GPU has no power model. */
+/* Each power class's time over its boost-clock time (stretch) at the clock the power limit sets
+ * for a window of work, pieces[0..n) priced at the boost clock: their kernels' times and the
+ * host's gaps between them. NULL where the GPU has no power model. */
 static const double *power_stretch(const ts_gpu *gpu, ts_cost *const *pieces, int n,
-                                   double stretch[TS_POWER_CLASS_COUNT]) {
+                                   double stretch[TS_POWER_CLASS_COUNT], double *throttle) {
   const ts_power_model *m = &gpu->power_limit;
   if (!ts_power_on(m))
     return NULL;
@@ -1063,12 +1071,14 @@ static const double *power_stretch(const ts_gpu *gpu, ts_cost *const *pieces, in
   for (int i = 0; i < n; i++) {
     double kernels_s = 0;
     for (int k = 0; k < TS_POWER_CLASS_COUNT; k++) {
-      busy[k] += pieces[i]->class_s[k] / m->table[k];
+      busy[k] += pieces[i]->class_s[k];
       kernels_s += pieces[i]->class_s[k];
     }
     idle_s += fmax(0, pieces[i]->time_s - kernels_s);
   }
   double x = ts_power_throttle(m, busy, idle_s);
+  if (throttle != NULL)
+    *throttle = x;
   for (int k = 0; k < TS_POWER_CLASS_COUNT; k++)
     stretch[k] = ts_power_stretch(m, (ts_power_class)k, x);
   return stretch;
@@ -1077,8 +1087,9 @@ static const double *power_stretch(const ts_gpu *gpu, ts_cost *const *pieces, in
 /* The layer (and its MoE MLP) at the power limit: one window over its forward and backward
  * passes (power.h: the controller answers over tens of milliseconds, several layers' passes),
  * whose mix sets the clock of both; a MoE layer's mix is its attention's and its experts'. */
-static void layer_at_limit(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
-                           ts_layer_cost *out, ts_moe_cost *moe) {
+static const double *layer_at_limit(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
+                                    ts_layer_cost *out, ts_moe_cost *moe,
+                                    double stretch[TS_POWER_CLASS_COUNT], double *throttle) {
   cost_layer(wl, gpu, NULL, NULL, out);
   cost_moe(wl, gpu, NULL, NULL, moe);
   bool dense = wl->model.n_experts == 0;
@@ -1100,31 +1111,43 @@ static void layer_at_limit(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_l
                        &moe->unpermute_bwd,
                        &moe->shared,
                        &moe->shared_bwd};
-  double stretch[TS_POWER_CLASS_COUNT];
-  const double *at = power_stretch(gpu, pieces, sizeof pieces / sizeof pieces[0], stretch);
+  const double *at =
+      power_stretch(gpu, pieces, sizeof pieces / sizeof pieces[0], stretch, throttle);
   if (at == NULL && log == NULL)
-    return;
+    return NULL;
   int first = log != NULL ? log->n : 0;
   cost_layer(wl, gpu, log, at, out);
   if (log != NULL && !dense) /* the listing's MoE layer: the dense layer without its MLP */
     drop_dense_mlp(log, first);
   cost_moe(wl, gpu, log, at, moe);
+  return at;
 }
 
 void ts_cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_moe_cost *out) {
   ts_layer_cost unused;
-  layer_at_limit(wl, gpu, NULL, &unused, out);
+  double stretch[TS_POWER_CLASS_COUNT];
+  layer_at_limit(wl, gpu, NULL, &unused, out, stretch, NULL);
 }
 
 void ts_cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_layer_cost *out) {
   ts_moe_cost unused;
-  layer_at_limit(wl, gpu, NULL, out, &unused);
+  double stretch[TS_POWER_CLASS_COUNT];
+  layer_at_limit(wl, gpu, NULL, out, &unused, stretch, NULL);
 }
 
 void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log) {
   ts_layer_cost unused;
   ts_moe_cost unused_moe;
-  layer_at_limit(wl, gpu, log, &unused, &unused_moe);
+  double stretch[TS_POWER_CLASS_COUNT];
+  layer_at_limit(wl, gpu, log, &unused, &unused_moe, stretch, NULL);
+}
+
+bool ts_cost_layer_power(const ts_workload *wl, const ts_gpu *gpu, double *throttle,
+                         double stretch[TS_POWER_CLASS_COUNT]) {
+  ts_layer_cost unused;
+  ts_moe_cost unused_moe;
+  *throttle = 0;
+  return layer_at_limit(wl, gpu, NULL, &unused, &unused_moe, stretch, throttle) != NULL;
 }
 
 static void cost_edges(const ts_workload *wl, const ts_gpu *gpu, const double *stretch,
@@ -1208,7 +1231,7 @@ void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) 
   cost_edges(wl, gpu, NULL, out);
   double stretch[TS_POWER_CLASS_COUNT];
   ts_cost *head[] = {&out->head_fwd, &out->head_bwd};
-  const double *at = power_stretch(gpu, head, 2, stretch);
+  const double *at = power_stretch(gpu, head, 2, stretch, NULL);
   if (at != NULL)
     cost_edges(wl, gpu, at, out);
 }

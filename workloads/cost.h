@@ -136,8 +136,13 @@ typedef struct ts_kernel_log {
   ts_kernel_row *rows; /* owned; free() it */
   int n, cap;
 } ts_kernel_log;
-/* Appends the kernels of one layer (forward and backward) of wl on gpu to *log. */
+/* Appends the kernels of one layer (forward and backward) of wl on gpu to *log, at the clock
+ * the GPU's power limit sets for the layer's mix (power.h). */
 void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log);
+/* The power limit over one layer (power.h): false where the GPU has no power model; else the
+ * throttle x its mix runs at and each power class's time over its kernel table's. */
+bool ts_cost_layer_power(const ts_workload *wl, const ts_gpu *gpu, double *throttle,
+                         double stretch[TS_POWER_CLASS_COUNT]);
 void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out);
 /* Optimizer step over n_params parameters held by this rank (mixed-precision Adam: gradient
  * norm, clipping, the fused step on the fp32 masters, the copy to the low-precision weights,

@@ -37,5 +37,5 @@ double ts_power_throttle(const ts_power_model *m, const double busy_s[TS_POWER_C
 }
 
 double ts_power_stretch(const ts_power_model *m, ts_power_class c, double x) {
-  return (1 + m->slowdown[c] * x) / m->table[c];
+  return 1 + m->slowdown[c] * x;
 }

@@ -33,9 +33,10 @@ typedef struct ts_power_model {
   double exponent; /* g: dynamic power ~ (f / f0)^g */
   double boost_w[TS_POWER_CLASS_COUNT]; /* P_i: the board's draw running class i at f0 */
   double slowdown[TS_POWER_CLASS_COUNT]; /* c_i: time ~ 1 + c_i x */
-  /* The kernel table's time of a class over its time at the boost clock (its GEMM points are
-   * timed back to back, partly at the limit: bench/device/gemm_bias.py); 1 where they are not. */
-  double table[TS_POWER_CLASS_COUNT];
+  /* The kernel table's dense GEMM points (gemm_fwd, gemm_dgrad, gemm_wgrad) over their times at
+   * the boost clock: kernel_table.py times them back to back, partly at the limit
+   * (bench/device/gemm_bias.py); the table's other kernels are taken at the boost clock. */
+  double gemm_table;
 } ts_power_model;
 
 static inline bool ts_power_on(const ts_power_model *m) {
@@ -46,7 +47,7 @@ static inline bool ts_power_on(const ts_power_model *m) {
 double ts_power_throttle(const ts_power_model *m, const double busy_s[TS_POWER_CLASS_COUNT],
                          double idle_s);
 
-/* Time of a class at throttle x over its kernel table's time: (1 + c_i x) / table_i. */
+/* Time of a class at throttle x over its time at the boost clock: 1 + c_i x. */
 double ts_power_stretch(const ts_power_model *m, ts_power_class c, double x);
 
 #endif

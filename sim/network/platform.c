@@ -29,9 +29,9 @@ static const char *const gpu_keys[] = {"model",         "peak",
                                        "power",         "kernel_table",
                                        "speed_spread",  "runtime_memory",
                                        "power_limit",   NULL};
-static const char *const power_limit_keys[] = {"limit", "idle",  "exponent", "gemm",
+static const char *const power_limit_keys[] = {"limit", "idle",  "exponent", "gemm_table", "gemm",
                                                "sdpa",  "flash", "other",    NULL};
-static const char *const power_class_keys[] = {"boost", "slowdown", "table", NULL};
+static const char *const power_class_keys[] = {"boost", "slowdown", NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
 static const char *const node_keys[] = {"gpus", "links", "switch", "nics", NULL};
 static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
@@ -126,8 +126,8 @@ static int load_kernel_table(const ts_doc *doc, int g, ts_gpu *gpu, ts_err *err)
   return 0;
 }
 
-/* gpu.power_limit (workloads/power.h): the limit, the idle draw, the exponent, and each power
- * class's boost draw, slowdown and table stretch (1 when not given). */
+/* gpu.power_limit (workloads/power.h): the limit, the idle draw, the exponent, the dense GEMM
+ * tables' stretch (1 when not given), and each power class's boost draw and slowdown. */
 static int load_power_limit(const ts_doc *doc, int g, ts_power_model *m, ts_err *err) {
   int node = ts_doc_get(doc, g, "power_limit");
   if (node == 0)
@@ -157,11 +157,9 @@ static int load_power_limit(const ts_doc *doc, int g, ts_power_model *m, ts_err 
                        m->idle_w, m->boost_w[c]);
     REQUIRE(ts_doc_get_double(doc, k, "slowdown", 0, 2, &m->slowdown[c], err), doc, k, name,
             "slowdown", err);
-    m->table[c] = 1;
-    if (ts_doc_get_double(doc, k, "table", 0.5, 2, &m->table[c], err) < 0)
-      return -1;
   }
-  return 0;
+  m->gemm_table = 1;
+  return ts_doc_get_double(doc, node, "gemm_table", 0.5, 2, &m->gemm_table, err) < 0 ? -1 : 0;
 }
 
 static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {

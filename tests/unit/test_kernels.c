@@ -121,8 +121,8 @@ static void test_errors(void **state) {
               "unknown key 'm' in 'axes'");
 }
 
-/* An H200 (the platform's figures) whose kernels come from the table at path (then removed). */
-static ts_gpu h200_with_table(const char *path) {
+/* An H200 (the platform's figures) whose kernels come from the table at path. */
+static ts_gpu h200_with(const char *path) {
   ts_gpu g = {.peak_flops_per_s = {989.4e12, 989.4e12, 66.9e12, 66.9e12},
               .peak_fp8_flops_per_s = 1978.9e12,
               .hbm_bytes = 141e9,
@@ -134,6 +134,12 @@ static ts_gpu h200_with_table(const char *path) {
               .kernel_launch_s = 2e-6};
   ts_err err = {0};
   assert_int_equal(ts_kernels_load(path, &g.kernels, &err), 0);
+  return g;
+}
+
+/* h200_with a table written for the test, then removed. */
+static ts_gpu h200_with_table(const char *path) {
+  ts_gpu g = h200_with(path);
   unlink(path);
   return g;
 }
@@ -260,6 +266,67 @@ static void test_misaligned_head_dim(void **state) {
  * measured on an NVIDIA GPU; on another vendor's, at a vocabulary a multiple of 8, and under
  * Megatron's padding (50,304) they take the table's time (1 us everywhere here). The
  * difference from the other vendor's table is the fallback's time less the table's. */
+/* A kernel's power class as the cost model files it (workloads/power.h), by its listed name. */
+static ts_power_class listed_class(const char *kernel) {
+  if (strncmp(kernel, "gemm", 4) == 0 || strncmp(kernel, "bgemm", 5) == 0)
+    return TS_POWER_GEMM;
+  if (strncmp(kernel, "sdpa", 4) == 0)
+    return TS_POWER_SDPA;
+  if (strncmp(kernel, "flash", 5) == 0)
+    return TS_POWER_FLASH;
+  return TS_POWER_OTHER;
+}
+
+/* The power limit over a layer (plain PyTorch, cuDNN's attention, 8,192 tokens, the H200's
+ * measured table): every kernel is its table time, brought to the boost clock where it is a
+ * dense GEMM point, times its class's stretch at the one clock the layer's mix meets the limit
+ * at; a limit the mix never reaches leaves the boost clock. */
+static void test_power_limit(void **state) {
+  (void)state;
+  ts_gpu g = h200_with(TS_SOURCE_DIR "/platforms/kernels/h200.yaml");
+  ts_workload wl = test_workload(2, 2048, 16, 8192, 50304, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  wl.attention = TS_ATTENTION_SDPA;
+  ts_kernel_log cool = {0};
+  ts_cost_layer_kernels(&wl, &g, &cool);
+  double x = -1, stretch[TS_POWER_CLASS_COUNT];
+  assert_false(ts_cost_layer_power(&wl, &g, &x, stretch));
+  for (int binding = 0; binding <= 1; binding++) {
+    g.power_limit =
+        (ts_power_model){binding ? 690 : 5000,         123, 1.665, {1070, 822, 650, 514},
+                         {0.368, 0.819, 0.778, 0.156}, 1.12};
+    assert_true(ts_cost_layer_power(&wl, &g, &x, stretch));
+    assert_true(binding ? x > 0.05 : x == 0);
+    ts_kernel_log hot = {0};
+    ts_cost_layer_kernels(&wl, &g, &hot);
+    assert_int_equal(hot.n, cool.n);
+    double busy[TS_POWER_CLASS_COUNT] = {0};
+    int sdpa = 0;
+    for (int i = 0; i < cool.n; i++) {
+      const ts_kernel_row *c = &cool.rows[i], *h = &hot.rows[i];
+      ts_power_class k = listed_class(c->kernel);
+      bool point = strncmp(c->kernel, "gemm", 4) == 0 && c->source != TS_KERNEL_SRC_MODEL;
+      double boost = c->time_s / (point ? 1.12 : 1);
+      assert_rel(h->time_s, boost * stretch[k], 1e-9);
+      busy[k] += c->count * boost;
+      sdpa += k == TS_POWER_SDPA;
+    }
+    assert_int_equal(sdpa, 2);
+    /* GPU-bound: the clock is the one at which the layer's mean power is the limit */
+    double t = 0, e = 0;
+    for (int k = 0; k < TS_POWER_CLASS_COUNT; k++) {
+      double tk = busy[k] * stretch[k];
+      t += tk;
+      e += tk * (123 + (g.power_limit.boost_w[k] - 123) * pow(1 + x, -1.665));
+    }
+    if (binding)
+      assert_rel(e / t, 690, 1e-6);
+    free(hot.rows);
+  }
+  free(cool.rows);
+}
+
 static void test_misaligned_vocab(void **state) {
   (void)state;
   ts_workload wl = test_workload(2, 1024, 16, 1024, 50257, 1, 1, 1, 1, 1);
@@ -517,6 +584,7 @@ int main(void) {
       cmocka_unit_test(test_autocast_from_add),
       cmocka_unit_test(test_misaligned_head_dim),
       cmocka_unit_test(test_misaligned_vocab),
+      cmocka_unit_test(test_power_limit),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_mla_core_from_table),
   };
