@@ -8,11 +8,12 @@ The model (workloads/power.h): kernels alternating faster than the controller an
 clock f; with x = f0 / f - 1 (0 at the boost clock f0), a class i whose cool time is t_i takes
 t_i (1 + c_i x) and draws P_s + (P_i - P_s) (1 + x)^-g, an idle gap P_s; x is 0 where the mix's
 mean power at the boost clock is within the limit, else where it meets the limit. Fitted here,
-by least squares over every mix's measured slowdowns and (for mixes below the limit) mean
-power: each class's boost power P_i and slowdown coefficient c_i, and the exponent g; P_s and
-the limit are read from the data (idle's and the pure mixes' mean power). Prints the fit, its
-residuals mix by mix, and the lines for the GPU's kernel table. Microbenchmark data only: no
-training step enters the fit.
+by least squares over every mix's measured slowdowns, mean power (NVML's trailing one-second
+average) and mean clock (NVML's, as x: it keeps x a clock, which the slowdowns alone leave free
+to trade against g): each class's boost power P_i and slowdown coefficient c_i, and the exponent
+g; P_s and the limit are read from the data (idle's and the pure GEMM and cuDNN mixes' mean
+power). Prints the fit, its residuals mix by mix, and the platform's gpu.power_limit lines
+(gemm_table comes from bench/device/gemm_bias.py apart). Microbenchmark data only: no training step enters the fit.
 """
 import csv
 import sys
@@ -64,8 +65,11 @@ def throttle(shares, p, limit, static):
     return hi, power(hi)
 
 
-def main():
-    head, mixes = read(sys.argv[1])
+def fit(path):
+    """The fit of the mixes at path: {"head", "limit", "static", "params": {P_<class>,
+    c_<class>, g}, "rows": {mix: {"mhz", "model_mhz", "power", "model_power", "kernels":
+    [(kernel, measured slowdown, model's)]}}}."""
+    head, mixes = read(path)
     static = mixes["idle"]["power"]
     limit = float(np.median([m["inst"] for name, m in mixes.items() if name in ("gemm", "sdpa")]))
     f0 = max(m["mhz"] for m in mixes.values())  # the boost clock, where nothing throttles
@@ -92,18 +96,35 @@ def main():
             out.append(100 * (x - (f0 / m["mhz"] - 1)))
         return out
 
-    fit = least_squares(residuals, x0, bounds=([100, 0, 100, 0, 100, 0, 100, 0, 0.05],
-                                               [2000, 2, 2000, 2, 2000, 2, 2000, 2, 4]))
-    p = unpack(fit.x)
-    print(f"# {head.strip()}")
-    print(f"limit {limit:.0f} W, static {static:.0f} W")
-    for k in names:
-        print(f"{k} = {p[k]:.3f}")
+    result = least_squares(residuals, x0, bounds=([100, 0, 100, 0, 100, 0, 100, 0, 0.05],
+                                                  [2000, 2, 2000, 2, 2000, 2, 2000, 2, 4]))
+    p = unpack(result.x)
+    rows = {}
     for name, m in mixes.items():
         x, w = throttle(cool_shares(m), p, limit, static)
-        meas = ", ".join(f"{r['kernel']} {float(r['stretch']):.3f}/{1 + p['c_' + CLASS[r['kernel']]] * x:.3f}"
-                         for r in m["kernels"] if CLASS[r["kernel"]] != "idle")
-        print(f"{name:16s} x {x:.3f} (NVML {f0 / m['mhz'] - 1:.3f})  power {m['power']:.0f}/{w:.0f} W  {meas}")
+        rows[name] = {"mhz": m["mhz"], "model_mhz": f0 / (1 + x), "power": m["power"],
+                      "model_power": w,
+                      "kernels": [(r["kernel"], float(r["stretch"]),
+                                   1 + p["c_" + CLASS[r["kernel"]]] * x)
+                                  for r in m["kernels"] if CLASS[r["kernel"]] != "idle"]}
+    return {"head": head.strip(), "limit": limit, "static": static, "params": p, "rows": rows}
+
+
+def main():
+    f = fit(sys.argv[1])
+    print(f["head"])
+    print(f"limit {f['limit']:.0f} W, static {f['static']:.0f} W")
+    for k, v in f["params"].items():
+        print(f"{k} = {v:.3f}")
+    for name, r in f["rows"].items():
+        print(f"{name:16s} {r['mhz']:.0f} / {r['model_mhz']:.0f} MHz, {r['power']:.0f} / "
+              f"{r['model_power']:.0f} W: "
+              + ", ".join(f"{k} {a:.3f} / {b:.3f}" for k, a, b in r["kernels"]))
+    p = f["params"]
+    print(f"  power_limit:\n    limit: {f['limit']:.0f}W\n    idle: {f['static']:.0f}W\n"
+          f"    exponent: {p['g']:.3f}")
+    for c in CLASSES:
+        print(f"    {c}: {{boost: {p['P_' + c]:.0f}W, slowdown: {p['c_' + c]:.3f}}}")
 
 
 if __name__ == "__main__":

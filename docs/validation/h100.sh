@@ -148,15 +148,15 @@ PY
       d = 100 * ($13 / $8 - 1); m = 100 * ($10 / $8 - 1); m = m < 0 ? -m : m
       if (n++ == 0 || d < lo) lo = d; if (d > hi) hi = d; if (m > mx) mx = m }
     END { printf "  launch and latency. So it prices the first set'"'"'s GPU-bound steps %+.1f%% to %+.1f%%;\n  the measured table brings them within %.1f%%.\n", lo, hi, mx }' "$rows"
-  echo "- The second set lands fast on the H100 as on the H200 (docs/validation/h200.md): with each"
-  echo "  GPU's own measured table, PyTorch's cuDNN attention inside the model takes longer than the"
-  echo "  table's isolated kernels. Timed in place (docs/validation/power.md), the cause is the 700 W"
-  echo "  power limit: every step runs at it, at a lower clock than the table's attention points,"
-  echo "  which were timed in bursts at the boost clock; cuDNN's attention, at GEMM rates, loses"
-  echo "  more to it than flash attention, while the table's GEMM points, timed back to back and"
-  echo "  partly at the limit already, are slower than the steps' GEMMs. Not modelled yet."
-  echo "  The transferred table's smaller errors there are its memory-bound kernels' excess making"
-  echo "  up for it, not a better model."
+  echo "- The second set landed 2.6-7.6% fast on the H100 as on the H200 (docs/validation/h200.md)"
+  echo "  before the power limit was modelled: every step runs at the 700 W limit, at a lower clock"
+  echo "  than the table's attention points, which were timed in bursts at the boost clock;"
+  echo "  cuDNN's attention, at GEMM rates, loses more to it than flash attention, while the table's"
+  echo "  GEMM points, timed back to back, were partly at the limit already (docs/validation/"
+  echo "  power.md). trainsim now prices each layer at the clock its mix of kernels holds under the"
+  echo "  limit (docs/model.md, \"The power limit\": parameters from this H100's synthetic kernel"
+  echo "  mixes, bench/device/h100_power_mix.csv, never from these steps). The transferred table,"
+  echo "  with the H200's GEMM factor, carries the H200's table's other differences."
   host_step() { awk -F, '$1 == "gpt-350m" && $6 == 1 { printf "%.0f to %.0f ms (median %.0f ms)", $12 * 1e3, $13 * 1e3, $11 * 1e3 }' "$1"; }
   cpu_layer() { sed -n 's/^  cpu_layer_\(forward\|backward\)_us: //p' "$1" | awk '{ s += $1 } END { printf "%.2f ms", s / 1e3 }'; }
   echo "- GPT-350M at micro-batch 1 is bound by the host, whose CPU time per layer the table"

@@ -212,12 +212,15 @@ YAML
   awk -F'|' '{ e = $8 + 0; a = e < 0 ? -e : e; s += a; n++; if (a > mx) mx = a; g = $10 + 0; ag = g < 0 ? -g : g; sg += ag }
     END { printf "Step time: %d cases, mean absolute error %.1f%% (largest %.1f%%) with sdpa; %.1f%% had they been priced as flash.\n", n, s / n, mx, sg / n }' "$work/sdpa.md"
   echo
-  echo "Every row lands a little fast (2-9%): what PyTorch's choice saves inside the model is less"
-  echo "than the kernel tables' cuDNN-against-flash difference (measured alone, CUDA graphs, inputs"
-  echo "strided as a model makes them). Timed in place (docs/validation/power.md), the cause is the"
-  echo "700 W power limit: the steps run at it, below the boost clock at which the tables' attention"
-  echo "points were timed, and cuDNN's attention, at GEMM rates, loses most to it (power.md has the"
-  echo "figures); not modelled yet. Micro-batches of 16-32 also needed batch x"
+  echo "Before the power limit was modelled every row landed fast (2-9%, mean 5.4%): what PyTorch's"
+  echo "choice saves inside the model is less than the kernel tables' cuDNN-against-flash"
+  echo "difference (measured alone, CUDA graphs, inputs strided as a model makes them). Timed in"
+  echo "place (docs/validation/power.md), the cause is the 700 W power limit: the steps run at it,"
+  echo "below the boost clock at which the tables' attention points were timed, and cuDNN's"
+  echo "attention, at GEMM rates, loses most to it. trainsim now prices each layer at the clock its"
+  echo "mix holds under the limit (docs/model.md, \"The power limit\"; the H200 takes the H100's"
+  echo "measured mixes, ASSUMED alike, and its own table's GEMM factor), which the table above"
+  echo "shows. Micro-batches of 16-32 also needed batch x"
   echo "heads past the attention tables' 256: those are now that edge's time in proportion (independent"
   echo "problems, as the batch and row axes were), no longer the roofline."
   echo

@@ -96,8 +96,16 @@ def predicted(case, platform):
                              check=True).stdout
     finally:
         os.unlink(f.name)
-    # by family, and each attention kernel ("attention sdpa_fwd_causal", ...) apart too
-    fam = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+    # The power limit's stretches of the layer (profile's "power limit" line): the listed times
+    # are the table's times that much longer; divided out, the table's own.
+    power = re.search(r"the table's x ([\d.]+) for its GEMM points .* the boost clock's x ([\d.]+) "
+                      r"for cuDNN attention, ([\d.]+) flash attention, ([\d.]+) the rest", out)
+    stretch = ({"gemm": float(power.group(1)), "sdpa": float(power.group(2)),
+                "flash": float(power.group(3)), "other": float(power.group(4))}
+               if power else {"gemm": 1.0, "sdpa": 1.0, "flash": 1.0, "other": 1.0})
+    # by family, and each attention kernel ("attention sdpa_fwd_causal", ...) apart too; the
+    # attention also as priced at the modelled clock
+    fam = {"gemm": 0.0, "attention": 0.0, "other": 0.0, "attention modelled": 0.0}
     row = re.compile(r"^\s+(fwd|bwd)\s+.*?\s(\S+)\s+.*\s(\d+)\s+([\d.]+)\s+"
                      r"(table|interpolated|model|extrapolated)\s")
     for line in out.splitlines():
@@ -108,7 +116,11 @@ def predicted(case, platform):
         f_name = ("gemm" if kernel.startswith("gemm") else
                   "attention" if kernel.startswith(("sdpa", "flash")) else "other")
         t = count * us * layers * micro * (2 if recompute and passes == "fwd" else 1)
-        fam[f_name] += t
+        cls = kernel.split("_")[0] if f_name == "attention" else f_name
+        fam[f_name] += t / stretch[cls]
+        if f_name == "attention":
+            fam["attention modelled"] += t
+            t /= stretch[cls]
         if f_name == "attention":
             fam[f"attention {kernel}"] = fam.get(f"attention {kernel}", 0.0) + t
     tokens = mbs * seq
@@ -126,9 +138,10 @@ def steps_table(tag, platform):
         fam[family(r["kernel"])] += float(r["total_us"]) / 1e3
     alone = alone_ratios(tag)
     out = ["| case | step | mean SM clock | mean power | GEMMs in the step | GEMMs in the table "
-           "| attention in the step | in the table | step / table | alone at the limit / cool |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    ratios = {"sdpa": [], "flash": [], "alone": []}
+           "| attention in the step | in the table | step / table | alone at the limit / cool "
+           "| at the modelled clock | step / modelled |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ratios = {"sdpa": [], "flash": [], "alone": [], "modelled": []}
     gemm_ratios = []
     for case in CASES:
         s = summary.get(case)
@@ -142,11 +155,13 @@ def steps_table(tag, platform):
         gemm_ratios.append(meas_rate / table_rate)
         att = meas["attention"] / pred["attention"]
         ratios[CASES[case][8]].append(att)
+        modelled = meas["attention"] / pred["attention modelled"]
+        ratios["modelled"].append(modelled)
         # What power_probe.py's attention alone back to back says, where it probed these shapes:
         # its sustained / cool ratio, forward and backward weighted by the table's times.
         layers, h, heads, _, seq, mbs = CASES[case][:6]
         parts = [(pred[k], alone.get((k.split()[1], f"{heads * mbs}x{seq}x{h // heads}")))
-                 for k in pred if k.startswith("attention ")]
+                 for k in pred if k.startswith("attention ") and k != "attention modelled"]
         a = (sum(t * r for t, r in parts) / sum(t for t, _ in parts)
              if parts and all(r for _, r in parts) else None)
         if a:
@@ -154,7 +169,8 @@ def steps_table(tag, platform):
         out.append(f"| {case} | {float(s['step_us']) / 1e3:.1f} ms | {s['sm_mhz']} MHz "
                    f"| {s['power_w']} W | {meas_rate:.0f} TFLOP/s | {table_rate:.0f} TFLOP/s "
                    f"| {meas['attention']:.1f} ms | {pred['attention']:.1f} ms | {att:.3f} "
-                   f"| {f'{a:.3f}' if a else '-'} |")
+                   f"| {f'{a:.3f}' if a else '-'} | {pred['attention modelled']:.1f} ms "
+                   f"| {modelled:.3f} |")
     reasons = sorted({s["event_reasons"] for s in summary.values() if s["status"] == "ok"})
     clocks = [int(s["sm_mhz"]) for s in summary.values() if s["status"] == "ok"]
     return out, ratios, gemm_ratios, reasons, clocks
@@ -223,13 +239,14 @@ def main():
              "parameter is set here. Sources: " + "; ".join(
                  device_line(f) for f in ("h100_step_kernels.csv", "h200_step_kernels.csv")) +
              ".", ""]
-    stats = {"sdpa": [], "flash": [], "gemm": [], "table_cool": {}}
+    stats = {"sdpa": [], "flash": [], "gemm": [], "table_cool": {}, "modelled": []}
     for gpu, tag, platform in GPUS:
         steps, ratios, gemm_ratios, reasons, clocks = steps_table(tag, platform)
         stats["sdpa"] += ratios["sdpa"]
         stats["flash"] += ratios["flash"]
         stats["gemm"] += gemm_ratios
         stats["alone"] = stats.get("alone", []) + ratios["alone"]
+        stats["modelled"] += ratios["modelled"]
         lines += [f"## {gpu}: whole steps, kernel by kernel", "",
                   f"`bench/device/step_kernels.py` on the {gpu} "
                   f"(`bench/device/{tag}_step_kernels*.csv`): each case is one step of "
@@ -238,7 +255,9 @@ def main():
                   "GPU time by kernel family from the profiler, against the same families "
                   "priced from the GPU's kernel table (`trainsim profile`, the transformer "
                   "layers only; the measured GEMMs include the output layer's, whose FLOPs are "
-                  "counted with them). Clock and power: nvidia-smi's means over 5 timed steps.",
+                  "counted with them), and the attention as trainsim prices it at the clock "
+                  "its power model gives the layer's mix (docs/model.md, \"The power limit\"). "
+                  "Clock and power: nvidia-smi's means over 5 timed steps.",
                   ""] + steps + [""]
         lines += [
             f"- Every step ran at the power limit: mean power {min_pw(tag)}-{max_pw(tag)} W of "
@@ -247,7 +266,8 @@ def main():
             "1,980 MHz the GPU boosts to when its power allows.",
             f"- Attention in the step over the table: cuDNN {fmt_range(ratios['sdpa'])}, "
             f"flash {fmt_range(ratios['flash'])}; GEMMs' rate in the step over the table's "
-            f"{fmt_range(gemm_ratios)}.", ""]
+            f"{fmt_range(gemm_ratios)}. Attention in the step over its price at the modelled "
+            f"clock: {fmt_range(ratios['modelled'])}.", ""]
         lines += [f"## {gpu}: the tables' points, cool, hot and alone back to back", "",
                   "`bench/device/power_probe.py` "
                   f"(`bench/device/{tag}_power_probe.csv`): each kernel timed as "
@@ -259,7 +279,7 @@ def main():
                   "meaningful for the 4 s runs only.)", ""]
         lines += probe_table(tag, f"platforms/kernels/{tag}.yaml", stats["table_cool"]) + [""]
     lines += (sustained_section() + data_section(stats) + response_section(stats) +
-              in_step_section(stats) + bias_section() + reading(stats))
+              in_step_section(stats) + bias_section() + mix_section() + reading(stats))
     write_whole(os.path.join(ROOT, "docs", "validation", "power.md"), "\n".join(lines) + "\n")
 
 
@@ -527,6 +547,45 @@ def bias_section():
     return out
 
 
+def mix_section():
+    """power_mix.py's synthetic mixes against the power model fitted to them (power_fit.py),
+    where they have been measured."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import power_fit
+    out = []
+    for gpu, tag, platform in GPUS:
+        name = f"{tag}_power_mix.csv"
+        if not os.path.exists(os.path.join(DEV, name)):
+            continue
+        fit = power_fit.fit(os.path.join(DEV, name))
+        p = fit["params"]
+        out += [f"## {gpu}: kernel mixes at the limit, the power model's microbenchmark", "",
+                f"`bench/device/power_mix.py` (`bench/device/{name}`; "
+                + device_line(name).split(";")[0].split(": ", 1)[1] + "): each mix gives "
+                "its kernels shares of an 8 ms block at their cool times and repeats it for "
+                "2.5 s; the last 1.5 s measured (every call by CUDA events; NVML's mean SM "
+                "clock and its trailing one-second power). `bench/power_fit.py` fits the power "
+                "model to them (docs/model.md, \"The power limit\"), its x held to NVML's "
+                f"clock: limit {fit['limit']:.0f} W, idle {fit['static']:.0f} W, exponent "
+                f"{p['g']:.3f}; "
+                + ", ".join(f"{c} {p['P_' + c]:.0f} W and slowdown {p['c_' + c]:.3f}"
+                            for c in power_fit.CLASSES)
+                + f" ({platform} carries them). Each cell: measured / model.", "",
+                "| mix | clock (NVML / model) | power | slowdowns over the cool times |",
+                "|---|---|---|---|"]
+        for mix, r in fit["rows"].items():
+            out.append(f"| {mix} | {r['mhz']:.0f} / {r['model_mhz']:.0f} MHz | "
+                       f"{r['power']:.0f} / {r['model_power']:.0f} W | "
+                       + ", ".join(f"{k} {a:.3f} / {b:.3f}" for k, a, b in r["kernels"]) + " |")
+        errs = [abs(b / a - 1) for r in fit["rows"].values() for _, a, b in r["kernels"]]
+        out += ["", f"- Slowdowns: {len(errs)} kernels in {len(fit['rows'])} mixes, the model "
+                f"within {100 * max(errs):.1f}% of each (mean {100 * statistics.mean(errs):.1f}%). "
+                "cuDNN's attention loses most to the limit beside GEMMs (gemm75_sdpa25: the GEMM "
+                "+14%, the attention +23-26%): the GEMMs draw the power, every kernel pays in "
+                "clock, and attention's time follows the clock more closely than a GEMM's.", ""]
+    return out
+
+
 def pct(lo, hi):
     """A range of ratios as signed percentages."""
     return f"{100 * (lo - 1):+.0f}% to {100 * (hi - 1):+.0f}%"
@@ -563,7 +622,8 @@ def reading(stats):
         "\"Strangely, matrix multiplications on GPUs run faster when given 'predictable' "
         "data\", thonking.ai, 2024, is between randn and zeros or small integers, not between "
         "randn and a model's values).",
-        "- Not modelled yet. The controller answers over tens of milliseconds (from idle "
+        "- Modelled since (docs/model.md, \"The power limit\"; the step / modelled column "
+        "above). The controller answers over tens of milliseconds (from idle "
         f"the GEMM keeps its cool time for {stats['onset']['gemm']:.0f} ms, cuDNN's attention "
         f"for {stats['onset']['sdpa']:.0f} ms; a GEMM alternating with lighter work in "
         "stretches of up to 16 ms is not slowed), longer than a layer's kernels, so a step's "
@@ -571,11 +631,12 @@ def reading(stats):
         "would hold alone: in the step cuDNN's and flash's attention at 16,384 tokens run "
         + ", ".join(f"{a:.3f}" for a, _ in stats["in_step"]) + " of their cool times, "
         "against " + ", ".join(f"{b:.3f}" for _, b in stats["in_step"]) + " alone at the "
-        "limit. A power model needs each kernel's power at the boost clock (which NVML's "
-        f"readings, moving every {stats['nvml_update_ms']:.0f} ms, cannot give for a kernel "
-        "of milliseconds; its energy counter over a burst shorter than the controller's "
-        "answer can) and its time against the clock; then the step's clock follows from its "
-        "mix and the 700 W limit, and is held against these steps.", ""]
+        "limit. So trainsim gives each layer one clock from its mix (power_mix.py's mixes "
+        "set each class's power and slowdown; NVML's readings, moving every "
+        f"{stats['nvml_update_ms']:.0f} ms, say nothing of a kernel of milliseconds, only of "
+        "a steady mix), and these steps hold it to account: attention in the step over its "
+        f"price at the modelled clock {pct(min(stats['modelled']), max(stats['modelled']))}.",
+        ""]
 
 
 if __name__ == "__main__":
