@@ -138,7 +138,7 @@ static int load_power_limit(const ts_doc *doc, int g, ts_power_model *m, ts_err 
           "power_limit", "limit", err);
   REQUIRE(ts_doc_get_unit(doc, node, "idle", TS_UNITS_POWER, false, &m->idle_w, err), doc, node,
           "power_limit", "idle", err);
-  REQUIRE(ts_doc_get_double(doc, node, "exponent", 0, 10, &m->exponent, err), doc, node,
+  REQUIRE(ts_doc_get_double(doc, node, "exponent", 0.1, 10, &m->exponent, err), doc, node,
           "power_limit", "exponent", err);
   if (m->idle_w >= m->limit_w)
     return ts_err_at(err, ts_doc_loc(doc, ts_doc_get(doc, node, "idle")),
