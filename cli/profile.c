@@ -100,8 +100,9 @@ int ts_profile_main(int argc, char **argv) {
     printf("host: no CPU costs given (the platform has no kernel table with software figures)\n");
   }
   double x = 0, stretch[TS_POWER_CLASS_COUNT];
-  if (ts_cost_layer_power(&wl, &pf.gpu, &x, stretch))
-    printf("power limit: the layer's mix runs at %.3f of the boost clock (%s): the times above "
+  if (ts_cost_power_limit(&wl, &pf.gpu, &x, stretch))
+    printf("power limit: the GPU's work (a microbatch's layers with its share of the edges, the "
+           "optimizer and the host's gaps) runs at %.3f of the boost clock (%s): the times above "
            "are the table's x %.3f for its GEMM points (timed partly at the limit), the boost "
            "clock's x %.3f for cuDNN attention, %.3f flash attention, %.3f the rest "
            "(docs/model.md)\n",

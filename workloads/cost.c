@@ -1059,23 +1059,61 @@ static void drop_dense_mlp(ts_kernel_log *log, int first) {
   log->n = n;
 }
 
-/* Each power class's time over its boost-clock time (stretch) at the clock the power limit sets
- * for a window of work, pieces[0..n) priced at the boost clock: their kernels' times and the
- * host's gaps between them. NULL where the GPU has no power model. */
-static const double *power_stretch(const ts_gpu *gpu, ts_cost *const *pieces, int n,
-                                   double stretch[TS_POWER_CLASS_COUNT], double *throttle) {
-  const ts_power_model *m = &gpu->power_limit;
-  if (!ts_power_on(m))
-    return NULL;
-  double busy[TS_POWER_CLASS_COUNT] = {0}, idle_s = 0;
+static void cost_edges(const ts_workload *wl, const ts_gpu *gpu, const double *stretch,
+                       ts_edge_cost *out);
+
+/* Adds pieces[0..n), weight times each, to a window's kernel time by power class and its host
+ * gaps. */
+static void add_to_window(ts_cost *const *pieces, int n, double weight,
+                          double busy[TS_POWER_CLASS_COUNT], double *idle_s) {
   for (int i = 0; i < n; i++) {
     double kernels_s = 0;
     for (int k = 0; k < TS_POWER_CLASS_COUNT; k++) {
-      busy[k] += pieces[i]->class_s[k];
+      busy[k] += weight * pieces[i]->class_s[k];
       kernels_s += pieces[i]->class_s[k];
     }
-    idle_s += fmax(0, pieces[i]->time_s - kernels_s);
+    *idle_s += weight * fmax(0, pieces[i]->time_s - kernels_s);
   }
+}
+
+/* Each power class's time over its boost-clock time (stretch) at the clock the power limit sets
+ * for the GPU's work, and the throttle x (power.h); NULL where the GPU has no power model. The
+ * controller answers over tens of milliseconds, longer than a layer and than the lighter
+ * stretches between layers (the output layer's cross-entropy, the optimizer, the host's gaps),
+ * so the window is a microbatch's share of an iteration on an average pipeline stage, priced
+ * at the boost clock: its layers' forward (twice with full recomputation) and backward (a MoE
+ * layer's attention and experts), the embedding and output layer on one stage of pp, the
+ * optimizer once per iteration's microbatches, and the host's gaps among them. ASSUMED one
+ * clock for it all; the pipeline's bubbles and exposed communication, which the simulation
+ * plays, are not in it. */
+static const double *step_stretch(const ts_workload *wl, const ts_gpu *gpu,
+                                  double stretch[TS_POWER_CLASS_COUNT], double *throttle) {
+  const ts_power_model *m = &gpu->power_limit;
+  if (!ts_power_on(m))
+    return NULL;
+  ts_layer_cost l;
+  ts_moe_cost moe;
+  ts_edge_cost e;
+  cost_layer(wl, gpu, NULL, NULL, &l);
+  cost_moe(wl, gpu, NULL, NULL, &moe);
+  cost_edges(wl, gpu, NULL, &e);
+  bool dense = wl->model.n_experts == 0;
+  ts_cost *fwd[] = {&l.ln1,       &l.attn,        &l.bda1,
+                    &l.ln2,       &l.bda2,        dense ? &l.mlp : &moe.router,
+                    &moe.experts, &moe.unpermute, &moe.shared};
+  ts_cost *bwd[] = {&l.ln1_bwd,       &l.attn_bwd,        &l.bda1_bwd,
+                    &l.ln2_bwd,       &l.bda2_bwd,        dense ? &l.mlp_bwd : &moe.router_bwd,
+                    &moe.experts_bwd, &moe.unpermute_bwd, &moe.shared_bwd};
+  ts_cost *edges[] = {&e.embed_fwd, &e.embed_bwd, &e.head_fwd, &e.head_bwd};
+  double shard = ts_workload_zero(wl) >= 1 ? (double)ts_workload_shard_ranks(wl) : 1.0;
+  ts_cost opt = ts_cost_optimizer(wl, gpu, ts_cost_stage_params(wl, 0) / shard);
+  ts_cost *optimizer[] = {&opt};
+  double layers = (double)wl->model.n_layers / (double)wl->pp;
+  double busy[TS_POWER_CLASS_COUNT] = {0}, idle_s = 0;
+  add_to_window(fwd, 9, layers * (wl->recompute == TS_RECOMPUTE_FULL ? 2 : 1), busy, &idle_s);
+  add_to_window(bwd, 9, layers, busy, &idle_s);
+  add_to_window(edges, 4, 1.0 / (double)wl->pp, busy, &idle_s);
+  add_to_window(optimizer, 1, 1.0 / (double)ts_workload_microbatches(wl), busy, &idle_s);
   double x = ts_power_throttle(m, busy, idle_s);
   if (throttle != NULL)
     *throttle = x;
@@ -1084,40 +1122,15 @@ static const double *power_stretch(const ts_gpu *gpu, ts_cost *const *pieces, in
   return stretch;
 }
 
-/* The layer (and its MoE MLP) at the power limit: one window over its forward and backward
- * passes (power.h: the controller answers over tens of milliseconds, several layers' passes),
- * whose mix sets the clock of both; a MoE layer's mix is its attention's and its experts'. */
+/* The layer (and its MoE MLP) at the clock step_stretch gives the GPU's work; its kernels
+ * listed in log where log is not NULL. */
 static const double *layer_at_limit(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
                                     ts_layer_cost *out, ts_moe_cost *moe,
                                     double stretch[TS_POWER_CLASS_COUNT], double *throttle) {
-  cost_layer(wl, gpu, NULL, NULL, out);
-  cost_moe(wl, gpu, NULL, NULL, moe);
-  bool dense = wl->model.n_experts == 0;
-  ts_cost *pieces[] = {&out->ln1,
-                       &out->attn,
-                       &out->bda1,
-                       &out->ln2,
-                       &out->bda2,
-                       &out->ln1_bwd,
-                       &out->attn_bwd,
-                       &out->bda1_bwd,
-                       &out->ln2_bwd,
-                       &out->bda2_bwd,
-                       dense ? &out->mlp : &moe->router,
-                       dense ? &out->mlp_bwd : &moe->router_bwd,
-                       &moe->experts,
-                       &moe->experts_bwd,
-                       &moe->unpermute,
-                       &moe->unpermute_bwd,
-                       &moe->shared,
-                       &moe->shared_bwd};
-  const double *at =
-      power_stretch(gpu, pieces, sizeof pieces / sizeof pieces[0], stretch, throttle);
-  if (at == NULL && log == NULL)
-    return NULL;
+  const double *at = step_stretch(wl, gpu, stretch, throttle);
   int first = log != NULL ? log->n : 0;
   cost_layer(wl, gpu, log, at, out);
-  if (log != NULL && !dense) /* the listing's MoE layer: the dense layer without its MLP */
+  if (log != NULL && wl->model.n_experts > 0) /* the listing's MoE layer: no dense MLP */
     drop_dense_mlp(log, first);
   cost_moe(wl, gpu, log, at, moe);
   return at;
@@ -1142,12 +1155,10 @@ void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_l
   layer_at_limit(wl, gpu, log, &unused, &unused_moe, stretch, NULL);
 }
 
-bool ts_cost_layer_power(const ts_workload *wl, const ts_gpu *gpu, double *throttle,
+bool ts_cost_power_limit(const ts_workload *wl, const ts_gpu *gpu, double *throttle,
                          double stretch[TS_POWER_CLASS_COUNT]) {
-  ts_layer_cost unused;
-  ts_moe_cost unused_moe;
   *throttle = 0;
-  return layer_at_limit(wl, gpu, NULL, &unused, &unused_moe, stretch, throttle) != NULL;
+  return step_stretch(wl, gpu, stretch, throttle) != NULL;
 }
 
 static void cost_edges(const ts_workload *wl, const ts_gpu *gpu, const double *stretch,
@@ -1225,15 +1236,10 @@ static void cost_edges(const ts_workload *wl, const ts_gpu *gpu, const double *s
   host_bound(tail, 2, cpu_s);
 }
 
-/* The edges at the power limit: the output layer's forward and backward as one window (its
- * logits GEMMs and cross-entropy), which sets the clock of the edges' kernels. */
+/* The edges at the clock step_stretch gives the GPU's work. */
 void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out) {
-  cost_edges(wl, gpu, NULL, out);
   double stretch[TS_POWER_CLASS_COUNT];
-  ts_cost *head[] = {&out->head_fwd, &out->head_bwd};
-  const double *at = power_stretch(gpu, head, 2, stretch, NULL);
-  if (at != NULL)
-    cost_edges(wl, gpu, at, out);
+  cost_edges(wl, gpu, step_stretch(wl, gpu, stretch, NULL), out);
 }
 
 /* Mixed-precision Adam as Megatron-LM (and gpt.Trainer) run it, per parameter: the gradient

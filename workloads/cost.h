@@ -137,11 +137,13 @@ typedef struct ts_kernel_log {
   int n, cap;
 } ts_kernel_log;
 /* Appends the kernels of one layer (forward and backward) of wl on gpu to *log, at the clock
- * the GPU's power limit sets for the layer's mix (power.h). */
+ * the GPU's power limit sets for its work (power.h). */
 void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log);
-/* The power limit over one layer (power.h): false where the GPU has no power model; else the
- * throttle x its mix runs at and each power class's time over its kernel table's. */
-bool ts_cost_layer_power(const ts_workload *wl, const ts_gpu *gpu, double *throttle,
+/* The power limit over the GPU's work (power.h; the window: a microbatch's layers, its share of
+ * the embedding, output layer and optimizer, and the host's gaps): false where the GPU has no
+ * power model; else the throttle x that work runs at and each power class's time over its
+ * time at the boost clock. */
+bool ts_cost_power_limit(const ts_workload *wl, const ts_gpu *gpu, double *throttle,
                          double stretch[TS_POWER_CLASS_COUNT]);
 void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out);
 /* Optimizer step over n_params parameters held by this rank (mixed-precision Adam: gradient

@@ -153,7 +153,7 @@ PY
   echo "  than the table's attention points, which were timed in bursts at the boost clock;"
   echo "  cuDNN's attention, at GEMM rates, loses more to it than flash attention, while the table's"
   echo "  GEMM points, timed back to back, were partly at the limit already (docs/validation/"
-  echo "  power.md). trainsim now prices each layer at the clock its mix of kernels holds under the"
+  echo "  power.md). trainsim now prices a step's kernels at the clock their mix holds under the"
   echo "  limit (docs/model.md, \"The power limit\": parameters from this H100's synthetic kernel"
   echo "  mixes, bench/device/h100_power_mix.csv, never from these steps). The transferred table,"
   echo "  with the H200's GEMM factor, carries the H200's table's other differences."

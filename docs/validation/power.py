@@ -96,7 +96,7 @@ def predicted(case, platform):
                              check=True).stdout
     finally:
         os.unlink(f.name)
-    # The power limit's stretches of the layer (profile's "power limit" line): the listed times
+    # The power limit's stretches (profile's "power limit" line): the listed times
     # are the table's times that much longer; divided out, the table's own.
     power = re.search(r"the table's x ([\d.]+) for its GEMM points .* the boost clock's x ([\d.]+) "
                       r"for cuDNN attention, ([\d.]+) flash attention, ([\d.]+) the rest", out)
@@ -256,7 +256,7 @@ def main():
                   "priced from the GPU's kernel table (`trainsim profile`, the transformer "
                   "layers only; the measured GEMMs include the output layer's, whose FLOPs are "
                   "counted with them), and the attention as trainsim prices it at the clock "
-                  "its power model gives the layer's mix (docs/model.md, \"The power limit\"). "
+                  "its power model gives the step's mix (docs/model.md, \"The power limit\"). "
                   "Clock and power: nvidia-smi's means over 5 timed steps.",
                   ""] + steps + [""]
         lines += [
@@ -631,7 +631,7 @@ def reading(stats):
         "would hold alone: in the step cuDNN's and flash's attention at 16,384 tokens run "
         + ", ".join(f"{a:.3f}" for a, _ in stats["in_step"]) + " of their cool times, "
         "against " + ", ".join(f"{b:.3f}" for _, b in stats["in_step"]) + " alone at the "
-        "limit. So trainsim gives each layer one clock from its mix (power_mix.py's mixes "
+        "limit. So trainsim gives a step's work one clock from its mix (power_mix.py's mixes "
         "set each class's power and slowdown; NVML's readings, moving every "
         f"{stats['nvml_update_ms']:.0f} ms, say nothing of a kernel of milliseconds, only of "
         "a steady mix), and these steps hold it to account: attention in the step over its "
