@@ -279,7 +279,7 @@ def main():
                   "meaningful for the 4 s runs only.)", ""]
         lines += probe_table(tag, f"platforms/kernels/{tag}.yaml", stats["table_cool"]) + [""]
     lines += (sustained_section() + data_section(stats) + response_section(stats) +
-              in_step_section(stats) + bias_section() + mix_section() + reading(stats))
+              in_step_section(stats) + bias_section() + mix_section(stats) + reading(stats))
     write_whole(os.path.join(ROOT, "docs", "validation", "power.md"), "\n".join(lines) + "\n")
 
 
@@ -547,7 +547,7 @@ def bias_section():
     return out
 
 
-def mix_section():
+def mix_section(stats):
     """power_mix.py's synthetic mixes against the power model fitted to them (power_fit.py),
     where they have been measured."""
     sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -582,7 +582,17 @@ def mix_section():
                 f"within {100 * max(errs):.1f}% of each (mean {100 * statistics.mean(errs):.1f}%). "
                 "cuDNN's attention loses most to the limit beside GEMMs (gemm75_sdpa25: the GEMM "
                 "+14%, the attention +23-26%): the GEMMs draw the power, every kernel pays in "
-                "clock, and attention's time follows the clock more closely than a GEMM's.", ""]
+                "clock, and attention's time follows the clock more closely than a GEMM's.",
+                f"- The fit's GEMM draw at the boost clock, {p['P_gemm']:.0f} W, is above what "
+                "power_response.py's unslowed alternations give ("
+                + ", ".join(f"{w:.0f} W" for _, k, w in stats["boost_w"] if k == "gemm")
+                + f"; this table's gemm50_idle50 reads {fit['rows']['gemm50_idle50']['power']:.0f} "
+                f"W where the fit says {fit['rows']['gemm50_idle50']['model_power']:.0f}): a "
+                "draw the board never holds, inferred by the fit from how far the limit slows "
+                "the mixes. What the model needs, the slowdowns at the limit, the fit "
+                "reproduces; the mixes' power below the limit it misses by up to "
+                + f"{max(abs(r['model_power'] / r['power'] - 1) for r in fit['rows'].values()) * 100:.0f}%.",
+                ""]
     return out
 
 
@@ -615,7 +625,8 @@ def reading(stats):
         f"{pct(min(tc['gemm']), max(tc['gemm']))} on the cool times (kernel_table.py times its thousands of GEMM shapes back to back, "
         "so the GPU is partly at its limit already), and the steps' GEMMs' rate is "
         f"{pct(min(gm), max(gm))} on the table's. In the flash set the two "
-        "errors cancel; with cuDNN's attention they do not, which is the SDPA sets' miss.",
+        "errors cancel; with cuDNN's attention they did not, which was the SDPA sets' miss "
+        "before the power limit was modelled.",
         "- Not the operands: a model's own tensors draw the same power and hold the same clock "
         f"as randn (the table above: steady times within {100 * dev:.1f}%), so the tables' randn "
         "operands are not the cause (the data dependence Horace He measured on A100s, "
