@@ -204,6 +204,13 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   if (info->slowest_gpu_slowdown > 1)
     fprintf(out, "  %-30s compute x %.4f: the slowest of %ld GPUs (speeds spread %.2f%%)\n",
             "slowest GPU", info->slowest_gpu_slowdown, info->n_ranks, 100 * info->speed_spread);
+  if (info->power_clock > 0)
+    fprintf(out,
+            "  %-30s %.3f of the boost clock: GEMMs x %.3f, cuDNN attention x %.3f, flash "
+            "attention x %.3f, the rest x %.3f of their boost-clock times\n",
+            "clock under the power limit", info->power_clock, info->power_stretch[TS_POWER_GEMM],
+            info->power_stretch[TS_POWER_SDPA], info->power_stretch[TS_POWER_FLASH],
+            info->power_stretch[TS_POWER_OTHER]);
   fputc('\n', out);
   fprintf(out, "time breakdown, mean over ranks (s and share of the iteration)\n");
   for (int c = 0; c < TS_CAT_COUNT; c++)
@@ -495,6 +502,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "tree_collectives", info->n_tree_collectives, &k);
   json_num(f, 4, "overlap_slowdown", info->overlap_slowdown, &k);
   json_num(f, 4, "slowest_gpu_slowdown", info->slowest_gpu_slowdown, &k);
+  if (info->power_clock > 0)
+    json_num(f, 4, "power_limit_clock", info->power_clock, &k);
   fputs("\n  }", f);
   json_key(f, 2, "kernel_sources", &first);
   k = true;

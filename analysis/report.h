@@ -9,6 +9,7 @@
 
 #include "../workloads/err.h"
 #include "../workloads/kernels.h"
+#include "../workloads/power.h"
 #include "metrics.h"
 
 #define TS_RESULT_SCHEMA_VERSION 1
@@ -45,6 +46,10 @@ typedef struct ts_run_info {
   long played_microbatches; /* periodic play (sim/simulate.h): microbatches played; 0: all */
   double periodic_error_s; /* periodic play's error estimate */
   double periodic_declined_error_s; /* a declined periodic play's estimate (0: none) */
+  /* The clock the GPU's power limit leaves its work, as a share of the boost clock, and each
+   * power class's time over its time at the boost clock (workloads/power.h); power_clock 0:
+   * the platform has no power model */
+  double power_clock, power_stretch[TS_POWER_CLASS_COUNT];
 } ts_run_info;
 
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,

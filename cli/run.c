@@ -458,6 +458,9 @@ int ts_run_main(int argc, char **argv) {
                       .overlap_slowdown = run.overlap_slowdown,
                       .slowest_gpu_slowdown = run.slowest_gpu_slowdown,
                       .speed_spread = pf.gpu.speed_spread};
+  double throttle = 0;
+  if (ts_cost_power_limit(&wl, &pf.gpu, &throttle, info.power_stretch))
+    info.power_clock = 1 / (1 + throttle);
   char collectives[48] = "ideal";
   if (pf.ccl.library != TS_CCL_IDEAL) {
     char version[16];

@@ -826,6 +826,33 @@ static void test_unpadded_vocab(void **state) {
   }
 }
 
+/* The power limit's clock (workloads/power.h) where the platform models it (the H100's), in
+ * result.json, the summary and profile; nothing of it where the platform has none (Frontier's). */
+static void test_power_limit_reported(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[512];
+  assert_non_null(mkdtemp(dir));
+  const char *platforms[] = {"--platform platforms/dgx-h100.yaml", ""};
+  for (int i = 0; i < 2; i++) {
+    snprintf(args, sizeof args, "run tests/data/good/tiny.yaml %s --gpus 8 --out %s", platforms[i],
+             dir);
+    spawn_result r = spawn_trainsim_ok(args);
+    assert_true((strstr(r.out, "clock under the power limit") != NULL) == (i == 0));
+    spawn_free(&r);
+    json *j = read_result(dir);
+    const json *clock = json_at(j, "simulation.power_limit_clock");
+    assert_true((clock != NULL) == (i == 0));
+    if (clock != NULL)
+      assert_true(clock->number > 0.5 && clock->number <= 1);
+    json_free(j);
+    snprintf(args, sizeof args, "profile tests/data/good/tiny.yaml %s --gpus 8", platforms[i]);
+    r = spawn_trainsim_ok(args);
+    assert_true((strstr(r.out, "power limit: the GPU's work") != NULL) == (i == 0));
+    spawn_free(&r);
+  }
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 /* A study's point is what `run` gives for the same layout, overlap included: the study applies
  * the platform's overlap slowdown as run does (with gradient buckets, compute overlaps the
  * data-parallel reduction). */
@@ -1387,6 +1414,7 @@ int main(void) {
                                      cmocka_unit_test(test_timeline),
                                      cmocka_unit_test(test_memory_command),
                                      cmocka_unit_test(test_unpadded_vocab),
+                                     cmocka_unit_test(test_power_limit_reported),
                                      cmocka_unit_test(test_scale),
                                      cmocka_unit_test(test_timeline_subset),
                                      cmocka_unit_test(test_scale_by_model),

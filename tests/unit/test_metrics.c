@@ -102,7 +102,9 @@ static void test_definitions(void **state) {
                       "fedcba9876543210",
                       0,
                       0,
-                      0};
+                      0,
+                      0.84,
+                      {1.07, 1.15, 1.14, 1.03}};
   ts_err err = {0};
   assert_int_equal(ts_report_write_json(dir, &wl, &info, &m, &err), 0);
   char path[600];
@@ -119,6 +121,7 @@ static void test_definitions(void **state) {
   assert_int_equal((int)json_num(j, "simulation.played_ranks"), 2);
   assert_int_equal((int)json_num(j, "simulation.merged_events"), 8);
   assert_rel(json_num(j, "simulation.slowest_gpu_slowdown"), 1.0625, 1e-12);
+  assert_rel(json_num(j, "simulation.power_limit_clock"), 0.84, 1e-12);
   assert_int_equal((int)json_num(j, "kernel_sources.table"), 9);
   assert_int_equal((int)json_num(j, "kernel_sources.interpolated"), 10);
   assert_int_equal((int)json_num(j, "kernel_sources.model"), 11);
