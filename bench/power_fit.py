@@ -2,7 +2,8 @@
 docs/model.md, "The power limit"): one GPU's kernel classes run in synthetic mixes at the
 board's limit, and each class's slowdown is measured against its cool time.
 
-    /usr/bin/python3 bench/power_fit.py bench/device/h200_power_mix.csv
+    /usr/bin/python3 bench/power_fit.py bench/device/h100_power_mix.csv   (numpy and scipy:
+                                                       Debian's python3-numpy, python3-scipy)
 
 The model (workloads/power.h): kernels alternating faster than the controller answers share one
 clock f; with x = f0 / f - 1 (0 at the boost clock f0), a class i whose cool time is t_i takes
