@@ -2,7 +2,8 @@
 an H200, against the kernel tables trainsim prices them from, and what the 700 W power limit
 has to do with the difference. Validation only: nothing here sets a parameter.
 
-    python3 docs/validation/power.py        (from the repository root, after a build)
+    python3 docs/validation/power.py        (from the repository root, after a build; PyYAML,
+                                            and numpy and scipy for bench/power_fit.py)
 
 Inputs, all measured on the device machines (bench/device):
   h100_ / h200_step_kernels*.csv  step_kernels.py: one profiled step per case, kernel by kernel,
