@@ -2,8 +2,8 @@
 docs/model.md, "The power limit"): one GPU's kernel classes run in synthetic mixes at the
 board's limit, and each class's slowdown is measured against its cool time.
 
-    /usr/bin/python3 bench/power_fit.py bench/device/h100_power_mix.csv   (numpy and scipy:
-                                                       Debian's python3-numpy, python3-scipy)
+    /usr/bin/python3 bench/power_fit.py bench/device/h100_power_mix.csv [h100_gemm_bias.csv]
+                                          (numpy and scipy: python3-numpy, python3-scipy)
 
 The model (workloads/power.h): kernels alternating faster than the controller answers share one
 clock f; with x = f0 / f - 1 (0 at the boost clock f0), a class i whose cool time is t_i takes
@@ -14,7 +14,8 @@ average) and mean clock (NVML's, as x: it keeps x a clock, which the slowdowns a
 to trade against g): each class's boost power P_i and slowdown coefficient c_i, and the exponent
 g; P_s and the limit are read from the data (idle's and the pure GEMM and cuDNN mixes' mean
 power). Prints the fit, its residuals mix by mix, and the platform's gpu.power_limit lines
-(gemm_table comes from bench/device/gemm_bias.py apart). Microbenchmark data only: no training step enters the fit.
+(with gemm_bias.py's CSV, its gemm_table too: the sampled points in four quarters by their
+table time, each quarter's median time and median table / cool ratio). Microbenchmark data only: no training step enters the fit.
 """
 import csv
 import sys
@@ -111,6 +112,20 @@ def fit(path):
     return {"head": head.strip(), "limit": limit, "static": static, "params": p, "rows": rows}
 
 
+def gemm_table(path):
+    """[(table time us, table / cool)] of gemm_bias.py's points, one a quarter of them by table
+    time: the quarter's medians."""
+    with open(path) as f:
+        f.readline()
+        pts = sorted((float(r["table_us"]), float(r["table_us"]) / float(r["cool_us"]))
+                     for r in csv.DictReader(f))
+    out = []
+    for q in range(4):
+        part = pts[q * len(pts) // 4:(q + 1) * len(pts) // 4]
+        out.append((float(np.median([t for t, _ in part])), float(np.median([r for _, r in part]))))
+    return out
+
+
 def main():
     f = fit(sys.argv[1])
     print(f["head"])
@@ -124,6 +139,10 @@ def main():
     p = f["params"]
     print(f"  power_limit:\n    limit: {f['limit']:.0f}W\n    idle: {f['static']:.0f}W\n"
           f"    exponent: {p['g']:.3f}")
+    if len(sys.argv) > 2:
+        anchors = gemm_table(sys.argv[2])
+        print("    gemm_table: {time: [" + ", ".join(f"{t:.0f}us" for t, _ in anchors)
+              + "], ratio: [" + ", ".join(f"{r:.3f}" for _, r in anchors) + "]}")
     for c in CLASSES:
         print(f"    {c}: {{boost: {p['P_' + c]:.0f}W, slowdown: {p['c_' + c]:.3f}}}")
 

@@ -101,14 +101,14 @@ int ts_profile_main(int argc, char **argv) {
   }
   double x = 0, stretch[TS_POWER_CLASS_COUNT];
   if (ts_cost_power_limit(&wl, &pf.gpu, &x, stretch))
-    printf("power limit: the GPU's work (a microbatch's layers with its share of the edges, the "
-           "optimizer and the host's gaps) runs at %.3f of the boost clock (%s): the times above "
-           "are the table's x %.3f for its GEMM points (timed partly at the limit), the boost "
-           "clock's x %.3f for cuDNN attention, %.3f flash attention, %.3f the rest "
-           "(docs/model.md)\n",
-           1 / (1 + x), x > 0 ? "held down by the limit" : "within the limit",
-           stretch[TS_POWER_GEMM] / pf.gpu.power_limit.gemm_table, stretch[TS_POWER_SDPA],
-           stretch[TS_POWER_FLASH], stretch[TS_POWER_OTHER]);
+    printf(
+        "power limit: the GPU's work (a microbatch's layers with its share of the edges, the "
+        "optimizer and the host's gaps) runs at %.3f of the boost clock (%s): the times above "
+        "are the boost clock's x %.3f for GEMMs (whose table points, timed partly at the limit, "
+        "are first brought to it), %.3f for cuDNN attention, %.3f flash attention, %.3f the rest "
+        "(docs/model.md)\n",
+        1 / (1 + x), x > 0 ? "held down by the limit" : "within the limit", stretch[TS_POWER_GEMM],
+        stretch[TS_POWER_SDPA], stretch[TS_POWER_FLASH], stretch[TS_POWER_OTHER]);
   if (ts_cost_vocab_misaligned(&wl, &pf.gpu))
     printf("output layer (not listed): the vocabulary, %ld unpadded (framework %s), leaves the "
            "logits' rows off 16 bytes: its GEMMs run cuBLAS's fallback, 4.4-7.5x slower "

@@ -204,7 +204,7 @@ static ts_power_class power_class(ts_kernel_kind kind) {
 static ts_cost at_clock(const pricer *p, ts_power_class k, bool is_gemm_point, ts_cost c) {
   const ts_power_model *m = &p->gpu->power_limit;
   if (ts_power_on(m) && is_gemm_point)
-    c.time_s /= m->gemm_table;
+    c.time_s /= ts_power_gemm_table(m, c.time_s);
   if (p->stretch != NULL)
     c.time_s *= p->stretch[k];
   memset(c.class_s, 0, sizeof c.class_s);

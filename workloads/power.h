@@ -15,6 +15,8 @@
 
 #include <stdbool.h>
 
+#define TS_POWER_GEMM_TABLE_MAX 8
+
 /* Kernels alike in power and in how their time follows the clock. */
 typedef enum ts_power_class {
   TS_POWER_GEMM, /* matrix products (cuBLAS, grouped GEMMs, attention's batched GEMMs) */
@@ -34,9 +36,12 @@ typedef struct ts_power_model {
   double boost_w[TS_POWER_CLASS_COUNT]; /* P_i: the board's draw running class i at f0 */
   double slowdown[TS_POWER_CLASS_COUNT]; /* c_i: time ~ 1 + c_i x */
   /* The kernel table's dense GEMM points (gemm_fwd, gemm_dgrad, gemm_wgrad) over their times at
-   * the boost clock: kernel_table.py times them back to back, partly at the limit
-   * (bench/device/gemm_bias.py); the table's other kernels are taken at the boost clock. */
-  double gemm_table;
+   * the boost clock, against the point's table time: kernel_table.py times them back to back,
+   * the longer ones further into the limit (bench/device/gemm_bias.py). Anchors in increasing
+   * time, interpolated in log time, the end ones held beyond; none: 1. The table's other
+   * kernels are taken at the boost clock. */
+  int n_gemm_table;
+  double gemm_table_s[TS_POWER_GEMM_TABLE_MAX], gemm_table_ratio[TS_POWER_GEMM_TABLE_MAX];
 } ts_power_model;
 
 static inline bool ts_power_on(const ts_power_model *m) {
@@ -46,6 +51,9 @@ static inline bool ts_power_on(const ts_power_model *m) {
 /* x of a mix whose kernels take busy_s[class] at the boost clock, beside idle_s of gaps. */
 double ts_power_throttle(const ts_power_model *m, const double busy_s[TS_POWER_CLASS_COUNT],
                          double idle_s);
+
+/* A dense GEMM table point's time over its time at the boost clock (gemm_table_*). */
+double ts_power_gemm_table(const ts_power_model *m, double table_s);
 
 /* Time of a class at throttle x over its time at the boost clock: 1 + c_i x. */
 double ts_power_stretch(const ts_power_model *m, ts_power_class c, double x);

@@ -97,12 +97,14 @@ def predicted(case, platform):
                              check=True).stdout
     finally:
         os.unlink(f.name)
-    # The power limit's stretches (profile's "power limit" line): the listed times
-    # are the table's times that much longer; divided out, the table's own.
-    power = re.search(r"the table's x ([\d.]+) for its GEMM points .* the boost clock's x ([\d.]+) "
-                      r"for cuDNN attention, ([\d.]+) flash attention, ([\d.]+) the rest", out)
-    stretch = ({"gemm": float(power.group(1)), "sdpa": float(power.group(2)),
-                "flash": float(power.group(3)), "other": float(power.group(4))}
+    # The power limit's stretches (profile's "power limit" line): the listed attention and
+    # memory-bound times are their tables' (at the boost clock) that much longer; divided out,
+    # the table's own. The GEMMs stay as priced: their table points are brought to the boost
+    # clock by each point's own factor first, which the listing does not show.
+    power = re.search(r"([\d.]+) for cuDNN attention, ([\d.]+) flash attention, ([\d.]+) the "
+                      r"rest", out)
+    stretch = ({"gemm": 1.0, "sdpa": float(power.group(1)), "flash": float(power.group(2)),
+                "other": float(power.group(3))}
                if power else {"gemm": 1.0, "sdpa": 1.0, "flash": 1.0, "other": 1.0})
     # by family, and each attention kernel ("attention sdpa_fwd_causal", ...) apart too; the
     # attention also as priced at the modelled clock
@@ -138,7 +140,7 @@ def steps_table(tag, platform):
         fam = measured.setdefault(r["case"], {"gemm": 0.0, "attention": 0.0, "other": 0.0})
         fam[family(r["kernel"])] += float(r["total_us"]) / 1e3
     alone = alone_ratios(tag)
-    out = ["| case | step | mean SM clock | mean power | GEMMs in the step | GEMMs in the table "
+    out = ["| case | step | mean SM clock | mean power | GEMMs in the step | GEMMs as priced "
            "| attention in the step | in the table | step / table | alone at the limit / cool "
            "| at the modelled clock | step / modelled |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -256,7 +258,9 @@ def main():
                   "GPU time by kernel family from the profiler, against the same families "
                   "priced from the GPU's kernel table (`trainsim profile`, the transformer "
                   "layers only; the measured GEMMs include the output layer's, whose FLOPs are "
-                  "counted with them), and the attention as trainsim prices it at the clock "
+                  "counted with them; the GEMMs as trainsim prices them, each table point "
+                  "brought to the boost clock and then to the modelled one), and the "
+                  "attention as trainsim prices it at the clock "
                   "its power model gives the step's mix (docs/model.md, \"The power limit\"). "
                   "Clock and power: nvidia-smi's means over 5 timed steps.",
                   ""] + steps + [""]
@@ -266,7 +270,7 @@ def main():
             f"every case, mean SM clock {min(clocks)}-{max(clocks)} MHz against the "
             "1,980 MHz the GPU boosts to when its power allows.",
             f"- Attention in the step over the table: cuDNN {fmt_range(ratios['sdpa'])}, "
-            f"flash {fmt_range(ratios['flash'])}; GEMMs' rate in the step over the table's "
+            f"flash {fmt_range(ratios['flash'])}; GEMMs' rate in the step over trainsim's "
             f"{fmt_range(gemm_ratios)}. Attention in the step over its price at the modelled "
             f"clock: {fmt_range(ratios['modelled'])}.", ""]
         lines += [f"## {gpu}: the tables' points, cool, hot and alone back to back", "",
@@ -624,10 +628,11 @@ def reading(stats):
         "not exact, since what runs beside the attention in a step sets the clock too.",
         "- The GEMMs go the other way: the tables' GEMM points sit "
         f"{pct(min(tc['gemm']), max(tc['gemm']))} on the cool times (kernel_table.py times its thousands of GEMM shapes back to back, "
-        "so the GPU is partly at its limit already), and the steps' GEMMs' rate is "
-        f"{pct(min(gm), max(gm))} on the table's. In the flash set the two "
-        "errors cancel; with cuDNN's attention they did not, which was the SDPA sets' miss "
-        "before the power limit was modelled.",
+        "so the GPU is partly at its limit already). Before the power limit was modelled, "
+        "the two errors cancelled in the flash set and not with cuDNN's attention: the SDPA "
+        "sets' miss. trainsim now brings each GEMM point to the boost clock by its time "
+        "(gemm_bias.py's factors) and prices it at the modelled clock; the steps' GEMMs' "
+        f"rate is {pct(min(gm), max(gm))} on that price.",
         "- Not the operands: a model's own tensors draw the same power and hold the same clock "
         f"as randn (the table above: steady times within {100 * dev:.1f}%), so the tables' randn "
         "operands are not the cause (the data dependence Horace He measured on A100s, "

@@ -32,6 +32,7 @@ static const char *const gpu_keys[] = {"model",         "peak",
 static const char *const power_limit_keys[] = {"limit", "idle",  "exponent", "gemm_table", "gemm",
                                                "sdpa",  "flash", "other",    NULL};
 static const char *const power_class_keys[] = {"boost", "slowdown", NULL};
+static const char *const gemm_table_keys[] = {"time", "ratio", NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
 static const char *const node_keys[] = {"gpus", "links", "switch", "nics", NULL};
 static const char *const link_keys[] = {"gpus", "bandwidth", "latency", NULL};
@@ -126,8 +127,55 @@ static int load_kernel_table(const ts_doc *doc, int g, ts_gpu *gpu, ts_err *err)
   return 0;
 }
 
+/* One anchor list of power_limit.gemm_table: item i of its `key` list, a duration (time) or a
+ * ratio 0.5-2. */
+static int gemm_table_item(const ts_doc *doc, int list, const char *key, int i, double *out,
+                           ts_err *err) {
+  int item = ts_doc_seq_item(doc, list, i);
+  const char *text = ts_doc_scalar(doc, item), *expected = "a ratio from 0.5 to 2";
+  bool time = strcmp(key, "time") == 0;
+  if (text != NULL && (time ? ts_units_parse(text, TS_UNITS_TIME, out, &expected) == 0 && *out > 0
+                            : ts_parse_double(text, out) == 0 && *out >= 0.5 && *out <= 2))
+    return 0;
+  return ts_err_at(err, ts_doc_loc(doc, item), "key '%s': expected %s, found '%s'", key,
+                   time ? "a duration above 0 such as '150us'" : expected,
+                   text ? text : "a non-scalar");
+}
+
+/* power_limit.gemm_table: {time: [...], ratio: [...]}, as many of each (1 to
+ * TS_POWER_GEMM_TABLE_MAX), times increasing. */
+static int load_gemm_table(const ts_doc *doc, int node, ts_power_model *m, ts_err *err) {
+  int t = ts_doc_get(doc, node, "gemm_table");
+  if (t == 0)
+    return 0;
+  if (ts_doc_check_map(doc, t, "gemm_table", gemm_table_keys, err) != 0)
+    return -1;
+  int time = ts_doc_get(doc, t, "time"), ratio = ts_doc_get(doc, t, "ratio");
+  if (time == 0)
+    return ts_doc_missing(doc, t, "gemm_table", "time", err);
+  if (ratio == 0)
+    return ts_doc_missing(doc, t, "gemm_table", "ratio", err);
+  int n = ts_doc_is_seq(doc, time) ? ts_doc_seq_len(doc, time) : -1;
+  if (n < 1 || n > TS_POWER_GEMM_TABLE_MAX)
+    return ts_err_at(err, ts_doc_loc(doc, time), "key 'time': expected a list of 1 to %d durations",
+                     TS_POWER_GEMM_TABLE_MAX);
+  if (!ts_doc_is_seq(doc, ratio) || ts_doc_seq_len(doc, ratio) != n)
+    return ts_err_at(err, ts_doc_loc(doc, ratio),
+                     "key 'ratio': expected a list of %d ratios, one a time", n);
+  for (int i = 0; i < n; i++) {
+    if (gemm_table_item(doc, time, "time", i, &m->gemm_table_s[i], err) != 0 ||
+        gemm_table_item(doc, ratio, "ratio", i, &m->gemm_table_ratio[i], err) != 0)
+      return -1;
+    if (i > 0 && !(m->gemm_table_s[i] > m->gemm_table_s[i - 1]))
+      return ts_err_at(err, ts_doc_loc(doc, ts_doc_seq_item(doc, time, i)),
+                       "key 'time': expected times in increasing order");
+  }
+  m->n_gemm_table = n;
+  return 0;
+}
+
 /* gpu.power_limit (workloads/power.h): the limit, the idle draw, the exponent, the dense GEMM
- * tables' stretch (1 when not given), and each power class's boost draw and slowdown. */
+ * tables' stretch by their time (none: 1), and each power class's boost draw and slowdown. */
 static int load_power_limit(const ts_doc *doc, int g, ts_power_model *m, ts_err *err) {
   int node = ts_doc_get(doc, g, "power_limit");
   if (node == 0)
@@ -158,8 +206,7 @@ static int load_power_limit(const ts_doc *doc, int g, ts_power_model *m, ts_err 
     REQUIRE(ts_doc_get_double(doc, k, "slowdown", 0, 2, &m->slowdown[c], err), doc, k, name,
             "slowdown", err);
   }
-  m->gemm_table = 1;
-  return ts_doc_get_double(doc, node, "gemm_table", 0.5, 2, &m->gemm_table, err) < 0 ? -1 : 0;
+  return load_gemm_table(doc, node, m, err);
 }
 
 static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
