@@ -1203,11 +1203,18 @@ static void cost_edges(const ts_workload *wl, const ts_gpu *gpu, const double *s
   /* The model's bytes per logit: Megatron-LM (eb + 3 x 4 forward, 4 + eb backward); PyTorch's
    * F.cross_entropy(logits.float()): the cast (eb + 4), log-softmax (two reads and a write of
    * 4), forward; nll_loss's dense gradient (4), log-softmax's backward (two reads and a write),
-   * the cast back (4 + eb), backward. */
+   * the cast back (4 + eb), backward. flash-attn's fused cross-entropy (stack.h) reads the
+   * logits forward and reads them and writes their gradient backward, its own Triton kernel,
+   * not the table's F.cross_entropy: priced by those bytes (ASSUMED bandwidth-bound, unmeasured).
+   */
   bool is_torch = ts_framework_is_pytorch(wl->framework);
-  ts_cost ce = ts_cost_memory_bound(gpu, (eb + (is_torch ? 16 : 12)) * logits);
-  ts_cost ce_b = ts_cost_memory_bound(gpu, (is_torch ? 20 + eb : 4 + eb) * logits);
-  if (t == 1 && is_torch) {
+  bool fused_ce = ts_workload_fuses(wl, TS_FUSE_CROSS_ENTROPY);
+  ts_cost ce = ts_cost_memory_bound(gpu, (fused_ce ? eb : eb + (is_torch ? 16 : 12)) * logits);
+  ts_cost ce_b = ts_cost_memory_bound(gpu, (fused_ce   ? 2 * eb
+                                            : is_torch ? 20 + eb
+                                                       : 4 + eb) *
+                                               logits);
+  if (t == 1 && is_torch && !fused_ce) {
     ce = priced(p, TS_KERNEL_CROSS_ENTROPY_FWD, (double)bs, (double)v, 0, ce);
     ce_b = priced(p, TS_KERNEL_CROSS_ENTROPY_BWD, (double)bs, (double)v, 0, ce_b);
   }

@@ -309,9 +309,13 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   /* The logits at the loss (workload.h, ts_framework): Megatron-LM's cross-entropy works in
    * place on one fp32 copy beside the low-precision logits; PyTorch's F.cross_entropy on fp32
    * logits keeps its log-softmax (4 B) and, when the backward starts, nll_loss's dense fp32
-   * gradient (4) and log-softmax's input gradient (4), all live at once. */
+   * gradient (4) and log-softmax's input gradient (4), all live at once; flash-attn's fused
+   * cross-entropy (stack.h) keeps the low-precision logits and writes their gradient (2 eb). */
   double eb = ts_cost_elem_bytes(wl->precision);
-  double per_logit = ts_framework_is_pytorch(wl->framework) ? 12.0 : eb + (eb < 4.0 ? 4.0 : 0.0);
+  bool fused_ce = ts_workload_fuses(wl, TS_FUSE_CROSS_ENTROPY);
+  double per_logit = fused_ce                                 ? 2.0 * eb
+                     : ts_framework_is_pytorch(wl->framework) ? 12.0
+                                                              : eb + (eb < 4.0 ? 4.0 : 0.0);
   /* Each MTP module's loss keeps logits of its own beside the output layer's. */
   double losses = (ts_workload_stage_has_head(wl, stage) ? 1.0 : 0.0) + mtp;
   double logits = logits_in_flight * losses * per_logit * s * b *
@@ -348,9 +352,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
                     ts_workload_moe_token_factor(wl) * (h > moe_width ? h : moe_width);
     largest = copies > largest ? copies : largest;
   }
-  double logits_fp32 =
-      losses > 0 ? 4.0 * s * b * (double)ts_workload_padded_vocab(wl) / (double)wl->tp : 0;
-  out->largest_alloc_bytes = logits_fp32 > largest ? logits_fp32 : largest;
+  double logits_alloc = losses > 0 ? (fused_ce ? eb : 4.0) * s * b *
+                                         (double)ts_workload_padded_vocab(wl) / (double)wl->tp
+                                   : 0;
+  out->largest_alloc_bytes = logits_alloc > largest ? logits_alloc : largest;
 }
 
 bool ts_memory_fragmentation_risk(const ts_workload *wl, const ts_memory *m, double usable_bytes) {

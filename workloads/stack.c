@@ -8,8 +8,9 @@ const char *const ts_framework_names[] = {"megatron", "pytorch", "megatron-deeps
                                           NULL};
 const char *const ts_attention_names[] = {"flash2", "unfused", "sdpa", NULL};
 const char *const ts_allocator_names[] = {"caching", "expandable", NULL};
-const char *const ts_fusion_names[] = {
-    "masked_softmax", "bias_gelu", "bias_dropout", "gradient_accumulation", "swiglu", "rope", NULL};
+const char *const ts_fusion_names[] = {"masked_softmax",        "bias_gelu", "bias_dropout",
+                                       "gradient_accumulation", "swiglu",    "rope",
+                                       "cross_entropy",         NULL};
 
 #define BIT(f) (1u << (f))
 

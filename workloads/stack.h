@@ -58,7 +58,12 @@ extern const char *const ts_allocator_names[]; /* "caching", "expandable" */
  * bias_dropout: bias, dropout and the residual add;
  * gradient_accumulation: the weight-gradient GEMM accumulates into the fp32 main_grad;
  * swiglu: SwiGLU's gate x up (Megatron-Core's bias_swiglu_fusion);
- * rope: the rotary embedding of Q and K (Megatron-Core's apply_rope_fusion). */
+ * rope: the rotary embedding of Q and K (Megatron-Core's apply_rope_fusion);
+ * cross_entropy (framework pytorch): flash-attn's fused cross-entropy
+ *   (flash_attn.losses.cross_entropy.CrossEntropyLoss, a Triton kernel; llm-foundry's MPT
+ *   default, `loss_fn: fused_crossentropy`), in place of F.cross_entropy on fp32 logits: it reads
+ *   the low-precision logits once, keeps them with each row's log-sum-exp for its backward, and
+ *   writes a low-precision gradient. */
 typedef enum ts_fusion {
   TS_FUSE_MASKED_SOFTMAX,
   TS_FUSE_BIAS_GELU,
@@ -66,6 +71,7 @@ typedef enum ts_fusion {
   TS_FUSE_GRADIENT_ACCUMULATION,
   TS_FUSE_SWIGLU,
   TS_FUSE_ROPE,
+  TS_FUSE_CROSS_ENTROPY,
   TS_FUSION_COUNT
 } ts_fusion;
 extern const char *const ts_fusion_names[]; /* "masked_softmax", ... in enum order */

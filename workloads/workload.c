@@ -859,7 +859,7 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
       return ts_err_at(r->err, wl->locs.fusions,
                        "key 'fused_kernels': expected a list of fusions (of %s), found '%s'",
                        "masked_softmax, bias_gelu, bias_dropout, gradient_accumulation, swiglu, "
-                       "rope",
+                       "rope, cross_entropy",
                        ts_doc_scalar(r->doc, list) != NULL ? ts_doc_scalar(r->doc, list) : "a map");
     wl->fusions = 0;
     for (int i = 0; i < ts_doc_seq_len(r->doc, list); i++) {
@@ -872,7 +872,8 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
         const char *near = name != NULL ? ts_did_you_mean(name, ts_fusion_names) : NULL;
         return ts_err_at(r->err, ts_doc_loc(r->doc, item),
                          "key 'fused_kernels' item %d: expected one of masked_softmax, bias_gelu, "
-                         "bias_dropout, gradient_accumulation, swiglu, rope, found '%s'%s%s%s",
+                         "bias_dropout, gradient_accumulation, swiglu, rope, cross_entropy, found "
+                         "'%s'%s%s%s",
                          i + 1, name != NULL ? name : "a list or map",
                          near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
       }
@@ -907,6 +908,12 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
                        "in the weight-gradient GEMM) cannot run with it; leave it out");
     wl->fusions &= ~accum;
   }
+  if (ts_workload_fuses(wl, TS_FUSE_CROSS_ENTROPY) && !ts_framework_is_pytorch(wl->framework))
+    return ts_err_at(r->err, wl->locs.fusions,
+                     "key 'fused_kernels': cross_entropy (flash-attn's fused loss) replaces plain "
+                     "PyTorch's F.cross_entropy and needs framework pytorch, found '%s', whose "
+                     "own cross-entropy is priced instead",
+                     ts_framework_names[wl->framework]);
   return 0;
 }
 

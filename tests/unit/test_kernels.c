@@ -386,6 +386,28 @@ static void test_misaligned_vocab(void **state) {
   }
 }
 
+/* flash-attn's fused cross-entropy (fused_kernels: cross_entropy) on plain PyTorch: its bf16
+ * logits read forward (2 B a logit), read and their gradient written backward (4), against
+ * F.cross_entropy's fp32 passes (2 + 16 forward, 20 + 2 backward); a GPU whose table has no
+ * cross-entropy rows prices both by their bytes, so the heads differ by exactly those bytes. */
+static void test_fused_cross_entropy_cost(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(2, 1024, 16, 1024, 50368, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  ts_gpu g = h200_with_table(write_table("format: 1\ndevice: NVIDIA H200\ntables:\n"
+                                         "  gemm_fwd:\n    axes: {m: [512, 65536], n: [512, "
+                                         "65536], k: [512, 65536]}\n    time_us: [1, 1, 1, 1, "
+                                         "1, 1, 1, 1]\n"));
+  ts_edge_cost plain, fused;
+  ts_cost_edges(&wl, &g, &plain);
+  wl.fusions |= 1u << TS_FUSE_CROSS_ENTROPY;
+  ts_cost_edges(&wl, &g, &fused);
+  double logits = 1024.0 * 50368;
+  assert_rel(plain.head_fwd.time_s - fused.head_fwd.time_s, 16 * logits / g.hbm_Bps, 1e-9);
+  assert_rel(plain.head_bwd.time_s - fused.head_bwd.time_s, (22 - 4) * logits / g.hbm_Bps, 1e-9);
+}
+
 /* A layer priced from a table: the forward QKV GEMM takes the table's time; the projection's
  * (n 1024, below the grid's 3072) the table's edge scaled by the model's shape dependence; a
  * GEMM beyond the grid keeps the model's; and the counts by source add up to the kernels. */
@@ -603,6 +625,7 @@ int main(void) {
       cmocka_unit_test(test_autocast_from_add),
       cmocka_unit_test(test_misaligned_head_dim),
       cmocka_unit_test(test_misaligned_vocab),
+      cmocka_unit_test(test_fused_cross_entropy_cost),
       cmocka_unit_test(test_power_limit),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_mla_core_from_table),

@@ -350,6 +350,26 @@ static void test_fragmentation_risk(void **state) {
   assert_false(ts_memory_fragmentation_risk(&wl, &last, usable));
 }
 
+/* The loss's logits on the last stage (TP 1, no recomputation): plain PyTorch's F.cross_entropy
+ * on fp32 logits holds 12 bytes a logit at the backward's start; flash-attn's fused loss
+ * (fused_kernels: cross_entropy) the bf16 logits and their bf16 gradient, 4; its largest
+ * allocation is the bf16 logits, not an fp32 copy. */
+static void test_fused_cross_entropy(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(4, 1024, 16, 2048, 50368, 1, 1, 8, 64, 4);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.recompute = TS_RECOMPUTE_NONE;
+  double logits = 2048.0 * 4 * (double)ts_workload_padded_vocab(&wl);
+  ts_memory plain, fused;
+  ts_memory_stage(&wl, 0, &plain);
+  wl.fusions |= 1u << TS_FUSE_CROSS_ENTROPY;
+  ts_memory_stage(&wl, 0, &fused);
+  assert_rel(plain.bytes[TS_MEM_ACTIVATIONS] - fused.bytes[TS_MEM_ACTIVATIONS], (12 - 4) * logits,
+             1e-12);
+  assert_rel(plain.largest_alloc_bytes, 4 * logits, 1e-12);
+  assert_rel(fused.largest_alloc_bytes, 2 * logits, 1e-12);
+}
+
 /* DeepSpeed's ZeRO-3 buffers (zero3.h): 8 layers of 1024 (12.6M elements of matrices each),
  * at stage3_max_reuse_distance 1e9 every weight stays gathered from its forward use to its
  * backward one (the whole model is 0.1B elements), so the peak holds them all (the tied output
@@ -394,6 +414,7 @@ int main(void) {
                                      cmocka_unit_test(test_smallest_layout),
                                      cmocka_unit_test(test_foreach_adam_step),
                                      cmocka_unit_test(test_autocast_memory),
-                                     cmocka_unit_test(test_fragmentation_risk)};
+                                     cmocka_unit_test(test_fragmentation_risk),
+                                     cmocka_unit_test(test_fused_cross_entropy)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
