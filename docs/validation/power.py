@@ -596,8 +596,46 @@ def mix_section(stats):
                 "draw the board never holds, inferred by the fit from how far the limit slows "
                 "the mixes. What the model needs, the slowdowns at the limit, the fit "
                 "reproduces; the mixes' power below the limit it misses by up to "
-                + f"{max(abs(r['model_power'] / r['power'] - 1) for r in fit['rows'].values()) * 100:.0f}%.",
-                ""]
+                + f"{max(abs(r['model_power'] / r['power'] - 1) for r in fit['rows'].values()) * 100:.0f}%."]
+        out += second_unit(power_fit, fit, tag) + [""]
+    return out
+
+
+def second_unit(power_fit, fit, tag):
+    """Another unit of the same GPU ({tag}b_*.csv): its own fit beside the first's, and the
+    first unit's parameters predicting its mixes (the model's transfer between boards)."""
+    mix, bias = os.path.join(DEV, f"{tag}b_power_mix.csv"), os.path.join(DEV, f"{tag}b_gemm_bias.csv")
+    if not os.path.exists(mix):
+        return []
+    other = power_fit.fit(mix)
+    _, mixes = power_fit.read(mix)
+    errs = {"first": [], "own": []}
+    for m in mixes.values():
+        shares = power_fit.cool_shares(m)
+        for key, f in (("first", fit), ("own", other)):
+            x, _ = power_fit.throttle(shares, f["params"], f["limit"], f["static"])
+            errs[key] += [abs((1 + f["params"]["c_" + power_fit.CLASS[r["kernel"]]] * x)
+                              / float(r["stretch"]) - 1)
+                          for r in m["kernels"] if power_fit.CLASS[r["kernel"]] != "idle"]
+    q = other["params"]
+    out = [f"- A second unit (`bench/device/{tag}b_power_mix.csv`, "
+           + device_line(f"{tag}b_power_mix.csv").split(";")[0].split(": ", 1)[1]
+           + f"), the same mixes: its own fit gives limit {other['limit']:.0f} W, idle "
+           f"{other['static']:.0f} W, exponent {q['g']:.3f}, "
+           + ", ".join(f"{c} {q['P_' + c]:.0f} W and {q['c_' + c]:.3f}" for c in power_fit.CLASSES)
+           + f". The first unit's parameters predict its {len(errs['first'])} slowdowns within "
+           f"{100 * max(errs['first']):.1f}% (mean {100 * statistics.mean(errs['first']):.2f}%), "
+           f"its own fit within {100 * max(errs['own']):.1f}% (mean "
+           f"{100 * statistics.mean(errs['own']):.2f}%): the model carries between boards."]
+    if os.path.exists(bias):
+        mine = power_fit.gemm_table(os.path.join(DEV, f"{tag}_gemm_bias.csv"))
+        theirs = power_fit.gemm_table(bias)
+        out.append("- The table's GEMMs against the second unit's cool times "
+                   f"(`bench/device/{tag}b_gemm_bias.csv`), table / cool by quarter of table "
+                   "time: " + ", ".join(f"{a:.3f}" for _, a in theirs) + " against the first "
+                   "unit's " + ", ".join(f"{a:.3f}" for _, a in mine) + ": two boards, neither "
+                   "the table's, agree that its long GEMMs were timed at the limit (the bias is "
+                   "the table's timing, not a slow unit).")
     return out
 
 
