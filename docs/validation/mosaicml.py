@@ -187,7 +187,10 @@ def main():
     w("  ring's bus bandwidth of eight 400 Gb/s NICs a node), and its memory peaks at 57-64 GiB, so")
     w("  neither exposed collectives nor the allocator's retries near a full GPU enter. What the")
     w("  runs without checkpointing share is the least compute to hide FSDP1's per-unit work")
-    w("  behind; a measured FSDP1 step (its hooks, its rate limiter, NCCL at 64 nodes) would tell.")
+    w("  behind. The GPU's own work is not where it lies: the same layer shape (GPT-1.3B: hidden")
+    w("  2,048, 24 layers, 16 heads, sequence 2,048, no recomputation) trained on one H100 without")
+    w("  FSDP is priced slightly slow, not fast (docs/validation/h100.md). A measured FSDP1 step")
+    w("  under Composer (its hooks, its rate limiter, NCCL at 16-64 nodes) would tell.")
     w("- **Triton attention** (the 8-64-GPU tables): the longer the sequence, the faster trainsim")
     w("  is against the published runs: on the H100 "
       f"{mean_err(('h100',), short)} at sequences up to 2,048 and "
