@@ -189,8 +189,16 @@ def main():
     w("  runs without checkpointing share is the least compute to hide FSDP1's per-unit work")
     w("  behind. The GPU's own work is not where it lies: the same layer shape (GPT-1.3B: hidden")
     w("  2,048, 24 layers, 16 heads, sequence 2,048, no recomputation) trained on one H100 without")
-    w("  FSDP is priced slightly slow, not fast (docs/validation/h100.md). A measured FSDP1 step")
-    w("  under Composer (its hooks, its rate limiter, NCCL at 16-64 nodes) would tell.")
+    w("  FSDP is priced slightly slow, not fast (docs/validation/h100.md). One mechanism found in")
+    w("  the code and not yet modelled: MPT's `attn_impl: flash` (llmfoundry/models/layers/")
+    w("  attention.py, flash_attn_fn, at 5e85bd62d) unpads Q, K and V with flash-attn's")
+    w("  bert_padding.unpad_input and pads the output back in every layer, even with no padding:")
+    w("  gathers and zero-filled scatters of about 40 bytes a token and hidden unit a layer")
+    w("  (forward and backward), and two host synchronisations a call (torch.nonzero, .item()),")
+    w("  six a layer. For the 1B at micro-batch 12 that is about 16 ms of copies at the H100's")
+    w("  bandwidth and, at an ASSUMED 0.1 ms of host time exposed a synchronisation, 14 ms more:")
+    w("  about a quarter of its 0.10 s a step. A measured FSDP1 step under Composer (its hooks,")
+    w("  its rate limiter, NCCL at 16-64 nodes) would tell the rest.")
     w("- **Triton attention** (the 8-64-GPU tables): the longer the sequence, the faster trainsim")
     w("  is against the published runs: on the H100 "
       f"{mean_err(('h100',), short)} at sequences up to 2,048 and "
