@@ -160,12 +160,14 @@ def main():
                 if r["table"] in keys and test(r)]
         return f"{100 * statistics.mean(errs):+.1f}% ({len(errs)} runs)"
 
-    def step_gap(test):
-        """The range of (published - trainsim) step times, s, over the large-scale H100 rows."""
-        gaps = [int(r["global_batch"]) * int(r["seq"]) / int(r["gpus"]) *
+    def gaps(test):
+        """(published - trainsim) step times, s, of the large-scale H100 rows that pass test."""
+        return [int(r["global_batch"]) * int(r["seq"]) / int(r["gpus"]) *
                 (1 / float(r["tokens_s_gpu"]) - 1 / t)
                 for r, t, _, _ in results if r["table"] == "h100-large" and test(r)]
-        return f"{min(gaps):+.2f} to {max(gaps):+.2f}"
+
+    def step_gap(test):
+        return f"{min(gaps(test)):+.2f} to {max(gaps(test)):+.2f}"
 
     short = lambda r: int(r["seq"]) <= 2048  # noqa: E731
     long_seq = lambda r: int(r["seq"]) >= 16384  # noqa: E731
@@ -184,7 +186,9 @@ def main():
     w("  about a constant a step, which the checkpointed runs' longer steps hide, rather than a")
     w("  cost per token. Not explained yet: trainsim's FSDP traffic is hidden")
     w("  (the 7B's all-gathers and fp32 reduce-scatters, about 53 GB a GPU a step, run at the")
-    w("  ring's bus bandwidth of eight 400 Gb/s NICs a node), and its memory peaks at 57-64 GiB, so")
+    peaks = [g for r, _, g, _ in results if r["table"] == "h100-large" and not ac(r)]
+    w("  ring's bus bandwidth of eight 400 Gb/s NICs a node), and its memory peaks at "
+      f"{min(peaks):.0f}-{max(peaks):.0f} GiB, so")
     w("  neither exposed collectives nor the allocator's retries near a full GPU enter. What the")
     w("  runs without checkpointing share is the least compute to hide FSDP1's per-unit work")
     w("  behind. The GPU's own work is not where it lies: the same layer shape (GPT-1.3B: hidden")
@@ -197,7 +201,9 @@ def main():
     w("  (forward and backward), and two host synchronisations a call (torch.nonzero, .item()),")
     w("  six a layer. For the 1B at micro-batch 12 that is about 16 ms of copies at the H100's")
     w("  bandwidth and, at an ASSUMED 0.1 ms of host time exposed a synchronisation, 14 ms more:")
-    w("  about a quarter of its 0.10 s a step. A measured FSDP1 step under Composer (its hooks,")
+    w("  about a quarter of its "
+      f"{gaps(lambda r: r['model'] == '1b' and r['gpus'] == '128')[0]:.2f} s a step. A measured "
+      "FSDP1 step under Composer (its hooks,")
     w("  its rate limiter, NCCL at 16-64 nodes) would tell the rest.")
     w("- **Triton attention** (the 8-64-GPU tables): the longer the sequence, the faster trainsim")
     w("  is against the published runs: on the H100 "
