@@ -189,8 +189,9 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   if (zero3_release(wl, release, sizeof release))
     snprintf(zero3, sizeof zero3, "; ZeRO-3 as DeepSpeed %s%s runs it", release,
              wl->deepspeed_version > 0 ? "" : " (stack.deepspeed_version)");
-  fprintf(out, "stack: %s, attention %s, fused kernels: %s; collectives %s%s\n",
-          ts_framework_names[wl->framework], ts_attention_names[wl->attention], fusions,
+  fprintf(out, "stack: %s, attention %s%s, fused kernels: %s; collectives %s%s\n",
+          ts_framework_names[wl->framework], ts_attention_names[wl->attention],
+          wl->is_unpad_input ? " behind unpad_input" : "", fusions,
           info->collectives != NULL ? info->collectives : "ideal", zero3);
   char warnings[4][TS_REPORT_WARNING_SIZE];
   int n_warnings = ts_report_warnings(wl, info, warnings, 4);
@@ -379,7 +380,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   for (int fu = 0, n_fu = 0; fu < TS_FUSION_COUNT; fu++)
     if (ts_workload_fuses(wl, (ts_fusion)fu))
       fprintf(f, "%s\"%s\"", n_fu++ > 0 ? ", " : "", ts_fusion_names[fu]);
-  fputs("], \"collectives\": ", f);
+  fputs(wl->is_unpad_input ? "], \"unpad_input\": true, \"collectives\": " : "], \"collectives\": ",
+        f);
   json_string(f, info->collectives != NULL ? info->collectives : "ideal");
   char release[48];
   if (zero3_release(wl, release, sizeof release)) {

@@ -676,6 +676,45 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
   }
 }
 
+/* flash-attn's unpad_input and pad_input around FlashAttention-2's variable-length kernel
+ * (stack.unpad_input; flash-attn's bert_padding.py, as llm-foundry's MPT calls it: flash_attn_fn
+ * in llmfoundry/models/layers/attention.py at 5e85bd62d). Each of Q, K and V is unpadded: the
+ * mask's sum, torch.nonzero, .max().item(), a cumsum and a pad (five small kernels, nonzero and
+ * .item() each synchronising the host), then index_first_axis gathers its rows (a read and a
+ * write of its values); the output is padded back by a zero fill and index_put (three moves).
+ * Backward, each gather's gradient is zero-filled and scattered (three moves) and the output's
+ * gradient gathered (two). The copies are priced by the roofline on those bytes. After each
+ * synchronisation the GPU has nothing queued, so the host's time issuing the unpads' kernels
+ * (six each) is the GPU's idle time: ASSUMED all of it, at the host's time per kernel of the
+ * kernel table's layer measurement (the launch time without one). */
+static void unpad_input(const ts_workload *wl, const ts_gpu *gpu, const pricer *p, double tokens,
+                        ts_cost *fwd, ts_cost *bwd) {
+  const ts_model *m = &wl->model;
+  double eb = p->eb, t = (double)wl->tp;
+  double d = (double)ts_workload_qk_head_dim(wl), dv = (double)ts_workload_v_head_dim(wl);
+  double widths[3] = {(double)m->n_heads / t * d, (double)m->n_query_groups / t * d,
+                      (double)m->n_query_groups / t * dv}; /* Q, K, V */
+  double out_w = (double)m->n_heads / t * dv;
+  ts_cost small = model_only(p, "unpad_index", 0, 0);
+  for (int k = 0; k < 3; k++) {
+    double n = tokens * widths[k];
+    *fwd = ts_cost_add(*fwd, model_only(p, "unpad_gather", n, 2 * eb * n));
+    *bwd = ts_cost_add(*bwd, model_only(p, "unpad_gather_bwd", n, 3 * eb * n));
+    for (int i = 0; i < 5; i++)
+      *fwd = ts_cost_add(*fwd, small);
+  }
+  *fwd = ts_cost_add(*fwd, model_only(p, "pad_output", tokens * out_w, 3 * eb * tokens * out_w));
+  *bwd =
+      ts_cost_add(*bwd, model_only(p, "pad_output_bwd", tokens * out_w, 2 * eb * tokens * out_w));
+  const ts_software *sw = &gpu->software;
+  double per_kernel = sw->cpu_layer_forward_s > 0 && sw->kernels_per_layer_forward > 0
+                          ? sw->cpu_layer_forward_s / sw->kernels_per_layer_forward
+                          : gpu->kernel_launch_s;
+  ts_cost idle = {0};
+  idle.time_s = 3 * 6 * per_kernel; /* the host's gaps: no kernel, no power class */
+  *fwd = ts_cost_add(*fwd, idle);
+}
+
 static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log,
                        const double *stretch, ts_layer_cost *out) {
   const ts_model *m = &wl->model;
@@ -810,6 +849,10 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
       core_f = ts_cost_add(core_f, model_only(p, "repeat_kv", width * heads, moved));
       core_b = ts_cost_add(core_b, model_only(p, "repeat_kv_bwd", width * heads, moved));
     }
+  }
+  if (wl->is_unpad_input) {
+    pr.piece = "unpad_input";
+    unpad_input(wl, gpu, p, (double)bs, &core_f, &core_b);
   }
   out->attn = ts_cost_add(ts_cost_add(qkv.fwd, core_f), proj.fwd);
   out->attn_bwd = ts_cost_add(ts_cost_add(proj.bwd, core_b), qkv.bwd);

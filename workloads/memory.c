@@ -66,6 +66,10 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   /* K and V repeated to every head before SDPA (ts_workload_repeats_kv): SDPA keeps the copies */
   double kv_heads = ts_workload_repeats_kv(wl) ? a : g;
   double attention = (up ? 0 : 2.0 * (a * dq + kv_heads * (dq + dv)) / h) + lin * a * dv / h;
+  /* flash-attn's pad_input (stack.unpad_input): the projection's input is the padded copy of the
+   * output FlashAttention-2 keeps unpadded for its backward, both live. */
+  if (wl->is_unpad_input)
+    attention += 2.0 * a * dv / h;
   double split = attention + (moe ? mlp * (double)m->moe_shared_ffn / h : mlp * f);
   /* Without hidden dropout its two masks are not kept. */
   double replicated = 4.0 + (m->hidden_dropout > 0 ? 2.0 : 0);

@@ -27,9 +27,9 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {
-    "framework",    "attention",         "fused_kernels", "rccl_version",
-    "nccl_version", "deepspeed_version", "allocator",     NULL};
+static const char *const stack_keys[] = {"framework",    "attention",    "fused_kernels",
+                                         "rccl_version", "nccl_version", "deepspeed_version",
+                                         "allocator",    "unpad_input",  NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -965,6 +965,9 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     if (ts_doc_get_enum(r->doc, st, "allocator", ts_allocator_names, &allocator, r->err) < 0)
       return -1;
     wl->allocator = (ts_allocator)allocator;
+    if (ts_doc_get_bool(r->doc, st, "unpad_input", &wl->is_unpad_input, r->err) < 0)
+      return -1;
+    wl->locs.unpad_input = here(r, st, "unpad_input");
     if (read_version(r, st, "rccl_version", &wl->rccl_version, &wl->locs.rccl_version) != 0 ||
         read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0 ||
         read_version(r, st, "deepspeed_version", &wl->deepspeed_version,
@@ -974,6 +977,14 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
   if (!attention_given)
     wl->attention = wl->framework == TS_FRAMEWORK_PYTORCH ? TS_ATTENTION_SDPA : TS_ATTENTION_FLASH2;
   wl->flash_attention = wl->attention != TS_ATTENTION_UNFUSED;
+  if (wl->is_unpad_input &&
+      (wl->framework != TS_FRAMEWORK_PYTORCH || wl->attention != TS_ATTENTION_FLASH2))
+    return ts_err_at(r->err, wl->locs.unpad_input,
+                     "key 'unpad_input': flash-attn's unpad_input and pad_input wrap "
+                     "FlashAttention-2's variable-length kernel in a plain PyTorch model: it "
+                     "needs framework pytorch and attention flash2, found framework '%s' and "
+                     "attention '%s'",
+                     ts_framework_names[wl->framework], ts_attention_names[wl->attention]);
   return read_fusions(r, t, st, wl);
 }
 

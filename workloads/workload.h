@@ -135,8 +135,8 @@ typedef struct ts_workload_locs {
   ts_loc dp_shard; /* data_parallel_shard_degree */
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp, autocast;
-  ts_loc framework, attention, fusions, rccl_version, nccl_version,
-      deepspeed_version; /* the stack's keys */
+  ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version,
+      unpad_input; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -265,6 +265,11 @@ typedef struct ts_workload {
   bool is_recompute_modules_set;
   ts_attention attention; /* stack.attention */
   ts_allocator allocator; /* stack.allocator */
+  /* stack.unpad_input: FlashAttention-2's variable-length kernel behind flash-attn's
+   * bert_padding.unpad_input and pad_input (llm-foundry's MPT, `attn_impl: flash`; Hugging Face
+   * models given an attention mask): each layer gathers Q, K and V into unpadded rows, scatters
+   * the output back, and synchronises the host twice a gather (cost.c, unpad_input). */
+  bool is_unpad_input;
   bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
   /* Megatron-LM's scatter_gather_tensors_in_pipeline: each TP rank sends 1/tp of an activation

@@ -39,7 +39,9 @@ VOCAB = 50368
 # table's sweep.py passes `--attn_impl flash` (FlashAttention-2); the others ran
 # submit_benchmarks.py's default, `triton` (sweep.sh at llm-foundry v0.0.4, the image
 # mosaicml/pytorch:2.0.1_cu118), whose Triton port of FlashAttention trainsim does not have:
-# priced as flash2 (the same algorithm; the Triton kernels' own speed is not modelled).
+# priced as flash2 (the same algorithm; the Triton kernels' own speed is not modelled). MPT's
+# flash path (flash_attn_fn, llmfoundry/models/layers/attention.py) calls FlashAttention-2's
+# variable-length kernel behind flash-attn's unpad_input and pad_input: stack.unpad_input.
 TABLES = {
     "h100-large": ("dgx-h100.yaml", 127, "H100 80GB, 128-512 GPUs, FlashAttention-2", "flash"),
     "h100": ("dgx-h100.yaml", 127, "H100 80GB, 8-64 GPUs, Triton attention", "triton"),
@@ -54,9 +56,11 @@ def rows():
     return list(csv.DictReader(lines, delimiter="\t"))
 
 
-def predict(row, work, fusions=("cross_entropy",)):
-    """(tokens/s a GPU, peak GiB, fits) for one published row, with MPT's fused loss (or the
-    fusions given)."""
+def predict(row, work, fusions=("cross_entropy",), unpad=None):
+    """(tokens/s a GPU, peak GiB, fits) for one published row, with MPT's fused loss and, on the
+    FlashAttention-2 table, its unpad_input (or the fusions and unpad given)."""
+    if unpad is None:
+        unpad = TABLES[row["table"]][3] == "flash"
     h, heads, layers = MODELS[row["model"]]
     platform, platform_nodes, _, _ = TABLES[row["table"]]
     gpus = int(row["gpus"])
@@ -75,7 +79,8 @@ def predict(row, work, fusions=("cross_entropy",)):
                                    "recompute": ("full" if row["activation_checkpointing"] == "true"
                                                  else "none")},
                    "stack": {"framework": "pytorch", "attention": "flash2",
-                             "fused_kernels": list(fusions)}}, f)
+                             "fused_kernels": list(fusions),
+                             "unpad_input": unpad}}, f)
     out = os.path.join(work, "out")
     cmd = [TRAINSIM, "run", wl, "--platform", os.path.join(ROOT, "platforms", platform),
            "--quiet", "--ignore-memory", "--out", out]
@@ -93,11 +98,13 @@ def predict(row, work, fusions=("cross_entropy",)):
 def main():
     if not os.access(TRAINSIM, os.X_OK):
         sys.exit("mosaicml.py: build trainsim first (build/trainsim)")
-    results, refused_plain = [], 0
+    results, refused_plain, padded = [], 0, []
     with tempfile.TemporaryDirectory() as work:
         for row in rows():
             results.append((row, *predict(row, work)))
             refused_plain += not predict(row, work, ())[2]  # plain F.cross_entropy's memory
+            if TABLES[row["table"]][3] == "flash":  # without MPT's unpad_input, to show its part
+                padded.append((row, predict(row, work, unpad=False)[0]))
     lines = []
     w = lines.append
     w("# trainsim against MosaicML's MPT training throughputs (FSDP, H100 and A100)")
@@ -118,7 +125,9 @@ def main():
     w("What the description cannot carry: the 8-64-GPU tables ran MPT's Triton attention (the")
     w("submit script's default `attn_impl: triton`, PyTorch 2.0.1 with CUDA 11.8 on the H100s),")
     w("priced here as FlashAttention-2; the large-scale H100 table ran FlashAttention-2")
-    w("(sweep.py's `--attn_impl flash`). Composer's FSDP is FSDP1 (flat parameters, one unit a")
+    w("(sweep.py's `--attn_impl flash`), which MPT calls behind flash-attn's unpad_input and")
+    w("pad_input in every layer (its flash_attn_fn: `stack.unpad_input`). Composer's FSDP is FSDP1")
+    w("(flat parameters, one unit a")
     w("block), which trainsim prices with FSDP2's measured per-unit host cost.")
     w("")
     summary = []
@@ -169,13 +178,17 @@ def main():
     def step_gap(test):
         return f"{min(gaps(test)):+.2f} to {max(gaps(test)):+.2f}"
 
+    def mean_plain(key, test):
+        errs = [t / float(r["tokens_s_gpu"]) - 1 for r, t in padded if r["table"] == key and test(r)]
+        return f"{100 * statistics.mean(errs):+.1f}%"
+
     short = lambda r: int(r["seq"]) <= 2048  # noqa: E731
     long_seq = lambda r: int(r["seq"]) >= 16384  # noqa: E731
     ac = lambda r: r["activation_checkpointing"] == "true"  # noqa: E731
     w("- **FlashAttention-2 on H100s at 128-512 GPUs** (the one table whose attention trainsim")
     w("  has): with activation checkpointing trainsim is within a few percent, mean "
       f"{mean_err(('h100-large',), ac)};")
-    w("  without it, too fast by a quarter, mean "
+    w("  without it, too fast, mean "
       f"{mean_err(('h100-large',), lambda r: not ac(r))}, and the")
     w("  published throughput falls as the GPUs grow (1B: 44,123 -> 39,837 tokens/s from 128 to 512")
     w("  GPUs) where trainsim's stays flat. In absolute terms the published steps take "
@@ -194,17 +207,15 @@ def main():
     w("  behind. The GPU's own work is not where it lies: the same layer shape (GPT-1.3B: hidden")
     w("  2,048, 24 layers, 16 heads, sequence 2,048, no recomputation) trained on one H100 without")
     w("  FSDP is priced slightly slow, not fast (docs/validation/h100.md). One mechanism found in")
-    w("  the code and not yet modelled: MPT's `attn_impl: flash` (llmfoundry/models/layers/")
-    w("  attention.py, flash_attn_fn, at 5e85bd62d) unpads Q, K and V with flash-attn's")
+    w("  the code is modelled (`stack.unpad_input`): MPT's `attn_impl: flash` (llmfoundry/models/")
+    w("  layers/attention.py, flash_attn_fn, at 5e85bd62d) unpads Q, K and V with flash-attn's")
     w("  bert_padding.unpad_input and pads the output back in every layer, even with no padding:")
     w("  gathers and zero-filled scatters of about 40 bytes a token and hidden unit a layer")
     w("  (forward and backward), and two host synchronisations a call (torch.nonzero, .item()),")
-    w("  six a layer. For the 1B at micro-batch 12 that is about 16 ms of copies at the H100's")
-    w("  bandwidth and, at an ASSUMED 0.1 ms of host time exposed a synchronisation, 14 ms more:")
-    w("  about a quarter of its "
-      f"{gaps(lambda r: r['model'] == '1b' and r['gpus'] == '128')[0]:.2f} s a step. A measured "
-      "FSDP1 step under Composer (its hooks,")
-    w("  its rate limiter, NCCL at 16-64 nodes) would tell the rest.")
+    w("  six a layer, after which the GPU waits for the host. Without it the runs without")
+    w(f"  checkpointing were {mean_plain('h100-large', lambda r: not ac(r))} too fast, with it")
+    w(f"  {mean_err(('h100-large',), lambda r: not ac(r))}: the rest of the gap remains. A measured")
+    w("  FSDP1 step under Composer (its hooks, its rate limiter, NCCL at 16-64 nodes) would tell.")
     w("- **Triton attention** (the 8-64-GPU tables): the longer the sequence, the faster trainsim")
     w("  is against the published runs: on the H100 "
       f"{mean_err(('h100',), short)} at sequences up to 2,048 and "

@@ -408,6 +408,34 @@ static void test_fused_cross_entropy_cost(void **state) {
   assert_rel(plain.head_bwd.time_s - fused.head_bwd.time_s, (22 - 4) * logits / g.hbm_Bps, 1e-9);
 }
 
+/* flash-attn's unpad_input and pad_input (stack.unpad_input) on a GPU without a host measurement:
+ * forward, three gathers (2 B a value read and written, bf16) of Q, K and V, five small kernels
+ * each, the output's zero fill and index_put (3 moves), and the host's idle time issuing six
+ * kernels an unpad at the launch time; backward, three zero-filled scatters (3 moves) and the
+ * output gradient's gather (2). */
+static void test_unpad_input_cost(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(2, 1024, 8, 2048, 50368, 1, 1, 1, 2, 2);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.attention = TS_ATTENTION_FLASH2;
+  wl.model.n_query_groups = 2;
+  ts_gpu g = h200_with_table(write_table("format: 1\ndevice: NVIDIA H200\ntables:\n"
+                                         "  gemm_fwd:\n    axes: {m: [512, 65536], n: [512, "
+                                         "65536], k: [512, 65536]}\n    time_us: [1, 1, 1, 1, "
+                                         "1, 1, 1, 1]\n"));
+  ts_layer_cost plain, unpad;
+  ts_cost_layer(&wl, &g, &plain);
+  wl.is_unpad_input = true;
+  ts_cost_layer(&wl, &g, &unpad);
+  double tokens = 2.0 * 2048, q = tokens * 1024, kv = tokens * 256, bw = g.hbm_Bps,
+         launch = g.kernel_launch_s;
+  double fwd = 2 * 2 * (q + 2 * kv) / bw + 3 * 2 * q / bw + (3 + 15 + 1) * launch + 18 * launch;
+  double bwd = 3 * 2 * (q + 2 * kv) / bw + 2 * 2 * q / bw + 4 * launch;
+  assert_rel(unpad.attn.time_s - plain.attn.time_s, fwd, 1e-9);
+  assert_rel(unpad.attn_bwd.time_s - plain.attn_bwd.time_s, bwd, 1e-9);
+  assert_int_equal(unpad.attn.n_kernels - plain.attn.n_kernels, 3 + 15 + 1);
+}
+
 /* A layer priced from a table: the forward QKV GEMM takes the table's time; the projection's
  * (n 1024, below the grid's 3072) the table's edge scaled by the model's shape dependence; a
  * GEMM beyond the grid keeps the model's; and the counts by source add up to the kernels. */
@@ -626,6 +654,7 @@ int main(void) {
       cmocka_unit_test(test_misaligned_head_dim),
       cmocka_unit_test(test_misaligned_vocab),
       cmocka_unit_test(test_fused_cross_entropy_cost),
+      cmocka_unit_test(test_unpad_input_cost),
       cmocka_unit_test(test_power_limit),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_mla_core_from_table),

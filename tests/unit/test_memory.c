@@ -370,6 +370,19 @@ static void test_fused_cross_entropy(void **state) {
   assert_rel(fused.largest_alloc_bytes, 2 * logits, 1e-12);
 }
 
+/* flash-attn's pad_input (stack.unpad_input): the padded attention output (the projection's
+ * input) and FlashAttention-2's unpadded one both kept, 2 bytes a value of the heads' width more
+ * a layer. */
+static void test_unpad_input_memory(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(4, 1024, 16, 2048, 50368, 2, 1, 4, 32, 4);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.attention = TS_ATTENTION_FLASH2;
+  double plain = ts_memory_layer_activations(&wl);
+  wl.is_unpad_input = true;
+  assert_rel(ts_memory_layer_activations(&wl) - plain, 2.0 * 2048 * 4 * 1024 / 2, 1e-12);
+}
+
 /* DeepSpeed's ZeRO-3 buffers (zero3.h): 8 layers of 1024 (12.6M elements of matrices each),
  * at stage3_max_reuse_distance 1e9 every weight stays gathered from its forward use to its
  * backward one (the whole model is 0.1B elements), so the peak holds them all (the tied output
@@ -415,6 +428,7 @@ int main(void) {
                                      cmocka_unit_test(test_foreach_adam_step),
                                      cmocka_unit_test(test_autocast_memory),
                                      cmocka_unit_test(test_fragmentation_risk),
-                                     cmocka_unit_test(test_fused_cross_entropy)};
+                                     cmocka_unit_test(test_fused_cross_entropy),
+                                     cmocka_unit_test(test_unpad_input_memory)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
