@@ -266,9 +266,9 @@ typedef struct ts_workload {
   ts_attention attention; /* stack.attention */
   ts_allocator allocator; /* stack.allocator */
   /* stack.unpad_input: FlashAttention-2's variable-length kernel behind flash-attn's
-   * bert_padding.unpad_input and pad_input (llm-foundry's MPT, `attn_impl: flash`; Hugging Face
-   * models given an attention mask): each layer gathers Q, K and V into unpadded rows, scatters
-   * the output back, and synchronises the host twice a gather (cost.c, unpad_input). */
+   * bert_padding.unpad_input and pad_input as llm-foundry's MPT calls them (`attn_impl: flash`):
+   * each layer gathers Q, K and V into unpadded rows, scatters the output back, and
+   * synchronises the host twice a gather (cost.c, unpad_input). */
   bool is_unpad_input;
   bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
