@@ -695,7 +695,9 @@ static void unpad_input(const ts_workload *wl, const ts_gpu *gpu, const pricer *
   double widths[3] = {(double)m->n_heads / t * d, (double)m->n_query_groups / t * d,
                       (double)m->n_query_groups / t * dv}; /* Q, K, V */
   double out_w = (double)m->n_heads / t * dv;
-  ts_cost small = model_only(p, "unpad_index", 0, 0);
+  pricer each = *p; /* the five small kernels of each of the three unpads, logged once */
+  each.count = 15;
+  ts_cost small = model_only(&each, "unpad_index", 0, 0);
   for (int k = 0; k < 3; k++) {
     double n = tokens * widths[k];
     *fwd = ts_cost_add(*fwd, model_only(p, "unpad_gather", n, 2 * eb * n));
@@ -712,6 +714,9 @@ static void unpad_input(const ts_workload *wl, const ts_gpu *gpu, const pricer *
                           : gpu->kernel_launch_s;
   ts_cost idle = {0};
   idle.time_s = 3 * 6 * per_kernel; /* the host's gaps: no kernel, no power class */
+  ts_cost shown = idle; /* shown beside the kernels (profile), as the model's */
+  shown.n_by_source[TS_KERNEL_SRC_MODEL] = 1;
+  log_kernel(p, "host_sync_gaps", 0, NULL, &shown);
   *fwd = ts_cost_add(*fwd, idle);
 }
 
