@@ -2,7 +2,8 @@
 """Regenerates docs/validation/mosaicml.md: trainsim against MosaicML's published MPT training
 throughputs (mosaicml/llm-foundry, scripts/train/benchmarking/README.md at commit 5e85bd62d,
 2024-01-06; the rows in docs/validation/data/mosaicml.tsv): MPT models of 125M to 70B parameters
-trained with Composer's PyTorch FSDP on 8 to 512 H100 80GB and 8 to 64 A100 80GB GPUs.
+trained with Composer's PyTorch FSDP on 8 to 512 H100 80GB, 8 to 64 A100 80GB and 8 to 128 A100
+40GB GPUs.
 
     python3 docs/validation/mosaicml.py      (after a build; a few minutes on one core)
 
@@ -42,11 +43,18 @@ VOCAB = 50368
 # priced as flash2 (the same algorithm; the Triton kernels' own speed is not modelled). MPT's
 # flash path (flash_attn_fn, llmfoundry/models/layers/attention.py) calls FlashAttention-2's
 # variable-length kernel behind flash-attn's unpad_input and pad_input: stack.unpad_input.
+# The A100 40GB: platforms/dgx-a100.yaml with the 40GB part's memory and bandwidth (NVIDIA A100
+# datasheet: 40 GB HBM2, 1,555 GB/s); its kernel table stays the 80GB part's (derive.py), so its
+# memory-bound kernels are priced at the faster part's times (ASSUMED; the verdicts are the test).
+A100S = ("a100-80gb", "a100-40gb")
+A100_40GB = ["--set", "gpu.hbm_capacity=40GiB", "--set", "gpu.hbm_bandwidth=1.555TBps"]
 TABLES = {
-    "h100-large": ("dgx-h100.yaml", 127, "H100 80GB, 128-512 GPUs, FlashAttention-2", "flash"),
-    "h100": ("dgx-h100.yaml", 127, "H100 80GB, 8-64 GPUs, Triton attention", "triton"),
+    "h100-large": ("dgx-h100.yaml", 127, "H100 80GB, 128-512 GPUs, FlashAttention-2", "flash", []),
+    "h100": ("dgx-h100.yaml", 127, "H100 80GB, 8-64 GPUs, Triton attention", "triton", []),
     "a100-80gb": ("dgx-a100.yaml", 140, "A100 80GB, 8-64 GPUs (1,600 Gbps RoCE), Triton attention",
-                  "triton"),
+                  "triton", []),
+    "a100-40gb": ("dgx-a100.yaml", 140, "A100 40GB, 8-128 GPUs (1,600 Gbps RoCE), Triton attention",
+                  "triton", A100_40GB),
 }
 
 
@@ -62,7 +70,7 @@ def predict(row, work, fusions=("cross_entropy",), unpad=None):
     if unpad is None:
         unpad = TABLES[row["table"]][3] == "flash"
     h, heads, layers = MODELS[row["model"]]
-    platform, platform_nodes, _, _ = TABLES[row["table"]]
+    platform, platform_nodes, _, _, extra = TABLES[row["table"]]
     gpus = int(row["gpus"])
     wl = os.path.join(work, "wl.yaml")
     with open(wl, "w") as f:
@@ -83,7 +91,7 @@ def predict(row, work, fusions=("cross_entropy",), unpad=None):
                              "unpad_input": unpad}}, f)
     out = os.path.join(work, "out")
     cmd = [TRAINSIM, "run", wl, "--platform", os.path.join(ROOT, "platforms", platform),
-           "--quiet", "--ignore-memory", "--out", out]
+           "--quiet", "--ignore-memory", "--out", out] + extra
     if gpus // 8 > platform_nodes:
         cmd += ["--set", f"nodes={gpus // 8}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -122,16 +130,18 @@ def main():
     w("nothing here set a parameter. Memory: trainsim's peak, and its verdict (every published run")
     w("ran, so \"OOM\" would be a wrong verdict).")
     w("")
-    w("What the description cannot carry: the 8-64-GPU tables ran MPT's Triton attention (the")
+    w("What the description cannot carry: the other three tables ran MPT's Triton attention (the")
     w("submit script's default `attn_impl: triton`, PyTorch 2.0.1 with CUDA 11.8 on the H100s),")
     w("priced here as FlashAttention-2; the large-scale H100 table ran FlashAttention-2")
     w("(sweep.py's `--attn_impl flash`), which MPT calls behind flash-attn's unpad_input and")
     w("pad_input in every layer (its flash_attn_fn: `stack.unpad_input`). Composer's FSDP is FSDP1")
-    w("(flat parameters, one unit a")
-    w("block), which trainsim prices with FSDP2's measured per-unit host cost.")
+    w("(flat parameters, one unit a block), which trainsim prices with FSDP2's measured per-unit")
+    w("host cost. The A100 40GB runs use platforms/dgx-a100.yaml with the 40GB part's memory and")
+    w("bandwidth (40 GiB, 1,555 GB/s, NVIDIA's datasheet) and the 80GB part's kernel table, whose")
+    w("memory-bound kernels are thus priced at the faster part's times.")
     w("")
     summary = []
-    for key, (_, _, title, _) in TABLES.items():
+    for key, (_, _, title, _, _) in TABLES.items():
         group = [r for r in results if r[0]["table"] == key]
         if not group:
             continue
@@ -216,17 +226,17 @@ def main():
     w(f"  checkpointing were {mean_plain('h100-large', lambda r: not ac(r))} too fast, with it")
     w(f"  {mean_err(('h100-large',), lambda r: not ac(r))}: the rest of the gap remains. A measured")
     w("  FSDP1 step under Composer (its hooks, its rate limiter, NCCL at 16-64 nodes) would tell.")
-    w("- **Triton attention** (the 8-64-GPU tables): the longer the sequence, the faster trainsim")
+    w("- **Triton attention** (the other three tables): the longer the sequence, the faster trainsim")
     w("  is against the published runs: on the H100 "
       f"{mean_err(('h100',), short)} at sequences up to 2,048 and "
       f"{mean_err(('h100',), long_seq)} at 16,384 and longer; on the A100 "
-      f"{mean_err(('a100-80gb',), short)} and {mean_err(('a100-80gb',), long_seq)}.")
+      f"{mean_err(A100S, short)} and {mean_err(A100S, long_seq)} (both A100 tables).")
     w("  MPT's Triton port of FlashAttention (llm-foundry's `attn_impl: triton`, with a bias input")
     w("  for ALiBi) is slower than FlashAttention-2, by more as attention's share grows; trainsim")
     w("  has no table for it (measuring that kernel would give one). The H100 rows also ran PyTorch")
     w("  2.0.1 with CUDA 11.8, whose cuBLAS predates the Hopper kernels of the CUDA 13 tables.")
     w("- **A100 GEMMs**: at short sequences, where GEMMs dominate, trainsim is too slow on the")
-    w("  A100 with checkpointing (" + mean_err(('a100-80gb',), lambda r: short(r) and ac(r)) + "), the")
+    w("  A100 with checkpointing (" + mean_err(A100S, lambda r: short(r) and ac(r)) + "), the")
     w("  direction the A100 table's derivation predicts (the H200's GEMMs carried over by the peak")
     w("  ratio at the H200's 76.5% of peak, where the A100's best matmul reaches 85.9%:")
     w("  docs/validation/kernels.md, selene.md) and the opposite of the FlashAttention authors'")
