@@ -58,6 +58,15 @@ TABLES = {
 }
 
 
+def unpad_measured():
+    """What the unpad/pad pattern added to a layer's step on the device, by model shape."""
+    with open(os.path.join(ROOT, "bench", "device", "h100_unpad_input.csv")) as f:
+        data = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    step = {(r["model"], r["unpadded"]): float(r["step_us"]) for r in data}
+    return ", ".join(f"{m} +{(step[(m, '1')] - step[(m, '0')]) / 1e3:.2f} ms"
+                     for m in dict.fromkeys(r["model"] for r in data) if m != "tiny")
+
+
 def rows():
     with open(DATA) as f:
         lines = [line for line in f if not line.startswith("#")]
@@ -222,7 +231,9 @@ def main():
     w("  bert_padding.unpad_input and pads the output back in every layer, even with no padding:")
     w("  gathers and zero-filled scatters of about 40 bytes a token and hidden unit a layer")
     w("  (forward and backward), and two host synchronisations a call (torch.nonzero, .item()),")
-    w("  six a layer, after which the GPU waits for the host. Without it the runs without")
+    w("  six a layer, after which the GPU waits for the host (measured on an H100 with a layer")
+    w("  proxy, bench/device/h100_unpad_input.csv: " + unpad_measured() + "; workloads/cost.c")
+    w("  compares them with its price). Without it the runs without")
     w(f"  checkpointing were {mean_plain('h100-large', lambda r: not ac(r))} too fast, with it")
     w(f"  {mean_err(('h100-large',), lambda r: not ac(r))}: the rest of the gap remains. A measured")
     w("  FSDP1 step under Composer (its hooks, its rate limiter, NCCL at 16-64 nodes) would tell.")
