@@ -386,6 +386,14 @@ static void test_misaligned_vocab(void **state) {
   }
 }
 
+/* An H200 whose table has only a forward GEMM: every other kernel priced by its bytes, and no
+ * host measurement (the launch time stands for the host's per-kernel time). */
+static ts_gpu h200_gemm_only(void) {
+  return h200_with_table(write_table("format: 1\ndevice: NVIDIA H200\ntables:\n"
+                                     "  gemm_fwd:\n    axes: {m: [512, 65536], n: [512, 65536], "
+                                     "k: [512, 65536]}\n    time_us: [1, 1, 1, 1, 1, 1, 1, 1]\n"));
+}
+
 /* flash-attn's fused cross-entropy (fused_kernels: cross_entropy) on plain PyTorch: its bf16
  * logits read forward (2 B a logit), read and their gradient written backward (4), against
  * F.cross_entropy's fp32 passes (2 + 16 forward, 20 + 2 backward); a GPU whose table has no
@@ -395,10 +403,7 @@ static void test_fused_cross_entropy_cost(void **state) {
   ts_workload wl = test_workload(2, 1024, 16, 1024, 50368, 1, 1, 1, 1, 1);
   wl.framework = TS_FRAMEWORK_PYTORCH;
   wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
-  ts_gpu g = h200_with_table(write_table("format: 1\ndevice: NVIDIA H200\ntables:\n"
-                                         "  gemm_fwd:\n    axes: {m: [512, 65536], n: [512, "
-                                         "65536], k: [512, 65536]}\n    time_us: [1, 1, 1, 1, "
-                                         "1, 1, 1, 1]\n"));
+  ts_gpu g = h200_gemm_only();
   ts_edge_cost plain, fused;
   ts_cost_edges(&wl, &g, &plain);
   wl.fusions |= 1u << TS_FUSE_CROSS_ENTROPY;
@@ -419,10 +424,7 @@ static void test_unpad_input_cost(void **state) {
   wl.framework = TS_FRAMEWORK_PYTORCH;
   wl.attention = TS_ATTENTION_FLASH2;
   wl.model.n_query_groups = 2;
-  ts_gpu g = h200_with_table(write_table("format: 1\ndevice: NVIDIA H200\ntables:\n"
-                                         "  gemm_fwd:\n    axes: {m: [512, 65536], n: [512, "
-                                         "65536], k: [512, 65536]}\n    time_us: [1, 1, 1, 1, "
-                                         "1, 1, 1, 1]\n"));
+  ts_gpu g = h200_gemm_only();
   ts_layer_cost plain, unpad;
   ts_cost_layer(&wl, &g, &plain);
   wl.is_unpad_input = true;
