@@ -189,9 +189,11 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   if (zero3_release(wl, release, sizeof release))
     snprintf(zero3, sizeof zero3, "; ZeRO-3 as DeepSpeed %s%s runs it", release,
              wl->deepspeed_version > 0 ? "" : " (stack.deepspeed_version)");
-  fprintf(out, "stack: %s, attention %s%s, fused kernels: %s; collectives %s%s\n",
+  char eager[64];
+  ts_workload_eager_describe(wl, eager, sizeof eager);
+  fprintf(out, "stack: %s, attention %s%s, fused kernels: %s%s; collectives %s%s\n",
           ts_framework_names[wl->framework], ts_attention_names[wl->attention],
-          wl->is_unpad_input ? " behind unpad_input" : "", fusions,
+          wl->is_unpad_input ? " behind unpad_input" : "", fusions, eager,
           info->collectives != NULL ? info->collectives : "ideal", zero3);
   char warnings[4][TS_REPORT_WARNING_SIZE];
   int n_warnings = ts_report_warnings(wl, info, warnings, 4);
@@ -380,8 +382,12 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   for (int fu = 0, n_fu = 0; fu < TS_FUSION_COUNT; fu++)
     if (ts_workload_fuses(wl, (ts_fusion)fu))
       fprintf(f, "%s\"%s\"", n_fu++ > 0 ? ", " : "", ts_fusion_names[fu]);
-  fputs(wl->is_unpad_input ? "], \"unpad_input\": true, \"collectives\": " : "], \"collectives\": ",
-        f);
+  fputs(wl->is_unpad_input ? "], \"unpad_input\": true" : "]", f);
+  if (wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL)
+    fprintf(f, ", \"rms_norm\": \"%s\"", ts_rms_norm_names[wl->rms_norm_impl]);
+  if (wl->rope_impl != TS_ROPE_ROTATE_HALF)
+    fprintf(f, ", \"rope\": \"%s\"", ts_rope_names[wl->rope_impl]);
+  fputs(", \"collectives\": ", f);
   json_string(f, info->collectives != NULL ? info->collectives : "ideal");
   char release[48];
   if (zero3_release(wl, release, sizeof release)) {

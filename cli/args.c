@@ -304,7 +304,7 @@ const ts_flag ts_args_override_flags[] = {
      .help = "layers of the last pipeline stage, the rest split evenly "
              "(parallelism.decoder_last_pipeline_num_layers)"},
     {.name = "--recompute",
-     .value = "none|selective|full",
+     .value = "none|selective|full|op",
      .kind = TS_FLAG_CHOICE,
      .offset = offsetof(ts_overrides, recompute),
      .set_offset = TS_FLAG_SET(ts_overrides, is_recompute_set),

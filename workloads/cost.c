@@ -646,6 +646,15 @@ static void norm_costs(const ts_workload *wl, const pricer *p, double rows, doub
   ts_cost weights =
       wl->model.rms_norm ? grad_accum(p, h) : ts_cost_add(grad_accum(p, h), grad_accum(p, h));
   bool rms = wl->model.rms_norm;
+  if (rms && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32) {
+    /* torchtitan's eager fp32 RMSNorm (stack.h): the roofline where the table lacks it, on the
+     * bytes its operations move, ASSUMED counted from autograd's graph: 36 an element forward
+     * (the fp32 upcast, pow, mean, product, type_as, weight), 88 backward; the H100's table
+     * runs at 0.72 and 0.51 of that roofline */
+    *fwd = memory_op(p, TS_KERNEL_RMS_NORM_FP32_FWD, rows, h, 36.0 * shard);
+    *bwd = memory_op(p, TS_KERNEL_RMS_NORM_FP32_BWD, rows, h, 88.0 * shard);
+    return;
+  }
   *fwd = memory_op(p, rms ? TS_KERNEL_RMS_NORM_FWD : TS_KERNEL_LAYER_NORM_FWD, rows, h,
                    2 * eb * shard);
   *bwd = ts_cost_add(memory_op(p, rms ? TS_KERNEL_RMS_NORM_BWD : TS_KERNEL_LAYER_NORM_BWD, rows, h,
@@ -837,10 +846,15 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     double qk =
         m->mla ? (double)bs * (double)m->qk_pos_emb_head_dim * ((double)m->n_heads / (double)t + 1)
                : (double)bs * (double)(m->n_heads + m->n_query_groups) * (double)d / (double)t;
-    ts_cost rope = fuses ? model_only(p, "rope_fused", qk, 2 * eb * qk)
-                         : memory_op(p, TS_KERNEL_ROPE_FWD, qk, 0, 2 * eb * qk);
-    ts_cost rope_b = fuses ? model_only(p, "rope_fused_bwd", qk, 2 * eb * qk)
-                           : memory_op(p, TS_KERNEL_ROPE_BWD, qk, 0, 2 * eb * qk);
+    /* stack.rope complex: the fp32 upcast, complex product and type_as, 20 bytes an element
+     * each way on the roofline where the table lacks it (ASSUMED counted) */
+    bool complex = wl->rope_impl == TS_ROPE_COMPLEX;
+    ts_cost rope = fuses     ? model_only(p, "rope_fused", qk, 2 * eb * qk)
+                   : complex ? memory_op(p, TS_KERNEL_ROPE_COMPLEX_FWD, qk, 0, 20.0 * qk)
+                             : memory_op(p, TS_KERNEL_ROPE_FWD, qk, 0, 2 * eb * qk);
+    ts_cost rope_b = fuses     ? model_only(p, "rope_fused_bwd", qk, 2 * eb * qk)
+                     : complex ? memory_op(p, TS_KERNEL_ROPE_COMPLEX_BWD, qk, 0, 20.0 * qk)
+                               : memory_op(p, TS_KERNEL_ROPE_BWD, qk, 0, 2 * eb * qk);
     core_f = ts_cost_add(core_f, rope);
     core_b = ts_cost_add(core_b, rope_b);
     out->rope_fwd = rope;
@@ -849,16 +863,18 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   /* Plain PyTorch's grouped-query attention through SDPA: K and V copied to every query head,
    * a kernel each (reads the groups' values, writes the heads'); the backward sums each head's
    * gradient into its group (reads the heads', writes the groups'). Priced by the roofline. */
+  ts_cost repeat = {0};
   if (ts_workload_repeats_kv(wl)) {
     pr.piece = "repeat_kv";
     double tokens = (double)bs, groups = (double)(m->n_query_groups / t),
            heads = (double)(m->n_heads / t);
     for (int v = 0; v < 2; v++) { /* K, then V */
       double width = tokens * (double)(v ? dv : d), moved = eb * width * (groups + heads);
-      core_f = ts_cost_add(core_f, model_only(p, "repeat_kv", width * heads, moved));
+      repeat = ts_cost_add(repeat, model_only(p, "repeat_kv", width * heads, moved));
       core_b = ts_cost_add(core_b, model_only(p, "repeat_kv_bwd", width * heads, moved));
     }
   }
+  core_f = ts_cost_add(core_f, repeat);
   if (wl->is_unpad_input) {
     pr.piece = "unpad_input";
     unpad_input(wl, gpu, p, (double)bs, &core_f, &core_b);
@@ -871,6 +887,23 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   out->wgrad_share_mlp = share(ts_cost_add(fc1.wgrad, fc2.wgrad), out->mlp_bwd);
   out->attn_core_fwd = core_f;
   out->attn_core_bwd = core_b;
+  out->mlp_recompute_fwd = ts_cost_add(fc1.fwd, gelu);
+  /* torchtitan's op policy re-runs what its save list does not keep (memory.c, op_saved), up
+   * to the last tensor the backward needs (torch.utils.checkpoint stops its recomputation
+   * there): the norms, wk, the rotary embedding, repeat_kv, wo, the first residual add, w3 (the
+   * MLP's up projection; none without SwiGLU) and the activation. wk and w3 are priced as
+   * GEMMs of their own widths, not listed with the forward's kernels. Measured on an H100
+   * (bench/device/h100_op_sac.csv): 7.9 ms a Llama 3 8B layer at micro-batch 2 x 8,192. */
+  if (wl->recompute == TS_RECOMPUTE_OP) {
+    pricer quiet = pr;
+    quiet.log = NULL;
+    ts_cost k = linear(&quiet, bs, m->n_query_groups * d / t, h, fused).fwd;
+    ts_cost up = m->swiglu ? linear(&quiet, bs, m->ffn_hidden / t, h, fused).fwd : (ts_cost){0};
+    ts_cost attn_part = ts_cost_add(ts_cost_add(k, out->rope_fwd), ts_cost_add(repeat, proj.fwd));
+    ts_cost mlp_part = ts_cost_add(up, gelu);
+    out->op_recompute_fwd =
+        ts_cost_add(ts_cost_add(ts_cost_add(ln, ln), ts_cost_add(bda, attn_part)), mlp_part);
+  }
   /* Context parallelism: each rank's keys and values (s / cp tokens of the query groups' or,
    * with MLA, the heads' widths), gathered around the ring: the all-gather's whole buffer. */
   out->cp_kv_bytes = wl->cp > 1 ? eb * (double)bs * (double)(m->n_query_groups / t) *
@@ -908,8 +941,11 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     double cpu_s =
         (double)n * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward + launch_fwd_s;
     host_bound(f, 6, cpu_s);
-    if (cpu_s > gpu_s && gpu_s > 0) /* selective recompute re-runs part of the same pass */
+    if (cpu_s > gpu_s && gpu_s > 0) { /* recomputation re-runs part of the same pass */
       out->attn_core_fwd.time_s *= cpu_s / gpu_s;
+      out->op_recompute_fwd.time_s *= cpu_s / gpu_s;
+      out->mlp_recompute_fwd.time_s *= cpu_s / gpu_s;
+    }
   }
   if (sw->cpu_layer_backward_s > 0) {
     ts_cost *b[] = {&out->bda2_bwd, &out->mlp_bwd,  &out->ln2_bwd,
@@ -1163,6 +1199,8 @@ static const double *step_stretch(const ts_workload *wl, const ts_gpu *gpu,
   double layers = (double)wl->model.n_layers / (double)wl->pp;
   double busy[TS_POWER_CLASS_COUNT] = {0}, idle_s = 0;
   add_to_window(fwd, 9, layers * (wl->recompute == TS_RECOMPUTE_FULL ? 2 : 1), busy, &idle_s);
+  ts_cost *op_recompute[] = {&l.op_recompute_fwd}; /* nothing unless recompute: op */
+  add_to_window(op_recompute, 1, layers, busy, &idle_s);
   add_to_window(bwd, 9, layers, busy, &idle_s);
   add_to_window(edges, 4, 1.0 / (double)wl->pp, busy, &idle_s);
   add_to_window(optimizer, 1, 1.0 / (double)ts_workload_microbatches(wl), busy, &idle_s);

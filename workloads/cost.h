@@ -43,6 +43,11 @@ typedef struct ts_layer_cost {
   ts_cost ln1_bwd, attn_bwd, bda1_bwd, ln2_bwd, mlp_bwd, bda2_bwd; /* backward */
   ts_cost attn_core_fwd; /* the attention core alone: what selective recompute redoes */
   ts_cost attn_core_bwd; /* its backward (part of attn_bwd) */
+  /* What recompute: op re-runs before the layer's backward (workload.h, TS_RECOMPUTE_OP). */
+  ts_cost op_recompute_fwd;
+  /* The MLP's forward up to FC2's input (FC1 and the activation): what full recomputation
+   * re-runs of it where it stops early (ts_workload_recompute_stops_early). */
+  ts_cost mlp_recompute_fwd;
   /* Multi-head latent attention's latent norms, up projections and rotary part (forward; the
    * rotary part also in attn_core_fwd): what recompute module mla_up_proj redoes. */
   ts_cost mla_up_fwd, rope_fwd;

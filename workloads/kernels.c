@@ -66,6 +66,10 @@ const char *const ts_kernel_names[] = {"gemm_fwd",
                                        "sdpa_mla_bwd_causal",
                                        "gemm_fp8_block_fwd",
                                        "gemm_fp8_block_wgrad",
+                                       "rms_norm_fp32_fwd",
+                                       "rms_norm_fp32_bwd",
+                                       "rope_complex_fwd",
+                                       "rope_complex_bwd",
                                        NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", "extrapolated",
@@ -140,6 +144,8 @@ static const char *const *axes_of(ts_kernel_kind kind) {
   case TS_KERNEL_LAYER_NORM_BWD:
   case TS_KERNEL_RMS_NORM_FWD:
   case TS_KERNEL_RMS_NORM_BWD:
+  case TS_KERNEL_RMS_NORM_FP32_FWD:
+  case TS_KERNEL_RMS_NORM_FP32_BWD:
   case TS_KERNEL_ATTENTION_MASK_FWD:
   case TS_KERNEL_ATTENTION_MASK_BWD:
     return rows_cols;

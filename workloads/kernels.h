@@ -87,6 +87,12 @@ typedef enum ts_kernel_kind {
    * (weight gradient) */
   TS_KERNEL_GEMM_FP8_BLOCK_FWD,
   TS_KERNEL_GEMM_FP8_BLOCK_WGRAD,
+  /* torchtitan's RMSNorm in eager fp32 operations (stack.rms_norm eager_fp32), (rows, cols) */
+  TS_KERNEL_RMS_NORM_FP32_FWD,
+  TS_KERNEL_RMS_NORM_FP32_BWD,
+  /* the rotary embedding as a complex multiplication in fp32 (stack.rope complex), elements */
+  TS_KERNEL_ROPE_COMPLEX_FWD,
+  TS_KERNEL_ROPE_COMPLEX_BWD,
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 

@@ -71,8 +71,13 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   if (wl->is_unpad_input)
     attention += 2.0 * a * dv / h;
   double split = attention + (moe ? mlp * (double)m->moe_shared_ffn / h : mlp * f);
-  /* Without hidden dropout its two masks are not kept. */
-  double replicated = 4.0 + (m->hidden_dropout > 0 ? 2.0 : 0);
+  /* Without hidden dropout its two masks are not kept. torchtitan's eager RMSNorm (stack.h)
+   * keeps its fp32 upcast (pow's input) and the normalised values (the weight product's input)
+   * where F.rms_norm keeps its input: 4 bytes more a value a norm (a Llama 3 8B layer's
+   * activations measured 215,145 bytes a token on an H100, 212,668 here:
+   * bench/device/h100_op_sac.csv). */
+  double replicated = 4.0 + (m->hidden_dropout > 0 ? 2.0 : 0) +
+                      (m->rms_norm && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32 ? 8.0 : 0);
   if (!norms)
     replicated += lin + (moe ? 2.0 + (shared && lin < 2.0 ? 1.0 : 0) : lin);
   double per = wl->sequence_parallel ? (replicated + split) / t : replicated + split / t;
@@ -115,6 +120,25 @@ double ts_memory_layer_activations(const ts_workload *wl) {
 
 double ts_memory_moe_layer_activations(const ts_workload *wl) {
   return layer_activations(wl, true);
+}
+
+/* What torchtitan's op-level selective checkpointing (recompute: op) keeps of a layer, in bytes
+ * a microbatch: the layer's input, and the outputs of the operations its save list names
+ * (torchtitan parallelize_llama.py at 9dec370, _save_list and _custom_policy): every aten.mm
+ * of the layer's forward but every second one (in order wq, wk, wv, wo, then w1, w3, w2 with
+ * SwiGLU, fc1, fc2 without: wq, wv, w1 and w2 are kept, or wq, wv and fc1) and the attention
+ * kernel's output with its fp32 log-sum-exp (4 bytes a head). Measured on an H100
+ * (bench/device/h100_op_sac.csv): 63,615 bytes a token of a Llama 3 8B layer, 63,616 here. */
+static double op_saved(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  double eb = ts_cost_elem_bytes(wl->precision), h = (double)m->hidden, a = (double)m->n_heads;
+  double g = (double)m->n_query_groups, f = (double)m->ffn_hidden;
+  double dq = (double)ts_workload_qk_head_dim(wl), dv = (double)ts_workload_v_head_dim(wl);
+  double mm[] = {a * dq, g * dq, g * dv, h, f, m->swiglu ? f : h, m->swiglu ? h : 0};
+  double per = h + a * dv + 4.0 * a / eb;
+  for (int k = 0; k < 7; k += 2) /* the first, third, ... */
+    per += mm[k];
+  return eb * per * (double)ts_workload_local_seq(wl) * (double)wl->micro_batch;
 }
 
 /* What a deferred weight gradient (zb-h1's W) keeps of a layer, in bytes a microbatch: what
@@ -205,6 +229,12 @@ ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
   if (wl->is_autocast) /* fp32 weights and gradients, no master copy */
     return (ts_state_bytes){4.0, 4.0, moments, false};
   bool deepspeed3 = ts_workload_zero(wl) == 3 && !wl->is_fsdp;
+  /* Plain PyTorch's FSDP (ZeRO-3) under a mixed-precision policy keeps its shards in fp32,
+   * casting them at each gather, and the optimizer steps the shards themselves: no master copy
+   * (measured with FSDP2, MixedPrecisionPolicy(bf16, fp32), AdamW: 4.000, 4.002 and 8.000 bytes
+   * a parameter, bench/device/h100_op_sac_fsdp2.csv). Megatron's --fsdp is left as it was. */
+  if (ts_workload_zero(wl) == 3 && ts_framework_is_pytorch(wl->framework) && low)
+    return (ts_state_bytes){4.0, 4.0, moments, false};
   return (ts_state_bytes){eb, deepspeed3 ? eb : 4.0, (low ? 4.0 : 0) + moments, false};
 }
 
@@ -298,17 +328,20 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double all = (layers - moe_layers) * dense + moe_layers * moe + mtp * 4.0 * input;
   /* Full recomputation keeps each layer's input: 2sbh, or 2sbh/t sequence-sharded, and one
    * layer's activations while it is recomputed; recomputed attention (full or selective)
-   * without flash also holds one layer's scores then. */
-  bool full = wl->recompute == TS_RECOMPUTE_FULL;
+   * without flash also holds one layer's scores then. torchtitan's op policy keeps op_saved a
+   * layer, and one layer's activations while it is recomputed (measured: 3.66 GB over the
+   * kept at a Llama 3 8B layer's backward, whose activations are 3.53 GB, h100_op_sac.csv). */
+  bool full = wl->recompute == TS_RECOMPUTE_FULL, op = wl->recompute == TS_RECOMPUTE_OP;
+  double kept = full ? input : op ? op_saved(wl) : 0; /* a layer, recomputing all or ops */
   double recomputed = moe > dense ? moe : dense;
   bool recomputes_core = full || ts_workload_recomputes(wl, TS_RECOMPUTE_CORE_ATTN);
   if (recomputes_core && layers > 0)
     recomputed += unfused_scores(wl);
-  double act = full ? layers * in_flight * input : in_flight * all;
+  double act = full || op ? layers * in_flight * kept : in_flight * all;
   if (wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_ZB_V) {
     double pending =
         (layers - moe_layers) * wgrad_pending(wl, false) + moe_layers * wgrad_pending(wl, true);
-    act = zero_bubble_peak(wl, stage, full ? layers * input : all, pending, &in_flight);
+    act = zero_bubble_peak(wl, stage, full || op ? layers * kept : all, pending, &in_flight);
   }
   /* The logits at the loss (workload.h, ts_framework): Megatron-LM's cross-entropy works in
    * place on one fp32 copy beside the low-precision logits; PyTorch's F.cross_entropy on fp32
@@ -326,10 +359,10 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
                   (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
   if (wl->is_autocast && ts_workload_stage_has_head(wl, stage)) /* the output layer's cast copy */
     logits += eb * (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
-  /* Without full recomputation the logits come on top of every layer's activations (all live
-   * at the loss); with it, a layer's activations exist only while it is recomputed, after the
+  /* Without full (or op) recomputation the logits come on top of every layer's activations (all
+   * live at the loss); with it, a layer's activations exist only while it is recomputed, after the
    * loss's backward has freed the logits' buffers: the larger of the two is live. */
-  if (full)
+  if (full || op)
     act += logits > recomputed ? logits : recomputed;
   else
     act += (recomputes_core && layers > 0 ? unfused_scores(wl) : 0) + logits;

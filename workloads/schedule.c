@@ -608,7 +608,10 @@ static void layer_forward(tpl *t, const ts_workload *wl, const stage_costs *c, l
   compute(t, lc->ln2, cat);
   if (moe)
     moe_forward(t, wl, &c->moe, cat);
-  else
+  else if (cat == TS_CAT_RECOMPUTE && ts_workload_recompute_stops_early(wl)) {
+    compute(t, lc->mlp_recompute_fwd, cat); /* up to FC2's input: no FC2, no residual add */
+    return;
+  } else
     piece_with_tp(t, wl, lc->mlp, lc->share_mlp_in, lc->share_mlp_out, sp, n, cat);
   compute(t, lc->bda2, cat);
 }
@@ -619,6 +622,10 @@ static void layer_backward(tpl *t, const ts_workload *wl, const stage_costs *c, 
   double n = lc->tp_comm_bytes;
   bool norms = ts_workload_recomputes(wl, TS_RECOMPUTE_LAYERNORM),
        core = ts_workload_recomputes(wl, TS_RECOMPUTE_CORE_ATTN);
+  if (wl->recompute == TS_RECOMPUTE_OP) { /* the first unpacked tensor re-runs the layer's ops */
+    at(t, TS_OP_LAYERS, l);
+    compute(t, lc->op_recompute_fwd, TS_CAT_RECOMPUTE);
+  }
   at(t, TS_OP_MLP, l);
   compute(t, lc->bda2_bwd, TS_CAT_COMPUTE);
   if (norms) /* the MLP's input, for its weight gradients (Megatron-Core's "layernorm") */

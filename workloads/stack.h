@@ -33,14 +33,36 @@ extern const char *const ts_framework_names[]; /* "megatron", "pytorch", "megatr
  * model calls: cuDNN's fused attention on sm90 and sm100 GPUs (PyTorch's sdp_utils.cpp,
  * check_prefer_cudnn_attention, with cuDNN 9; measured as the choice on an H200 with PyTorch
  * 2.11, bench/device/h200_sdpa_backends.csv), the flash backend elsewhere. The kernel table's
- * sdpa_* tables price it; a GPU without them (PyTorch picks flash there) its flash_* tables. */
+ * sdpa_* tables price it; a GPU without them (PyTorch picks flash there) its flash_* tables.
+ * sdpa_flash: SDPA running its flash backend, PyTorch's choice on Hopper while cuDNN's attention
+ * was opt-in (2.5.1 to 2.8: pytorch/pytorch#138522 put it last; #162073 made it the default of
+ * sm90 and sm100 again for 2.9, with cuDNN 9.15 and later), as torchtitan's 2024 H100 runs
+ * had it: the flash tables price it, and grouped-query attention repeats K and V first as with
+ * sdpa. */
 typedef enum ts_attention {
   TS_ATTENTION_FLASH2,
   TS_ATTENTION_UNFUSED,
   TS_ATTENTION_SDPA,
+  TS_ATTENTION_SDPA_FLASH,
   TS_ATTENTION_COUNT
 } ts_attention;
-extern const char *const ts_attention_names[]; /* "flash2", "unfused", "sdpa" */
+extern const char *const ts_attention_names[]; /* "flash2", "unfused", "sdpa", "sdpa_flash" */
+
+/* How a plain PyTorch model computes RMSNorm (stack.rms_norm): F.rms_norm (functional, the
+ * default: the kernel table's rms_norm tables) or torchtitan's RMSNorm of 2024 (eager_fp32:
+ * x.float(), pow, mean, + eps, rsqrt, the product, type_as and the weight as eager operations;
+ * its models/norms.py at 9dec370, norm_type rmsnorm), measured on an H100 at 1,005 us forward
+ * and 2,339 us backward over 16,384 x 4,096 values against F.rms_norm's 68 and 160
+ * (platforms/kernels/h100.yaml, rms_norm_fp32_*). */
+typedef enum ts_rms_norm_impl { TS_RMS_NORM_FUNCTIONAL, TS_RMS_NORM_EAGER_FP32 } ts_rms_norm_impl;
+extern const char *const ts_rms_norm_names[]; /* "functional", "eager_fp32" */
+
+/* How a plain PyTorch model applies the rotary embedding (stack.rope): x cos + rotate_half(x)
+ * sin (rotate_half, the default, Hugging Face's) or as a complex multiplication in fp32
+ * (complex: Meta's Llama reference and torchtitan's apply_rotary_emb, view_as_complex of
+ * x.float(), times the position's phase, view_as_real, type_as). */
+typedef enum ts_rope_impl { TS_ROPE_ROTATE_HALF, TS_ROPE_COMPLEX } ts_rope_impl;
+extern const char *const ts_rope_names[]; /* "rotate_half", "complex" */
 
 /* PyTorch's CUDA caching allocator as configured (stack.allocator): its default, which carves
  * requests out of cached blocks and returns only wholly free segments to the driver, so that

@@ -13,7 +13,7 @@
 const char *const ts_precision_names[] = {"bf16", "fp16", "fp32", "fp64", NULL};
 const char *const ts_schedule_names[] = {"gpipe",    "1f1b", "interleaved", "zb-h1",
                                          "dualpipe", "zb-v", NULL};
-const char *const ts_recompute_names[] = {"none", "selective", "full", NULL};
+const char *const ts_recompute_names[] = {"none", "selective", "full", "op", NULL};
 const char *const ts_recompute_module_names[] = {
     "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts", NULL};
 const char *const ts_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
@@ -27,9 +27,17 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {"framework",    "attention",    "fused_kernels",
-                                         "rccl_version", "nccl_version", "deepspeed_version",
-                                         "allocator",    "unpad_input",  NULL};
+static const char *const stack_keys[] = {"framework",
+                                         "attention",
+                                         "fused_kernels",
+                                         "rccl_version",
+                                         "nccl_version",
+                                         "deepspeed_version",
+                                         "allocator",
+                                         "unpad_input",
+                                         "rms_norm",
+                                         "rope",
+                                         NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -749,6 +757,7 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (read_recompute_modules(r, p, wl) != 0)
     return -1;
   l->schedule = ts_doc_get(r->doc, p, "schedule") != 0 ? here(r, p, "schedule") : l->tp;
+  l->recompute = ts_doc_get(r->doc, p, "recompute") != 0 ? here(r, p, "recompute") : l->tp;
   wl->virtual_stages = 1;
   l->virtual_stages = l->tp;
   if (get_long(r, p, "parallelism", "virtual_stages", false, 1, &wl->virtual_stages,
@@ -968,6 +977,16 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     if (ts_doc_get_bool(r->doc, st, "unpad_input", &wl->is_unpad_input, r->err) < 0)
       return -1;
     wl->locs.unpad_input = here(r, st, "unpad_input");
+    int norm = TS_RMS_NORM_FUNCTIONAL, rope = TS_ROPE_ROTATE_HALF;
+    int rc_norm = ts_doc_get_enum(r->doc, st, "rms_norm", ts_rms_norm_names, &norm, r->err);
+    int rc_rope =
+        rc_norm < 0 ? -1 : ts_doc_get_enum(r->doc, st, "rope", ts_rope_names, &rope, r->err);
+    if (rc_rope < 0)
+      return -1;
+    wl->rms_norm_impl = (ts_rms_norm_impl)norm;
+    wl->rope_impl = (ts_rope_impl)rope;
+    wl->locs.rms_norm = here(r, st, "rms_norm");
+    wl->locs.rope = here(r, st, "rope");
     if (read_version(r, st, "rccl_version", &wl->rccl_version, &wl->locs.rccl_version) != 0 ||
         read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0 ||
         read_version(r, st, "deepspeed_version", &wl->deepspeed_version,
@@ -985,7 +1004,32 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
                      "needs framework pytorch and attention flash2, found framework '%s' and "
                      "attention '%s'",
                      ts_framework_names[wl->framework], ts_attention_names[wl->attention]);
-  return read_fusions(r, t, st, wl);
+  const ts_model *m = &wl->model;
+  const char *norm_off = wl->rms_norm_impl == TS_RMS_NORM_FUNCTIONAL ? NULL
+                         : !ts_framework_is_pytorch(wl->framework)   ? "framework pytorch"
+                         : !m->rms_norm                              ? "normalization RMSNorm"
+                                                                     : NULL;
+  if (norm_off != NULL)
+    return ts_err_at(r->err, wl->locs.rms_norm,
+                     "key 'rms_norm': eager_fp32 is a plain PyTorch model's RMSNorm written as "
+                     "eager operations: it needs %s",
+                     norm_off);
+  const char *rope_off = wl->rope_impl == TS_ROPE_ROTATE_HALF      ? NULL
+                         : !ts_framework_is_pytorch(wl->framework) ? "framework pytorch"
+                         : !m->rope                                ? "position_embedding_type rope"
+                                                                   : NULL;
+  if (rope_off != NULL)
+    return ts_err_at(r->err, wl->locs.rope,
+                     "key 'rope': complex is a plain PyTorch model's eager rotary embedding: it "
+                     "needs %s",
+                     rope_off);
+  if (read_fusions(r, t, st, wl) != 0)
+    return -1;
+  if (wl->rope_impl == TS_ROPE_COMPLEX && ts_workload_fuses(wl, TS_FUSE_ROPE))
+    return ts_err_at(r->err, wl->locs.rope,
+                     "key 'rope': complex is the eager rotary embedding, but fused_kernels runs "
+                     "the fused rope kernel in its place: drop one");
+  return 0;
 }
 
 static int read_placement(const reader *r, int root, ts_workload *wl) {
@@ -1434,6 +1478,27 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "recompute_modules chooses what selective recomputation redoes: it needs "
                      "recompute: selective, found %s",
                      ts_recompute_names[wl->recompute]);
+  if (wl->recompute == TS_RECOMPUTE_OP) {
+    /* torchtitan's policy as measured on its Llama block (bench/device/op_sac.py): what its
+     * save list keeps elsewhere (bias GEMMs run addmm, torchao's FP8 _scaled_mm, unfused
+     * attention's bmm, the TP and CP collectives, the experts) is not modelled. */
+    const char *off = !ts_framework_is_pytorch(wl->framework) ? "a framework other than pytorch"
+                      : m->bias                               ? "linear layers with biases"
+                      : wl->tp > 1                            ? "tensor parallelism"
+                      : wl->cp > 1                            ? "context parallelism"
+                      : m->n_experts > 0                      ? "mixture-of-experts layers"
+                      : m->mla                                ? "multi-head latent attention"
+                      : wl->fp8 != TS_FP8_NONE                ? "fp8"
+                      : wl->is_autocast                       ? "autocast"
+                      : wl->attention == TS_ATTENTION_UNFUSED ? "unfused attention"
+                      : wl->is_unpad_input                    ? "unpad_input"
+                                                              : NULL;
+    if (off != NULL)
+      return ts_err_at(err, l->recompute,
+                       "recompute: op is torchtitan's op-level selective checkpointing of a plain "
+                       "PyTorch layer; with %s it is not modelled (use none, selective or full)",
+                       off);
+  }
   if (ts_workload_recomputes(wl, TS_RECOMPUTE_MLA_UP_PROJ) && !m->mla)
     return ts_err_at(err, *rm,
                      "mla_up_proj recomputes multi-head latent attention's up projections: the "
@@ -1760,8 +1825,21 @@ long ts_workload_qk_head_dim(const ts_workload *wl) {
 
 bool ts_workload_repeats_kv(const ts_workload *wl) {
   const ts_model *m = &wl->model;
-  return ts_framework_is_pytorch(wl->framework) && wl->attention == TS_ATTENTION_SDPA && !m->mla &&
-         m->n_query_groups < m->n_heads;
+  return ts_framework_is_pytorch(wl->framework) &&
+         (wl->attention == TS_ATTENTION_SDPA || wl->attention == TS_ATTENTION_SDPA_FLASH) &&
+         !m->mla && m->n_query_groups < m->n_heads;
+}
+
+bool ts_workload_recompute_stops_early(const ts_workload *wl) {
+  return ts_framework_is_pytorch(wl->framework) && wl->model.hidden_dropout == 0 && wl->tp == 1;
+}
+
+void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n) {
+  snprintf(buf, (size_t)n, "%s%s%s%s",
+           wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? "; RMSNorm " : "",
+           wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? ts_rms_norm_names[wl->rms_norm_impl] : "",
+           wl->rope_impl != TS_ROPE_ROTATE_HALF ? "; rope " : "",
+           wl->rope_impl != TS_ROPE_ROTATE_HALF ? ts_rope_names[wl->rope_impl] : "");
 }
 
 long ts_workload_v_head_dim(const ts_workload *wl) {

@@ -42,10 +42,16 @@ typedef enum ts_schedule_kind {
   TS_SCHED_DUALPIPE, /* DeepSeek-V3's bidirectional schedule (DeepSeek-AI 2024, section 3.2.1) */
   TS_SCHED_ZB_V /* zero bubble V: two chunks a rank in a V (Qi et al., arXiv:2401.10241, 6) */
 } ts_schedule_kind;
+/* What the backward pass recomputes: nothing; selective (Megatron's: the attention core, or the
+ * modules recompute_modules names); full (each layer's forward); op (torchtitan's op-level
+ * selective checkpointing, activation_checkpoint.selective_ac_option "op": a layer keeps its
+ * input and the outputs of its matrix multiplications but every second one and of its attention
+ * kernel, and its backward re-runs the rest of its forward; plain PyTorch only). */
 typedef enum ts_recompute {
   TS_RECOMPUTE_NONE,
   TS_RECOMPUTE_SELECTIVE,
-  TS_RECOMPUTE_FULL
+  TS_RECOMPUTE_FULL,
+  TS_RECOMPUTE_OP
 } ts_recompute;
 typedef enum ts_axis { TS_AXIS_TP, TS_AXIS_DP, TS_AXIS_PP, TS_AXIS_COUNT } ts_axis;
 
@@ -63,7 +69,7 @@ typedef enum ts_recompute_module {
 extern const char *const ts_recompute_module_names[]; /* in bit order */
 
 extern const char *const ts_schedule_names[]; /* "gpipe", "1f1b", "interleaved" */
-extern const char *const ts_recompute_names[]; /* "none", "selective", "full" */
+extern const char *const ts_recompute_names[]; /* "none", "selective", "full", "op" */
 extern const char *const ts_order_names[]; /* "tp-dp-pp", ... innermost first */
 
 /* How a MoE router turns its logits into scores (Megatron-Core's moe_router_score_function). */
@@ -135,8 +141,8 @@ typedef struct ts_workload_locs {
   ts_loc dp_shard; /* data_parallel_shard_degree */
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp, autocast;
-  ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version,
-      unpad_input; /* the stack's keys */
+  ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version, unpad_input,
+      rms_norm, rope; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -270,6 +276,8 @@ typedef struct ts_workload {
    * each layer gathers Q, K and V into unpadded rows, scatters the output back, and
    * synchronises the host twice a gather (cost.c, unpad_input). */
   bool is_unpad_input;
+  ts_rms_norm_impl rms_norm_impl; /* stack.rms_norm */
+  ts_rope_impl rope_impl; /* stack.rope */
   bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
   /* Megatron-LM's scatter_gather_tensors_in_pipeline: each TP rank sends 1/tp of an activation
@@ -394,6 +402,17 @@ long ts_workload_v_head_dim(const ts_workload *wl);
  * attention sdpa, fewer query groups than heads. Megatron's and DeepSpeed's attention kernels
  * and flash_attn_func take grouped keys and values as they are. */
 bool ts_workload_repeats_kv(const ts_workload *wl);
+/* Whether full recomputation stops at the last tensor the layer's backward needs, FC2's input,
+ * leaving FC2 and the residual add unrun: torch.utils.checkpoint without reentrance does so by
+ * default (its early stop, set_checkpoint_early_stop), as a plain PyTorch model checkpoints
+ * its blocks (measured on an H100, bench/device/h100_op_sac.csv: a Llama 3 8B layer's full
+ * recomputation 15.0 ms against its 17.1 ms forward, FC2 2.4 ms of it). Hidden dropout after
+ * FC2 keeps a mask the backward needs, so FC2 runs then. Modelled without tensor
+ * parallelism only (its all-reduce after FC2 would be skipped too). */
+bool ts_workload_recompute_stops_early(const ts_workload *wl);
+/* The stack's eager pieces that differ from their defaults, for people ("; RMSNorm eager_fp32,
+ * rope complex"; "" when none) into buf of size n. */
+void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n);
 /* Whether the step runs kernel fusion f (stack.h). */
 bool ts_workload_fuses(const ts_workload *wl, ts_fusion f);
 /* MoE layers of the model. */

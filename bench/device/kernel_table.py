@@ -431,6 +431,54 @@ def llama_tables():
         spec(t, make, 4)
 
 
+# ---- torchtitan's eager RMSNorm and complex rotary embedding ---------------------------------
+def titan_tables():
+    """The Llama block's norm and rotary embedding as torchtitan wrote them at 9dec370 (2024-12,
+    its H100 benchmarks' commit; models/norms.py RMSNorm, models/llama/model.py
+    apply_rotary_emb; bench/device/op_sac.py keeps a copy): the norm in fp32 eager operations
+    (x.float(), pow, mean, + eps, rsqrt, multiply, type_as, times the weight), the rotation as
+    a complex multiplication of the fp32 values by the position's phase (view_as_complex, then
+    view_as_real and type_as)."""
+    for direction in ("fwd", "bwd"):
+        t = Table(f"rms_norm_fp32_{direction}",
+                  f"torchtitan's RMSNorm: eager fp32 ops over the last dim, bf16 in and out "
+                  f"({direction})", [("rows", ROWS), ("cols", COLS)])
+
+        def make(r, c, direction=direction):
+            if r * c > MAX_ELEMS // 2:  # its fp32 temporaries: 4 bytes a value, several live
+                return None
+            g = direction == "bwd"
+            x, w = rand(r, c, grad=g), rand(c, grad=g)
+
+            def fwd():
+                y = x.float()
+                return (y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + 1e-5)).type_as(x) * w
+
+            return fwd if not g else backward(fwd(), (x, w))
+
+        spec(t, make, 5)
+    for direction in ("fwd", "bwd"):
+        t = Table(f"rope_complex_{direction}",
+                  f"view_as_real(view_as_complex(x.float()) * phase).type_as(x) on (tokens, 8 "
+                  f"heads, 128), eager ({direction}; elements of x)", [("elements", ELEMS)])
+
+        def make(n, direction=direction):
+            if n < 1024 or n > MAX_ELEMS // 2:
+                return None
+            g = direction == "bwd"
+            x = rand(n // 1024, 8, 128, grad=g)
+            ang = torch.rand(n // 1024, 1, 64, device=dev)
+            phase = torch.polar(torch.ones_like(ang), ang)
+
+            def fwd():
+                xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+                return torch.view_as_real(xc * phase).flatten(-2).type_as(x)
+
+            return fwd if not g else backward(fwd(), (x,))
+
+        spec(t, make, 4)
+
+
 # ---- FP8 GEMMs ----------------------------------------------------------------------------
 FP8_DIMS = [512, 1024, 2048, 4096, 8192, 16384, 32768]
 
@@ -1019,7 +1067,7 @@ def moe_software(smoke):
 SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
             ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables),
             ("fp8_block", fp8_block_tables), ("mask", mask_tables), ("sdpa", sdpa_tables),
-            ("moe", moe_tables), ("mla", mla_tables)]
+            ("moe", moe_tables), ("mla", mla_tables), ("titan", titan_tables)]
 # Sections that also measure software figures (merged into the table's software map).
 SECTION_SOFTWARE = {"moe": moe_software}
 

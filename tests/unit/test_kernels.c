@@ -438,6 +438,35 @@ static void test_unpad_input_cost(void **state) {
   assert_int_equal(unpad.attn.n_kernels - plain.attn.n_kernels, 3 + 15 + 1);
 }
 
+/* torchtitan's op policy re-runs wk, wo and w3 of its layer's seven GEMMs (with the norms, the
+ * rotary embedding, repeat_kv, the first residual add and SwiGLU, which move bytes only), and
+ * a plain PyTorch model's full recomputation stops at FC2's input: its MLP re-runs FC1 and the
+ * activation, not FC2; with hidden dropout after FC2 (a mask to keep), FC2 runs too. */
+static void test_op_and_early_stop_recompute(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(2, 1024, 8, 2048, 50368, 1, 1, 1, 2, 2);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.attention = TS_ATTENTION_SDPA_FLASH;
+  wl.model.n_query_groups = 2;
+  wl.model.ffn_hidden = 2816;
+  wl.model.swiglu = wl.model.rms_norm = wl.model.rope = true;
+  wl.model.bias = false;
+  wl.model.hidden_dropout = wl.model.attention_dropout = 0;
+  wl.recompute = TS_RECOMPUTE_OP;
+  ts_gpu g = h200_gemm_only();
+  ts_layer_cost c;
+  ts_cost_layer(&wl, &g, &c);
+  double tokens = 2.0 * 2048;
+  assert_rel(c.op_recompute_fwd.flops, 2 * tokens * 1024 * (256 + 1024 + 2816), 1e-12);
+  assert_rel(c.mlp_recompute_fwd.flops, 2 * tokens * 1024 * 2 * 2816, 1e-12);
+  assert_true(ts_workload_recompute_stops_early(&wl));
+  wl.model.hidden_dropout = 0.1;
+  assert_false(ts_workload_recompute_stops_early(&wl));
+  wl.model.hidden_dropout = 0;
+  wl.framework = TS_FRAMEWORK_MEGATRON; /* its reentrant checkpoint re-runs the whole layer */
+  assert_false(ts_workload_recompute_stops_early(&wl));
+}
+
 /* A layer priced from a table: the forward QKV GEMM takes the table's time; the projection's
  * (n 1024, below the grid's 3072) the table's edge scaled by the model's shape dependence; a
  * GEMM beyond the grid keeps the model's; and the counts by source add up to the kernels. */
@@ -657,6 +686,7 @@ int main(void) {
       cmocka_unit_test(test_misaligned_vocab),
       cmocka_unit_test(test_fused_cross_entropy_cost),
       cmocka_unit_test(test_unpad_input_cost),
+      cmocka_unit_test(test_op_and_early_stop_recompute),
       cmocka_unit_test(test_power_limit),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_mla_core_from_table),

@@ -383,6 +383,60 @@ static void test_unpad_input_memory(void **state) {
   assert_rel(ts_memory_layer_activations(&wl) - plain, 2.0 * 2048 * 4 * 1024 / 2, 1e-12);
 }
 
+/* A Llama 3 8B layer as torchtitan builds it (h 4096, 32 heads, 8 key-value groups, SwiGLU of
+ * 14,336, no biases), micro-batch 2 x 8,192. recompute: op keeps its input, wq's, wv's, w1's and
+ * w2's outputs and the attention's output with its fp32 log-sum-exp: 63,616 bytes a token (the
+ * H100 measured 63,615, bench/device/h100_op_sac.csv); the stage holds that for each layer and,
+ * at the loss, the larger of the logits (F.cross_entropy's 12 bytes a logit) and one layer's
+ * activations as without recomputation. */
+static ts_workload llama8b_layers(long layers) {
+  ts_workload wl = test_workload(layers, 4096, 32, 8192, 128256, 1, 1, 1, 2, 2);
+  wl.model.n_query_groups = 8;
+  wl.model.ffn_hidden = 14336;
+  wl.model.swiglu = wl.model.rms_norm = wl.model.rope = true;
+  wl.model.bias = false;
+  wl.model.attention_dropout = wl.model.hidden_dropout = 0;
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.attention = TS_ATTENTION_SDPA_FLASH;
+  wl.flash_attention = true;
+  return wl;
+}
+
+static void test_op_recompute_memory(void **state) {
+  (void)state;
+  ts_workload wl = llama8b_layers(4);
+  double tokens = 2.0 * 8192, logits = 12.0 * tokens * (double)ts_workload_padded_vocab(&wl);
+  double layer = ts_memory_layer_activations(&wl);
+  ts_memory none, op;
+  ts_memory_stage(&wl, 0, &none);
+  wl.recompute = TS_RECOMPUTE_OP;
+  ts_memory_stage(&wl, 0, &op);
+  assert_rel(none.bytes[TS_MEM_ACTIVATIONS], 4 * layer + logits, 1e-12);
+  assert_rel(op.bytes[TS_MEM_ACTIVATIONS], 4 * 63616.0 * tokens + (logits > layer ? logits : layer),
+             1e-12);
+  /* torchtitan's eager RMSNorm keeps its fp32 upcast and normalised values instead of its input:
+   * 4 bytes a value more for each of the two norms */
+  wl.rms_norm_impl = TS_RMS_NORM_EAGER_FP32;
+  assert_rel(ts_memory_layer_activations(&wl) - layer, 8.0 * 4096 * tokens, 1e-12);
+}
+
+/* Plain PyTorch's FSDP under a mixed-precision policy keeps fp32 shards, fp32 gradients and
+ * Adam's fp32 moments, no master copy: 16 bytes a parameter over the shard ranks (measured:
+ * 4.000 + 4.002 + 8.000, bench/device/h100_op_sac_fsdp2.csv); without sharding, the bf16
+ * weights and fp32 master copy of the plain recipe (18). */
+static void test_fsdp_state_bytes(void **state) {
+  (void)state;
+  ts_workload wl = llama8b_layers(4);
+  ts_state_bytes plain = ts_memory_state_bytes(&wl);
+  assert_rel(plain.weight + plain.gradient + plain.sharded, 18, 1e-12);
+  wl.zero_stage = 3;
+  wl.is_fsdp = true;
+  ts_state_bytes fsdp = ts_memory_state_bytes(&wl);
+  assert_rel(fsdp.weight, 4, 1e-12);
+  assert_rel(fsdp.gradient, 4, 1e-12);
+  assert_rel(fsdp.sharded, 8, 1e-12);
+}
+
 /* DeepSpeed's ZeRO-3 buffers (zero3.h): 8 layers of 1024 (12.6M elements of matrices each),
  * at stage3_max_reuse_distance 1e9 every weight stays gathered from its forward use to its
  * backward one (the whole model is 0.1B elements), so the peak holds them all (the tied output
@@ -429,6 +483,8 @@ int main(void) {
                                      cmocka_unit_test(test_autocast_memory),
                                      cmocka_unit_test(test_fragmentation_risk),
                                      cmocka_unit_test(test_fused_cross_entropy),
-                                     cmocka_unit_test(test_unpad_input_memory)};
+                                     cmocka_unit_test(test_unpad_input_memory),
+                                     cmocka_unit_test(test_op_recompute_memory),
+                                     cmocka_unit_test(test_fsdp_state_bytes)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
