@@ -13,14 +13,18 @@ repeat_kv by expand and reshape; causal F.scaled_dot_product_attention with the 
 its output made contiguous; wo; FeedForward w2(silu(w1 x) * w3 x). The policies are torchtitan's
 (parallelize_llama.py at 9dec370): `op` saves the outputs of aten.mm (all but every second mm of
 a block's forward), the flash and efficient SDPA ops, reduce_scatter, abs and max, and recomputes
-the rest (create_selective_checkpoint_contexts); `full` recomputes the whole block; both through
+the rest (create_selective_checkpoint_contexts); `full` recomputes the block; both through
 torch.utils.checkpoint (use_reentrant=False, preserve_rng_state=False, as torchtitan's
-checkpoint_wrapper). Parameters in bf16 (FSDP's unsharded copies), grads kept allocated.
+checkpoint_wrapper), whose default early stop ends the recomputation once the backward's tensors
+exist (FC2's input: w2 and the last residual add are not re-run); `full_no_early_stop` turns that
+off (set_checkpoint_early_stop(False)) to measure it. Parameters in bf16 (FSDP's unsharded
+copies), grads kept allocated.
 
 Each case runs `layers` blocks on a bf16 input that requires grad, backward from a fixed output
 gradient; 3 warm-ups, then 10 steps: forward and backward times (CUDA events; medians), the
 bytes held after the forward over the base (the saved activations and the output), and the
-step's peak allocated and reserved bytes over the base. The second section shards a two-block
+step's peak allocated bytes and the growth of reserved bytes over the base (0: the cache held
+enough from the warm-ups). The second section shards a two-block
 model with FSDP2 on one rank (MixedPrecisionPolicy bf16 / fp32, torchtitan's) and reports the
 bytes a parameter of its states: the sharded parameters, their gradients, AdamW's moments.
 """
@@ -36,7 +40,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,
-                                    create_selective_checkpoint_contexts)
+                                    create_selective_checkpoint_contexts,
+                                    set_checkpoint_early_stop)
 
 from cuda_timing import write_csv
 
@@ -127,12 +132,16 @@ class Block(nn.Module):
 
 
 def run_blocks(blocks, x, freqs_cis, mode):
-    for blk in blocks:
-        if mode == "none":
-            x = blk(x, freqs_cis)
-        else:
-            kw = {"context_fn": op_context} if mode == "op" else {}
-            x = checkpoint(blk, x, freqs_cis, use_reentrant=False, preserve_rng_state=False, **kw)
+    # full_no_early_stop: full recomputation of the whole block (set_checkpoint_early_stop(False));
+    # by default torch.utils.checkpoint stops recomputing once the backward's tensors exist
+    with set_checkpoint_early_stop(mode != "full_no_early_stop"):
+        for blk in blocks:
+            if mode == "none":
+                x = blk(x, freqs_cis)
+            else:
+                kw = {"context_fn": op_context} if mode == "op" else {}
+                x = checkpoint(blk, x, freqs_cis, use_reentrant=False, preserve_rng_state=False,
+                               **kw)
     return x
 
 
@@ -236,7 +245,7 @@ def main():
     warmup, reps = (1, 2) if args.smoke else (3, 10)
     rows = []
     for c in SMOKE if args.smoke else CASES:
-        for mode in ("none", "op", "full"):
+        for mode in ("none", "op", "full", "full_no_early_stop"):
             rows.append(layer_case(*c, mode, warmup, reps))
             print("op_sac:", ",".join(map(str, rows[-1])), file=sys.stderr, flush=True)
     head = ["name", "layers", "hidden", "heads", "kv_heads", "ffn", "seq", "micro_batch", "mode",
