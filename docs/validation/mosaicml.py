@@ -205,8 +205,10 @@ def main():
     long_seq = lambda r: int(r["seq"]) >= 16384  # noqa: E731
     ac = lambda r: r["activation_checkpointing"] == "true"  # noqa: E731
     w("- **FlashAttention-2 on H100s at 128-512 GPUs** (the one table whose attention trainsim")
-    w("  has): with activation checkpointing trainsim is within a few percent, mean "
-      f"{mean_err(('h100-large',), ac)};")
+    w("  has): too fast with activation checkpointing, mean "
+      f"{mean_err(('h100-large',), ac)} (its recomputation stops at FC2's input, as PyTorch's")
+    w("  non-reentrant checkpoint does by default, measured on an H100: bench/device/op_sac.py;")
+    w("  priced as a whole forward before, these runs sat at -1.0%);")
     w("  without it, too fast, mean "
       f"{mean_err(('h100-large',), lambda r: not ac(r))}, and the")
     w("  published throughput falls as the GPUs grow (1B: 44,123 -> 39,837 tokens/s from 128 to 512")
@@ -215,7 +217,7 @@ def main():
       f"{step_gap(lambda r: not ac(r) and r['gpus'] == '512')} s at")
     w("  512 without checkpointing beyond trainsim's, and "
       f"{step_gap(lambda r: ac(r))} s with it, whose steps take 6-16 s:")
-    w("  about a constant a step, which the checkpointed runs' longer steps hide, rather than a")
+    w("  about a constant a step, rather than a")
     w("  cost per token. Not explained yet: trainsim's FSDP traffic is hidden")
     w("  (the 7B's all-gathers and fp32 reduce-scatters, about 53 GB a GPU a step, run at the")
     peaks = [g for r, _, g, _ in results if r["table"] == "h100-large" and not ac(r)]
