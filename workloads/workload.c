@@ -1005,24 +1005,19 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
                      "attention '%s'",
                      ts_framework_names[wl->framework], ts_attention_names[wl->attention]);
   const ts_model *m = &wl->model;
-  const char *norm_off = wl->rms_norm_impl == TS_RMS_NORM_FUNCTIONAL ? NULL
-                         : !ts_framework_is_pytorch(wl->framework)   ? "framework pytorch"
-                         : !m->rms_norm                              ? "normalization RMSNorm"
-                                                                     : NULL;
-  if (norm_off != NULL)
+  if ((wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL &&
+       (!ts_framework_is_pytorch(wl->framework) || !m->rms_norm)))
     return ts_err_at(r->err, wl->locs.rms_norm,
                      "key 'rms_norm': eager_fp32 is a plain PyTorch model's RMSNorm written as "
-                     "eager operations: it needs %s",
-                     norm_off);
-  const char *rope_off = wl->rope_impl == TS_ROPE_ROTATE_HALF      ? NULL
-                         : !ts_framework_is_pytorch(wl->framework) ? "framework pytorch"
-                         : !m->rope                                ? "position_embedding_type rope"
-                                                                   : NULL;
-  if (rope_off != NULL)
+                     "eager operations: it needs framework pytorch and normalization RMSNorm, "
+                     "found framework '%s' and normalization %s",
+                     ts_framework_names[wl->framework], m->rms_norm ? "RMSNorm" : "LayerNorm");
+  if (wl->rope_impl != TS_ROPE_ROTATE_HALF && (!ts_framework_is_pytorch(wl->framework) || !m->rope))
     return ts_err_at(r->err, wl->locs.rope,
                      "key 'rope': complex is a plain PyTorch model's eager rotary embedding: it "
-                     "needs %s",
-                     rope_off);
+                     "needs framework pytorch and position_embedding_type rope, found framework "
+                     "'%s' and %s position embeddings",
+                     ts_framework_names[wl->framework], m->rope ? "rope" : "non-rotary");
   if (read_fusions(r, t, st, wl) != 0)
     return -1;
   if (wl->rope_impl == TS_ROPE_COMPLEX && ts_workload_fuses(wl, TS_FUSE_ROPE))
@@ -1482,7 +1477,9 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
     /* torchtitan's policy as measured on its Llama block (bench/device/op_sac.py): what its
      * save list keeps elsewhere (bias GEMMs run addmm, torchao's FP8 _scaled_mm, unfused
      * attention's bmm, the TP and CP collectives, the experts) is not modelled. */
-    const char *off = !ts_framework_is_pytorch(wl->framework) ? "a framework other than pytorch"
+    char fw[64];
+    snprintf(fw, sizeof fw, "framework '%s'", ts_framework_names[wl->framework]);
+    const char *off = !ts_framework_is_pytorch(wl->framework) ? fw
                       : m->bias                               ? "linear layers with biases"
                       : wl->tp > 1                            ? "tensor parallelism"
                       : wl->cp > 1                            ? "context parallelism"
@@ -1495,8 +1492,9 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                                                               : NULL;
     if (off != NULL)
       return ts_err_at(err, l->recompute,
-                       "recompute: op is torchtitan's op-level selective checkpointing of a plain "
-                       "PyTorch layer; with %s it is not modelled (use none, selective or full)",
+                       "key 'recompute': op is torchtitan's op-level selective checkpointing of a "
+                       "plain PyTorch layer; found %s, with which it is not modelled (use none, "
+                       "selective or full)",
                        off);
   }
   if (ts_workload_recomputes(wl, TS_RECOMPUTE_MLA_UP_PROJ) && !m->mla)
