@@ -302,12 +302,19 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
     char parts[160];
     if (w->recompute == TS_RECOMPUTE_FULL)
       snprintf(parts, sizeof parts, "every layer's forward pass");
+    else if (w->recompute == TS_RECOMPUTE_OP)
+      snprintf(parts, sizeof parts,
+               "each layer's norms, rotary embedding, wk, wo, w3 and activation (all but "
+               "the attention and every second GEMM)");
     else
       recomputed_parts(w, parts, sizeof parts);
     snprintf(out, size,
              "%s recomputation runs %s again during the backward pass so that fewer "
              "activations are stored: %.3g s, %.1f%% of the iteration, to save memory.",
-             w->recompute == TS_RECOMPUTE_FULL ? "Full" : "Selective", parts, l->seconds, share);
+             w->recompute == TS_RECOMPUTE_FULL ? "Full"
+             : w->recompute == TS_RECOMPUTE_OP ? "torchtitan's op-level"
+                                               : "Selective",
+             parts, l->seconds, share);
     break;
   }
   case TS_EXPLAIN_IDLE: {
