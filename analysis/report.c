@@ -385,6 +385,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   fputs(wl->is_unpad_input ? "], \"unpad_input\": true" : "]", f);
   if (wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL)
     fprintf(f, ", \"rms_norm\": \"%s\"", ts_rms_norm_names[wl->rms_norm_impl]);
+  if (wl->is_compiled)
+    fputs(", \"compile\": true", f);
   if (wl->rope_impl != TS_ROPE_ROTATE_HALF)
     fprintf(f, ", \"rope\": \"%s\"", ts_rope_names[wl->rope_impl]);
   fputs(", \"collectives\": ", f);

@@ -646,7 +646,7 @@ static void norm_costs(const ts_workload *wl, const pricer *p, double rows, doub
   ts_cost weights =
       wl->model.rms_norm ? grad_accum(p, h) : ts_cost_add(grad_accum(p, h), grad_accum(p, h));
   bool rms = wl->model.rms_norm;
-  if (rms && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32) {
+  if (rms && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32 && !wl->is_compiled) {
     /* torchtitan's eager fp32 RMSNorm (stack.h): the roofline where the table lacks it, on the
      * bytes its operations move, ASSUMED counted from autograd's graph: 36 an element forward
      * (the fp32 upcast, pow, mean, product, type_as, weight), 88 backward; the H100's table

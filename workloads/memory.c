@@ -76,8 +76,9 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * where F.rms_norm keeps its input: 4 bytes more a value a norm (a Llama 3 8B layer's
    * activations measured 215,145 bytes a token on an H100, 212,668 here:
    * bench/device/h100_op_sac.csv). */
-  double replicated = 4.0 + (m->hidden_dropout > 0 ? 2.0 : 0) +
-                      (m->rms_norm && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32 ? 8.0 : 0);
+  double replicated =
+      4.0 + (m->hidden_dropout > 0 ? 2.0 : 0) +
+      (m->rms_norm && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32 && !wl->is_compiled ? 8.0 : 0);
   if (!norms)
     replicated += lin + (moe ? 2.0 + (shared && lin < 2.0 ? 1.0 : 0) : lin);
   double per = wl->sequence_parallel ? (replicated + split) / t : replicated + split / t;
@@ -134,7 +135,10 @@ static double op_saved(const ts_workload *wl) {
   double eb = ts_cost_elem_bytes(wl->precision), h = (double)m->hidden, a = (double)m->n_heads;
   double g = (double)m->n_query_groups, f = (double)m->ffn_hidden;
   double dq = (double)ts_workload_qk_head_dim(wl), dv = (double)ts_workload_v_head_dim(wl);
-  double mm[] = {a * dq, g * dq, g * dv, h, f, m->swiglu ? f : h, m->swiglu ? h : 0};
+  /* compiled (stack.compile), the graph keeps only what the backward needs: not w2's output
+   * (measured: 55,420 bytes a token, bench/device/h100_compile_block.csv) */
+  double last = m->swiglu && !wl->is_compiled ? h : 0;
+  double mm[] = {a * dq, g * dq, g * dv, h, f, m->swiglu ? f : h, last};
   double per = h + a * dv + 4.0 * a / eb;
   for (int k = 0; k < 7; k += 2) /* the first, third, ... */
     per += mm[k];

@@ -27,17 +27,10 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {"framework",
-                                         "attention",
-                                         "fused_kernels",
-                                         "rccl_version",
-                                         "nccl_version",
-                                         "deepspeed_version",
-                                         "allocator",
-                                         "unpad_input",
-                                         "rms_norm",
-                                         "rope",
-                                         NULL};
+static const char *const stack_keys[] = {"framework",    "attention",    "fused_kernels",
+                                         "rccl_version", "nccl_version", "deepspeed_version",
+                                         "allocator",    "unpad_input",  "rms_norm",
+                                         "rope",         "compile",      NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -987,6 +980,9 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     wl->rope_impl = (ts_rope_impl)rope;
     wl->locs.rms_norm = here(r, st, "rms_norm");
     wl->locs.rope = here(r, st, "rope");
+    if (ts_doc_get_bool(r->doc, st, "compile", &wl->is_compiled, r->err) < 0)
+      return -1;
+    wl->locs.compile = here(r, st, "compile");
     if (read_version(r, st, "rccl_version", &wl->rccl_version, &wl->locs.rccl_version) != 0 ||
         read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0 ||
         read_version(r, st, "deepspeed_version", &wl->deepspeed_version,
@@ -1024,6 +1020,19 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     return ts_err_at(r->err, wl->locs.rope,
                      "key 'rope': complex is the eager rotary embedding, but fused_kernels runs "
                      "the fused rope kernel in its place: drop one");
+  if (wl->is_compiled && !ts_framework_is_pytorch(wl->framework))
+    return ts_err_at(r->err, wl->locs.compile,
+                     "key 'compile': torch.compile of a plain PyTorch model's blocks needs "
+                     "framework pytorch, found framework '%s' (whose fused kernels "
+                     "fused_kernels lists)",
+                     ts_framework_names[wl->framework]);
+  if (wl->is_compiled && wl->is_unpad_input)
+    return ts_err_at(r->err, wl->locs.compile,
+                     "key 'compile': a compiled block with unpad_input is not modelled (its "
+                     "host synchronisations break the graph)");
+  /* Inductor fuses the rotary embedding and SwiGLU (workload.h, is_compiled) */
+  if (wl->is_compiled)
+    wl->fusions |= 1u << TS_FUSE_ROPE | 1u << TS_FUSE_SWIGLU;
   return 0;
 }
 
@@ -1833,7 +1842,7 @@ bool ts_workload_recompute_stops_early(const ts_workload *wl) {
 }
 
 void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n) {
-  snprintf(buf, (size_t)n, "%s%s%s%s",
+  snprintf(buf, (size_t)n, "%s%s%s%s%s", wl->is_compiled ? "; torch.compile" : "",
            wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? "; RMSNorm " : "",
            wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? ts_rms_norm_names[wl->rms_norm_impl] : "",
            wl->rope_impl != TS_ROPE_ROTATE_HALF ? "; rope " : "",

@@ -142,7 +142,7 @@ typedef struct ts_workload_locs {
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp, autocast;
   ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version, unpad_input,
-      rms_norm, rope; /* the stack's keys */
+      rms_norm, rope, compile; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -278,6 +278,13 @@ typedef struct ts_workload {
   bool is_unpad_input;
   ts_rms_norm_impl rms_norm_impl; /* stack.rms_norm */
   ts_rope_impl rope_impl; /* stack.rope */
+  /* stack.compile: torch.compile of each block (torchtitan's apply_compile): Inductor fuses the
+   * element-wise work between the GEMMs and the attention into kernels of their own, which
+   * trainsim prices as fused: the norms as one kernel each (the table's rms_norm, whatever
+   * rms_norm says the eager code was), the rotary embedding and SwiGLU on the roofline; the
+   * graph keeps only what the backward needs (under recompute: op, not w2's output).
+   * Measured on an H100 (bench/device/compile_block.py). */
+  bool is_compiled;
   bool flash_attention; /* a fused attention kernel that stores no scores: flash2 or sdpa */
   bool sequence_parallel; /* Megatron's: needs seq divisible by tp; no effect when tp = 1 */
   /* Megatron-LM's scatter_gather_tensors_in_pipeline: each TP rank sends 1/tp of an activation
