@@ -27,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TRAINSIM = os.path.join(ROOT, "build", "trainsim")
 DATA = os.path.join(ROOT, "docs", "validation", "data", "torchtitan.tsv")
 MEASURED = os.path.join(ROOT, "bench", "device", "h100_op_sac.csv")
+COMPILED = os.path.join(ROOT, "bench", "device", "h100_compile_block.csv")
 PAGE = os.path.join(ROOT, "docs", "validation", "torchtitan.md")
 MODELS = {"8b": (32, 4096, 32, 8, 14336)}  # layers, hidden, heads, kv heads, ffn
 VOCAB = 128256
@@ -51,8 +52,6 @@ def rows():
 
 def modelled(row):
     """What trainsim cannot describe of a run, or None."""
-    if row["compile"] == "yes":
-        return "torch.compile (its fused Triton kernels)"
     if row["float8"] == "yes":
         return "torchao's float8 linears"
     return None
@@ -93,12 +92,14 @@ def published_runs(work):
     out = []
     for i, row in enumerate(rows()):
         why = modelled(row)
-        if why is not None or row["table"] == "h200":
-            out.append((row, why or "torch.compile", None))
+        if why is not None:
+            out.append((row, why, None))
             continue
         gpus, micro = int(row["gpus"]), int(row["local_batch"])
         preds = {}
-        for tag, stack in (("described", TORCHTITAN_STACK), ("defaults", {"framework": "pytorch"})):
+        described = dict(TORCHTITAN_STACK, compile=row["compile"] == "yes")
+        for tag, stack in (("described", described),
+                           ("defaults", {"framework": "pytorch", "compile": row["compile"] == "yes"})):
             wl = os.path.join(work, f"tt{i}-{tag}.yaml")
             workload(wl, None, micro, int(row["global_batch"]), int(row["fsdp"]), row["ac"], stack,
                      int(row["seq"]), row["model"])
@@ -110,16 +111,18 @@ def published_runs(work):
     return out
 
 
-def layer_figures(work):
+def layer_figures(work, compiled):
     """Per layer, from the difference of 8 and 4 layers (the embedding, output layer and loss
     cancel): trainsim's kept bytes and recomputation ms for each mode, on the measuring H100."""
     figs = {}
+    stack = dict(TORCHTITAN_STACK, compile=compiled)
     for mode in ("none", "op", "full"):
         per = {}
         for layers in (4, 8):
-            wl = os.path.join(work, f"layer-{mode}-{layers}.yaml")
-            workload(wl, layers, 2, 2, 1, mode, TORCHTITAN_STACK)
-            res = run(work, wl, 1, [], f"layer-{mode}-{layers}")
+            tag = f"layer-{mode}-{layers}-{compiled}"
+            wl = os.path.join(work, tag + ".yaml")
+            workload(wl, layers, 2, 2, 1, mode, stack)
+            res = run(work, wl, 1, [], tag)
             st = res["stages"][0]
             per[layers] = (st["memory_bytes"]["activations"], res["breakdown_s"]["recompute"],
                            res["breakdown_s"]["compute"])
@@ -127,16 +130,19 @@ def layer_figures(work):
     return figs
 
 
-def measured_layers():
-    with open(MEASURED) as f:
+def measured_layers(path, build):
+    """Per layer of Llama 3 8B at micro-batch 2: mode -> (forward ms, backward ms, held bytes),
+    and the file's header line."""
+    with open(path) as f:
         lines = [line for line in f if not line.startswith("#")]
     got = {}
     for r in csv.DictReader(lines):
-        if r["name"] == "llama3-8b" and r["micro_batch"] == "2" and r["status"] == "ok":
+        if (r["name"] == "llama3-8b" and r["micro_batch"] == "2" and r.get("status", "ok") == "ok"
+                and r.get("build", "eager") == build):
             layers = int(r["layers"])
             got[r["mode"]] = (float(r["fwd_ms"]) / layers, float(r["bwd_ms"]) / layers,
                               int(r["held_bytes"]) / layers)
-    with open(MEASURED) as f:
+    with open(path) as f:
         header = f.readline().lstrip("# ").strip()
     return got, header
 
@@ -146,8 +152,9 @@ def main():
         sys.exit("torchtitan.py: build trainsim first (build/trainsim)")
     with tempfile.TemporaryDirectory() as work:
         runs = published_runs(work)
-        figs = layer_figures(work)
-    got, header = measured_layers()
+        figs = {False: layer_figures(work, False), True: layer_figures(work, True)}
+    got, header = measured_layers(MEASURED, "eager")
+    compiled, compiled_header = measured_layers(COMPILED, "compiled")
     lines = []
     w = lines.append
     w("# trainsim against torchtitan (Llama 3.1 on H100 and H200)")
@@ -166,28 +173,37 @@ def main():
     w("rope: complex}`); the measured recomputation is the mode's backward less the backward")
     w("without recomputation.")
     w("")
-    w("| mode | kept a layer: measured | trainsim | recomputation a layer: measured | trainsim |")
-    w("|---|---|---|---|---|")
-    base_bwd = got["none"][1]
-    for mode in ("none", "op", "full"):
-        held = got[mode][2]
-        kept, rec_s, _ = figs[mode]
-        rec_meas = "-" if mode == "none" else f"{got[mode][1] - base_bwd:.2f} ms"
-        rec_pred = "-" if mode == "none" else f"{1e3 * rec_s:.2f} ms"
-        w(f"| {mode} | {held / 1e9:.3f} GB | {kept / 1e9:.3f} GB | {rec_meas} | {rec_pred} |")
-    no_stop = got.get("full_no_early_stop")
-    fwd_pred = figs["none"][2]  # forward + backward compute a layer without recomputation
+    w(f"Compiled (`bench/device/compile_block.py`: {compiled_header}): the same blocks under")
+    w("torch.compile as torchtitan applies it (per block, after the checkpoint wrapper), described")
+    w("with `compile: true`.")
     w("")
-    w(f"- Kept bytes: the measured \"held\" includes each block's output (the next block's input),")
+    w("| build | mode | kept a layer: measured | trainsim | recomputation a layer: measured | "
+      "trainsim | forward + backward a layer: measured | trainsim |")
+    w("|---|---|---|---|---|---|---|---|")
+    for build, meas, fig in (("eager", got, figs[False]), ("compiled", compiled, figs[True])):
+        base_bwd = meas["none"][1]
+        for mode in ("none", "op", "full"):
+            held = meas[mode][2]
+            kept, rec_s, comp_s = fig[mode]
+            rec_meas = "-" if mode == "none" else f"{meas[mode][1] - base_bwd:.2f} ms"
+            rec_pred = "-" if mode == "none" else f"{1e3 * rec_s:.2f} ms"
+            both = (f"{meas['none'][0] + meas['none'][1]:.2f} ms | {1e3 * comp_s:.2f} ms"
+                    if mode == "none" else "- | -")
+            w(f"| {build} | {mode} | {held / 1e9:.3f} GB | {kept / 1e9:.3f} GB | {rec_meas} | "
+              f"{rec_pred} | {both} |")
+    no_stop = got.get("full_no_early_stop")
+    base_bwd = got["none"][1]
+    w("")
+    w("- Kept bytes: the measured \"held\" includes each block's output (the next block's input),")
     w("  which trainsim counts as the next layer's input: the same quantity. op keeps the layer's")
-    w("  input, wq's, wv's, w1's and w2's outputs and the attention's output and log-sum-exp.")
-    w(f"- A layer's forward and backward without recomputation: measured "
-      f"{got['none'][0] + got['none'][1]:.2f} ms, trainsim {1e3 * fwd_pred:.2f} ms (its")
-    w("  backward adds the fp32 gradient accumulation of plain PyTorch's recipe, which the block")
-    w("  measurement, bf16 .grad, does not run).")
+    w("  input, wq's, wv's, w1's and w2's outputs and the attention's output and log-sum-exp;")
+    w("  compiled, the graph drops w2's output (no backward reads it) and the norms keep what")
+    w("  F.rms_norm keeps.")
+    w("- Forward and backward: trainsim's backward adds the fp32 gradient accumulation of plain")
+    w("  PyTorch's recipe, which the block measurement (bf16 .grad) does not run.")
     if no_stop is not None:
-        w(f"- Early stop: full recomputation took {got['full'][1] - base_bwd:.2f} ms a layer, and "
-          f"{no_stop[1] - base_bwd:.2f} ms with")
+        w(f"- Early stop: eager full recomputation took {got['full'][1] - base_bwd:.2f} ms a layer, "
+          f"and {no_stop[1] - base_bwd:.2f} ms with")
         w("  set_checkpoint_early_stop(False): PyTorch's non-reentrant checkpoint stops at the")
         w("  last tensor the backward needs (w2's input), so w2 and the last residual add are not")
         w("  re-run; trainsim models that (`ts_workload_recompute_stops_early`).")
@@ -237,10 +253,10 @@ def main():
     w("")
     w("## What the comparisons say")
     w("")
-    w("- The runs trainsim can describe are torchtitan's eager FSDP runs (Tables 1 and 3's first")
-    w("  rows); the rest ran torch.compile, which fuses the block's element-wise work into Triton")
-    w("  kernels trainsim has no model of, most beside torchao's float8 linears and async tensor")
-    w("  parallelism; listed for completeness, not predicted.")
+    w("- The runs trainsim can describe are torchtitan's FSDP runs in bf16, eager or compiled")
+    w("  (Tables 1 and 3's first two rows); the rest ran torchao's float8 linears (whose")
+    w("  _scaled_mm the 2024 policy does not save, with FP8 gathers of the weights), most beside")
+    w("  async tensor parallelism, which trainsim does not model: listed, not predicted.")
     w("- Three pieces of torchtitan's stack move these runs: its RMSNorm written as eager fp32")
     w("  operations (measured on the H100: 1,005 us forward and 2,339 us backward over 16,384 x")
     w("  4,096 values, against F.rms_norm's 68 and 160), its complex rotary embedding, and its")
