@@ -28,6 +28,37 @@ TRAINSIM = os.path.join(ROOT, "build", "trainsim")
 DATA = os.path.join(ROOT, "docs", "validation", "data", "torchtitan.tsv")
 MEASURED = os.path.join(ROOT, "bench", "device", "h100_op_sac.csv")
 COMPILED = os.path.join(ROOT, "bench", "device", "h100_compile_block.csv")
+KERNELS = os.path.join(ROOT, "bench", "device", "h100_block_kernels.csv")
+
+
+def family(kernel):
+    """A kernel's family, by its name in the profiler or in `trainsim profile`."""
+    if kernel.startswith(("nvjet", "gemm_")) or "gemm" in kernel:
+        return "GEMMs"
+    return "attention" if "flash" in kernel else "the rest"
+
+
+def kernel_families(work):
+    """(measured, trainsim) us by (pass, family) for one layer at micro-batch 2 x 8,192."""
+    measured = {}
+    with open(KERNELS) as f:
+        for r in csv.DictReader(line for line in f if not line.startswith("#")):
+            k = (r["pass"], family(r["kernel"]))
+            measured[k] = measured.get(k, 0.0) + float(r["device_us"])
+    wl = os.path.join(work, "profile.yaml")
+    workload(wl, 4, 2, 2, 1, "none", TORCHTITAN_STACK)
+    out = subprocess.run([TRAINSIM, "profile", wl, "--platform",
+                          os.path.join(ROOT, "platforms", "dgx-h100.yaml"), "--gpus", "1"],
+                         capture_output=True, text=True, check=True).stdout
+    priced = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 7 and f[0] in ("fwd", "bwd") and f[-1].endswith("%"):
+            # pass, piece words, kernel, shape words, count, time_us, source, share
+            count, us, kernel = float(f[-4]), float(f[-3]), next(x for x in f[1:] if "_" in x)
+            k = (f[0], family(kernel))
+            priced[k] = priced.get(k, 0.0) + count * us
+    return measured, priced
 PAGE = os.path.join(ROOT, "docs", "validation", "torchtitan.md")
 MODELS = {"8b": (32, 4096, 32, 8, 14336)}  # layers, hidden, heads, kv heads, ffn
 VOCAB = 128256
@@ -153,6 +184,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         runs = published_runs(work)
         figs = {False: layer_figures(work, False), True: layer_figures(work, True)}
+        measured_k, priced_k = kernel_families(work)
     got, header = measured_layers(MEASURED, "eager")
     compiled, compiled_header = measured_layers(COMPILED, "compiled")
     lines = []
@@ -207,6 +239,18 @@ def main():
         w("  set_checkpoint_early_stop(False): PyTorch's non-reentrant checkpoint stops at the")
         w("  last tensor the backward needs (w2's input), so w2 and the last residual add are not")
         w("  re-run; trainsim models that (`ts_workload_recompute_stops_early`).")
+    w("")
+    w("The eager block's kernels by family (`bench/device/block_kernels.py`, one block, the")
+    w("profiler's device time, each pass apart and followed by a synchronisation), against")
+    w("`trainsim profile` (its kernels at the clock its power model gives a training step at")
+    w("700 W: the measurement's isolated passes may run nearer the boost clock):")
+    w("")
+    w("| pass | family | measured | trainsim |")
+    w("|---|---|---|---|")
+    for p in ("fwd", "bwd"):
+        for fam in ("GEMMs", "attention", "the rest"):
+            w(f"| {p} | {fam} | {measured_k.get((p, fam), 0) / 1e3:.2f} ms | "
+              f"{priced_k.get((p, fam), 0) / 1e3:.2f} ms |")
     w("")
     w("## torchtitan's published runs")
     w("")
