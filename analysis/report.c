@@ -387,6 +387,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
     fprintf(f, ", \"rms_norm\": \"%s\"", ts_rms_norm_names[wl->rms_norm_impl]);
   if (wl->is_compiled)
     fputs(", \"compile\": true", f);
+  if (wl->gate_up == TS_GATE_UP_SEPARATE)
+    fputs(", \"gate_up\": \"separate\"", f);
   if (wl->rope_impl != TS_ROPE_ROTATE_HALF)
     fprintf(f, ", \"rope\": \"%s\"", ts_rope_names[wl->rope_impl]);
   fputs(", \"collectives\": ", f);

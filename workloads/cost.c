@@ -672,7 +672,9 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
     *bwd = model_only(p, "swiglu_fused_bwd", n, 5 * eb * n);
   } else if (wl->model.swiglu) {
     *fwd = memory_op(p, TS_KERNEL_SWIGLU_FWD, n, 0, 3 * eb * n);
-    *bwd = memory_op(p, TS_KERNEL_SWIGLU_BWD, n, 0, 5 * eb * n);
+    *bwd = memory_op(
+        p, wl->gate_up == TS_GATE_UP_SEPARATE ? TS_KERNEL_SWIGLU_SPLIT_BWD : TS_KERNEL_SWIGLU_BWD,
+        n, 0, 5 * eb * n);
   } else {
     *fwd = memory_op(p, TS_KERNEL_GELU_FWD, n, 0, 2 * eb * n);
     *bwd = memory_op(p, TS_KERNEL_GELU_BWD, n, 0, 3 * eb * n);
@@ -782,8 +784,20 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   }
   pr.piece = "proj";
   proj = linear(p, bs, h, m->n_heads * dv / t, fused);
-  pr.piece = "fc1"; /* SwiGLU: gate and up in one GEMM, as Megatron-Core fuses them */
-  linear_cost fc1 = linear(p, bs, (m->swiglu ? 2 : 1) * (m->ffn_hidden / t), h, fused);
+  /* SwiGLU: gate and up in one GEMM, as Megatron-Core fuses them; or two (stack.gate_up
+   * separate), whose input gradients autograd sums */
+  pr.piece = "fc1";
+  bool split = m->swiglu && wl->gate_up == TS_GATE_UP_SEPARATE;
+  linear_cost fc1 = linear(p, bs, (m->swiglu && !split ? 2 : 1) * (m->ffn_hidden / t), h, fused);
+  if (split) {
+    pr.piece = "fc1 (up)";
+    linear_cost up = linear(p, bs, m->ffn_hidden / t, h, fused);
+    fc1.fwd = ts_cost_add(fc1.fwd, up.fwd);
+    fc1.wgrad = ts_cost_add(fc1.wgrad, up.wgrad);
+    double x = (double)bs * (double)h;
+    fc1.bwd = ts_cost_add(ts_cost_add(fc1.bwd, up.bwd),
+                          memory_op(p, TS_KERNEL_ADD_FWD, x, 0, 3 * eb * x));
+  }
   pr.piece = "fc2";
   linear_cost fc2 = linear(p, bs, h, m->ffn_hidden / t, fused);
   pr.piece = "attention";
@@ -891,14 +905,15 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   /* torchtitan's op policy re-runs what its save list does not keep (memory.c, op_saved), up
    * to the last tensor the backward needs (torch.utils.checkpoint stops its recomputation
    * there): the norms, wk, the rotary embedding, repeat_kv, wo, the first residual add, w3 (the
-   * MLP's up projection; none without SwiGLU) and the activation. wk and w3 are priced as
+   * MLP's up projection, with gate and up separate as torchtitan's) and the activation. wk and
+   * w3 are priced as
    * GEMMs of their own widths, not listed with the forward's kernels. Measured on an H100
    * (bench/device/h100_op_sac.csv): 7.9 ms a Llama 3 8B layer at micro-batch 2 x 8,192. */
   if (wl->recompute == TS_RECOMPUTE_OP) {
     pricer quiet = pr;
     quiet.log = NULL;
     ts_cost k = linear(&quiet, bs, m->n_query_groups * d / t, h, fused).fwd;
-    ts_cost up = m->swiglu ? linear(&quiet, bs, m->ffn_hidden / t, h, fused).fwd : (ts_cost){0};
+    ts_cost up = split ? linear(&quiet, bs, m->ffn_hidden / t, h, fused).fwd : (ts_cost){0};
     ts_cost attn_part = ts_cost_add(ts_cost_add(k, out->rope_fwd), ts_cost_add(repeat, proj.fwd));
     ts_cost mlp_part = ts_cost_add(up, gelu);
     out->op_recompute_fwd =

@@ -70,6 +70,7 @@ const char *const ts_kernel_names[] = {"gemm_fwd",
                                        "rms_norm_fp32_bwd",
                                        "rope_complex_fwd",
                                        "rope_complex_bwd",
+                                       "swiglu_split_bwd",
                                        NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", "extrapolated",

@@ -93,6 +93,8 @@ typedef enum ts_kernel_kind {
   /* the rotary embedding as a complex multiplication in fp32 (stack.rope complex), elements */
   TS_KERNEL_ROPE_COMPLEX_FWD,
   TS_KERNEL_ROPE_COMPLEX_BWD,
+  /* SwiGLU's backward with gate and up from two linears (stack.gate_up separate), elements */
+  TS_KERNEL_SWIGLU_SPLIT_BWD,
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 

@@ -127,7 +127,8 @@ double ts_memory_moe_layer_activations(const ts_workload *wl) {
  * a microbatch: the layer's input, and the outputs of the operations its save list names
  * (torchtitan parallelize_llama.py at 9dec370, _save_list and _custom_policy): every aten.mm
  * of the layer's forward but every second one (in order wq, wk, wv, wo, then w1, w3, w2 with
- * SwiGLU, fc1, fc2 without: wq, wv, w1 and w2 are kept, or wq, wv and fc1) and the attention
+ * SwiGLU's gate and up separate, torchtitan's, or fc1, fc2: wq, wv, w1 and w2 are kept, or wq,
+ * wv and fc1, twice the FFN wide with SwiGLU's gate and up fused) and the attention
  * kernel's output with its fp32 log-sum-exp (4 bytes a head). Measured on an H100
  * (bench/device/h100_op_sac.csv): 63,615 bytes a token of a Llama 3 8B layer, 63,616 here. */
 static double op_saved(const ts_workload *wl) {
@@ -138,7 +139,9 @@ static double op_saved(const ts_workload *wl) {
   /* compiled (stack.compile), the graph keeps only what the backward needs: not w2's output
    * (measured: 55,420 bytes a token, bench/device/h100_compile_block.csv) */
   double last = m->swiglu && !wl->is_compiled ? h : 0;
-  double mm[] = {a * dq, g * dq, g * dv, h, f, m->swiglu ? f : h, last};
+  bool split = m->swiglu && wl->gate_up == TS_GATE_UP_SEPARATE;
+  double mm[] = {a * dq,        g * dq,          g * dv, h, split ? f : m->swiglu ? 2 * f : f,
+                 split ? f : h, split ? last : 0};
   double per = h + a * dv + 4.0 * a / eb;
   for (int k = 0; k < 7; k += 2) /* the first, third, ... */
     per += mm[k];

@@ -64,6 +64,15 @@ extern const char *const ts_rms_norm_names[]; /* "functional", "eager_fp32" */
 typedef enum ts_rope_impl { TS_ROPE_ROTATE_HALF, TS_ROPE_COMPLEX } ts_rope_impl;
 extern const char *const ts_rope_names[]; /* "rotate_half", "complex" */
 
+/* How a plain PyTorch SwiGLU MLP makes gate and up (stack.gate_up): one linear of twice the FFN
+ * width whose output is chunked (fused, the default: the kernel table's Llama block, and
+ * Megatron-Core's fused FC1), or two linears (separate: Hugging Face's gate_proj and up_proj,
+ * torchtitan's w1 and w3): two GEMMs and their input gradients summed, and a SwiGLU backward
+ * that writes two gradients instead of assembling one (measured on an H100: 394 against 1,008
+ * us at 2^26 elements, platforms/kernels/h100.yaml swiglu_split_bwd, swiglu_bwd). */
+typedef enum ts_gate_up { TS_GATE_UP_FUSED, TS_GATE_UP_SEPARATE } ts_gate_up;
+extern const char *const ts_gate_up_names[]; /* "fused", "separate" */
+
 /* PyTorch's CUDA caching allocator as configured (stack.allocator): its default, which carves
  * requests out of cached blocks and returns only wholly free segments to the driver, so that
  * free bytes split among segments in use can leave a large request unplaced; or expandable

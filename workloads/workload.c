@@ -27,10 +27,19 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {"framework",    "attention",    "fused_kernels",
-                                         "rccl_version", "nccl_version", "deepspeed_version",
-                                         "allocator",    "unpad_input",  "rms_norm",
-                                         "rope",         "compile",      NULL};
+static const char *const stack_keys[] = {"framework",
+                                         "attention",
+                                         "fused_kernels",
+                                         "rccl_version",
+                                         "nccl_version",
+                                         "deepspeed_version",
+                                         "allocator",
+                                         "unpad_input",
+                                         "rms_norm",
+                                         "rope",
+                                         "compile",
+                                         "gate_up",
+                                         NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -983,6 +992,11 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     if (ts_doc_get_bool(r->doc, st, "compile", &wl->is_compiled, r->err) < 0)
       return -1;
     wl->locs.compile = here(r, st, "compile");
+    int gate_up = TS_GATE_UP_FUSED;
+    if (ts_doc_get_enum(r->doc, st, "gate_up", ts_gate_up_names, &gate_up, r->err) < 0)
+      return -1;
+    wl->gate_up = (ts_gate_up)gate_up;
+    wl->locs.gate_up = here(r, st, "gate_up");
     if (read_version(r, st, "rccl_version", &wl->rccl_version, &wl->locs.rccl_version) != 0 ||
         read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0 ||
         read_version(r, st, "deepspeed_version", &wl->deepspeed_version,
@@ -1020,6 +1034,13 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     return ts_err_at(r->err, wl->locs.rope,
                      "key 'rope': complex is the eager rotary embedding, but fused_kernels runs "
                      "the fused rope kernel in its place: drop one");
+  if (wl->gate_up == TS_GATE_UP_SEPARATE &&
+      (!ts_framework_is_pytorch(wl->framework) || !m->swiglu || m->n_experts > 0))
+    return ts_err_at(r->err, wl->locs.gate_up,
+                     "key 'gate_up': separate is a plain PyTorch SwiGLU MLP's two linears: it "
+                     "needs framework pytorch, swiglu and no experts, found framework '%s'%s%s",
+                     ts_framework_names[wl->framework], m->swiglu ? "" : ", no swiglu",
+                     m->n_experts > 0 ? ", experts" : "");
   if (wl->is_compiled && !ts_framework_is_pytorch(wl->framework))
     return ts_err_at(r->err, wl->locs.compile,
                      "key 'compile': torch.compile of a plain PyTorch model's blocks needs "
@@ -1842,7 +1863,8 @@ bool ts_workload_recompute_stops_early(const ts_workload *wl) {
 }
 
 void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n) {
-  snprintf(buf, (size_t)n, "%s%s%s%s%s", wl->is_compiled ? "; torch.compile" : "",
+  snprintf(buf, (size_t)n, "%s%s%s%s%s%s", wl->is_compiled ? "; torch.compile" : "",
+           wl->gate_up == TS_GATE_UP_SEPARATE ? "; gate and up separate" : "",
            wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? "; RMSNorm " : "",
            wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? ts_rms_norm_names[wl->rms_norm_impl] : "",
            wl->rope_impl != TS_ROPE_ROTATE_HALF ? "; rope " : "",

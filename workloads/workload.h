@@ -142,7 +142,7 @@ typedef struct ts_workload_locs {
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp, autocast;
   ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version, unpad_input,
-      rms_norm, rope, compile; /* the stack's keys */
+      rms_norm, rope, compile, gate_up; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -278,6 +278,7 @@ typedef struct ts_workload {
   bool is_unpad_input;
   ts_rms_norm_impl rms_norm_impl; /* stack.rms_norm */
   ts_rope_impl rope_impl; /* stack.rope */
+  ts_gate_up gate_up; /* stack.gate_up */
   /* stack.compile: torch.compile of each block (torchtitan's apply_compile): Inductor fuses the
    * element-wise work between the GEMMs and the attention into kernels of their own, which
    * trainsim prices as fused: the norms as one kernel each (the table's rms_norm, whatever
@@ -417,8 +418,8 @@ bool ts_workload_repeats_kv(const ts_workload *wl);
  * FC2 keeps a mask the backward needs, so FC2 runs then. Modelled without tensor
  * parallelism only (its all-reduce after FC2 would be skipped too). */
 bool ts_workload_recompute_stops_early(const ts_workload *wl);
-/* The stack's eager pieces that differ from their defaults, for people ("; RMSNorm eager_fp32,
- * rope complex"; "" when none) into buf of size n. */
+/* The stack's pieces that differ from their defaults, for people ("; torch.compile; RMSNorm
+ * eager_fp32; rope complex"; "" when none) into buf of size n. */
 void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n);
 /* Whether the step runs kernel fusion f (stack.h). */
 bool ts_workload_fuses(const ts_workload *wl, ts_fusion f);

@@ -479,6 +479,22 @@ def titan_tables():
         spec(t, make, 4)
 
 
+def split_mlp_tables():
+    """SwiGLU's backward where gate and up are two tensors (two linears: Hugging Face's gate_proj
+    and up_proj, torchtitan's w1 and w3), not two halves of one (llama_tables' swiglu_bwd, whose
+    gradient is assembled into the fused tensor)."""
+    t = Table("swiglu_split_bwd", "F.silu(gate) * up, gate and up two bf16 tensors (bwd; elements "
+              "of the output)", [("elements", ELEMS)])
+
+    def make_split(n):
+        if 2 * n > MAX_ELEMS:
+            return None
+        gate, up = rand(n, grad=True), rand(n, grad=True)
+        return backward(F.silu(gate) * up, (gate, up))
+
+    spec(t, make_split, 4)
+
+
 # ---- FP8 GEMMs ----------------------------------------------------------------------------
 FP8_DIMS = [512, 1024, 2048, 4096, 8192, 16384, 32768]
 
@@ -1067,7 +1083,8 @@ def moe_software(smoke):
 SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", memory_tables),
             ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables),
             ("fp8_block", fp8_block_tables), ("mask", mask_tables), ("sdpa", sdpa_tables),
-            ("moe", moe_tables), ("mla", mla_tables), ("titan", titan_tables)]
+            ("moe", moe_tables), ("mla", mla_tables), ("titan", titan_tables),
+            ("split_mlp", split_mlp_tables)]
 # Sections that also measure software figures (merged into the table's software map).
 SECTION_SOFTWARE = {"moe": moe_software}
 

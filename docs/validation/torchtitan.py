@@ -63,7 +63,7 @@ PAGE = os.path.join(ROOT, "docs", "validation", "torchtitan.md")
 MODELS = {"8b": (32, 4096, 32, 8, 14336)}  # layers, hidden, heads, kv heads, ffn
 VOCAB = 128256
 TORCHTITAN_STACK = {"framework": "pytorch", "attention": "sdpa_flash", "rms_norm": "eager_fp32",
-                    "rope": "complex"}
+                    "rope": "complex", "gate_up": "separate"}
 # Grand Teton's H100 as torchtitan's page describes it: 96 GB of HBM2e at 2.4 TB/s (the
 # derived kernel table: platforms/kernels/h100-hbm2e.yaml), a 500 W power limit; the GH100
 # compute and the DGX H100 pod's network (eight 400 Gb/s NICs a host, as the page's "400 Gb/s

@@ -452,6 +452,7 @@ static void test_op_and_early_stop_recompute(void **state) {
   wl.model.swiglu = wl.model.rms_norm = wl.model.rope = true;
   wl.model.bias = false;
   wl.model.hidden_dropout = wl.model.attention_dropout = 0;
+  wl.gate_up = TS_GATE_UP_SEPARATE;
   wl.recompute = TS_RECOMPUTE_OP;
   ts_gpu g = h200_gemm_only();
   ts_layer_cost c;

@@ -399,6 +399,7 @@ static ts_workload llama8b_layers(long layers) {
   wl.framework = TS_FRAMEWORK_PYTORCH;
   wl.attention = TS_ATTENTION_SDPA_FLASH;
   wl.flash_attention = true;
+  wl.gate_up = TS_GATE_UP_SEPARATE;
   return wl;
 }
 
@@ -426,6 +427,15 @@ static void test_op_recompute_memory(void **state) {
   ts_memory_stage(&wl, 0, &compiled);
   assert_rel(compiled.bytes[TS_MEM_ACTIVATIONS],
              4 * 55424.0 * tokens + (logits > layer ? logits : layer), 1e-12);
+  /* gate and up as one linear (stack.gate_up fused): its output, twice the FFN wide, is the
+   * fifth mm and kept, the down projection's the sixth and not: 2 (14,336 - 4,096) bytes a
+   * token more than separate's w1 and w2 */
+  wl.is_compiled = false;
+  wl.gate_up = TS_GATE_UP_FUSED;
+  ts_memory_stage(&wl, 0, &compiled);
+  assert_rel(compiled.bytes[TS_MEM_ACTIVATIONS],
+             4 * (63616.0 + 2 * (14336 - 4096)) * tokens + (logits > layer ? logits : layer),
+             1e-12);
 }
 
 /* Plain PyTorch's FSDP under a mixed-precision policy keeps fp32 shards, fp32 gradients and
