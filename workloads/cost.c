@@ -675,6 +675,16 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
     *bwd = memory_op(
         p, wl->gate_up == TS_GATE_UP_SEPARATE ? TS_KERNEL_SWIGLU_SPLIT_BWD : TS_KERNEL_SWIGLU_BWD,
         n, 0, 5 * eb * n);
+  } else if (wl->model.squared_relu) {
+    /* torch.pow(F.relu(x), 2), eager: relu and pow forward (2 eb an element each); backward,
+     * PyTorch's derivatives (tools/autograd/derivatives.yaml): pow_backward's
+     * grad * (2 * x.pow(1)), a copy, a scalar product and a product (2 + 2 + 3 eb), then
+     * relu's threshold_backward (3 eb). The roofline prices them (no table has them). */
+    *fwd = ts_cost_add(model_only(p, "relu", n, 2 * eb * n), model_only(p, "pow", n, 2 * eb * n));
+    *bwd = ts_cost_add(ts_cost_add(model_only(p, "pow_bwd_copy", n, 2 * eb * n),
+                                   model_only(p, "pow_bwd_scale", n, 2 * eb * n)),
+                       ts_cost_add(model_only(p, "pow_bwd_mul", n, 3 * eb * n),
+                                   model_only(p, "relu_bwd", n, 3 * eb * n)));
   } else {
     *fwd = memory_op(p, TS_KERNEL_GELU_FWD, n, 0, 2 * eb * n);
     *bwd = memory_op(p, TS_KERNEL_GELU_BWD, n, 0, 3 * eb * n);
@@ -859,7 +869,8 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     /* MLA: only the rotary parts (qk_pos_emb_head_dim) of each query and of the shared key. */
     double qk =
         m->mla ? (double)bs * (double)m->qk_pos_emb_head_dim * ((double)m->n_heads / (double)t + 1)
-               : (double)bs * (double)(m->n_heads + m->n_query_groups) * (double)d / (double)t;
+               : (double)bs * (double)(m->n_heads + m->n_query_groups) * (double)d / (double)t *
+                     m->rotary_percent;
     /* stack.rope complex: the fp32 upcast, complex product and type_as, 20 bytes an element
      * each way on the roofline where the table lacks it (ASSUMED counted) */
     bool complex = wl->rope_impl == TS_ROPE_COMPLEX;

@@ -77,6 +77,8 @@ static const char *const model_keys[] = {"num_layers",
                                          "qk_pos_emb_head_dim",
                                          "v_head_dim",
                                          "kv_channels",
+                                         "squared_relu",
+                                         "rotary_percent",
                                          "mtp_num_layers",
                                          NULL};
 /* Megatron-Core's token dispatchers trainsim models: alltoall (NCCL's all-to-all over the
@@ -600,6 +602,18 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
     return -1;
   md->rms_norm = norm == 1;
   md->rope = position == 1;
+  md->rotary_percent = 1.0;
+  if (ts_doc_get_bool(r->doc, m, "squared_relu", &md->squared_relu, r->err) < 0 ||
+      ts_doc_get_double(r->doc, m, "rotary_percent", 0.01, 1.0, &md->rotary_percent, r->err) < 0)
+    return -1;
+  if (md->squared_relu && md->swiglu)
+    return ts_err_at(r->err, here(r, m, "squared_relu"),
+                     "expected swiglu false with squared_relu (squared ReLU replaces GeLU in an "
+                     "ungated MLP), found swiglu true");
+  if (md->rotary_percent < 1.0 && !md->rope)
+    return ts_err_at(r->err, here(r, m, "rotary_percent"),
+                     "rotary_percent is the share of the heads the rotary embedding turns: it "
+                     "needs position_embedding_type rope, found learned_absolute");
   /* Megatron-LM's default FFN width (arguments.py): 4h, or for SwiGLU 2/3 of it rounded down
    * to a multiple of 64, so that the gated MLP keeps about the same parameters. */
   md->ffn_hidden = md->swiglu ? (4 * md->hidden * 2 / 3) / 64 * 64 : 4 * md->hidden;

@@ -85,6 +85,12 @@ typedef struct ts_model {
   long ffn_hidden; /* ffn_hidden_size; default 4 x hidden (SwiGLU: Megatron's 2/3 of it) */
   /* Llama-style blocks (Megatron-Core's names; defaults: GPT's). */
   bool swiglu; /* gated MLP: fc1 projects to 2 x ffn_hidden (gate and up), SiLU(gate) x up */
+  /* squared ReLU in place of GeLU (Megatron-LM's --squared-relu, Nemotron's activation):
+   * relu(x)^2 as Megatron-Core's activations.py computes it, eagerly (no fused kernel) */
+  bool squared_relu;
+  /* the share of each head's width the rotary embedding turns (Megatron-LM's --rotary-percent,
+   * NeMo's rotary_percentage; Nemotron's 0.5); 1 by default */
+  double rotary_percent;
   bool rms_norm; /* normalization: RMSNorm (a weight only) instead of LayerNorm */
   bool rope; /* position_embedding_type: rope (rotary, no position table) */
   bool untied; /* untie_embeddings_and_output_weights: the output layer has its own weights */

@@ -39,8 +39,15 @@ MODELS = {
     "llama2-70b": (80, 8192, 64, 8, 28672, 32000, True, True, 125),
     "llama3-8b": (32, 4096, 32, 8, 14336, 128256, False, False, 125),
     "llama3-70b": (80, 8192, 64, 8, 28672, 128256, True, True, 125),
+    # Nemotron (launcher's nemotron/nemotron_{8b,22b,340b}.yaml): squared ReLU, LayerNorm (its
+    # layernorm1p: the weight plus one, the same kernels), no biases, rotary embedding over half
+    # of each head (rotary_percentage 0.5), untied, no dropout; vocabulary 256,000 (Nemotron-4
+    # 15B technical report, arXiv:2402.16819: ASSUMED the same for these).
+    "nemotron-8b": (32, 4096, 32, 32, 16384, 256000, True, True, 100),
+    "nemotron-22b": (40, 6144, 48, 48, 24576, 256000, True, True, 100),
+    "nemotron-340b": (96, 18432, 96, 8, 73728, 256000, True, False, 50),
 }
-NOT_MODELLED = {"nemotron": "Nemotron's squared-ReLU MLP (trainsim's MLPs are GeLU or SwiGLU)"}
+NOT_MODELLED = {}
 
 
 def rows():
@@ -62,6 +69,10 @@ def predict(row, work):
                       "position_embedding_type": "rope",
                       "untie_embeddings_and_output_weights": True, "add_bias_linear": False,
                       "attention_dropout": 0, "hidden_dropout": 0})
+    if row["model"].startswith("nemotron"):
+        model.update({"squared_relu": True, "position_embedding_type": "rope",
+                      "rotary_percent": 0.5, "untie_embeddings_and_output_weights": True,
+                      "add_bias_linear": False, "attention_dropout": 0, "hidden_dropout": 0})
     par = {"tensor": tp, "pipeline": pp, "context": cp, "data": gpus // (tp * pp * cp),
            "zero_stage": 1, "overlap_param_gather": True,
            "dp_bucket_size": bucket_mb * 2**20, "sequence_parallel": sp and tp > 1,
@@ -152,6 +163,8 @@ def main():
     w("  (`optim: distributed_fused_adam`), whose gradient and parameter buffers and stored")
     w("  master weights follow its own dtype options: not modelled (their throughputs are")
     w("  predicted with `--ignore-memory`).")
+    w("- Nemotron's squared ReLU is priced by the roofline on the bytes of its eager kernels")
+    w("  (`model.squared_relu`): no kernel table measures them.")
     w("- Throughput: the largest misses are the 70B runs with tensor parallelism 4 and pipelines of")
     w("  4 (too slow in trainsim: its exposed TP and PP communication and bubble are in the table's")
     w("  column), where NeMo's runs overlapped the TP collectives with userbuffers and the")

@@ -22,6 +22,7 @@ static inline ts_workload test_workload(long layers, long hidden, long heads, lo
                         vocab,
                         4 * hidden,
                         .bias = true,
+                        .rotary_percent = 1.0,
                         .attention_dropout = 0.1,
                         .hidden_dropout = 0.1};
   wl.global_batch = global_batch;

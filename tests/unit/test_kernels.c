@@ -389,9 +389,15 @@ static void test_misaligned_vocab(void **state) {
 /* An H200 whose table has only a forward GEMM: every other kernel priced by its bytes, and no
  * host measurement (the launch time stands for the host's per-kernel time). */
 static ts_gpu h200_gemm_only(void) {
-  return h200_with_table(write_table("format: 1\ndevice: NVIDIA H200\ntables:\n"
-                                     "  gemm_fwd:\n    axes: {m: [512, 65536], n: [512, 65536], "
-                                     "k: [512, 65536]}\n    time_us: [1, 1, 1, 1, 1, 1, 1, 1]\n"));
+  /* loaded once: a process keeps a bounded number of tables (kernels.c, MAX_TABLES) */
+  static ts_gpu g;
+  static bool loaded;
+  if (!loaded)
+    g = h200_with_table(write_table("format: 1\ndevice: NVIDIA H200\ntables:\n"
+                                    "  gemm_fwd:\n    axes: {m: [512, 65536], n: [512, 65536], "
+                                    "k: [512, 65536]}\n    time_us: [1, 1, 1, 1, 1, 1, 1, 1]\n"));
+  loaded = true;
+  return g;
 }
 
 /* flash-attn's fused cross-entropy (fused_kernels: cross_entropy) on plain PyTorch: its bf16
@@ -466,6 +472,35 @@ static void test_op_and_early_stop_recompute(void **state) {
   wl.model.hidden_dropout = 0;
   wl.framework = TS_FRAMEWORK_MEGATRON; /* its reentrant checkpoint re-runs the whole layer */
   assert_false(ts_workload_recompute_stops_early(&wl));
+}
+
+/* Squared ReLU (Nemotron's MLP) on a GPU without its kernels in the table: relu and pow
+ * forward, 2 bf16 bytes an element each; backward, pow's derivative as a copy, a scalar
+ * product and a product, then relu's (2 + 2 + 3 + 3); and rotary_percent 0.5 turns half of
+ * each head: the rope's bytes halve. */
+static void test_squared_relu_and_partial_rope(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(2, 1024, 8, 2048, 50368, 1, 1, 1, 2, 2);
+  wl.model.squared_relu = true;
+  wl.model.bias = false;
+  ts_gpu g = h200_gemm_only();
+  ts_layer_cost c;
+  ts_cost_layer(&wl, &g, &c);
+  double n = 2.0 * 2048 * 4096, bw = g.hbm_Bps, launch = g.kernel_launch_s;
+  wl.model.squared_relu = false;
+  ts_layer_cost gelu;
+  ts_cost_layer(&wl, &g, &gelu);
+  /* GeLU (no bias: no bias add) is priced by the roofline too: 2 eb forward, 3 eb backward
+   * (bytes: 8 against 4 forward, 20 against 6 backward) */
+  assert_rel(c.mlp.time_s - gelu.mlp.time_s, (8 - 4) * n / bw + launch, 1e-9);
+  assert_rel(c.mlp_bwd.time_s - gelu.mlp_bwd.time_s, (20 - 6) * n / bw + 3 * launch, 1e-9);
+  wl.model.rope = true;
+  wl.fusions |= 1u << TS_FUSE_ROPE;
+  ts_cost_layer(&wl, &g, &c);
+  double full = c.rope_fwd.bytes;
+  wl.model.rotary_percent = 0.5;
+  ts_cost_layer(&wl, &g, &c);
+  assert_rel(c.rope_fwd.bytes, full / 2, 1e-12);
 }
 
 /* A layer priced from a table: the forward QKV GEMM takes the table's time; the projection's
@@ -688,6 +723,7 @@ int main(void) {
       cmocka_unit_test(test_fused_cross_entropy_cost),
       cmocka_unit_test(test_unpad_input_cost),
       cmocka_unit_test(test_op_and_early_stop_recompute),
+      cmocka_unit_test(test_squared_relu_and_partial_rope),
       cmocka_unit_test(test_power_limit),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_mla_core_from_table),
