@@ -55,6 +55,7 @@ static const struct {
     {"--overlap-grad-reduce", "--dp-bucket-size 160MB"},
     {"--overlap-param-gather", "--set parallelism.overlap_param_gather=true"},
     {"--tp-comm-overlap", "--set parallelism.tp_comm_overlap=true"},
+    {"--no-overlap-p2p-communication", "--set parallelism.overlap_p2p_comm=false"},
     {"--num-layers", "--set model.num_layers=N"},
     {"--hidden-size", "--set model.hidden_size=N"},
     {"--ffn-hidden-size", "--set model.ffn_hidden_size=N"},

@@ -743,6 +743,14 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
          per_chunk > 0 ? "--num-layers-per-virtual-pipeline-stage"
                        : "--virtual-pipeline-model-parallel-size",
          "virtual_stages: %ld", v);
+  /* Megatron-LM's --no-overlap-p2p-communication (arguments.py: store_false into
+   * overlap_p2p_comm, which only the interleaved schedule reads): on unless turned off */
+  bool no_p2p_overlap = megatron_switch(m, "no-overlap-p2p-communication");
+  if (v > 1 && !no_p2p_overlap)
+    emit(o,
+         "Megatron-LM's default for an interleaved schedule (--no-overlap-p2p-communication "
+         "turns it off)",
+         "overlap_p2p_comm: true");
   if (megatron_switch(m, "account-for-embedding-in-pipeline-split"))
     emit(o, "--account-for-embedding-in-pipeline-split",
          "account_for_embedding_in_pipeline_split: true");

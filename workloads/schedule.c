@@ -1829,6 +1829,7 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
    * receives ahead), the ends not joined */
   job->is_pipeline_wrapped =
       wraps || wl->schedule == TS_SCHED_DUALPIPE || wl->schedule == TS_SCHED_ZB_V;
+  job->is_p2p_overlapped = wl->overlap_p2p_comm;
   for (long r = 0; r < job->n_ranks; r++) {
     ts_coords c = ts_layout_coords(wl, r);
     if (c.pp > 0 || wraps)

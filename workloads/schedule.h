@@ -151,6 +151,9 @@ typedef struct ts_job {
   /* The pipeline wraps from the last stage to the first (virtual stages): the engine then
    * lets pipeline messages flow before their receive is posted (see sim/engine/engine.c). */
   bool is_pipeline_wrapped;
+  /* overlap_p2p_comm (workload.h): a rank's pipeline sends are waited for at the receive after
+   * its next compute, not at its next receive. */
+  bool is_p2p_overlapped;
   /* DeepEP's dispatch (Megatron-Core's flex dispatcher): the expert-parallel groups'
    * all-to-alls cross the network once per node a token reaches (coll.h,
    * ts_coll_node_dispatch), with the routing that sets how many: top-k experts, within

@@ -111,6 +111,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "decoder_last_pipeline_num_layers",
                                             "overlap_param_gather",
                                             "tp_comm_overlap",
+                                            "overlap_p2p_comm",
                                             "stage3_prefetch_bucket_size",
                                             "stage3_param_persistence_threshold",
                                             "stage3_max_reuse_distance",
@@ -849,6 +850,10 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (rc_tco < 0)
     return -1;
   l->tp_comm_overlap = rc_tco == 1 ? here(r, p, "tp_comm_overlap") : l->tp;
+  int rc_p2p = ts_doc_get_bool(r->doc, p, "overlap_p2p_comm", &wl->overlap_p2p_comm, r->err);
+  if (rc_p2p < 0)
+    return -1;
+  l->overlap_p2p_comm = rc_p2p == 1 ? here(r, p, "overlap_p2p_comm") : l->tp;
   int rc_opg =
       ts_doc_get_bool(r->doc, p, "overlap_param_gather", &wl->overlap_param_gather, r->err);
   if (rc_opg < 0)
@@ -1564,6 +1569,12 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "overlap_param_gather overlaps the distributed optimizer's all-gather of "
                      "updated weights, which needs zero_stage 1 or 2, found zero_stage %d",
                      wl->zero_stage);
+  if (wl->overlap_p2p_comm && wl->virtual_stages < 2)
+    return ts_err_at(err, l->overlap_p2p_comm,
+                     "overlap_p2p_comm overlaps the interleaved schedule's pipeline sends and "
+                     "receives with its chunks' compute: it needs virtual_stages of 2 or more, "
+                     "found %ld",
+                     wl->virtual_stages);
   if (wl->tp_comm_overlap && wl->tp > 1 && !wl->sequence_parallel)
     return ts_err_at(err, l->tp_comm_overlap,
                      "tp_comm_overlap overlaps the all-gathers and reduce-scatters of sequence "

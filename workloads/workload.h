@@ -140,6 +140,7 @@ typedef struct ts_workload_locs {
   ts_loc n_layers, hidden, n_heads, n_query_groups, seq, vocab, ffn_hidden;
   ts_loc global_batch, micro_batch, precision;
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
+  ts_loc overlap_p2p_comm;
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
   ts_loc account_split; /* account_for_embedding/loss_in_pipeline_split */
   ts_loc layout; /* pipeline_model_parallel_layout */
@@ -305,6 +306,11 @@ typedef struct ts_workload {
    * parallelism): each TP all-gather and reduce-scatter runs in chunks under the GEMM beside
    * it. */
   bool tp_comm_overlap;
+  /* Megatron's overlap_p2p_comm (--overlap-p2p-communication, on by default in Megatron-LM's
+   * arguments since 2023; NeMo's yamls set it): in the interleaved schedule each step's sends
+   * and receives are posted without waiting and waited for only after the next chunk's compute,
+   * so a rank's sends complete under that compute instead of at its next receive. */
+  bool overlap_p2p_comm;
   /* ZeRO-3 as PyTorch FSDP runs it (--fsdp, or framework pytorch): one gather per layer; else
    * as DeepSpeed runs it (Megatron-DeepSpeed): one per weight matrix, prefetched while they
    * fit in stage3_prefetch_bucket_size elements, parameters under

@@ -94,6 +94,7 @@ typedef struct rank_ctx {
   sg_mailbox_t outbox[TS_PEERS]; /* the peers' matching inboxes */
   sg_comm_t *pending; /* posted pipeline sends */
   int n_pending, cap_pending;
+  int n_pending_before_compute; /* those posted before the rank's last compute began */
   ts_rank_result *res;
   bool is_traced;
   bool is_done;
@@ -141,7 +142,23 @@ static struct {
 static void flush_sends(rank_ctx *c) {
   for (int i = 0; i < c->n_pending; i++)
     sg_comm_wait(c->pending[i]);
-  c->n_pending = 0;
+  c->n_pending = c->n_pending_before_compute = 0;
+}
+
+/* At a receive: Megatron's batched isend/irecv completes the rank's sends with it; with
+ * overlap_p2p_comm only those posted before its last compute began (the others are waited for
+ * after the next compute, as its interleaved schedule waits on the previous step's handles). */
+static void complete_sends(rank_ctx *c) {
+  if (!eng.job->is_p2p_overlapped) {
+    flush_sends(c);
+    return;
+  }
+  int done = c->n_pending_before_compute;
+  for (int i = 0; i < done; i++)
+    sg_comm_wait(c->pending[i]);
+  memmove(c->pending, c->pending + done, (size_t)(c->n_pending - done) * sizeof *c->pending);
+  c->n_pending -= done;
+  c->n_pending_before_compute = 0;
 }
 
 static void do_send(rank_ctx *c, const ts_event *ev) {
@@ -195,7 +212,7 @@ static double do_recv(rank_ctx *c, const ts_event *ev) {
   pp_msg *msg = data;
   double sent = msg->t_sent_s;
   free(msg);
-  flush_sends(c);
+  complete_sends(c);
   double t1 = simgrid_get_clock();
   double bubble = sent > t0 ? sent - t0 : 0;
   c->res->time_s[TS_CAT_BUBBLE] += bubble;
@@ -254,6 +271,7 @@ static void run_event(rank_ctx *c, int block, int event) {
   double t0 = simgrid_get_clock(), sent = 0, slow = 1;
   switch ((ts_event_kind)ev->kind) {
   case TS_EV_COMPUTE:
+    c->n_pending_before_compute = c->n_pending;
     if (c->n_posted > c->n_finished && !ev->is_host) /* the stream's work beside a kernel */
       slow += eng.overlap_slowdown;
     if (ev->time_s > 0) /* one compute stream per GPU: nothing shares it, no CPU model needed */
@@ -347,6 +365,7 @@ static int merged_run_length(const rank_ctx *c, const ts_block *blk, int first) 
  * is priced once; the barrier's wait, known last, goes to the first collective's category. */
 static void run_merged(rank_ctx *c, int b, int first, int n) {
   const ts_block *blk = &c->prog->blocks[b];
+  c->n_pending_before_compute = c->n_pending;
   eng.n_merged_events += (long)n * eng.multiplicity;
   double t0 = simgrid_get_clock(), before = 0, after = 0, wait = 0;
   ts_coll_group *cg = NULL;
