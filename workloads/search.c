@@ -53,9 +53,11 @@ void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, do
           static const ts_schedule_kind schedules[] = {TS_SCHED_1F1B, TS_SCHED_INTERLEAVED,
                                                        TS_SCHED_ZB_H1, TS_SCHED_ZB_V,
                                                        TS_SCHED_DUALPIPE};
+          /* recompute none, selective, full, and torchtitan's op policy for plain PyTorch */
+          int n_rec = ts_framework_is_pytorch(base->framework) ? 4 : 3;
           for (int mi = 0; mi < 3; mi++)
             for (int si = 0; si < (pp > 1 ? 5 : 1); si++)
-              for (int rec = 0; rec < 3; rec++)
+              for (int rec = 0; rec < n_rec; rec++)
                 for (int zero = 0; zero <= 3; zero++)
                   for (int sp = 0; sp <= (tp > 1); sp++) {
                     ts_workload wl = *base;
