@@ -916,10 +916,10 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   /* torchtitan's op policy re-runs what its save list does not keep (memory.c, op_saved), up
    * to the last tensor the backward needs (torch.utils.checkpoint stops its recomputation
    * there): the norms, wk, the rotary embedding, repeat_kv, wo, the first residual add, w3 (the
-   * MLP's up projection, with gate and up separate as torchtitan's) and the activation. wk and
-   * w3 are priced as
-   * GEMMs of their own widths, not listed with the forward's kernels. Measured on an H100
-   * (bench/device/h100_op_sac.csv): 7.4 ms a Llama 3 8B layer at micro-batch 2 x 8,192. */
+   * MLP's up projection, where gate and up are separate as torchtitan's) and the activation;
+   * wk and w3 priced as GEMMs of their own widths, not listed with the forward's kernels.
+   * Measured on an H100 (bench/device/h100_op_sac.csv): 7.4 ms a Llama 3 8B layer at
+   * micro-batch 2 x 8,192. */
   if (wl->recompute == TS_RECOMPUTE_OP) {
     pricer quiet = pr;
     quiet.log = NULL;
