@@ -507,27 +507,57 @@ static void cp_core(tpl *t, double bytes, ts_cost core, ts_category cat) {
   overlapped(t, TS_COLL_ALLGATHER, TS_GROUP_CP, TS_CAT_CP, bytes, core, cat);
 }
 
-/* The attention piece of a context-parallel layer: QKV, the core beside the ring, the
- * projection; the TP collectives around it stay apart (not overlapped with GEMMs). */
-static void attn_forward_cp(tpl *t, const ts_workload *wl, const ts_layer_cost *lc,
-                            ts_category cat) {
-  if (wl->sequence_parallel)
-    tp_coll(t, wl, TS_COLL_ALLGATHER, lc->tp_comm_bytes);
-  ts_cost qkv = part(lc->attn, lc->share_attn_in);
-  compute(t, qkv, cat);
-  cp_core(t, lc->cp_kv_bytes, lc->attn_core_fwd, cat);
-  compute(t, minus(minus(lc->attn, qkv), lc->attn_core_fwd), cat);
-  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, lc->tp_comm_bytes);
+/* Whether tp_comm_overlap runs the TP collectives under the GEMMs beside them (Megatron-Core's
+ * userbuffers, with sequence parallelism). */
+static bool tp_overlaps(const ts_workload *wl) {
+  return wl->tp_comm_overlap && wl->sequence_parallel && wl->tp > 1;
 }
 
-/* Its backward (after the all-gather of sequence parallelism and any selective recompute):
- * the projection's gradients, the core's beside the ring, QKV's. */
+/* The attention piece of a context-parallel layer: QKV, the core beside the ring, the
+ * projection; the TP collectives around it run under QKV's and the projection's GEMMs with
+ * tp_comm_overlap (the ring is the core's: NeMo runs both, its Llama 3 70B recipe), else
+ * apart. */
+static void attn_forward_cp(tpl *t, const ts_workload *wl, const ts_layer_cost *lc,
+                            ts_category cat) {
+  bool ov = tp_overlaps(wl);
+  ts_cost qkv = part(lc->attn, lc->share_attn_in), proj = part(lc->attn, lc->share_attn_out);
+  if (ov)
+    tp_overlapped(t, TS_COLL_ALLGATHER, lc->tp_comm_bytes, qkv, cat);
+  else {
+    if (wl->sequence_parallel)
+      tp_coll(t, wl, TS_COLL_ALLGATHER, lc->tp_comm_bytes);
+    compute(t, qkv, cat);
+  }
+  cp_core(t, lc->cp_kv_bytes, lc->attn_core_fwd, cat);
+  ts_cost rest = minus(minus(lc->attn, qkv), lc->attn_core_fwd);
+  if (ov) {
+    compute(t, minus(rest, proj), cat);
+    tp_overlapped(t, TS_COLL_REDUCE_SCATTER, lc->tp_comm_bytes, proj, cat);
+  } else {
+    compute(t, rest, cat);
+    tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, lc->tp_comm_bytes);
+  }
+}
+
+/* Its backward (after any selective recompute): the projection's gradients (under which
+ * tp_comm_overlap runs sequence parallelism's all-gather; without it the gather came first),
+ * the core's beside the ring, QKV's (under whose input gradient the reduce-scatter runs). */
 static void attn_backward_cp(tpl *t, const ts_workload *wl, const ts_layer_cost *lc) {
+  bool ov = tp_overlaps(wl);
   ts_cost proj = part(lc->attn_bwd, 2 * lc->share_attn_bwd_in); /* the share is dgrad's half */
-  compute(t, proj, TS_CAT_COMPUTE);
+  ts_cost qkv_dgrad = part(lc->attn_bwd, lc->share_attn_bwd_out);
+  if (ov)
+    tp_overlapped(t, TS_COLL_ALLGATHER, lc->tp_comm_bytes, part(proj, 0.5), TS_CAT_COMPUTE);
+  compute(t, ov ? part(proj, 0.5) : proj, TS_CAT_COMPUTE);
   cp_core(t, 2 * lc->cp_kv_bytes, lc->attn_core_bwd, TS_CAT_COMPUTE);
-  compute(t, minus(minus(lc->attn_bwd, proj), lc->attn_core_bwd), TS_CAT_COMPUTE);
-  tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, lc->tp_comm_bytes);
+  ts_cost rest = minus(minus(lc->attn_bwd, proj), lc->attn_core_bwd);
+  if (ov) {
+    compute(t, minus(rest, qkv_dgrad), TS_CAT_COMPUTE);
+    tp_overlapped(t, TS_COLL_REDUCE_SCATTER, lc->tp_comm_bytes, qkv_dgrad, TS_CAT_COMPUTE);
+  } else {
+    compute(t, rest, TS_CAT_COMPUTE);
+    tp_coll(t, wl, TS_COLL_REDUCE_SCATTER, lc->tp_comm_bytes);
+  }
 }
 
 /* A piece with a TP collective after it (a reduce-scatter, or without sequence parallelism an
@@ -637,7 +667,7 @@ static void layer_backward(tpl *t, const ts_workload *wl, const stage_costs *c, 
                   TS_CAT_COMPUTE);
   compute(t, lc->ln2_bwd, TS_CAT_COMPUTE);
   compute(t, lc->bda1_bwd, TS_CAT_COMPUTE);
-  bool overlap = wl->tp_comm_overlap && wl->tp > 1 && wl->cp == 1;
+  bool overlap = wl->tp_comm_overlap && wl->tp > 1;
   if (sp && !overlap) /* the gather precedes the selective recompute, which needs it */
     tp_coll(t, wl, TS_COLL_ALLGATHER, n);
   at(t, TS_OP_ATTN, l);

@@ -955,35 +955,43 @@ static void test_deepspeed_live_limit(void **state) {
 }
 
 /* tp_comm_overlap: each of a layer's 8 TP collectives (sequence parallelism, forward and
- * backward) holds the GEMM it runs under; the layer's compute is the same, only regrouped. */
+ * backward) holds the GEMM it runs under; the layer's compute is the same, only regrouped.
+ * With context parallelism too (the attention's ring beside its core, its TP collectives under
+ * QKV's and the projection's GEMMs). */
 static void test_tp_comm_overlap(void **state) {
   (void)state;
   ts_gpu g = mi250x_like();
-  double work[2] = {0, 0}, flops[2] = {0, 0};
-  int held[2] = {0, 0};
-  for (int overlap = 0; overlap < 2; overlap++) {
-    ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 4, 1, 1, 4, 1);
-    wl.sequence_parallel = true;
-    wl.tp_comm_overlap = overlap;
-    ts_job job;
-    ts_err err = {0};
-    assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
-    const ts_program *prog = &job.programs[0];
-    for (int b = 0; b < 2; b++) /* F0, B0 */
-      for (int e = 0; e < prog->blocks[b].n_events; e++) {
-        const ts_event *ev = &prog->blocks[b].events[e];
-        work[overlap] += ev->time_s;
-        flops[overlap] += ev->flops;
-        held[overlap] += ev->kind == TS_EV_COLL && ev->time_s > 0;
-        if (ev->kind == TS_EV_COLL && ev->time_s > 0)
-          assert_true(ev->group == TS_GROUP_TP && ev->category == TS_CAT_TP);
-      }
-    ts_job_fini(&job);
+  for (long cp = 1; cp <= 2; cp++) {
+    double work[2] = {0, 0}, flops[2] = {0, 0};
+    int held[2] = {0, 0};
+    for (int overlap = 0; overlap < 2; overlap++) {
+      ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 4, 1, 1, 4, 1);
+      wl.sequence_parallel = true;
+      wl.tp_comm_overlap = overlap;
+      wl.cp = cp;
+      wl.n_gpus = 4 * cp;
+      wl.flash_attention = true;
+      wl.attention = TS_ATTENTION_FLASH2;
+      ts_job job;
+      ts_err err = {0};
+      assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+      const ts_program *prog = &job.programs[0];
+      for (int b = 0; b < 2; b++) /* F0, B0 */
+        for (int e = 0; e < prog->blocks[b].n_events; e++) {
+          const ts_event *ev = &prog->blocks[b].events[e];
+          work[overlap] += ev->time_s;
+          flops[overlap] += ev->flops;
+          held[overlap] += ev->kind == TS_EV_COLL && ev->time_s > 0 && ev->group == TS_GROUP_TP;
+          if (ev->kind == TS_EV_COLL && ev->time_s > 0 && ev->group == TS_GROUP_TP)
+            assert_true(ev->category == TS_CAT_TP);
+        }
+      ts_job_fini(&job);
+    }
+    assert_int_equal(held[0], 0);
+    assert_int_equal(held[1], 8 * 8); /* 8 layers x (2 forward + 2 backward gathers, scatters) */
+    assert_rel(work[1], work[0], 1e-12);
+    assert_rel(flops[1], flops[0], 1e-12);
   }
-  assert_int_equal(held[0], 0);
-  assert_int_equal(held[1], 8 * 8); /* 8 layers x (2 forward + 2 backward gathers and scatters) */
-  assert_rel(work[1], work[0], 1e-12);
-  assert_rel(flops[1], flops[0], 1e-12);
 }
 
 /* A mixture-of-experts layer's events: the dispatch and combine all-to-alls (forward and
