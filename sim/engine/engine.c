@@ -154,6 +154,8 @@ static void complete_sends(rank_ctx *c) {
     return;
   }
   int done = c->n_pending_before_compute;
+  if (done == 0)
+    return;
   for (int i = 0; i < done; i++)
     sg_comm_wait(c->pending[i]);
   memmove(c->pending, c->pending + done, (size_t)(c->n_pending - done) * sizeof *c->pending);
