@@ -525,6 +525,11 @@ static void propose(const analysis *an, ts_explain_loss *l) {
   case TS_EXPLAIN_RECOMPUTE:
     if (w->recompute == TS_RECOMPUTE_FULL)
       add_change(an, l, "recompute only the attention core", "--recompute selective");
+    if (w->recompute == TS_RECOMPUTE_FULL && ts_framework_is_pytorch(w->framework))
+      add_change(an, l,
+                 "torchtitan's op-level policy: keep every second GEMM's output and the "
+                 "attention's, recompute the rest",
+                 "--recompute op");
     add_change(an, l, "store every activation", "--recompute none");
     if (w->n_gpus % (t * 2 * p * c) == 0)
       add_change(an, l, "twice the stages (fewer layers per GPU) storing every activation",
