@@ -3,10 +3,11 @@ docs/validation/power.md): kernel_table.py times its thousands of GEMM shapes ba
 the GPU runs them partly at its 700 W limit, and four points were 6-12% over their cool times.
 A power model that slows GEMMs under the limit needs the table at the boost clock, or the bias.
 
-    python3 bench/device/gemm_bias.py TABLE.yaml OUT.csv [--per-kernel N] [--smoke]
+    python3 bench/device/gemm_bias.py TABLE.yaml OUT.csv [--per-kernel N] [--kernels K,...] [--smoke]
 
-Samples N measured points of each of TABLE's gemm_fwd, gemm_dgrad and gemm_wgrad (evenly over
-those of at least 100 us, where launch gaps do not matter), and times each as kernel_table.py
+Samples N measured points of each of TABLE's gemm_fwd, gemm_dgrad and gemm_wgrad, or of the
+kernels --kernels names (the FP8 tables', gemm_fp8_fwd and gemm_fp8_bwd) (evenly over those of
+at least 100 us, where launch gaps do not matter), and times each as kernel_table.py
 does (a CUDA graph of about 4 ms, median of 5 replays) twice: cool (1 s idle before the
 replays, well past the controller's 46-59 ms answer) and hot (right after 0.5 s of the fc1 GEMM
 16,384 x 8,192 x 2,048 back to back, which holds the GPU at its limit). Writes OUT.csv: kernel,
@@ -55,6 +56,9 @@ def main():
     ap.add_argument("table")
     ap.add_argument("out")
     ap.add_argument("--per-kernel", type=int, default=40)
+    ap.add_argument("--kernels", default=",".join(KERNELS),
+                    help="the table's GEMM kernels to sample (default: the bf16 three; the FP8 "
+                    "tables: gemm_fp8_fwd,gemm_fp8_bwd)")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     assert torch.cuda.is_available(), "needs a CUDA GPU"
@@ -63,10 +67,12 @@ def main():
     kt.STREAM = torch.cuda.Stream()
     kt.SECTION = "gemm"
     kt.gemm_tables()
+    kt.SECTION = "fp8"
+    kt.fp8_tables()
     makers = {table.name: make for _, table, make, _, _ in kt.SPECS}
     rows = []
     n = 2 if args.smoke else args.per_kernel
-    for kernel in KERNELS:
+    for kernel in args.kernels.split(","):
         pts = [(p, t) for p, t in table_points(args.table, kernel) if t >= 100]
         if args.smoke:
             pts = [(p, t) for p, t in pts if 2 * p[0] * p[1] * p[2] < 1e11]
