@@ -198,13 +198,14 @@ static ts_power_class power_class(ts_kernel_kind kind) {
   }
 }
 
-/* c, one kernel of power class k, at the clock the pricer's power limit sets; from_table says
- * whether its time is a dense GEMM table point's, which the power model first brings to the
- * boost clock (the mix's first pass prices every kernel there). */
-static ts_cost at_clock(const pricer *p, ts_power_class k, bool is_gemm_point, ts_cost c) {
+/* c, one kernel of power class k, at the clock the pricer's power limit sets; table_bias, where
+ * its time is a GEMM table point's, the anchors that first bring it to the boost clock (the
+ * mix's first pass prices every kernel there). */
+static ts_cost at_clock(const pricer *p, ts_power_class k, const ts_power_anchors *table_bias,
+                        ts_cost c) {
   const ts_power_model *m = &p->gpu->power_limit;
-  if (ts_power_on(m) && is_gemm_point)
-    c.time_s /= ts_power_gemm_table(m, c.time_s);
+  if (ts_power_on(m) && table_bias != NULL)
+    c.time_s /= ts_power_table_ratio(table_bias, c.time_s);
   if (p->stretch != NULL)
     c.time_s *= p->stretch[k];
   memset(c.class_s, 0, sizeof c.class_s);
@@ -225,10 +226,15 @@ static ts_cost from_table(const pricer *p, ts_kernel_kind kind, const double *po
     model.n_by_source[TS_KERNEL_SRC_MODEL] = 0;
     model.n_by_source[src] = 1;
   }
-  bool is_gemm_point =
-      src != TS_KERNEL_SRC_MODEL &&
-      (kind == TS_KERNEL_GEMM_FWD || kind == TS_KERNEL_GEMM_DGRAD || kind == TS_KERNEL_GEMM_WGRAD);
-  return at_clock(p, power_class(kind), is_gemm_point, model);
+  /* the table's GEMM points, timed back to back, first brought to the boost clock */
+  const ts_power_model *m = &p->gpu->power_limit;
+  const ts_power_anchors *bias =
+      src == TS_KERNEL_SRC_MODEL ? NULL
+      : kind == TS_KERNEL_GEMM_FWD || kind == TS_KERNEL_GEMM_DGRAD || kind == TS_KERNEL_GEMM_WGRAD
+          ? &m->gemm_table
+      : ts_kernel_is_fp8(kind) ? &m->fp8_gemm_table
+                               : NULL;
+  return at_clock(p, power_class(kind), bias, model);
 }
 
 /* from_table, listed under the kind's name. */
@@ -245,7 +251,7 @@ static ts_cost priced(const pricer *p, ts_kernel_kind kind, double a, double b, 
 
 /* A kernel the table has no entry for (a fused kernel, attention dropout): the model. */
 static ts_cost model_only(const pricer *p, const char *name, double elements, double bytes) {
-  ts_cost c = at_clock(p, TS_POWER_OTHER, false, ts_cost_memory_bound(p->gpu, bytes));
+  ts_cost c = at_clock(p, TS_POWER_OTHER, NULL, ts_cost_memory_bound(p->gpu, bytes));
   log_kernel(p, name, 1, &elements, &c);
   return c;
 }

@@ -36,19 +36,18 @@ double ts_power_throttle(const ts_power_model *m, const double busy_s[TS_POWER_C
   return hi;
 }
 
-double ts_power_gemm_table(const ts_power_model *m, double table_s) {
-  int n = m->n_gemm_table;
+double ts_power_table_ratio(const ts_power_anchors *a, double table_s) {
+  int n = a->n;
   if (n == 0)
-    return 1;
-  if (table_s <= m->gemm_table_s[0])
-    return m->gemm_table_ratio[0];
+    return 1.0;
+  if (table_s <= a->time_s[0])
+    return a->ratio[0];
   for (int i = 1; i < n; i++)
-    if (table_s < m->gemm_table_s[i]) {
-      double f =
-          log(table_s / m->gemm_table_s[i - 1]) / log(m->gemm_table_s[i] / m->gemm_table_s[i - 1]);
-      return m->gemm_table_ratio[i - 1] + f * (m->gemm_table_ratio[i] - m->gemm_table_ratio[i - 1]);
+    if (table_s < a->time_s[i]) {
+      double f = log(table_s / a->time_s[i - 1]) / log(a->time_s[i] / a->time_s[i - 1]);
+      return a->ratio[i - 1] + f * (a->ratio[i] - a->ratio[i - 1]);
     }
-  return m->gemm_table_ratio[n - 1];
+  return a->ratio[n - 1];
 }
 
 double ts_power_stretch(const ts_power_model *m, ts_power_class c, double x) {

@@ -29,6 +29,13 @@ typedef enum ts_power_class {
 /* Lower-case names as in platform files ("gemm"), indexed by ts_power_class; NULL-terminated. */
 extern const char *const ts_power_class_names[];
 
+/* A table's GEMM times over their boost-clock times, by the point's table time: anchors in
+ * increasing time, interpolated in log time, the end ones held beyond; none: 1. */
+typedef struct ts_power_anchors {
+  int n;
+  double time_s[TS_POWER_GEMM_TABLE_MAX], ratio[TS_POWER_GEMM_TABLE_MAX];
+} ts_power_anchors;
+
 typedef struct ts_power_model {
   double limit_w; /* the board's power limit; 0: no model (kernels run as the tables say) */
   double idle_w; /* the board's draw while a kernel waits (a host gap) */
@@ -37,11 +44,13 @@ typedef struct ts_power_model {
   double slowdown[TS_POWER_CLASS_COUNT]; /* c_i: time ~ 1 + c_i x */
   /* The kernel table's dense GEMM points (gemm_fwd, gemm_dgrad, gemm_wgrad) over their times at
    * the boost clock, against the point's table time: kernel_table.py times them back to back,
-   * the longer ones further into the limit (bench/device/gemm_bias.py). Anchors in increasing
-   * time, interpolated in log time, the end ones held beyond; none: 1. The table's other
+   * the longer ones further into the limit (bench/device/gemm_bias.py). The table's other
    * kernels are taken at the boost clock. */
-  int n_gemm_table;
-  double gemm_table_s[TS_POWER_GEMM_TABLE_MAX], gemm_table_ratio[TS_POWER_GEMM_TABLE_MAX];
+  ts_power_anchors gemm_table;
+  /* The same for the FP8 GEMM tables (gemm_fp8_*, per-tensor and block-scaled, timed alike):
+   * fp8_gemm_table. FP8 GEMMs are of the gemm class: power_mix.py --fp8 measured their mixes
+   * within 2.6% of the bf16 GEMM's parameters (docs/validation/power.md). */
+  ts_power_anchors fp8_gemm_table;
 } ts_power_model;
 
 static inline bool ts_power_on(const ts_power_model *m) {
@@ -52,8 +61,9 @@ static inline bool ts_power_on(const ts_power_model *m) {
 double ts_power_throttle(const ts_power_model *m, const double busy_s[TS_POWER_CLASS_COUNT],
                          double idle_s);
 
-/* A dense GEMM table point's time over its time at the boost clock (gemm_table_*). */
-double ts_power_gemm_table(const ts_power_model *m, double table_s);
+/* A GEMM table point's time over its time at the boost clock, from anchors (gemm_table or
+ * fp8_gemm_table). */
+double ts_power_table_ratio(const ts_power_anchors *a, double table_s);
 
 /* Time of a class at throttle x over its time at the boost clock: 1 + c_i x. */
 double ts_power_stretch(const ts_power_model *m, ts_power_class c, double x);

@@ -4,12 +4,13 @@ power model's microbenchmark (issue 31, docs/validation/power.md). power_respons
 share one clock, set by the mix's power. This measures that clock's effect directly, with
 synthetic mixes of a few kernels rather than training steps.
 
-    python3 bench/device/power_mix.py OUT.csv [--smoke]
+    python3 bench/device/power_mix.py OUT.csv [--fp8] [--smoke]
 
 Kernels (bf16): the GPT-1.3B fc1 GEMM (16,384 x 8,192 x 2,048, with bias); cuDNN's causal
 attention (PyTorch's own choice on Hopper), forward and backward, 16 heads x 8,192 x 128;
 flash attention's, forward and backward, same shape; a 256 MiB copy (memory-bound, as
-layer norms and element-wise kernels); an idle gap (one spinning thread, as a host gap; alone, the floor of the board's power). Each
+layer norms and element-wise kernels); with --fp8, the fc1 GEMM's shape in FP8 (its own mixes,
+FP8_MIXES); an idle gap (one spinning thread, as a host gap; alone, the floor of the board's power). Each
 mix gives every class a share of an 8 ms block at its cool time (the forward and backward of an
 attention count as one unit) and repeats the block for 2.5 s; every call is bracketed by CUDA
 events, and the last 1.5 s (well past the controller's answer) is measured: each kernel's
@@ -46,6 +47,14 @@ MIXES = [("idle", {"idle": 1}), ("gemm", {"gemm": 1}), ("sdpa", {"sdpa": 1}),
          ("flash50_idle50", {"flash": .5, "idle": .5}), ("copy50_idle50", {"copy": .5, "idle": .5}),
          ("step_sdpa", {"gemm": .4, "sdpa": .35, "copy": .18, "idle": .07}),
          ("step_flash", {"gemm": .35, "flash": .45, "copy": .15, "idle": .05})]
+# --fp8: the same GEMM's shape in FP8 (torch._scaled_mm, E4M3, per-tensor scales, fast
+# accumulation: the FP8 forward tables' kernel) beside the classes the model already has, for an
+# FP8 class of its own (docs/validation/power.md: the FP8 tables' timing bias)
+FP8_MIXES = [("idle", {"idle": 1}), ("gemm", {"gemm": 1}), ("copy", {"copy": 1}),
+             ("fp8", {"fp8": 1}), ("fp8_75_idle25", {"fp8": .75, "idle": .25}),
+             ("fp8_50_idle50", {"fp8": .5, "idle": .5}), ("fp8_50_copy50", {"fp8": .5, "copy": .5}),
+             ("fp8_50_gemm50", {"fp8": .5, "gemm": .5}), ("fp8_50_sdpa50", {"fp8": .5, "sdpa": .5}),
+             ("fp8_50_flash50", {"fp8": .5, "flash": .5})]
 
 
 def kernels(smoke):
@@ -72,10 +81,15 @@ def kernels(smoke):
 
     sdpa_fwd, sdpa_bwd = attention(False)
     flash_fwd, flash_bwd = attention(True)
+    a8, b8 = x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn).t()  # b column-major
+    one = torch.ones((), device=x.device, dtype=torch.float32)
     calls = {"gemm": lambda: F.linear(x, w, b), "sdpa_fwd": sdpa_fwd, "sdpa_bwd": sdpa_bwd,
-             "flash_fwd": flash_fwd, "flash_bwd": flash_bwd, "copy": lambda: dst.copy_(src)}
+             "flash_fwd": flash_fwd, "flash_bwd": flash_bwd, "copy": lambda: dst.copy_(src),
+             "fp8": lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one,
+                                             out_dtype=torch.bfloat16, use_fast_accum=True)}
     units = {"gemm": ["gemm"], "sdpa": ["sdpa_fwd", "sdpa_bwd"],
-             "flash": ["flash_fwd", "flash_bwd"], "copy": ["copy"], "idle": ["idle"]}
+             "flash": ["flash_fwd", "flash_bwd"], "copy": ["copy"], "idle": ["idle"],
+             "fp8": ["fp8"]}
     return calls, units
 
 
@@ -83,18 +97,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--fp8", action="store_true", help="the FP8 GEMM's mixes (FP8_MIXES)")
     args = ap.parse_args()
     assert torch.cuda.is_available(), "needs a CUDA GPU"
     started = datetime.datetime.now(datetime.timezone.utc)
     kt.STREAM = torch.cuda.Stream()
     with torch.cuda.stream(kt.STREAM):
-        rows, note = measure(args.smoke)
+        rows, note = measure(args.smoke, FP8_MIXES if args.fp8 else MIXES)
     write_csv(args.out, "power_mix.py", note,
               ["mix", "kernel", "share_cool", "share_measured", "calls", "median_us", "cool_us",
                "stretch", "sm_mhz", "power_w", "power_1s_avg_w", "samples"], rows, started)
 
 
-def measure(smoke):
+def measure(smoke, mixes):
     calls, units = kernels(smoke)
     cool = {}
     for name, fn in calls.items():
@@ -105,7 +120,7 @@ def measure(smoke):
     scale = 0.2 if smoke else 1.0
     nvml = Nvml(period_s=0.001)
     rows = []
-    for mix, shares in MIXES:
+    for mix, shares in mixes:
         block = []  # (kernel, idle seconds or None)
         for unit, share in shares.items():
             if unit == "idle":

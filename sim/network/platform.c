@@ -29,8 +29,9 @@ static const char *const gpu_keys[] = {"model",         "peak",
                                        "power",         "kernel_table",
                                        "speed_spread",  "runtime_memory",
                                        "power_limit",   NULL};
-static const char *const power_limit_keys[] = {"limit", "idle",  "exponent", "gemm_table", "gemm",
-                                               "sdpa",  "flash", "other",    NULL};
+static const char *const power_limit_keys[] = {"limit",          "idle", "exponent", "gemm_table",
+                                               "fp8_gemm_table", "gemm", "sdpa",     "flash",
+                                               "other",          NULL};
 static const char *const power_class_keys[] = {"boost", "slowdown", NULL};
 static const char *const gemm_table_keys[] = {"time", "ratio", NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
@@ -142,19 +143,20 @@ static int gemm_table_item(const ts_doc *doc, int list, const char *key, int i, 
                    text ? text : "a non-scalar");
 }
 
-/* power_limit.gemm_table: {time: [...], ratio: [...]}, as many of each (1 to
- * TS_POWER_GEMM_TABLE_MAX), times increasing. */
-static int load_gemm_table(const ts_doc *doc, int node, ts_power_model *m, ts_err *err) {
-  int t = ts_doc_get(doc, node, "gemm_table");
+/* power_limit.gemm_table or fp8_gemm_table (key): {time: [...], ratio: [...]}, as many of each
+ * (1 to TS_POWER_GEMM_TABLE_MAX), times increasing. */
+static int load_gemm_table(const ts_doc *doc, int node, const char *key, ts_power_anchors *a,
+                           ts_err *err) {
+  int t = ts_doc_get(doc, node, key);
   if (t == 0)
     return 0;
-  if (ts_doc_check_map(doc, t, "gemm_table", gemm_table_keys, err) != 0)
+  if (ts_doc_check_map(doc, t, key, gemm_table_keys, err) != 0)
     return -1;
   int time = ts_doc_get(doc, t, "time"), ratio = ts_doc_get(doc, t, "ratio");
   if (time == 0)
-    return ts_doc_missing(doc, t, "gemm_table", "time", err);
+    return ts_doc_missing(doc, t, key, "time", err);
   if (ratio == 0)
-    return ts_doc_missing(doc, t, "gemm_table", "ratio", err);
+    return ts_doc_missing(doc, t, key, "ratio", err);
   int n = ts_doc_is_seq(doc, time) ? ts_doc_seq_len(doc, time) : -1;
   if (n < 1 || n > TS_POWER_GEMM_TABLE_MAX)
     return ts_err_at(err, ts_doc_loc(doc, time), "key 'time': expected a list of 1 to %d durations",
@@ -163,14 +165,14 @@ static int load_gemm_table(const ts_doc *doc, int node, ts_power_model *m, ts_er
     return ts_err_at(err, ts_doc_loc(doc, ratio),
                      "key 'ratio': expected a list of %d ratios, one a time", n);
   for (int i = 0; i < n; i++) {
-    if (gemm_table_item(doc, time, "time", i, &m->gemm_table_s[i], err) != 0 ||
-        gemm_table_item(doc, ratio, "ratio", i, &m->gemm_table_ratio[i], err) != 0)
+    if (gemm_table_item(doc, time, "time", i, &a->time_s[i], err) != 0 ||
+        gemm_table_item(doc, ratio, "ratio", i, &a->ratio[i], err) != 0)
       return -1;
-    if (i > 0 && !(m->gemm_table_s[i] > m->gemm_table_s[i - 1]))
+    if (i > 0 && !(a->time_s[i] > a->time_s[i - 1]))
       return ts_err_at(err, ts_doc_loc(doc, ts_doc_seq_item(doc, time, i)),
                        "key 'time': expected times in increasing order");
   }
-  m->n_gemm_table = n;
+  a->n = n;
   return 0;
 }
 
@@ -206,7 +208,9 @@ static int load_power_limit(const ts_doc *doc, int g, ts_power_model *m, ts_err 
     REQUIRE(ts_doc_get_double(doc, k, "slowdown", 0, 2, &m->slowdown[c], err), doc, k, name,
             "slowdown", err);
   }
-  return load_gemm_table(doc, node, m, err);
+  if (load_gemm_table(doc, node, "gemm_table", &m->gemm_table, err) != 0)
+    return -1;
+  return load_gemm_table(doc, node, "fp8_gemm_table", &m->fp8_gemm_table, err);
 }
 
 static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {

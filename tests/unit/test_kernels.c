@@ -293,9 +293,13 @@ static void test_power_limit(void **state) {
   double x = -1, stretch[TS_POWER_CLASS_COUNT];
   assert_false(ts_cost_power_limit(&wl, &g, &x, stretch));
   for (int binding = 0; binding <= 1; binding++) {
-    g.power_limit =
-        (ts_power_model){binding ? 690 : 5000,         123, 1.665,          {1070, 822, 650, 514},
-                         {0.368, 0.819, 0.778, 0.156}, 2,   {150e-6, 3e-3}, {1.01, 1.14}};
+    g.power_limit = (ts_power_model){binding ? 690 : 5000,
+                                     123,
+                                     1.665,
+                                     {1070, 822, 650, 514},
+                                     {0.368, 0.819, 0.778, 0.156},
+                                     {2, {150e-6, 3e-3}, {1.01, 1.14}},
+                                     {0}};
     assert_true(ts_cost_power_limit(&wl, &g, &x, stretch));
     assert_true(binding ? x > 0.05 : x == 0);
     ts_kernel_log hot = {0};
@@ -306,7 +310,8 @@ static void test_power_limit(void **state) {
       const ts_kernel_row *c = &cool.rows[i], *h = &hot.rows[i];
       ts_power_class k = listed_class(c->kernel);
       bool point = strncmp(c->kernel, "gemm", 4) == 0 && c->source != TS_KERNEL_SRC_MODEL;
-      double boost = c->time_s / (point ? ts_power_gemm_table(&g.power_limit, c->time_s) : 1);
+      double boost =
+          c->time_s / (point ? ts_power_table_ratio(&g.power_limit.gemm_table, c->time_s) : 1);
       assert_true(!point || boost <= c->time_s / 1.01 * (1 + 1e-12));
       assert_rel(h->time_s, boost * stretch[k], 1e-9);
       sdpa += k == TS_POWER_SDPA;
@@ -605,6 +610,28 @@ static void test_fp8_recipes(void **state) {
     assert_true((scale_updates > 0) == (recipe == TS_FP8_RECIPE_DELAYED));
     free(log.rows);
   }
+  /* Under a power model the FP8 table's points are first brought to the boost clock by
+   * fp8_gemm_table, as the dense GEMMs' by gemm_table (a limit that never binds: only that) */
+  g.power_limit = (ts_power_model){5000,
+                                   123,
+                                   1.665,
+                                   {1070, 822, 650, 514},
+                                   {0.368, 0.819, 0.778, 0.156},
+                                   {0},
+                                   {1, {1e-6}, {1.25}}};
+  wl.fp8_recipe = TS_FP8_RECIPE_DELAYED;
+  ts_kernel_log log = {0};
+  ts_cost_layer_kernels(&wl, &g, &log);
+  int seen = 0;
+  for (int i = 0; i < log.n; i++) {
+    const ts_kernel_row *r = &log.rows[i];
+    if (strcmp(r->piece, "fc1") == 0 && strcmp(r->kernel, "gemm_fp8_fwd") == 0 &&
+        r->shape[1] == 4096) {
+      assert_rel(r->time_s, 10e-6 / 1.25, 1e-12);
+      seen++;
+    }
+  }
+  assert_int_equal(seen, 1);
 }
 
 /* Multi-head latent attention (queries and keys of 128 + 64, values of 128): FlashAttention-2

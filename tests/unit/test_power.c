@@ -12,7 +12,7 @@
 /* A model of round numbers (not a GPU's): GEMMs draw 1,000 W at the boost clock, cuDNN's
  * attention 800, flash 650, the rest 500; idle 100; limit 700. */
 static ts_power_model model(void) {
-  ts_power_model m = {700, 100, 2, {1000, 800, 650, 500}, {1, 0.8, 0.6, 0.2}, 0, {0}, {0}};
+  ts_power_model m = {700, 100, 2, {1000, 800, 650, 500}, {1, 0.8, 0.6, 0.2}, {0}, {0}};
   return m;
 }
 
@@ -72,18 +72,19 @@ static void test_meets_limit(void **state) {
 static void test_gemm_table(void **state) {
   (void)state;
   ts_power_model m = model();
-  assert_true(ts_power_gemm_table(&m, 1e-3) == 1);
-  m.n_gemm_table = 3;
+  ts_power_anchors *a = &m.gemm_table;
+  assert_true(ts_power_table_ratio(a, 1e-3) == 1);
+  a->n = 3;
   double t[] = {100e-6, 1e-3, 4e-3}, r[] = {1.0, 1.1, 1.12};
   for (int i = 0; i < 3; i++) {
-    m.gemm_table_s[i] = t[i];
-    m.gemm_table_ratio[i] = r[i];
+    a->time_s[i] = t[i];
+    a->ratio[i] = r[i];
   }
-  assert_true(ts_power_gemm_table(&m, 10e-6) == 1.0);
-  assert_true(fabs(ts_power_gemm_table(&m, 100e-6) - 1.0) < 1e-12);
-  assert_true(fabs(ts_power_gemm_table(&m, sqrt(100e-6 * 1e-3)) - 1.05) < 1e-12);
-  assert_true(fabs(ts_power_gemm_table(&m, 2e-3) - 1.11) < 1e-12);
-  assert_true(ts_power_gemm_table(&m, 1) == 1.12);
+  assert_true(ts_power_table_ratio(a, 10e-6) == 1.0);
+  assert_true(fabs(ts_power_table_ratio(a, 100e-6) - 1.0) < 1e-12);
+  assert_true(fabs(ts_power_table_ratio(a, sqrt(100e-6 * 1e-3)) - 1.05) < 1e-12);
+  assert_true(fabs(ts_power_table_ratio(a, 2e-3) - 1.11) < 1e-12);
+  assert_true(ts_power_table_ratio(a, 1) == 1.12);
 }
 
 int main(void) {
