@@ -631,6 +631,7 @@ static void test_fp8_recipes(void **state) {
       seen++;
     }
   }
+  free(log.rows);
   assert_int_equal(seen, 1);
 }
 
