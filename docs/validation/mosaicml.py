@@ -15,11 +15,10 @@ import csv
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
-from pages import write_whole
+from pages import run_result, write_whole
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAINSIM = os.path.join(ROOT, "build", "trainsim")
@@ -103,11 +102,7 @@ def predict(row, work, fusions=("cross_entropy",), unpad=None):
            "--quiet", "--ignore-memory", "--out", out] + extra
     if gpus // 8 > platform_nodes:
         cmd += ["--set", f"nodes={gpus // 8}"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"mosaicml.py: trainsim failed on {row}: {r.stderr}")
-    with open(os.path.join(out, "result.json")) as f:
-        res = json.load(f)
+    res = run_result(cmd, out, f"mosaicml.py, {row['model']} on {gpus} GPUs")
     tokens = int(row["global_batch"]) * int(row["seq"]) / res["metrics"]["iteration_s"] / gpus
     return tokens, res["memory"]["peak_bytes"] / 2**30, res["memory"]["fits"]
 

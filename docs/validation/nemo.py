@@ -16,11 +16,10 @@ import csv
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
-from pages import write_whole
+from pages import run_result, write_whole
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAINSIM = os.path.join(ROOT, "build", "trainsim")
@@ -47,7 +46,6 @@ MODELS = {
     "nemotron-22b": (40, 6144, 48, 48, 24576, 256000, True, True, 100, True),
     "nemotron-340b": (96, 18432, 96, 8, 73728, 256000, True, False, 50, False),
 }
-NOT_MODELLED = {}
 
 
 def rows():
@@ -89,14 +87,10 @@ def predict(row, work):
     out = os.path.join(work, f"out-{row['model']}-{gpus}")
     cmd = [TRAINSIM, "run", wl, "--platform", os.path.join(ROOT, "platforms", "dgx-h100.yaml"),
            "--gpus", str(gpus), "--quiet", "--ignore-memory", "--out", out]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"nemo.py: trainsim failed on {row}: {r.stderr}")
-    with open(os.path.join(out, "result.json")) as f:
-        res = json.load(f)
+    res = run_result(cmd, out, f"nemo.py, {row['model']} on {gpus} GPUs")
     tps = int(row["gbs"]) * int(row["seq"]) / res["metrics"]["iteration_s"] / gpus
     return (tps, res["breakdown_s"], res["metrics"]["iteration_s"],
-            res["memory"]["peak_bytes"] / 2**30, res["memory"]["fits"]), None
+            res["memory"]["peak_bytes"] / 2**30, res["memory"]["fits"])
 
 
 def main():
@@ -105,12 +99,7 @@ def main():
     results = []
     with tempfile.TemporaryDirectory() as work:
         for row in rows():
-            family = row["model"].split("-")[0]
-            if family in NOT_MODELLED:
-                results.append((row, None, NOT_MODELLED[family]))
-                continue
-            pred, err = predict(row, work)
-            results.append((row, pred, err))
+            results.append((row, predict(row, work)))
     lines = []
     w = lines.append
     w("# trainsim against NVIDIA NeMo's published throughputs (DGX H100, FP8)")
@@ -134,14 +123,11 @@ def main():
       "trainsim peak memory |")
     w("|---|---|---|---|---|---|---|---|---|---|")
     errs = []
-    for row, pred, err in results:
+    for row, pred in results:
         pub = float(row["tps_gpu"])
         lead = (f"| {row['model']} | {row['gpus']} | {row['gbs']} x {row['mbs']} | "
                 f"{int(row['seq']):,} | {row['tp']} x {row['pp']} x {row['cp']} x {row['vp']} | "
                 f"{pub:,.0f} |")
-        if pred is None:
-            w(f"{lead} not modelled: {err} | | | |")
-            continue
         tps, bd, it, peak, fits = pred
         e = tps / pub - 1
         errs.append((row, e))
@@ -153,7 +139,7 @@ def main():
     w(f"Modelled runs: {len(vals)}, mean absolute difference "
       f"{100 * statistics.mean(map(abs, vals)):.1f}% (mean {100 * statistics.mean(vals):+.1f}%), "
       f"largest {100 * max(vals, key=abs):+.1f}%.")
-    wrong = sum(1 for _, pred, _ in results if pred is not None and not pred[4])
+    wrong = sum(1 for _, pred in results if not pred[4])
     w(f"Out-of-memory verdicts wrong: {wrong} of {len(vals)} (each published run ran).")
     w("")
     w("## What the comparisons say")

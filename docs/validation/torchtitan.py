@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from pages import write_whole
+from pages import run_result, write_whole
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAINSIM = os.path.join(ROOT, "build", "trainsim")
@@ -112,11 +112,7 @@ def run(work, wl, gpus, platform_args, tag):
     out = os.path.join(work, "out-" + tag)
     cmd = [TRAINSIM, "run", wl, "--platform", os.path.join(ROOT, "platforms", "dgx-h100.yaml"),
            "--gpus", str(gpus), "--quiet", "--ignore-memory", "--out", out] + platform_args
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"torchtitan.py: trainsim failed ({tag}): {r.stderr}")
-    with open(os.path.join(out, "result.json")) as f:
-        return json.load(f)
+    return run_result(cmd, out, f"torchtitan.py ({tag})")
 
 
 def published_runs(work):
