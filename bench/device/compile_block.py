@@ -37,6 +37,12 @@ def wrap(blk, mode, compiled):
     return torch.compile(fn, fullgraph=True) if compiled else fn
 
 
+def run_fns(fns, x, freqs):
+    for fn in fns:
+        x = fn(x, freqs)
+    return x
+
+
 def case(name, layers, h, heads, kv, ffn, seq, mbs, mode, compiled, warmup, reps):
     torch.manual_seed(0)
     torch._dynamo.reset()
@@ -46,30 +52,8 @@ def case(name, layers, h, heads, kv, ffn, seq, mbs, mode, compiled, warmup, reps
     freqs = op_sac.rope_table(h // heads, seq).cuda()
     x = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     g = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16)
-    fwd, bwd, held = [], [], []
-    for i in range(warmup + reps):
-        for p in blocks.parameters():
-            if p.grad is not None:
-                p.grad.zero_()
-        x.grad = None
-        torch.cuda.synchronize()
-        base = torch.cuda.memory_allocated()
-        e = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
-        e[0].record()
-        y = x
-        for fn in fns:
-            y = fn(y, freqs)
-        e[1].record()
-        torch.cuda.synchronize()
-        after = torch.cuda.memory_allocated()
-        y.backward(g)
-        e[2].record()
-        torch.cuda.synchronize()
-        del y
-        if i >= warmup:
-            fwd.append(e[0].elapsed_time(e[1]))
-            bwd.append(e[1].elapsed_time(e[2]))
-            held.append(after - base)
+    fwd, bwd, held, _, _ = op_sac.timed_steps(blocks.parameters(), x, g, warmup, reps,
+                                              run_fns, fns, x, freqs)
     del blocks, fns, x, g
     torch.cuda.empty_cache()
     return [name, layers, h, heads, kv, ffn, seq, mbs, mode, "compiled" if compiled else "eager",

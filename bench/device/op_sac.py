@@ -145,6 +145,39 @@ def run_blocks(blocks, x, freqs_cis, mode):
     return x
 
 
+def timed_steps(params, x, g, warmup, reps, forward, *args):
+    """Times forward(*args) and its backward from g after warm-ups, zeroing gradients between steps;
+    returns per-step lists: forward ms, backward ms, bytes held after the forward, peak bytes and
+    peak reserved bytes, each over the step's starting allocation."""
+    params = list(params)
+    fwd, bwd, held, peak, reserved = [], [], [], [], []
+    for i in range(warmup + reps):
+        for p in params:
+            if p.grad is not None:
+                p.grad.zero_()
+        x.grad = None
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base, base_res = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+        e = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+        e[0].record()
+        out = forward(*args)
+        e[1].record()
+        torch.cuda.synchronize()
+        after = torch.cuda.memory_allocated()
+        out.backward(g)
+        e[2].record()
+        torch.cuda.synchronize()
+        del out
+        if i >= warmup:
+            fwd.append(e[0].elapsed_time(e[1]))
+            bwd.append(e[1].elapsed_time(e[2]))
+            held.append(after - base)
+            peak.append(torch.cuda.max_memory_allocated() - base)
+            reserved.append(torch.cuda.max_memory_reserved() - base_res)
+    return fwd, bwd, held, peak, reserved
+
+
 def layer_case(name, layers, h, heads, kv, ffn, seq, mbs, mode, warmup, reps):
     torch.manual_seed(0)
     blocks = nn.ModuleList(Block(h, heads, kv, ffn) for _ in range(layers)).to("cuda", torch.bfloat16)
@@ -154,32 +187,9 @@ def layer_case(name, layers, h, heads, kv, ffn, seq, mbs, mode, warmup, reps):
     freqs = rope_table(h // heads, seq).cuda()
     x = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     g = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16)
-    fwd, bwd, held, peak, reserved = [], [], [], [], []
     try:
-        for i in range(warmup + reps):
-            for p in blocks.parameters():
-                if p.grad is not None:
-                    p.grad.zero_()
-            x.grad = None
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-            base, base_res = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
-            e = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
-            e[0].record()
-            out = run_blocks(blocks, x, freqs, mode)
-            e[1].record()
-            torch.cuda.synchronize()
-            after = torch.cuda.memory_allocated()
-            out.backward(g)
-            e[2].record()
-            torch.cuda.synchronize()
-            del out
-            if i >= warmup:
-                fwd.append(e[0].elapsed_time(e[1]))
-                bwd.append(e[1].elapsed_time(e[2]))
-                held.append(after - base)
-                peak.append(torch.cuda.max_memory_allocated() - base)
-                reserved.append(torch.cuda.max_memory_reserved() - base_res)
+        fwd, bwd, held, peak, reserved = timed_steps(
+            blocks.parameters(), x, g, warmup, reps, run_blocks, blocks, x, freqs, mode)
         status = "ok"
     except torch.OutOfMemoryError:
         status = "oom"
