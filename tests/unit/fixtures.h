@@ -45,6 +45,20 @@ static inline ts_workload test_workload(long layers, long hidden, long heads, lo
   return wl;
 }
 
+/* A Llama layer as torchtitan builds it: SwiGLU with separate gate and up GEMMs, RMSNorm,
+ * rotary embeddings, no biases or dropout, grouped queries, a plain PyTorch model calling SDPA's
+ * flash backend. */
+static inline void titan_llama(ts_workload *wl, long query_groups, long ffn_hidden) {
+  wl->model.n_query_groups = query_groups;
+  wl->model.ffn_hidden = ffn_hidden;
+  wl->model.swiglu = wl->model.rms_norm = wl->model.rope = true;
+  wl->model.bias = false;
+  wl->model.attention_dropout = wl->model.hidden_dropout = 0;
+  wl->framework = TS_FRAMEWORK_PYTORCH;
+  wl->attention = TS_ATTENTION_SDPA_FLASH;
+  wl->gate_up = TS_GATE_UP_SEPARATE;
+}
+
 static inline int rel_close(double a, double b, double tol) {
   return fabs(a - b) <= tol * fmax(fabs(a), fabs(b));
 }

@@ -456,14 +456,7 @@ static void test_unpad_input_cost(void **state) {
 static void test_op_and_early_stop_recompute(void **state) {
   (void)state;
   ts_workload wl = test_workload(2, 1024, 8, 2048, 50368, 1, 1, 1, 2, 2);
-  wl.framework = TS_FRAMEWORK_PYTORCH;
-  wl.attention = TS_ATTENTION_SDPA_FLASH;
-  wl.model.n_query_groups = 2;
-  wl.model.ffn_hidden = 2816;
-  wl.model.swiglu = wl.model.rms_norm = wl.model.rope = true;
-  wl.model.bias = false;
-  wl.model.hidden_dropout = wl.model.attention_dropout = 0;
-  wl.gate_up = TS_GATE_UP_SEPARATE;
+  titan_llama(&wl, 2, 2816);
   wl.recompute = TS_RECOMPUTE_OP;
   ts_gpu g = h200_gemm_only();
   ts_layer_cost c;

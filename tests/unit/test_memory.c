@@ -391,15 +391,7 @@ static void test_unpad_input_memory(void **state) {
  * activations as without recomputation. */
 static ts_workload llama8b_layers(long layers) {
   ts_workload wl = test_workload(layers, 4096, 32, 8192, 128256, 1, 1, 1, 2, 2);
-  wl.model.n_query_groups = 8;
-  wl.model.ffn_hidden = 14336;
-  wl.model.swiglu = wl.model.rms_norm = wl.model.rope = true;
-  wl.model.bias = false;
-  wl.model.attention_dropout = wl.model.hidden_dropout = 0;
-  wl.framework = TS_FRAMEWORK_PYTORCH;
-  wl.attention = TS_ATTENTION_SDPA_FLASH;
-  wl.flash_attention = true;
-  wl.gate_up = TS_GATE_UP_SEPARATE;
+  titan_llama(&wl, 8, 14336);
   return wl;
 }
 
