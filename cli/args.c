@@ -56,6 +56,7 @@ static const struct {
     {"--overlap-param-gather", "--set parallelism.overlap_param_gather=true"},
     {"--tp-comm-overlap", "--set parallelism.tp_comm_overlap=true"},
     {"--no-overlap-p2p-communication", "--set parallelism.overlap_p2p_comm=false"},
+    {"--grad-reduce-in-bf16", "--set parallelism.grad_reduce_in_bf16=true"},
     {"--num-layers", "--set model.num_layers=N"},
     {"--hidden-size", "--set model.hidden_size=N"},
     {"--ffn-hidden-size", "--set model.ffn_hidden_size=N"},

@@ -810,6 +810,8 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
     emit(o, "--overlap-param-gather", "overlap_param_gather: true");
   if (megatron_switch(m, "tp-comm-overlap"))
     emit(o, "--tp-comm-overlap", "tp_comm_overlap: true");
+  if (megatron_switch(m, "grad-reduce-in-bf16"))
+    emit(o, "--grad-reduce-in-bf16", "grad_reduce_in_bf16: true");
   /* what trainsim did not read: listed, so that nothing passes silently */
   char unread[1024] = "";
   for (int i = 0; i < m->n; i++)

@@ -242,7 +242,8 @@ ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
    * a parameter, bench/device/h100_op_sac_fsdp2.csv). Megatron's --fsdp is left as it was. */
   if (ts_workload_zero(wl) == 3 && ts_framework_is_pytorch(wl->framework) && low)
     return (ts_state_bytes){4.0, 4.0, moments, false};
-  return (ts_state_bytes){eb, deepspeed3 ? eb : 4.0, (low ? 4.0 : 0) + moments, false};
+  return (ts_state_bytes){eb, deepspeed3 ? eb : ts_workload_grad_bytes(wl),
+                          (low ? 4.0 : 0) + moments, false};
 }
 
 /* DeepSpeed's ZeRO-3 step: each sub-group of the rank's partition (sub_group_size elements:

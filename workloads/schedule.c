@@ -838,7 +838,8 @@ static void host(tpl *t, double seconds) {
   push(t, e);
 }
 
-/* Gradient buckets of one backward pass: fp32 gradients gather in a bucket of
+/* Gradient buckets of one backward pass: fp32 gradients (bf16 with grad_reduce_in_bf16: the
+ * same parameters a bucket, Megatron sizing buckets in elements) gather in a bucket of
  * wl->dp_bucket_bytes, posted when full (reduce-scatter with a sharded optimizer, all-reduce
  * without), as Megatron-LM's overlap_grad_reduce and DeepSpeed's reduce buckets do. With no
  * bucket size, the whole pass's gradients go in one collective at its end. DeepSpeed's ZeRO-3
@@ -863,8 +864,9 @@ typedef struct buckets {
 static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind group,
                             double hbm_Bps) {
   bool deepspeed3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1 && !wl->is_fsdp;
-  buckets bk = {.size_bytes = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl),
-                .elem_bytes = 4.0,
+  double grad = ts_workload_grad_bytes(wl);
+  buckets bk = {.size_bytes = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl) * grad / 4.0,
+                .elem_bytes = grad,
                 .op = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE,
                 .group = group,
                 .hbm_Bps = hbm_Bps};
@@ -1683,7 +1685,7 @@ static long embedding_copies(const ts_workload *wl) {
  * last stage, the optimizer step on this rank's share, and with ZeRO-1/2 the all-gather of
  * updated weights (ZeRO-3 gathers them layer by layer in the next forward). Gradients travel
  * in fp32 (Megatron-LM accumulates and all-reduces bf16 models' gradients in fp32:
- * accumulate_allreduce_grads_in_fp32). */
+ * accumulate_allreduce_grads_in_fp32), or bf16 with grad_reduce_in_bf16. */
 /* DeepSpeed's ZeRO-3 ends a step gathering the small parameters that the optimizer updated
  * in shards (stage3.py, _post_step). Before 0.5.5 through _allgather_params: N narrow views, one
  * list all-gather of their partitions, then for each parameter and rank a narrow, a view, a
@@ -1721,6 +1723,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
   /* The experts' parameters are reduced, sharded and gathered over expert data parallelism. */
   double all = ts_cost_stage_params(wl, stage), expert = ts_cost_stage_expert_params(wl, stage);
   double params = all - expert, edp = (double)ts_workload_edp(wl);
+  double grad = ts_workload_grad_bytes(wl); /* a gradient's bytes: fp32, or grad_reduce_in_bf16 */
   double dp = (double)ts_workload_dp_cp(wl), shard_ranks = (double)ts_workload_shard_ranks(wl);
   bool sharded = ts_workload_zero(wl) >= 1 && dp > 1,
        expert_sharded = ts_workload_zero(wl) >= 1 && edp > 1;
@@ -1730,13 +1733,13 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
     wait_posted(t, 0);
   } else {
     if (dp > 1)
-      coll(t, reduce, TS_GROUP_DP, 4.0 * params, TS_CAT_DP);
+      coll(t, reduce, TS_GROUP_DP, grad * params, TS_CAT_DP);
     if (edp > 1)
-      coll(t, reduce, TS_GROUP_EDP, 4.0 * expert, TS_CAT_DP);
+      coll(t, reduce, TS_GROUP_EDP, grad * expert, TS_CAT_DP);
   }
   if (embedding_copy(wl, stage) || (stage == 0 && embedding_copies(wl) > 0)) {
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
-    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, 4.0 * word, TS_CAT_DP);
+    coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, grad * word, TS_CAT_DP);
   }
   double shard = sharded ? shard_ranks : 1.0, expert_shard = expert_sharded ? edp : 1.0;
   at(t, TS_OP_OPTIMIZER, -1);

@@ -112,6 +112,7 @@ static const char *const parallel_keys[] = {"tensor",
                                             "overlap_param_gather",
                                             "tp_comm_overlap",
                                             "overlap_p2p_comm",
+                                            "grad_reduce_in_bf16",
                                             "stage3_prefetch_bucket_size",
                                             "stage3_param_persistence_threshold",
                                             "stage3_max_reuse_distance",
@@ -854,6 +855,10 @@ static int read_parallel(const reader *r, int root, ts_workload *wl) {
   if (rc_p2p < 0)
     return -1;
   l->overlap_p2p_comm = rc_p2p == 1 ? here(r, p, "overlap_p2p_comm") : l->tp;
+  int rc_grb = ts_doc_get_bool(r->doc, p, "grad_reduce_in_bf16", &wl->grad_reduce_in_bf16, r->err);
+  if (rc_grb < 0)
+    return -1;
+  l->grad_reduce_in_bf16 = rc_grb == 1 ? here(r, p, "grad_reduce_in_bf16") : l->tp;
   int rc_opg =
       ts_doc_get_bool(r->doc, p, "overlap_param_gather", &wl->overlap_param_gather, r->err);
   if (rc_opg < 0)
@@ -1569,6 +1574,15 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "overlap_param_gather overlaps the distributed optimizer's all-gather of "
                      "updated weights, which needs zero_stage 1 or 2, found zero_stage %d",
                      wl->zero_stage);
+  if (wl->grad_reduce_in_bf16 &&
+      (wl->precision != TS_PREC_BF16 || wl->is_autocast || wl->framework != TS_FRAMEWORK_MEGATRON ||
+       ts_workload_zero(wl) > 2))
+    return ts_err_at(err, l->grad_reduce_in_bf16,
+                     "grad_reduce_in_bf16 makes Megatron's fp32 gradient buffers bf16: it needs "
+                     "precision bf16 (weights in bf16, not autocast), framework megatron and "
+                     "zero_stage 0 to 2, found precision %s%s, framework %s, zero_stage %d",
+                     ts_precision_names[wl->precision], wl->is_autocast ? " (autocast)" : "",
+                     ts_framework_names[wl->framework], ts_workload_zero(wl));
   if (wl->overlap_p2p_comm && wl->virtual_stages < 2)
     return ts_err_at(err, l->overlap_p2p_comm,
                      "overlap_p2p_comm overlaps the interleaved schedule's pipeline sends and "
@@ -1646,6 +1660,10 @@ bool ts_workload_is_hsdp(const ts_workload *wl) {
 
 long ts_workload_shard_ranks(const ts_workload *wl) {
   return ts_workload_is_hsdp(wl) ? wl->dp_shard * wl->cp : ts_workload_dp_cp(wl);
+}
+
+double ts_workload_grad_bytes(const ts_workload *wl) {
+  return wl->grad_reduce_in_bf16 ? 2.0 : 4.0;
 }
 
 long ts_workload_chunks(const ts_workload *wl) {

@@ -140,7 +140,7 @@ typedef struct ts_workload_locs {
   ts_loc n_layers, hidden, n_heads, n_query_groups, seq, vocab, ffn_hidden;
   ts_loc global_batch, micro_batch, precision;
   ts_loc tp, pp, dp, zero_stage, schedule, recompute, gpus, sequence_parallel, virtual_stages;
-  ts_loc overlap_p2p_comm;
+  ts_loc overlap_p2p_comm, grad_reduce_in_bf16;
   ts_loc dp_bucket, first_stage_layers, last_stage_layers, overlap_param_gather, tp_comm_overlap;
   ts_loc account_split; /* account_for_embedding/loss_in_pipeline_split */
   ts_loc layout; /* pipeline_model_parallel_layout */
@@ -311,6 +311,10 @@ typedef struct ts_workload {
    * and receives are posted without waiting and waited for only after the next chunk's compute,
    * so a rank's sends complete under that compute instead of at its next receive. */
   bool overlap_p2p_comm;
+  /* Gradients accumulated and reduced in bf16, not fp32: Megatron-LM's --grad-reduce-in-bf16
+   * (DDP's grad_reduce_in_fp32 off: the main_grad buffers are bf16), NeMo's
+   * optim.grad_sync_dtype bf16 (Apex's DistributedFusedAdam). */
+  bool grad_reduce_in_bf16;
   /* ZeRO-3 as PyTorch FSDP runs it (--fsdp, or framework pytorch): one gather per layer; else
    * as DeepSpeed runs it (Megatron-DeepSpeed): one per weight matrix, prefetched while they
    * fit in stage3_prefetch_bucket_size elements, parameters under
@@ -390,6 +394,9 @@ bool ts_workload_gathers_params(const ts_workload *wl);
  * shard group's (data_parallel_shard_degree x cp); ts_workload_is_hsdp: whether those differ. */
 long ts_workload_shard_ranks(const ts_workload *wl);
 bool ts_workload_is_hsdp(const ts_workload *wl);
+/* Bytes a gradient element of Megatron's buffers and reductions: 4 (fp32, Megatron-LM's
+ * accumulate_allreduce_grads_in_fp32 for bf16 models), 2 with grad_reduce_in_bf16. */
+double ts_workload_grad_bytes(const ts_workload *wl);
 
 /* Model chunks a pipeline rank holds: virtual_stages, or dualpipe's two (rank r holds block r
  * of the pipeline going forward and block p - 1 - r of the one going back: two copies of the

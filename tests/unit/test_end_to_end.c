@@ -446,8 +446,9 @@ static void test_import_hf(void **state) {
     }
     assert_int_equal(unlink(path), 0);
   }
-  /* Megatron-Core's Mixtral 8x7B example launch line (megatron/core/transformer/moe/README.md)
-   * counts the preset's 46.7B parameters, and names the flags it did not read */
+  /* Megatron-Core's Mixtral 8x7B example launch line (megatron/core/transformer/moe/README.md,
+   * with --grad-reduce-in-bf16) counts the preset's 46.7B parameters, and names the flags it
+   * did not read */
   char args[2048], path[700];
   snprintf(args, sizeof args,
            "import megatron --vocab-size 32000 -- --num-layers 32 --hidden-size 4096 "
@@ -456,8 +457,10 @@ static void test_import_hf(void **state) {
            "--untie-embeddings-and-output-weights --group-query-attention --num-query-groups 8 "
            "--normalization RMSNorm --num-experts 8 --expert-model-parallel-size 8 "
            "--moe-router-topk 2 --moe-grouped-gemm --micro-batch-size 1 --global-batch-size 128 "
-           "--lr 1e-4 --bf16 --pipeline-model-parallel-size 4 --use-distributed-optimizer");
+           "--lr 1e-4 --bf16 --pipeline-model-parallel-size 4 --use-distributed-optimizer "
+           "--grad-reduce-in-bf16");
   spawn_result meg = spawn_trainsim_ok(args);
+  assert_non_null(strstr(meg.out, "grad_reduce_in_bf16: true"));
   assert_non_null(
       strstr(meg.out, "# not read (no bearing on the iteration, or not modelled): --lr"));
   snprintf(path, sizeof path, "%s/mixtral.yaml", dir);

@@ -117,6 +117,11 @@ static void test_stage_memory(void **state) {
   ts_memory_stage(&wl, 1, &m1);
   assert_rel(m1.bytes[TS_MEM_OPTIMIZER], 12 * p1 / 8, 1e-12); /* 6 + 12/d */
   assert_rel(m1.bytes[TS_MEM_GRADIENTS], 4 * p1, 1e-12);
+  wl.grad_reduce_in_bf16 = true; /* bf16 gradient buffers: 2 bytes a parameter */
+  ts_memory_stage(&wl, 1, &m1);
+  assert_rel(m1.bytes[TS_MEM_GRADIENTS], 2 * p1, 1e-12);
+  assert_rel(m1.bytes[TS_MEM_OPTIMIZER], 12 * p1 / 8, 1e-12);
+  wl.grad_reduce_in_bf16 = false;
   wl.zero_stage = 2; /* 2 + 16/d */
   ts_memory_stage(&wl, 1, &m1);
   assert_rel(m1.bytes[TS_MEM_GRADIENTS], 4 * p1 / 8, 1e-12);

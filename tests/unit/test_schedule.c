@@ -647,6 +647,14 @@ static void test_templates(void **state) {
   ts_job_fini(&job);
 }
 
+/* The asynchronous collectives of kind op in a block. */
+static int async_colls(const ts_block *b, ts_coll_op op) {
+  int n = 0;
+  for (int e = 0; e < b->n_events; e++)
+    n += b->events[e].kind == TS_EV_COLL && b->events[e].is_async && b->events[e].coll_op == op;
+  return n;
+}
+
 /* Bytes of the asynchronous collectives of kind op in a block, and its waits. */
 static double posted_bytes(const ts_block *b, ts_coll_op op, int *waits) {
   double bytes = 0;
@@ -691,6 +699,38 @@ static void test_data_parallel_streams(void **state) {
     assert_int_equal(waits, 1);
     assert_int_equal(epi->events[0].kind, TS_EV_WAIT);
   }
+  int fp32_posts[4];
+  for (long s = 0; s < 4; s++)
+    fp32_posts[s] =
+        async_colls(&job.programs[ts_layout_rank(&wl, (ts_coords){0, 0, s})].blocks[2 * m - 1],
+                    TS_COLL_REDUCE_SCATTER);
+  ts_job_fini(&job);
+  /* grad_reduce_in_bf16: half the bytes, in as many buckets (a bucket holds the same
+   * parameters); without buckets the epilogue reduces 2 bytes a parameter, the embedding's
+   * all-reduce too. */
+  wl.grad_reduce_in_bf16 = true;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  for (long s = 0; s < 4; s++) {
+    const ts_block *last =
+        &job.programs[ts_layout_rank(&wl, (ts_coords){0, 0, s})].blocks[2 * m - 1];
+    assert_rel(posted_bytes(last, TS_COLL_REDUCE_SCATTER, &waits),
+               2.0 * ts_cost_stage_params(&wl, s), 1e-12);
+    assert_int_equal(async_colls(last, TS_COLL_REDUCE_SCATTER), fp32_posts[s]);
+  }
+  ts_job_fini(&job);
+  wl.dp_bucket_bytes = 0;
+  assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+  const ts_block *epilogue = &job.programs[0].blocks[2 * m];
+  double reduced = 0, embedding = 0;
+  for (int e = 0; e < epilogue->n_events; e++) {
+    const ts_event *ev = &epilogue->events[e];
+    if (ev->kind == TS_EV_COLL && ev->group == TS_GROUP_DP && ev->coll_op == TS_COLL_REDUCE_SCATTER)
+      reduced += ev->bytes;
+    if (ev->kind == TS_EV_COLL && ev->group == TS_GROUP_EMBEDDING)
+      embedding += ev->bytes;
+  }
+  assert_rel(reduced, 2.0 * ts_cost_stage_params(&wl, 0), 1e-12);
+  assert_rel(embedding, 2.0 * (double)ts_workload_padded_vocab(&wl) / 2.0 * 1024.0, 1e-12);
   ts_job_fini(&job);
 
   wl = test_workload(8, 1024, 16, 512, 1000, 2, 1, 4, 16, 1);
@@ -777,13 +817,6 @@ static double host_time(const ts_block *b, int *n) {
       (*n)++;
     }
   return s;
-}
-
-static int async_colls(const ts_block *b, ts_coll_op op) {
-  int n = 0;
-  for (int e = 0; e < b->n_events; e++)
-    n += b->events[e].kind == TS_EV_COLL && b->events[e].is_async && b->events[e].coll_op == op;
-  return n;
 }
 
 /* DeepSpeed's ZeRO-3 by release (stack.h, ts_deepspeed_path), 8 GPT layers (12 tensors each,
