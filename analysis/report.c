@@ -503,6 +503,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "links", info->n_links, &k);
   json_long(f, 4, "routes", info->n_routes, &k);
   json_long(f, 4, "played_ranks", info->n_played_ranks, &k);
+  if (info->shortcut != NULL)
+    json_str(f, 4, "shortcut", info->shortcut, &k);
   if (info->played_microbatches > 0) { /* periodic play (sim/simulate.h) */
     json_long(f, 4, "played_microbatches", info->played_microbatches, &k);
     json_num(f, 4, "periodic_error_s", info->periodic_error_s, &k);

@@ -22,7 +22,7 @@ typedef struct ts_run_info {
   long seed; /* of a random placement; -1 otherwise */
   long n_events, n_merged_events, n_transfers, n_links, n_routes;
   long n_ranks, n_played_ranks; /* node or rail play: fewer ranks played than the job has */
-  const char *shortcut; /* "node play", "rail play"; NULL: every rank played its own */
+  const char *shortcut; /* ts_sim_result's; NULL: every rank played its own */
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives;
   double overlap_slowdown; /* the one the engine applied */
   /* Compute x this: the job's slowest GPU against a typical one (gpu.speed_spread) */

@@ -404,11 +404,15 @@ static bool move_all(int fd, void *buf, size_t n, bool is_write) {
 
 /* What the child sends back: a status (0 carried on, -1 an error), the error,
  * the result's figures, then each rank's. */
+/* The engine's shortcuts (ts_sim_result.shortcut), as the child names them. */
+static const char *const shortcut_names[] = {"node play", "rail play",
+                                             "node play, then every rank"};
+
 typedef struct periodic_head {
   int status;
   ts_err err;
   ts_sim_result sim; /* its pointers are not sent */
-  int shortcut; /* 0 none, 1 node play, 2 rail play */
+  int shortcut; /* 0 none, else 1 + its index in shortcut_names */
   double n_events, overlap_slowdown;
 } periodic_head;
 
@@ -445,9 +449,11 @@ static void periodic_child(const ts_platform *pf, const ts_workload *wl,
   }
   sim.result.periodic_error_s = extrapolate(wl, blocks, played, &sim.result);
   head.sim = sim.result;
-  head.shortcut = sim.result.shortcut == NULL                     ? 0
-                  : strcmp(sim.result.shortcut, "rail play") == 0 ? 2
-                                                                  : 1;
+  for (int i = 0;
+       sim.result.shortcut != NULL && i < (int)(sizeof shortcut_names / sizeof *shortcut_names);
+       i++)
+    if (strcmp(sim.result.shortcut, shortcut_names[i]) == 0)
+      head.shortcut = i + 1;
   head.n_events = events;
   head.overlap_slowdown = sim.overlap_slowdown;
   bool ok = move_all(fd, &head, sizeof head, true);
@@ -529,7 +535,7 @@ static int play_periodic(const ts_platform *pf, const ts_workload *wl, const ts_
   out->job = job;
   out->result = head.sim;
   out->result.ranks = ranks;
-  out->result.shortcut = head.shortcut == 0 ? NULL : head.shortcut == 2 ? "rail play" : "node play";
+  out->result.shortcut = head.shortcut == 0 ? NULL : shortcut_names[head.shortcut - 1];
   out->n_events = head.n_events;
   out->overlap_slowdown = head.overlap_slowdown;
   out->slowest_gpu_slowdown = ts_variation_slowdown(pf->gpu.speed_spread, wl->n_gpus);

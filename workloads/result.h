@@ -44,9 +44,11 @@ typedef struct ts_sim_result {
   long n_links; /* SimGrid links created */
   long n_ring_collectives, n_hierarchical_collectives, n_tree_collectives; /* by algorithm */
   long n_routes;
-  long n_played_ranks; /* ranks that played; the others shared a player's timeline */
-  const char
-      *shortcut; /* how: "node play", "rail play" (sim/engine/engine.h); NULL: each its own */
+  long n_played_ranks; /* ranks with an actor from the start; the others shared a player's
+                          timeline (under a hand-over, up to it) */
+  /* How: "node play", "rail play", "node play, then every rank" (sim/engine/engine.h); NULL:
+   * each its own. */
+  const char *shortcut;
   /* Periodic play (sim/simulate.c): the microbatches a pipeline played, the others taken at the
    * steady state's measured period; 0: every microbatch played. */
   long played_microbatches;

@@ -98,6 +98,10 @@ typedef struct rank_ctx {
   ts_rank_result *res;
   bool is_traced;
   bool is_done;
+  int multiplicity; /* the ranks it plays for: its node's under node or rail play, else 1 */
+  int start_block, start_event; /* where its actor starts: 0, or a hand-over's event */
+  /* Node play with a hand-over (engine.h): the event at which its node's ranks take over; -1 */
+  int handover_block, handover_event;
   /* The communication stream, an actor of its own for ranks with asynchronous collectives:
    * it runs async[] in order, each once the rank has posted it. */
   long n_async;
@@ -137,6 +141,14 @@ static struct {
   bool *is_whole; /* rail play: [group] it holds whole nodes (its players play it) */
   const int *snapshot_blocks; /* ts_engine_opts' */
   double *bundle_Bps; /* [rank * 2 + end]: a player's node bundle, out (0) and in (1) */
+  /* Node play with a hand-over (engine.h): [group] every member plays its collectives, after
+   * the hand-over; [rank * 2]: a player's hand-over event (block, event), -1 when none. */
+  bool is_handover_play;
+  bool *is_deferred;
+  int *handover;
+  const ts_platform *pf;
+  rank_ctx *ctx; /* [rank] */
+  const bool *is_traced; /* ts_engine_opts' */
 } eng;
 
 static void flush_sends(rank_ctx *c) {
@@ -368,7 +380,7 @@ static int merged_run_length(const rank_ctx *c, const ts_block *blk, int first) 
 static void run_merged(rank_ctx *c, int b, int first, int n) {
   const ts_block *blk = &c->prog->blocks[b];
   c->n_pending_before_compute = c->n_pending;
-  eng.n_merged_events += (long)n * eng.multiplicity;
+  eng.n_merged_events += (long)n * c->multiplicity;
   double t0 = simgrid_get_clock(), before = 0, after = 0, wait = 0;
   ts_coll_group *cg = NULL;
   int barrier_at = first + n; /* the first collective */
@@ -445,6 +457,32 @@ static void collect_async(rank_ctx *c) {
   }
 }
 
+static void start_actor(rank_ctx *c);
+
+/* Node play with a hand-over (engine.h): at its first collective across nodes, the player has
+ * its sends completed (as run_event would before that collective) and every rank of its node
+ * goes on from there with an actor of its own and the player's results so far. */
+static void hand_over(rank_ctx *c, int block, int event) {
+  double t0 = simgrid_get_clock();
+  flush_sends(c);
+  c->res->time_s[TS_CAT_PP] += simgrid_get_clock() - t0;
+  const long *members = eng.played_for[c->rank];
+  for (int j = 0; j < c->multiplicity; j++) {
+    rank_ctx *to = &eng.ctx[members[j]];
+    to->handover_block = -1;
+    if (to == c)
+      continue;
+    to->is_traced = eng.is_traced != NULL && eng.is_traced[to->rank];
+    ts_rank_result_share(to->res, c->res, c->prog->n_blocks, to->is_traced);
+    to->multiplicity = 1;
+    to->start_block = block;
+    to->start_event = event;
+    start_actor(to);
+  }
+  c->multiplicity = 1;
+  c->is_traced = eng.is_traced != NULL && eng.is_traced[c->rank];
+}
+
 static void rank_main(int argc, char **argv) {
   (void)argc;
   (void)argv;
@@ -457,9 +495,11 @@ static void rank_main(int argc, char **argv) {
    * sent (eager), a simplification that can only hide waiting. */
   for (int k = 0; eng.job->is_pipeline_wrapped && k < TS_PEERS; k++)
     sg_mailbox_set_receiver(sg_mailbox_get_name(c->inbox[k]));
-  for (int b = 0; b < c->prog->n_blocks; b++) {
+  for (int b = c->start_block; b < c->prog->n_blocks; b++) {
     const ts_block *blk = &c->prog->blocks[b];
-    for (int e = 0; e < blk->n_events;) {
+    for (int e = b == c->start_block ? c->start_event : 0; e < blk->n_events;) {
+      if (b == c->handover_block && e == c->handover_event)
+        hand_over(c, b, e);
       int n = merged_run_length(c, blk, e);
       if (n >= 2)
         run_merged(c, b, e, n);
@@ -467,7 +507,7 @@ static void rank_main(int argc, char **argv) {
         run_event(c, b, e);
       e += n >= 2 ? n : 1;
     }
-    eng.n_events += (long)blk->n_events * eng.multiplicity;
+    eng.n_events += (long)blk->n_events * c->multiplicity;
     if (eng.on_progress != NULL)
       eng.on_progress(eng.progress_ctx, (double)eng.n_events, simgrid_get_clock());
     if (c->res->block_end_s != NULL)
@@ -477,9 +517,9 @@ static void rank_main(int argc, char **argv) {
         memcpy(c->res->snapshot_time_s[i], c->res->time_s, sizeof c->res->time_s);
         c->res->snapshot_flops[i] = c->res->flops;
       }
-    for (int i = 0; c->res->block_end_s != NULL && eng.on_block != NULL && i < eng.multiplicity;
+    for (int i = 0; c->res->block_end_s != NULL && eng.on_block != NULL && i < c->multiplicity;
          i++) /* for every rank the actor plays for */
-      eng.on_block(eng.block_ctx, eng.player != NULL ? eng.played_for[c->rank][i] : c->rank, b,
+      eng.on_block(eng.block_ctx, c->multiplicity > 1 ? eng.played_for[c->rank][i] : c->rank, b,
                    c->res->block_end_s[b]);
   }
   double t0 = simgrid_get_clock();
@@ -581,21 +621,28 @@ static bool node_route(const ts_platform *pf, const ts_job *job, long src, long 
 }
 
 /* Adds the route from rank src to rank dst (hosts are numbered by rank), once; returns its
- * latency. */
-static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, long src,
-                       long dst) {
+ * latency. is_own: its ranks' own route, also under node play (a deferred group's). */
+static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, long src, long dst,
+                       bool is_own) {
   bool is_new = false;
+  is_own = is_own || eng.player == NULL || eng.is_rail_play;
+  /* Under a hand-over, node play's aggregates share links with single flows: each counts as
+   * its m members (weighted max-min, sg_platform.h), as the members' m flows would. */
+  double weight = !is_own && eng.is_handover_play ? eng.multiplicity : 1;
   long id =
       map_get_or_add(&rs->pairs, ((uint64_t)src << 32) | (uint64_t)dst, rs->n_routes, &is_new);
-  if (!is_new)
+  if (!is_new) {
+    if (rs->routes[id].weight != weight) /* one host pair, two routes: SimGrid keeps one */
+      rs->is_node_play_refused = true;
     return rs->routes[id].lat_s;
+  }
   ts_route r;
-  if (eng.player == NULL || eng.is_rail_play)
+  if (is_own)
     ts_route_between(pf, ts_job_gpu(job, src), ts_job_gpu(job, dst), &r);
   for (int k = 0; eng.is_rail_play && k < r.n_links; k++) /* each link's rail-0 stand-in */
     if (!ts_route_rail_link(pf, r.links[k], &r.links[k]))
       rs->is_node_play_refused = true;
-  if (eng.player != NULL && !eng.is_rail_play && !node_route(pf, job, src, dst, &r)) {
+  if (!is_own && !node_route(pf, job, src, dst, &r)) {
     rs->is_node_play_refused = true; /* the caller starts over, every rank playing */
     r = (ts_route){.n_links = 0};
   }
@@ -617,7 +664,7 @@ static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, 
       rs->link_ids[rs->n_links++] = r.links[k];
     }
   }
-  rs->routes[rs->n_routes++] = (ts_sg_route){src, dst, r.n_links, idx, r.lat_s};
+  rs->routes[rs->n_routes++] = (ts_sg_route){src, dst, r.n_links, idx, r.lat_s, weight};
   return r.lat_s;
 }
 
@@ -630,9 +677,19 @@ static void route_set_fini(route_set *rs) {
   map_fini(&rs->links);
 }
 
-/* Whether rank r plays (has an actor). */
+/* Whether rank r plays (has an actor from the start). */
 static bool plays(long r) {
   return eng.player == NULL || eng.player[r] == r;
+}
+
+/* Whether group g's collectives are played after a hand-over, by all of its members. */
+static bool is_deferred(long g) {
+  return eng.is_deferred != NULL && eng.is_deferred[g];
+}
+
+/* Whether member r of group g plays g's collectives. */
+static bool member_plays(long g, long r) {
+  return plays(r) || is_deferred(g);
 }
 
 /* Whether group g plays its collectives as transfers, every member having an actor (or, under
@@ -640,7 +697,7 @@ static bool plays(long r) {
  * tensor-parallel group has one (its collectives are priced) and the other groups of its
  * other members none (they are never reached). */
 static bool group_plays(const ts_job *job, long g) {
-  if (eng.is_whole != NULL && eng.is_whole[g])
+  if ((eng.is_whole != NULL && eng.is_whole[g]) || is_deferred(g))
     return true;
   for (int i = 0; eng.player != NULL && i < job->groups[g].n_members; i++)
     if (!plays(job->groups[g].members[i]))
@@ -661,33 +718,34 @@ static void collect_routes(const ts_platform *pf, const ts_job *job, route_set *
     for (int r = 0; group_plays(job, g) && r < cg->n_rings; r++)
       for (int i = 0; cg->n > 1 && i < cg->n; i++) {
         const long *ring = &cg->ring_ranks[r * cg->n];
-        if (!plays(ring[i])) /* rail play: its player sends for it */
+        bool own = is_deferred(g);
+        if (!member_plays(g, ring[i])) /* rail play: its player sends for it */
           continue;
-        double lat = add_pair(pf, job, rs, ring[i], ring[(i + 1) % cg->n]);
+        double lat = add_pair(pf, job, rs, ring[i], ring[(i + 1) % cg->n], own);
         if (lat > cg->max_hop_lat_s)
           cg->max_hop_lat_s = lat;
         if (cg->n >= 3) /* trees' chains inside nodes run both ways, along every ring */
-          add_pair(pf, job, rs, ring[(i + 1) % cg->n], ring[i]);
+          add_pair(pf, job, rs, ring[(i + 1) % cg->n], ring[i], own);
         for (int j = 0; cg->is_all_to_all && r == 0 && j < cg->n; j++)
-          if (j != i && plays(ring[j]))
-            add_pair(pf, job, rs, ring[i], ring[j]);
+          if (j != i && member_plays(g, ring[j]))
+            add_pair(pf, job, rs, ring[i], ring[j], own);
         for (int t = 0; cg->tree_children != NULL && r == 0 && t < 2; t++) { /* tree edges */
           int parent = ts_coll_tree_parent(cg->n, t, i);
           if (parent >= 0) {
-            add_pair(pf, job, rs, ring[i], ring[parent]);
-            add_pair(pf, job, rs, ring[parent], ring[i]);
+            add_pair(pf, job, rs, ring[i], ring[parent], own);
+            add_pair(pf, job, rs, ring[parent], ring[i], own);
           }
         }
         if (cg->per_node > 0 && r == 0) { /* hierarchical: next on the node, next node */
           int m = cg->per_node;
           int in = i - i % m + (i % m + 1) % m, across = (i + m) % cg->n;
-          add_pair(pf, job, rs, ring[i], ring[in]);
-          add_pair(pf, job, rs, ring[i], ring[across]);
+          add_pair(pf, job, rs, ring[i], ring[in], own);
+          add_pair(pf, job, rs, ring[i], ring[across], own);
           for (int t = 0; t < 2; t++) { /* node trees */
             int parent = ts_coll_node_tree_parent(cg, t, i);
             if (parent >= 0) {
-              add_pair(pf, job, rs, ring[i], ring[parent]);
-              add_pair(pf, job, rs, ring[parent], ring[i]);
+              add_pair(pf, job, rs, ring[i], ring[parent], own);
+              add_pair(pf, job, rs, ring[parent], ring[i], own);
             }
           }
         }
@@ -696,7 +754,7 @@ static void collect_routes(const ts_platform *pf, const ts_job *job, route_set *
   for (long r = 0; r < job->n_ranks; r++)
     for (int p = 0; plays(r) && p < TS_PEERS; p++)
       if (job->rank_peer[r * TS_PEERS + p] >= 0)
-        add_pair(pf, job, rs, r, job->rank_peer[r * TS_PEERS + p]);
+        add_pair(pf, job, rs, r, job->rank_peer[r * TS_PEERS + p], false);
 }
 
 static void stop_playing_for_others(void);
@@ -1017,16 +1075,159 @@ static long *plan_rail_play(const ts_platform *pf, const ts_job *job) {
   return player;
 }
 
+/* What node play with a hand-over needs of a program, found once per program (a stage's ranks
+ * share their blocks): where its node hands over and the in-pass collectives it prices. */
+typedef struct program_memo {
+  const ts_block *blocks;
+  bool ok;
+  int handover[2]; /* block, event; -1 when none */
+  int n_priced;
+  struct priced_call {
+    int kind;
+    ts_coll_op op;
+    double bytes;
+  } priced[32];
+} program_memo;
+
+/* Fills memo for prog. Its node hands over (hand_over) at the first collective of a group of a
+ * kind that runs between passes (data parallelism, the embedding), if the program allows one:
+ * no asynchronous collective before it, and from it on collectives of such groups only and no
+ * pipeline message. memo->ok is false when it does not, or prices too many kinds of call. */
+static void study_program(const ts_program *prog, program_memo *memo) {
+  *memo = (program_memo){.blocks = prog->blocks, .ok = true, .handover = {-1, -1}};
+  for (int b = 0; memo->ok && b < prog->n_blocks; b++)
+    for (int e = 0; memo->ok && e < prog->blocks[b].n_events; e++) {
+      const ts_event *ev = &prog->blocks[b].events[e];
+      bool after = memo->handover[0] >= 0;
+      if (ev->kind == TS_EV_SEND || ev->kind == TS_EV_RECV)
+        memo->ok = !after;
+      if (ev->kind != TS_EV_COLL)
+        continue;
+      bool between = !ts_group_is_in_pass(ev->group);
+      memo->ok = after ? between : !ev->is_async;
+      if (between && !after)
+        memcpy(memo->handover, (int[]){b, e}, sizeof memo->handover);
+      int i = 0;
+      while (i < memo->n_priced &&
+             (memo->priced[i].kind != ev->group || memo->priced[i].op != (ts_coll_op)ev->coll_op ||
+              memo->priced[i].bytes != ev->bytes))
+        i++;
+      if (!between && i == memo->n_priced) {
+        memo->ok = memo->ok && i < (int)(sizeof memo->priced / sizeof *memo->priced);
+        if (memo->ok)
+          memo->priced[memo->n_priced++] =
+              (struct priced_call){ev->group, (ts_coll_op)ev->coll_op, ev->bytes};
+      }
+    }
+}
+
+/* Whether two groups of kind `kind` price the calls of memo alike: time and algorithm. */
+static bool priced_alike(ts_coll_group *a, ts_coll_group *b, const program_memo *memo, int kind) {
+  for (int i = 0; a != b && i < memo->n_priced; i++) {
+    const struct priced_call *call = &memo->priced[i];
+    if (call->kind == kind &&
+        (ts_coll_estimate_s(a, call->op, call->bytes) !=
+             ts_coll_estimate_s(b, call->op, call->bytes) ||
+         ts_coll_choose(a, call->op, call->bytes) != ts_coll_choose(b, call->op, call->bytes)))
+      return false;
+  }
+  return true;
+}
+
+/* Node play with a hand-over (engine.h): [rank] its node's player (the rank on local GPU 0), or
+ * NULL when a condition fails: full nodes whose ranks run one program; the groups that run
+ * inside a pass tensor-parallel ones inside the node, priced alike, the player first in its
+ * own; pipeline peers of member j member j's of other nodes; every other group either of one
+ * member or across nodes (deferred: all of its members play it) and reached only after the
+ * program's last pipeline message (study_program). Sets eng.is_deferred and eng.handover. */
+static long *plan_handover_play(const ts_platform *pf, const ts_job *job) {
+  int m = pf->gpus_per_node;
+  if (eng.fidelity != TS_FIDELITY_HYBRID || m < 2)
+    return NULL;
+  long n_gpus = ts_platform_n_gpus(pf), n = job->n_ranks;
+  eng.node_ranks = ts_alloc((size_t)n_gpus, sizeof *eng.node_ranks);
+  for (long g = 0; g < n_gpus; g++)
+    eng.node_ranks[g] = -1;
+  for (long r = 0; r < n; r++)
+    eng.node_ranks[ts_job_gpu(job, r)] = r;
+  long *player = ts_alloc((size_t)n, sizeof *player);
+  int *pos = ts_alloc((size_t)n, sizeof *pos);
+  eng.is_deferred = ts_alloc((size_t)job->n_groups, sizeof *eng.is_deferred);
+  eng.handover = ts_alloc((size_t)n * 2, sizeof *eng.handover);
+  bool ok = true;
+  for (long r = 0; ok && r < n; r++) {
+    long gpu = ts_job_gpu(job, r), first = gpu - gpu % m;
+    for (int j = 0; ok && j < m; j++)
+      ok = eng.node_ranks[first + j] >= 0; /* full nodes */
+    player[r] = eng.node_ranks[first];
+    pos[r] = (int)(gpu % m);
+    ok = ok && same_program(&job->programs[r], &job->programs[player[r]]);
+  }
+  enum { MEMOS = 16 };
+  program_memo memos[MEMOS];
+  int n_memos = 0;
+  for (long r = 0; ok && r < n; r++) {
+    long p = player[r];
+    int i = 0; /* the player's program's memo */
+    while (i < n_memos && memos[i].blocks != job->programs[p].blocks)
+      i++;
+    if (i == n_memos && (ok = n_memos < MEMOS))
+      study_program(&job->programs[p], &memos[n_memos++]);
+    ok = ok && memos[i].ok;
+    long tp = job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP];
+    for (int k = 0; ok && k < TS_GROUP_KINDS; k++) {
+      long g = job->rank_group[r * TS_GROUP_KINDS + k],
+           g0 = job->rank_group[p * TS_GROUP_KINDS + k];
+      ok = (g < 0) == (g0 < 0);
+      if (!ok || g < 0)
+        continue;
+      ts_coll_group *cg = &eng.groups[g];
+      if (k == TS_GROUP_TP || (tp >= 0 && same_members(&job->groups[g], &job->groups[tp]))) {
+        ok = cg->n == 1 || (cg->is_in_node && cg->is_lockstep && !cg->is_all_to_all);
+        ok = ok && (r != p || cg->ring_ranks[0] == p); /* the player counts its group's calls */
+        ok = ok && (r != cg->ring_ranks[0] || priced_alike(cg, &eng.groups[g0], &memos[i], k));
+      } else if (ts_group_is_in_pass(k)) {
+        ok = false; /* expert or context parallelism beyond the TP group: not here */
+      } else {
+        ok = cg->n == 1 || !cg->is_in_node;
+        eng.is_deferred[g] = true;
+      }
+    }
+    for (int q = 0; ok && q < TS_PEERS; q++) {
+      long peer = job->rank_peer[r * TS_PEERS + q], peer0 = job->rank_peer[p * TS_PEERS + q];
+      ok = peer < 0 ? peer0 < 0
+                    : peer0 >= 0 && peer0 != p && player[peer] == peer0 && pos[peer] == pos[r];
+    }
+    if (ok)
+      memcpy(&eng.handover[2 * r], memos[i].handover, sizeof memos[i].handover);
+  }
+  free(pos);
+  if (!ok) {
+    free(player);
+    return NULL;
+  }
+  eng.played_for = ts_alloc((size_t)n, sizeof *eng.played_for);
+  for (long r = 0; r < n; r++)
+    eng.played_for[r] = &eng.node_ranks[ts_job_gpu(job, r) - ts_job_gpu(job, r) % m];
+  eng.is_handover_play = true;
+  return player;
+}
+
 /* Every rank plays after all (a route found node or rail play inexact). */
 static void stop_playing_for_others(void) {
   free(eng.player);
   free(eng.played_for);
   free(eng.node_ranks);
   free(eng.is_whole);
+  free(eng.is_deferred);
+  free(eng.handover);
   eng.player = NULL;
   eng.played_for = NULL;
   eng.node_ranks = NULL;
   eng.is_whole = NULL;
+  eng.is_deferred = NULL;
+  eng.handover = NULL;
+  eng.is_handover_play = false;
   eng.is_rail_play = false;
   eng.multiplicity = eng.byte_multiplicity = 1;
 }
@@ -1145,6 +1346,41 @@ static void plan_landings(const ts_platform *pf, const ts_job *job, ts_coll_grou
   free(idx);
 }
 
+/* Starts rank c's actor (and its communication stream's) at its start_block, start_event. */
+static void start_actor(rank_ctx *c) {
+  const ts_job *job = eng.job;
+  long r = c->rank;
+  for (int k = 0; k < TS_GROUP_KINDS; k++) {
+    long g = job->rank_group[r * TS_GROUP_KINDS + k];
+    for (int i = 0; g >= 0 && i < eng.groups[g].n; i++)
+      if (eng.groups[g].ring_ranks[i] == r)
+        c->group_pos[k] = i;
+  }
+  c->inbox[TS_PEER_PREV] = mailbox("act", r, 0);
+  c->inbox[TS_PEER_NEXT] = mailbox("grad", r, 0);
+  long prev = job->rank_peer[r * TS_PEERS + TS_PEER_PREV];
+  long next = job->rank_peer[r * TS_PEERS + TS_PEER_NEXT];
+  c->outbox[TS_PEER_NEXT] = next >= 0 ? mailbox("act", next, 0) : NULL;
+  c->outbox[TS_PEER_PREV] = prev >= 0 ? mailbox("grad", prev, 0) : NULL;
+  char host[64], name[32];
+  host_name(eng.pf, ts_job_gpu(job, r), host, sizeof host);
+  snprintf(name, sizeof name, "rank%ld", r);
+  sg_host_t h = sg_host_by_name(host);
+  TS_ASSERT(h != NULL);
+  sg_actor_t a = sg_actor_init(name, h);
+  sg_actor_set_data(a, c);
+  sg_actor_start(a, rank_main, 0, NULL);
+  collect_async(c);
+  if (c->n_async > 0) {
+    c->posted = sg_sem_init(0);
+    c->finished = sg_sem_init(0);
+    snprintf(name, sizeof name, "stream%ld", r);
+    sg_actor_t st = sg_actor_init(name, h);
+    sg_actor_set_data(st, c);
+    sg_actor_start(st, stream_main, 0, NULL);
+  }
+}
+
 typedef struct simulation {
   const ts_platform *pf;
   const ts_job *job;
@@ -1177,13 +1413,18 @@ static void *simulate(void *arg) {
 
   init_simgrid();
   setup_groups(pf, job);
-  eng.multiplicity = eng.byte_multiplicity = 1;
-  eng.player = opts->is_playing_every_rank ? NULL : plan_node_play(pf, job);
+  if (!opts->is_playing_every_rank) /* the first shortcut whose conditions hold */
+    for (int plan = 0; plan < 3 && eng.player == NULL; plan++) {
+      stop_playing_for_others(); /* what a failed plan left */
+      eng.player = plan == 0   ? plan_node_play(pf, job)
+                   : plan == 1 ? plan_rail_play(pf, job)
+                               : plan_handover_play(pf, job);
+    }
   if (eng.player != NULL) {
-    eng.multiplicity = eng.byte_multiplicity = pf->gpus_per_node;
-    eng.bundle_Bps = ts_alloc((size_t)job->n_ranks * 2, sizeof *eng.bundle_Bps);
-  } else if (!opts->is_playing_every_rank && (eng.player = plan_rail_play(pf, job)) != NULL) {
     eng.multiplicity = pf->gpus_per_node;
+    eng.byte_multiplicity = eng.is_rail_play ? 1 : pf->gpus_per_node;
+    if (!eng.is_rail_play)
+      eng.bundle_Bps = ts_alloc((size_t)job->n_ranks * 2, sizeof *eng.bundle_Bps);
   } else {
     stop_playing_for_others();
   }
@@ -1196,7 +1437,7 @@ static void *simulate(void *arg) {
         cg->barrier = sg_barrier_init(1);
       continue;
     }
-    cg->multiplicity = eng.byte_multiplicity;
+    cg->multiplicity = is_deferred(g) ? 1 : eng.byte_multiplicity;
     for (int i = 0; i < cg->n * cg->n_rings; i++)
       cg->mailboxes[i] = mailbox("ring", g, i);
     if (cg->per_node > 0) {
@@ -1209,7 +1450,7 @@ static void *simulate(void *arg) {
     }
     unsigned players = 0; /* the members with an actor: all but under rail play */
     for (int i = 0; i < cg->n; i++)
-      players += plays(cg->ring_ranks[i]);
+      players += member_plays(g, cg->ring_ranks[i]);
     if (cg->n > 1) /* aggregate rings, and every tree, synchronise on it */
       cg->barrier = sg_barrier_init(players);
     long pair[2] = {ts_job_gpu(job, cg->ring_ranks[0]),
@@ -1227,52 +1468,29 @@ static void *simulate(void *arg) {
         cg->tree_mailboxes[t][i] = mailbox(t == 0 ? "tree0" : "tree1", g, i);
     }
   }
-  rank_ctx *ctx = ts_alloc((size_t)job->n_ranks, sizeof *ctx);
+  rank_ctx *ctx = eng.ctx = ts_alloc((size_t)job->n_ranks, sizeof *ctx);
+  eng.pf = pf;
+  eng.is_traced = opts->is_traced;
   for (long r = 0; r < job->n_ranks; r++) {
     rank_ctx *c = &ctx[r];
     c->rank = r;
     c->prog = &job->programs[r];
     c->res = &res.ranks[r];
+    c->multiplicity = plays(r) ? eng.multiplicity : 1;
+    c->handover_block = eng.handover != NULL ? eng.handover[2 * r] : -1;
+    c->handover_event = eng.handover != NULL ? eng.handover[2 * r + 1] : -1;
     if (opts->is_recording_blocks)
       c->res->block_end_s = ts_alloc((size_t)c->prog->n_blocks, sizeof(double));
     if (opts->is_traced != NULL && opts->is_traced[r]) /* a player traces for its ranks */
       ctx[eng.player != NULL ? eng.player[r] : r].is_traced = true;
-    if (!plays(r))
-      continue;
-    for (int k = 0; k < TS_GROUP_KINDS; k++) {
-      long g = job->rank_group[r * TS_GROUP_KINDS + k];
-      for (int i = 0; g >= 0 && i < eng.groups[g].n; i++)
-        if (eng.groups[g].ring_ranks[i] == r)
-          c->group_pos[k] = i;
-    }
-    c->inbox[TS_PEER_PREV] = mailbox("act", r, 0);
-    c->inbox[TS_PEER_NEXT] = mailbox("grad", r, 0);
-    long prev = job->rank_peer[r * TS_PEERS + TS_PEER_PREV];
-    long next = job->rank_peer[r * TS_PEERS + TS_PEER_NEXT];
-    c->outbox[TS_PEER_NEXT] = next >= 0 ? mailbox("act", next, 0) : NULL;
-    c->outbox[TS_PEER_PREV] = prev >= 0 ? mailbox("grad", prev, 0) : NULL;
-    char host[64], name[32];
-    host_name(pf, ts_job_gpu(job, r), host, sizeof host);
-    snprintf(name, sizeof name, "rank%ld", r);
-    sg_host_t h = sg_host_by_name(host);
-    TS_ASSERT(h != NULL);
-    sg_actor_t a = sg_actor_init(name, h);
-    sg_actor_set_data(a, c);
-    sg_actor_start(a, rank_main, 0, NULL);
-    collect_async(c);
-    if (c->n_async > 0) {
-      c->posted = sg_sem_init(0);
-      c->finished = sg_sem_init(0);
-      snprintf(name, sizeof name, "stream%ld", r);
-      sg_actor_t st = sg_actor_init(name, h);
-      sg_actor_set_data(st, c);
-      sg_actor_start(st, stream_main, 0, NULL);
-    }
   }
+  for (long r = 0; r < job->n_ranks; r++)
+    if (plays(r))
+      start_actor(&ctx[r]);
   simgrid_run();
 
   for (long r = 0; r < job->n_ranks; r++)
-    if (!plays(r) && ctx[eng.player[r]].is_done) { /* it played r's program */
+    if (!ctx[r].is_done && !plays(r) && ctx[eng.player[r]].is_done) { /* it played r's program */
       ts_rank_result_share(&res.ranks[r], &res.ranks[eng.player[r]], job->programs[r].n_blocks,
                            opts->is_traced != NULL && opts->is_traced[r]);
       ctx[r].is_done = true;
@@ -1297,7 +1515,10 @@ static void *simulate(void *arg) {
     }
     res.n_played_ranks += plays(r);
   }
-  res.shortcut = eng.player == NULL ? NULL : eng.is_rail_play ? "rail play" : "node play";
+  res.shortcut = eng.player == NULL     ? NULL
+                 : eng.is_rail_play     ? "rail play"
+                 : eng.is_handover_play ? "node play, then every rank"
+                                        : "node play";
   res.n_events = eng.n_events;
   res.n_merged_events = eng.n_merged_events;
   res.n_transfers = eng.n_transfers;
@@ -1305,6 +1526,8 @@ static void *simulate(void *arg) {
     long times = eng.player != NULL && group_plays(job, g) && !(eng.is_whole && eng.is_whole[g])
                      ? eng.multiplicity
                      : 1;
+    if (eng.is_handover_play) /* a player's TP group's for its node's; deferred ones' their own */
+      times = is_deferred(g) ? 1 : eng.multiplicity / eng.groups[g].n;
     res.n_ring_collectives += times * eng.groups[g].n_calls[TS_ALGO_RING];
     res.n_hierarchical_collectives += times * eng.groups[g].n_calls[TS_ALGO_HIERARCHICAL];
     res.n_tree_collectives += times * eng.groups[g].n_calls[TS_ALGO_TREE];

@@ -28,6 +28,7 @@ class SparseZone : public routing::NetZoneImpl {
   struct Stored {
     std::vector<StandardLinkImpl *> links;
     double lat_s;
+    double sharing_lat_s; // kSharingLatency / the route's weight
   };
   std::unordered_map<unsigned long long, Stored> routes_;
 
@@ -39,8 +40,9 @@ public:
   explicit SparseZone(const std::string &name) : NetZoneImpl(name) {}
 
   void add_explicit_route(const routing::NetPoint *src, const routing::NetPoint *dst,
-                          const std::vector<sg4::LinkInRoute> &links, double lat_s) {
-    routes_[key(src, dst)] = Stored{get_link_list_impl(links, false), lat_s};
+                          const std::vector<sg4::LinkInRoute> &links, double lat_s, double weight) {
+    routes_[key(src, dst)] =
+        Stored{get_link_list_impl(links, false), lat_s, kSharingLatency / weight};
   }
 
   void get_local_route(const routing::NetPoint *src, const routing::NetPoint *dst,
@@ -51,15 +53,15 @@ public:
     into->link_list_.insert(into->link_list_.end(), it->second.links.begin(),
                             it->second.links.end());
     if (latency != nullptr)
-      *latency += kSharingLatency;
+      *latency += it->second.sharing_lat_s;
   }
 
-  // The factor that makes kSharingLatency the route's latency.
+  // The factor that makes the reported latency the route's own.
   double latency_factor(const sg4::Host *src, const sg4::Host *dst) const {
     auto it = routes_.find(key(src->get_netpoint(), dst->get_netpoint()));
     xbt_assert(it != routes_.end(), "trainsim: no route from %s to %s", src->get_cname(),
                dst->get_cname());
-    return it->second.lat_s / kSharingLatency;
+    return it->second.lat_s / it->second.sharing_lat_s;
   }
 };
 
@@ -86,7 +88,7 @@ void ts_sg_platform_build(long n_hosts, const char *const *host_names, double sp
       path.emplace_back(made[static_cast<size_t>(routes[r].links[k])]);
     impl->add_explicit_route(hosts[static_cast<size_t>(routes[r].src_host)]->get_netpoint(),
                              hosts[static_cast<size_t>(routes[r].dst_host)]->get_netpoint(), path,
-                             routes[r].lat_s);
+                             routes[r].lat_s, routes[r].weight);
   }
   zone->seal();
   zone->get_network_model()->set_lat_factor_cb(

@@ -26,6 +26,9 @@ typedef struct ts_sg_route {
   int n_links;
   const long *links; /* indices into the link list, in travel order */
   double lat_s; /* the links' latencies summed */
+  /* How many flows each flow on it counts as in max-min sharing (weighted max-min: SimGrid's
+   * sharing penalty 1 / weight); 1 but for node play's aggregates beside single flows. */
+  double weight;
 } ts_sg_route;
 
 /* Creates the zone; call after simgrid_init and before creating actors. Host i is named

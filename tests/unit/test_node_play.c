@@ -65,7 +65,7 @@ static void assert_same_results(const run_out *node, const run_out *every) {
              json_num(every->result, "metrics.iteration_s"), 1e-12);
   const char *categories[] = {"compute", "recompute", "optimizer", "tp_comm", "pp_comm",
                               "dp_comm", "ep_comm",   "cp_comm",   "bubble",  "idle"};
-  for (int s = 0; s < 2; s++)
+  for (int s = 0; s < (int)json_num(every->result, "layout.pipeline"); s++)
     for (size_t c = 0; c < sizeof categories / sizeof *categories; c++) {
       char key[128];
       snprintf(key, sizeof key, "stages.%d.breakdown_s.%s", s, categories[c]);
@@ -126,9 +126,10 @@ static void test_frontier(void **state) {
   run_free(&every);
 }
 
-/* Where a condition fails every rank plays: tensor groups smaller than a node, a fidelity
- * other than hybrid, routes that differ beyond the nodes (a rail-optimised fat tree across its
- * units: each rail's leaf has its own uplinks), or --play-every-rank. */
+/* Where a condition fails every rank plays: a fidelity other than hybrid, routes that differ
+ * beyond the nodes (a rail-optimised fat tree across its units: each rail's leaf has its own
+ * uplinks), or --play-every-rank; and for the hand-over (test_handover): a pipeline peer that
+ * is also the rank's partner in the embedding group (2 stages: one host pair, two routes). */
 static void test_refused(void **state) {
   (void)state;
   const char *cases[] = {
@@ -188,10 +189,50 @@ static void test_rail_play_refused(void **state) {
   }
 }
 
+/* GPT-22B as the paper ran it, cut down to 8 Frontier nodes: TP 2 (a node holds four
+ * replicas' pairs of one stage), 4 stages, 8 replicas, ZeRO-1's collectives after the pipeline
+ * flush, 2 microbatches. */
+#define HANDOVER "workloads/gpt-22b.yaml --gpus 64 --global-batch-size 16"
+
+/* Node play with a hand-over (engine.h): one actor per node through the pipeline phase, then
+ * every rank from its first collective across nodes. With every GCD as far from its NIC as its
+ * neighbour, every rank's results and timelines (ranks 1, 9, 17 are no players: they play
+ * only after the hand-over); on Frontier itself within 1e-4 of the iteration (the player's
+ * transfers take their slowest member's latency). */
+static void test_handover(void **state) {
+  (void)state;
+  run_out node = run(HANDOVER " " ALIKE, true),
+          every = run(HANDOVER " " ALIKE " --play-every-rank", true);
+  assert_int_equal(played(&node), 8);
+  assert_int_equal(played(&every), 64);
+  const json *shortcut = json_at(node.result, "simulation.shortcut");
+  assert_true(shortcut != NULL && shortcut->type == JSON_STRING);
+  assert_string_equal(shortcut->string, "node play, then every rank");
+  assert_true(json_num(node.result, "simulation.transfers") <
+              json_num(every.result, "simulation.transfers"));
+  assert_same_results(&node, &every);
+  assert_string_equal(node.timeline, every.timeline);
+  run_free(&node);
+  run_free(&every);
+  node = run(HANDOVER, false);
+  every = run(HANDOVER " --play-every-rank", false);
+  assert_rel(json_num(node.result, "metrics.iteration_s"),
+             json_num(every.result, "metrics.iteration_s"), 1e-4);
+  run_free(&node);
+  run_free(&every);
+  /* Gradients reduced in buckets during the backward pass (asynchronous, among the pipeline's
+   * messages): no hand-over point, every rank plays. */
+  node = run(HANDOVER " --dp-bucket-size 40MB", false);
+  assert_int_equal(played(&node), 64);
+  run_free(&node);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_equal_where_members_alike), cmocka_unit_test(test_frontier),
-      cmocka_unit_test(test_refused), cmocka_unit_test(test_rail_play),
-      cmocka_unit_test(test_rail_play_refused)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_equal_where_members_alike),
+                                     cmocka_unit_test(test_frontier),
+                                     cmocka_unit_test(test_refused),
+                                     cmocka_unit_test(test_rail_play),
+                                     cmocka_unit_test(test_rail_play_refused),
+                                     cmocka_unit_test(test_handover)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
