@@ -8,10 +8,10 @@
 #   bench/run.sh fidelities  the three runs at each fidelity: hybrid, aggregate, analytic
 #                            (~5 min: aggregate plays every in-node collective)
 #   bench/run.sh targets     every case of issues 7 and 33: adds 1T and 22B weak-scaled to the
-#                            whole machine (75,264 GCDs: ~9 min, ~0.4 GiB with node play; 22B
-#                            ~15-30 min, every rank playing; by default both decline periodic
-#                            play, their steady states not repeating), both again with
-#                            --periodic (1-3 min), the DeepSeek-V3 preset on 2,048
+#                            whole machine (75,264 GCDs: 1T ~6 min, ~0.4 GiB with node play; 22B
+#                            ~1 min, ~1.7 GiB with node play then every rank; by default both
+#                            decline periodic play, their steady states not repeating), both
+#                            again with --periodic (1-3 min), the DeepSeek-V3 preset on 2,048
 #                            H800s (~10 s, rail play) and search for 175B on 1,024 GCDs
 # bench/scale_cost.sh prints how the cost grows with the machine; bench/platform_build.sh the
 # cost of building the platform alone.
@@ -41,8 +41,8 @@ done
 if [ "$mode" = targets ]; then # 1T's replica (TP8 PP64, 512 GCDs) 147 times, batch 512 each
   bench_row "1T weak, 75,264 GCDs" workloads/gpt-1t.yaml --gpus 75264 --tp 8 --pp 64 \
     --global-batch-size 75264 --force
-  # issue 33's 22B case: TP 2 PP 4, batch 1,024 per 64 GCDs, on the whole machine (~15-30 min:
-  # every rank plays)
+  # issue 33's 22B case: TP 2 PP 4, batch 1,024 per 64 GCDs, on the whole machine (~1 min: node
+  # play through the pipeline phase, every rank for ZeRO-1's collectives)
   bench_row "22B weak, 75,264 GCDs" workloads/gpt-22b.yaml --gpus 75264 \
     --global-batch-size $((1024 * 75264 / 64)) --force
   # the same two with periodic play kept (p + 16 microbatches played, the rest carried on at

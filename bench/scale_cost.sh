@@ -10,7 +10,7 @@
 #                              play, about 40 min with EVERY_RANK=1)
 # FIDELITY=F picks the fidelity (default: trainsim's); EVERY_RANK=1 plays every rank (no node
 # play: sim/engine/engine.h), the cost before it. The largest points take minutes (1T, node
-# play) to an hour or more (22B; 1T with EVERY_RANK=1 beyond 49,152 GCDs); compare ratios
+# play, 22B with a hand-over) to an hour or more (EVERY_RANK=1 beyond 12,288 GCDs); compare ratios
 # measured in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

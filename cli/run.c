@@ -141,8 +141,9 @@ static const ts_flag simulation_flags[] = {
      .kind = TS_FLAG_SWITCH,
      .offset = offsetof(ts_run_args, is_playing_every_rank),
      .help = "hybrid: one actor per rank, even where a node's ranks could play as one (node "
-             "play: tensor-parallel ranks, 8x fewer actors and transfers on Frontier; rail play: "
-             "rail-optimised fat trees; docs/performance.md)"},
+             "play: tensor-parallel ranks, 8x fewer actors and transfers on Frontier; with a "
+             "hand-over to every rank at the collectives across nodes where tensor groups are "
+             "smaller than a node; rail play: rail-optimised fat trees; docs/performance.md)"},
     {.name = "--periodic",
      .kind = TS_FLAG_SWITCH,
      .offset = offsetof(ts_run_args, is_periodic),

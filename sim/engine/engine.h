@@ -53,6 +53,25 @@
  * is priced (ts_coll_plan_node_stage), not played. Results are every rank's exactly
  * (tests/unit/test_node_play.c, test_rail_play), with m times fewer actors and transfers.
  *
+ * Node play with a hand-over (hybrid), where neither applies because tensor-parallel groups are
+ * smaller than a node (GPT-22B's TP 2 on Frontier: a node holds four replicas' pairs of one
+ * stage): when a node's ranks run one program, their tensor-parallel groups are priced alike,
+ * pipeline peers of member j are member j's of another node, and every other group (data
+ * parallelism, the tied embedding) spans nodes and is reached only after the program's last
+ * pipeline message, with no asynchronous collective before (DeepSpeed's order: gradients
+ * reduced after the pipeline flush), one actor per node plays the pipeline phase as node play
+ * does. At its first collective across nodes its sends complete, as each rank's would there,
+ * and every rank of the node goes on with an actor of its own and the player's results so far;
+ * those collectives play rank by rank over the ranks' own routes. While some nodes hand over
+ * and others still send, node play's aggregates share switch and cable links with single
+ * flows: each aggregate counts as its m members in max-min sharing (a weight of m: SimGrid's
+ * sharing penalty 1 / m, sg_platform.h), which is how m equal flows would share. A node's own
+ * links (its bundle, its GPUs' links and NICs) carry its player's flows before its hand-over
+ * and its ranks' after: a collective's transfer starts only once its receiver is in it. So the
+ * results are every rank's where its members' routes are alike (tests/unit/test_node_play.c,
+ * test_handover), with Frontier's NIC-less GCDs as node play has them. Refused where one host
+ * pair would need both routes (2 stages: the embedding group's partners are pipeline peers).
+ *
  * SimGrid cannot be re-initialised: call ts_engine_run at most once per process.
  */
 #ifndef TS_ENGINE_H
@@ -74,7 +93,7 @@ typedef struct ts_engine_opts {
    * (1 + this) times longer: communication kernels share the GPU's compute units and memory
    * bandwidth (bench/device/comm_overheads.py measures it). 0: overlap is free. */
   double overlap_slowdown;
-  bool is_playing_every_rank; /* no node play (above), for checks and comparisons */
+  bool is_playing_every_rank; /* no node or rail play (above), for checks and comparisons */
   /* Analytic fidelity only: [rank] the rank whose timeline it shares. Only ranks that are their
    * own representative play; the others get their representative's results, and a collective
    * completes when its playing members have arrived. Exact when the job is symmetric (every
