@@ -705,6 +705,23 @@ static int write_megatron(megatron_args *m, const import_args *a, FILE *o, ts_er
   if (recipe >= 0)
     emit(o, "--fp8-recipe", "fp8_recipe: %s", ts_fp8_recipe_names[recipe]);
   emit(o, "Megatron-LM's (AdamW)", "optimizer: adam");
+  /* Megatron-Core's precision-aware optimizer: the master weights' and moments' dtypes (its
+   * choices; fp8 moments are not in --main-params-dtype's) */
+  if (megatron_switch(m, "use-precision-aware-optimizer")) {
+    static const char *const main_dtypes[] = {"fp32", "fp16", NULL};
+    static const char *const moment_dtypes[] = {"fp32", "fp16", "bf16", "fp8", NULL};
+    int main_d = megatron_choice(m, "main-params-dtype", main_dtypes, err);
+    int avg = megatron_choice(m, "exp-avg-dtype", moment_dtypes, err);
+    int avg_sq = megatron_choice(m, "exp-avg-sq-dtype", moment_dtypes, err);
+    if (main_d == -2 || avg == -2 || avg_sq == -2)
+      return -1;
+    if (main_d >= 0)
+      emit(o, "--main-params-dtype", "master_weights: %s", main_dtypes[main_d]);
+    if (avg >= 0)
+      emit(o, "--exp-avg-dtype", "exp_avg_dtype: %s", moment_dtypes[avg]);
+    if (avg_sq >= 0)
+      emit(o, "--exp-avg-sq-dtype", "exp_avg_sq_dtype: %s", moment_dtypes[avg_sq]);
+  }
   if (iters > 0)
     emit(o, "--train-iters x --global-batch-size x --seq-length", "train_tokens: %ld",
          iters * gbs * seq);

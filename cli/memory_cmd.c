@@ -42,12 +42,20 @@ static void report_model_states(const ts_workload *wl, const ts_metrics *mem) {
   double per_param = per.weight + per.gradient + per.sharded;
   printf("\nmodel states for %.4g parameters:\n", params);
   bool master = per.is_deepspeed || (wl->precision != TS_PREC_FP32 && !wl->is_autocast);
-  double moments = per.is_deepspeed ? 8.0 : master ? per.sharded - 4.0 : per.sharded;
+  double master_bytes =
+      per.is_deepspeed || (wl->master_weight_bytes <= 0 && !wl->is_master_weights_none)
+          ? 4.0
+          : wl->master_weight_bytes;
+  double moments = per.is_deepspeed ? 8.0 : master ? per.sharded - master_bytes : per.sharded;
+  char master_text[48] = "";
+  if (master && master_bytes > 0)
+    snprintf(master_text, sizeof master_text, "%.0f %s master weight + ", master_bytes,
+             master_bytes == 4.0 ? "fp32" : "16-bit");
   printf("  one copy: %.0f B/parameter (%.0f weight + %.0f %s gradient + %s%.0f Adam moments%s) "
          "= %.3g TB\n",
          per_param, per.weight, per.gradient, per.gradient < 4.0 ? "low-precision" : "fp32",
-         master ? "4 fp32 master weight + " : "", moments,
-         per.is_deepspeed ? " + 4 fp32 gradient partition" : "", per_param * params / 1e12);
+         master_text, moments, per.is_deepspeed ? " + 4 fp32 gradient partition" : "",
+         per_param * params / 1e12);
   printf("  held by this layout's %ld GPUs (replicas%s): %.3g TB\n", wl->n_gpus,
          wl->zero_stage >= 3   ? ", weights, gradients and optimizer sharded by ZeRO-3"
          : wl->zero_stage >= 2 ? ", gradients and optimizer sharded by ZeRO-2"

@@ -228,7 +228,8 @@ ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
                    (ts_workload_zero(wl) == 1 || ts_workload_zero(wl) == 2) && low;
   if (deepspeed)
     return (ts_state_bytes){eb, eb, 16.0, true};
-  /* the fp32 master weights (a low-precision model), Adam's two moments; DeepSpeed's ZeRO-3
+  /* the master weights (a low-precision model: fp32, or master_weights'), Adam's two
+   * moments; DeepSpeed's ZeRO-3
    * keeps its gradient partitions in the model's precision (stage3.py's averaged_gradients,
    * reduced through its ipg buckets), casting them to fp32 only at the step (below) */
   double moments = (wl->exp_avg_bytes > 0 ? wl->exp_avg_bytes : 4.0) +
@@ -242,8 +243,10 @@ ts_state_bytes ts_memory_state_bytes(const ts_workload *wl) {
    * a parameter, bench/device/h100_op_sac_fsdp2.csv). Megatron's --fsdp is left as it was. */
   if (ts_workload_zero(wl) == 3 && ts_framework_is_pytorch(wl->framework) && low)
     return (ts_state_bytes){4.0, 4.0, moments, false};
+  double master =
+      wl->master_weight_bytes > 0 || wl->is_master_weights_none ? wl->master_weight_bytes : 4.0;
   return (ts_state_bytes){eb, deepspeed3 ? eb : ts_workload_grad_bytes(wl),
-                          (low ? 4.0 : 0) + moments, false};
+                          (low ? master : 0) + moments, false};
 }
 
 /* DeepSpeed's ZeRO-3 step: each sub-group of the rank's partition (sub_group_size elements:

@@ -89,12 +89,14 @@ static const char *const dispatcher_names[] = {"alltoall", "flex", NULL};
 static const char *const score_names[] = {"softmax", "sigmoid", NULL};
 static const char *const norm_names[] = {"LayerNorm", "RMSNorm", NULL};
 static const char *const position_names[] = {"learned_absolute", "rope", NULL};
-static const char *const training_keys[] = {
-    "global_batch_size",   "micro_batch_size", "precision",
-    "optimizer",           "train_tokens",     "gradient_accumulation_fusion",
-    "bias_dropout_fusion", "framework",        "adam_implementation",
-    "exp_avg_dtype",       "exp_avg_sq_dtype", "fp8",
-    "fp8_recipe",          "autocast",         NULL};
+static const char *const training_keys[] = {"global_batch_size",   "micro_batch_size",
+                                            "precision",           "optimizer",
+                                            "train_tokens",        "gradient_accumulation_fusion",
+                                            "bias_dropout_fusion", "framework",
+                                            "adam_implementation", "exp_avg_dtype",
+                                            "exp_avg_sq_dtype",    "fp8",
+                                            "fp8_recipe",          "autocast",
+                                            "master_weights",      NULL};
 static const char *const parallel_keys[] = {"tensor",
                                             "pipeline",
                                             "data",
@@ -705,6 +707,18 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
     if (rc_d == 1)
       l->exp_avg = here(r, t, moment_keys[k]);
   }
+  /* The optimizer's copy of the weights (workload.h): Megatron-Core's --main-params-dtype,
+   * Apex's DistributedFusedAdam as NeMo configures it (megatron_base_model.py). */
+  static const char *const master_names[] = {"fp32", "bf16", "fp16", "fp32_remainders",
+                                             "none", NULL};
+  static const double master_bytes[] = {4.0, 2.0, 2.0, 2.0, 0.0};
+  int master = 0,
+      rc_master = ts_doc_get_enum(r->doc, t, "master_weights", master_names, &master, r->err);
+  if (rc_master < 0)
+    return -1;
+  wl->master_weight_bytes = master_bytes[master];
+  wl->is_master_weights_none = master_bytes[master] == 0;
+  l->master_weights = rc_master == 1 ? here(r, t, "master_weights") : l->precision;
   int fp8 = TS_FP8_NONE;
   int rc_fp8 = ts_doc_get_enum(r->doc, t, "fp8", ts_fp8_names, &fp8, r->err);
   if (rc_fp8 < 0)
@@ -1512,6 +1526,17 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      wl->zero_stage == 3 ? "zero_stage 3"
                      : m->mla            ? "multi_latent_attention"
                                          : "num_experts");
+  if ((wl->master_weight_bytes != 4.0 || wl->is_master_weights_none) &&
+      (deepspeed || wl->is_autocast || wl->precision == TS_PREC_FP32 ||
+       (wl->zero_stage == 3 && ts_framework_is_pytorch(wl->framework))))
+    return ts_err_at(err, l->master_weights,
+                     "master_weights sets the optimizer's copy of bf16 or fp16 weights "
+                     "(Megatron-Core's --main-params-dtype, Apex's DistributedFusedAdam); this "
+                     "run keeps %s",
+                     deepspeed                       ? "DeepSpeed's fp32 master weights"
+                     : wl->precision == TS_PREC_FP32 ? "fp32 weights and no copy"
+                                                     : "fp32 weights (autocast or PyTorch's "
+                                                       "FSDP) and no copy");
   if (deepspeed && low_moments)
     return ts_err_at(err, l->exp_avg,
                      "exp_avg_dtype and exp_avg_sq_dtype set Megatron-Core's precision-aware "

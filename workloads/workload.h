@@ -154,6 +154,7 @@ typedef struct ts_workload_locs {
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
   ts_loc exp_avg; /* exp_avg_dtype or exp_avg_sq_dtype, whichever was given */
+  ts_loc master_weights;
   ts_loc moe_deepep_sms; /* moe_deepep_num_sms, or the dispatcher's key */
 } ts_workload_locs;
 
@@ -205,6 +206,14 @@ typedef struct ts_workload {
    * built in code), or Megatron-Core's precision-aware optimizer's exp_avg_dtype /
    * exp_avg_sq_dtype (bf16, fp16: 2; fp8: 1). */
   double exp_avg_bytes, exp_avg_sq_bytes;
+  /* The optimizer's copy of a low-precision model's weights (master_weights), bytes a value:
+   * fp32 4 (0 in a workload built in code also means it); bf16, fp16 2 (Megatron-Core's
+   * precision-aware optimizer, --main-params-dtype); fp32_remainders 2 (Apex's
+   * DistributedFusedAdam with store_param_remainders: the fp32 master rebuilt from the bf16
+   * weight and its low 16 bits); none: no copy, the optimizer steps the weights themselves
+   * (DistributedFusedAdam whose dtype is the model's: NeMo then sets store_params false). */
+  double master_weight_bytes;
+  bool is_master_weights_none;
   /* The kernel fusions that ran (a bit per ts_fusion, stack.h): the framework's defaults
    * unless the stack's fused_kernels (or the older training keys gradient_accumulation_fusion
    * and bias_dropout_fusion) say otherwise. */

@@ -53,6 +53,12 @@ MODELS = {
 }
 # Activation checkpointing: null in every yaml but nemotron_340b.yaml's (granularity selective).
 SELECTIVE_RECOMPUTE = {"nemotron-340b"}
+# Apex's DistributedFusedAdam (optim: distributed_fused_adam) as NeMo 24.07's
+# megatron_base_model.py configures it for a bf16 model (megatron_amp_O2 in every yaml): with the
+# default fp32 optim.dtype it keeps the master weights as 16-bit remainders (store_param_remainders);
+# nemotron_340b.yaml sets optim.dtype bf16, the model's own, so store_params is false (no copy:
+# the step updates the bf16 weights) and both moments are bf16.
+BF16_OPTIMIZER_STATES = {"nemotron-340b"}
 
 
 def rows():
@@ -86,12 +92,15 @@ def predict(row, work):
            "recompute": "selective" if row["model"] in SELECTIVE_RECOMPUTE else "none"}
     if vp > 1:
         par.update({"schedule": "interleaved", "virtual_stages": vp, "overlap_p2p_comm": p2p})
+    training = {"global_batch_size": int(row["gbs"]), "micro_batch_size": int(row["mbs"]),
+                "precision": "bf16", "optimizer": "adam", "fp8": "hybrid",
+                "fp8_recipe": "delayed", "master_weights": "fp32_remainders"}
+    if row["model"] in BF16_OPTIMIZER_STATES:
+        training.update({"master_weights": "none", "exp_avg_dtype": "bf16",
+                         "exp_avg_sq_dtype": "bf16"})
     wl = os.path.join(work, f"{row['model']}-{gpus}.yaml")
     with open(wl, "w") as f:
-        json.dump({"name": row["model"], "model": model,
-                   "training": {"global_batch_size": int(row["gbs"]),
-                                "micro_batch_size": int(row["mbs"]), "precision": "bf16",
-                                "optimizer": "adam", "fp8": "hybrid", "fp8_recipe": "delayed"},
+        json.dump({"name": row["model"], "model": model, "training": training,
                    "parallelism": par, "stack": {"framework": "megatron"}}, f)
     out = os.path.join(work, f"out-{row['model']}-{gpus}")
     cmd = [TRAINSIM, "run", wl, "--platform", os.path.join(ROOT, "platforms", "dgx-h100.yaml"),
@@ -155,19 +164,21 @@ def main():
     w("")
     w("## What the comparisons say")
     w("")
-    w("- Memory: trainsim counts Megatron-Core's distributed optimizer (bf16 weights, TE's")
-    w("  cached FP8 weight copies, gradient buffers, fp32 master weights and moments sharded over")
-    w("  data parallelism). NeMo 24.07 ran Apex's DistributedFusedAdam (`optim:")
-    w("  distributed_fused_adam`; NeMo's megatron_base_model.py sets store_param_remainders and a")
-    w("  contiguous gradient buffer), whose states differ from that by the sharded master weights'")
-    w("  16-bit remainders only (2 / N bytes a parameter less). Its gradient buffer is of")
+    w("- Memory: trainsim counts the bf16 weights, Transformer Engine's cached FP8 weight copies,")
+    w("  the gradient buffers and the optimizer states sharded over data parallelism as NeMo 24.07")
+    w("  ran them: Apex's DistributedFusedAdam (`optim: distributed_fused_adam`), which NeMo's")
+    w("  megatron_base_model.py configures for a bf16 model to keep the master weights as 16-bit")
+    w("  remainders (`master_weights: fp32_remainders`: 2 bytes a parameter, not fp32's 4) beside")
+    w("  fp32 moments, or, where `optim.dtype` is the model's bf16 (nemotron_340b.yaml), no master")
+    w("  copy at all and bf16 moments (`master_weights: none`, `exp_avg_dtype` and")
+    w("  `exp_avg_sq_dtype` bf16: 4 bytes a parameter, not 12). Its gradient buffer is of")
     w("  grad_sync_dtype, fp32 unless set; the launcher's 24.07 H100 example scripts set it to bf16")
     w("  for every GPT3 and Llama run, as nemotron_340b.yaml does: read so")
     w("  (`grad_reduce_in_bf16`), 2 bytes a parameter less, which brought the wrong out-of-memory")
     w("  verdicts from 4 (GPT3 20B, GPT3 175B on 512 GPUs, Nemotron 340B, Llama 3 8B) to 1 and")
     w("  moved throughputs by under 1% (their gradient reductions were already hidden). Nemotron")
-    w("  340B still exceeds the 78.4 GiB allocatable by 4.3 GiB: not found (its throughput, as")
-    w("  every row's, is predicted with `--ignore-memory`).")
+    w("  340B's last wrong verdict (82.7 GiB with fp32 master weights and moments) went with its")
+    w("  bf16 optimizer states. Throughputs are predicted with `--ignore-memory`.")
     w("- FP8 GEMMs: priced from the H100's FP8 tables (torch._scaled_mm) brought to the boost")
     w("  clock (the platform's fp8_gemm_table, docs/validation/power.md) at the power model's")
     w("  clock; the runs whose step is mostly GEMMs (GPT3 5B and 20B, Llama 2 7B and 13B) sit")

@@ -447,8 +447,8 @@ static void test_import_hf(void **state) {
     assert_int_equal(unlink(path), 0);
   }
   /* Megatron-Core's Mixtral 8x7B example launch line (megatron/core/transformer/moe/README.md,
-   * with --grad-reduce-in-bf16) counts the preset's 46.7B parameters, and names the flags it
-   * did not read */
+   * with --grad-reduce-in-bf16 and the precision-aware optimizer's dtypes) counts the
+   * preset's 46.7B parameters, and names the flags it did not read */
   char args[2048], path[700];
   snprintf(args, sizeof args,
            "import megatron --vocab-size 32000 -- --num-layers 32 --hidden-size 4096 "
@@ -458,9 +458,13 @@ static void test_import_hf(void **state) {
            "--normalization RMSNorm --num-experts 8 --expert-model-parallel-size 8 "
            "--moe-router-topk 2 --moe-grouped-gemm --micro-batch-size 1 --global-batch-size 128 "
            "--lr 1e-4 --bf16 --pipeline-model-parallel-size 4 --use-distributed-optimizer "
-           "--grad-reduce-in-bf16");
+           "--grad-reduce-in-bf16 --use-precision-aware-optimizer --main-params-dtype fp16 "
+           "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16");
   spawn_result meg = spawn_trainsim_ok(args);
   assert_non_null(strstr(meg.out, "grad_reduce_in_bf16: true"));
+  assert_non_null(strstr(meg.out, "master_weights: fp16"));
+  assert_non_null(strstr(meg.out, "exp_avg_dtype: bf16"));
+  assert_non_null(strstr(meg.out, "exp_avg_sq_dtype: bf16"));
   assert_non_null(
       strstr(meg.out, "# not read (no bearing on the iteration, or not modelled): --lr"));
   snprintf(path, sizeof path, "%s/mixtral.yaml", dir);

@@ -274,6 +274,20 @@ static void test_deepspeed_states(void **state) {
   wl.exp_avg_bytes = wl.exp_avg_sq_bytes = 2;
   per = ts_memory_state_bytes(&wl);
   assert_true(per.sharded == 8 && per.gradient == 4 && per.weight == 2);
+  /* Megatron-Core's --main-params-dtype fp16, or Apex's 16-bit remainders: 2 + 2 + 2. */
+  wl.master_weight_bytes = 2;
+  per = ts_memory_state_bytes(&wl);
+  assert_true(per.sharded == 6 && per.gradient == 4 && per.weight == 2);
+  /* Apex's DistributedFusedAdam with dtype bf16 on a bf16 model (Nemotron-4 340B's NeMo yaml):
+   * no stored copy, the moments alone, sharded as before. */
+  wl.master_weight_bytes = 0;
+  wl.is_master_weights_none = true;
+  per = ts_memory_state_bytes(&wl);
+  assert_true(per.sharded == 4 && per.gradient == 4 && per.weight == 2);
+  ts_memory sharded;
+  ts_memory_stage(&wl, 0, &sharded);
+  assert_rel(sharded.bytes[TS_MEM_OPTIMIZER],
+             4 * ts_cost_stage_params(&wl, 0) / (double)ts_workload_shard_ranks(&wl), 1e-12);
 }
 
 /* Autocast (PyTorch's AMP): fp32 weights and gradients, two fp32 moments, no master copy; each

@@ -62,7 +62,9 @@ static pid_t child_of(pid_t parent) {
   return found;
 }
 
-/* Starts a scale study of two points (the first, GPT-175B on 512 GCDs, runs for seconds) with
+/* Starts a scale study of two points (the first, GPT-175B on 512 GCDs at the aggregate
+ * fidelity, runs for seconds: the default's node and periodic play take 0.1 s, too short a
+ * window for a loaded machine to see the point's process) with
  * stderr into err_fd, and waits (up to a minute: sanitizer builds start slowly) until its first
  * point runs: the study and its point's process (which may have started the child of its
  * periodic play). */
@@ -74,7 +76,7 @@ static pid_t start_study(const char *out, int err_fd) {
     if (chdir(TS_SOURCE_DIR) != 0 || dup2(null_fd, 1) < 0 || dup2(err_fd, 2) < 0)
       _exit(127);
     execl(TRAINSIM_BIN, TRAINSIM_BIN, "scale", "workloads/gpt-175b.yaml", "--gpus", "512,1024",
-          "--weak", "--out", out, (char *)NULL);
+          "--weak", "--fidelity", "aggregate", "--out", out, (char *)NULL);
     _exit(127);
   }
   struct timespec tick = {0, 50000000};
