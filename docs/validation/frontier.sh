@@ -361,13 +361,14 @@ TEXT
   echo "## 8. Weak scaling to the whole machine"
   echo
   echo "GPT-22B (TP2 PP4, from 64 GCDs) and GPT-1T (TP8 PP64, from 512 GCDs) with the global batch"
-  echo "grown with the GCDs, up to all 75,264 GCDs (9,408 nodes). The 22B runs take up to half an"
-  echo "hour (every rank plays: TP 2 fills a quarter of a node), the 1T ones minutes (node play:"
-  echo "one actor per node, docs/performance.md), so \`docs/validation/weak_full.sh 22b|1t\` keeps"
+  echo "grown with the GCDs, up to all 75,264 GCDs (9,408 nodes). The series take about a minute"
+  echo "(22B: node play with a hand-over, one actor per node until ZeRO-1's collectives) and ten"
+  echo "(1T: node play; docs/performance.md), so \`docs/validation/weak_full.sh 22b|1t\` keeps"
   echo "them in docs/validation/data/ and this page reads them: efficiency is the first point's"
   echo "iteration time over each point's (the same work per GCD), at the default fidelity; wall"
-  echo "time, memory and actors (the ranks that played) are what the simulation cost on one core"
-  echo "of the development machine."
+  echo "time, memory and actors (the ranks with an actor from the start) are what the simulation"
+  echo "cost on one core of the development machine. Part of the loss with size is the slowest"
+  echo "GCD's (platform gpu.speed_spread: every rank's compute at the slowest of n GCDs' speed)."
   for m in 22b 1t; do
     f=docs/validation/data/weak-full-$m.txt
     echo

@@ -951,6 +951,37 @@ static long *plan_node_play(const ts_platform *pf, const ts_job *job) {
   return player;
 }
 
+/* Rail play and the hand-over: fills eng.node_ranks ([platform GPU]: the job's rank there, or
+ * -1), player[r] (the rank on local GPU 0 of r's node) and pos[r] (r's local GPU). Returns
+ * whether every node is full and its ranks run one program. */
+static bool node_players(const ts_platform *pf, const ts_job *job, long *player, int *pos) {
+  int m = pf->gpus_per_node;
+  long n_gpus = ts_platform_n_gpus(pf);
+  eng.node_ranks = ts_alloc((size_t)n_gpus, sizeof *eng.node_ranks);
+  for (long g = 0; g < n_gpus; g++)
+    eng.node_ranks[g] = -1;
+  for (long r = 0; r < job->n_ranks; r++)
+    eng.node_ranks[ts_job_gpu(job, r)] = r;
+  bool ok = true;
+  for (long r = 0; ok && r < job->n_ranks; r++) {
+    long gpu = ts_job_gpu(job, r), first = gpu - gpu % m;
+    for (int j = 0; ok && j < m; j++)
+      ok = eng.node_ranks[first + j] >= 0;
+    player[r] = eng.node_ranks[first];
+    pos[r] = (int)(gpu % m);
+    ok = ok && same_program(&job->programs[r], &job->programs[player[r]]);
+  }
+  return ok;
+}
+
+/* A player plays for its node's ranks, member j on local GPU j (eng.node_ranks). */
+static void play_for_nodes(const ts_platform *pf, const ts_job *job) {
+  int m = pf->gpus_per_node;
+  eng.played_for = ts_alloc((size_t)job->n_ranks, sizeof *eng.played_for);
+  for (long r = 0; r < job->n_ranks; r++)
+    eng.played_for[r] = &eng.node_ranks[ts_job_gpu(job, r) - ts_job_gpu(job, r) % m];
+}
+
 /* Rail play: the rank on local GPU (pos[r] + 1) % m of r's node. */
 static long turned(long r, const int *pos, int m) {
   return eng.node_ranks[ts_job_gpu(eng.job, r) - pos[r] + (pos[r] + 1) % m];
@@ -997,24 +1028,12 @@ static long *plan_rail_play(const ts_platform *pf, const ts_job *job) {
         x->pcie_Bps != y->pcie_Bps || x->pcie_lat_s != y->pcie_lat_s)
       return NULL;
   }
-  long n_gpus = ts_platform_n_gpus(pf), n = job->n_ranks;
-  eng.node_ranks = ts_alloc((size_t)n_gpus, sizeof *eng.node_ranks);
-  for (long g = 0; g < n_gpus; g++)
-    eng.node_ranks[g] = -1;
-  for (long r = 0; r < n; r++)
-    eng.node_ranks[ts_job_gpu(job, r)] = r;
+  long n = job->n_ranks;
   long *player = ts_alloc((size_t)n, sizeof *player);
   int *pos = ts_alloc((size_t)n, sizeof *pos), *idx = ts_alloc((size_t)n, sizeof *idx);
-  bool ok = true;
-  for (long r = 0; ok && r < n; r++) {
-    long gpu = ts_job_gpu(job, r), first = gpu - gpu % m;
-    for (int j = 0; ok && j < m; j++)
-      ok = eng.node_ranks[first + j] >= 0; /* full nodes */
-    player[r] = eng.node_ranks[first];
-    pos[r] = (int)(gpu % m);
+  bool ok = node_players(pf, job, player, pos);
+  for (long r = 0; r < n; r++)
     idx[r] = -1;
-    ok = ok && same_program(&job->programs[r], &job->programs[player[r]]);
-  }
   eng.is_whole = ts_alloc((size_t)job->n_groups, sizeof *eng.is_whole);
   for (long g = 0; ok && g < job->n_groups; g++) { /* groups of whole nodes */
     const ts_coll_group *cg = &eng.groups[g];
@@ -1068,9 +1087,7 @@ static long *plan_rail_play(const ts_platform *pf, const ts_job *job) {
     free(player);
     return NULL;
   }
-  eng.played_for = ts_alloc((size_t)n, sizeof *eng.played_for);
-  for (long r = 0; r < n; r++)
-    eng.played_for[r] = &eng.node_ranks[ts_job_gpu(job, r) - ts_job_gpu(job, r) % m];
+  play_for_nodes(pf, job);
   eng.is_rail_play = true;
   return player;
 }
@@ -1144,25 +1161,12 @@ static long *plan_handover_play(const ts_platform *pf, const ts_job *job) {
   int m = pf->gpus_per_node;
   if (eng.fidelity != TS_FIDELITY_HYBRID || m < 2)
     return NULL;
-  long n_gpus = ts_platform_n_gpus(pf), n = job->n_ranks;
-  eng.node_ranks = ts_alloc((size_t)n_gpus, sizeof *eng.node_ranks);
-  for (long g = 0; g < n_gpus; g++)
-    eng.node_ranks[g] = -1;
-  for (long r = 0; r < n; r++)
-    eng.node_ranks[ts_job_gpu(job, r)] = r;
+  long n = job->n_ranks;
   long *player = ts_alloc((size_t)n, sizeof *player);
   int *pos = ts_alloc((size_t)n, sizeof *pos);
   eng.is_deferred = ts_alloc((size_t)job->n_groups, sizeof *eng.is_deferred);
   eng.handover = ts_alloc((size_t)n * 2, sizeof *eng.handover);
-  bool ok = true;
-  for (long r = 0; ok && r < n; r++) {
-    long gpu = ts_job_gpu(job, r), first = gpu - gpu % m;
-    for (int j = 0; ok && j < m; j++)
-      ok = eng.node_ranks[first + j] >= 0; /* full nodes */
-    player[r] = eng.node_ranks[first];
-    pos[r] = (int)(gpu % m);
-    ok = ok && same_program(&job->programs[r], &job->programs[player[r]]);
-  }
+  bool ok = node_players(pf, job, player, pos);
   enum { MEMOS = 16 };
   program_memo memos[MEMOS];
   int n_memos = 0;
@@ -1206,9 +1210,7 @@ static long *plan_handover_play(const ts_platform *pf, const ts_job *job) {
     free(player);
     return NULL;
   }
-  eng.played_for = ts_alloc((size_t)n, sizeof *eng.played_for);
-  for (long r = 0; r < n; r++)
-    eng.played_for[r] = &eng.node_ranks[ts_job_gpu(job, r) - ts_job_gpu(job, r) % m];
+  play_for_nodes(pf, job);
   eng.is_handover_play = true;
   return player;
 }
