@@ -362,7 +362,7 @@ TEXT
   echo
   echo "GPT-22B (TP2 PP4, from 64 GCDs) and GPT-1T (TP8 PP64, from 512 GCDs) with the global batch"
   echo "grown with the GCDs, up to all 75,264 GCDs (9,408 nodes). The series take about a minute"
-  echo "(22B: node play with a hand-over, one actor per node until ZeRO-1's collectives) and ten"
+  echo "(22B: node play with a hand-over, one actor per node until ZeRO-1's collectives) and seven"
   echo "(1T: node play; docs/performance.md), so \`docs/validation/weak_full.sh 22b|1t\` keeps"
   echo "them in docs/validation/data/ and this page reads them: efficiency is the first point's"
   echo "iteration time over each point's (the same work per GCD), at the default fidelity; wall"
