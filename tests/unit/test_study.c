@@ -62,12 +62,11 @@ static pid_t child_of(pid_t parent) {
   return found;
 }
 
-/* Starts a scale study of two points (the first, GPT-175B on 512 GCDs at the aggregate
- * fidelity, runs for seconds: the default's node and periodic play take 0.1 s, too short a
- * window for a loaded machine to see the point's process) with
- * stderr into err_fd, and waits (up to a minute: sanitizer builds start slowly) until its first
- * point runs: the study and its point's process (which may have started the child of its
- * periodic play). */
+/* Starts a scale study of one point (GPT-175B on 512 GCDs at the aggregate fidelity, which
+ * runs for seconds: the default's node and periodic play take 0.1 s, too short a window for a
+ * loaded machine to see the point's process) with stderr into err_fd, and waits (up to a
+ * minute: sanitizer builds start slowly) until the point runs: the study and its point's
+ * process (which may have started the child of its periodic play). */
 static pid_t start_study(const char *out, int err_fd) {
   fflush(NULL);
   pid_t pid = fork();
@@ -75,8 +74,8 @@ static pid_t start_study(const char *out, int err_fd) {
     int null_fd = open("/dev/null", O_WRONLY);
     if (chdir(TS_SOURCE_DIR) != 0 || dup2(null_fd, 1) < 0 || dup2(err_fd, 2) < 0)
       _exit(127);
-    execl(TRAINSIM_BIN, TRAINSIM_BIN, "scale", "workloads/gpt-175b.yaml", "--gpus", "512,1024",
-          "--weak", "--fidelity", "aggregate", "--out", out, (char *)NULL);
+    execl(TRAINSIM_BIN, TRAINSIM_BIN, "scale", "workloads/gpt-175b.yaml", "--gpus", "512", "--weak",
+          "--fidelity", "aggregate", "--out", out, (char *)NULL);
     _exit(127);
   }
   struct timespec tick = {0, 50000000};
