@@ -466,6 +466,7 @@ static void hand_over(rank_ctx *c, int block, int event) {
   double t0 = simgrid_get_clock();
   flush_sends(c);
   c->res->time_s[TS_CAT_PP] += simgrid_get_clock() - t0;
+  ts_sg_platform_hand_over(c->rank); /* its pairs with a node route take their own */
   const long *members = eng.played_for[c->rank];
   for (int j = 0; j < c->multiplicity; j++) {
     rank_ctx *to = &eng.ctx[members[j]];
@@ -621,21 +622,20 @@ static bool node_route(const ts_platform *pf, const ts_job *job, long src, long 
 }
 
 /* Adds the route from rank src to rank dst (hosts are numbered by rank), once; returns its
- * latency. is_own: its ranks' own route, also under node play (a deferred group's). */
+ * latency. is_own: its ranks' own route, also under node play (a deferred group's, which a
+ * pair of players may also have as a node route: SimGrid then takes this one from the source's
+ * hand-over on). */
 static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, long src, long dst,
                        bool is_own) {
-  bool is_new = false;
+  bool is_new = false, is_after_handover = eng.is_handover_play && is_own;
   is_own = is_own || eng.player == NULL || eng.is_rail_play;
   /* Under a hand-over, node play's aggregates share links with single flows: each counts as
    * its m members (weighted max-min, sg_platform.h), as the members' m flows would. */
   double weight = !is_own && eng.is_handover_play ? eng.multiplicity : 1;
-  long id =
-      map_get_or_add(&rs->pairs, ((uint64_t)src << 32) | (uint64_t)dst, rs->n_routes, &is_new);
-  if (!is_new) {
-    if (rs->routes[id].weight != weight) /* one host pair, two routes: SimGrid keeps one */
-      rs->is_node_play_refused = true;
+  uint64_t key = ((uint64_t)src << 32) | (uint64_t)dst | ((uint64_t)is_after_handover << 63);
+  long id = map_get_or_add(&rs->pairs, key, rs->n_routes, &is_new);
+  if (!is_new)
     return rs->routes[id].lat_s;
-  }
   ts_route r;
   if (is_own)
     ts_route_between(pf, ts_job_gpu(job, src), ts_job_gpu(job, dst), &r);
@@ -664,7 +664,8 @@ static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, 
       rs->link_ids[rs->n_links++] = r.links[k];
     }
   }
-  rs->routes[rs->n_routes++] = (ts_sg_route){src, dst, r.n_links, idx, r.lat_s, weight};
+  rs->routes[rs->n_routes++] =
+      (ts_sg_route){src, dst, r.n_links, idx, r.lat_s, weight, is_after_handover};
   return r.lat_s;
 }
 

@@ -69,8 +69,10 @@
  * links (its bundle, its GPUs' links and NICs) carry its player's flows before its hand-over
  * and its ranks' after: a collective's transfer starts only once its receiver is in it. So the
  * results are every rank's where its members' routes are alike (tests/unit/test_node_play.c,
- * test_handover), with Frontier's NIC-less GCDs as node play has them. Refused where one host
- * pair would need both routes (2 stages: the embedding group's partners are pipeline peers).
+ * test_handover), with Frontier's NIC-less GCDs as node play has them. A pair of players that
+ * needs both a node route and its ranks' own (an embedding partner that is also a pipeline
+ * peer: 2 stages, an interleaved pipeline's wrap) takes the node route until its source hands
+ * over, its own after (sg_platform.h, ts_sg_platform_hand_over).
  *
  * SimGrid cannot be re-initialised: call ts_engine_run at most once per process.
  */

@@ -31,6 +31,10 @@ class SparseZone : public routing::NetZoneImpl {
     double sharing_lat_s; // kSharingLatency / the route's weight
   };
   std::unordered_map<unsigned long long, Stored> routes_;
+  // Pairs with a second route for after their source's hand-over: kept here until then, and
+  // their keys by source.
+  std::unordered_map<unsigned long long, Stored> later_;
+  std::unordered_map<unsigned long, std::vector<unsigned long long>> later_by_src_;
 
   static unsigned long long key(const routing::NetPoint *src, const routing::NetPoint *dst) {
     return (static_cast<unsigned long long>(src->id()) << 32) | dst->id();
@@ -40,9 +44,33 @@ public:
   explicit SparseZone(const std::string &name) : NetZoneImpl(name) {}
 
   void add_explicit_route(const routing::NetPoint *src, const routing::NetPoint *dst,
-                          const std::vector<sg4::LinkInRoute> &links, double lat_s, double weight) {
-    routes_[key(src, dst)] =
-        Stored{get_link_list_impl(links, false), lat_s, kSharingLatency / weight};
+                          const std::vector<sg4::LinkInRoute> &links, double lat_s, double weight,
+                          bool is_after_handover) {
+    Stored route{get_link_list_impl(links, false), lat_s, kSharingLatency / weight};
+    unsigned long long k = key(src, dst);
+    auto now = routes_.find(k);
+    if (now == routes_.end()) {
+      routes_[k] = route;
+      return;
+    }
+    later_by_src_[src->id()].push_back(k); // the pair has two: the later waits for the hand-over
+    if (is_after_handover) {
+      later_[k] = route;
+    } else {
+      later_[k] = now->second;
+      now->second = route;
+    }
+  }
+
+  void hand_over(const routing::NetPoint *src) {
+    auto it = later_by_src_.find(src->id());
+    if (it == later_by_src_.end())
+      return;
+    for (unsigned long long k : it->second) {
+      routes_[k] = later_[k];
+      later_.erase(k);
+    }
+    later_by_src_.erase(it);
   }
 
   void get_local_route(const routing::NetPoint *src, const routing::NetPoint *dst,
@@ -65,6 +93,9 @@ public:
   }
 };
 
+SparseZone *the_zone; // one simulation per process
+std::vector<sg4::Host *> the_hosts;
+
 } // namespace
 
 void ts_sg_platform_build(long n_hosts, const char *const *host_names, double speed_flops_per_s,
@@ -72,7 +103,9 @@ void ts_sg_platform_build(long n_hosts, const char *const *host_names, double sp
                           const ts_sg_route *routes) {
   auto *impl = new SparseZone("machine"); // the first zone becomes the root; SimGrid owns it
   sg4::NetZone *zone = impl->get_iface();
-  std::vector<sg4::Host *> hosts;
+  std::vector<sg4::Host *> &hosts = the_hosts;
+  the_zone = impl;
+  hosts.clear();
   hosts.reserve(static_cast<size_t>(n_hosts));
   for (long i = 0; i < n_hosts; i++)
     hosts.push_back(zone->create_host(host_names[i], speed_flops_per_s)->seal());
@@ -88,7 +121,7 @@ void ts_sg_platform_build(long n_hosts, const char *const *host_names, double sp
       path.emplace_back(made[static_cast<size_t>(routes[r].links[k])]);
     impl->add_explicit_route(hosts[static_cast<size_t>(routes[r].src_host)]->get_netpoint(),
                              hosts[static_cast<size_t>(routes[r].dst_host)]->get_netpoint(), path,
-                             routes[r].lat_s, routes[r].weight);
+                             routes[r].lat_s, routes[r].weight, routes[r].is_after_handover);
   }
   zone->seal();
   zone->get_network_model()->set_lat_factor_cb(
@@ -96,4 +129,8 @@ void ts_sg_platform_build(long n_hosts, const char *const *host_names, double sp
              const std::unordered_set<sg4::NetZone *> &) {
         return impl->latency_factor(src, dst);
       });
+}
+
+void ts_sg_platform_hand_over(long src_host) {
+  the_zone->hand_over(the_hosts[static_cast<size_t>(src_host)]->get_netpoint());
 }

@@ -11,6 +11,8 @@
 #ifndef TS_SG_PLATFORM_H
 #define TS_SG_PLATFORM_H
 
+#include <stdbool.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,6 +31,9 @@ typedef struct ts_sg_route {
   /* How many flows each flow on it counts as in max-min sharing (weighted max-min: SimGrid's
    * sharing penalty 1 / weight); 1 but for node play's aggregates beside single flows. */
   double weight;
+  /* The pair's route from its source's hand-over on (ts_sg_platform_hand_over), where the pair
+   * has another route until then; a pair with this route alone uses it throughout. */
+  bool is_after_handover;
 } ts_sg_route;
 
 /* Creates the zone; call after simgrid_init and before creating actors. Host i is named
@@ -36,6 +41,10 @@ typedef struct ts_sg_route {
 void ts_sg_platform_build(long n_hosts, const char *const *host_names, double speed_flops_per_s,
                           long n_links, const ts_sg_link *links, long n_routes,
                           const ts_sg_route *routes);
+
+/* From now on, transfers from host src_host take the routes given with is_after_handover where
+ * a pair has two (the engine's hand-over: sim/engine/engine.h). */
+void ts_sg_platform_hand_over(long src_host);
 
 #ifdef __cplusplus
 }

@@ -128,13 +128,12 @@ static void test_frontier(void **state) {
 
 /* Where a condition fails every rank plays: a fidelity other than hybrid, routes that differ
  * beyond the nodes (a rail-optimised fat tree across its units: each rail's leaf has its own
- * uplinks), or --play-every-rank; and for the hand-over (test_handover): a pipeline peer that
- * is also the rank's partner in the embedding group (2 stages: one host pair, two routes). */
+ * uplinks), or --play-every-rank; and for the hand-over (test_handover): a data-parallel group
+ * inside a node (TP 2, 4 stages, 4 replicas on 4 nodes). */
 static void test_refused(void **state) {
   (void)state;
   const char *cases[] = {
-      "workloads/gpt-22b.yaml --gpus 32 --tp 4 --pp 2 --global-batch-size 8",
-      LAYOUT " --fidelity aggregate",
+      "workloads/gpt-22b.yaml --gpus 32 --global-batch-size 8", LAYOUT " --fidelity aggregate",
       "workloads/gpt-22b.yaml --platform platforms/dgx-h100.yaml --gpus 512 --tp 8 --pp 2 "
       "--global-batch-size 64",
       LAYOUT " --play-every-rank"};
@@ -212,6 +211,19 @@ static void test_handover(void **state) {
               json_num(every.result, "simulation.transfers"));
   assert_same_results(&node, &every);
   assert_string_equal(node.timeline, every.timeline);
+  run_free(&node);
+  run_free(&every);
+  /* Megatron's interleaved schedule on 2 stages: the last stage's chunk sends to the first,
+   * whose ranks are also the embedding group's partners: the pair of players takes its node
+   * route until the source hands over, then its ranks' own (sg_platform.h). */
+  const char *wrapped = "workloads/gpt-22b.yaml --gpus 64 --pp 2 --global-batch-size 32 "
+                        "--virtual-stages 2 --set stack.framework=megatron " ALIKE;
+  char every_args[512];
+  snprintf(every_args, sizeof every_args, "%s --play-every-rank", wrapped);
+  node = run(wrapped, false);
+  every = run(every_args, false);
+  assert_int_equal(played(&node), 8);
+  assert_same_results(&node, &every);
   run_free(&node);
   run_free(&every);
   node = run(HANDOVER, false);
