@@ -6,7 +6,8 @@
  * communicate, in a hash table (memory grows with the routes, not with hosts squared, unlike
  * SimGrid's full zone: 8 n^2 bytes, 45 GB at 75,264 GPUs); links are shared by every route that
  * lists them, which is what makes contention real, max-min fairly: every flow weighs the same
- * (sg_platform.cpp: SimGrid's CM02 would weigh it by 1 / its route's latency).
+ * (sg_platform.cpp: SimGrid's CM02 would weigh it by 1 / its route's latency), but for routes
+ * given a weight (node play's aggregates beside single flows: ts_sg_route.weight).
  */
 #ifndef TS_SG_PLATFORM_H
 #define TS_SG_PLATFORM_H
