@@ -1526,7 +1526,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      wl->zero_stage == 3 ? "zero_stage 3"
                      : m->mla            ? "multi_latent_attention"
                                          : "num_experts");
-  if ((wl->master_weight_bytes != 4.0 || wl->is_master_weights_none) &&
+  if (((wl->master_weight_bytes > 0 && wl->master_weight_bytes != 4.0) ||
+       wl->is_master_weights_none) &&
       (deepspeed || wl->is_autocast || wl->precision == TS_PREC_FP32 ||
        (wl->zero_stage == 3 && ts_framework_is_pytorch(wl->framework))))
     return ts_err_at(err, l->master_weights,
