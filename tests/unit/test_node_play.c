@@ -193,6 +193,18 @@ static void test_rail_play_refused(void **state) {
  * flush, 2 microbatches. */
 #define HANDOVER "workloads/gpt-22b.yaml --gpus 64 --global-batch-size 16"
 
+/* `trainsim run ARGS` with and without --play-every-rank: `players` actors, every rank's results.
+ */
+static void assert_played_exactly(const char *args, long players) {
+  char every_args[512];
+  snprintf(every_args, sizeof every_args, "%s --play-every-rank", args);
+  run_out node = run(args, false), every = run(every_args, false);
+  assert_int_equal(played(&node), players);
+  assert_same_results(&node, &every);
+  run_free(&node);
+  run_free(&every);
+}
+
 /* Node play with a hand-over (engine.h): one actor per node through the pipeline phase, then
  * every rank from its first collective across nodes. With every GCD as far from its NIC as its
  * neighbour, every rank's results and timelines (ranks 1, 9, 17 are no players: they play
@@ -216,31 +228,18 @@ static void test_handover(void **state) {
   /* Megatron's interleaved schedule on 2 stages: the last stage's chunk sends to the first,
    * whose ranks are also the embedding group's partners: the pair of players takes its node
    * route until the source hands over, then its ranks' own (sg_platform.h). */
-  const char *wrapped = "workloads/gpt-22b.yaml --gpus 64 --pp 2 --global-batch-size 32 "
-                        "--virtual-stages 2 --set stack.framework=megatron " ALIKE;
-  char every_args[512];
-  snprintf(every_args, sizeof every_args, "%s --play-every-rank", wrapped);
-  node = run(wrapped, false);
-  every = run(every_args, false);
-  assert_int_equal(played(&node), 8);
-  assert_same_results(&node, &every);
-  run_free(&node);
-  run_free(&every);
+  assert_played_exactly("workloads/gpt-22b.yaml --gpus 64 --pp 2 --global-batch-size 32 "
+                        "--virtual-stages 2 --set stack.framework=megatron " ALIKE,
+                        8);
   /* The mixed phase: on DGX H100 nodes of a fat tree that is not rail-optimised (4 nodes a leaf)
    * and slow (1 GB/s links), stages of 3 nodes straddle leaves, so the data-parallel rings of
    * the ranks that have handed over share leaf uplinks with the pipeline's aggregates still
    * flowing; each aggregate must count as its 8 members there (with weight 1 the iteration came
    * out 1.6% longer). */
-  const char *mixed = "workloads/gpt-22b.yaml --platform platforms/dgx-h100.yaml --gpus 96 "
-                      "--global-batch-size 48 --set network.rail_optimized=false --set "
-                      "network.link.bandwidth=1GBps";
-  snprintf(every_args, sizeof every_args, "%s --play-every-rank", mixed);
-  node = run(mixed, false);
-  every = run(every_args, false);
-  assert_int_equal(played(&node), 12);
-  assert_same_results(&node, &every);
-  run_free(&node);
-  run_free(&every);
+  assert_played_exactly("workloads/gpt-22b.yaml --platform platforms/dgx-h100.yaml --gpus 96 "
+                        "--global-batch-size 48 --set network.rail_optimized=false --set "
+                        "network.link.bandwidth=1GBps",
+                        12);
   node = run(HANDOVER, false);
   every = run(HANDOVER " --play-every-rank", false);
   assert_rel(json_num(node.result, "metrics.iteration_s"),
