@@ -110,6 +110,9 @@ typedef struct ts_coll_group {
   int *ring_pos; /* [r * n + i]: position in ring r of the member at position i of ring 0 */
   sg_mailbox_t *mailboxes; /* [r * n + i]: where position i of ring r receives */
   sg_bar_t barrier; /* aggregate fidelity only */
+  /* Node play with a hand-over: a node player's TP group meets at `barrier` alone (it plays for
+   * the group), after its node's hand-over every member at this one (NULL elsewhere). */
+  sg_bar_t member_barrier;
   double max_hop_lat_s; /* largest route latency between ring neighbours */
   bool is_all_to_all; /* an all-to-all runs on it: every pair is routed */
   bool is_in_node; /* every member on one node */

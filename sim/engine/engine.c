@@ -66,6 +66,10 @@ static void map_grow(id_map *m) {
   *m = bigger;
 }
 
+static bool map_has(const id_map *m, uint64_t key) {
+  return m->keys[slot_of(m, key)] != 0;
+}
+
 /* The value of key, inserting next_value when absent; *is_new says which happened. */
 static long map_get_or_add(id_map *m, uint64_t key, long next_value, bool *is_new) {
   if (2 * (m->n + 1) > m->cap)
@@ -102,6 +106,9 @@ typedef struct rank_ctx {
   int start_block, start_event; /* where its actor starts: 0, or a hand-over's event */
   /* Node play with a hand-over (engine.h): the event at which its node's ranks take over; -1 */
   int handover_block, handover_event;
+  /* Its pipeline receives still to come from each peer, and how many of the last of them its
+   * peer's ranks send after their node's hand-over (one message from each member). */
+  int recvs_left[TS_PEERS], late_recvs[TS_PEERS];
   /* The communication stream, an actor of its own for ranks with asynchronous collectives:
    * it runs async[] in order, each once the rank has posted it. */
   long n_async;
@@ -146,6 +153,10 @@ static struct {
   bool is_handover_play;
   bool *is_deferred;
   int *handover;
+  /* [2 rank + peer]: its receives from that peer (a player's), of them the last ones sent after
+   * the sender's hand-over, and whether the rank sends to that peer after its own */
+  int *n_recvs, *late_recvs;
+  bool *is_late_sender;
   const ts_platform *pf;
   rank_ctx *ctx; /* [rank] */
   const bool *is_traced; /* ts_engine_opts' */
@@ -184,8 +195,9 @@ static void do_send(rank_ctx *c, const ts_event *ev) {
     TS_ASSERT(c->pending != NULL);
   }
   TS_ASSERT(c->outbox[ev->peer] != NULL);
-  c->pending[c->n_pending++] = sg_mailbox_put_async(
-      c->outbox[ev->peer], msg, (long)(ev->bytes * eng.byte_multiplicity + 0.5));
+  int stands_for = c->multiplicity > 1 ? eng.byte_multiplicity : 1; /* 1 after a hand-over */
+  c->pending[c->n_pending++] =
+      sg_mailbox_put_async(c->outbox[ev->peer], msg, (long)(ev->bytes * stands_for + 0.5));
   eng.n_transfers++;
 }
 
@@ -217,15 +229,36 @@ static void trace(rank_ctx *c, int block, int event, double start_s, double sent
   trace_span(c, block, event, start_s, simgrid_get_clock(), sent_s);
 }
 
+static sg_mailbox_t mailbox(const char *prefix, long a, long b) {
+  char name[64];
+  snprintf(name, sizeof name, "%s%ld.%ld", prefix, a, b);
+  return sg_mailbox_by_name(name);
+}
+
+/* A receive; under a hand-over, a player's receive of a message its peer's ranks sent after
+ * their node handed over is its members' messages, one from each peer member on its own route,
+ * done with the last (as node play's transfers take their slowest member's time). */
 static double do_recv(rank_ctx *c, const ts_event *ev) {
   double t0 = simgrid_get_clock();
-  void *data = NULL;
   TS_ASSERT(c->inbox[ev->peer] != NULL);
-  sg_comm_t comm = sg_mailbox_get_async(c->inbox[ev->peer], &data);
-  sg_comm_wait(comm);
-  pp_msg *msg = data;
-  double sent = msg->t_sent_s;
-  free(msg);
+  bool is_late = c->recvs_left[ev->peer]-- <= c->late_recvs[ev->peer] && c->late_recvs[ev->peer];
+  int n = is_late ? c->multiplicity : 1;
+  sg_comm_t *comms = ts_alloc((size_t)n, sizeof *comms);
+  void **data = ts_alloc((size_t)n, sizeof *data);
+  for (int j = 0; j < n; j++)
+    comms[j] = sg_mailbox_get_async(
+        is_late ? mailbox(ev->peer == TS_PEER_PREV ? "act" : "grad", eng.played_for[c->rank][j], 0)
+                : c->inbox[ev->peer],
+        &data[j]);
+  double sent = 0;
+  for (int j = 0; j < n; j++) {
+    sg_comm_wait(comms[j]);
+    pp_msg *msg = data[j];
+    sent = fmax(sent, msg->t_sent_s);
+    free(msg);
+  }
+  free(comms);
+  free(data);
   complete_sends(c);
   double t1 = simgrid_get_clock();
   double bubble = sent > t0 ? sent - t0 : 0;
@@ -247,19 +280,30 @@ static bool is_priced(const ts_coll_group *cg, const ts_event *ev) {
          ev->coll_op != TS_COLL_ALLTOALL;
 }
 
-/* The priced time of collective ev, counted once per group (at ring position 0). */
+/* Whether rank r plays (has an actor from the start). */
+static bool plays(long r) {
+  return eng.player == NULL || eng.player[r] == r;
+}
+
+/* The priced time of collective ev, counted once per group (at ring position 0; after a
+ * hand-over the player's group's count still stands for its node's groups). */
 static double priced_s(rank_ctx *c, ts_coll_group *cg, const ts_event *ev) {
   ts_coll_op op = (ts_coll_op)ev->coll_op;
-  if (c->group_pos[ev->group] == 0)
+  if (c->group_pos[ev->group] == 0 && plays(c->rank))
     cg->n_calls[ts_coll_choose(cg, op, ev->bytes)]++;
   return ts_coll_estimate_s(cg, op, ev->bytes);
+}
+
+/* The barrier at which c meets its group's members before a priced collective. */
+static sg_bar_t priced_barrier(const rank_ctx *c, const ts_coll_group *cg) {
+  return c->multiplicity == 1 && cg->member_barrier != NULL ? cg->member_barrier : cg->barrier;
 }
 
 static void run_coll(rank_ctx *c, const ts_event *ev) {
   ts_coll_group *cg = group_of(c, ev);
   if (is_priced(cg, ev)) {
     double t = priced_s(c, cg, ev);
-    sg_barrier_wait(cg->barrier);
+    sg_barrier_wait(priced_barrier(c, cg));
     ts_coll_sleep(t);
     return;
   }
@@ -404,7 +448,7 @@ static void run_merged(rank_ctx *c, int b, int first, int n) {
     ts_coll_sleep(before);
   if (cg != NULL) {
     double arrived = simgrid_get_clock();
-    sg_barrier_wait(cg->barrier);
+    sg_barrier_wait(priced_barrier(c, cg));
     wait = simgrid_get_clock() - arrived;
     c->res->time_s[blk->events[barrier_at].category] += wait;
     ts_coll_sleep(after);
@@ -621,18 +665,19 @@ static bool node_route(const ts_platform *pf, const ts_job *job, long src, long 
   return true;
 }
 
-/* Adds the route from rank src to rank dst (hosts are numbered by rank), once; returns its
- * latency. is_own: its ranks' own route, also under node play (a deferred group's, which a
- * pair of players may also have as a node route: SimGrid then takes this one from the source's
- * hand-over on). */
-static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, long src, long dst,
-                       bool is_own) {
+/* Adds the route from rank src to rank dst (hosts are numbered by rank), once, as the route
+ * between the hosts of src and host_dst (a hand-over's late pipeline message reaches its
+ * receiver's player: plan_late_messages); returns its latency. is_own: its ranks' own route,
+ * also under node play (a deferred group's, which a pair of players may also have as a node
+ * route: SimGrid then takes this one from the source's hand-over on). */
+static double add_route(const ts_platform *pf, const ts_job *job, route_set *rs, long src,
+                        long host_dst, long dst, bool is_own) {
   bool is_new = false, is_after_handover = eng.is_handover_play && is_own;
   is_own = is_own || eng.player == NULL || eng.is_rail_play;
   /* Under a hand-over, node play's aggregates share links with single flows: each counts as
    * its m members (weighted max-min, sg_platform.h), as the members' m flows would. */
   double weight = !is_own && eng.is_handover_play ? eng.multiplicity : 1;
-  uint64_t key = ((uint64_t)src << 32) | (uint64_t)dst | ((uint64_t)is_after_handover << 63);
+  uint64_t key = ((uint64_t)src << 32) | (uint64_t)host_dst | ((uint64_t)is_after_handover << 63);
   long id = map_get_or_add(&rs->pairs, key, rs->n_routes, &is_new);
   if (!is_new)
     return rs->routes[id].lat_s;
@@ -665,8 +710,13 @@ static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, 
     }
   }
   rs->routes[rs->n_routes++] =
-      (ts_sg_route){src, dst, r.n_links, idx, r.lat_s, weight, is_after_handover};
+      (ts_sg_route){src, host_dst, r.n_links, idx, r.lat_s, weight, is_after_handover};
   return r.lat_s;
+}
+
+static double add_pair(const ts_platform *pf, const ts_job *job, route_set *rs, long src, long dst,
+                       bool is_own) {
+  return add_route(pf, job, rs, src, dst, dst, is_own);
 }
 
 static void route_set_fini(route_set *rs) {
@@ -676,11 +726,6 @@ static void route_set_fini(route_set *rs) {
   free(rs->link_ids);
   map_fini(&rs->pairs);
   map_fini(&rs->links);
-}
-
-/* Whether rank r plays (has an actor from the start). */
-static bool plays(long r) {
-  return eng.player == NULL || eng.player[r] == r;
 }
 
 /* Whether group g's collectives are played after a hand-over, by all of its members. */
@@ -753,9 +798,20 @@ static void collect_routes(const ts_platform *pf, const ts_job *job, route_set *
       }
   }
   for (long r = 0; r < job->n_ranks; r++)
-    for (int p = 0; plays(r) && p < TS_PEERS; p++)
-      if (job->rank_peer[r * TS_PEERS + p] >= 0)
-        add_pair(pf, job, rs, r, job->rank_peer[r * TS_PEERS + p], false);
+    for (int p = 0; p < TS_PEERS; p++) {
+      long peer = job->rank_peer[r * TS_PEERS + p];
+      if (peer >= 0 && plays(r))
+        add_pair(pf, job, rs, r, peer, false);
+      if (peer >= 0 && eng.is_late_sender != NULL && eng.is_late_sender[r * TS_PEERS + p]) {
+        /* sent after the hand-over on its own route, to its peer's player (do_recv); a member
+         * other than the player has no other route to it (its groups' partners lie in its
+         * own stage, its embedding partner is its own member), which is checked */
+        uint64_t other = ((uint64_t)r << 32) | (uint64_t)eng.player[peer];
+        if (r != eng.player[r] && map_has(&rs->pairs, other))
+          rs->is_node_play_refused = true;
+        add_route(pf, job, rs, r, eng.player[peer], peer, true);
+      }
+    }
 }
 
 static void stop_playing_for_others(void);
@@ -1099,6 +1155,8 @@ typedef struct program_memo {
   const ts_block *blocks;
   bool ok;
   int handover[2]; /* block, event; -1 when none */
+  int n_recvs[TS_PEERS]; /* pipeline receives from each peer */
+  int late_sends[TS_PEERS]; /* pipeline sends to each peer after the hand-over */
   int n_priced;
   struct priced_call {
     int kind;
@@ -1109,20 +1167,31 @@ typedef struct program_memo {
 
 /* Fills memo for prog. Its node hands over (hand_over) at the first collective of a group of a
  * kind that runs between passes (data parallelism, the embedding), if the program allows one:
- * no asynchronous collective before it, and from it on collectives of such groups only and no
- * pipeline message. memo->ok is false when it does not, or prices too many kinds of call. */
-static void study_program(const ts_program *prog, program_memo *memo) {
+ * no asynchronous collective before it; that one itself asynchronous (gradient buckets reduced
+ * during the last backward pass) only with no pipeline send pending (a receive completes them
+ * unless p2p_overlapped: hand_over would wait for them where the rank does not); from it on
+ * collectives of such groups, the rest of the pass's priced ones (each member at its group's
+ * member_barrier), pipeline sends (to players, which receive them member by member: do_recv)
+ * and no receive. memo->ok is false when it does not, or prices too many kinds of call. */
+static void study_program(const ts_program *prog, bool is_p2p_overlapped, program_memo *memo) {
   *memo = (program_memo){.blocks = prog->blocks, .ok = true, .handover = {-1, -1}};
+  bool is_send_pending = false;
   for (int b = 0; memo->ok && b < prog->n_blocks; b++)
     for (int e = 0; memo->ok && e < prog->blocks[b].n_events; e++) {
       const ts_event *ev = &prog->blocks[b].events[e];
       bool after = memo->handover[0] >= 0;
-      if (ev->kind == TS_EV_SEND || ev->kind == TS_EV_RECV)
+      if (ev->kind == TS_EV_SEND) {
+        memo->late_sends[ev->peer] += after;
+        is_send_pending = true;
+      } else if (ev->kind == TS_EV_RECV) {
         memo->ok = !after;
+        memo->n_recvs[ev->peer]++;
+        is_send_pending = is_send_pending && is_p2p_overlapped;
+      }
       if (ev->kind != TS_EV_COLL)
         continue;
       bool between = !ts_group_is_in_pass(ev->group);
-      memo->ok = after ? between : !ev->is_async;
+      memo->ok = after ? between || !ev->is_async : !ev->is_async || (between && !is_send_pending);
       if (between && !after)
         memcpy(memo->handover, (int[]){b, e}, sizeof memo->handover);
       int i = 0;
@@ -1158,6 +1227,53 @@ static bool priced_alike(ts_coll_group *a, ts_coll_group *b, const program_memo 
  * own; pipeline peers of member j member j's of other nodes; every other group either of one
  * member or across nodes (deferred: all of its members play it) and reached only after the
  * program's last pipeline message (study_program). Sets eng.is_deferred and eng.handover. */
+/* The memos of a job's programs, at most MEMOS of them. */
+enum { MEMOS = 16 };
+typedef struct program_memos {
+  program_memo memo[MEMOS];
+  int n;
+} program_memos;
+
+/* Index of rank r's program's memo, studied on first use; -1 past MEMOS. */
+static int memo_of(program_memos *ms, const ts_job *job, long r) {
+  int i = 0;
+  while (i < ms->n && ms->memo[i].blocks != job->programs[r].blocks)
+    i++;
+  if (i == ms->n && i < MEMOS)
+    study_program(&job->programs[r], job->is_p2p_overlapped, &ms->memo[ms->n++]);
+  return i < MEMOS ? i : -1;
+}
+
+/* The pipeline messages sent after a hand-over (study_program): every member of the sending
+ * node sends its own, and the receiving player counts its receives to know the last ones, which
+ * it takes member by member (do_recv). Sets eng.n_recvs, eng.late_recvs, eng.is_late_sender;
+ * false where a wrapped pipeline would need them (its eager sends are not modelled so). */
+static bool plan_late_messages(const ts_job *job, const long *player, program_memos *memos) {
+  long n = job->n_ranks;
+  eng.n_recvs = ts_alloc((size_t)n * TS_PEERS, sizeof *eng.n_recvs);
+  eng.late_recvs = ts_alloc((size_t)n * TS_PEERS, sizeof *eng.late_recvs);
+  eng.is_late_sender = ts_alloc((size_t)n * TS_PEERS, sizeof *eng.is_late_sender);
+  for (long r = 0; r < n; r++) {
+    const program_memo *own = &memos->memo[memo_of(memos, job, player[r])];
+    for (int q = 0; q < TS_PEERS; q++) {
+      long peer = job->rank_peer[r * TS_PEERS + q];
+      if (peer < 0)
+        continue;
+      eng.is_late_sender[r * TS_PEERS + q] = own->late_sends[q] > 0;
+      if (player[r] != r)
+        continue;
+      int i = memo_of(memos, job, peer); /* the peer sends to r through its other outbox */
+      if (i < 0)
+        return false;
+      eng.n_recvs[r * TS_PEERS + q] = own->n_recvs[q];
+      eng.late_recvs[r * TS_PEERS + q] = memos->memo[i].late_sends[TS_PEERS - 1 - q];
+      if (eng.late_recvs[r * TS_PEERS + q] > 0 && job->is_pipeline_wrapped)
+        return false;
+    }
+  }
+  return true;
+}
+
 static long *plan_handover_play(const ts_platform *pf, const ts_job *job) {
   int m = pf->gpus_per_node;
   if (eng.fidelity != TS_FIDELITY_HYBRID || m < 2)
@@ -1168,17 +1284,11 @@ static long *plan_handover_play(const ts_platform *pf, const ts_job *job) {
   eng.is_deferred = ts_alloc((size_t)job->n_groups, sizeof *eng.is_deferred);
   eng.handover = ts_alloc((size_t)n * 2, sizeof *eng.handover);
   bool ok = node_players(pf, job, player, pos);
-  enum { MEMOS = 16 };
-  program_memo memos[MEMOS];
-  int n_memos = 0;
+  program_memos memos = {.n = 0};
   for (long r = 0; ok && r < n; r++) {
     long p = player[r];
-    int i = 0; /* the player's program's memo */
-    while (i < n_memos && memos[i].blocks != job->programs[p].blocks)
-      i++;
-    if (i == n_memos && (ok = n_memos < MEMOS))
-      study_program(&job->programs[p], &memos[n_memos++]);
-    ok = ok && memos[i].ok;
+    int i = memo_of(&memos, job, p); /* the player's program's memo */
+    ok = i >= 0 && memos.memo[i].ok;
     long tp = job->rank_group[r * TS_GROUP_KINDS + TS_GROUP_TP];
     for (int k = 0; ok && k < TS_GROUP_KINDS; k++) {
       long g = job->rank_group[r * TS_GROUP_KINDS + k],
@@ -1190,7 +1300,7 @@ static long *plan_handover_play(const ts_platform *pf, const ts_job *job) {
       if (k == TS_GROUP_TP || (tp >= 0 && same_members(&job->groups[g], &job->groups[tp]))) {
         ok = cg->n == 1 || (cg->is_in_node && cg->is_lockstep && !cg->is_all_to_all);
         ok = ok && (r != p || cg->ring_ranks[0] == p); /* the player counts its group's calls */
-        ok = ok && (r != cg->ring_ranks[0] || priced_alike(cg, &eng.groups[g0], &memos[i], k));
+        ok = ok && (r != cg->ring_ranks[0] || priced_alike(cg, &eng.groups[g0], &memos.memo[i], k));
       } else if (ts_group_is_in_pass(k)) {
         ok = false; /* expert or context parallelism beyond the TP group: not here */
       } else {
@@ -1204,9 +1314,10 @@ static long *plan_handover_play(const ts_platform *pf, const ts_job *job) {
                     : peer0 >= 0 && peer0 != p && player[peer] == peer0 && pos[peer] == pos[r];
     }
     if (ok)
-      memcpy(&eng.handover[2 * r], memos[i].handover, sizeof memos[i].handover);
+      memcpy(&eng.handover[2 * r], memos.memo[i].handover, sizeof memos.memo[i].handover);
   }
   free(pos);
+  ok = ok && plan_late_messages(job, player, &memos);
   if (!ok) {
     free(player);
     return NULL;
@@ -1224,12 +1335,17 @@ static void stop_playing_for_others(void) {
   free(eng.is_whole);
   free(eng.is_deferred);
   free(eng.handover);
+  free(eng.n_recvs);
+  free(eng.late_recvs);
+  free(eng.is_late_sender);
   eng.player = NULL;
   eng.played_for = NULL;
   eng.node_ranks = NULL;
   eng.is_whole = NULL;
   eng.is_deferred = NULL;
   eng.handover = NULL;
+  eng.n_recvs = eng.late_recvs = NULL;
+  eng.is_late_sender = NULL;
   eng.is_handover_play = false;
   eng.is_rail_play = false;
   eng.multiplicity = eng.byte_multiplicity = 1;
@@ -1257,18 +1373,14 @@ static void teardown_groups(const ts_job *job) {
     free(eng.groups[g].landing_member);
     if (eng.groups[g].barrier != NULL)
       sg_barrier_destroy(eng.groups[g].barrier);
+    if (eng.groups[g].member_barrier != NULL)
+      sg_barrier_destroy(eng.groups[g].member_barrier);
     for (int i = 0; eng.groups[g].node_barriers != NULL && i < eng.groups[g].n_nodes; i++)
       sg_barrier_destroy(eng.groups[g].node_barriers[i]);
     free(eng.groups[g].node_barriers);
   }
   free(eng.groups);
   eng.groups = NULL;
-}
-
-static sg_mailbox_t mailbox(const char *prefix, long a, long b) {
-  char name[64];
-  snprintf(name, sizeof name, "%s%ld.%ld", prefix, a, b);
-  return sg_mailbox_by_name(name);
 }
 
 static void init_simgrid(void) {
@@ -1370,13 +1482,15 @@ static void start_actor(rank_ctx *c) {
   snprintf(name, sizeof name, "rank%ld", r);
   sg_host_t h = sg_host_by_name(host);
   TS_ASSERT(h != NULL);
-  sg_actor_t a = sg_actor_init(name, h);
-  sg_actor_set_data(a, c);
-  sg_actor_start(a, rank_main, 0, NULL);
-  collect_async(c);
+  collect_async(c); /* before the actor starts: one started by another may run at once */
   if (c->n_async > 0) {
     c->posted = sg_sem_init(0);
     c->finished = sg_sem_init(0);
+  }
+  sg_actor_t a = sg_actor_init(name, h);
+  sg_actor_set_data(a, c);
+  sg_actor_start(a, rank_main, 0, NULL);
+  if (c->n_async > 0) {
     snprintf(name, sizeof name, "stream%ld", r);
     sg_actor_t st = sg_actor_init(name, h);
     sg_actor_set_data(st, c);
@@ -1438,6 +1552,8 @@ static void *simulate(void *arg) {
     if (!group_plays(job, g)) { /* a player's TP group: priced, met by the player alone */
       if (plays(cg->ring_ranks[0]))
         cg->barrier = sg_barrier_init(1);
+      if (eng.is_handover_play && cg->n > 1) /* priced collectives after the hand-over */
+        cg->member_barrier = sg_barrier_init((unsigned)cg->n);
       continue;
     }
     cg->multiplicity = is_deferred(g) ? 1 : eng.byte_multiplicity;
@@ -1482,6 +1598,10 @@ static void *simulate(void *arg) {
     c->multiplicity = plays(r) ? eng.multiplicity : 1;
     c->handover_block = eng.handover != NULL ? eng.handover[2 * r] : -1;
     c->handover_event = eng.handover != NULL ? eng.handover[2 * r + 1] : -1;
+    for (int q = 0; eng.n_recvs != NULL && q < TS_PEERS; q++) {
+      c->recvs_left[q] = eng.n_recvs[r * TS_PEERS + q];
+      c->late_recvs[q] = eng.late_recvs[r * TS_PEERS + q];
+    }
     if (opts->is_recording_blocks)
       c->res->block_end_s = ts_alloc((size_t)c->prog->n_blocks, sizeof(double));
     if (opts->is_traced != NULL && opts->is_traced[r]) /* a player traces for its ranks */

@@ -58,17 +58,23 @@
  * stage): when a node's ranks run one program, their tensor-parallel groups are priced alike,
  * pipeline peers of member j are member j's of another node, and every other group (data
  * parallelism, the tied embedding) spans nodes and is reached only after the program's last
- * pipeline message, with no asynchronous collective before (DeepSpeed's order: gradients
- * reduced after the pipeline flush), one actor per node plays the pipeline phase as node play
- * does. At its first collective across nodes its sends complete, as each rank's would there,
- * and every rank of the node goes on with an actor of its own and the player's results so far;
- * those collectives play rank by rank over the ranks' own routes. While some nodes hand over
- * and others still send, node play's aggregates share switch and cable links with single
- * flows: each aggregate counts as its m members in max-min sharing (a weight of m: SimGrid's
- * sharing penalty 1 / m, sg_platform.h), which is how m equal flows would share. A node's own
- * links (its bundle, its GPUs' links and NICs) carry its player's flows before its hand-over
- * and its ranks' after: a collective's transfer starts only once its receiver is in it. So the
- * results are every rank's where its members' routes are alike (tests/unit/test_node_play.c,
+ * pipeline receive, with no asynchronous collective before (DeepSpeed's order: gradients
+ * reduced after the pipeline flush; Megatron's buckets, reduced during the last backward pass,
+ * whose first is posted with no pipeline send pending), one actor per node plays the pipeline
+ * phase as node play does. At its first collective across nodes its sends complete, as each
+ * rank's would there, and every rank of the node goes on with an actor of its own and the
+ * player's results so far; those collectives play rank by rank over the ranks' own routes, the
+ * rest of a pass's tensor-parallel collectives meet at their groups' member barriers, and a
+ * pipeline message sent after the hand-over is each member's own, on the member's own route to
+ * its peer member, registered to the host of the peer node's player (SimGrid routes by the hosts
+ * of sender and receiver), which receives the m of them where it would receive its aggregate
+ * and goes on with the last.
+ * While some nodes hand over and others still send, node play's aggregates share switch and cable
+ * links with single flows: each aggregate counts as its m members in max-min sharing (a weight of
+ * m: SimGrid's sharing penalty 1 / m, sg_platform.h), which is how m equal flows would share. A
+ * node's own links (its bundle, its GPUs' links and NICs) carry its player's flows before its
+ * hand-over and its ranks' after: a collective's transfer starts only once its receiver is in it.
+ * So the results are every rank's where its members' routes are alike (tests/unit/test_node_play.c,
  * test_handover), with Frontier's NIC-less GCDs as node play has them. A pair of players that
  * needs both a node route and its ranks' own (an embedding partner that is also a pipeline
  * peer: 2 stages, an interleaved pipeline's wrap) takes the node route until its source hands

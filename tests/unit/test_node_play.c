@@ -193,14 +193,15 @@ static void test_rail_play_refused(void **state) {
  * flush, 2 microbatches. */
 #define HANDOVER "workloads/gpt-22b.yaml --gpus 64 --global-batch-size 16"
 
-/* `trainsim run ARGS` with and without --play-every-rank: `players` actors, every rank's results.
- */
+/* `trainsim run ARGS` with and without --play-every-rank: `players` actors, every rank's results
+ * and timelines. */
 static void assert_played_exactly(const char *args, long players) {
   char every_args[512];
   snprintf(every_args, sizeof every_args, "%s --play-every-rank", args);
-  run_out node = run(args, false), every = run(every_args, false);
+  run_out node = run(args, true), every = run(every_args, true);
   assert_int_equal(played(&node), players);
   assert_same_results(&node, &every);
+  assert_string_equal(node.timeline, every.timeline);
   run_free(&node);
   run_free(&every);
 }
@@ -246,9 +247,17 @@ static void test_handover(void **state) {
              json_num(every.result, "metrics.iteration_s"), 1e-4);
   run_free(&node);
   run_free(&every);
-  /* Gradients reduced in buckets during the backward pass (asynchronous, among the pipeline's
-   * messages): no hand-over point, every rank plays. */
-  node = run(HANDOVER " --dp-bucket-size 40MB", false);
+  /* Gradients reduced in buckets during the last backward pass (Megatron's
+   * --overlap-grad-reduce): the node hands over at its first bucket, and its ranks then send
+   * the pass's last pipeline message each on its own route, which the peer node's player
+   * receives member by member; the rest of the pass's TP collectives meet at their groups'
+   * member barriers. */
+  assert_played_exactly(HANDOVER " " ALIKE " --dp-bucket-size 40MB", 8);
+  assert_played_exactly("workloads/gpt-22b.yaml --gpus 128 --global-batch-size 64 "
+                        "--dp-bucket-size 10MB --set stack.framework=megatron " ALIKE,
+                        16);
+  /* GPipe's backward passes receive after the first bucket: every rank plays. */
+  node = run(HANDOVER " --dp-bucket-size 40MB --schedule gpipe", false);
   assert_int_equal(played(&node), 64);
   run_free(&node);
 }
