@@ -807,7 +807,8 @@ static void collect_routes(const ts_platform *pf, const ts_job *job, route_set *
          * other than the player has no other route to it (its groups' partners lie in its
          * own stage, its embedding partner is its own member), which is checked */
         uint64_t other = ((uint64_t)r << 32) | (uint64_t)eng.player[peer];
-        if (r != eng.player[r] && map_has(&rs->pairs, other))
+        if (r != eng.player[r] &&
+            (map_has(&rs->pairs, other) || map_has(&rs->pairs, other | 1ULL << 63)))
           rs->is_node_play_refused = true;
         add_route(pf, job, rs, r, eng.player[peer], peer, true);
       }
