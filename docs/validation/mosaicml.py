@@ -90,8 +90,10 @@ def predict(row, work, fusions=("cross_entropy",), unpad=None):
                    "training": {"global_batch_size": int(row["global_batch"]),
                                 "micro_batch_size": int(row["micro_batch"]),
                                 "precision": "bf16", "optimizer": "adam"},
-                   "parallelism": {"tensor": 1, "pipeline": 1, "data": gpus,
-                                   "zero_stage": 3 if row["sharding"] == "FULL_SHARD" else 2,
+                   # FSDP's SHARD_GRAD_OP keeps each unit's gathered weights from its forward
+                   # to its backward (torch.distributed.fsdp.ShardingStrategy's docstring)
+                   "parallelism": {"tensor": 1, "pipeline": 1, "data": gpus, "zero_stage": 3,
+                                   "reshard_after_forward": row["sharding"] == "FULL_SHARD",
                                    "recompute": ("full" if row["activation_checkpointing"] == "true"
                                                  else "none")},
                    "stack": {"framework": "pytorch", "attention": "flash2",
@@ -128,7 +130,10 @@ def main():
     w("run` with each row's model (the MPT yamls: learned position embeddings, biases, LayerNorm,")
     w("GeLU, tied embeddings, vocabulary 50,368, no dropout, flash-attn's fused cross-entropy as")
     w("MPT's default `loss_fn: fused_crossentropy`), sequence, micro-batch, gradient")
-    w("accumulation, sharding (FULL_SHARD as `zero_stage: 3`, SHARD_GRAD_OP as 2) and activation")
+    w("accumulation, sharding (`zero_stage: 3`; SHARD_GRAD_OP with `reshard_after_forward: false`:")
+    w("each unit's weights gathered before its forward and kept to its backward, its gradients")
+    w("reduce-scattered after it, as torch.distributed.fsdp.ShardingStrategy's docstring describes")
+    w("it) and activation")
     w("checkpointing (as full recomputation), `framework: pytorch` (FSDP), on")
     w("`platforms/dgx-h100.yaml` or `platforms/dgx-a100.yaml` (8 GPUs a node). Validation only:")
     w("nothing here set a parameter. Memory: trainsim's peak, and its verdict (every published run")
