@@ -173,9 +173,9 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
              info->played_microbatches, info->periodic_error_s);
   else if (info->periodic_declined_error_s > 0)
     snprintf(periodic, sizeof periodic,
-             " (every one played: periodic play's steady state did not repeat, error about "
-             "%.2g s)",
-             info->periodic_declined_error_s);
+             " (every one played: periodic play's steady state did not repeat, its estimate "
+             "%.4f s with an error of about %.2g s)",
+             info->periodic_declined_iteration_s, info->periodic_declined_error_s);
   fprintf(out,
           "layout: %s, %s, %ld microbatches of %ld per pipeline%s, "
           "recompute %s, ZeRO-%d%s, fidelity %s%s, placement %s\n",
@@ -510,6 +510,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
     json_num(f, 4, "periodic_error_s", info->periodic_error_s, &k);
   } else if (info->periodic_declined_error_s > 0) {
     json_num(f, 4, "periodic_declined_error_s", info->periodic_declined_error_s, &k);
+    json_num(f, 4, "periodic_declined_iteration_s", info->periodic_declined_iteration_s, &k);
   }
   json_long(f, 4, "ring_collectives", info->n_ring_collectives, &k);
   json_long(f, 4, "hierarchical_collectives", info->n_hierarchical_collectives, &k);

@@ -46,6 +46,7 @@ typedef struct ts_run_info {
   long played_microbatches; /* periodic play (sim/simulate.h): microbatches played; 0: all */
   double periodic_error_s; /* periodic play's error estimate */
   double periodic_declined_error_s; /* a declined periodic play's estimate (0: none) */
+  double periodic_declined_iteration_s; /* and the iteration it carried on to */
   /* The clock the GPU's power limit leaves its work, as a share of the boost clock, and each
    * power class's time over its time at the boost clock (workloads/power.h); power_clock 0:
    * the platform has no power model */

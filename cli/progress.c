@@ -95,9 +95,18 @@ static void simulation_started(void *ctx, double total_events) {
   ts_progress_show(pe->progress, 0, total_events, "building the platform");
 }
 
+/* The label says what a declined periodic play estimated while every microbatch plays. */
+static void periodic_declined(void *ctx, double iteration_s, double error_s) {
+  ts_progress *p = ((ts_progress_engine *)ctx)->progress;
+  size_t n = strlen(p->label);
+  snprintf(p->label + n, sizeof p->label - n, " (periodic: %.4f s +- %.2g s; all microbatches now)",
+           iteration_s, error_s);
+}
+
 void ts_progress_follow(ts_progress_engine *pe, ts_simulate_opts *opts) {
   if (!pe->progress->is_on)
     return;
+  opts->on_periodic_declined = periodic_declined;
   opts->on_start = simulation_started;
   opts->start_ctx = pe;
   opts->engine.on_progress = ts_progress_engine_cb;

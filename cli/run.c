@@ -453,6 +453,7 @@ int ts_run_main(int argc, char **argv) {
                       .played_microbatches = sim->played_microbatches,
                       .periodic_error_s = sim->periodic_error_s,
                       .periodic_declined_error_s = sim->periodic_declined_error_s,
+                      .periodic_declined_iteration_s = sim->periodic_declined_iteration_s,
                       .n_ring_collectives = sim->n_ring_collectives,
                       .n_hierarchical_collectives = sim->n_hierarchical_collectives,
                       .n_tree_collectives = sim->n_tree_collectives,

@@ -550,7 +550,7 @@ static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
       return rc;
   }
   long played = periodic_microbatches(wl, opts);
-  double declined_s = 0;
+  double declined_s = 0, declined_iteration_s = 0;
   if (played > 0 && opts->periodic == TS_PERIODIC_EXACT && !opts->is_forced) {
     /* By default the run refuses what playing every microbatch would (its event limit). The
      * job is freed here and built again after the child (play_periodic): held across the fork
@@ -572,8 +572,12 @@ static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
     if (rc == 0 && (opts->periodic == TS_PERIODIC_ALWAYS ||
                     error_s <= TS_PERIODIC_EXACT_TOLERANCE * out->result.iteration_s))
       return 0;
-    if (rc == 0)
+    if (rc == 0) {
+      declined_iteration_s = out->result.iteration_s;
       ts_simulate_fini(out);
+      if (opts->on_periodic_declined != NULL)
+        opts->on_periodic_declined(opts->start_ctx, declined_iteration_s, error_s);
+    }
     declined_s = error_s;
   }
   ts_fidelity fidelity = opts->engine.fidelity;
@@ -600,6 +604,7 @@ static int simulate_workload(const ts_platform *pf, const ts_workload *wl,
   out->in_timeline = shown;
   out->slowest_gpu_slowdown = ts_variation_slowdown(pf->gpu.speed_spread, wl->n_gpus);
   out->result.periodic_declined_error_s = declined_s;
+  out->result.periodic_declined_iteration_s = declined_iteration_s;
   return 0;
 }
 

@@ -51,6 +51,9 @@ typedef struct ts_simulate_opts {
   /* Called once the job's events are counted, before the platform is built (NULL: never). */
   void (*on_start)(void *ctx, double total_events);
   void *start_ctx;
+  /* Called with start_ctx when periodic play is declined by default, before every microbatch
+   * plays: the iteration it carried on to and its error estimate (NULL: never). */
+  void (*on_periodic_declined)(void *ctx, double iteration_s, double error_s);
 } ts_simulate_opts;
 
 /* The options every command starts from: hybrid, contiguous placement (seed 1), the library's

@@ -54,6 +54,7 @@ typedef struct ts_sim_result {
   long played_microbatches;
   double periodic_error_s; /* periodic play's error estimate, from the period's drift */
   double periodic_declined_error_s; /* the estimate of a periodic play declined (0: none) */
+  double periodic_declined_iteration_s; /* and the iteration it carried on to */
 } ts_sim_result;
 
 void ts_sim_result_fini(ts_sim_result *res);

@@ -103,6 +103,7 @@ static void test_definitions(void **state) {
                       0,
                       0,
                       0,
+                      0,
                       0.84,
                       {1.07, 1.15, 1.14, 1.03}};
   ts_err err = {0};

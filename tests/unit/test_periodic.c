@@ -110,6 +110,7 @@ static void test_default(void **state) {
   assert_null(json_at(declined, "simulation.played_microbatches"));
   double t = json_num(every, "metrics.iteration_s");
   assert_true(json_num(declined, "simulation.periodic_declined_error_s") > 1e-6 * t);
+  assert_true(json_num(declined, "simulation.periodic_declined_iteration_s") > 0);
   assert_true(json_num(declined, "metrics.iteration_s") == t);
   assert_close(declined, every, 4, 0);
   json_free(declined);
