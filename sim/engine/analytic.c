@@ -85,6 +85,8 @@ static void plan_groups(analytic *a) {
     ts_coll_plan(a->pf, cg, ring_gpus);
     if (ts_job_is_flex_group(job, g, &flex))
       ts_coll_node_dispatch(cg, job->ep_topk, job->ep_route_groups, job->ep_route_group_topk);
+    else /* only all-to-alls read it */
+      ts_coll_plan_pxn(a->pf, cg, ring_gpus);
     a->groups[g].waiting = ts_alloc((size_t)n, sizeof(long));
     free(gpus);
     free(ring_gpus);

@@ -520,12 +520,30 @@ static int node_dispatch_members(const ts_coll_group *g) {
   return g->node_share > 0 ? alltoall_node_members(g) : 0;
 }
 
-bool ts_coll_plan_node_stage(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus) {
-  if (node_dispatch_members(g) < 2 || !pf->has_node_switch)
+/* Every GPU of a node on the node's switch, and with a NIC of its own. */
+static bool has_rail_nics(const ts_platform *pf) {
+  if (!pf->has_node_switch)
     return false;
   for (int a = 0; a < pf->gpus_per_node; a++)
     if (pf->gpu_nic[a] < 0 || pf->nics[pf->gpu_nic[a]].gpu != a)
       return false;
+  return true;
+}
+
+void ts_coll_plan_pxn(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus) {
+  int m = alltoall_node_members(g), per = pf->gpus_per_node;
+  if (g->ccl == NULL || g->ccl->library != TS_CCL_NCCL || m < 2 || !has_rail_nics(pf))
+    return;
+  for (int i = 0; i < g->n; i++) /* member j of every node on the same local GPU as node 0's */
+    if (ring_gpus[i] % per != ring_gpus[i % m] % per ||
+        ring_gpus[i] / per != ring_gpus[i - i % m] / per)
+      return;
+  g->node_share = 1; /* every copy crosses the network, through the rail of its receiver */
+}
+
+bool ts_coll_plan_node_stage(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus) {
+  if (node_dispatch_members(g) < 2 || !has_rail_nics(pf))
+    return false;
   ts_route r;
   ts_route_between(pf, ring_gpus[0], ring_gpus[1], &r); /* ring 0 holds its nodes in turn */
   g->node_stage_lat_s = r.lat_s;

@@ -28,7 +28,8 @@
  * packages once each way. Other groups inside one node, or with one member per node, keep one
  * ring (their members' NICs already carry them in parallel).
  * All-to-all is a pairwise exchange (step s: send bytes / p to position + s), every pair of
- * members routed.
+ * members routed; NCCL's through PXN and DeepEP's run in two stages instead
+ * (ts_coll_plan_pxn, ts_coll_node_dispatch).
  * The library (ccl.h) decides, per call, the algorithm and protocol, the call's latency and
  * its bus bandwidth; the transfers carry the protocol's wire bytes at no more than the
  * library's bandwidth, and the topology (SimGrid) slows them further where links are shared.
@@ -174,6 +175,19 @@ void ts_coll_proxy_main(int argc, char **argv);
  * R (1 - (1 - 1/R)^topk) of the R nodes it may, R = min(nodes, group_topk x nodes / groups):
  * node_share is that over topk. No effect on a group of one node. */
 void ts_coll_node_dispatch(ts_coll_group *g, double topk, double groups, double group_topk);
+
+/* NCCL's all-to-all through PXN (NVIDIA/nccl src/graph/search.cc, ncclTopoGetNetDev: with
+ * NCCL_PXN_DISABLE 0 and NCCL_P2P_PXN_LEVEL 2, both defaults, a send to a GPU on another node
+ * leaves through the local NIC of the receiver's in-node index, relayed over NVLink by the
+ * local GPU of that index, "to maximize aggregation"; src/graph/paths.cc gives the relay
+ * where that GPU reaches the NIC through PCIe and us through NVLink). On nodes whose GPUs share
+ * a switch and each have a NIC of their own, with the group's members of each node on the same
+ * local GPUs (ring_gpus: its ring-0 GPUs, node by node), g's all-to-alls then run as DeepEP's
+ * two stages with every copy sent (node_share 1): member j of a node sends each other node's
+ * member j the copies of all its node's members, bytes / nodes, and each member sends each
+ * local other bytes / m over NVLink, both at once (NCCL's relay runs in chunks). Else, and for
+ * RCCL, the pairwise exchange. */
+void ts_coll_plan_pxn(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus);
 
 /* At the hybrid fidelity, DeepEP's in-node stage on g (ring_gpus: its ring-0 GPUs) is priced
  * where that is what playing it would give: every GPU joined to the node's switch by a link of

@@ -940,6 +940,8 @@ static void setup_groups(const ts_platform *pf, const ts_job *job) {
     ts_coll_plan(pf, cg, ring_gpus);
     if (ts_job_is_flex_group(job, g, &flex))
       ts_coll_node_dispatch(cg, job->ep_topk, job->ep_route_groups, job->ep_route_group_topk);
+    else if (cg->is_all_to_all)
+      ts_coll_plan_pxn(pf, cg, ring_gpus);
     free(ring_gpus);
     free(gpus);
     free(order);

@@ -102,6 +102,58 @@ static void test_node_dispatch(void **state) {
   free(one.tree_children);
 }
 
+/* NCCL's all-to-all through PXN (ts_coll_plan_pxn): on DGX H100 nodes (NVSwitch, a NIC per GPU)
+ * a group of whole nodes runs DeepEP's two stages with every copy sent (node_share 1), which
+ * moves the same bytes over the network as the pairwise exchange and each member's bytes / m
+ * to each local other over NVLink; not where the members of a node sit on different local GPUs,
+ * on one node, or with RCCL (Frontier). */
+static void test_pxn(void **state) {
+  (void)state;
+  ts_platform dgx;
+  ts_err err = {0};
+  assert_int_equal(ts_platform_load_file(TS_SOURCE_DIR "/platforms/dgx-h100.yaml", &dgx, &err), 0);
+  long gpus[32], ring[32 * TS_COLL_MAX_RINGS];
+  int order[32 * TS_COLL_MAX_RINGS];
+  for (int i = 0; i < 32; i++)
+    gpus[i] = i;
+  ts_coll_group g = {.n = 32};
+  g.n_rings = ts_coll_rings(&dgx, gpus, 32, order);
+  g.per_node = ts_coll_per_node(&dgx, gpus, order, 32);
+  for (int i = 0; i < 32 * g.n_rings; i++)
+    ring[i] = gpus[order[i]];
+  ts_coll_plan(&dgx, &g, ring);
+  double bytes = 1e9, plain = ts_coll_estimate_s(&g, TS_COLL_ALLTOALL, bytes);
+  ts_coll_plan_pxn(&dgx, &g, ring);
+  assert_true(g.node_share == 1);
+  g.n_memo = 0;
+  double pxn = ts_coll_estimate_s(&g, TS_COLL_ALLTOALL, bytes);
+  double cross = 3 * g.cross_lat_s + 3.0 / 4 * bytes / g.cross_Bps;
+  double intra = 7 * g.intra_lat_s + 7.0 / 8 * bytes / g.intra_Bps;
+  double intra_plain = 7 * g.intra_lat_s + 7.0 / 32 * bytes / g.intra_Bps;
+  assert_rel(pxn - fmax(cross, intra), plain - fmax(cross, intra_plain), 1e-9);
+  /* node 1's members on other local GPUs than node 0's: the pairwise exchange */
+  ts_coll_group skew = g;
+  skew.node_share = 0;
+  long swapped[32 * TS_COLL_MAX_RINGS];
+  for (int i = 0; i < 32 * g.n_rings; i++)
+    swapped[i] = ring[i];
+  swapped[8] = ring[9];
+  swapped[9] = ring[8];
+  ts_coll_plan_pxn(&dgx, &skew, swapped);
+  assert_true(skew.node_share == 0);
+  /* Frontier runs RCCL */
+  ts_coll_group rccl = {.n = 32};
+  rccl.n_rings = ts_coll_rings(&pf, gpus, 32, order);
+  rccl.per_node = ts_coll_per_node(&pf, gpus, order, 32);
+  for (int i = 0; i < 32 * rccl.n_rings; i++)
+    ring[i] = gpus[order[i]];
+  ts_coll_plan(&pf, &rccl, ring);
+  ts_coll_plan_pxn(&pf, &rccl, ring);
+  assert_true(rccl.node_share == 0);
+  free(g.tree_children);
+  free(rccl.tree_children);
+}
+
 static int setup(void **state) {
   (void)state;
   load_frontier(&pf);
@@ -109,8 +161,8 @@ static int setup(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_node_rings),
-                                     cmocka_unit_test(test_steps),
-                                     cmocka_unit_test(test_node_dispatch)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_node_rings), cmocka_unit_test(test_steps),
+      cmocka_unit_test(test_node_dispatch), cmocka_unit_test(test_pxn)};
   return cmocka_run_group_tests(tests, setup, NULL);
 }

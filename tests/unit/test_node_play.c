@@ -156,6 +156,19 @@ static void test_refused(void **state) {
   "--set parallelism.decoder_last_pipeline_num_layers=3 --ignore-memory --set network.radix=16 "   \
   "--set nodes=16 --set node.nics[*].bandwidth=5GBps --set network.link.bandwidth=10GBps"
 
+/* `trainsim run ARGS` with and without --play-every-rank: `players` actors, every rank's results
+ * and timelines. */
+static void assert_played_exactly(const char *args, long players) {
+  char every_args[512];
+  snprintf(every_args, sizeof every_args, "%s --play-every-rank", args);
+  run_out node = run(args, true), every = run(every_args, true);
+  assert_int_equal(played(&node), players);
+  assert_same_results(&node, &every);
+  assert_string_equal(node.timeline, every.timeline);
+  run_free(&node);
+  run_free(&every);
+}
+
 /* Rail play (engine.h): one actor per node, its local GPU 0 standing for all, gives every
  * rank's results; and DeepEP's in-node stage, priced at hybrid, what the aggregate fidelity's
  * transfers take. */
@@ -172,15 +185,18 @@ static void test_rail_play(void **state) {
   run_free(&rail);
   run_free(&every);
   run_free(&aggregate);
+  /* NCCL's all-to-all through PXN (coll.h, ts_coll_plan_pxn) runs as DeepEP's stages with every
+   * copy sent: rail play too. */
+  assert_played_exactly(RAIL " --set model.moe_token_dispatcher_type=alltoall", 16);
 }
 
 /* Rail play where turning a node's GPUs does not map the job onto itself: rails on one leaf
  * (not rail-optimised), an all-reduce on the data-parallel rings of whole nodes (ZeRO 0: the
- * library may run it as a tree), NCCL's all-to-all (every pair of GPUs). */
+ * library may run it as a tree). (NCCL's all-to-all runs through PXN here, which rail play
+ * takes: test_rail_play; where PXN does not apply, every pair of GPUs: test_coll.) */
 static void test_rail_play_refused(void **state) {
   (void)state;
-  const char *cases[] = {RAIL " --set network.rail_optimized=false", RAIL " --zero-stage 0",
-                         RAIL " --set model.moe_token_dispatcher_type=alltoall"};
+  const char *cases[] = {RAIL " --set network.rail_optimized=false", RAIL " --zero-stage 0"};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     run_out o = run(cases[i], false);
     assert_int_equal(played(&o), 128);
@@ -192,19 +208,6 @@ static void test_rail_play_refused(void **state) {
  * replicas' pairs of one stage), 4 stages, 8 replicas, ZeRO-1's collectives after the pipeline
  * flush, 2 microbatches. */
 #define HANDOVER "workloads/gpt-22b.yaml --gpus 64 --global-batch-size 16"
-
-/* `trainsim run ARGS` with and without --play-every-rank: `players` actors, every rank's results
- * and timelines. */
-static void assert_played_exactly(const char *args, long players) {
-  char every_args[512];
-  snprintf(every_args, sizeof every_args, "%s --play-every-rank", args);
-  run_out node = run(args, true), every = run(every_args, true);
-  assert_int_equal(played(&node), players);
-  assert_same_results(&node, &every);
-  assert_string_equal(node.timeline, every.timeline);
-  run_free(&node);
-  run_free(&every);
-}
 
 /* Node play with a hand-over (engine.h): one actor per node through the pipeline phase, then
  * every rank from its first collective across nodes. With every GCD as far from its NIC as its
