@@ -58,6 +58,20 @@ static void test_steps(void **state) {
   assert_int_equal(ts_coll_steps(TS_COLL_ALLGATHER, 2), 1);
 }
 
+/* g: a group of GPUs 0 .. n - 1 of p (n <= 64), planned; ring: its rings' GPUs. */
+static void plan_first_gpus(const ts_platform *p, int n, ts_coll_group *g, long *ring) {
+  long gpus[64];
+  int order[64 * TS_COLL_MAX_RINGS];
+  for (int i = 0; i < n; i++)
+    gpus[i] = i;
+  *g = (ts_coll_group){.n = n};
+  g->n_rings = ts_coll_rings(p, gpus, n, order);
+  g->per_node = ts_coll_per_node(p, gpus, order, n);
+  for (int i = 0; i < n * g->n_rings; i++)
+    ring[i] = gpus[order[i]];
+  ts_coll_plan(p, g, ring);
+}
+
 /* An all-to-all on 64 GCDs over 8 Frontier nodes: NCCL's sends every copy to its expert's
  * member; DeepEP (ts_coll_node_dispatch), routed as DeepSeek-V3 routes (top 8 of 256 experts
  * within 4 of 8 groups), a token once to each of the 4 (1 - 0.75^8) = 3.60 nodes it reaches,
@@ -65,17 +79,9 @@ static void test_steps(void **state) {
  * in-node stage at once, the call the longer of the two. */
 static void test_node_dispatch(void **state) {
   (void)state;
-  long gpus[64];
-  int order[64 * TS_COLL_MAX_RINGS];
-  for (int i = 0; i < 64; i++)
-    gpus[i] = i;
-  ts_coll_group g = {.n = 64};
-  g.n_rings = ts_coll_rings(&pf, gpus, 64, order);
-  g.per_node = ts_coll_per_node(&pf, gpus, order, 64);
+  ts_coll_group g;
   long ring[64 * TS_COLL_MAX_RINGS];
-  for (int i = 0; i < 64 * g.n_rings; i++)
-    ring[i] = gpus[order[i]];
-  ts_coll_plan(&pf, &g, ring);
+  plan_first_gpus(&pf, 64, &g, ring);
   assert_int_equal(g.per_node, 8);
   double bytes = 1e9, plain = ts_coll_estimate_s(&g, TS_COLL_ALLTOALL, bytes);
   ts_coll_node_dispatch(&g, 8, 8, 4);
@@ -91,11 +97,8 @@ static void test_node_dispatch(void **state) {
   assert_rel(flex - fmax(cross, intra), plain - fmax(cross_nccl, intra_nccl), 1e-9);
   assert_true(flex < plain);
   /* one node: a plain all-to-all */
-  ts_coll_group one = {.n = 8};
-  one.n_rings = ts_coll_rings(&pf, gpus, 8, order);
-  for (int i = 0; i < 8 * one.n_rings; i++)
-    ring[i] = gpus[order[i]];
-  ts_coll_plan(&pf, &one, ring);
+  ts_coll_group one;
+  plan_first_gpus(&pf, 8, &one, ring);
   ts_coll_node_dispatch(&one, 8, 8, 4);
   assert_true(one.node_share == 0);
   free(g.tree_children);
@@ -112,16 +115,9 @@ static void test_pxn(void **state) {
   ts_platform dgx;
   ts_err err = {0};
   assert_int_equal(ts_platform_load_file(TS_SOURCE_DIR "/platforms/dgx-h100.yaml", &dgx, &err), 0);
-  long gpus[32], ring[32 * TS_COLL_MAX_RINGS];
-  int order[32 * TS_COLL_MAX_RINGS];
-  for (int i = 0; i < 32; i++)
-    gpus[i] = i;
-  ts_coll_group g = {.n = 32};
-  g.n_rings = ts_coll_rings(&dgx, gpus, 32, order);
-  g.per_node = ts_coll_per_node(&dgx, gpus, order, 32);
-  for (int i = 0; i < 32 * g.n_rings; i++)
-    ring[i] = gpus[order[i]];
-  ts_coll_plan(&dgx, &g, ring);
+  ts_coll_group g;
+  long ring[32 * TS_COLL_MAX_RINGS];
+  plan_first_gpus(&dgx, 32, &g, ring);
   double bytes = 1e9, plain = ts_coll_estimate_s(&g, TS_COLL_ALLTOALL, bytes);
   ts_coll_plan_pxn(&dgx, &g, ring);
   assert_true(g.node_share == 1);
@@ -142,12 +138,8 @@ static void test_pxn(void **state) {
   ts_coll_plan_pxn(&dgx, &skew, swapped);
   assert_true(skew.node_share == 0);
   /* Frontier runs RCCL */
-  ts_coll_group rccl = {.n = 32};
-  rccl.n_rings = ts_coll_rings(&pf, gpus, 32, order);
-  rccl.per_node = ts_coll_per_node(&pf, gpus, order, 32);
-  for (int i = 0; i < 32 * rccl.n_rings; i++)
-    ring[i] = gpus[order[i]];
-  ts_coll_plan(&pf, &rccl, ring);
+  ts_coll_group rccl;
+  plan_first_gpus(&pf, 32, &rccl, ring);
   ts_coll_plan_pxn(&pf, &rccl, ring);
   assert_true(rccl.node_share == 0);
   free(g.tree_children);
