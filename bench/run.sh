@@ -12,7 +12,8 @@
 #                            ~1 min, ~1.7 GiB with node play then every rank; by default both
 #                            decline periodic play, their steady states not repeating), both
 #                            again with --periodic (1-3 min), the DeepSeek-V3 preset on 2,048
-#                            H800s (~10 s, rail play) and search for 175B on 1,024 GCDs
+#                            H800s (~10 s, rail play; again with NCCL's all-to-all) and search
+#                            for 175B on 1,024 GCDs
 # bench/scale_cost.sh prints how the cost grows with the machine; bench/platform_build.sh the
 # cost of building the platform alone.
 set -euo pipefail
@@ -57,6 +58,9 @@ if [ "$mode" = targets ]; then # 1T's replica (TP8 PP64, 512 GCDs) 147 times, ba
     --global-batch-size $((1024 * 75264 / 64)) --force --periodic
   # issue 33's MoE case: DeepSeek-V3 as trained, DeepEP's all-to-alls over 8 nodes (~10 s: rail play)
   bench_row "DeepSeek-V3, 2,048 H800" workloads/deepseek-v3.yaml --platform platforms/h800.yaml
+  # the same with NCCL's all-to-all (~8 s: through PXN, rail-aligned, so rail play applies)
+  bench_row "DeepSeek-V3, NCCL all-to-all" workloads/deepseek-v3.yaml \
+    --platform platforms/h800.yaml --set model.moe_token_dispatcher_type=alltoall
 fi
 # The analytic estimate of one configuration, as search makes it for every candidate (schedule,
 # playback, metrics; the platform is loaded once): search prints its time on stderr.
