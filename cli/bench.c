@@ -313,7 +313,7 @@ static void print_row(rows *w, int k) {
     ts_coll_call call = ts_coll_decide_for(w->pf, w->gpus, (int)w->n_ranks, a->collectives,
                                            ts_benchmark_coll(a->op), w->sizes[k]);
     if (a->op == TS_BENCHMARK_ALLTOALL)
-      snprintf(algo, sizeof algo, "pairwise");
+      snprintf(algo, sizeof algo, call.is_pxn ? "pxn" : "pairwise");
     else if (call.is_ideal)
       snprintf(algo, sizeof algo, "%s", ts_coll_algo_names[call.algo]);
     else

@@ -539,6 +539,7 @@ void ts_coll_plan_pxn(const ts_platform *pf, ts_coll_group *g, const long *ring_
         ring_gpus[i] / per != ring_gpus[i - i % m] / per)
       return;
   g->node_share = 1; /* every copy crosses the network, through the rail of its receiver */
+  g->is_pxn = true;
 }
 
 bool ts_coll_plan_node_stage(const ts_platform *pf, ts_coll_group *g, const long *ring_gpus) {
@@ -624,6 +625,7 @@ static ts_coll_call decide(const ts_coll_group *g, ts_coll_op op, double bytes) 
   }
   c.is_ideal = false;
   if (op == TS_COLL_ALLTOALL) {
+    c.is_pxn = g->is_pxn;
     /* Libraries run all-to-all as grouped sends and receives, outside their tuner: priced at
      * the wire plus the ring's Simple base latency (ASSUMED: one launch per call). */
     c.lib.lat_s = ts_ccl_base_latency_s(g->ccl, TS_CCL_RING, TS_PROTO_SIMPLE);
@@ -800,6 +802,8 @@ ts_coll_call ts_coll_decide_for(const ts_platform *pf, const long *gpus, int n, 
   for (int i = 0; i < n * g.n_rings; i++)
     ring_gpus[i] = gpus[orders[i]];
   ts_coll_plan(pf, &g, ring_gpus);
+  if (op == TS_COLL_ALLTOALL)
+    ts_coll_plan_pxn(pf, &g, ring_gpus);
   free(orders);
   free(ring_gpus);
   free(g.tree_children);

@@ -99,6 +99,7 @@ int ts_coll_rings(const ts_platform *pf, const long *gpus, int n, int *orders);
 typedef struct ts_coll_call {
   ts_coll_algo algo;
   bool is_ideal; /* no library: link rate, route latencies (lib holds Simple, wire 1) */
+  bool is_pxn; /* an all-to-all through NCCL's PXN (ts_coll_plan_pxn) */
   ts_ccl_call lib;
   double time_s; /* uncontended */
 } ts_coll_call;
@@ -137,6 +138,7 @@ typedef struct ts_coll_group {
   /* > 0: all-to-alls as DeepEP runs them (ts_coll_node_dispatch): this share of a member's
    * buffer crosses the network, once per node a token reaches. */
   double node_share;
+  bool is_pxn; /* node_share set by ts_coll_plan_pxn */
   /* Hybrid fidelity, DeepEP on switched nodes (ts_coll_plan_node_stage): the in-node stage is
    * priced, not played: [node] a barrier of its members, and the stage's route between two. */
   sg_bar_t *node_barriers;

@@ -120,7 +120,7 @@ static void test_pxn(void **state) {
   plan_first_gpus(&dgx, 32, &g, ring);
   double bytes = 1e9, plain = ts_coll_estimate_s(&g, TS_COLL_ALLTOALL, bytes);
   ts_coll_plan_pxn(&dgx, &g, ring);
-  assert_true(g.node_share == 1);
+  assert_true(g.node_share == 1 && g.is_pxn);
   g.n_memo = 0;
   double pxn = ts_coll_estimate_s(&g, TS_COLL_ALLTOALL, bytes);
   double cross = 3 * g.cross_lat_s + 3.0 / 4 * bytes / g.cross_Bps;
@@ -130,13 +130,14 @@ static void test_pxn(void **state) {
   /* node 1's members on other local GPUs than node 0's: the pairwise exchange */
   ts_coll_group skew = g;
   skew.node_share = 0;
+  skew.is_pxn = false;
   long swapped[32 * TS_COLL_MAX_RINGS];
   for (int i = 0; i < 32 * g.n_rings; i++)
     swapped[i] = ring[i];
   swapped[8] = ring[9];
   swapped[9] = ring[8];
   ts_coll_plan_pxn(&dgx, &skew, swapped);
-  assert_true(skew.node_share == 0);
+  assert_true(skew.node_share == 0 && !skew.is_pxn);
   /* Frontier runs RCCL */
   ts_coll_group rccl;
   plan_first_gpus(&pf, 32, &rccl, ring);
