@@ -243,8 +243,8 @@ static double do_recv(rank_ctx *c, const ts_event *ev) {
   TS_ASSERT(c->inbox[ev->peer] != NULL);
   bool is_late = c->recvs_left[ev->peer]-- <= c->late_recvs[ev->peer] && c->late_recvs[ev->peer];
   int n = is_late ? c->multiplicity : 1;
-  sg_comm_t *comms = ts_alloc((size_t)n, sizeof *comms);
-  void **data = ts_alloc((size_t)n, sizeof *data);
+  sg_comm_t comms[TS_PLATFORM_MAX_GPUS_PER_NODE];
+  void *data[TS_PLATFORM_MAX_GPUS_PER_NODE];
   for (int j = 0; j < n; j++)
     comms[j] = sg_mailbox_get_async(
         is_late ? mailbox(ev->peer == TS_PEER_PREV ? "act" : "grad", eng.played_for[c->rank][j], 0)
@@ -257,8 +257,6 @@ static double do_recv(rank_ctx *c, const ts_event *ev) {
     sent = fmax(sent, msg->t_sent_s);
     free(msg);
   }
-  free(comms);
-  free(data);
   complete_sends(c);
   double t1 = simgrid_get_clock();
   double bubble = sent > t0 ? sent - t0 : 0;
