@@ -370,13 +370,26 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
                   (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
   if (wl->is_autocast && ts_workload_stage_has_head(wl, stage)) /* the output layer's cast copy */
     logits += eb * (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
+  /* Beside the logits at the loss: the final norm's input (the last layer's output, kept by the
+   * norm) and its output (kept by the output layer's matmul for its weight gradient), sequence-
+   * sharded with sequence parallelism; and, on the embedding's stage, the embedding dropout's
+   * mask (1 byte a value) of every microbatch in flight, kept to the embedding's backward. The
+   * terms Korthikanti et al. (arXiv:2205.05198) count for the input and output layers; measured:
+   * bench/device/h100_allocator_expandable.csv's backward peaks exceeded the model by 2.5 sbh
+   * values of GPT (gpt.py: hidden dropout 0.1), 0.77-0.85 GiB with full recomputation. */
+  double final_norm =
+      ts_workload_stage_has_head(wl, stage)
+          ? logits_in_flight * 2.0 * eb * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0)
+          : 0;
+  if (ts_workload_stage_has_embedding(wl, stage) && m->hidden_dropout > 0)
+    act += in_flight * input / 2.0;
   /* Without full (or op) recomputation the logits come on top of every layer's activations (all
    * live at the loss); with it, a layer's activations exist only while it is recomputed, after the
    * loss's backward has freed the logits' buffers: the larger of the two is live. */
   if (full || op)
-    act += logits > recomputed ? logits : recomputed;
+    act += logits + final_norm > recomputed ? logits + final_norm : recomputed;
   else
-    act += (recomputes_core && layers > 0 ? unfused_scores(wl) : 0) + logits;
+    act += (recomputes_core && layers > 0 ? unfused_scores(wl) : 0) + logits + final_norm;
   out->bytes[TS_MEM_ACTIVATIONS] = act;
   out->microbatches_in_flight = in_flight;
   /* torch.optim's foreach Adam (_multi_tensor_adam) takes exp_avg_sq_sqrt =

@@ -4,7 +4,7 @@ measurement of the device): what one training step allocates per phase, what the
 reserves around it, what the process holds outside the allocator, and where out of memory
 really begins.
 
-    python3 bench/device/allocator.py OUT.csv [--smoke] [--adam foreach]
+    python3 bench/device/allocator.py OUT.csv [--smoke] [--adam foreach] [--hbm 80]
 
 Models and recipe are gpt.py's and llama_steps.py's (bf16 weights, fp32 main grads by hooks,
 fp32 masters, fused AdamW; full recomputation by torch.utils.checkpoint). Each configuration
@@ -53,6 +53,23 @@ LADDERS = [
     (("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 0, 1, False), (2, 3)),
     (("llama", "llama-8b-half", 16, 4096, 32, 8, 14336, 4096, 0, 1, True), (8, 9, 10, 11, 12)),
     (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, True), (80, 84, 88, 92, 96)),
+]
+# For a GPU of 80 GB (H100): points that fit there, and ladders climbing through its limit
+# (each micro-batch list straddles trainsim's verdicts on platforms/dgx-h100.yaml: fits, AT
+# RISK, does not fit); "llama-8b-quarter" is Llama 3 8B's layer with 8 of its 32 layers.
+POINTS_80GB = [
+    ("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 4, 2, False),
+    ("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 8, 2, True),
+    ("llama", "llama-3b", 28, 3072, 24, 8, 8192, 2048, 1, 2, False),
+    ("llama", "llama-8b-quarter", 8, 4096, 32, 8, 14336, 4096, 1, 1, True),
+]
+LADDERS_80GB = [
+    (("llama", "llama-3b", 28, 3072, 24, 8, 8192, 4096, 0, 1, False), (1, 2)),
+    (("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 0, 1, False), (4, 5, 6, 7)),
+    (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, False), (11, 12, 13, 14)),
+    (("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 0, 1, True), (20, 22, 24, 26)),
+    (("llama", "llama-8b-quarter", 8, 4096, 32, 8, 14336, 4096, 0, 1, True), (4, 5, 6, 7)),
+    (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, True), (36, 40, 42, 44, 46)),
 ]
 SMOKE_POINTS = [("gpt", "gpt-tiny", 2, 256, 4, 4, 1024, 512, 2, 2, False)]
 SMOKE_LADDERS = [(("llama", "llama-tiny", 2, 256, 4, 2, 512, 512, 0, 1, True), (1, 2))]
@@ -190,6 +207,8 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--adam", choices=("fused", "foreach"), default="fused",
                     help="foreach: torch.optim.AdamW's default on CUDA, on the points only")
+    ap.add_argument("--hbm", type=int, choices=(141, 80), default=141,
+                    help="the set sized for a GPU of this many GB: 141 (H200) or 80 (H100)")
     args = ap.parse_args()
     global ADAM
     ADAM = args.adam
@@ -213,9 +232,10 @@ def main():
         "set,kind,name,layers,hidden,heads,kv_heads,ffn,seq,micro_batch,microbatches,recompute,"
         + ",".join(FIELDS),
     ]
+    ladders, points = (LADDERS, POINTS) if args.hbm == 141 else (LADDERS_80GB, POINTS_80GB)
     plan = [] if ADAM == "foreach" else [
-        ("ladder", item) for item in (SMOKE_LADDERS if args.smoke else LADDERS)]
-    plan += [("point", c) for c in (SMOKE_POINTS if args.smoke else POINTS)]
+        ("ladder", item) for item in (SMOKE_LADDERS if args.smoke else ladders)]
+    plan += [("point", c) for c in (SMOKE_POINTS if args.smoke else points)]
     for kind, item in plan:
         cfgs = [item] if kind == "point" else [item[0][:8] + (mb,) + item[0][9:] for mb in item[1]]
         for cfg in cfgs:

@@ -2,7 +2,7 @@
 (nothing here sets a trainsim parameter): issue 31's Llama-style blocks. docs/validation/h200.sh
 holds them against `trainsim run`.
 
-    python3 bench/device/llama_steps.py OUT.csv [--smoke]
+    python3 bench/device/llama_steps.py OUT.csv [--smoke] [--hbm 80]
 
 The block is Llama's as a plain PyTorch model writes it: RMSNorm (F.rms_norm), Q, K, V
 projections without biases (grouped-query attention: fewer key/value heads), the rotary
@@ -112,6 +112,18 @@ CONFIGS = [
     ("llama-8b-half", 16, 4096, 32, 8, 14336, 4096, 1, 2, True),
     ("llama-8b-half", 16, 4096, 32, 8, 14336, 2048, 4, 1, False),
 ]
+# For a GPU of 80 GB (H100): the same blocks where they fit there. "llama-8b-quarter" is Llama 3
+# 8B's layer with 8 of its 32 layers.
+CONFIGS_80GB = [
+    ("llama-1b", 16, 2048, 32, 8, 8192, 4096, 2, 2, False),
+    ("llama-1b", 16, 2048, 32, 8, 8192, 8192, 1, 2, False),
+    ("llama-1b", 16, 2048, 32, 8, 8192, 16384, 1, 1, True),
+    ("llama-3b", 28, 3072, 24, 8, 8192, 2048, 1, 2, False),
+    ("llama-3b", 28, 3072, 24, 8, 8192, 4096, 2, 1, True),
+    ("llama-8b-quarter", 8, 4096, 32, 8, 14336, 4096, 1, 2, True),
+    ("llama-8b-quarter", 8, 4096, 32, 8, 14336, 4096, 2, 1, False),
+    ("llama-8b-quarter", 8, 4096, 32, 8, 14336, 8192, 1, 1, True),
+]
 SMOKE = [("llama-tiny", 2, 256, 4, 2, 512, 512, 2, 2, False),
          ("llama-tiny", 2, 256, 4, 2, 512, 512, 2, 2, True)]
 
@@ -135,6 +147,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--hbm", type=int, choices=(141, 80), default=141,
+                    help="the set sized for a GPU of this many GB: 141 (H200) or 80 (H100)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -148,7 +162,7 @@ def main():
         "name,layers,hidden,heads,kv_heads,ffn,seq,micro_batch,microbatches,recompute,params,"
         "status,step_s,min_s,max_s,peak_bytes",
     ]
-    for cfg in SMOKE if args.smoke else CONFIGS:
+    for cfg in SMOKE if args.smoke else CONFIGS if args.hbm == 141 else CONFIGS_80GB:
         (status, med, lo, hi), peak = run(cfg, 2 if args.smoke else 3, 3 if args.smoke else 10)
         name, layers, h, heads, kv, ffn, seq, mbs, n_micro, recompute = cfg
         lines.append(",".join(str(v) for v in [

@@ -14,9 +14,13 @@ TRAINSIM=${TRAINSIM:-build/trainsim}
 flash=bench/device/h100_steps.csv
 sdpa=bench/device/h100_sdpa_steps.csv
 autocast=bench/device/h100_autocast_kernels.csv
+llama=bench/device/h100_llama_steps.csv
+alloc=bench/device/h100_allocator.csv
+alloc_exp=bench/device/h100_allocator_expandable.csv
 page=docs/validation/h100.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+. docs/validation/steps_lib.sh
 python3 platforms/kernels/derive.py h100-from-h200 "$work/h100-derived.yaml"
 sed "s#^\(  kernel_table:\).*#\1 $work/h100-derived.yaml#" platforms/dgx-h100.yaml >"$work/derived.yaml"
 
@@ -113,6 +117,39 @@ table() {
   echo
   summary sdpa 10 "H100 table"
   summary sdpa 13 "H200 table transferred"
+  echo
+  echo "## Llama-style blocks"
+  echo
+  echo "\`bench/device/llama_steps.py --hbm 80\` ($(sed -n '2s/^# sets no parameter). //p' "$llama")) trains"
+  echo "the Llama-style models of docs/validation/h200.md's Llama section (plain PyTorch: F.rms_norm,"
+  echo "grouped-query attention with 8 key/value heads repeated for SDPA, eager rotary embedding,"
+  echo "SwiGLU, untied embeddings, vocabulary 128,256) at sizes that fit 80 GB: \"llama-8b-quarter\" is"
+  echo "Llama 3 8B's layer with 8 of its 32 layers. None of them was run on the H100 before this page"
+  echo "predicted it; the H100's kernel table was measured apart (2026-12-05)."
+  echo
+  llama_table platforms/dgx-h100.yaml "$llama"
+  echo
+  echo "## Out of memory at the edge"
+  echo
+  echo "\`bench/device/allocator.py --hbm 80\` (\`$alloc\`; with expandable segments \`$alloc_exp\`)"
+  echo "climbs micro-batches through the H100's 80 GB as docs/validation/h200.md's section of the same"
+  echo "name does through the H200's 141 GB, each ladder chosen to straddle trainsim's verdicts. The"
+  echo "platform's \`runtime_memory\` is this machine's: nvidia-smi's 81,559 MiB less cudaMemGetInfo's"
+  echo "$(sed -n 's/^# before any tensor: cudaMemGetInfo total \([0-9]*\).*/\1/p' "$alloc" | awk '{ printf "%.0f MiB", $1 / 2^20 }'), and $(grep -hv '^#' "$alloc" "$alloc_exp" | awk -F, '$1 != "set" && $24 > m { m = $24 } END { printf "%.0f MiB", m / 2^20 }') outside the allocator while training."
+  echo
+  edge_table platforms/dgx-h100.yaml "$alloc" "$alloc_exp"
+  echo
+  echo "Verdicts right against expandable segments (\"fits\" or AT RISK where the run ran, \"does"
+  echo "not fit\" where it failed): $(edge_verdicts); the allocated peaks are predicted $(edge_error)."
+  echo "These ladders found a term the memory model lacked: before it, GPT-1.3B with full"
+  echo "recomputation at micro-batch 42 was predicted at 78.29 GiB, AT RISK but fitting, and failed"
+  echo "even with expandable segments, its peaks predicted 0.4-1.1% low (0.77-0.85 GiB with full"
+  echo "recomputation at micro-batches 36-40). At the loss's backward, beside the three fp32 logit"
+  echo "tensors and the layers' kept inputs, the final norm's input and output (kept by the norm and"
+  echo "by the output layer's matmul) and the embedding dropout's mask are live: 2.5 sbh values of"
+  echo "GPT, the terms Korthikanti et al. (arXiv:2205.05198) count for the input and output layers."
+  echo "trainsim now counts them (workloads/memory.c), which moved docs/validation/h200.md's"
+  echo "allocated peaks from 0.1-1.3% low to the figures there."
   echo
   echo "## What the two GPUs say"
   echo

@@ -19,17 +19,7 @@ alloc_exp=bench/device/h200_allocator_expandable.csv
 page=docs/validation/h200.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# A Llama-style workload as llama_steps.py and allocator.py train it, from the caller's
-# name layers h heads kv ffn seq mbs micro rec.
-llama_workload() {
-  cat <<YAML
-name: $name
-model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, num_query_groups: $kv, ffn_hidden_size: $ffn, seq_length: $seq, vocab_size: 128256, swiglu: true, normalization: RMSNorm, position_embedding_type: rope, untie_embeddings_and_output_weights: true, add_bias_linear: false, attention_dropout: 0, hidden_dropout: 0}
-training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
-parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
-stack: {framework: pytorch}
-YAML
-}
+. docs/validation/steps_lib.sh
 
 rows=$work/rows.tsv
 : >"$rows"
@@ -236,18 +226,7 @@ YAML
   echo "activations). Described with \`model: {swiglu: true, normalization: RMSNorm,"
   echo "position_embedding_type: rope, num_query_groups: 8, ...}\` and \`stack: {framework: pytorch}\`."
   echo
-  echo "| model | seq | micro-batch x count | recompute | measured step | predicted | error | measured peak | predicted | error |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
-  grep -v '^#' "$llama" | tail -n +2 | while IFS=, read -r name layers h heads kv ffn seq mbs micro rec params status step_s _ _ peak; do
-    wl=$work/llama-$name-$seq-$mbs-$rec.yaml
-    llama_workload >"$wl"
-    "$TRAINSIM" run "$wl" --platform platforms/hgx-h200.yaml --gpus 1 --quiet --out "$wl.out" >/dev/null
-    p=$(sed -n 's/.*"iteration_s": \([0-9.e+-]*\).*/\1/p' "$wl.out/result.json" | head -1)
-    pm=$(sed -n 's/.*"peak_bytes": \([0-9.e+-]*\).*/\1/p' "$wl.out/result.json" | head -1)
-    awk -v n="$name" -v s="$seq" -v b="$mbs x $micro" -v r="$rec" -v m="$step_s" -v p="$p" \
-      -v mm="$peak" -v pm="$pm" 'BEGIN { printf "| %s | %s | %s | %s | %.1f ms | %.1f ms | %+.1f%% | %.2f GiB | %.2f GiB | %+.1f%% |\n",
-        n, s, b, r, 1e3 * m, 1e3 * p, 100 * (p / m - 1), mm / 2^30, pm / 2^30, 100 * (pm / mm - 1) }'
-  done
+  llama_table platforms/hgx-h200.yaml "$llama"
   echo
   echo "Memory follows two mechanisms of plain PyTorch. Eager SwiGLU: F.silu(gate) * up keeps"
   echo "silu(gate) for the product's backward besides gate, up and the product (2 f/h more bytes per"
@@ -273,33 +252,10 @@ YAML
   echo "allocation of the limit, where the default allocator can fail: \`stack.allocator\`), or"
   echo "does not fit; predicted with the default allocator."
   echo
-  echo "| model | seq | micro-batch | recompute | predicted peak | trainsim | default allocator | split at the end | expandable segments |"
-  echo "|---|---|---|---|---|---|---|---|---|"
-  grep -v '^#' "$alloc_exp" | awk -F, '$1 == "ladder"' | while IFS=, read -r _ kind name layers h heads kv ffn seq mbs micro rec status _ _ _ _ _ apeak _ resv split _ _ req; do
-    wl=$work/edge-$name-$seq-$mbs-$rec.yaml
-    if [ "$kind" = gpt ]; then
-      cat >"$wl" <<YAML
-name: $name
-model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
-training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
-parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
-stack: {framework: pytorch, attention: flash2}
-YAML
-    else
-      llama_workload >"$wl"
-    fi
-    "$TRAINSIM" memory "$wl" --platform platforms/hgx-h200.yaml --gpus 1 >"$wl.mem"
-    pred=$(sed -n 's/^peak: \([0-9.]*\) GiB.*/\1/p' "$wl.mem")
-    verdict=$(grep -q 'DOES NOT FIT$' "$wl.mem" && echo "does not fit" || { grep -q 'lies within its largest allocation' "$wl.mem" && echo "AT RISK" || echo fits; })
-    default=$(grep -v '^#' "$alloc" | awk -F, -v n="$name" -v s="$seq" -v b="$mbs" -v r="$rec" '$3 == n && $9 == s && $10 == b && $12 == r {
-      if ($13 == "ok") printf "ran, %.2f GiB|%.2f GiB", $19 / 2^30, $22 / 2^30; else printf "out of memory (%s asked)|%.2f GiB", $25, $22 / 2^30 }')
-    [ -n "$default" ] || default="not run (a smaller one failed)|-"
-    exp=$([ "$status" = ok ] && awk -v a="$apeak" 'BEGIN { printf "ran, %.2f GiB", a / 2^30 }' || echo "out of memory ($req asked)")
-    echo "| $name | $seq | $mbs | $rec | $pred GiB | $verdict | ${default%|*} | ${default#*|} | $exp |"
-  done
+  edge_table platforms/hgx-h200.yaml "$alloc" "$alloc_exp"
   echo
   echo "With expandable segments every run whose predicted peak fits ran, and every run predicted"
-  echo "not to fit failed: the allocated peak is predicted 0.1-1.3% low here, and what the runtime"
+  echo "not to fit failed: the allocated peak is predicted $(edge_error) here, and what the runtime"
   echo "keeps is measured. With the default allocator, runs whose peak lies within their largest"
   echo "allocation (the loss's fp32 logits here) of the limit failed in most cases though their"
   echo "allocated bytes fit: the request found no free piece large enough, the free space being"

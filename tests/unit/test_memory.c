@@ -29,7 +29,8 @@ static void test_activations(void **state) {
   assert_rel(ts_memory_layer_activations(&wl), s * b * h * 34 / t, 1e-12);
   /* Full recomputation keeps each layer's input sharded: 2sbh/t per layer and microbatch, and
    * the layer being recomputed holds its activations and, without flash, its 5as^2b/t of
-   * scores. */
+   * scores; the first stage also keeps the embedding dropout's mask, sbh/t bytes for each of
+   * its 16 microbatches in flight. */
   wl.recompute = TS_RECOMPUTE_FULL;
   wl.pp = 16;
   wl.dp = 8;
@@ -37,7 +38,21 @@ static void test_activations(void **state) {
   ts_memory_stage(&wl, 0, &m0);
   double scores = 5 * a * s * s * b / t;
   assert_rel(m0.bytes[TS_MEM_ACTIVATIONS],
-             6 * 16 * 2 * s * b * h / t + ts_memory_layer_activations(&wl) + scores, 1e-12);
+             6 * 16 * 2 * s * b * h / t + ts_memory_layer_activations(&wl) + scores +
+                 16 * s * b * h / t,
+             1e-12);
+  /* The last stage at its loss, without recomputation and with flash attention: its 6 layers'
+   * activations for its one microbatch in flight, Megatron's fp32 copy beside the bf16 logits
+   * (6 bytes a logit, vocabulary split over t) and the final norm's input and output (2sbh/t
+   * bytes each, sequence-sharded). */
+  wl.recompute = TS_RECOMPUTE_NONE;
+  wl.flash_attention = true;
+  ts_memory last;
+  ts_memory_stage(&wl, 15, &last);
+  double v = (double)ts_workload_padded_vocab(&wl);
+  assert_rel(last.bytes[TS_MEM_ACTIVATIONS],
+             6 * 34 * s * b * h / t + 6 * s * b * v / t + 2 * 2 * s * b * h / t, 1e-12);
+  wl.flash_attention = false;
   /* Without dropout no masks are kept: the hidden ones (2 sbh) and the attention's (1 byte a
    * score), nor the dropout's output (2): the softmax's output alone stays. */
   wl.recompute = TS_RECOMPUTE_NONE;
@@ -139,11 +154,12 @@ static void test_stage_memory(void **state) {
   ts_memory_stage(&wl, 1, &m1);
   assert_true(m1.bytes[TS_MEM_BUFFERS] == 0);
   /* 1F1B: stage i holds p - i microbatches; full recompute keeps 2sbh per layer each, plus
-   * one layer's activations while it is recomputed. */
+   * one layer's activations while it is recomputed, and stage 0 the embedding dropout's mask
+   * (sbh bytes) of each. */
   ts_memory_stage(&wl, 0, &m0);
   double sbh = 2048.0 * 12288.0, layer = ts_memory_layer_activations(&wl);
   assert_rel(m0.microbatches_in_flight, 16, 1e-15);
-  assert_rel(m0.bytes[TS_MEM_ACTIVATIONS], 6 * 16 * 2 * sbh + layer, 1e-12);
+  assert_rel(m0.bytes[TS_MEM_ACTIVATIONS], 6 * 16 * 2 * sbh + layer + 16 * sbh, 1e-12);
   assert_rel(m1.microbatches_in_flight, 15, 1e-15);
   /* Interleaved over v = 2 chunks: stage 0 holds its 2 (p - 1) + (v - 1) p = 46 warm-up
    * chunks plus one, 47 chunks of 3 layers = p (1 + (p - 1) / (p v)) = 23.5 microbatches of
@@ -153,16 +169,17 @@ static void test_stage_memory(void **state) {
   ts_memory_stage(&wl, 0, &m0);
   assert_int_equal(ts_memory_chunks_in_flight(&wl, 0), 47);
   assert_rel(m0.microbatches_in_flight, 16 * (1 + 15.0 / 32), 1e-15);
-  assert_rel(m0.bytes[TS_MEM_ACTIVATIONS], 6 * 23.5 * 2 * sbh + layer, 1e-12);
+  assert_rel(m0.bytes[TS_MEM_ACTIVATIONS], 6 * 23.5 * 2 * sbh + layer + 23.5 * sbh, 1e-12);
   assert_int_equal(ts_memory_chunks_in_flight(&wl, 15), 17);
   wl.schedule = TS_SCHED_GPIPE;
   wl.virtual_stages = 1;
   ts_memory_stage(&wl, 1, &m1);
   assert_rel(m1.microbatches_in_flight, 1536 / 8, 1e-15);
   /* The last stage (1F1B, one microbatch in flight) with full recomputation: the logits (fp32
-   * copy beside the bf16 ones, 6 B each, Megatron) are freed by the loss's backward before its
-   * layers are recomputed, so the larger of the two is live, not both; without recomputation
-   * every layer's activations and the logits are live at the loss. */
+   * copy beside the bf16 ones, 6 B each, Megatron) and the final norm's input and output (2 sbh
+   * bytes each) are freed by the loss's backward before its layers are recomputed, so the larger
+   * of the two is live, not both; without recomputation every layer's activations, the logits
+   * and the final norm's tensors are live at the loss. */
   wl.schedule = TS_SCHED_1F1B;
   ts_memory last;
   ts_memory_stage(&wl, 15, &last);
@@ -172,7 +189,7 @@ static void test_stage_memory(void **state) {
   assert_rel(last.bytes[TS_MEM_ACTIVATIONS], inputs + layer, 1e-12);
   wl.model.vocab = 8 * 1024 * 1024; /* logits now larger than a layer's activations */
   ts_memory_stage(&wl, 15, &last);
-  logits = 6.0 * 2048 * (double)ts_workload_padded_vocab(&wl) / 8;
+  logits = 6.0 * 2048 * (double)ts_workload_padded_vocab(&wl) / 8 + 4 * sbh;
   assert_true(logits > layer);
   assert_rel(last.bytes[TS_MEM_ACTIVATIONS], inputs + logits, 1e-12);
   wl.recompute = TS_RECOMPUTE_NONE;
@@ -423,6 +440,8 @@ static void test_op_recompute_memory(void **state) {
   ts_memory_stage(&wl, 0, &none);
   wl.recompute = TS_RECOMPUTE_OP;
   ts_memory_stage(&wl, 0, &op);
+  /* (no dropout, so no embedding mask; the final norm's input and output, 2 bytes a value each) */
+  logits += 4.0 * 4096 * tokens;
   assert_rel(none.bytes[TS_MEM_ACTIVATIONS], 4 * layer + logits, 1e-12);
   assert_rel(op.bytes[TS_MEM_ACTIVATIONS], 4 * 63616.0 * tokens + (logits > layer ? logits : layer),
              1e-12);

@@ -1,0 +1,76 @@
+# Shared by docs/validation/h200.sh and h100.sh (sourced; they set TRAINSIM and work): the
+# workloads of bench/device/llama_steps.py's and allocator.py's models, and the tables that
+# hold their measurements against trainsim on a platform of one GPU.
+
+# A Llama-style workload as llama_steps.py and allocator.py train it, from the caller's
+# name layers h heads kv ffn seq mbs micro rec.
+llama_workload() {
+  cat <<YAML
+name: $name
+model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, num_query_groups: $kv, ffn_hidden_size: $ffn, seq_length: $seq, vocab_size: 128256, swiglu: true, normalization: RMSNorm, position_embedding_type: rope, untie_embeddings_and_output_weights: true, add_bias_linear: false, attention_dropout: 0, hidden_dropout: 0}
+training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
+parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
+stack: {framework: pytorch}
+YAML
+}
+
+# gpt.py's GPT as allocator.py trains it (flash attention forced), from the same variables.
+gpt_workload() {
+  cat <<YAML
+name: $name
+model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
+training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
+parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
+stack: {framework: pytorch, attention: flash2}
+YAML
+}
+
+# The rows of the Llama steps table: llama_steps.py's CSV $2 against `trainsim run` on $1.
+llama_table() {
+  echo "| model | seq | micro-batch x count | recompute | measured step | predicted | error | measured peak | predicted | error |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  grep -v '^#' "$2" | tail -n +2 | while IFS=, read -r name layers h heads kv ffn seq mbs micro rec _ _ step_s _ _ peak; do
+    wl=$work/llama-$name-$seq-$mbs-$micro-$rec.yaml
+    llama_workload >"$wl"
+    "$TRAINSIM" run "$wl" --platform "$1" --gpus 1 --quiet --out "$wl.out" >/dev/null
+    p=$(sed -n 's/.*"iteration_s": \([0-9.e+-]*\).*/\1/p' "$wl.out/result.json" | head -1)
+    pm=$(sed -n 's/.*"peak_bytes": \([0-9.e+-]*\).*/\1/p' "$wl.out/result.json" | head -1)
+    awk -v n="$name" -v s="$seq" -v b="$mbs x $micro" -v r="$rec" -v m="$step_s" -v p="$p" \
+      -v mm="$peak" -v pm="$pm" 'BEGIN { printf "| %s | %s | %s | %s | %.1f ms | %.1f ms | %+.1f%% | %.2f GiB | %.2f GiB | %+.1f%% |\n",
+        n, s, b, r, 1e3 * m, 1e3 * p, 100 * (p / m - 1), mm / 2^30, pm / 2^30, 100 * (pm / mm - 1) }'
+  done
+}
+
+# The table of allocator.py's ladders on platform $1: trainsim's peak and verdict (`trainsim
+# memory`), and what the default allocator ($2) and expandable segments ($3) did.
+edge_table() {
+  echo "| model | seq | micro-batch | recompute | predicted peak | trainsim | default allocator | split at the end | expandable segments |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  grep -v '^#' "$3" | awk -F, '$1 == "ladder"' | while IFS=, read -r _ kind name layers h heads kv ffn seq mbs micro rec status _ _ _ _ _ apeak _ resv split _ _ req; do
+    wl=$work/edge-$name-$seq-$mbs-$rec.yaml
+    if [ "$kind" = gpt ]; then gpt_workload >"$wl"; else llama_workload >"$wl"; fi
+    "$TRAINSIM" memory "$wl" --platform "$1" --gpus 1 >"$wl.mem"
+    pred=$(sed -n 's/^peak: \([0-9.]*\) GiB.*/\1/p' "$wl.mem")
+    verdict=$(grep -q 'DOES NOT FIT$' "$wl.mem" && echo "does not fit" || { grep -q 'lies within its largest allocation' "$wl.mem" && echo "AT RISK" || echo fits; })
+    default=$(grep -v '^#' "$2" | awk -F, -v n="$name" -v s="$seq" -v b="$mbs" -v r="$rec" '$3 == n && $9 == s && $10 == b && $12 == r {
+      if ($13 == "ok") printf "ran, %.2f GiB|%.2f GiB", $19 / 2^30, $22 / 2^30; else printf "out of memory (%s asked)|%.2f GiB", $25, $22 / 2^30 }')
+    [ -n "$default" ] || default="not run (a smaller one failed)|-"
+    exp=$([ "$status" = ok ] && awk -v a="$apeak" 'BEGIN { printf "ran, %.2f GiB", a / 2^30 }' || echo "out of memory ($req asked)")
+    echo "| $name | $seq | $mbs | $rec | $pred GiB | $verdict | ${default%|*} | ${default#*|} | $exp |"
+  done | tee "$work/edge.md"
+}
+
+# The last edge_table's verdicts against expandable segments, which reach the allocated peak:
+# "fits" or "AT RISK" is right where the run ran, "does not fit" where it failed.
+edge_verdicts() {
+  awk -F'|' '$10 ~ /ran|out of memory/ { n++; right += ($7 ~ /does not fit/) == ($10 ~ /out of memory/) }
+    END { printf "%d of %d", right, n }' "$work/edge.md"
+}
+
+# How far the last edge_table's predicted peaks lie from the allocated peaks of the runs that
+# ran with expandable segments: "0.05-0.14% low".
+edge_error() {
+  awk -F'|' '$10 ~ /ran/ { split($10, r, " "); e = 100 * ($6 / r[2] - 1); a = e < 0 ? -e : e
+      if (n++ == 0 || a < lo) lo = a; if (a > hi) hi = a; neg += e < 0 }
+    END { printf "%.2f-%.2f%% %s", lo, hi, neg == n ? "low" : neg == 0 ? "high" : "off" }' "$work/edge.md"
+}
