@@ -108,7 +108,7 @@ static const ts_flag simulation_flags[] = {
      .value = "F",
      .kind = TS_FLAG_CUSTOM,
      .parse = parse_slowdown,
-     .help = "compute runs (1 + F) times slower while it overlaps communication (kernels share the "
+     .help = "compute that overlaps communication runs (1 + F) times longer (kernels share the "
              "GPU; default: the platform's collectives.overlap_slowdown, measured where it says "
              "so)"},
     {.name = "--placement",

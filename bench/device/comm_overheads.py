@@ -11,7 +11,8 @@ Three measurements, each a row group of OUT.csv (section, name, value, unit, not
     thread block (CTA) per channel, each streaming its share of the buffer through load,
     reduce and store; channel_reduce below does the same (c = a + b, bf16, grid = channels).
     For 8, 16 and 32 channels: its rate alone; a bf16 8192^3 GEMM alone and with it running
-    beside (the GEMM's slowdown); a memory-bound add over all SMs alone and beside it.
+    beside (the GEMM's slowdown); a memory-bound add over all SMs alone and beside it; and the
+    reduction's own slowdown beside back-to-back GEMMs (the interference the other way).
 CUDA events time the GPU work (medians of several repetitions after warm-ups); host times
 are medians of wall-clock loops. NVLink multicast stays off (the device notes require it).
 """
@@ -186,6 +187,10 @@ def overlap_costs():
         alone, mixed = alone_and_beside(add, red, 10 * t_add, t_red)
         row("overlap", "add beside %d CTAs" % channels, mixed / alone - 1, "slowdown",
             "fraction added to the memory-bound kernel's time (alone %.0f us)" % (alone * 100))
+        alone, mixed = alone_and_beside(red, gemm, t_red, 10 * t_gemm)
+        row("overlap", "%d CTAs beside gemm" % channels, mixed / alone - 1, "slowdown",
+            "fraction added to the reduction's own time beside GEMMs (alone %.0f us)"
+            % (alone * 1e3))
 
 
 def main():

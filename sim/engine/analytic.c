@@ -252,19 +252,13 @@ static void run_rank(analytic *a, long r) {
     const ts_event *ev = &a->job->programs[r].blocks[k->block].events[k->event];
     double start = k->t_s;
     switch ((ts_event_kind)ev->kind) {
-    case TS_EV_COMPUTE: {
-      /* (1 + F) times slower while the stream works, as the engine plays it (engine.c, compute) */
-      double slow = 1 + a->opts->overlap_slowdown, busy = k->stream_s - k->t_s, took = ev->time_s;
-      if (!ev->is_host && busy > 0)
-        took = busy >= ev->time_s * slow ? ev->time_s * slow : ev->time_s + busy * (1 - 1 / slow);
-      k->t_s += took;
+    case TS_EV_COMPUTE:
+      k->t_s += ev->time_s;
       res->flops += ev->flops;
-      double rec = ev->time_s > 0 ? ev->recompute_s * took / ev->time_s : ev->recompute_s;
-      res->time_s[TS_CAT_RECOMPUTE] += rec;
-      res->time_s[ev->category] += took - rec;
+      res->time_s[TS_CAT_RECOMPUTE] += ev->recompute_s;
+      res->time_s[ev->category] += ev->time_s - ev->recompute_s;
       trace(a, r, start, 0, TS_ALG_RING);
       break;
-    }
     case TS_EV_COLL:
       if (!ev->is_async) {
         if (!arrive(a, r, ev))

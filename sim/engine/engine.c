@@ -117,7 +117,6 @@ typedef struct rank_ctx {
     int block, event;
   } * async;
   sg_sem_t posted, finished; /* one release per collective posted / finished */
-  sg_sem_t idle; /* one release each time the stream finishes all that was posted */
   long n_posted, n_finished_seen;
   long n_finished; /* collectives the stream has finished (n_finished_seen: waited for) */
   /* The most posted collectives that may be unfinished, known from the program alone (posts
@@ -323,37 +322,16 @@ static double overlap_slowdown(const ts_event *ev) {
   return ts_overlap_slowdown(ev, eng.overlap_slowdown, eng.compute_units);
 }
 
-/* A kernel of work_s seconds on rank c's compute stream (one per GPU: nothing shares it, no CPU
- * model needed). While the rank's communication stream works, a kernel runs (1 + F) times slower
- * (F: collectives.overlap_slowdown, measured as that rate: a GEMM beside a kernel of NCCL's shape,
- * bench/device/comm_overheads.py), and at full speed from when the stream has finished what was
- * posted: its CTAs take SMs and HBM bandwidth only while they run. The rank posts nothing while
- * its kernel runs, so the stream does not start again before the kernel ends. Host work is not
- * slowed. */
-static void compute(rank_ctx *c, double work_s, bool is_host) {
-  double slow = 1 + eng.overlap_slowdown;
-  if (!is_host && eng.overlap_slowdown > 0 && c->n_posted > c->n_finished) {
-    while (!sg_sem_would_block(c->idle)) /* released before this kernel began */
-      sg_sem_acquire(c->idle);
-    double t0 = simgrid_get_clock();
-    if (sg_sem_acquire_timeout(c->idle, work_s * slow)) /* the stream outlasts the kernel */
-      return;
-    work_s -= (simgrid_get_clock() - t0) / slow;
-  }
-  if (work_s > 0)
-    ts_coll_sleep(work_s);
-}
-
 static void run_event(rank_ctx *c, int block, int event) {
   const ts_event *ev = &c->prog->blocks[block].events[event];
   double t0 = simgrid_get_clock(), sent = 0, slow = 1;
   switch ((ts_event_kind)ev->kind) {
   case TS_EV_COMPUTE:
     c->n_pending_before_compute = c->n_pending;
-    if (ev->time_s > 0) {
-      compute(c, ev->time_s, ev->is_host);
-      slow = (simgrid_get_clock() - t0) / ev->time_s; /* beside the stream's work, for a while */
-    }
+    if (c->n_posted > c->n_finished && !ev->is_host) /* the stream's work beside a kernel */
+      slow += eng.overlap_slowdown;
+    if (ev->time_s > 0) /* one compute stream per GPU: nothing shares it, no CPU model needed */
+      ts_coll_sleep(ev->time_s * slow);
     c->res->flops += ev->flops;
     break;
   case TS_EV_COLL:
@@ -497,8 +475,6 @@ static void stream_main(int argc, char **argv) {
     double t0 = simgrid_get_clock();
     run_coll(c, c->async[i].ev);
     c->n_finished++;
-    if (c->n_finished == c->n_posted) /* idle: a kernel beside it runs at full speed again */
-      sg_sem_release(c->idle);
     if (c->is_traced)
       trace(c, c->async[i].block, c->async[i].event, t0, 0);
     sg_sem_release(c->finished);
@@ -1511,7 +1487,6 @@ static void start_actor(rank_ctx *c) {
   if (c->n_async > 0) {
     c->posted = sg_sem_init(0);
     c->finished = sg_sem_init(0);
-    c->idle = sg_sem_init(0);
   }
   sg_actor_t a = sg_actor_init(name, h);
   sg_actor_set_data(a, c);
@@ -1653,7 +1628,6 @@ static void *simulate(void *arg) {
     if (ctx[r].n_async > 0) {
       sg_sem_destroy(ctx[r].posted);
       sg_sem_destroy(ctx[r].finished);
-      sg_sem_destroy(ctx[r].idle);
     }
   }
   for (long r = 0; r < job->n_ranks; r++) {
