@@ -3,7 +3,8 @@
 # recomputation x ZeRO stage (issue "The parallelism schemes practitioners use"). Prints a
 # Markdown table (iteration time, Megatron-DeepSpeed % of peak, MFU, peak memory per GCD,
 # exposed data-parallel time, pipeline bubble); configurations that do not fit in 64 GiB show
-# the memory they would need. About 30 minutes on one core.
+# the memory they would need. About 15 seconds on one core (2026-12-06; 30 minutes before node
+# play and periodic play).
 #   bench/parallelism.sh > docs/parallelism-175b.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
