@@ -374,9 +374,9 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * norm) and its output (kept by the output layer's matmul for its weight gradient), sequence-
    * sharded with sequence parallelism; and, on the embedding's stage, the embedding dropout's
    * mask (1 byte a value) of every microbatch in flight, kept to the embedding's backward. The
-   * terms Korthikanti et al. (arXiv:2205.05198) count for the input and output layers; measured:
-   * bench/device/h100_allocator_expandable.csv's backward peaks exceeded the model by 2.5 sbh
-   * values of GPT (gpt.py: hidden dropout 0.1), 0.77-0.85 GiB with full recomputation. */
+   * terms Korthikanti et al. (arXiv:2205.05198) count for the input and output layers. Without
+   * them the backward peaks of bench/device/h100_allocator_expandable.csv exceeded the model by
+   * 2.5 sbh values of GPT (gpt.py: hidden dropout 0.1), 0.77-0.85 GiB with full recomputation. */
   double final_norm =
       ts_workload_stage_has_head(wl, stage)
           ? logits_in_flight * 2.0 * eb * s * b * h / (wl->sequence_parallel ? (double)wl->tp : 1.0)
