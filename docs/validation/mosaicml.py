@@ -239,6 +239,13 @@ def main():
     w(f"  checkpointing were {mean_plain('h100-large', lambda r: not ac(r))} too fast, with it")
     w(f"  {mean_err(('h100-large',), lambda r: not ac(r))}: the rest of the gap remains. A measured")
     w("  FSDP1 step under Composer (its hooks, its rate limiter, NCCL at 16-64 nodes) would tell.")
+    w("  How overlap is priced matters here: trainsim slows a kernel that starts beside a")
+    w("  collective by the platform's overlap_slowdown for its whole length (docs/model.md), and")
+    w("  slowing it only while the collective itself runs made this table's runs about 10 points")
+    w("  faster still (tried on 2026-12-06, not kept); a collective beside GEMMs was measured 2.5-2.7")
+    w("  times longer than alone (bench/device/h100_overlap_mutual.csv), which trainsim does not")
+    w("  model yet. The H100's overlap_slowdown, measured on H100s since 2026-12-06 (0.10, the H200's")
+    w("  0.11 before), moved the table by about one point.")
     w("- **Triton attention** (the other three tables): the longer the sequence, the faster trainsim")
     w("  is against the published runs: on the H100 "
       f"{mean_err(('h100',), short)} at sequences up to 2,048 and "
