@@ -124,8 +124,8 @@ table() {
   echo "the Llama-style models of docs/validation/h200.md's Llama section (plain PyTorch: F.rms_norm,"
   echo "grouped-query attention with 8 key/value heads repeated for SDPA, eager rotary embedding,"
   echo "SwiGLU, untied embeddings, vocabulary 128,256) at sizes that fit 80 GB: \"llama-8b-quarter\" is"
-  echo "Llama 3 8B's layer with 8 of its 32 layers. None of them was run on the H100 before this page"
-  echo "predicted it; the H100's kernel table was measured apart (2026-12-05)."
+  echo "Llama 3 8B's layer with 8 of its 32 layers. Validation only: the steps set no parameter;"
+  echo "the H100's kernel table was measured apart (2026-12-05)."
   echo
   llama_table platforms/dgx-h100.yaml "$llama"
   echo
