@@ -254,8 +254,8 @@ YAML
   echo
   edge_table platforms/hgx-h200.yaml "$alloc" "$alloc_exp"
   echo
-  echo "With expandable segments every run whose predicted peak fits ran, and every run predicted"
-  echo "not to fit failed ($(edge_verdicts) verdicts right): the allocated peak is predicted $(edge_error) here, and what the runtime"
+  echo "Against expandable segments $(edge_verdicts) verdicts are right (\"fits\" or AT RISK where the"
+  echo "run ran, \"does not fit\" where it failed): the allocated peak is predicted $(edge_error) here, and what the runtime"
   echo "keeps is measured. With the default allocator, runs whose peak lies within their largest"
   echo "allocation (the loss's fp32 logits here) of the limit failed in most cases though their"
   echo "allocated bytes fit: the request found no free piece large enough, the free space being"
