@@ -1413,6 +1413,29 @@ static ts_kernel_source optimizer_time(const ts_kernel_table *table, ts_kernel_k
   return TS_KERNEL_SRC_MODEL;
 }
 
+/* FSDP2 (torch.distributed.fsdp.fully_shard; torch/distributed/fsdp/_fully_shard/
+ * _fsdp_collectives.py) moves each unit through flat buffers on the compute stream:
+ * foreach_all_gather_copy_out waits for the all-gather on the current stream and copies every
+ * parameter out of the flat output (split_with_sizes_copy: reads and writes eb bytes an
+ * element), and foreach_reduce_scatter_copy_in copies the gradients, cast to the fp32 reduce
+ * dtype, into the reduce-scatter's flat input on the current stream before the reduce-scatter
+ * stream waits for it (chunk_cat: reads eb, writes 4, at the widening cast's rate). FSDP1's
+ * flat parameter is the all-gather's output itself. Priced at a layer's parameters. Measured on
+ * an H100 (bench/device/h100_fsdp_copies.csv: Llama 3 8B's layer, 218M parameters, one rank):
+ * copy-out 335 us a gather and chunk_cat 720 us, priced 286 and 658 us (at one rank the
+ * copy-out runs as device-to-device memcpys, 2.6 TB/s; ASSUMED the same on N ranks, where
+ * split_with_sizes_copy gathers each parameter's N pieces). */
+ts_fsdp_copies ts_cost_fsdp_copies(const ts_workload *wl, const ts_gpu *gpu) {
+  if (!(wl->zero_stage == 3 && wl->is_fsdp && wl->fsdp_version != 1 && ts_workload_dp_cp(wl) > 1))
+    return (ts_fsdp_copies){0, 0};
+  pricer pr = pricer_of(wl, gpu);
+  double n = ts_cost_layer_params(wl);
+  ts_cost out = streamed(&pr, "fsdp_copy_out", n, 2.0 * pr.eb, 1),
+          in = streamed(&pr, "fsdp_copy_in", n, pr.eb + 4.0,
+                        pr.eb < 4.0 ? AUTOCAST_WIDENING_RATE : 1);
+  return (ts_fsdp_copies){out.time_s / n, in.time_s / n};
+}
+
 ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_params) {
   pricer pr = pricer_of(wl, gpu);
   double eb = pr.eb, h = (double)wl->model.hidden;

@@ -437,6 +437,7 @@ typedef struct stage_costs {
   double act_bytes; /* what one rank sends of a microbatch's b x s x h activation */
   double gather_bytes; /* > 0: the activation all-gathered over TP after it arrives */
   double hbm_Bps; /* the GPU's memory bandwidth (DeepSpeed's copies around its gathers) */
+  ts_fsdp_copies fsdp; /* FSDP2's copies around its collectives, a parameter */
 } stage_costs;
 
 /* A pipeline receive, and with the scatter/gather optimisation the all-gather that rebuilds
@@ -784,9 +785,20 @@ static void post(tpl *t, ts_coll_op op, double bytes) {
   post_to(t, op, TS_GROUP_DP, bytes);
 }
 
-/* Gradients of `bytes` reduce-scattered over the data-parallel group and, under HSDP, their
- * shard all-reduced over the replicas (FSDP2's HSDP reduction). Returns the posts made. */
-static int post_reduction(tpl *t, const ts_workload *wl, double bytes) {
+/* FSDP2's copy of `params` on the compute stream (ts_cost_fsdp_copies): out of a gather's flat
+ * output once it arrives, or into a reduce-scatter's flat input before it is posted. */
+static void fsdp_copy(tpl *t, double s_per_param, double params) {
+  if (s_per_param > 0 && params > 0)
+    compute(t, (ts_cost){.time_s = s_per_param * params}, TS_CAT_DP);
+}
+
+/* A unit's gradients (`params` elements, fp32 as FSDP reduces them), copied into the flat input
+ * (FSDP2: copy_in_s a parameter), reduce-scattered over the data-parallel group and, under
+ * HSDP, their shard all-reduced over the replicas (FSDP2's HSDP reduction). Returns the posts
+ * made. */
+static int post_reduction(tpl *t, const ts_workload *wl, double copy_in_s, double params) {
+  double bytes = 4.0 * params;
+  fsdp_copy(t, copy_in_s, params);
   post(t, TS_COLL_REDUCE_SCATTER, bytes);
   if (!ts_workload_is_hsdp(wl) || bytes <= 0)
     return 1;
@@ -857,19 +869,22 @@ typedef struct buckets {
   bool per_tensor; /* DeepSpeed before 0.6.0: one list reduce-scatter per parameter */
   double ranks; /* the data-parallel ranks N of those lists */
   double hbm_Bps;
+  double copy_in_s; /* FSDP2's copy of a bucket's gradients into its flat input, a parameter */
   double *tensors; /* the parameters (elements) in the open bucket, when per_tensor */
   int n_tensors, cap_tensors;
 } buckets;
 
 static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind group,
-                            double hbm_Bps) {
+                            const stage_costs *c) {
   bool deepspeed3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1 && !wl->is_fsdp;
   double grad = ts_workload_grad_bytes(wl);
   buckets bk = {.size_bytes = sync == GRADS_KEEP ? 0 : ts_cost_bucket_bytes(wl) * grad / 4.0,
                 .elem_bytes = grad,
                 .op = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE,
                 .group = group,
-                .hbm_Bps = hbm_Bps};
+                .hbm_Bps = c->hbm_Bps};
+  if (group == TS_GROUP_DP) /* FSDP2's reductions, a unit a bucket with pipelines */
+    bk.copy_in_s = c->fsdp.copy_in_s;
   if (group == TS_GROUP_DP && ts_workload_is_hsdp(wl))
     bk.replicate_shards = (double)ts_workload_shard_ranks(wl);
   if (deepspeed3 && group == TS_GROUP_DP) {
@@ -895,6 +910,7 @@ static void bucket_post(tpl *t, buckets *bk) {
     }
     bk->n_tensors = 0;
   } else {
+    fsdp_copy(t, bk->copy_in_s, bk->filled_bytes / bk->elem_bytes);
     post_to(t, bk->op, bk->group, bk->filled_bytes);
     if (bk->replicate_shards > 1)
       post_to(t, TS_COLL_ALLREDUCE, TS_GROUP_DP_REPLICATE, bk->filled_bytes / bk->replicate_shards);
@@ -1220,8 +1236,10 @@ static void layer_backward_fetching(tpl *t, const ts_workload *wl, const stage_c
  * dp_bucket_size fp32 bytes' worth of parameters (one bucket without it), in forward order,
  * all posted as the pass starts (Megatron issues them after the optimizer step); the experts'
  * weights fill buckets of their own, gathered over expert data parallelism. Layer l needs the
- * posts up to need[l - layer0]. Returns the number of posts. */
-static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int *need) {
+ * posts up to need[l - layer0]; posted[k] is the k-th post's data-parallel parameters (0 for
+ * the experts' posts). Returns the number of posts. */
+static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int *need,
+                              double *posted) {
   double h = (double)wl->model.hidden, eb = ts_cost_elem_bytes(wl->precision);
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
   double filled[2] = {0, 0};
@@ -1246,6 +1264,7 @@ static int post_param_buckets(const ts_workload *wl, chunk_place pl, tpl *t, int
       bool full = ts_cost_bucket_bytes(wl) > 0 && 4.0 * filled[k] >= ts_cost_bucket_bytes(wl);
       if (filled[k] > 0 && (i == units - 1 || full)) {
         post_to(t, TS_COLL_ALLGATHER, group[k], eb * filled[k]);
+        posted[n_posts] = k == 0 ? filled[k] : 0;
         for (long j = open_from[k]; j <= i; j++)
           need[j] = n_posts > need[j] ? n_posts : need[j];
         n_posts++;
@@ -1351,8 +1370,11 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
        sharded3 = ts_workload_zero(wl) == 3 && ts_workload_dp_cp(wl) > 1;
   bool zero3 = fp.gather, deepspeed3 = sharded3 && !wl->is_fsdp;
   long n = pl.n_layers;
+  double eb = ts_cost_elem_bytes(wl->precision);
   int *need = gather_params ? ts_alloc((size_t)(n + pl.n_mtp), sizeof(int)) : NULL;
-  int n_posts = gather_params ? post_param_buckets(wl, pl, t, need) : 0;
+  /* at most two posts a unit (its data-parallel and its experts' buckets) */
+  double *posted = gather_params ? ts_alloc((size_t)(2 * (n + pl.n_mtp)), sizeof(double)) : NULL;
+  int n_posts = gather_params ? post_param_buckets(wl, pl, t, need, posted) : 0, copied = -1;
   fetcher f = {0};
   if (deepspeed3)
     fetch_plan(wl, pl, false, after_backward && regathers_small_params(wl), c->hbm_Bps, &f);
@@ -1366,12 +1388,15 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     if (gather_params && (l == pl.layer0 || need[l - pl.layer0] != need[l - 1 - pl.layer0])) {
       at(t, TS_OP_GRAD_SYNC, l);
       wait_posted(t, n_posts - 1 - need[l - pl.layer0]);
+      for (; copied < need[l - pl.layer0]; copied++) /* FSDP2 with pipelines: units unsharded */
+        fsdp_copy(t, wl->fsdp_keeps_weights ? c->fsdp.copy_out_s : 0, posted[copied + 1]);
     }
     if (zero3) {
       at(t, TS_OP_GRAD_SYNC, l);
       wait_posted(t, 0);
       if (l + 1 < pl.layer0 + n)
         post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, l + 1 - pl.layer0, n));
+      fsdp_copy(t, c->fsdp.copy_out_s, zero3_gather_bytes(wl, l - pl.layer0, n) / eb);
     }
     if (first && l == pl.layer0) {
       at(t, TS_OP_EMBEDDING, -1);
@@ -1400,6 +1425,7 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
     p2p(t, TS_EV_SEND, pl.down, c->act_bytes);
   }
   free(need);
+  free(posted);
   fetch_free(&f);
 }
 
@@ -1409,7 +1435,7 @@ static void grads_final(tpl *t, const ts_workload *wl, long l, bool reduces, gra
                         buckets *bk, buckets *bk_expert, double params, double expert) {
   at(t, TS_OP_GRAD_SYNC, l);
   if (reduces) {
-    post_reduction(t, wl, 4.0 * params);
+    post_reduction(t, wl, bk->copy_in_s, params);
   } else if (sync != GRADS_KEEP) {
     double elems[12];
     int n = bk->per_tensor ? layer_tensors(wl, elems) : 0;
@@ -1430,13 +1456,14 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
   /* each layer's gradients as they are final (FSDP; DeepSpeed's go through its buckets) */
   bool reduces = fp.reduce && !deepspeed3;
   long n = pl.n_layers, top = pl.layer0 + n - 1;
+  double eb = ts_cost_elem_bytes(wl->precision);
   fetcher f = {0};
   if (deepspeed3)
     fetch_plan(wl, pl, true, false, c->hbm_Bps, &f);
   double h = (double)wl->model.hidden;
   double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
-  buckets bk = make_buckets(wl, sync, TS_GROUP_DP, c->hbm_Bps),
-          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP, c->hbm_Bps);
+  buckets bk = make_buckets(wl, sync, TS_GROUP_DP, c),
+          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP, c);
   if (!last && !pl.local_down)
     p2p_recv(t, c, pl.down);
   if (zero3) {
@@ -1452,7 +1479,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     head_backward(t, wl, c);
     at(t, TS_OP_GRAD_SYNC, -1);
     if (reduces)
-      post_reduction(t, wl, 4.0 * ts_workload_head_params(wl));
+      post_reduction(t, wl, bk.copy_in_s, ts_workload_head_params(wl));
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, ts_workload_head_params(wl));
   }
@@ -1462,6 +1489,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       wait_posted(t, l == top || !fp.reduce ? 0 : ts_workload_is_hsdp(wl) ? 2 : 1);
       if (l > pl.layer0)
         post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, l - 1 - pl.layer0, n));
+      fsdp_copy(t, c->fsdp.copy_out_s, zero3_gather_bytes(wl, l - pl.layer0, n) / eb);
     }
     if (deepspeed3 && last && l == top) {
       at(t, TS_OP_HEAD, -1);
@@ -1500,7 +1528,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     at(t, TS_OP_GRAD_SYNC, -1);
     double embedding = word + ts_workload_position_params(wl);
     if (reduces) {
-      post_reduction(t, wl, 4.0 * embedding);
+      post_reduction(t, wl, bk.copy_in_s, embedding);
     } else if (bk.per_tensor && sync != GRADS_KEEP) {
       bucket_add(t, &bk, ts_workload_position_params(wl));
       bucket_add(t, &bk, word);
@@ -1526,8 +1554,8 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
  * split_costs). */
 static void wgrad_template(const ts_workload *wl, const stage_costs *w, chunk_place pl,
                            grad_sync sync, tpl *t) {
-  buckets bk = make_buckets(wl, sync, TS_GROUP_DP, w->hbm_Bps),
-          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP, w->hbm_Bps);
+  buckets bk = make_buckets(wl, sync, TS_GROUP_DP, w),
+          bk_expert = make_buckets(wl, sync, TS_GROUP_EDP, w);
   long top = pl.layer0 + pl.n_layers - 1;
   if (pl.is_last && pl.n_layers == 0) {
     at(t, TS_OP_HEAD, -1);
@@ -1643,6 +1671,7 @@ static void split_costs(const stage_costs *c, stage_costs *b, stage_costs *w) {
   *b = *c;
   memset(w, 0, sizeof *w);
   w->hbm_Bps = c->hbm_Bps;
+  w->fsdp = c->fsdp;
   ts_layer_cost *bl = &b->layer;
   const ts_layer_cost *cl = &c->layer;
   split(cl->attn_bwd, cl->wgrad_share_attn, &bl->attn_bwd, &w->layer.attn_bwd);
@@ -1895,6 +1924,7 @@ int ts_schedule_build(const ts_workload *wl, const ts_gpu *gpu, ts_job *out, ts_
 
   stage_costs c;
   c.hbm_Bps = gpu->hbm_Bps;
+  c.fsdp = ts_cost_fsdp_copies(wl, gpu);
   ts_cost_layer(wl, gpu, &c.layer);
   ts_cost_moe(wl, gpu, &c.moe);
   ts_cost_edges(wl, gpu, &c.edge);

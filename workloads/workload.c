@@ -27,19 +27,13 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {"framework",
-                                         "attention",
-                                         "fused_kernels",
-                                         "rccl_version",
-                                         "nccl_version",
-                                         "deepspeed_version",
-                                         "allocator",
-                                         "unpad_input",
-                                         "rms_norm",
-                                         "rope",
-                                         "compile",
-                                         "gate_up",
-                                         NULL};
+static const char *const stack_keys[] = {"framework",     "attention",
+                                         "fused_kernels", "rccl_version",
+                                         "nccl_version",  "deepspeed_version",
+                                         "allocator",     "unpad_input",
+                                         "rms_norm",      "rope",
+                                         "compile",       "gate_up",
+                                         "fsdp_version",  NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -1035,6 +1029,9 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
       return -1;
     wl->gate_up = (ts_gate_up)gate_up;
     wl->locs.gate_up = here(r, st, "gate_up");
+    if (ts_doc_get_long(r->doc, st, "fsdp_version", 1, 2, &wl->fsdp_version, r->err) < 0)
+      return -1;
+    wl->locs.fsdp_version = here(r, st, "fsdp_version");
     if (read_version(r, st, "rccl_version", &wl->rccl_version, &wl->locs.rccl_version) != 0 ||
         read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0 ||
         read_version(r, st, "deepspeed_version", &wl->deepspeed_version,
@@ -1464,6 +1461,12 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "FSDP resharding after each forward with the %s schedule is not modelled: "
                      "reshard_after_forward false, torchtitan's default with pipelines",
                      ts_schedule_names[wl->schedule]);
+  if (wl->fsdp_version > 0 && !(wl->zero_stage == 3 && wl->is_fsdp))
+    return ts_err_at(err, l->fsdp_version,
+                     "fsdp_version names PyTorch's FSDP API (2: fully_shard, 1: "
+                     "FullyShardedDataParallel) that ran ZeRO-3: it needs zero_stage 3 with FSDP "
+                     "(--fsdp, or framework pytorch), found zero_stage %d with framework %s",
+                     wl->zero_stage, ts_framework_names[wl->framework]);
   if (wl->dp_shard > 0 && !(wl->zero_stage == 3 && wl->is_fsdp))
     return ts_err_at(err, l->dp_shard,
                      "data_parallel_shard_degree shards FSDP's weights over part of the "

@@ -149,7 +149,7 @@ typedef struct ts_workload_locs {
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp, autocast;
   ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version, unpad_input,
-      rms_norm, rope, compile, gate_up; /* the stack's keys */
+      rms_norm, rope, compile, gate_up, fsdp_version; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -224,6 +224,11 @@ typedef struct ts_workload {
   /* stack.deepspeed_version: the DeepSpeed release whose ZeRO-3 ran (stack.h encoding; 0: the
    * newest modelled), for frameworks megatron-deepspeed and gpt-neox (ts_deepspeed_path). */
   long deepspeed_version;
+  /* stack.fsdp_version: PyTorch's FSDP API that ran ZeRO-3 (is_fsdp): 2, fully_shard, whose
+   * copies in and out of its collectives' flat buffers run on the compute stream
+   * (ts_cost_fsdp_copies); 1, FullyShardedDataParallel, whose flat parameter the all-gather
+   * fills in place. */
+  long fsdp_version;
   long tp, pp, dp; /* dp = 0 until resolved when neither file nor flags give it */
   /* Context parallelism (Megatron-Core's context_parallel_size): cp ranks split each
    * sequence, every rank holding 2 of its 2 cp chunks (chunks i and 2 cp - 1 - i, which

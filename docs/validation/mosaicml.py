@@ -96,9 +96,10 @@ def predict(row, work, fusions=("cross_entropy",), unpad=None):
                                    "reshard_after_forward": row["sharding"] == "FULL_SHARD",
                                    "recompute": ("full" if row["activation_checkpointing"] == "true"
                                                  else "none")},
+                   # Composer wraps with FSDP1 (FullyShardedDataParallel, flat parameters)
                    "stack": {"framework": "pytorch", "attention": "flash2",
                              "fused_kernels": list(fusions),
-                             "unpad_input": unpad}}, f)
+                             "unpad_input": unpad, "fsdp_version": 1}}, f)
     out = os.path.join(work, "out")
     cmd = [TRAINSIM, "run", wl, "--platform", os.path.join(ROOT, "platforms", platform),
            "--quiet", "--ignore-memory", "--out", out] + extra
