@@ -1413,26 +1413,47 @@ static ts_kernel_source optimizer_time(const ts_kernel_table *table, ts_kernel_k
   return TS_KERNEL_SRC_MODEL;
 }
 
+/* FSDP1's post-backward kernels beside the next unit's backward GEMMs add this fraction of their
+ * own time to the compute stream: the mean of eight medians, 0.63-0.96 (a cat, cast and divide
+ * of Llama 3 8B's and MPT-1B's units on a side stream beside back-to-back bf16 GEMMs, either
+ * enqueued first, two runs: bench/device/h100_side_stream.csv, H100; the larger unit hides
+ * less). ASSUMED alike on other GPUs. */
+#define FSDP1_SIDE_EXPOSED 0.8
+
 /* FSDP2 (torch.distributed.fsdp.fully_shard; torch/distributed/fsdp/_fully_shard/
  * _fsdp_collectives.py) moves each unit through flat buffers on the compute stream:
  * foreach_all_gather_copy_out waits for the all-gather on the current stream and copies every
  * parameter out of the flat output (split_with_sizes_copy: reads and writes eb bytes an
  * element), and foreach_reduce_scatter_copy_in copies the gradients, cast to the fp32 reduce
  * dtype, into the reduce-scatter's flat input on the current stream before the reduce-scatter
- * stream waits for it (chunk_cat: reads eb, writes 4, at the widening cast's rate). FSDP1's
- * flat parameter is the all-gather's output itself. Priced at a layer's parameters. Measured on
+ * stream waits for it (chunk_cat: reads eb, writes 4, at the widening cast's rate). Measured on
  * an H100 (bench/device/h100_fsdp_copies.csv: Llama 3 8B's layer, 218M parameters, one rank):
  * copy-out 335 us a gather and chunk_cat 720 us, priced 286 and 658 us (at one rank the
  * copy-out runs as device-to-device memcpys, 2.6 TB/s; ASSUMED the same on N ranks, where
- * split_with_sizes_copy gathers each parameter's N pieces). */
+ * split_with_sizes_copy gathers each parameter's N pieces).
+ * FSDP1 (FullyShardedDataParallel; torch/distributed/fsdp/_runtime_utils.py) gathers into its
+ * flat parameter in place, and on its post-backward stream builds the flat gradient from the
+ * parameters' (autograd's cat of the views' gradients: reads and writes eb), casts it to the
+ * fp32 reduce dtype (_post_backward_hook: eb + 4) and divides it by the pre-divide factor
+ * (_reduce_grad's _div_if_needed: 4 + 4, the factor > 1 on 2 or more ranks) before the
+ * reduce-scatter: side-stream kernels, of which FSDP1_SIDE_EXPOSED shows on the compute stream
+ * (the one-rank profile in h100_fsdp_copies.csv shows the cat on a side stream; the cast of
+ * each local shard before a gather, 1/N of the unit, is left out). Priced at a layer's
+ * parameters. */
 ts_fsdp_copies ts_cost_fsdp_copies(const ts_workload *wl, const ts_gpu *gpu) {
-  if (!(wl->zero_stage == 3 && wl->is_fsdp && wl->fsdp_version != 1 && ts_workload_dp_cp(wl) > 1))
+  if (!(wl->zero_stage == 3 && wl->is_fsdp && ts_workload_dp_cp(wl) > 1))
     return (ts_fsdp_copies){0, 0};
   pricer pr = pricer_of(wl, gpu);
-  double n = ts_cost_layer_params(wl);
+  double n = ts_cost_layer_params(wl), widening = pr.eb < 4.0 ? AUTOCAST_WIDENING_RATE : 1;
+  if (wl->fsdp_version == 1) {
+    ts_cost side = ts_cost_add(streamed(&pr, "fsdp1_grad_cat", n, 2.0 * pr.eb, 1),
+                               streamed(&pr, "fsdp1_predivide", n, 8.0, 1));
+    if (pr.eb < 4.0)
+      side = ts_cost_add(side, streamed(&pr, "fsdp1_grad_cast", n, pr.eb + 4.0, widening));
+    return (ts_fsdp_copies){0, FSDP1_SIDE_EXPOSED * side.time_s / n};
+  }
   ts_cost out = streamed(&pr, "fsdp_copy_out", n, 2.0 * pr.eb, 1),
-          in = streamed(&pr, "fsdp_copy_in", n, pr.eb + 4.0,
-                        pr.eb < 4.0 ? AUTOCAST_WIDENING_RATE : 1);
+          in = streamed(&pr, "fsdp_copy_in", n, pr.eb + 4.0, widening);
   return (ts_fsdp_copies){out.time_s / n, in.time_s / n};
 }
 

@@ -151,11 +151,11 @@ void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_l
 bool ts_cost_power_limit(const ts_workload *wl, const ts_gpu *gpu, double *throttle,
                          double stretch[TS_POWER_CLASS_COUNT]);
 void ts_cost_edges(const ts_workload *wl, const ts_gpu *gpu, ts_edge_cost *out);
-/* FSDP2's copies on the compute stream, in seconds a parameter (0 where ZeRO-3 is not FSDP2's
- * fully_shard or nothing is sharded): copy_out after each all-gather, copy_in before each
- * reduce-scatter. */
+/* FSDP's own GPU work around its collectives, as compute-stream time in seconds a parameter of
+ * the unit: after each all-gather and before each reduce-scatter (0 where ZeRO-3 is not
+ * PyTorch's FSDP or nothing is sharded). */
 typedef struct ts_fsdp_copies {
-  double copy_out_s, copy_in_s;
+  double after_gather_s, before_reduce_s;
 } ts_fsdp_copies;
 ts_fsdp_copies ts_cost_fsdp_copies(const ts_workload *wl, const ts_gpu *gpu);
 /* Optimizer step over n_params parameters held by this rank (mixed-precision Adam: gradient

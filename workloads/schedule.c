@@ -793,12 +793,12 @@ static void fsdp_copy(tpl *t, double s_per_param, double params) {
 }
 
 /* A unit's gradients (`params` elements, fp32 as FSDP reduces them), copied into the flat input
- * (FSDP2: copy_in_s a parameter), reduce-scattered over the data-parallel group and, under
+ * (FSDP2: before_reduce_s a parameter), reduce-scattered over the data-parallel group and, under
  * HSDP, their shard all-reduced over the replicas (FSDP2's HSDP reduction). Returns the posts
  * made. */
-static int post_reduction(tpl *t, const ts_workload *wl, double copy_in_s, double params) {
+static int post_reduction(tpl *t, const ts_workload *wl, double before_reduce_s, double params) {
   double bytes = 4.0 * params;
-  fsdp_copy(t, copy_in_s, params);
+  fsdp_copy(t, before_reduce_s, params);
   post(t, TS_COLL_REDUCE_SCATTER, bytes);
   if (!ts_workload_is_hsdp(wl) || bytes <= 0)
     return 1;
@@ -869,7 +869,7 @@ typedef struct buckets {
   bool per_tensor; /* DeepSpeed before 0.6.0: one list reduce-scatter per parameter */
   double ranks; /* the data-parallel ranks N of those lists */
   double hbm_Bps;
-  double copy_in_s; /* FSDP2's copy of a bucket's gradients into its flat input, a parameter */
+  double before_reduce_s; /* FSDP2's copy of a bucket's gradients into its flat input, a parameter */
   double *tensors; /* the parameters (elements) in the open bucket, when per_tensor */
   int n_tensors, cap_tensors;
 } buckets;
@@ -884,7 +884,7 @@ static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind
                 .group = group,
                 .hbm_Bps = c->hbm_Bps};
   if (group == TS_GROUP_DP) /* FSDP2's reductions, a unit a bucket with pipelines */
-    bk.copy_in_s = c->fsdp.copy_in_s;
+    bk.before_reduce_s = c->fsdp.before_reduce_s;
   if (group == TS_GROUP_DP && ts_workload_is_hsdp(wl))
     bk.replicate_shards = (double)ts_workload_shard_ranks(wl);
   if (deepspeed3 && group == TS_GROUP_DP) {
@@ -910,7 +910,7 @@ static void bucket_post(tpl *t, buckets *bk) {
     }
     bk->n_tensors = 0;
   } else {
-    fsdp_copy(t, bk->copy_in_s, bk->filled_bytes / bk->elem_bytes);
+    fsdp_copy(t, bk->before_reduce_s, bk->filled_bytes / bk->elem_bytes);
     post_to(t, bk->op, bk->group, bk->filled_bytes);
     if (bk->replicate_shards > 1)
       post_to(t, TS_COLL_ALLREDUCE, TS_GROUP_DP_REPLICATE, bk->filled_bytes / bk->replicate_shards);
@@ -1389,14 +1389,14 @@ static void forward_template(const ts_workload *wl, const stage_costs *c, chunk_
       at(t, TS_OP_GRAD_SYNC, l);
       wait_posted(t, n_posts - 1 - need[l - pl.layer0]);
       for (; copied < need[l - pl.layer0]; copied++) /* FSDP2 with pipelines: units unsharded */
-        fsdp_copy(t, wl->fsdp_keeps_weights ? c->fsdp.copy_out_s : 0, posted[copied + 1]);
+        fsdp_copy(t, wl->fsdp_keeps_weights ? c->fsdp.after_gather_s : 0, posted[copied + 1]);
     }
     if (zero3) {
       at(t, TS_OP_GRAD_SYNC, l);
       wait_posted(t, 0);
       if (l + 1 < pl.layer0 + n)
         post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, l + 1 - pl.layer0, n));
-      fsdp_copy(t, c->fsdp.copy_out_s, zero3_gather_bytes(wl, l - pl.layer0, n) / eb);
+      fsdp_copy(t, c->fsdp.after_gather_s, zero3_gather_bytes(wl, l - pl.layer0, n) / eb);
     }
     if (first && l == pl.layer0) {
       at(t, TS_OP_EMBEDDING, -1);
@@ -1435,7 +1435,7 @@ static void grads_final(tpl *t, const ts_workload *wl, long l, bool reduces, gra
                         buckets *bk, buckets *bk_expert, double params, double expert) {
   at(t, TS_OP_GRAD_SYNC, l);
   if (reduces) {
-    post_reduction(t, wl, bk->copy_in_s, params);
+    post_reduction(t, wl, bk->before_reduce_s, params);
   } else if (sync != GRADS_KEEP) {
     double elems[12];
     int n = bk->per_tensor ? layer_tensors(wl, elems) : 0;
@@ -1479,7 +1479,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     head_backward(t, wl, c);
     at(t, TS_OP_GRAD_SYNC, -1);
     if (reduces)
-      post_reduction(t, wl, bk.copy_in_s, ts_workload_head_params(wl));
+      post_reduction(t, wl, bk.before_reduce_s, ts_workload_head_params(wl));
     else if (sync != GRADS_KEEP)
       bucket_add(t, &bk, ts_workload_head_params(wl));
   }
@@ -1489,7 +1489,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
       wait_posted(t, l == top || !fp.reduce ? 0 : ts_workload_is_hsdp(wl) ? 2 : 1);
       if (l > pl.layer0)
         post(t, TS_COLL_ALLGATHER, zero3_gather_bytes(wl, l - 1 - pl.layer0, n));
-      fsdp_copy(t, c->fsdp.copy_out_s, zero3_gather_bytes(wl, l - pl.layer0, n) / eb);
+      fsdp_copy(t, c->fsdp.after_gather_s, zero3_gather_bytes(wl, l - pl.layer0, n) / eb);
     }
     if (deepspeed3 && last && l == top) {
       at(t, TS_OP_HEAD, -1);
@@ -1528,7 +1528,7 @@ static void backward_template(const ts_workload *wl, const stage_costs *c, chunk
     at(t, TS_OP_GRAD_SYNC, -1);
     double embedding = word + ts_workload_position_params(wl);
     if (reduces) {
-      post_reduction(t, wl, bk.copy_in_s, embedding);
+      post_reduction(t, wl, bk.before_reduce_s, embedding);
     } else if (bk.per_tensor && sync != GRADS_KEEP) {
       bucket_add(t, &bk, ts_workload_position_params(wl));
       bucket_add(t, &bk, word);

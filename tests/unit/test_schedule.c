@@ -682,9 +682,10 @@ static double dp_compute_s(const ts_block *b) {
 /* FSDP2 (fully_shard) copies each unit's gathered weights out of the all-gather's flat output
  * (2 eb bytes a parameter) once it arrives, and its gradients, cast to fp32, into the
  * reduce-scatter's input (eb + 4) before posting it, on the compute stream; FSDP1's flat
- * parameter is the gather's output: no copies. Without pipelines every pass gathers; with
+ * parameter is the gather's output, and its gradients' cat, cast and pre-divide (2 eb, eb + 4,
+ * 8) run on a side stream, 0.8 of them exposed. Without pipelines every pass gathers; with
  * them (weights kept) the first forward gathers and the last backward reduces. */
-static void test_fsdp2_copies(void **state) {
+static void test_fsdp_copies(void **state) {
   (void)state;
   ts_gpu g = plain_gpu();
   ts_overrides fsdp = {.zero_stage = 3, .is_zero_stage_set = true, .is_fsdp = true};
@@ -693,28 +694,39 @@ static void test_fsdp2_copies(void **state) {
   assert_int_equal(ts_workload_resolve(&wl, &fsdp, &err), 0);
   ts_fsdp_copies cp = ts_cost_fsdp_copies(&wl, &g);
   double n = ts_cost_layer_params(&wl), eb = 2.0;
-  assert_rel(cp.copy_out_s, ts_cost_memory_bound(&g, 2.0 * eb * n).time_s / n, 1e-12);
-  assert_rel(cp.copy_in_s, ts_cost_memory_bound(&g, (eb + 4.0) * n).time_s / n, 1e-12);
+  assert_rel(cp.after_gather_s, ts_cost_memory_bound(&g, 2.0 * eb * n).time_s / n, 1e-12);
+  assert_rel(cp.before_reduce_s, ts_cost_memory_bound(&g, (eb + 4.0) * n).time_s / n, 1e-12);
   ts_job job;
   assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
   const ts_program *prog = &job.programs[0];
   int waits;
   const ts_block *fwd = &prog->blocks[0], *bwd = &prog->blocks[1];
-  assert_rel(dp_compute_s(fwd), cp.copy_out_s * posted_bytes(fwd, TS_COLL_ALLGATHER, &waits) / eb,
-             1e-12);
+  assert_rel(dp_compute_s(fwd),
+             cp.after_gather_s * posted_bytes(fwd, TS_COLL_ALLGATHER, &waits) / eb, 1e-12);
   assert_rel(dp_compute_s(bwd),
-             cp.copy_out_s * posted_bytes(bwd, TS_COLL_ALLGATHER, &waits) / eb +
-                 cp.copy_in_s * posted_bytes(bwd, TS_COLL_REDUCE_SCATTER, &waits) / 4.0,
+             cp.after_gather_s * posted_bytes(bwd, TS_COLL_ALLGATHER, &waits) / eb +
+                 cp.before_reduce_s * posted_bytes(bwd, TS_COLL_REDUCE_SCATTER, &waits) / 4.0,
              1e-12);
   ts_job_fini(&job);
 
   ts_workload v1 = test_workload(8, 1024, 16, 512, 1000, 1, 1, 4, 8, 1);
   v1.fsdp_version = 1;
   assert_int_equal(ts_workload_resolve(&v1, &fsdp, &err), 0);
-  assert_true(ts_cost_fsdp_copies(&v1, &g).copy_out_s == 0);
+  ts_fsdp_copies side = ts_cost_fsdp_copies(&v1, &g);
+  assert_true(side.after_gather_s == 0);
+  assert_rel(side.before_reduce_s,
+             0.8 *
+                 (ts_cost_memory_bound(&g, 2.0 * eb * n).time_s +
+                  ts_cost_memory_bound(&g, (eb + 4.0) * n).time_s +
+                  ts_cost_memory_bound(&g, 8.0 * n).time_s) /
+                 n,
+             1e-12);
   assert_int_equal(ts_schedule_build(&v1, &g, &job, &err), 0);
-  for (int b = 0; b < job.programs[0].n_blocks; b++)
-    assert_true(dp_compute_s(&job.programs[0].blocks[b]) == 0);
+  fwd = &job.programs[0].blocks[0];
+  bwd = &job.programs[0].blocks[1];
+  assert_true(dp_compute_s(fwd) == 0);
+  assert_rel(dp_compute_s(bwd),
+             side.before_reduce_s * posted_bytes(bwd, TS_COLL_REDUCE_SCATTER, &waits) / 4.0, 1e-12);
   ts_job_fini(&job);
 
   ts_workload pp = test_workload(8, 1024, 16, 512, 1000, 1, 2, 4, 32, 1);
@@ -735,7 +747,7 @@ static void test_fsdp2_copies(void **state) {
     copied += s;
   }
   assert_true(gathered > 0 && reduced > 0);
-  assert_rel(copied, cp.copy_out_s * gathered + cp.copy_in_s * reduced, 1e-12);
+  assert_rel(copied, cp.after_gather_s * gathered + cp.before_reduce_s * reduced, 1e-12);
   ts_job_fini(&job);
 }
 
@@ -1266,7 +1278,7 @@ int main(void) {
                                      cmocka_unit_test(test_zbv_order),
                                      cmocka_unit_test(test_fsdp_with_pipelines),
                                      cmocka_unit_test(test_hsdp),
-                                     cmocka_unit_test(test_fsdp2_copies),
+                                     cmocka_unit_test(test_fsdp_copies),
                                      cmocka_unit_test(test_templates),
                                      cmocka_unit_test(test_data_parallel_streams),
                                      cmocka_unit_test(test_deepspeed_releases),
