@@ -260,6 +260,25 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
                l->seconds, share);
       break;
     }
+    if (w->zero_stage == 3 && w->is_fsdp && w->dp * w->cp > 1) {
+      snprintf(out, size,
+               "PyTorch's FSDP%s gathers each layer's weights over the %ld data-%sparallel "
+               "ranks before %s and reduce-scatters its gradients after its backward, under the "
+               "neighbouring layers' compute; %s. What shows is those copies and whatever the "
+               "compute does not hide of the collectives. Here %.3g s, %.1f%%.",
+               w->fsdp_version == 1 ? "1 (FullyShardedDataParallel)" : "2 (fully_shard)",
+               w->dp * w->cp, w->cp > 1 ? " and context-" : "",
+               w->fsdp_keeps_weights       ? "its first forward (kept through the iteration)"
+               : w->fsdp_keeps_to_backward ? "its forward (kept to its backward)"
+                                           : "its forward and again before its backward",
+               w->fsdp_version == 1
+                   ? "its post-backward stream builds, casts and pre-divides each layer's flat "
+                     "gradient beside the next layer's GEMMs, which hide little of it"
+                   : "it copies each gather's weights out of its flat buffer and the gradients "
+                     "into the reduce-scatter's, on the compute stream",
+               l->seconds, share);
+      break;
+    }
     double params = ts_cost_stage_params(w, 0);
     long nodes = nodes_spanned(w, x->gpus_per_node, 'd');
     char when[200];

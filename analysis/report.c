@@ -189,6 +189,10 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
   if (zero3_release(wl, release, sizeof release))
     snprintf(zero3, sizeof zero3, "; ZeRO-3 as DeepSpeed %s%s runs it", release,
              wl->deepspeed_version > 0 ? "" : " (stack.deepspeed_version)");
+  else if (wl->zero_stage == 3 && wl->is_fsdp && wl->dp * wl->cp > 1)
+    snprintf(zero3, sizeof zero3, "; ZeRO-3 as FSDP%s runs it%s",
+             wl->fsdp_version == 1 ? "1 (FullyShardedDataParallel)" : "2 (fully_shard)",
+             wl->fsdp_version > 0 ? "" : " (stack.fsdp_version)");
   char eager[64];
   ts_workload_eager_describe(wl, eager, sizeof eager);
   fprintf(out, "stack: %s, attention %s%s, fused kernels: %s%s; collectives %s%s\n",
@@ -397,6 +401,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   if (zero3_release(wl, release, sizeof release)) {
     fputs(", \"deepspeed_zero3\": ", f);
     json_string(f, release);
+  } else if (wl->zero_stage == 3 && wl->is_fsdp && wl->dp * wl->cp > 1) {
+    fprintf(f, ", \"fsdp\": %d", wl->fsdp_version == 1 ? 1 : 2);
   }
   fputc('}', f);
   json_str(f, 4, "precision", ts_precision_names[wl->precision], &k);

@@ -351,10 +351,49 @@ static void test_explain_deepspeed_release(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* PyTorch's FSDP: explain says which API ran ZeRO-3 and what of it shows (FSDP2's copies on the
+ * compute stream, FSDP1's post-backward kernels beside the GEMMs), and the result records it. */
+static void test_explain_fsdp(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-explain-XXXXXX", w[600], args[2048], out[700], path[800];
+  assert_non_null(mkdtemp(dir));
+  write_workload(dir, "fsdp.yaml", w, sizeof w,
+                 "name: fsdp\n"
+                 "model: {num_layers: 2, hidden_size: 4096, num_attention_heads: 32, "
+                 "seq_length: 2048,\n"
+                 "        vocab_size: 51200}\n"
+                 "training: {global_batch_size: 16, micro_batch_size: 1}\n"
+                 "parallelism: {zero_stage: 3}\n"
+                 "stack: {framework: pytorch}\n");
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(path, sizeof path, "%s/result.json", out);
+  const char *expect[2][2] = {{"\"fsdp\": 2", "PyTorch's FSDP2 (fully_shard)"},
+                              {"\"fsdp\": 1", "PyTorch's FSDP1 (FullyShardedDataParallel)"}};
+  for (int v = 0; v < 2; v++) {
+    snprintf(args, sizeof args,
+             "run %s --platform %s/platforms/dgx-h100.yaml --gpus 16 --fidelity analytic --out %s "
+             "--quiet%s",
+             w, TS_SOURCE_DIR, out, v ? " --set stack.fsdp_version=1" : "");
+    spawn_result r = spawn_trainsim_ok(args);
+    spawn_free(&r);
+    char *text = read_file(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, expect[v][0]));
+    free(text);
+    snprintf(args, sizeof args, "explain %s --quiet --simulate 0", out);
+    spawn_result ex = spawn_trainsim_ok(args);
+    assert_non_null(strstr(ex.out, expect[v][1]));
+    spawn_free(&ex);
+  }
+  assert_int_equal(remove_dir(out), 0);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_explain_matches_run), cmocka_unit_test(test_explain_bad_inputs),
       cmocka_unit_test(test_explain_tampered),    cmocka_unit_test(test_explain_slowest_gpu),
-      cmocka_unit_test(test_explain_moe),         cmocka_unit_test(test_explain_deepspeed_release)};
+      cmocka_unit_test(test_explain_moe),         cmocka_unit_test(test_explain_deepspeed_release),
+      cmocka_unit_test(test_explain_fsdp)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
