@@ -1414,10 +1414,11 @@ static ts_kernel_source optimizer_time(const ts_kernel_table *table, ts_kernel_k
 }
 
 /* FSDP1's post-backward kernels beside the next unit's backward GEMMs add this fraction of their
- * own time to the compute stream: the mean of eight medians, 0.63-0.96 (a cat, cast and divide
- * of Llama 3 8B's and MPT-1B's units on a side stream beside back-to-back bf16 GEMMs, either
- * enqueued first, two runs: bench/device/h100_side_stream.csv, H100; the larger unit hides
- * less). ASSUMED alike on other GPUs. */
+ * own time to the compute stream: a cat, cast and divide of Llama 3 8B's and MPT-1B's units on
+ * a side stream beside back-to-back bf16 GEMMs, either enqueued first, medians of 25 pairs:
+ * 0.63-0.96 on an H100 (two runs, mean 0.80: bench/device/h100_side_stream.csv), 0.55-0.98 on
+ * an H200 (mean 0.78: h200_side_stream.csv); the larger unit hides less. ASSUMED alike on other
+ * GPUs. */
 #define FSDP1_SIDE_EXPOSED 0.8
 
 /* FSDP2 (torch.distributed.fsdp.fully_shard; torch/distributed/fsdp/_fully_shard/
@@ -1428,9 +1429,11 @@ static ts_kernel_source optimizer_time(const ts_kernel_table *table, ts_kernel_k
  * dtype, into the reduce-scatter's flat input on the current stream before the reduce-scatter
  * stream waits for it (chunk_cat: reads eb, writes 4, at the widening cast's rate). Measured on
  * an H100 (bench/device/h100_fsdp_copies.csv: Llama 3 8B's layer, 218M parameters, one rank):
- * copy-out 335 us a gather and chunk_cat 720 us, priced 286 and 658 us (at one rank the
- * copy-out runs as device-to-device memcpys, 2.6 TB/s; ASSUMED the same on N ranks, where
- * split_with_sizes_copy gathers each parameter's N pieces).
+ * copy-out 335 us a gather and chunk_cat 720 us, priced 286 and 658 us; on an H200
+ * (h200_fsdp_copies.csv) 257 and 670 us, priced 200 and 461: chunk_cat runs at 1.8-1.95 TB/s
+ * on both, below the widening cast's share of the H200's bandwidth. At one rank the copy-out
+ * runs as device-to-device memcpys; ASSUMED the same on N ranks, where split_with_sizes_copy
+ * gathers each parameter's N pieces.
  * FSDP1 (FullyShardedDataParallel; torch/distributed/fsdp/_runtime_utils.py) gathers into its
  * flat parameter in place, and on its post-backward stream builds the flat gradient from the
  * parameters' (autograd's cat of the views' gradients: reads and writes eb), casts it to the

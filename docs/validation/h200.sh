@@ -208,9 +208,10 @@ YAML
   echo "place (docs/validation/power.md), the cause is the 700 W power limit: the steps run at it,"
   echo "below the boost clock at which the tables' attention points were timed, and cuDNN's"
   echo "attention, at GEMM rates, loses most to it. trainsim now prices a step's kernels at the"
-  echo "clock their mix holds under the limit (docs/model.md, \"The power limit\"; the H200 takes the H100's"
-  echo "measured mixes, ASSUMED alike, and its own table's GEMM factor), which the table above"
-  echo "shows. Micro-batches of 16-32 also needed batch x"
+  echo "clock their mix holds under the limit (docs/model.md, \"The power limit\"; the H200's own"
+  echo "mixes and GEMM table factors, measured 2026-12-06 and fitted by bench/power_fit.py: with the"
+  echo "H100's mixes before, this set sat at 2.5% mean), which the table above shows. Micro-batches"
+  echo "of 16-32 also needed batch x"
   echo "heads past the attention tables' 256: those are now that edge's time in proportion (independent"
   echo "problems, as the batch and row axes were), no longer the roofline."
   echo
