@@ -437,7 +437,7 @@ typedef struct stage_costs {
   double act_bytes; /* what one rank sends of a microbatch's b x s x h activation */
   double gather_bytes; /* > 0: the activation all-gathered over TP after it arrives */
   double hbm_Bps; /* the GPU's memory bandwidth (DeepSpeed's copies around its gathers) */
-  ts_fsdp_copies fsdp; /* FSDP2's copies around its collectives, a parameter */
+  ts_fsdp_copies fsdp; /* FSDP's work around its collectives, a parameter */
 } stage_costs;
 
 /* A pipeline receive, and with the scatter/gather optimisation the all-gather that rebuilds
@@ -785,15 +785,16 @@ static void post(tpl *t, ts_coll_op op, double bytes) {
   post_to(t, op, TS_GROUP_DP, bytes);
 }
 
-/* FSDP2's copy of `params` on the compute stream (ts_cost_fsdp_copies): out of a gather's flat
- * output once it arrives, or into a reduce-scatter's flat input before it is posted. */
+/* FSDP's work on `params` as compute-stream time (ts_cost_fsdp_copies): after a gather arrives
+ * (FSDP2's copy out of its flat output), or before a reduce-scatter is posted (FSDP2's copy into
+ * its flat input; FSDP1's side-stream kernels, the share that shows). */
 static void fsdp_copy(tpl *t, double s_per_param, double params) {
   if (s_per_param > 0 && params > 0)
     compute(t, (ts_cost){.time_s = s_per_param * params}, TS_CAT_DP);
 }
 
-/* A unit's gradients (`params` elements, fp32 as FSDP reduces them), copied into the flat input
- * (FSDP2: before_reduce_s a parameter), reduce-scattered over the data-parallel group and, under
+/* A unit's gradients (`params` elements, fp32 as FSDP reduces them), prepared (before_reduce_s a
+ * parameter: ts_cost_fsdp_copies), reduce-scattered over the data-parallel group and, under
  * HSDP, their shard all-reduced over the replicas (FSDP2's HSDP reduction). Returns the posts
  * made. */
 static int post_reduction(tpl *t, const ts_workload *wl, double before_reduce_s, double params) {
@@ -869,7 +870,7 @@ typedef struct buckets {
   bool per_tensor; /* DeepSpeed before 0.6.0: one list reduce-scatter per parameter */
   double ranks; /* the data-parallel ranks N of those lists */
   double hbm_Bps;
-  double before_reduce_s; /* FSDP2's copy of a bucket's gradients into its flat input, a parameter */
+  double before_reduce_s; /* FSDP's work on a bucket's gradients before it, a parameter */
   double *tensors; /* the parameters (elements) in the open bucket, when per_tensor */
   int n_tensors, cap_tensors;
 } buckets;
@@ -883,7 +884,7 @@ static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind
                 .op = ts_workload_zero(wl) >= 1 ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALLREDUCE,
                 .group = group,
                 .hbm_Bps = c->hbm_Bps};
-  if (group == TS_GROUP_DP) /* FSDP2's reductions, a unit a bucket with pipelines */
+  if (group == TS_GROUP_DP) /* FSDP's reductions, a unit a bucket with pipelines */
     bk.before_reduce_s = c->fsdp.before_reduce_s;
   if (group == TS_GROUP_DP && ts_workload_is_hsdp(wl))
     bk.replicate_shards = (double)ts_workload_shard_ranks(wl);
