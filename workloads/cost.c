@@ -1421,19 +1421,25 @@ static ts_kernel_source optimizer_time(const ts_kernel_table *table, ts_kernel_k
  * GPUs. */
 #define FSDP1_SIDE_EXPOSED 0.8
 
+/* FSDP2's copy kernels' rates against the bf16 add's, by bytes moved, measured at the shapes N
+ * ranks give them (bench/device/h100_fsdp_copy_kernels.csv, Llama 3 8B's layer, N = 8 to 512,
+ * H100): split_with_sizes_copy 2.29-2.60 TB/s (0.77-0.87 of the add's 2.99; on one H200 rank
+ * 0.78), chunk_cat into fp32 1.63-1.93 TB/s (0.55-0.65; on one H200 rank 0.45). ASSUMED alike
+ * on other GPUs. */
+#define FSDP_COPY_OUT_RATE 0.8
+#define FSDP_CHUNK_CAT_RATE 0.6
+
 /* FSDP2 (torch.distributed.fsdp.fully_shard; torch/distributed/fsdp/_fully_shard/
  * _fsdp_collectives.py) moves each unit through flat buffers on the compute stream:
  * foreach_all_gather_copy_out waits for the all-gather on the current stream and copies every
  * parameter out of the flat output (split_with_sizes_copy: reads and writes eb bytes an
  * element), and foreach_reduce_scatter_copy_in copies the gradients, cast to the fp32 reduce
  * dtype, into the reduce-scatter's flat input on the current stream before the reduce-scatter
- * stream waits for it (chunk_cat: reads eb, writes 4, at the widening cast's rate). Measured on
- * an H100 (bench/device/h100_fsdp_copies.csv: Llama 3 8B's layer, 218M parameters, one rank):
- * copy-out 335 us a gather and chunk_cat 720 us, priced 286 and 658 us; on an H200
- * (h200_fsdp_copies.csv) 257 and 670 us, priced 200 and 461: chunk_cat runs at 1.8-1.95 TB/s
- * on both, below the widening cast's share of the H200's bandwidth. At one rank the copy-out
- * runs as device-to-device memcpys; ASSUMED the same on N ranks, where split_with_sizes_copy
- * gathers each parameter's N pieces.
+ * stream waits for it (chunk_cat: reads eb, writes 4). Both at their measured rates (above):
+ * Llama 3 8B's layer (218M parameters) in FSDP2 on one H100 rank (bench/device/
+ * h100_fsdp_copies.csv) copy-out 335 us a gather and chunk_cat 720 us, priced 358 and 713 us
+ * (336-381 and 679-801 us alone at N = 8 to 512); on one H200 rank (h200_fsdp_copies.csv) 257
+ * and 670 us, priced 250 and 499.
  * FSDP1 (FullyShardedDataParallel; torch/distributed/fsdp/_runtime_utils.py) gathers into its
  * flat parameter in place, and on its post-backward stream builds the flat gradient from the
  * parameters' (autograd's cat of the views' gradients: reads and writes eb), casts it to the
@@ -1455,8 +1461,8 @@ ts_fsdp_copies ts_cost_fsdp_copies(const ts_workload *wl, const ts_gpu *gpu) {
       side = ts_cost_add(side, streamed(&pr, "fsdp1_grad_cast", n, pr.eb + 4.0, widening));
     return (ts_fsdp_copies){0, FSDP1_SIDE_EXPOSED * side.time_s / n};
   }
-  ts_cost out = streamed(&pr, "fsdp_copy_out", n, 2.0 * pr.eb, 1),
-          in = streamed(&pr, "fsdp_copy_in", n, pr.eb + 4.0, widening);
+  ts_cost out = streamed(&pr, "fsdp_copy_out", n, 2.0 * pr.eb, FSDP_COPY_OUT_RATE),
+          in = streamed(&pr, "fsdp_copy_in", n, pr.eb + 4.0, FSDP_CHUNK_CAT_RATE);
   return (ts_fsdp_copies){out.time_s / n, in.time_s / n};
 }
 
