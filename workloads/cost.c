@@ -1462,7 +1462,8 @@ ts_fsdp_copies ts_cost_fsdp_copies(const ts_workload *wl, const ts_gpu *gpu) {
     return (ts_fsdp_copies){0, FSDP1_SIDE_EXPOSED * side.time_s / n};
   }
   ts_cost out = streamed(&pr, "fsdp_copy_out", n, 2.0 * pr.eb, FSDP_COPY_OUT_RATE),
-          in = streamed(&pr, "fsdp_copy_in", n, pr.eb + 4.0, FSDP_CHUNK_CAT_RATE);
+          in = streamed(&pr, "fsdp_copy_in", n, pr.eb + 4.0, /* no cast for fp32: ASSUMED */
+                        pr.eb < 4.0 ? FSDP_CHUNK_CAT_RATE : FSDP_COPY_OUT_RATE);
   return (ts_fsdp_copies){out.time_s / n, in.time_s / n};
 }
 
