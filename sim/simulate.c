@@ -69,6 +69,12 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
                        ts_attention_names[wl->attention], pf->name,
                        ts_kernels_path(pf->gpu.kernels), ts_kernels_device(pf->gpu.kernels),
                        ts_kernel_names[need[i]], pf->gpu.model);
+  if (wl->attention == TS_ATTENTION_FLASH1 && !ts_cost_flash1_priced(&pf->gpu))
+    return ts_err_at(err, wl->locs.attention,
+                     "attention flash1: FlashAttention-1 is priced from its published speed beside "
+                     "FlashAttention-2's on the A100 and the H100 (and the H200 and H800, the same "
+                     "compute); platform '%s' has %s, for which no such figure exists",
+                     pf->name, pf->gpu.model);
   char why[320];
   ts_loc at;
   long version = ts_simulate_ccl_version(pf, wl, &at);

@@ -481,6 +481,83 @@ static ts_cost times(ts_cost c, double n) {
   return c;
 }
 
+/* FlashAttention-1 against FlashAttention-2 on the same GPU: forward + backward TFLOPS of each, as
+ * the FlashAttention-2 paper's benchmark published them side by side (Dao-AILab/flash-attention,
+ * assets/flash2_a100_fwd_bwd_benchmark.png and flash2_h100_fwd_bwd_benchmark.png; hidden 2,048,
+ * batch 16,384 / sequence, bf16): [causal][head dimension 64, 128][sequence 512 ... 16,384]. The
+ * bars' labels, but three FlashAttention-2 A100 labels the legend hides, read from their bars'
+ * heights (non-causal: 153 at 1k for 64; 152 and 173 at 512 and 1k for 128). The H100's figure
+ * prices the GPUs of the same GH100 compute (H200, H800). */
+typedef struct flash1_figure {
+  const char *gpu; /* a substring of the platform's gpu.model */
+  double fa1[2][2][6], fa2[2][2][6];
+} flash1_figure;
+
+static const flash1_figure FLASH1_FIGURES[] = {
+    {"A100",
+     {{{91, 92, 104, 108, 110, 110}, {76, 72, 76, 80, 82, 83}},
+      {{58, 70, 77, 87, 92, 97}, {55, 62, 69, 76, 80, 83}}},
+     {{{132, 153, 162, 171, 175, 176}, {152, 173, 187, 196, 201, 203}},
+      {{88, 119, 140, 156, 165, 171}, {99, 133, 155, 173, 182, 189}}}},
+    {"H100",
+     {{{157, 159, 161, 161, 166, 168}, {127, 127, 128, 131, 137, 139}},
+      {{104, 123, 136, 138, 149, 156}, {98, 109, 108, 126, 135, 137}}},
+     {{{215, 254, 274, 288, 294, 296}, {248, 294, 320, 326, 335, 338}},
+      {{141, 192, 232, 257, 273, 284}, {163, 221, 265, 294, 308, 328}}}},
+};
+
+static const flash1_figure *flash1_figure_of(const ts_gpu *gpu) {
+  const char *same_compute[][2] = {
+      {"A100", "A100"}, {"H100", "H100"}, {"H200", "H100"}, {"H800", "H100"}};
+  for (size_t i = 0; i < sizeof same_compute / sizeof same_compute[0]; i++)
+    if (strstr(gpu->model, same_compute[i][0]) != NULL)
+      for (size_t f = 0; f < sizeof FLASH1_FIGURES / sizeof FLASH1_FIGURES[0]; f++)
+        if (strcmp(FLASH1_FIGURES[f].gpu, same_compute[i][1]) == 0)
+          return &FLASH1_FIGURES[f];
+  return NULL;
+}
+
+bool ts_cost_flash1_priced(const ts_gpu *gpu) {
+  return flash1_figure_of(gpu) != NULL;
+}
+
+/* How much longer FlashAttention-1 takes than FlashAttention-2 at a head dimension D and a
+ * sequence S: the figure's ratio of rates, linear in log2 S between its sequences and in D between
+ * 64 and 128, held beyond them (ASSUMED), and alike forward and backward (ASSUMED: only their sum
+ * is published). */
+static double flash1_slowdown(const ts_gpu *gpu, bool causal, double D, double S) {
+  const flash1_figure *f = flash1_figure_of(gpu);
+  TS_ASSERT(f != NULL); /* ts_simulate_check refuses flash1 on other GPUs */
+  double x = fmin(fmax(log2(S) - 9.0, 0.0), 5.0), y = fmin(fmax((D - 64.0) / 64.0, 0.0), 1.0);
+  int i = x >= 5.0 ? 4 : (int)x;
+  double ratio[2];
+  for (int d = 0; d < 2; d++) {
+    const double *a = f->fa1[causal][d], *b = f->fa2[causal][d];
+    double lo = b[i] / a[i], hi = b[i + 1] / a[i + 1];
+    ratio[d] = lo + (hi - lo) * (x - i);
+  }
+  return ratio[0] + (ratio[1] - ratio[0]) * y;
+}
+
+/* A flash-attention kernel from the table, at FlashAttention-1's speed for stack.attention flash1
+ * (listed as "<kind> flash1"). */
+static ts_cost priced_flash(const pricer *p, const ts_workload *wl, ts_kernel_kind kind, double B,
+                            double S, double D, ts_cost model) {
+  if (wl->attention != TS_ATTENTION_FLASH1)
+    return priced(p, kind, B, S, D, model);
+  double point[] = {B, S, D};
+  ts_cost c = from_table(p, kind, point, model);
+  bool causal = kind == TS_KERNEL_FLASH_FWD_CAUSAL || kind == TS_KERNEL_FLASH_BWD_CAUSAL;
+  double slowdown = flash1_slowdown(p->gpu, causal, D, S);
+  c.time_s *= slowdown;
+  for (int k = 0; k < TS_POWER_CLASS_COUNT; k++)
+    c.class_s[k] *= slowdown;
+  char name[32];
+  snprintf(name, sizeof name, "%s flash1", ts_kernel_names[kind]);
+  log_kernel(p, name, 3, point, &c);
+  return c;
+}
+
 /* Flash attention of b x heads/t heads, queries of S tokens against keys of S' = share x S
  * (share 1: causal on the diagonal block; share 1/2: half a full block, as a load-balanced
  * context-parallel step sees), priced from the table's causal or full kernels at S and scaled
@@ -506,18 +583,18 @@ static void flash_block(const ts_workload *wl, const pricer *p, double S, bool c
              ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_MLA_BWD_CAUSAL);
   sdpa = sdpa && ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_FWD_CAUSAL) &&
          ts_kernels_has(gpu->kernels, TS_KERNEL_SDPA_BWD_CAUSAL);
-  *fwd = priced(p,
-                mla      ? TS_KERNEL_SDPA_MLA_FWD_CAUSAL
-                : sdpa   ? TS_KERNEL_SDPA_FWD_CAUSAL
-                : causal ? TS_KERNEL_FLASH_FWD_CAUSAL
-                         : TS_KERNEL_FLASH_FWD,
-                B, S, D, kernel(gpu, flops, rate, qkvo));
-  *bwd = priced(p,
-                mla      ? TS_KERNEL_SDPA_MLA_BWD_CAUSAL
-                : sdpa   ? TS_KERNEL_SDPA_BWD_CAUSAL
-                : causal ? TS_KERNEL_FLASH_BWD_CAUSAL
-                         : TS_KERNEL_FLASH_BWD,
-                B, S, D, kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * b * S * Dv * heads));
+  *fwd = priced_flash(p, wl,
+                      mla      ? TS_KERNEL_SDPA_MLA_FWD_CAUSAL
+                      : sdpa   ? TS_KERNEL_SDPA_FWD_CAUSAL
+                      : causal ? TS_KERNEL_FLASH_FWD_CAUSAL
+                               : TS_KERNEL_FLASH_FWD,
+                      B, S, D, kernel(gpu, flops, rate, qkvo));
+  *bwd = priced_flash(p, wl,
+                      mla      ? TS_KERNEL_SDPA_MLA_BWD_CAUSAL
+                      : sdpa   ? TS_KERNEL_SDPA_BWD_CAUSAL
+                      : causal ? TS_KERNEL_FLASH_BWD_CAUSAL
+                               : TS_KERNEL_FLASH_BWD,
+                      B, S, D, kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * b * S * Dv * heads));
   if (share != 1) {
     ts_cost *c[] = {fwd, bwd};
     for (int i = 0; i < 2; i++) {

@@ -167,6 +167,10 @@ ts_cost ts_cost_optimizer(const ts_workload *wl, const ts_gpu *gpu, double n_par
  * vocabulary, such as GPT-2's 50,257 under plain PyTorch, on a GPU whose table is NVIDIA's). */
 bool ts_cost_vocab_misaligned(const ts_workload *wl, const ts_gpu *gpu);
 
+/* Whether stack.attention flash1 can be priced on this GPU: FlashAttention-1's speed is published
+ * beside FlashAttention-2's for the A100 and the H100 (and GPUs of its compute) only. */
+bool ts_cost_flash1_priced(const ts_gpu *gpu);
+
 /* How the kernels of one layer (forward and backward), the embedding, the head and the
  * optimizer step over the first stage's parameters were priced: out[source] kernels each. */
 void ts_cost_kernel_sources(const ts_workload *wl, const ts_gpu *gpu,

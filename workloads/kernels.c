@@ -576,10 +576,32 @@ static ts_kernel_source beyond_gemm_grid(const ts_kernel_table *t, ts_kernel_kin
   return TS_KERNEL_SRC_EXTRAPOLATED;
 }
 
+/* Whether kind is attention's (flash, SDPA, the batched GEMMs of attention without flash): its
+ * second axis is the sequence, and its work grows with the sequence's square (S x S scores a
+ * problem, causal or not). */
+static bool quadratic_in_seq(ts_kernel_kind kind) {
+  const char *const *axes = axes_of(kind);
+  return axes[0] != NULL && axes[1] != NULL && strcmp(axes[1], "seq") == 0;
+}
+
 ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, const double *point,
                                  double *time_s) {
   if (t == NULL || !t->grids[kind].is_present)
     return TS_KERNEL_SRC_MODEL;
+  /* Past the measured sequences: the longest one's time, scaled by the square of the ratio: its
+   * rate held (ASSUMED; the rates level off there: from 16,384 to 32,768 tokens the H200's flash
+   * rates change by 0.96-1.26x forward and 1.00-1.09x backward, platforms/kernels/h200.yaml). */
+  const grid *g = &t->grids[kind];
+  double longest = quadratic_in_seq(kind) ? exp(g->log_axis[1][g->n_values[1] - 1]) : 0;
+  if (quadratic_in_seq(kind) && point[1] > longest * (1 + 1e-9)) {
+    double at[MAX_AXES], edge_s = 0;
+    memcpy(at, point, sizeof(double) * (size_t)ts_kernel_n_axes(kind));
+    at[1] = longest;
+    if (ts_kernels_time(t, kind, at, &edge_s) == TS_KERNEL_SRC_MODEL)
+      return TS_KERNEL_SRC_MODEL;
+    *time_s = edge_s * (point[1] / longest) * (point[1] / longest);
+    return TS_KERNEL_SRC_EXTRAPOLATED;
+  }
   ts_kernel_source src = lookup(t, kind, point, time_s);
   if (src == TS_KERNEL_SRC_MODEL && is_dense_gemm(kind))
     return beyond_gemm_grid(t, kind, point, time_s);
@@ -587,7 +609,6 @@ ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, 
     return src;
   /* Past the measured edge along the first axis (or beside a point too large to measure): the
    * largest measured value below the point that prices, scaled. */
-  const grid *g = &t->grids[kind];
   for (int j = g->n_values[0] - 1; j >= 0; j--) {
     double edge = exp(g->log_axis[0][j]), at[MAX_AXES], edge_s = 0;
     if (!(edge < point[0]))

@@ -6,7 +6,8 @@
 
 const char *const ts_framework_names[] = {"megatron", "pytorch", "megatron-deepspeed", "gpt-neox",
                                           NULL};
-const char *const ts_attention_names[] = {"flash2", "unfused", "sdpa", "sdpa_flash", NULL};
+const char *const ts_attention_names[] = {"flash2",     "unfused", "sdpa",
+                                          "sdpa_flash", "flash1",  NULL};
 const char *const ts_rms_norm_names[] = {"functional", "eager_fp32", NULL};
 const char *const ts_rope_names[] = {"rotate_half", "complex", NULL};
 const char *const ts_gate_up_names[] = {"fused", "separate", NULL};

@@ -38,15 +38,21 @@ extern const char *const ts_framework_names[]; /* "megatron", "pytorch", "megatr
  * was opt-in (2.5.1 to 2.8: pytorch/pytorch#138522 put it last; #162073 made it the default of
  * sm90 and sm100 again for 2.9, with cuDNN 9.15 and later), as torchtitan's 2024 H100 runs
  * had it: the flash tables price it, and grouped-query attention repeats K and V first as with
- * sdpa. */
+ * sdpa. flash1: FlashAttention 1.x (2022), the flash tables' time at FlashAttention-1's published
+ * speed against FlashAttention-2's on the same GPU (workloads/cost.c, flash1_slowdown); MPT's
+ * Triton kernel (llm-foundry's flash_attn_triton.py, `attn_impl: triton`) is described so: its
+ * author's docstring finds its forward + backward "slightly slower" than FlashAttention-1's CUDA
+ * kernels on the A100. */
 typedef enum ts_attention {
   TS_ATTENTION_FLASH2,
   TS_ATTENTION_UNFUSED,
   TS_ATTENTION_SDPA,
   TS_ATTENTION_SDPA_FLASH,
+  TS_ATTENTION_FLASH1,
   TS_ATTENTION_COUNT
 } ts_attention;
-extern const char *const ts_attention_names[]; /* "flash2", "unfused", "sdpa", "sdpa_flash" */
+extern const char *const ts_attention_names[]; /* "flash2", "unfused", "sdpa", "sdpa_flash",
+                                                  "flash1" */
 
 /* How a plain PyTorch model computes RMSNorm (stack.rms_norm): F.rms_norm (functional, the
  * default: the kernel table's rms_norm tables) or torchtitan's RMSNorm of 2024 (eager_fp32:

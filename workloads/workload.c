@@ -1434,6 +1434,13 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "stack.attention: flash2",
                      l->attention.line);
 
+  long qk_dim = ts_workload_qk_head_dim(wl), v_dim = ts_workload_v_head_dim(wl);
+  if (wl->attention == TS_ATTENTION_FLASH1 && (qk_dim != v_dim || qk_dim > 128))
+    return ts_err_at(err, l->attention,
+                     "attention flash1: FlashAttention-1 takes one head dimension of up to 128 "
+                     "for queries, keys and values (its README), found %ld for queries and keys "
+                     "and %ld for values",
+                     qk_dim, v_dim);
   if (m->n_heads % wl->tp != 0)
     return ts_err_at(err, l->tp, "tensor parallelism (%ld) must divide num_attention_heads (%ld)",
                      wl->tp, m->n_heads);
@@ -1571,6 +1578,7 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                       : wl->fp8 != TS_FP8_NONE                ? "fp8"
                       : wl->is_autocast                       ? "autocast"
                       : wl->attention == TS_ATTENTION_UNFUSED ? "unfused attention"
+                      : wl->attention == TS_ATTENTION_FLASH1  ? "FlashAttention-1"
                       : wl->is_unpad_input                    ? "unpad_input"
                                                               : NULL;
     if (off != NULL)

@@ -681,8 +681,6 @@ static void test_grouped_gemm_axes(void **state) {
                    TS_KERNEL_SRC_MODEL);
 }
 
-/* Attention's batch x heads are independent problems: past the H200 table's 256 (a micro-batch
- * of 32 with 16 heads), the edge's time in proportion, for the flash and the SDPA tables. */
 /* A dense GEMM past its grid's top (16,384 and more) in one or more dimensions: the edge's time
  * scaled by each (the weight gradient's reduction over 65,536 tokens: 2 x the edge); below
  * that size the grid's edge is not a full GPU, so the model prices it. */
@@ -715,6 +713,8 @@ static void test_gemm_past_grid(void **state) {
   assert_true(time_s == -1);
 }
 
+/* Attention's batch x heads are independent problems: past the H200 table's 256 (a micro-batch
+ * of 32 with 16 heads), the edge's time in proportion, for the flash and the SDPA tables. */
 static void test_attention_past_batch_heads(void **state) {
   (void)state;
   const ts_kernel_table *t = NULL;
@@ -729,11 +729,67 @@ static void test_attention_past_batch_heads(void **state) {
   }
 }
 
+/* Past the longest measured sequence (32,768 on the H200) attention's work grows with the
+ * sequence's square at the edge's rate, also where batch x heads are past the measured ones. */
+static void test_attention_past_seq(void **state) {
+  (void)state;
+  const ts_kernel_table *t = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(TS_SOURCE_DIR "/platforms/kernels/h200.yaml", &t, &err), 0);
+  ts_kernel_kind kinds[] = {TS_KERNEL_FLASH_FWD_CAUSAL, TS_KERNEL_FLASH_BWD,
+                            TS_KERNEL_SDPA_BWD_CAUSAL};
+  for (int i = 0; i < 3; i++) {
+    double edge[3] = {32, 32768, 128}, past[3] = {32, 65536, 128}, both[3] = {512, 98304, 128};
+    double edge_s = 0, past_s = 0, both_s = 0, wide_s = 0;
+    assert_int_equal(ts_kernels_time(t, kinds[i], edge, &edge_s), TS_KERNEL_SRC_TABLE);
+    assert_int_equal(ts_kernels_time(t, kinds[i], past, &past_s), TS_KERNEL_SRC_EXTRAPOLATED);
+    assert_true(fabs(past_s - 4 * edge_s) < 1e-12 * edge_s);
+    /* 512 x 32,768 was not measured: the first axis' extrapolation prices it */
+    assert_int_equal(ts_kernels_time(t, kinds[i], (double[]){512, 32768, 128}, &wide_s),
+                     TS_KERNEL_SRC_EXTRAPOLATED);
+    assert_int_equal(ts_kernels_time(t, kinds[i], both, &both_s), TS_KERNEL_SRC_EXTRAPOLATED);
+    assert_true(fabs(both_s - 9 * wide_s) < 1e-12 * both_s);
+  }
+}
+
+/* stack.attention flash1: the flash tables' time at FlashAttention-1's published speed against
+ * FlashAttention-2's on the GPU's figure (the H100's for an H200): causal, head dimension 128,
+ * 2,048 tokens, 265 / 108 TFLOPS, forward and backward alike; at head dimension 96 halfway
+ * between 64's ratio and 128's; past 16,384 tokens the 16,384 ratio. A GPU without a figure
+ * cannot price it. */
+static void test_flash1_published_ratio(void **state) {
+  (void)state;
+  ts_gpu g = h200_with(TS_SOURCE_DIR "/platforms/kernels/h200.yaml");
+  snprintf(g.model, sizeof g.model, "NVIDIA H200");
+  assert_true(ts_cost_flash1_priced(&g));
+  struct {
+    long hidden, heads, seq;
+    double ratio;
+  } cases[] = {{2048, 16, 2048, 265.0 / 108},
+               {1536, 16, 2048, 0.5 * (232.0 / 136 + 265.0 / 108)},
+               {2048, 16, 65536, 328.0 / 137}};
+  for (int i = 0; i < 3; i++) {
+    ts_workload wl =
+        test_workload(2, cases[i].hidden, cases[i].heads, cases[i].seq, 50257, 1, 1, 1, 1, 1);
+    ts_layer_cost fa2, fa1;
+    wl.attention = TS_ATTENTION_FLASH2;
+    ts_cost_layer(&wl, &g, &fa2);
+    wl.attention = TS_ATTENTION_FLASH1;
+    ts_cost_layer(&wl, &g, &fa1);
+    assert_rel(fa1.attn_core_fwd.time_s, cases[i].ratio * fa2.attn_core_fwd.time_s, 1e-9);
+    assert_rel(fa1.attn_core_bwd.time_s, cases[i].ratio * fa2.attn_core_bwd.time_s, 1e-9);
+  }
+  snprintf(g.model, sizeof g.model, "AMD Instinct MI250X GCD");
+  assert_false(ts_cost_flash1_priced(&g));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lookup),
       cmocka_unit_test(test_gemm_past_grid),
       cmocka_unit_test(test_attention_past_batch_heads),
+      cmocka_unit_test(test_attention_past_seq),
+      cmocka_unit_test(test_flash1_published_ratio),
       cmocka_unit_test(test_grouped_gemm_axes),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_layer_from_table),
