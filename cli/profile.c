@@ -88,6 +88,17 @@ int ts_profile_main(int argc, char **argv) {
     }
   printf("\nGPU time of the layer: forward %.1f us (%d kernels), backward %.1f us (%d kernels)\n",
          pass_s[0] * 1e6, pass_kernels[0], pass_s[1] * 1e6, pass_kernels[1]);
+  ts_fsdp_copies fsdp = ts_cost_fsdp_copies(&wl, &pf.gpu);
+  double unit = ts_cost_layer_params(&wl);
+  if (wl.fsdp_version != 1 && fsdp.after_gather_s > 0)
+    printf("FSDP2 (not listed, on the compute stream): the layer's gathered weights copied out of "
+           "the all-gather's output, %.1f us a gather; its gradients cast to fp32 into the "
+           "reduce-scatter's input, %.1f us a reduction\n",
+           fsdp.after_gather_s * unit * 1e6, fsdp.before_reduce_s * unit * 1e6);
+  else if (fsdp.before_reduce_s > 0)
+    printf("FSDP1 (not listed): the layer's flat gradient built, cast to fp32 and pre-divided on "
+           "its post-backward stream, %.1f us a reduction of it showing on the compute stream\n",
+           fsdp.before_reduce_s * unit * 1e6);
   const ts_software *sw = &pf.gpu.software;
   if (sw->cpu_layer_forward_s > 0) {
     double cpu_f = pass_kernels[0] * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward;

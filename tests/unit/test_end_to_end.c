@@ -833,6 +833,26 @@ static void test_unpadded_vocab(void **state) {
   }
 }
 
+/* profile names FSDP's own copies beside the layer's kernels: FSDP2's on the compute stream,
+ * FSDP1's side-stream work; nothing without FSDP's sharding. */
+static void test_profile_fsdp_copies(void **state) {
+  (void)state;
+  const char *cases[] = {"--set parallelism.zero_stage=3",
+                         "--set parallelism.zero_stage=3 --set stack.fsdp_version=1", ""};
+  const char *says[] = {"FSDP2 (not listed, on the compute stream)", "FSDP1 (not listed)"};
+  char args[512];
+  for (int i = 0; i < 3; i++) {
+    snprintf(args, sizeof args,
+             "profile tests/data/good/tiny.yaml --platform platforms/dgx-h100.yaml --gpus 8 --tp 1 "
+             "--pp 1 --set stack.framework=pytorch %s",
+             cases[i]);
+    spawn_result r = spawn_trainsim_ok(args);
+    for (int k = 0; k < 2; k++)
+      assert_true((strstr(r.out, says[k]) != NULL) == (i == k));
+    spawn_free(&r);
+  }
+}
+
 /* The power limit's clock (workloads/power.h) where the platform models it (the H100's), in
  * result.json, the summary and profile; nothing of it where the platform has none (Frontier's). */
 static void test_power_limit_reported(void **state) {
@@ -1422,6 +1442,7 @@ int main(void) {
                                      cmocka_unit_test(test_memory_command),
                                      cmocka_unit_test(test_unpadded_vocab),
                                      cmocka_unit_test(test_power_limit_reported),
+                                     cmocka_unit_test(test_profile_fsdp_copies),
                                      cmocka_unit_test(test_scale),
                                      cmocka_unit_test(test_timeline_subset),
                                      cmocka_unit_test(test_scale_by_model),
