@@ -139,20 +139,20 @@ enum reject { REJECT_RULE, REJECT_MEMORY, REJECT_MICROBATCHES, REJECT_EVENTS, RE
 static const char *const reject_names[] = {
     "break a layout rule (divisibility, ZeRO-2/3 with "
     "a pipeline, what a schedule needs)",
-    "do not fit in memory", "run more than 65,536 microbatches a pipeline", "have too many events"};
+    "do not fit in memory", "run more than 65,536 microbatches a pipeline",
+    "are refused by the simulation (too many events, or what the platform cannot price)"};
 
 /* The analytic iteration of wl on pf, its breakdown and fractions of peak. Only one pipeline
  * plays (tensor rank 0 of replica 0, the others sharing its timeline): without contention the
  * replicas and tensor ranks run alike, but for their routes' latencies (docs/performance.md
  * measures the difference). */
-static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c) {
+static int estimate(const ts_platform *pf, const ts_workload *wl, candidate *c, ts_err *err) {
   ts_simulate_opts opts = ts_simulate_defaults();
   opts.engine.fidelity = TS_FIDELITY_ANALYTIC;
   opts.engine.overlap_slowdown = 0;
   opts.is_one_pipeline = true;
   ts_simulation sim;
-  ts_err err = {0};
-  if (ts_simulate_workload(pf, wl, &opts, &sim, &err) != 0)
+  if (ts_simulate_workload(pf, wl, &opts, &sim, err) != 0)
     return -1;
   ts_metrics m;
   ts_metrics_compute(wl, &pf->gpu, &sim.result, &m);
@@ -315,6 +315,7 @@ int ts_search_main(int argc, char **argv) {
   long rejected[REJECT_COUNT] = {space.rejected[TS_SEARCH_RULE], space.rejected[TS_SEARCH_MEMORY],
                                  space.rejected[TS_SEARCH_MICROBATCHES]};
   ts_err first_refusal = space.first_refusal;
+  ts_err first_refused_play = {0}; /* the first estimate the simulation refused */
   candidate *cands = ts_alloc((size_t)n, sizeof *cands);
   for (long i = 0; i < n; i++)
     cands[i] = (candidate){.wl = space.layouts[i], .peak_bytes = space.peak_bytes[i]};
@@ -343,9 +344,12 @@ int ts_search_main(int argc, char **argv) {
     char what[96];
     snprintf(what, sizeof what, "%ld of %ld candidates estimated", i, n);
     ts_progress_show(&progress, (double)i, (double)n, what);
-    if (estimate(&pf, &cands[i].wl, &cands[i]) != 0)
+    ts_err e = {0};
+    if (estimate(&pf, &cands[i].wl, &cands[i], &e) != 0) {
       rejected[REJECT_EVENTS]++;
-    else
+      if (e.is_set && !first_refused_play.is_set)
+        first_refused_play = e;
+    } else
       cands[kept++] = cands[i];
   }
   n = kept;
@@ -361,6 +365,8 @@ int ts_search_main(int argc, char **argv) {
             summary);
     if (rejected[REJECT_RULE] == tried && first_refusal.is_set)
       fprintf(stderr, "the first candidate refused: %s\n", first_refusal.msg);
+    else if (first_refused_play.is_set)
+      fprintf(stderr, "the first candidate the simulation refused: %s\n", first_refused_play.msg);
     free(cands);
     return TS_ARGS_EXIT_INPUT;
   }

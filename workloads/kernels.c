@@ -605,6 +605,22 @@ ts_kernel_source ts_kernels_time(const ts_kernel_table *t, ts_kernel_kind kind, 
     *time_s = edge_s * (point[1] / longest) * (point[1] / longest);
     return TS_KERNEL_SRC_EXTRAPOLATED;
   }
+  /* Off the measured head dimensions: past the widest, that one's time in proportion to the
+   * head dimension (the rate held); below the narrowest, that one's time (the score's softmax
+   * work does not shrink with the head dimension). */
+  if (quadratic_in_seq(kind) && ts_kernel_n_axes(kind) == 3) {
+    double widest = exp(g->log_axis[2][g->n_values[2] - 1]), narrowest = exp(g->log_axis[2][0]);
+    double d = point[2];
+    if (d > widest * (1 + 1e-9) || d < narrowest * (1 - 1e-9)) {
+      double at[MAX_AXES], edge_s = 0;
+      memcpy(at, point, sizeof(double) * (size_t)ts_kernel_n_axes(kind));
+      at[2] = d > widest ? widest : narrowest;
+      if (ts_kernels_time(t, kind, at, &edge_s) == TS_KERNEL_SRC_MODEL)
+        return TS_KERNEL_SRC_MODEL;
+      *time_s = edge_s * (d > widest ? d / widest : 1.0);
+      return TS_KERNEL_SRC_EXTRAPOLATED;
+    }
+  }
   ts_kernel_source src = lookup(t, kind, point, time_s);
   if (src == TS_KERNEL_SRC_MODEL && is_dense_gemm(kind))
     return beyond_gemm_grid(t, kind, point, time_s);

@@ -1220,6 +1220,20 @@ static void test_search(void **state) {
   assert_int_equal(remove_dir(dir), 0);
 }
 
+/* A search whose every layout the simulation refuses (here: FlashAttention-1 on an MI250X, which
+ * no published figure prices) says why, with the first refusal's message, and exits 2. */
+static void test_search_says_why_refused(void **state) {
+  (void)state;
+  spawn_result r =
+      spawn_trainsim("search tests/data/bad/flash1-no-published-figure.yaml --gpus 8 --quiet");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "are refused by the simulation"));
+  assert_non_null(strstr(r.err, "the first candidate the simulation refused: "
+                                "tests/data/bad/flash1-no-published-figure.yaml:7:40: error: "
+                                "attention flash1"));
+  spawn_free(&r);
+}
+
 /* search explores expert parallelism for a MoE model and context parallelism for 8k
  * sequences: search.csv's columns context and expert take values beyond 1. */
 static void test_search_expert_context(void **state) {
@@ -1448,6 +1462,7 @@ int main(void) {
                                      cmocka_unit_test(test_scale_by_model),
                                      cmocka_unit_test(test_collective_algorithm),
                                      cmocka_unit_test(test_search),
+                                     cmocka_unit_test(test_search_says_why_refused),
                                      cmocka_unit_test(test_search_expert_context),
                                      cmocka_unit_test(test_sweep),
                                      cmocka_unit_test(test_no_stale_outputs),

@@ -752,6 +752,30 @@ static void test_attention_past_seq(void **state) {
   }
 }
 
+/* Off the measured head dimensions (64 to 128 on the H200): past the widest, its time in
+ * proportion; below the narrowest, its time. */
+static void test_attention_off_head_dims(void **state) {
+  (void)state;
+  const ts_kernel_table *t = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_load(TS_SOURCE_DIR "/platforms/kernels/h200.yaml", &t, &err), 0);
+  ts_kernel_kind kinds[] = {TS_KERNEL_FLASH_FWD_CAUSAL, TS_KERNEL_FLASH_BWD,
+                            TS_KERNEL_SDPA_BWD_CAUSAL, TS_KERNEL_BGEMM_QK};
+  for (int i = 0; i < 4; i++) {
+    double d64 = 0, d128 = 0, d32 = 0, d256 = 0;
+    assert_int_equal(ts_kernels_time(t, kinds[i], (double[]){16, 2048, 64}, &d64),
+                     TS_KERNEL_SRC_TABLE);
+    assert_int_equal(ts_kernels_time(t, kinds[i], (double[]){16, 2048, 128}, &d128),
+                     TS_KERNEL_SRC_TABLE);
+    assert_int_equal(ts_kernels_time(t, kinds[i], (double[]){16, 2048, 32}, &d32),
+                     TS_KERNEL_SRC_EXTRAPOLATED);
+    assert_int_equal(ts_kernels_time(t, kinds[i], (double[]){16, 2048, 256}, &d256),
+                     TS_KERNEL_SRC_EXTRAPOLATED);
+    assert_true(fabs(d32 - d64) < 1e-12 * d64);
+    assert_true(fabs(d256 - 2 * d128) < 1e-12 * d256);
+  }
+}
+
 /* stack.attention flash1: the flash tables' time at FlashAttention-1's published speed against
  * FlashAttention-2's on the GPU's figure (the H100's for an H200): causal, head dimension 128,
  * 2,048 tokens, 265 / 108 TFLOPS, forward and backward alike; at head dimension 96 halfway
@@ -789,6 +813,7 @@ int main(void) {
       cmocka_unit_test(test_gemm_past_grid),
       cmocka_unit_test(test_attention_past_batch_heads),
       cmocka_unit_test(test_attention_past_seq),
+      cmocka_unit_test(test_attention_off_head_dims),
       cmocka_unit_test(test_flash1_published_ratio),
       cmocka_unit_test(test_grouped_gemm_axes),
       cmocka_unit_test(test_errors),
