@@ -14,35 +14,12 @@ import datetime
 import sys
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from attention_long_seq import kernel  # the same kernels, laid out as kernel_table.py lays them
 from cuda_timing import time_ms, write_csv
 
 DIMS = [32, 64, 128, 256]
 NEAREST = {32: 64, 64: 64, 128: 128, 256: 128}
-
-
-def kernel(backend, causal, bh, s, d, direction):
-    grad = direction == "bwd"
-    q, k, v = (torch.randn(1, bh, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=grad)
-               for _ in range(3))
-
-    def fwd():
-        if backend == "flash":
-            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-    if direction == "fwd":
-        return fwd
-    out = fwd()
-    dout = torch.randn_like(out)
-
-    def bwd():
-        torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
-
-    return bwd
 
 
 def main():
