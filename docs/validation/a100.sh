@@ -65,8 +65,9 @@ done
   echo "platform carries the A100's measured GPU-to-GPU spread (1.05%, Perlmutter's fleet: the"
   echo "slowest of the 8 paces each step, 1.5% slower than the typical one)."
   echo "Nothing here set a parameter. The A100's kernel table is the H200's carried over by the"
-  echo "datasheet rates, but for flash attention, set from FlashAttention-2's published A100"
-  echo "benchmark (platforms/kernels/derive.py, docs/validation/kernels.md)."
+  echo "datasheet rates (its GEMMs at the H200's boost clock since 2026-12-06: the A100's own power"
+  echo "limit is not modelled, ASSUMED), but for flash attention, set from FlashAttention-2's"
+  echo "published A100 benchmark (platforms/kernels/derive.py, docs/validation/kernels.md)."
   echo
   echo "| model | batch (k tokens) | micro-batch | optimizer | published tokens/s | trainsim | difference | peak memory |"
   echo "|---|---|---|---|---|---|---|---|"
@@ -75,7 +76,10 @@ done
   printf '%s' "$rows" | awk -F'|' '{ gsub(/[%+ ]/, "", $8); x = $8 + 0; d = x < 0 ? -x : x; s += d; if (d > m) m = d; n++ }
     END { printf "Mean absolute difference %.1f%%, largest %.1f%%.\n", s / n, m }'
   echo
-  echo "Not explained yet: 760M is 9% faster than published, 125M 5% slower. 760M's head"
+  echo "Not explained yet: 760M is 15% faster than published, 1.3B and 2.7B 8-9% (with the"
+  echo "GEMMs as the H200's table timed them, into its power limit, the mean was 3.7%: 760M +9.0%,"
+  echo "125M -5.1%; the same change moved Selene's and MosaicML's A100 runs closer, selene.md and"
+  echo "mosaicml.md, so the A100 runs disagree among themselves by about 10%). 760M's head"
   echo "dimension, 96, is looked up between the tables' 80 and 128, which prices its attention"
   echo "slower than platforms/kernels/archmodel.py's A100 does (5.5 against 4.9 ms forward and"
   echo "backward at its shape), so it is not the cause. The repository's own kernels (its fused MLP and"

@@ -157,6 +157,30 @@ def a100_flash(src, tname, axes, times):
     return out
 
 
+def h200_gemm_boost(times):
+    """The H200 table's GEMM times brought to the boost clock: its points were timed back to
+    back, into the H200's 700 W limit, by a factor the H200 platform measured by the point's
+    time (platforms/hgx-h200.yaml power_limit.gemm_table, interpolated in log time and held
+    beyond its ends, as workloads/power.c's ts_power_table_ratio does). A GPU without a power
+    model of its own (the A100) takes the datasheet's peak, a boost-clock rate, so it must not
+    inherit the H200's limit."""
+    with open(os.path.join(os.path.dirname(HERE), "hgx-h200.yaml")) as f:
+        anchors = yaml.safe_load(f)["gpu"]["power_limit"]["gemm_table"]
+    at = [float(str(t).removesuffix("us")) for t in anchors["time"]]
+    ratio = [float(r) for r in anchors["ratio"]]
+
+    def factor(t):
+        if t <= at[0]:
+            return ratio[0]
+        for i in range(1, len(at)):
+            if t < at[i]:
+                f = math.log(t / at[i - 1]) / math.log(at[i] / at[i - 1])
+                return ratio[i - 1] + f * (ratio[i] - ratio[i - 1])
+        return ratio[-1]
+
+    return [None if t is None else t / factor(t) for t in times]
+
+
 def grouped_ratio(point, peak_tf, hbm_TBps, rates):
     """A grouped GEMM point's source / target ratio: by the bf16 peak where its FLOPs bound it
     on the source's roofline, by the HBM bandwidth where its bytes do (few tokens an expert:
@@ -246,6 +270,9 @@ def derive(src, name, device, peak_tf, hbm_TBps, cite, source=SOURCE, rates=None
     if name == "a100.yaml":
         out.append("# Except flash attention: at the level of FlashAttention-2's published A100 benchmark")
         out.append("# (Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png), see derive.py.")
+        out.append("# The GEMMs from the H200's times at its boost clock (its table was timed into its")
+        out.append("# 700 W limit: platforms/hgx-h200.yaml gemm_table); the A100 has no power model, so")
+        out.append("# it runs them at its datasheet (boost-clock) rate, ASSUMED.")
     out.append(f"# The host's CPU figures are the {gpu} machine's (ASSUMED). Nothing here was measured")
     out.append("# on this GPU.")
     out.append("format: 1")
@@ -266,9 +293,13 @@ def derive(src, name, device, peak_tf, hbm_TBps, cite, source=SOURCE, rates=None
         ratio = (rates["peak_tf"] / peak_tf) if tname.startswith(COMPUTE) else (
             rates["hbm_TBps"] / hbm_TBps)
         times = [None if v is None else float(v) for v in t["time_us"]]
+        boost = name == "a100.yaml" and tname in ("gemm_fwd", "gemm_dgrad", "gemm_wgrad")
+        if boost:
+            times = h200_gemm_boost(times)
         floor = min(v for v in times if v is not None)
         ratios = [ratio] * len(times)
-        what = f"{t['what']} (ASSUMED: the H200's x {ratio:.3g} above {floor:.3g} us)"
+        what = (f"{t['what']} (ASSUMED: the H200's{' at its boost clock' if boost else ''} x "
+                f"{ratio:.3g} above {floor:.3g} us)")
         if tname.startswith("grouped_mm_"):
             ratios = [grouped_ratio(p, peak_tf, hbm_TBps, rates)
                       for p in itertools.product(*t["axes"].values())]
