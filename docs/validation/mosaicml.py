@@ -301,8 +301,8 @@ def main():
     w("  and these rows were -8.7% (25 runs; the A100 tables 12.8% and 8.2% mean absolute); it")
     w("  now carries them at the H200's boost clock (derive.py), the A100's own power limit not")
     w("  modelled (ASSUMED). Selene's runs from the same table moved closer too (selene.md), the")
-    w("  FlashAttention authors' 8-A100 runs further (a100.md, too fast): the A100 needs GEMM")
-    w("  measurements of its own.")
+    w("  FlashAttention authors' 8-A100 runs further (a100.md): the A100 needs GEMM measurements")
+    w("  of its own.")
     w("- **Memory**: every run fits, as published, once MPT's loss is described as it ran (flash-")
     w("  attn's fused cross-entropy: 4 bytes a logit at the backward's start instead of plain")
     w("  F.cross_entropy's 12); described with plain PyTorch's loss, "
