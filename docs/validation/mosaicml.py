@@ -145,7 +145,7 @@ def main():
     w("nothing here set a parameter. Memory: trainsim's peak, and its verdict (every published run")
     w("ran, so \"OOM\" would be a wrong verdict).")
     w("")
-    w("Attention: the other three tables ran MPT's Triton attention (the submit script's default")
+    w("Attention: three of the four tables ran MPT's Triton attention (the submit script's default")
     w("`attn_impl: triton`, PyTorch 2.0.1 with CUDA 11.8 on the H100s): llm-foundry's")
     w("flash_attn_triton.py on triton_pre_mlir, whose docstring finds its forward + backward")
     w("\"slightly slower\" than FlashAttention-1's CUDA kernels on the A100, so it is described as")
