@@ -135,7 +135,7 @@ static int parse(int argc, char **argv, search_args *a, ts_err *err) {
   return 0;
 }
 
-enum reject { REJECT_RULE, REJECT_MEMORY, REJECT_MICROBATCHES, REJECT_EVENTS, REJECT_COUNT };
+enum reject { REJECT_RULE, REJECT_MEMORY, REJECT_MICROBATCHES, REJECT_PLAY, REJECT_COUNT };
 static const char *const reject_names[] = {
     "break a layout rule (divisibility, ZeRO-2/3 with "
     "a pipeline, what a schedule needs)",
@@ -346,7 +346,7 @@ int ts_search_main(int argc, char **argv) {
     ts_progress_show(&progress, (double)i, (double)n, what);
     ts_err e = {0};
     if (estimate(&pf, &cands[i].wl, &cands[i], &e) != 0) {
-      rejected[REJECT_EVENTS]++;
+      rejected[REJECT_PLAY]++;
       if (e.is_set && !first_refused_play.is_set)
         first_refused_play = e;
     } else
