@@ -193,7 +193,7 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
     snprintf(zero3, sizeof zero3, "; ZeRO-3 as FSDP%s runs it%s",
              wl->fsdp_version == 1 ? "1 (FullyShardedDataParallel)" : "2 (fully_shard)",
              wl->fsdp_version > 0 ? "" : " (stack.fsdp_version)");
-  char eager[64];
+  char eager[160];
   ts_workload_eager_describe(wl, eager, sizeof eager);
   fprintf(out, "stack: %s, attention %s%s, fused kernels: %s%s; collectives %s%s\n",
           ts_framework_names[wl->framework], ts_attention_names[wl->attention],
@@ -407,8 +407,10 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   fputc('}', f);
   json_str(f, 4, "precision", ts_precision_names[wl->precision], &k);
   json_str(f, 4, "fp8", ts_fp8_names[wl->fp8], &k);
-  if (wl->fp8 != TS_FP8_NONE)
+  if (wl->fp8 != TS_FP8_NONE) {
     json_str(f, 4, "fp8_recipe", ts_fp8_recipe_names[wl->fp8_recipe], &k);
+    json_str(f, 4, "fp8_linear", ts_fp8_linear_names[wl->fp8_linear], &k);
+  }
   if (wl->is_autocast)
     json_bool(f, 4, "autocast", true, &k);
   json_bool(f, 4, "sequence_parallel", wl->sequence_parallel, &k);

@@ -71,6 +71,8 @@ typedef struct pricer {
   bool bias; /* the linear layers have biases (add_bias_linear) */
   bool other_pass; /* priced from the other pass's kernel (for the list) */
   ts_fp8_recipe fp8_recipe; /* how the FP8 tensors are scaled */
+  bool torchao; /* the FP8 linears are torchao's (stack.fp8_linear), compiled */
+  bool input_cast_shared; /* torchao: the input's casts are another linear's (Inductor's CSE) */
   bool autocast; /* fp32 weights cast at each forward (ts_workload.is_autocast) */
   /* Each power class's time over its boost-clock time at the clock the power limit sets for
    * what is being priced (power_stretch); NULL: the boost clock (the tables' times where the
@@ -92,6 +94,8 @@ static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
               wl->model.bias,
               false,
               wl->fp8_recipe,
+              wl->fp8_linear == TS_FP8_LINEAR_TORCHAO,
+              false,
               wl->is_autocast,
               NULL};
   return p;
@@ -361,7 +365,44 @@ static double fp8_cast_bytes(const pricer *p) {
  * tensorwise) run cuBLASLt's FP8 GEMM (the gemm_fp8 tables); block scales its VEC128 /
  * BLK128x128 modes (the gemm_fp8_block tables: the forward and the input gradient a tile-scaled
  * operand against a block-scaled weight, the weight gradient two tile-scaled operands). */
+/* torchao's Float8Linear (stack.fp8_linear torchao) compiled as torchtitan runs it: every cast
+ * is an amax pass over a bf16 tensor and a cast with the scale it gives (2 + 2 bytes read, 1
+ * written an element: torchao's hp_tensor_to_float8_dynamic), at every microbatch, the weight's
+ * too (no FP8 copy is cached). The forward casts the input and the weight; the compiled graph
+ * keeps neither nor their bf16 sources (bench/device/float8_block.py: a layer keeps exactly the
+ * norms' outputs and SwiGLU's product fewer bytes than bf16), so the backward casts the input
+ * and the weight again, each to the layout its GEMM reads, and the output gradient to both
+ * layouts (one more byte written). Inductor's kernels are priced on the roofline of those
+ * bytes, as the compiled block's other fusions are; a linear that shares its input with another
+ * (gate and up, w1 and w3) shares that input's casts (common-subexpression elimination in the
+ * compiled graph, ASSUMED). The GEMMs are the FP8 tables' (forward with fast accumulation, the
+ * gradients without: Float8LinearConfig's defaults). */
+static linear_cost linear_fp8_torchao(const pricer *p, long m, long n, long k,
+                                      bool is_fused_accum) {
+  double M = (double)m, N = (double)n, K = (double)k, cast = 2.0 * p->eb + 1.0;
+  bool own_x = !p->input_cast_shared;
+  linear_cost c;
+  ts_cost cast_x = own_x ? model_only(p, "fp8_cast_input", M * K, cast * M * K) : (ts_cost){0};
+  ts_cost cast_w = model_only(p, "fp8_cast_weight", K * N, cast * K * N);
+  ts_cost fwd = priced(p, TS_KERNEL_GEMM_FP8_FWD, M, N, K, gemm_fp8(p, m, n, k));
+  c.fwd = ts_cost_add(ts_cost_add(cast_x, cast_w), fwd);
+  ts_cost cast_dy = model_only(p, "fp8_cast_grad_output", M * N, (cast + 1.0) * M * N);
+  ts_cost recast =
+      ts_cost_add(own_x ? model_only(p, "fp8_cast_input_bwd", M * K, cast * M * K) : (ts_cost){0},
+                  model_only(p, "fp8_cast_weight_bwd", K * N, cast * K * N));
+  ts_cost dgrad = priced(p, TS_KERNEL_GEMM_FP8_BWD, M, K, N, gemm_fp8(p, m, k, n));
+  ts_cost wgrad_model = gemm_fp8(p, k, n, m);
+  if (is_fused_accum)
+    accumulate_in_gemm(p->gpu, &wgrad_model, K * N);
+  ts_cost wgrad = priced(p, TS_KERNEL_GEMM_FP8_BWD, K, N, M, wgrad_model);
+  c.wgrad = ts_cost_add(wgrad, accumulations(p, N, K * N, is_fused_accum));
+  c.bwd = ts_cost_add(ts_cost_add(ts_cost_add(cast_dy, recast), dgrad), c.wgrad);
+  return c;
+}
+
 static linear_cost linear_fp8(const pricer *p, long m, long n, long k, bool is_fused_accum) {
+  if (p->torchao)
+    return linear_fp8_torchao(p, m, n, k, is_fused_accum);
   const ts_gpu *gpu = p->gpu;
   double M = (double)m, N = (double)n, K = (double)k, cast = fp8_cast_bytes(p);
   bool block = p->fp8_recipe == TS_FP8_RECIPE_BLOCKWISE;
@@ -884,7 +925,9 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   linear_cost fc1 = linear(p, bs, (m->swiglu && !split ? 2 : 1) * (m->ffn_hidden / t), h, fused);
   if (split) {
     pr.piece = "fc1 (up)";
+    pr.input_cast_shared = true; /* torchao: w1's input casts serve w3 */
     linear_cost up = linear(p, bs, m->ffn_hidden / t, h, fused);
+    pr.input_cast_shared = false;
     fc1.fwd = ts_cost_add(fc1.fwd, up.fwd);
     fc1.wgrad = ts_cost_add(fc1.wgrad, up.wgrad);
     double x = (double)bs * (double)h;

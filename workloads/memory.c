@@ -47,6 +47,16 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * scaling (fp8_recipe blockwise) keeps an fp32 scale per 128 values with it. */
   double fp8_value = 1.0 + (wl->fp8_recipe == TS_FP8_RECIPE_BLOCKWISE ? 4.0 / 128.0 : 0.0);
   double lin = wl->fp8 != TS_FP8_NONE ? fp8_value : 2.0;
+  /* torchao's float8 linears, compiled (stack.fp8_linear torchao): the graph keeps neither the
+   * norms' outputs nor SwiGLU's product, nor their FP8 casts, and redoes them in the backward;
+   * the projection's input (the attention's output) stays in bf16. Measured on an H100
+   * (bench/device/float8_block.py): a layer keeps exactly those bf16 bytes fewer than bf16's,
+   * 0.738 GB of 2.485 at Llama 3 8B's shape, micro-batch 2 x 8,192, and alike at two others. */
+  double lin_proj = lin;
+  if (wl->fp8 != TS_FP8_NONE && wl->fp8_linear == TS_FP8_LINEAR_TORCHAO) {
+    lin = 0;
+    lin_proj = 2.0;
+  }
   bool shared = moe && m->moe_shared_ffn > 0;
   /* Megatron-Core's recompute modules drop what they recompute: the norms' outputs
    * (layernorm), MLA's normed latents and Q, K, V (mla_up_proj), the experts' FC2 inputs
@@ -65,7 +75,7 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   double mlp_experts = (m->swiglu ? 4.0 : 2.0) + (act ? 0 : (eager ? 2.0 : 0) + lin);
   /* K and V repeated to every head before SDPA (ts_workload_repeats_kv): SDPA keeps the copies */
   double kv_heads = ts_workload_repeats_kv(wl) ? a : g;
-  double attention = (up ? 0 : 2.0 * (a * dq + kv_heads * (dq + dv)) / h) + lin * a * dv / h;
+  double attention = (up ? 0 : 2.0 * (a * dq + kv_heads * (dq + dv)) / h) + lin_proj * a * dv / h;
   /* flash-attn's pad_input (stack.unpad_input): the projection's input is the padded copy of the
    * output FlashAttention-2 keeps unpadded for its backward, both live. */
   if (wl->is_unpad_input)
@@ -277,10 +287,11 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
     ts_zero3_stage_memory(wl, stage, &gathered, &whole);
     out->bytes[TS_MEM_WEIGHTS] = elem * ((params - whole) / d + whole);
   }
-  if (wl->fp8 != TS_FP8_NONE) { /* Transformer Engine's FP8 copy of each layer weight and its
-                                 * transpose (1 + 1 bytes, and an fp32 scale per 128 x 128
-                                 * block of each with block scaling; the embedding and output
-                                 * stay bf16) */
+  if (wl->fp8 != TS_FP8_NONE && wl->fp8_linear == TS_FP8_LINEAR_TE) {
+    /* Transformer Engine's FP8 copy of each layer weight and its
+     * transpose (1 + 1 bytes, and an fp32 scale per 128 x 128
+     * block of each with block scaling; the embedding and output
+     * stay bf16) */
     double edges =
         (ts_workload_stage_has_embedding(wl, stage)
              ? (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden +

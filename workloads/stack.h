@@ -79,6 +79,16 @@ extern const char *const ts_rope_names[]; /* "rotate_half", "complex" */
 typedef enum ts_gate_up { TS_GATE_UP_FUSED, TS_GATE_UP_SEPARATE } ts_gate_up;
 extern const char *const ts_gate_up_names[]; /* "fused", "separate" */
 
+/* Which library's linear layers run training.fp8 (stack.fp8_linear): Transformer Engine's
+ * (te.Linear under fp8_autocast, the default: an FP8 copy of each weight cached for the
+ * iteration, fused cast-transposes, the FP8 inputs kept for the backward), or torchao's
+ * Float8Linear as torchtitan converts a model's linears (torchao.float8.convert_to_float8_training
+ * with Float8LinearConfig's defaults, torchao eab345c, torchtitan 9dec370): dynamic tensorwise
+ * scaling of the input, the weight and the output gradient, each an amax pass and a cast, at
+ * every microbatch, under torch.compile (bench/device/float8_block.py). */
+typedef enum ts_fp8_linear { TS_FP8_LINEAR_TE, TS_FP8_LINEAR_TORCHAO } ts_fp8_linear;
+extern const char *const ts_fp8_linear_names[]; /* "transformer_engine", "torchao" */
+
 /* PyTorch's CUDA caching allocator as configured (stack.allocator): its default, which carves
  * requests out of cached blocks and returns only wholly free segments to the driver, so that
  * free bytes split among segments in use can leave a large request unplaced; or expandable

@@ -27,13 +27,10 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {"framework",     "attention",
-                                         "fused_kernels", "rccl_version",
-                                         "nccl_version",  "deepspeed_version",
-                                         "allocator",     "unpad_input",
-                                         "rms_norm",      "rope",
-                                         "compile",       "gate_up",
-                                         "fsdp_version",  NULL};
+static const char *const stack_keys[] = {
+    "framework",         "attention", "fused_kernels", "rccl_version", "nccl_version",
+    "deepspeed_version", "allocator", "unpad_input",   "rms_norm",     "rope",
+    "compile",           "gate_up",   "fsdp_version",  "fp8_linear",   NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -1029,6 +1026,11 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
       return -1;
     wl->gate_up = (ts_gate_up)gate_up;
     wl->locs.gate_up = here(r, st, "gate_up");
+    int fp8_linear = TS_FP8_LINEAR_TE;
+    if (ts_doc_get_enum(r->doc, st, "fp8_linear", ts_fp8_linear_names, &fp8_linear, r->err) < 0)
+      return -1;
+    wl->fp8_linear = (ts_fp8_linear)fp8_linear;
+    wl->locs.fp8_linear = here(r, st, "fp8_linear");
     if (ts_doc_get_long(r->doc, st, "fsdp_version", 1, 2, &wl->fsdp_version, r->err) < 0)
       return -1;
     wl->locs.fsdp_version = here(r, st, "fsdp_version");
@@ -1563,10 +1565,36 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "recompute_modules chooses what selective recomputation redoes: it needs "
                      "recompute: selective, found %s",
                      ts_recompute_names[wl->recompute]);
+  /* torchao's float8 linears as torchtitan runs them (stack.h, ts_fp8_linear): measured compiled,
+   * on a dense plain PyTorch block without tensor parallelism (bench/device/float8_block.py);
+   * eager, its casts run as separate kernels (slower than bf16 there) and op-level
+   * checkpointing keeps every amax's abs output: not modelled. */
+  if (wl->fp8_linear == TS_FP8_LINEAR_TORCHAO) {
+    char found[96] = "";
+    if (wl->fp8 == TS_FP8_NONE)
+      snprintf(found, sizeof found, "training.fp8 none");
+    else if (wl->fp8_recipe != TS_FP8_RECIPE_TENSORWISE)
+      snprintf(found, sizeof found, "fp8_recipe %s", ts_fp8_recipe_names[wl->fp8_recipe]);
+    else if (!ts_framework_is_pytorch(wl->framework))
+      snprintf(found, sizeof found, "framework '%s'", ts_framework_names[wl->framework]);
+    else if (!wl->is_compiled)
+      snprintf(found, sizeof found, "no compile (eager)");
+    else if (wl->tp > 1)
+      snprintf(found, sizeof found, "tensor parallelism %ld", wl->tp);
+    else if (m->n_experts > 0 || m->mla)
+      snprintf(found, sizeof found, "%s", m->mla ? "multi-head latent attention" : "experts");
+    if (found[0] != '\0')
+      return ts_err_at(err, l->fp8_linear,
+                       "key 'fp8_linear': torchao is torchao's Float8Linear as torchtitan runs it "
+                       "(training.fp8 with fp8_recipe tensorwise, framework pytorch, compile "
+                       "true, a dense model without tensor parallelism); found %s",
+                       found);
+  }
   if (wl->recompute == TS_RECOMPUTE_OP) {
-    /* torchtitan's policy as measured on its Llama block (bench/device/op_sac.py): what its
-     * save list keeps elsewhere (bias GEMMs run addmm, torchao's FP8 _scaled_mm, unfused
-     * attention's bmm, the TP and CP collectives, the experts) is not modelled. */
+    /* torchtitan's policy as measured on its Llama block (bench/device/op_sac.py; with torchao's
+     * float8 linears, compiled: bench/device/float8_block.py, which keep what bf16 keeps): what
+     * its save list keeps elsewhere (bias GEMMs run addmm, Transformer Engine's FP8 GEMMs,
+     * unfused attention's bmm, the TP and CP collectives, the experts) is not modelled. */
     char fw[64];
     snprintf(fw, sizeof fw, "framework '%s'", ts_framework_names[wl->framework]);
     const char *off = !ts_framework_is_pytorch(wl->framework) ? fw
@@ -1575,7 +1603,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                       : wl->cp > 1                            ? "context parallelism"
                       : m->n_experts > 0                      ? "mixture-of-experts layers"
                       : m->mla                                ? "multi-head latent attention"
-                      : wl->fp8 != TS_FP8_NONE                ? "fp8"
+                      : wl->fp8 != TS_FP8_NONE && wl->fp8_linear == TS_FP8_LINEAR_TE
+                          ? "Transformer Engine's fp8"
                       : wl->is_autocast                       ? "autocast"
                       : wl->attention == TS_ATTENTION_UNFUSED ? "unfused attention"
                       : wl->attention == TS_ATTENTION_FLASH1  ? "FlashAttention-1"
@@ -1943,7 +1972,10 @@ bool ts_workload_recompute_stops_early(const ts_workload *wl) {
 }
 
 void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n) {
-  snprintf(buf, (size_t)n, "%s%s%s%s%s%s", wl->is_compiled ? "; torch.compile" : "",
+  snprintf(buf, (size_t)n, "%s%s%s%s%s%s%s", wl->is_compiled ? "; torch.compile" : "",
+           wl->fp8 != TS_FP8_NONE && wl->fp8_linear == TS_FP8_LINEAR_TORCHAO
+               ? "; torchao float8 linears"
+               : "",
            wl->gate_up == TS_GATE_UP_SEPARATE ? "; gate and up separate" : "",
            wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? "; RMSNorm " : "",
            wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? ts_rms_norm_names[wl->rms_norm_impl] : "",

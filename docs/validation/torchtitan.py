@@ -46,9 +46,9 @@ def family(kernel, float8=False):
     return "the rest"
 
 
-def float8_section(w):
-    """torchao's float8 linears on the block, measured against bf16 (bench/device/float8_block.py):
-    not modelled by trainsim yet, so the measurements alone."""
+def float8_section(w, fig):
+    """torchao's float8 linears on the block, measured against bf16 (bench/device/float8_block.py),
+    and the compiled block against trainsim's figures `fig` (layer_figures with float8)."""
     measured = []
     for path in FLOAT8:
         with open(path) as f:
@@ -61,7 +61,7 @@ def float8_section(w):
         got[(r["name"], int(r["micro_batch"]), int(r["seq"]), r["mode"], r["build"],
              r["precision"])] = ((float(r["fwd_ms"]) + float(r["bwd_ms"])) / layers,
                                  int(r["held_bytes"]) / layers)
-    w("## torchao's float8 linears on the block (measured; not modelled yet)")
+    w("## torchao's float8 linears on the block")
     w("")
     w(f"`bench/device/float8_block.py` ({header}) converts the same blocks' linears with")
     w("torchao's convert_to_float8_training and Float8LinearConfig's defaults, as torchtitan's")
@@ -114,12 +114,31 @@ def float8_section(w):
     w("  4,096 + 2 x 16,384 x 14,336 bytes; likewise at the other two shapes). The compiled graph")
     w("  keeps neither them nor their FP8 casts, nor the FP8 weights torchao's autograd function")
     w("  saves, and redoes the norms, the product and the casts in the backward. Under op-level")
-    w("  checkpointing it keeps what bf16 keeps, to the byte (torchtitan's save list names")
-    w("  aten.mm, and the graph's _scaled_mm outputs are recomputed); eager, op keeps the abs")
-    w("  outputs of every amax (the list names aten.abs), 2.75 GB a layer against 1.04.")
-    w("- This is the data a model of torchao's float8 (`training.fp8` is Transformer Engine's")
-    w("  today: a cached FP8 weight, fused cast-transposes) will be checked against; until then")
-    w("  the published float8 rows below stay \"not modelled\".")
+    w("  checkpointing it keeps what bf16 keeps, to the byte: torchao calls torch.mm on its")
+    w("  float8 tensors, which the policy sees as aten.mm before the subclass turns it into")
+    w("  _scaled_mm; eager, op also keeps the abs output of every amax (the list names")
+    w("  aten.abs), 2.75 GB a layer against 1.04.")
+    w("")
+    w("trainsim describes the compiled runs with `stack.fp8_linear: torchao` (`fp8: hybrid`,")
+    w("`fp8_recipe: tensorwise`, `compile: true`; the eager ones it refuses): per layer at")
+    w("micro-batch 2 x 8,192, from the difference of 8 and 4 layers as above.")
+    w("")
+    w("| mode | kept a layer: measured | trainsim | recomputation a layer: measured | trainsim | "
+      "forward + backward a layer: measured | trainsim |")
+    w("|---|---|---|---|---|---|---|")
+    base = {m: got[("llama3-8b", 2, 8192, m, "compiled", "float8")] for m in ("none", "op", "full")}
+    raw = {}
+    for r in measured:
+        if (r["name"], r["micro_batch"], r["build"], r["precision"]) == \
+                ("llama3-8b", "2", "compiled", "float8"):
+            raw[r["mode"]] = float(r["bwd_ms"]) / int(r["layers"])
+    for mode in ("none", "op", "full"):
+        kept, rec_s, comp_s = fig[mode]
+        rec = "- | -" if mode == "none" else \
+            f"{raw[mode] - raw['none']:.2f} ms | {1e3 * rec_s:.2f} ms"
+        both = (f"{base['none'][0]:.2f} ms | {1e3 * comp_s:.2f} ms" if mode == "none"
+                else "- | -")
+        w(f"| {mode} | {base[mode][1] / 1e9:.3f} GB | {kept / 1e9:.3f} GB | {rec} | {both} |")
     w("")
 
 
@@ -168,13 +187,22 @@ def rows():
 
 def modelled(row):
     """What trainsim cannot describe of a run, or None."""
-    if row["float8"] == "yes":
-        return "torchao's float8 linears"
+    if row["table"] == "h200":
+        return "the 2025 stack (torchtitan e7c0cae, NGC 25.05's torchao, not measured)"
+    if row["async_tp"] == "yes":
+        return "compile + float8 + async TP"
+    if row["float8"] == "yes" and (int(row["tp"]) > 1 or int(row["pp"]) > 1):
+        return "float8 with tensor parallelism"
     return None
 
 
-def workload(path, layers, micro, global_batch, dp, recompute, stack, seq=8192, model="8b"):
+def workload(path, layers, micro, global_batch, dp, recompute, stack, seq=8192, model="8b",
+             float8=False, cp=1):
+    """A torchtitan Llama 3 run; float8: torchao's float8 linears (stack.fp8_linear torchao,
+    with the FP8 format and scaling of Float8LinearConfig's defaults)."""
     n, h, heads, kv, ffn = MODELS[model]
+    fp8 = {"fp8": "hybrid", "fp8_recipe": "tensorwise"} if float8 else {}
+    stack = dict(stack, fp8_linear="torchao") if float8 else stack
     with open(path, "w") as f:
         json.dump({"name": f"torchtitan-llama3-{model}",
                    "model": {"num_layers": layers or n, "hidden_size": h,
@@ -187,9 +215,10 @@ def workload(path, layers, micro, global_batch, dp, recompute, stack, seq=8192, 
                              "hidden_dropout": 0},
                    "training": {"global_batch_size": global_batch, "micro_batch_size": micro,
                                 "precision": "bf16", "optimizer": "adam",
-                                "adam_implementation": "foreach"},
-                   "parallelism": {"tensor": 1, "pipeline": 1, "data": dp,
-                                   "zero_stage": 3 if dp > 1 else 0, "recompute": recompute},
+                                "adam_implementation": "foreach", **fp8},
+                   "parallelism": {"tensor": 1, "pipeline": 1, "data": dp, "context": cp,
+                                   "zero_stage": 3 if dp * cp > 1 else 0,
+                                   "recompute": recompute},
                    "stack": stack}, f)
 
 
@@ -208,22 +237,25 @@ def published_runs(work):
             out.append((row, why, None))
             continue
         gpus, micro = int(row["gpus"]), int(row["local_batch"])
+        non_dp = int(row["cp"]) * int(row["tp"]) * int(row["pp"])
         preds = {}
         described = dict(TORCHTITAN_STACK, compile=row["compile"] == "yes")
         for tag, stack in (("described", described),
                            ("defaults", {"framework": "pytorch", "compile": row["compile"] == "yes"})):
             wl = os.path.join(work, f"tt{i}-{tag}.yaml")
             workload(wl, None, micro, int(row["global_batch"]), int(row["fsdp"]), row["ac"], stack,
-                     int(row["seq"]), row["model"])
+                     int(row["seq"]), row["model"], row["float8"] == "yes", int(row["cp"]))
             res = run(work, wl, gpus, GRAND_TETON, f"{i}-{tag}")
-            preds[tag] = (micro * int(row["seq"]) / res["metrics"]["iteration_s"],
+            # torchtitan's TPS a GPU: a data-parallel rank's tokens over its cp x tp x pp GPUs
+            # (train.py at 9dec370: ntokens / (time x parallel_dims.non_data_parallel_size))
+            preds[tag] = (micro * int(row["seq"]) / non_dp / res["metrics"]["iteration_s"],
                           res["memory"]["peak_bytes"] / 2**30, res["memory"]["fits"],
                           res["breakdown_s"]["recompute"] / res["metrics"]["iteration_s"])
         out.append((row, None, preds))
     return out
 
 
-def layer_figures(work, compiled):
+def layer_figures(work, compiled, float8=False):
     """Per layer, from the difference of 8 and 4 layers (the embedding, output layer and loss
     cancel): trainsim's kept bytes and recomputation ms for each mode, on the measuring H100."""
     figs = {}
@@ -231,9 +263,9 @@ def layer_figures(work, compiled):
     for mode in ("none", "op", "full"):
         per = {}
         for layers in (4, 8):
-            tag = f"layer-{mode}-{layers}-{compiled}"
+            tag = f"layer-{mode}-{layers}-{compiled}-{float8}"
             wl = os.path.join(work, tag + ".yaml")
-            workload(wl, layers, 2, 2, 1, mode, stack)
+            workload(wl, layers, 2, 2, 1, mode, stack, float8=float8)
             res = run(work, wl, 1, [], tag)
             st = res["stages"][0]
             per[layers] = (st["memory_bytes"]["activations"], res["breakdown_s"]["recompute"],
@@ -265,6 +297,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         runs = published_runs(work)
         figs = {False: layer_figures(work, False), True: layer_figures(work, True)}
+        float8_figs = layer_figures(work, True, float8=True)
         measured_k, priced_k = kernel_families(work)
     got, header = measured_layers(MEASURED, "eager")
     compiled, compiled_header = measured_layers(COMPILED, "compiled")
@@ -333,7 +366,7 @@ def main():
             w(f"| {p} | {fam} | {measured_k.get((p, fam), 0) / 1e3:.2f} ms | "
               f"{priced_k.get((p, fam), 0) / 1e3:.2f} ms |")
     w("")
-    float8_section(w)
+    float8_section(w, float8_figs)
     w("## torchtitan's published runs")
     w("")
     w("Published: pytorch/torchtitan `benchmarks/llama3_h100_202412_torchtitan.md` (torchtitan")
@@ -362,10 +395,7 @@ def main():
         lead = (f"| {row['table']} | {row['gpus']} | {row['model']} | {int(row['seq']):,} | "
                 f"{layout} | {row['local_batch']} | {row['ac']} | {pub:,.0f} |")
         if preds is None:
-            extras = [x for x, on in (("compile", row["compile"] == "yes"),
-                                      ("float8", row["float8"] == "yes"),
-                                      ("async TP", row["async_tp"] == "yes")) if on]
-            w(f"{lead} not modelled: {' + '.join(extras)} | | | {row['memory_gib']} GiB | |")
+            w(f"{lead} not modelled: {why} | | | {row['memory_gib']} GiB | |")
             continue
         tps, peak, fits, _ = preds["described"]
         e = tps / pub - 1
@@ -395,10 +425,26 @@ def main():
     w("  bench/device/h100_overlap_mutual.csv, which trainsim does not model yet). The H100's")
     w("  overlap_slowdown measured on H100s (0.10; the H200's 0.11 gave 2.0% mean before the")
     w("  copies) is what these rows use.")
-    w("- The runs trainsim can describe are torchtitan's FSDP runs in bf16, eager or compiled")
-    w("  (Tables 1 and 3's first two rows); the rest ran torchao's float8 linears (whose")
-    w("  _scaled_mm the 2024 policy does not save, with FP8 gathers of the weights), most beside")
-    w("  async tensor parallelism, which trainsim does not model: listed, not predicted.")
+    f8 = [(row, preds) for row, _, preds in runs
+          if preds is not None and row["float8"] == "yes"]
+    f8_errs = {int(r["cp"]): p["described"][0] / float(r["tps_gpu"]) - 1 for r, p in f8}
+    no_cp = [e for r, p in f8 for e in [p["described"][0] / float(r["tps_gpu"]) - 1]
+             if r["cp"] == "1"]
+    w("- The float8 runs of Tables 1 to 3 are described with torchao's float8 linears")
+    w("  (`stack.fp8_linear: torchao`, compiled, the block measurement above): without context")
+    w(f"  parallelism they sit at {', '.join(f'{100 * e:+.1f}%' for e in no_cp)}. FSDP's all-gathers")
+    w("  are played in bf16: whether the runs set torchtitan's enable_fsdp_float8_all_gather is not")
+    w("  published (its default is off), and at 8 and 128 GPUs they are hidden under compute.")
+    w(f"  With context parallelism (Table 2, PyTorch's ring attention over 2, 4 and 8 GPUs)")
+    w(f"  trainsim is {', '.join(f'{100 * f8_errs[c]:+.1f}%' for c in (2, 4, 8) if c in f8_errs)}:"
+      " too fast at 4 and 8 ranks.")
+    w("  trainsim plays context parallelism as Transformer Engine runs it (load-balanced causal")
+    w("  chunks, the keys and values all-gathered beside the attention); PyTorch's experimental")
+    w("  ring attention of 1963fc8 (its load balancing, its rotation and fp32 merging of the")
+    w("  partial outputs) is not modelled, and the gap is not explained.")
+    w("- Tables 4 to 6 ran float8 with tensor parallelism, most with async tensor parallelism,")
+    w("  which trainsim does not model; the H200 runs ran 2025's stack (torchtitan e7c0cae, the")
+    w("  torchao of NGC 25.05), whose float8 code was not measured: listed, not predicted.")
     w("- Four pieces of torchtitan's stack move these runs: its RMSNorm written as eager fp32")
     w("  operations (measured on the H100: 1,005 us forward and 2,339 us backward over 16,384 x")
     w("  4,096 values, against F.rms_norm's 68 and 160), its complex rotary embedding, its gate")

@@ -628,6 +628,54 @@ static void test_fp8_recipes(void **state) {
   assert_int_equal(seen, 1);
 }
 
+/* torchao's float8 linears (stack.fp8_linear torchao): every cast an amax pass and a cast (5
+ * bytes a bf16 element), the weight's at every microbatch where Transformer Engine's is cached
+ * for the iteration (1 / m of its cast-transpose's 6 bytes); the backward casts the output
+ * gradient to both layouts (6 bytes) and the input and weight again; w3 shares w1's input and
+ * so its casts. */
+static void test_torchao_float8_casts(void **state) {
+  (void)state;
+  ts_gpu g = h200_with_table(
+      write_table("format: 1\ntables:\n  gemm_fp8_fwd:\n    axes: {m: [2048], n: [4096], k: "
+                  "[1024]}\n    time_us: [10]\n"));
+  ts_workload wl = test_workload(2, 1024, 16, 2048, 50257, 1, 1, 1, 4, 1);
+  wl.model.swiglu = true;
+  wl.model.ffn_hidden = 4096;
+  wl.gate_up = TS_GATE_UP_SEPARATE;
+  wl.fp8 = TS_FP8_HYBRID;
+  wl.fp8_recipe = TS_FP8_RECIPE_TENSORWISE;
+  double M = 2048, K = 1024, N = 4096;
+  for (int lib = TS_FP8_LINEAR_TE; lib <= TS_FP8_LINEAR_TORCHAO; lib++) {
+    wl.fp8_linear = (ts_fp8_linear)lib;
+    bool torchao = lib == TS_FP8_LINEAR_TORCHAO;
+    ts_kernel_log log = {0};
+    ts_cost_layer_kernels(&wl, &g, &log);
+    int seen = 0;
+    for (int i = 0; i < log.n; i++) {
+      const ts_kernel_row *r = &log.rows[i];
+      bool fc1 = strcmp(r->piece, "fc1") == 0, up = strcmp(r->piece, "fc1 (up)") == 0;
+      if (!fc1 && !up)
+        continue;
+      if (strcmp(r->kernel, "fp8_cast_weight") == 0) {
+        assert_rel(r->bytes, torchao ? 5 * K * N : 6 * K * N / 4, 1e-12);
+        seen++;
+      }
+      if (strncmp(r->kernel, "fp8_cast_input", 14) == 0) {
+        assert_true(torchao && fc1);
+        assert_rel(r->bytes, 5 * M * K, 1e-12);
+        seen++;
+      }
+      if (strcmp(r->kernel, "fp8_cast_grad_output") == 0) {
+        assert_rel(r->bytes, 6 * M * N, 1e-12);
+        seen++;
+      }
+    }
+    /* two weights each; torchao: w1's input cast forward and backward, both grad outputs */
+    assert_int_equal(seen, torchao ? 6 : 2);
+    free(log.rows);
+  }
+}
+
 /* Multi-head latent attention (queries and keys of 128 + 64, values of 128): FlashAttention-2
  * cannot take unequal head widths, so under any fused attention the core is priced from the
  * cuDNN tables of DeepSeek's shape; attention without flash keeps its batched GEMMs. */
@@ -828,6 +876,7 @@ int main(void) {
       cmocka_unit_test(test_squared_relu_and_partial_rope),
       cmocka_unit_test(test_power_limit),
       cmocka_unit_test(test_fp8_recipes),
+      cmocka_unit_test(test_torchao_float8_casts),
       cmocka_unit_test(test_mla_core_from_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
