@@ -355,16 +355,6 @@ static double fp8_cast_bytes(const pricer *p) {
   }
 }
 
-/* Transformer Engine's FP8 linear layer (te.Linear under fp8_autocast): the forward casts its
- * input to FP8 with the transpose the weight gradient needs (fp8_cast_bytes) and runs the FP8
- * GEMM against the FP8 copy of the weight, which is cast (with its transpose) once per
- * iteration: Megatron passes is_first_microbatch, so each microbatch carries 1 / m of that
- * cast's bytes (and, ASSUMED, a whole launch). The backward casts the output gradient likewise
- * (E5M2 with `hybrid`), then the input- and weight-gradient GEMMs in FP8; the weight gradient
- * accumulates into the fp32 main_grad as the bf16 layer's does. Per-tensor scales (delayed,
- * tensorwise) run cuBLASLt's FP8 GEMM (the gemm_fp8 tables); block scales its VEC128 /
- * BLK128x128 modes (the gemm_fp8_block tables: the forward and the input gradient a tile-scaled
- * operand against a block-scaled weight, the weight gradient two tile-scaled operands). */
 /* torchao's Float8Linear (stack.fp8_linear torchao) compiled as torchtitan runs it: every cast
  * is an amax pass over a bf16 tensor and a cast with the scale it gives (2 + 2 bytes read, 1
  * written an element: torchao's hp_tensor_to_float8_dynamic), at every microbatch, the weight's
@@ -400,6 +390,16 @@ static linear_cost linear_fp8_torchao(const pricer *p, long m, long n, long k,
   return c;
 }
 
+/* Transformer Engine's FP8 linear layer (te.Linear under fp8_autocast): the forward casts its
+ * input to FP8 with the transpose the weight gradient needs (fp8_cast_bytes) and runs the FP8
+ * GEMM against the FP8 copy of the weight, which is cast (with its transpose) once per
+ * iteration: Megatron passes is_first_microbatch, so each microbatch carries 1 / m of that
+ * cast's bytes (and, ASSUMED, a whole launch). The backward casts the output gradient likewise
+ * (E5M2 with `hybrid`), then the input- and weight-gradient GEMMs in FP8; the weight gradient
+ * accumulates into the fp32 main_grad as the bf16 layer's does. Per-tensor scales (delayed,
+ * tensorwise) run cuBLASLt's FP8 GEMM (the gemm_fp8 tables); block scales its VEC128 /
+ * BLK128x128 modes (the gemm_fp8_block tables: the forward and the input gradient a tile-scaled
+ * operand against a block-scaled weight, the weight gradient two tile-scaled operands). */
 static linear_cost linear_fp8(const pricer *p, long m, long n, long k, bool is_fused_accum) {
   if (p->torchao)
     return linear_fp8_torchao(p, m, n, k, is_fused_accum);

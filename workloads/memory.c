@@ -55,7 +55,7 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   double lin_proj = lin;
   if (wl->fp8 != TS_FP8_NONE && wl->fp8_linear == TS_FP8_LINEAR_TORCHAO) {
     lin = 0;
-    lin_proj = 2.0;
+    lin_proj = ts_cost_elem_bytes(wl->precision);
   }
   bool shared = moe && m->moe_shared_ffn > 0;
   /* Megatron-Core's recompute modules drop what they recompute: the norms' outputs
@@ -288,10 +288,9 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
     out->bytes[TS_MEM_WEIGHTS] = elem * ((params - whole) / d + whole);
   }
   if (wl->fp8 != TS_FP8_NONE && wl->fp8_linear == TS_FP8_LINEAR_TE) {
-    /* Transformer Engine's FP8 copy of each layer weight and its
-     * transpose (1 + 1 bytes, and an fp32 scale per 128 x 128
-     * block of each with block scaling; the embedding and output
-     * stay bf16) */
+    /* Transformer Engine's FP8 copy of each layer weight and its transpose (1 + 1 bytes, and an
+     * fp32 scale per 128 x 128 block of each with block scaling; the embedding and output stay
+     * bf16); torchao's casts its weights anew at every microbatch */
     double edges =
         (ts_workload_stage_has_embedding(wl, stage)
              ? (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden +

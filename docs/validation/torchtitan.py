@@ -46,9 +46,11 @@ def family(kernel, float8=False):
     return "the rest"
 
 
-def float8_section(w, fig):
+def float8_section(w, fig, shapes):
     """torchao's float8 linears on the block, measured against bf16 (bench/device/float8_block.py),
-    and the compiled block against trainsim's figures `fig` (layer_figures with float8)."""
+    and the compiled block against trainsim's figures: `fig` (layer_figures with float8) and
+    `shapes`, (name, micro-batch, precision) -> trainsim's compute a layer without
+    recomputation."""
     measured = []
     for path in FLOAT8:
         with open(path) as f:
@@ -140,6 +142,19 @@ def float8_section(w, fig):
                 else "- | -")
         w(f"| {mode} | {base[mode][1] / 1e9:.3f} GB | {kept / 1e9:.3f} GB | {rec} | {both} |")
     w("")
+    w("The three measured shapes without recomputation, compiled (a layer's forward and backward):")
+    w("")
+    w("| shape | micro-batch x seq | bf16: measured | trainsim | error | float8: measured | "
+      "trainsim | error | float8's speed-up: measured | trainsim |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    for (name, mbs, seq) in sorted({k[:3] for k in got}):
+        meas = {p: got[(name, mbs, seq, "none", "compiled", p)][0] for p in ("bf16", "float8")}
+        pred = {p: 1e3 * shapes[(name, mbs, p)] for p in ("bf16", "float8")}
+        cells = " | ".join(f"{meas[p]:.2f} ms | {pred[p]:.2f} ms | "
+                           f"{100 * (pred[p] / meas[p] - 1):+.1f}%" for p in ("bf16", "float8"))
+        w(f"| {name} | {mbs} x {seq:,} | {cells} | {meas['bf16'] / meas['float8']:.2f}x | "
+          f"{pred['bf16'] / pred['float8']:.2f}x |")
+    w("")
 
 
 def kernel_families(work):
@@ -164,7 +179,8 @@ def kernel_families(work):
             priced[k] = priced.get(k, 0.0) + count * us
     return measured, priced
 PAGE = os.path.join(ROOT, "docs", "validation", "torchtitan.md")
-MODELS = {"8b": (32, 4096, 32, 8, 14336)}  # layers, hidden, heads, kv heads, ffn
+# layers, hidden, heads, kv heads, ffn: Llama 3.1 8B, and Llama 3.2 1B's shape (op_sac.CASES)
+MODELS = {"8b": (32, 4096, 32, 8, 14336), "1b": (16, 2048, 32, 8, 8192)}
 VOCAB = 128256
 TORCHTITAN_STACK = {"framework": "pytorch", "attention": "sdpa_flash", "rms_norm": "eager_fp32",
                     "rope": "complex", "gate_up": "separate"}
@@ -255,17 +271,18 @@ def published_runs(work):
     return out
 
 
-def layer_figures(work, compiled, float8=False):
+def layer_figures(work, compiled, float8=False, model="8b", micro=2, seq=8192,
+                  modes=("none", "op", "full")):
     """Per layer, from the difference of 8 and 4 layers (the embedding, output layer and loss
     cancel): trainsim's kept bytes and recomputation ms for each mode, on the measuring H100."""
     figs = {}
     stack = dict(TORCHTITAN_STACK, compile=compiled)
-    for mode in ("none", "op", "full"):
+    for mode in modes:
         per = {}
         for layers in (4, 8):
-            tag = f"layer-{mode}-{layers}-{compiled}-{float8}"
+            tag = f"layer-{mode}-{layers}-{compiled}-{float8}-{model}-{micro}"
             wl = os.path.join(work, tag + ".yaml")
-            workload(wl, layers, 2, 2, 1, mode, stack, float8=float8)
+            workload(wl, layers, micro, micro, 1, mode, stack, seq, model, float8)
             res = run(work, wl, 1, [], tag)
             st = res["stages"][0]
             per[layers] = (st["memory_bytes"]["activations"], res["breakdown_s"]["recompute"],
@@ -298,6 +315,11 @@ def main():
         runs = published_runs(work)
         figs = {False: layer_figures(work, False), True: layer_figures(work, True)}
         float8_figs = layer_figures(work, True, float8=True)
+        shapes = {}
+        for model, micro, seq in (("8b", 2, 8192), ("8b", 1, 8192), ("1b", 4, 4096)):
+            for f8 in (False, True):
+                shapes[(f"llama3-{model}", micro, "float8" if f8 else "bf16")] = layer_figures(
+                    work, True, f8, model, micro, seq, ("none",))["none"][2]
         measured_k, priced_k = kernel_families(work)
     got, header = measured_layers(MEASURED, "eager")
     compiled, compiled_header = measured_layers(COMPILED, "compiled")
@@ -366,7 +388,7 @@ def main():
             w(f"| {p} | {fam} | {measured_k.get((p, fam), 0) / 1e3:.2f} ms | "
               f"{priced_k.get((p, fam), 0) / 1e3:.2f} ms |")
     w("")
-    float8_section(w, float8_figs)
+    float8_section(w, float8_figs, shapes)
     w("## torchtitan's published runs")
     w("")
     w("Published: pytorch/torchtitan `benchmarks/llama3_h100_202412_torchtitan.md` (torchtitan")
