@@ -32,6 +32,35 @@ def kernels(prof, steps):
     return {k: (c / steps, us / steps) for k, (c, us) in rows.items()}
 
 
+def profile_passes(fn, x, freqs, g, steps):
+    """fn(x, freqs)'s kernels after 3 warm-ups, each pass apart and followed by a
+    synchronisation: {"fwd" | "bwd": {kernel: (calls, device us) a step}}, means of `steps`
+    profiled steps (a forward freed unused; a backward after an unprofiled forward)."""
+    for _ in range(3):
+        fn(x, freqs).backward(g)
+    torch.cuda.synchronize()
+    out = {}
+    for pass_ in ("fwd", "bwd"):
+        total = {}
+        for _ in range(steps):
+            if pass_ == "fwd":
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    y = fn(x, freqs)
+                    torch.cuda.synchronize()
+                del y  # frees the graph: no backward
+            else:
+                y = fn(x, freqs)
+                torch.cuda.synchronize()
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    y.backward(g)
+                    torch.cuda.synchronize()
+            for name, (calls, us) in kernels(prof, steps).items():
+                c0, u0 = total.get(name, (0.0, 0.0))
+                total[name] = (c0 + calls, u0 + us)
+        out[pass_] = total
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
@@ -44,27 +73,8 @@ def main():
     freqs = op_sac.rope_table(h // heads, seq).cuda()
     x = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     g = torch.randn_like(x)
-    for _ in range(3):
-        blk(x, freqs).backward(g)
-    torch.cuda.synchronize()
     steps, rows = 5, []
-    for pass_ in ("fwd", "bwd"):
-        total = {}
-        for _ in range(steps):
-            if pass_ == "fwd":
-                with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                    y = blk(x, freqs)
-                    torch.cuda.synchronize()
-                del y  # frees the graph: no backward
-            else:
-                y = blk(x, freqs)
-                torch.cuda.synchronize()
-                with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                    y.backward(g)
-                    torch.cuda.synchronize()
-            for name, (calls, us) in kernels(prof, steps).items():
-                c0, u0 = total.get(name, (0.0, 0.0))
-                total[name] = (c0 + calls, u0 + us)
+    for pass_, total in profile_passes(blk, x, freqs, g, steps).items():
         for name, (calls, us) in sorted(total.items(), key=lambda kv: -kv[1][1]):
             rows.append([pass_, name, f"{calls:g}", f"{us:.1f}"])
             print("block_kernels:", pass_, f"{us:9.1f}", f"{calls:g}", name, file=sys.stderr)

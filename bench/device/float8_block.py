@@ -20,8 +20,10 @@ torchtitan/float8.py). The block, the policies and the timing are op_sac.py's an
 compile_block.py's (torchtitan's op-level policy saves aten.mm's outputs, and abs and max for
 float8's amax, but not _scaled_mm's). The shape is op_sac.CASES[I] (default 0: Llama 3 8B,
 micro-batch 2 x 8,192). Writes OUT.csv (the cases) and, unless --compiled-only, OUT with
-`_kernels` before `.csv` (one block, no recomputation, eager and compiled, forward and backward
-apart: each kernel's device time a step from the PyTorch profiler, mean of 5).
+`_kernels` before `.csv` (one block, no recomputation, bf16 and float8, eager and compiled,
+forward and backward apart: each kernel's device time a step from the PyTorch profiler, mean of
+5; the first measurement, h100_float8_block_kernels.csv, profiled float8 alone and has no
+precision column).
 """
 import argparse
 import datetime
@@ -30,7 +32,6 @@ import sys
 
 import torch
 import torch.nn as nn
-from torch.profiler import ProfilerActivity, profile
 
 import block_kernels
 import compile_block
@@ -67,38 +68,20 @@ def case(name, layers, h, heads, kv, ffn, seq, mbs, precision, mode, compiled, w
             f"{statistics.median(bwd):.3f}", max(held), max(peak)]
 
 
-def kernel_rows(shape, compiled, steps=5):
-    """One float8 block without recomputation: its kernels by pass, device us a step."""
+def kernel_rows(shape, compiled, float8, steps=5):
+    """One block without recomputation: its kernels by pass, device us a step."""
     _, _, h, heads, kv, ffn, seq, mbs = shape
     torch._dynamo.reset()
-    blk = blocks_for(1, h, heads, kv, ffn, True)[0]
+    blk = blocks_for(1, h, heads, kv, ffn, float8)[0]
     fn = compile_block.wrap(blk, "none", compiled)
     freqs = op_sac.rope_table(h // heads, seq).cuda()
     x = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     g = torch.randn_like(x)
-    for _ in range(3):
-        fn(x, freqs).backward(g)
-    torch.cuda.synchronize()
     build, rows = "compiled" if compiled else "eager", []
-    for pass_ in ("fwd", "bwd"):
-        total = {}
-        for _ in range(steps):
-            y = None
-            if pass_ == "bwd":
-                y = fn(x, freqs)
-                torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                if pass_ == "fwd":
-                    y = fn(x, freqs)
-                else:
-                    y.backward(g)
-                torch.cuda.synchronize()
-            del y
-            for name, (calls, us) in block_kernels.kernels(prof, steps).items():
-                c0, u0 = total.get(name, (0.0, 0.0))
-                total[name] = (c0 + calls, u0 + us)
+    precision = "float8" if float8 else "bf16"
+    for pass_, total in block_kernels.profile_passes(fn, x, freqs, g, steps).items():
         for name, (calls, us) in sorted(total.items(), key=lambda kv: -kv[1][1]):
-            rows.append([build, pass_, name, f"{calls:g}", f"{us:.1f}"])
+            rows.append([precision, build, pass_, name, f"{calls:g}", f"{us:.1f}"])
     del blk, fn, x, g
     torch.cuda.empty_cache()
     return rows
@@ -133,11 +116,12 @@ def main():
               rows, started)
     if args.compiled_only:
         return 0
-    krows = kernel_rows(shape, False) + kernel_rows(shape, True)
+    krows = [r for float8 in (False, True) for compiled in (False, True)
+             for r in kernel_rows(shape, compiled, float8)]
     write_csv(args.out.replace(".csv", "_kernels.csv"), "float8_block.py",
-              "one float8 block of %s (micro-batch %d x %d), no recomputation; device us a step "
-              "(profiler, mean of 5)" % (shape[0], shape[7], shape[6]),
-              ["build", "pass", "kernel", "calls", "device_us"], krows, started)
+              "one block of %s (micro-batch %d x %d), bf16 or float8, no recomputation; device us "
+              "a step (profiler, mean of 5)" % (shape[0], shape[7], shape[6]),
+              ["precision", "build", "pass", "kernel", "calls", "device_us"], krows, started)
     return 0
 
 

@@ -31,7 +31,8 @@ COMPILED = os.path.join(ROOT, "bench", "device", "h100_compile_block.csv")
 KERNELS = os.path.join(ROOT, "bench", "device", "h100_block_kernels.csv")
 FLOAT8 = [os.path.join(ROOT, "bench", "device", f"h100_float8_block{tail}.csv")
           for tail in ("", "_shape1", "_shape2")]
-FLOAT8_KERNELS = os.path.join(ROOT, "bench", "device", "h100_float8_block_kernels.csv")
+FLOAT8_KERNELS = [os.path.join(ROOT, "bench", "device", f"h100_float8_block{tail}_kernels.csv")
+                  for tail in ("", "_shape1", "_shape2")]
 
 
 def family(kernel, float8=False):
@@ -80,11 +81,16 @@ def float8_section(w, fig, shapes):
         b, f8 = got[key[:5] + ("bf16",)], got[key]
         w(f"| {name} | {mbs} x {seq:,} | {mode} | {build} | {b[0]:.2f} ms | {f8[0]:.2f} ms | "
           f"{b[0] / f8[0]:.2f}x | {b[1] / 1e9:.3f} GB | {f8[1] / 1e9:.3f} GB |")
-    fams = {}
-    with open(FLOAT8_KERNELS) as f:
-        for r in csv.DictReader(line for line in f if not line.startswith("#")):
-            k = (r["build"], r["pass"], family(r["kernel"], True))
-            fams[k] = fams.get(k, 0.0) + float(r["device_us"])
+    fams, sums = {}, {}  # the first shape's by family; every shape's sum a pass
+    for path, shape in zip(FLOAT8_KERNELS, (("llama3-8b", 2), ("llama3-8b", 1), ("llama3-1b", 4))):
+        with open(path) as f:
+            for r in csv.DictReader(line for line in f if not line.startswith("#")):
+                us = float(r["device_us"])
+                k = shape + (r.get("precision", "float8"), r["build"])  # the first: float8 only
+                sums[k] = sums.get(k, 0.0) + us
+                if shape == ("llama3-8b", 2):
+                    fk = (r["build"], r["pass"], family(r["kernel"], True))
+                    fams[fk] = fams.get(fk, 0.0) + us
     w("")
     w("One float8 block at micro-batch 2 x 8,192 without recomputation, its kernels by family")
     w("(the profiler's device time, each pass apart):")
@@ -142,18 +148,31 @@ def float8_section(w, fig, shapes):
                 else "- | -")
         w(f"| {mode} | {base[mode][1] / 1e9:.3f} GB | {kept / 1e9:.3f} GB | {rec} | {both} |")
     w("")
-    w("The three measured shapes without recomputation, compiled (a layer's forward and backward):")
+    w("The three measured shapes without recomputation, compiled (a layer's forward and")
+    w("backward, timed by CUDA events over the layers, and the sum of one block's kernels in the")
+    w("profiler, where it was profiled):")
     w("")
-    w("| shape | micro-batch x seq | bf16: measured | trainsim | error | float8: measured | "
-      "trainsim | error | float8's speed-up: measured | trainsim |")
-    w("|---|---|---|---|---|---|---|---|---|---|")
+    w("| shape | micro-batch x seq | precision | measured | kernels' sum | trainsim | error | "
+      "against the kernels |")
+    w("|---|---|---|---|---|---|---|---|")
     for (name, mbs, seq) in sorted({k[:3] for k in got}):
-        meas = {p: got[(name, mbs, seq, "none", "compiled", p)][0] for p in ("bf16", "float8")}
-        pred = {p: 1e3 * shapes[(name, mbs, p)] for p in ("bf16", "float8")}
-        cells = " | ".join(f"{meas[p]:.2f} ms | {pred[p]:.2f} ms | "
-                           f"{100 * (pred[p] / meas[p] - 1):+.1f}%" for p in ("bf16", "float8"))
-        w(f"| {name} | {mbs} x {seq:,} | {cells} | {meas['bf16'] / meas['float8']:.2f}x | "
-          f"{pred['bf16'] / pred['float8']:.2f}x |")
+        for p in ("bf16", "float8"):
+            meas = got[(name, mbs, seq, "none", "compiled", p)][0]
+            pred = 1e3 * shapes[(name, mbs, p)]
+            ksum = sums.get((name, mbs, p, "compiled"))
+            kcells = (f"{ksum / 1e3:.2f} ms | {pred:.2f} ms | {100 * (pred / meas - 1):+.1f}% | "
+                      f"{100 * (pred * 1e3 / ksum - 1):+.1f}%" if ksum else
+                      f"- | {pred:.2f} ms | {100 * (pred / meas - 1):+.1f}% | -")
+            w(f"| {name} | {mbs} x {seq:,} | {p} | {meas:.2f} ms | {kcells} |")
+    w("")
+    w("- The layers timed whole run 0.9-2.1 ms longer than their kernels' sum, bf16 and float8")
+    w("  alike: time between kernels that trainsim does not price for compiled blocks (against")
+    w("  the kernels alone its bf16 layers are 4-5% slow). Against the kernels, the float8 model")
+    w("  is within 2% at micro-batch 2 and 3.6% for the 1B layer; at micro-batch 1 Inductor")
+    w("  generates one persistent reduction for a norm's work (pow, sum, div) with FP8 casts and")
+    w("  a transposed write, 2.46 ms a layer, where at micro-batch 2 the kernels of the same")
+    w("  operations take 0.92 ms over twice the tokens: a code-generation choice of that shape,")
+    w("  which trainsim does not model.")
     w("")
 
 
