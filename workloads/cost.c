@@ -1057,10 +1057,12 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
         ts_cost_add(ts_cost_add(ts_cost_add(ln, ln), ts_cost_add(bda, attn_part)), mlp_part);
   }
   /* Context parallelism: each rank's keys and values (s / cp tokens of the query groups' or,
-   * with MLA, the heads' widths), gathered around the ring: the all-gather's whole buffer. */
-  out->cp_kv_bytes = wl->cp > 1 ? eb * (double)bs * (double)(m->n_query_groups / t) *
-                                      (double)(d + dv) * (double)wl->cp
-                                : 0;
+   * with MLA, the heads' widths; of every head where a plain PyTorch model repeats them before
+   * SDPA, which the ring wraps: torchtitan's), gathered around the ring: the all-gather's whole
+   * buffer. */
+  double kv_heads = ts_workload_repeats_kv(wl) ? (double)m->n_heads : (double)m->n_query_groups;
+  out->cp_kv_bytes =
+      wl->cp > 1 ? eb * (double)bs * (kv_heads / (double)t) * (double)(d + dv) * (double)wl->cp : 0;
   out->share_attn_in = share(qkv_in.fwd, out->attn);
   out->share_attn_out = share(proj.fwd, out->attn);
   out->share_mlp_in = share(fc1.fwd, out->mlp);

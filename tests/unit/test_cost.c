@@ -290,6 +290,14 @@ static void test_repeated_kv_kernels(void **state) {
     assert_int_equal(copies, pass == 0 ? 2 : 0);
     assert_int_equal(sums, pass == 0 ? 2 : 0);
     free(log.rows);
+    /* context parallelism's ring carries the keys and values SDPA is given: the repeated
+     * heads' (32), or Megatron's groups (8); the all-gather's whole buffer over cp = 4 */
+    wl.cp = 4;
+    ts_layer_cost c;
+    ts_cost_layer(&wl, &g, &c);
+    double tokens = 4096.0 / 4;
+    assert_rel(c.cp_kv_bytes, 2.0 * tokens * (pass == 0 ? 32 : 8) * (128 + 128) * 4, 1e-12);
+    wl.cp = 1;
     wl.framework = TS_FRAMEWORK_MEGATRON;
   }
 }
