@@ -31,6 +31,7 @@ COMPILED = os.path.join(ROOT, "bench", "device", "h100_compile_block.csv")
 KERNELS = os.path.join(ROOT, "bench", "device", "h100_block_kernels.csv")
 FLOAT8 = [os.path.join(ROOT, "bench", "device", f"h100_float8_block{tail}.csv")
           for tail in ("", "_shape1", "_shape2")]
+CP_RING = os.path.join(ROOT, "bench", "device", "h100_cp_ring_steps.csv")
 FLOAT8_KERNELS = [os.path.join(ROOT, "bench", "device", f"h100_float8_block{tail}_kernels.csv")
                   for tail in ("", "_shape1", "_shape2")]
 
@@ -482,10 +483,32 @@ def main():
     w(f"  With context parallelism (Table 2, PyTorch's ring attention over 2, 4 and 8 GPUs)")
     w(f"  trainsim is {', '.join(f'{100 * f8_errs[c]:+.1f}%' for c in (2, 4, 8) if c in f8_errs)}:"
       " too fast at 4 and 8 ranks.")
+    ring = {}
+    with open(CP_RING) as f:
+        for r in csv.DictReader(line for line in f if not line.startswith("#")):
+            ring[int(r["cp"])] = {k: float(v) for k, v in r.items()}
+    r8 = ring[8]
     w("  trainsim plays context parallelism as Transformer Engine runs it (load-balanced causal")
-    w("  chunks, the keys and values all-gathered beside the attention); PyTorch's experimental")
-    w("  ring attention of 1963fc8 (its load balancing, its rotation and fp32 merging of the")
-    w("  partial outputs) is not modelled, and the gap is not explained.")
+    w("  chunks, the keys and values all-gathered beside the attention). One rank's steps of")
+    w("  PyTorch's ring attention replayed on an H100 (`bench/device/cp_ring_steps.py`, a Llama 3")
+    w("  8B layer, 32,768 tokens a rank, no communication) take the flash kernels' expected time:")
+    w("  " + ", ".join(f"{ring[c]['fwd_kernels_ms']:.1f}" for c in sorted(ring)) +
+      f" ms forward at cp {', '.join(str(c) for c in sorted(ring))}, against cp times the")
+    w(f"  rank's own causal block ({r8['causal_fwd_ms']:.1f} ms); the fp32 merges of the partial")
+    w("  outputs add " + ", ".join(f"{ring[c]['fwd_merges_ms']:.1f}" for c in sorted(ring)) +
+      " ms and the backward's fp32 gradient sums")
+    w("  " + ", ".join(f"{ring[c]['bwd_grad_sums_ms']:.1f}" for c in sorted(ring)) +
+      " ms a layer, which trainsim does not price: at cp 8, with full")
+    row8, pred8 = next((r, p) for r, p in f8 if r["cp"] == "8")
+    tokens8 = int(row8["local_batch"]) * int(row8["seq"]) / 8  # a rank's, as TPS counts them
+    gap8 = tokens8 / float(row8["tps_gpu"]) - tokens8 / pred8["described"][0]
+    w(f"  recomputation's second forward, about "
+      f"{32 * (2 * r8['fwd_merges_ms'] + r8['bwd_grad_sums_ms']) / 1e3:.1f} s of a step whose "
+      f"published time is {gap8:.1f} s longer")
+    w("  than trainsim's. The attention's compute is not where the runs lose; the ring's")
+    w("  communication (the keys and values of every head gathered, their fp32 gradients")
+    w("  passed rank to rank each step) and what else PyTorch's context parallelism of 1963fc8")
+    w("  did are not measured here (one GPU), and the gap is not explained.")
     w("- Tables 4 to 6 ran float8 with tensor parallelism, most with async tensor parallelism,")
     w("  which trainsim does not model; the H200 runs ran 2025's stack (torchtitan e7c0cae, the")
     w("  torchao of NGC 25.05), whose float8 code was not measured: listed, not predicted.")
