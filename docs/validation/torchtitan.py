@@ -70,9 +70,11 @@ def float8_section(w, fig, shapes):
     w(f"`bench/device/float8_block.py` ({header}) converts the same blocks' linears with")
     w("torchao's convert_to_float8_training and Float8LinearConfig's defaults, as torchtitan's")
     w("float8 runs did (torchao's float8 code at 52b6f4d9f, the same as at eab345c, the published")
-    w("runs' torchao, carried to the device: dynamic tensorwise scaling, E4M3 forward and E5M2 gradients, torch._scaled_mm with")
-    w("fast accumulation in the forward only), against bf16 in the same run. A layer is the")
-    w("measurement over its layers; \"kept\" is the bytes held after the forward.")
+    w("runs' torchao, carried to the device: dynamic tensorwise scaling, E4M3 forward and E5M2")
+    w("gradients, torch._scaled_mm with fast accumulation in the forward only), against bf16 in")
+    w("the same run; the two other shapes (`h100_float8_block_shape1.csv`, `_shape2.csv`) from a")
+    w("later run on a fresh H100 machine. A layer is the measurement over its layers; \"kept\" is")
+    w("the bytes held after the forward.")
     w("")
     w("| shape | micro-batch x seq | mode | build | bf16 forward + backward | float8 | speed-up | "
       "bf16 kept | float8 kept |")
@@ -107,6 +109,7 @@ def float8_section(w, fig, shapes):
         got[("llama3-8b", 2, 8192, "op", "compiled", "float8")][0]
     drop = (got[("llama3-8b", 2, 8192, "none", "compiled", "bf16")][1] -
             got[("llama3-8b", 2, 8192, "none", "compiled", "float8")][1])
+    op_eager = {p: got[("llama3-8b", 2, 8192, "op", "eager", p)][1] for p in ("bf16", "float8")}
     w("")
     t1 = {r["float8"]: float(r["tps_gpu"]) for r in rows()
           if r["table"] == "1" and r["compile"] == "yes"}
@@ -126,7 +129,7 @@ def float8_section(w, fig, shapes):
     w("  checkpointing it keeps what bf16 keeps, to the byte: torchao calls torch.mm on its")
     w("  float8 tensors, which the policy sees as aten.mm before the subclass turns it into")
     w("  _scaled_mm; eager, op also keeps the abs output of every amax (the list names")
-    w("  aten.abs), 2.75 GB a layer against 1.04.")
+    w(f"  aten.abs), {op_eager['float8'] / 1e9:.2f} GB a layer against {op_eager['bf16'] / 1e9:.2f}.")
     w("")
     w("trainsim describes the compiled runs with `stack.fp8_linear: torchao` (`fp8: hybrid`,")
     w("`fp8_recipe: tensorwise`, `compile: true`; the eager ones it refuses): per layer at")
