@@ -317,8 +317,16 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
     double largest = word > position ? word : position;
     for (int i = 0; i < TS_ZERO3_LAYER_MODULES; i++)
       largest = mods[i].elems[0] > largest ? mods[i].elems[0] : largest;
-    out->bytes[TS_MEM_BUFFERS] =
-        elem * gathered + (bucket < elem * params ? bucket : elem * params) + elem * largest;
+    /* Before 0.6.0 every reduce-scatter (and before 0.5.5 every gather) goes through
+     * PyTorch's list API, whose ProcessGroupNCCL flattens the list into a new tensor of the
+     * whole parameter (flatten_for_scatter_gather: newLikeFlat, world size x the shard), freed
+     * once the collective and its copies end: one at a time, since each gather follows a
+     * device synchronisation; the largest parameter's */
+    double flattened =
+        ts_deepspeed_zero3_path(wl->deepspeed_version) != TS_DEEPSPEED_COALESCED ? largest : 0;
+    out->bytes[TS_MEM_BUFFERS] = elem * gathered +
+                                 (bucket < elem * params ? bucket : elem * params) +
+                                 elem * (largest + flattened);
   } else if (ts_workload_zero(wl) == 3 && d > 1) { /* the first gather carries the embedding */
     out->bytes[TS_MEM_BUFFERS] =
         elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);

@@ -544,6 +544,13 @@ static void test_deepspeed_zero3_buffers(void **state) {
   wl.stage3_prefetch_elems = 1e10;
   ts_memory_stage(&wl, 0, &m);
   assert_rel(m.bytes[TS_MEM_BUFFERS], 2 * gathered + 2 * params + 2 * 4096.0 * 1024, 1e-12);
+  /* Before 0.6.0 PyTorch's list collectives flatten a parameter whole beside it (ProcessGroupNCCL's
+   * flatten_for_scatter_gather), one at a time: the largest's, FC1's, more. */
+  ts_memory v0316;
+  wl.deepspeed_version = 316;
+  ts_memory_stage(&wl, 0, &v0316);
+  assert_rel(v0316.bytes[TS_MEM_BUFFERS] - m.bytes[TS_MEM_BUFFERS], 2 * 4096.0 * 1024, 1e-12);
+  wl.deepspeed_version = 0;
   /* Parameters under the persistence threshold stay whole on every rank: all of them at 1e10. */
   wl.stage3_persistence_elems = 1e10;
   ts_memory_stage(&wl, 0, &m);
