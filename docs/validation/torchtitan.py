@@ -32,6 +32,7 @@ KERNELS = os.path.join(ROOT, "bench", "device", "h100_block_kernels.csv")
 FLOAT8 = [os.path.join(ROOT, "bench", "device", f"h100_float8_block{tail}.csv")
           for tail in ("", "_shape1", "_shape2")]
 CP_RING = os.path.join(ROOT, "bench", "device", "h100_cp_ring_steps.csv")
+CLOCKS = os.path.join(ROOT, "bench", "device", "h100_block_clocks.csv")
 FLOAT8_KERNELS = [os.path.join(ROOT, "bench", "device", f"h100_float8_block{tail}_kernels.csv")
                   for tail in ("", "_shape1", "_shape2")]
 
@@ -169,17 +170,24 @@ def float8_section(w, fig, shapes):
                       f"- | {pred:.2f} ms | {100 * (pred / meas - 1):+.1f}% | -")
             w(f"| {name} | {mbs} x {seq:,} | {p} | {meas:.2f} ms | {kcells} |")
     w("")
+    with open(CLOCKS) as f:
+        clk = {r["precision"]: r for r in csv.DictReader(line for line in f
+                                                          if not line.startswith("#"))}
+    cell = lambda p: (f"{float(clk[p]['timed_ms']):.2f} ms timed, "
+                      f"{float(clk[p]['back_to_back_kernels_ms']):.2f} back to back, "
+                      f"{float(clk[p]['apart_kernels_ms']):.2f} apart")
     w("- The layers timed whole run 0.9-2.1 ms longer than their kernels' sum, bf16 and float8")
-    w("  alike. The profiled passes are short and each ends in a synchronisation, so they may run")
-    w("  nearer the boost clock than the steps timed back to back (trainsim prices kernels at the")
-    w("  clock its power model gives a sustained step, docs/model.md): the difference holds that")
-    w("  and any time between kernels, not told apart here. Against the kernels trainsim's bf16")
-    w("  layers are 4-5% slow and its float8 ones within 2% at micro-batch 2 and 3.6% for the")
-    w("  1B layer, so the float8 model's own share of the error is a few percent; at micro-batch")
-    w("  1 Inductor generates one persistent reduction for a norm's work (pow, sum, div) with")
-    w("  FP8 casts and a transposed write, 2.46 ms a layer, where at micro-batch 2 the kernels of")
-    w("  the same operations take 0.92 ms over twice the tokens: a code-generation choice of that")
-    w("  shape, which trainsim does not model.")
+    w("  alike. Profiled back to back instead (`bench/device/block_clocks.py`, micro-batch 2), the")
+    w(f"  kernels sum to the timed steps: bf16 {cell('bf16')},")
+    w(f"  float8 {cell('float8')} a layer. Nothing idles between")
+    w("  the kernels; they run faster in the short passes profiled apart (each ended by a")
+    w("  synchronisation) than step after step, so trainsim's layers are to be read against the")
+    w("  timed steps: at micro-batch 2 bf16 5% and float8 7% fast (the clock a sustained step")
+    w("  runs at, which trainsim's power model sets, is not told apart here from the rest). At")
+    w("  micro-batch 1 Inductor generates one persistent reduction for a norm's work (pow, sum,")
+    w("  div) with FP8 casts and a transposed write, 2.46 ms a layer, where at micro-batch 2 the")
+    w("  kernels of the same operations take 0.92 ms over twice the tokens: a code-generation")
+    w("  choice of that shape, which trainsim does not model.")
     w("")
 
 
