@@ -21,13 +21,12 @@ own tokens as the baseline.
 """
 import argparse
 import datetime
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 
-from cuda_timing import write_csv
+from cuda_timing import time_ms, write_csv
 
 HEADS, DIM = 32, 128
 
@@ -67,19 +66,9 @@ def merge(acc, out, lse, partial):
     return n_out, n_lse
 
 
-def timed(fn, warmup=2, reps=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+def timed_ms(fn):
+    """Median ms of 5 after 2 warm-ups (cuda_timing.time_ms)."""
+    return time_ms(fn, warmup=2, reps=5)
 
 
 def rank_case(cp, local):
@@ -88,14 +77,14 @@ def rank_case(cp, local):
     q, k, v = mk(), mk(), mk()
     steps = steps_of(cp // 2, cp, q, k, v)
     outs = [flash(*s[:4]) for s in steps]
-    fwd_kernels = timed(lambda: [flash(*s[:4]) for s in steps])
+    fwd_kernels = timed_ms(lambda: [flash(*s[:4]) for s in steps])
 
     def merges():
         acc = None
         for (o, l), s in zip(outs, steps):
             acc = merge(acc, o, l, s[4])
         return acc
-    fwd_merges = timed(merges)
+    fwd_merges = timed_ms(merges)
     # backward: each step's flash backward from a gradient of its output's shape, and the
     # gradients summed in fp32 (the query's, and the key's and value's)
     grads = []
@@ -107,7 +96,7 @@ def rank_case(cp, local):
     def backward_kernels():
         for o, ins, g in grads:
             torch.autograd.grad(o, ins, g, retain_graph=True)
-    bwd_kernels = timed(backward_kernels)
+    bwd_kernels = timed_ms(backward_kernels)
     parts = [torch.autograd.grad(o, ins, g, retain_graph=True) for o, ins, g in grads]
 
     def grad_sums():
@@ -123,12 +112,12 @@ def rank_case(cp, local):
             dk[:, :, :n] += gk.float()
             dv[:, :, :n] += gv.float()
         return dq, dk, dv
-    bwd_sums = timed(grad_sums)
+    bwd_sums = timed_ms(grad_sums)
     qq, kk, vv = (t.detach().requires_grad_() for t in (q, k, v))
-    base_fwd = timed(lambda: flash(q, k, v, True))
+    base_fwd = timed_ms(lambda: flash(q, k, v, True))
     o = F.scaled_dot_product_attention(qq, kk, vv, is_causal=True)
     g = torch.randn_like(o)
-    base_bwd = timed(lambda: torch.autograd.grad(o, (qq, kk, vv), g, retain_graph=True))
+    base_bwd = timed_ms(lambda: torch.autograd.grad(o, (qq, kk, vv), g, retain_graph=True))
     del steps, outs, grads, parts
     torch.cuda.empty_cache()
     return [cp, local, f"{fwd_kernels:.3f}", f"{fwd_merges:.3f}", f"{bwd_kernels:.3f}",
