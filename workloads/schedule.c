@@ -832,11 +832,26 @@ typedef enum grad_sync {
  * 2602.21548, section 5.2, measured over many small chunks): 6 us taken. */
 static const double ds_python_op_s = 2e-6, ds_small_copy_s = 6e-6;
 
-/* One of the N copies of a list collective's pieces: the call's cost, or reading and writing
- * the piece where that takes longer. */
-static double list_copy_s(double piece_bytes, double hbm_Bps) {
-  double moved = 2.0 * piece_bytes / hbm_Bps;
-  return moved > ds_small_copy_s ? moved : ds_small_copy_s;
+/* One of the N copies of a list collective's pieces on the GPU, measured on an H100 (copy_ calls
+ * of 4 KiB-8 MiB pieces queued back to back: bench/device/h100_list_collective_copies.csv, 256
+ * copies a size; 128 and 512 gave the same): a floor of 1.88 us to 32 KiB, then the time grows
+ * with the bytes (8 MiB: 1.96 TB/s read and written). Interpolated in the piece's size, past 8
+ * MiB at the last step's rate; on another GPU the part above the floor scales by the H100's
+ * memory bandwidth over its own (ASSUMED). */
+static const double list_copy_piece_bytes[] = {4096,   32768,   65536,   131072,  262144,
+                                               524288, 1 << 20, 2 << 20, 4 << 20, 8 << 20},
+                    list_copy_h100_s[] = {1.883e-6, 1.886e-6, 2.164e-6, 2.513e-6, 2.669e-6,
+                                          2.885e-6, 3.304e-6, 4.186e-6, 5.727e-6, 8.563e-6};
+static const double list_copy_h100_hbm_Bps = 3.35e12; /* NVIDIA H100 SXM datasheet */
+static double list_copy_gpu_s(double piece_bytes, double hbm_Bps) {
+  const double *x = list_copy_piece_bytes, *y = list_copy_h100_s;
+  int n = (int)(sizeof list_copy_h100_s / sizeof *y), k = 1;
+  while (k < n - 1 && piece_bytes > x[k])
+    k++;
+  double h100 = piece_bytes <= x[0]
+                    ? y[0]
+                    : y[k - 1] + (y[k] - y[k - 1]) * (piece_bytes - x[k - 1]) / (x[k] - x[k - 1]);
+  return y[0] + (h100 - y[0]) * list_copy_h100_hbm_Bps / hbm_Bps;
 }
 
 /* The host busy for `seconds`, the GPU idle: DeepSpeed's loops between synchronisations. */
@@ -906,7 +921,8 @@ static void bucket_post(tpl *t, buckets *bk) {
     wait_posted(t, 0); /* reduction_stream.synchronize() */
     for (int i = 0; i < bk->n_tensors; i++) {
       double bytes = bk->elem_bytes * bk->tensors[i];
-      host(t, bk->ranks * (2.0 * ds_python_op_s + list_copy_s(bytes / bk->ranks, bk->hbm_Bps)));
+      host(t, bk->ranks * (2.0 * ds_python_op_s +
+                           fmax(ds_small_copy_s, list_copy_gpu_s(bytes / bk->ranks, bk->hbm_Bps))));
       post_to(t, bk->op, bk->group, bytes);
     }
     bk->n_tensors = 0;
@@ -1082,7 +1098,8 @@ static void fetch_free(fetcher *f) {
 /* Posts unit u's gather. Before 0.6.0 DeepSpeed calls torch.cuda.synchronize() first (every
  * collective in flight ends, the GPU idles), and before 0.5.5 it gathers through PyTorch's
  * list all_gather: N narrow views built in Python, then N copies out of the flat result that
- * the host issues one by one. */
+ * the host issues one by one and the GPU runs on the gather's stream once it ends
+ * (ProcessGroupNCCL's post hook: outputTensors[i][j].copy_(outputFlattened[i][j], true)). */
 static void fetch_post(fetcher *f, tpl *t, int u) {
   double bytes = f->elem_bytes * f->elems[u];
   if (f->path != TS_DEEPSPEED_COALESCED) { /* the gathered tensor is zeroed first (torch.zeros) */
@@ -1094,8 +1111,10 @@ static void fetch_post(fetcher *f, tpl *t, int u) {
   f->pos[u] = t->n_posts;
   f->available += f->elems[u];
   post(t, TS_COLL_ALLGATHER, bytes);
-  if (f->path == TS_DEEPSPEED_LIST)
-    host(t, f->ranks * list_copy_s(bytes / f->ranks, f->hbm_Bps));
+  if (f->path == TS_DEEPSPEED_LIST && bytes > 0) {
+    t->ev[t->n - 1].time_s = f->ranks * list_copy_gpu_s(bytes / f->ranks, f->hbm_Bps);
+    host(t, f->ranks * ds_small_copy_s);
+  }
 }
 
 /* Posts the units ahead of the last posted, up to the prefetch bucket (the last one may pass

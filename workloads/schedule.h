@@ -115,7 +115,9 @@ typedef struct ts_event {
   uint8_t group; /* ts_group_kind, for TS_EV_COLL */
   uint8_t peer; /* ts_peer, for TS_EV_SEND / TS_EV_RECV */
   uint8_t op; /* ts_op */
-  uint8_t is_async; /* TS_EV_COLL: runs on the communication stream */
+  /* TS_EV_COLL: runs on the communication stream, followed there by time_s of the stream's
+   * own GPU work (PyTorch's list all-gather copying its flat output into N tensors) */
+  uint8_t is_async;
   /* TS_EV_COLL holding compute (time_s > 0): the SMs its kernels take from that compute
    * (DeepEP's, moe_deepep_num_sms), which then runs on the rest; 0: the platform's
    * collectives.overlap_slowdown (engine.h, ts_overlap_slowdown). */
@@ -125,7 +127,9 @@ typedef struct ts_event {
   uint8_t is_host;
   int16_t wait_keep; /* TS_EV_WAIT: posted collectives that may stay unfinished */
   int16_t layer_first, layer_last; /* layers (of the stage) it covers; -1 when none */
-  double time_s; /* TS_EV_COMPUTE: duration on the GPU */
+  /* TS_EV_COMPUTE: duration on the GPU; TS_EV_COLL: the compute it holds (blocking) or the
+   * stream's work after it (is_async) */
+  double time_s;
   double recompute_s; /* TS_EV_COMPUTE: the part of time_s that is recomputation */
   double flops; /* TS_EV_COMPUTE: matrix FLOPs executed */
   double bytes; /* communication events: payload (for a collective, the full buffer) */

@@ -143,7 +143,8 @@ void ts_stack_version_text(long version, char *buf, int n);
  *   all-gather, into a tensor zeroed first (torch.zeros), and at the end of every submodule's
  *   fetch (only the last prefetched gather runs beside compute); gathers and reduce-scatters
  * through PyTorch's list API, for which DeepSpeed builds N views in Python and PyTorch copies each
- * of the N pieces apart (ProcessGroupNCCL's flatten-and-copy, PyTorch <= 1.9); one reduce-scatter
+ * of the N pieces apart (ProcessGroupNCCL's flatten-and-copy, PyTorch <= 1.9; a gather's copies
+ * run on its stream once it ends, measured: schedule.c list_copy_gpu_s); one reduce-scatter
  * per parameter; the small "persistent" parameters partitioned after every backward, so every
  * microbatch but a step's first gathers them one by one, and each step ends re-gathering them all
  *   through a Python loop of a copy per parameter and rank (_allgather_params); from 0.3.15

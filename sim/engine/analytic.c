@@ -272,7 +272,7 @@ static void run_rank(analytic *a, long r) {
         TS_ASSERT(g >= 0);
         double begin = k->stream_s > k->t_s ? k->stream_s : k->t_s;
         int algorithm = 0;
-        k->stream_s = begin + priced(&a->groups[g], ev, &algorithm);
+        k->stream_s = begin + priced(&a->groups[g], ev, &algorithm) + ev->time_s;
         if (r == a->job->groups[g].members[0]) /* once per collective */
           count(a, algorithm);
         if (k->n_posted == k->cap_posted) {

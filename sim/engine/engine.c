@@ -474,6 +474,8 @@ static void stream_main(int argc, char **argv) {
     sg_sem_acquire(c->posted);
     double t0 = simgrid_get_clock();
     run_coll(c, c->async[i].ev);
+    if (c->async[i].ev->time_s > 0) /* the stream's own work after it (schedule.h) */
+      ts_coll_sleep(c->async[i].ev->time_s);
     c->n_finished++;
     if (c->is_traced)
       trace(c, c->async[i].block, c->async[i].event, t0, 0);

@@ -214,7 +214,7 @@ static void test_ring_allreduce(void **state) {
  * T_ar) and only the excess shows as exposed dp time. A second variant posts two all-reduces and
  * waits keeping one unfinished: the single stream runs them in order, so that wait ends with
  * the first, and a final wait with the second. */
-static double overlap_s;
+static double overlap_s, stream_work_s; /* stream_work_s: the post's own work after it */
 static bool is_two_posted;
 
 static void build_overlap(ts_job *job) {
@@ -228,6 +228,7 @@ static void build_overlap(ts_job *job) {
                    .coll_op = TS_COLL_ALLREDUCE,
                    .group = TS_GROUP_DP,
                    .is_async = 1,
+                   .time_s = stream_work_s,
                    .bytes = 4e8};
   ts_event work = {.kind = TS_EV_COMPUTE, .category = TS_CAT_COMPUTE, .time_s = overlap_s};
   ts_event wait_one = {.kind = TS_EV_WAIT, .category = TS_CAT_DP, .wait_keep = 1};
@@ -262,6 +263,14 @@ static void test_overlap(void **state) {
   assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_AGGREGATE), 0.15, 1e-9);
   assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_ANALYTIC), 0.15, 1e-9);
   sim_overlap_slowdown = 0;
+  /* A post with work of its stream's own after it (PyTorch's list all-gather copying its flat
+   * result out): the wait ends after both. */
+  overlap_s = 0.02;
+  stream_work_s = 0.005;
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_AGGREGATE), ar + 0.005, 1e-9);
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_ANALYTIC), ar + 0.005, 1e-9);
+  assert_rel(simulate(ring4, build_overlap, TS_FIDELITY_HYBRID), ar + 0.005, 1e-9);
+  stream_work_s = 0;
 }
 
 /* ---- merged runs: a tensor-parallel pair that a pipeline feeds unevenly ---- */

@@ -905,7 +905,8 @@ static double host_time(const ts_block *b, int *n) {
 /* DeepSpeed's ZeRO-3 by release (stack.h, ts_deepspeed_path), 8 GPT layers (12 tensors each,
  * 8 of them under the 1e5-element persistence threshold), DP 4, 4 microbatches:
  * - 0.3.16: each gather after a device synchronisation (a wait for everything posted), with
- *   N = 4 narrows (2 us each) before and N copies (6 us each) after; the first forward of the
+ *   N = 4 narrows (2 us each) before and N copies (6 us each) after, which the GPU then runs on
+ *   the gather's stream (test_deepspeed_list_copies); the first forward of the
  *   step gathers the 35 large units, later ones the 8 x 12 + 2 + 2 of every unit; the
  *   backward reduce-scatters each of the 8 x 12 + 2 + 2 gradients (tied embedding: reduced
  *   once) after N views of 2 Python calls and N copies; the step ends re-gathering the 8 x 8 +
@@ -916,6 +917,7 @@ static double host_time(const ts_block *b, int *n) {
 static void test_deepspeed_releases(void **state) {
   (void)state;
   ts_gpu g = mi250x_like();
+  g.hbm_Bps = 3.35e12; /* an H100's: every piece's copy on the GPU within a call's 6 us */
   ts_err err = {0};
   const long versions[] = {316, 507, 600, 0};
   for (int v = 0; v < 4; v++) {
@@ -946,6 +948,15 @@ static void test_deepspeed_releases(void **state) {
     double bwd_host = host_time(b0, &n_host);
     assert_rel(bwd_host, (list ? n_large * 4 * 8e-6 : 0) + (synced ? n_grads * 4 * 10e-6 : 0),
                1e-12);
+    for (int e = 0; e < f1->n_events; e++) { /* the list gathers' copies on their stream */
+      const ts_event *ev = &f1->events[e];
+      if (ev->kind != TS_EV_COLL || !ev->is_async)
+        continue;
+      if (list)
+        assert_true(ev->time_s >= 4 * 1.883e-6);
+      else
+        assert_true(ev->time_s == 0);
+    }
     for (int e = 0; synced && e < f1->n_events; e++) /* a device sync before each gather */
       if (f1->events[e].kind == TS_EV_COLL && f1->events[e].is_async) {
         int w = e - 1;
@@ -965,6 +976,48 @@ static void test_deepspeed_releases(void **state) {
     double epi_host = host_time(epi, &n_host);
     assert_rel(epi_host, list ? 4 * 2e-6 + 4 * 6e-6 + n_small * 4 * (4 * 2e-6 + 6e-6) : 0, 1e-12);
     assert_int_equal(async_colls(epi, TS_COLL_ALLGATHER), list ? 0 : n_small);
+    ts_job_fini(&job);
+  }
+}
+
+/* DeepSpeed 0.3.16 gathers through PyTorch's list all_gather, whose N copies out of its flat
+ * result then run on the gather's stream (bench/device/h100_list_collective_copies.csv): width
+ * 1024 over 8 ranks, bf16, on an H100's 3.35 TB/s, puts FC1 and FC2 at 1 MiB a piece (3.304 us a
+ * copy, a measured point), the projection at 256 KiB (2.669 us) and QKV at 768 KiB (halfway
+ * between 2.885 and 3.304 us); at half the bandwidth the time above the 1.883 us floor doubles. */
+static void test_deepspeed_list_copies(void **state) {
+  (void)state;
+  const double hbm[] = {3.35e12, 1.675e12};
+  for (int k = 0; k < 2; k++) {
+    ts_gpu g = mi250x_like();
+    g.hbm_Bps = hbm[k];
+    ts_workload wl = test_workload(2, 1024, 16, 512, 500, 1, 1, 8, 8, 1);
+    wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+    wl.deepspeed_version = 316;
+    wl.zero_stage = 3;
+    wl.stage3_prefetch_elems = 5e7;
+    wl.stage3_persistence_elems = 1e5;
+    ts_err err = {0};
+    ts_job job;
+    assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+    const ts_block *f0 = &job.programs[0].blocks[0];
+    double scale = hbm[0] / hbm[k];
+    int seen[3] = {0, 0, 0};
+    for (int e = 0; e < f0->n_events; e++) {
+      const ts_event *ev = &f0->events[e];
+      if (ev->kind != TS_EV_COLL || !ev->is_async)
+        continue;
+      double piece = ev->bytes / 8, h100 = 0;
+      int kind = piece == 1 << 20 ? 0 : piece == 256 << 10 ? 1 : piece == 768 << 10 ? 2 : -1;
+      if (kind < 0)
+        continue; /* the embeddings: 128 KiB pieces */
+      h100 = kind == 0 ? 3.304e-6 : kind == 1 ? 2.669e-6 : (2.885e-6 + 3.304e-6) / 2;
+      assert_rel(ev->time_s, 8 * (1.883e-6 + (h100 - 1.883e-6) * scale), 1e-9);
+      seen[kind]++;
+    }
+    assert_int_equal(seen[0], 4); /* FC1 and FC2 of both layers */
+    assert_int_equal(seen[1], 2);
+    assert_int_equal(seen[2], 2);
     ts_job_fini(&job);
   }
 }
@@ -1282,6 +1335,7 @@ int main(void) {
                                      cmocka_unit_test(test_templates),
                                      cmocka_unit_test(test_data_parallel_streams),
                                      cmocka_unit_test(test_deepspeed_releases),
+                                     cmocka_unit_test(test_deepspeed_list_copies),
                                      cmocka_unit_test(test_deepspeed_reuse),
                                      cmocka_unit_test(test_deepspeed_split_layers),
                                      cmocka_unit_test(test_deepspeed_live_limit),
