@@ -127,7 +127,7 @@ def main():
     w(f"  every size ({gap(big)} at {sizes(big)} GPUs), while its")
     w(f"  compute falls fourfold ({big[0]['compute_s']:.0f} s to {big[-1]['compute_s']:.0f} s): a")
     w("  cost a step that neither the tokens a GPU nor the rank count sets, as the parameters'")
-    w("  bytes a GPU (gathered three times and reduced once a step at every size) are. GPT-175B,")
+    w("  bytes a GPU (gathered two or three times and reduced once a step at every size) are. GPT-175B,")
     w(f"  with a third of those bytes, misses by {gap(small)}: not a third of 530B's.")
     w("- Per byte trainsim prices the all-gathers and reduce-scatters on the fabric, the")
     w("  zero-filled gather buffers, the norms 0.3.16 logs, and PyTorch's list collectives'")
