@@ -144,6 +144,13 @@ def main():
     w("  on Frontier and the Playbook's H100 cluster lose more with ranks than trainsim's rings),")
     w("  but none at these scales on A100s is known to this project, and nothing multi-GPU can be")
     w("  measured here; no parameter was fitted to these rows.")
+    w("- The paper gives no DeepSpeed configuration. trainsim runs DeepSpeed's defaults but one:")
+    w("  gradients reduce-scattered from contiguous buckets (`contiguous_gradients: true`, as")
+    w("  DeepSpeedExamples' Megatron-LM-v1.1.5-ZeRO3 example config sets it, its buckets 8,192")
+    w("  squared elements, its model's hidden size); 0.3.16's own default, false, all-reduces whole")
+    w("  gradients instead (stage3.py, buffered_reduce_fallback): not modelled. That example's")
+    w("  launch script also offloads activation checkpoints to the CPU and synchronises after")
+    w("  each layer; whether the paper's runs did is not published.")
     w("- The ranks' host costs (DeepSpeed 0.3.16's Python views and PyTorch's per-piece copy")
     w("  calls, 8-10 us a rank a parameter, cited) grow with the rank count and dominate the")
     w(f"  smallest micro-batches: GPT-175B on 1,536 GPUs lands at "
