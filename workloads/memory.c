@@ -1,6 +1,7 @@
 /* memory: per-rank footprint; see memory.h. */
 #include "memory.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -306,6 +307,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
          word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)m->hidden;
   out->bytes[TS_MEM_BUFFERS] = 0;
   double embedding = word + ts_workload_position_params(wl);
+  double gathered_alloc = 0; /* ZeRO-3's largest gathered or reduced tensor, one allocation */
   if (deepspeed3) {
     /* DeepSpeed: the weights its trace holds gathered at most (zero3.h), one reduce bucket in
      * the model's precision, and the largest weight's gradient before its copy into it */
@@ -327,9 +329,11 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
     out->bytes[TS_MEM_BUFFERS] = elem * gathered +
                                  (bucket < elem * params ? bucket : elem * params) +
                                  elem * (largest + flattened);
+    gathered_alloc = elem * largest; /* a parameter gathered whole (and its flat copy) */
   } else if (ts_workload_zero(wl) == 3 && d > 1) { /* the first gather carries the embedding */
     out->bytes[TS_MEM_BUFFERS] =
         elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);
+    gathered_alloc = 4.0 * (layer > embedding ? layer : embedding); /* a unit's fp32 gradients */
   } else if (per.is_deepspeed) /* its two reduction buckets (memory.h) */
     out->bytes[TS_MEM_BUFFERS] = 2.0 * TS_DEEPSPEED_BUCKET_ELEMS * elem;
   else if (ts_workload_zero(wl) == 2 && d > 1)
@@ -434,7 +438,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double logits_alloc = losses > 0 ? (fused_ce ? eb : 4.0) * s * b *
                                          (double)ts_workload_padded_vocab(wl) / (double)wl->tp
                                    : 0;
-  out->largest_alloc_bytes = logits_alloc > largest ? logits_alloc : largest;
+  out->largest_alloc_bytes = fmax(fmax(logits_alloc, largest), gathered_alloc);
 }
 
 bool ts_memory_fragmentation_risk(const ts_workload *wl, const ts_memory *m, double usable_bytes) {

@@ -63,8 +63,11 @@ typedef struct ts_memory {
   double step_bytes;
   double total_bytes; /* the larger of the passes' peak and the optimizer step's */
   /* The largest single allocation near the peak: the loss's fp32 logits, a layer's widest
-   * output (FC1's), a mixture-of-experts layer's routed copies. PyTorch's default caching
-   * allocator needs it in one free piece, which fragmentation can deny (stack.h, ts_allocator). */
+   * output (FC1's), a mixture-of-experts layer's routed copies, ZeRO-3's largest gathered
+   * weight (DeepSpeed: a parameter whole) or fp32 gradients (FSDP: a unit's reduce-scatter
+   * input, whose gathered weights are the same elements in half the bytes). PyTorch's default
+   * caching allocator needs it in one free piece, which fragmentation can deny (stack.h,
+   * ts_allocator). */
   double largest_alloc_bytes;
   double microbatches_in_flight; /* of the whole stage: chunks in flight / v */
 } ts_memory;

@@ -386,6 +386,29 @@ static void test_fragmentation_risk(void **state) {
   assert_false(ts_memory_fragmentation_risk(&wl, &last, usable));
 }
 
+/* ZeRO-3's gathered tensors are single allocations too: under DeepSpeed each weight matrix is
+ * gathered whole (FC1's 4 h^2 elements, larger here than the embedding, FC1's output or the
+ * logits); under FSDP
+ * each unit's gradients enter the reduce-scatter as one fp32 tensor (a layer's parameters). */
+static void test_zero3_largest_allocation(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(4, 8192, 64, 2048, 25600, 1, 1, 64, 64, 1);
+  wl.zero_stage = 3;
+  wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+  wl.deepspeed_version = 316;
+  wl.stage3_prefetch_elems = 5e7;
+  wl.stage3_persistence_elems = 1e5;
+  wl.stage3_max_live_elems = 1e9;
+  ts_memory m;
+  ts_memory_stage(&wl, 0, &m);
+  assert_rel(m.largest_alloc_bytes, 2.0 * 4 * 8192.0 * 8192, 1e-12);
+  wl.framework = TS_FRAMEWORK_PYTORCH; /* FSDP */
+  wl.is_fsdp = true;
+  wl.deepspeed_version = 0;
+  ts_memory_stage(&wl, 0, &m);
+  assert_rel(m.largest_alloc_bytes, 4.0 * ts_cost_layer_params(&wl), 1e-12);
+}
+
 /* The loss's logits on the last stage (TP 1, no recomputation): plain PyTorch's F.cross_entropy
  * on fp32 logits holds 12 bytes a logit at the backward's start; flash-attn's fused loss
  * (fused_kernels: cross_entropy) the bf16 logits and their bf16 gradient, 4; its largest
@@ -568,6 +591,7 @@ int main(void) {
                                      cmocka_unit_test(test_foreach_adam_step),
                                      cmocka_unit_test(test_autocast_memory),
                                      cmocka_unit_test(test_fragmentation_risk),
+                                     cmocka_unit_test(test_zero3_largest_allocation),
                                      cmocka_unit_test(test_fused_cross_entropy),
                                      cmocka_unit_test(test_unpad_input_memory),
                                      cmocka_unit_test(test_op_recompute_memory),
