@@ -253,10 +253,14 @@ static void describe(const ts_explain *x, ts_explain_loss *l) {
                "gradients%s. Here %.3g s, %.1f%%.",
                w->deepspeed_version > 0 ? "release " : "", release, w->dp * w->cp,
                w->cp > 1 ? "data- and context-parallel" : "data-parallel",
-               ds_synced(w) ? ": before 0.6.0 each gather follows a device synchronisation, "
-                              "each parameter's gradient is reduced apart, and the host loops "
-                              "over the ranks in every list collective"
-                            : " in buckets as the backward pass runs",
+               !ds_synced(w) ? " in buckets as the backward pass runs"
+               : w->contiguous_gradients
+                   ? ": before 0.6.0 each gather follows a device synchronisation, each "
+                     "parameter's gradient is reduced apart, and the host loops over the ranks "
+                     "in every list collective"
+                   : ": before 0.6.0 each gather follows a device synchronisation, and without "
+                     "contiguous gradients each bucket of gradients is flattened and "
+                     "all-reduced whole, twice a reduce-scatter's bytes",
                l->seconds, share);
       break;
     }
@@ -512,6 +516,11 @@ static void propose(const analysis *an, ts_explain_loss *l) {
     break;
   case TS_EXPLAIN_DP:
     if (ds_synced(w)) {
+      if (!w->contiguous_gradients)
+        add_change(an, l,
+                   "contiguous gradients: each parameter's gradient reduce-scattered, half the "
+                   "all-reduce's bytes",
+                   "--set stack.contiguous_gradients=true");
       add_change(an, l, "DeepSpeed 0.6.0's ZeRO-3 (PR #1453): no syncs, bucketed reductions",
                  "--set stack.deepspeed_version=0.6.0");
     } else if (w->dp_bucket_bytes <= 0 && !deepspeed3(w))

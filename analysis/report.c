@@ -155,6 +155,14 @@ static bool zero3_release(const ts_workload *wl, char *buf, int n) {
   return true;
 }
 
+/* Whether that ZeRO-3 all-reduces its gradient buckets flattened (schedule.c: DeepSpeed
+ * before 0.6.0 without contiguous gradients). */
+static bool zero3_flat_all_reduce(const ts_workload *wl) {
+  char release[48];
+  return zero3_release(wl, release, sizeof release) && !wl->contiguous_gradients &&
+         ts_deepspeed_zero3_path(wl->deepspeed_version) != TS_DEEPSPEED_COALESCED;
+}
+
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,
                        const ts_metrics *m) {
   fprintf(out, "trainsim: %s on %s, %ld x %s\n", wl->name, info->platform_name, wl->n_gpus,
@@ -185,10 +193,13 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
           info->fidelity, actors, info->placement);
   char fusions[160];
   ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
-  char zero3[112] = "", release[48]; /* which DeepSpeed's ZeRO-3 ran: it moves results a lot */
+  char zero3[192] = "", release[48]; /* which DeepSpeed's ZeRO-3 ran: it moves results a lot */
   if (zero3_release(wl, release, sizeof release))
-    snprintf(zero3, sizeof zero3, "; ZeRO-3 as DeepSpeed %s%s runs it", release,
-             wl->deepspeed_version > 0 ? "" : " (stack.deepspeed_version)");
+    snprintf(zero3, sizeof zero3, "; ZeRO-3 as DeepSpeed %s%s runs it%s", release,
+             wl->deepspeed_version > 0 ? "" : " (stack.deepspeed_version)",
+             zero3_flat_all_reduce(wl) ? ", its gradient buckets all-reduced flattened "
+                                         "(contiguous_gradients false)"
+                                       : "");
   else if (wl->zero_stage == 3 && wl->is_fsdp && wl->dp * wl->cp > 1)
     snprintf(zero3, sizeof zero3, "; ZeRO-3 as FSDP%s runs it%s",
              wl->fsdp_version == 1 ? "1 (FullyShardedDataParallel)" : "2 (fully_shard)",
@@ -401,6 +412,7 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   if (zero3_release(wl, release, sizeof release)) {
     fputs(", \"deepspeed_zero3\": ", f);
     json_string(f, release);
+    fprintf(f, ", \"contiguous_gradients\": %s", wl->contiguous_gradients ? "true" : "false");
   } else if (wl->zero_stage == 3 && wl->is_fsdp && wl->dp * wl->cp > 1) {
     fprintf(f, ", \"fsdp\": %d", wl->fsdp_version == 1 ? 1 : 2);
   }

@@ -324,12 +324,22 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
      * whole parameter (flatten_for_scatter_gather: newLikeFlat, world size x the shard), freed
      * once the collective and its copies end: one at a time, since each gather follows a
      * device synchronisation; the largest parameter's */
-    double flattened =
-        ts_deepspeed_zero3_path(wl->deepspeed_version) != TS_DEEPSPEED_COALESCED ? largest : 0;
+    ts_deepspeed_path path = ts_deepspeed_zero3_path(wl->deepspeed_version);
+    double flattened = path != TS_DEEPSPEED_COALESCED ? largest : 0;
     out->bytes[TS_MEM_BUFFERS] = elem * gathered +
                                  (bucket < elem * params ? bucket : elem * params) +
                                  elem * (largest + flattened);
     gathered_alloc = elem * largest; /* a parameter gathered whole (and its flat copy) */
+    if (path != TS_DEEPSPEED_COALESCED && !wl->contiguous_gradients) {
+      /* no bucket buffer: a bucket's gradients (the largest alone where it exceeds the bucket)
+       * and their flattened copy under its all-reduce (stage3.py, allreduce_bucket); the flat
+       * copy of a list gather before 0.5.5 */
+      double reduced = bucket > elem * largest ? bucket : elem * largest;
+      reduced = reduced < elem * params ? reduced : elem * params;
+      out->bytes[TS_MEM_BUFFERS] =
+          elem * gathered + 2.0 * reduced + (path == TS_DEEPSPEED_LIST ? elem * largest : 0);
+      gathered_alloc = reduced > gathered_alloc ? reduced : gathered_alloc;
+    }
   } else if (ts_workload_zero(wl) == 3 && d > 1) { /* the first gather carries the embedding */
     out->bytes[TS_MEM_BUFFERS] =
         elem * (2.0 * layer + embedding) + 4.0 * (layer > embedding ? layer : embedding);

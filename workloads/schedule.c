@@ -875,14 +875,19 @@ static void host(tpl *t, double seconds) {
  * release read) through buckets of reduce_bucket_size elements (5e8, its default, where
  * dp_bucket_size is not given); before 0.6.0 (ts_deepspeed_path) it flushes a bucket as it
  * would overflow, after waiting for the previous one (reduction_stream.synchronize()), and
- * reduce-scatters each parameter of it apart through PyTorch's list API. */
+ * reduce-scatters each parameter of it apart through PyTorch's list API, each gradient first
+ * copied into the bucket's buffer (contiguous_gradients) or, without contiguous gradients,
+ * all-reduces the bucket's gradients flattened (stage3.py at v0.3.16, reduce_ipg_grads ->
+ * buffered_reduce_fallback -> allreduce_and_copy: flatten, div_, all_reduce, then each gradient
+ * copied back out of the flat result, all on the reduction stream). */
 typedef struct buckets {
   double size_bytes, filled_bytes, elem_bytes;
   ts_coll_op op;
   ts_group_kind group; /* data parallel, or expert data parallel (Megatron-Core buckets the
                         * experts' gradients apart) */
   double replicate_shards; /* > 1: HSDP's shard ranks, whose shards the replicas all-reduce */
-  bool per_tensor; /* DeepSpeed before 0.6.0: one list reduce-scatter per parameter */
+  bool per_tensor; /* DeepSpeed before 0.6.0: parameter by parameter, as below */
+  bool flat_all_reduce; /* and without contiguous gradients: a bucket all-reduced flattened */
   double ranks; /* the data-parallel ranks N of those lists */
   double hbm_Bps;
   double before_reduce_s; /* FSDP's work on a bucket's gradients before it, a parameter */
@@ -908,6 +913,9 @@ static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind
     if (sync != GRADS_KEEP && wl->dp_bucket_bytes <= 0)
       bk.size_bytes = TS_DEEPSPEED_BUCKET_ELEMS * bk.elem_bytes;
     bk.per_tensor = ts_deepspeed_zero3_path(wl->deepspeed_version) != TS_DEEPSPEED_COALESCED;
+    bk.flat_all_reduce = bk.per_tensor && !wl->contiguous_gradients;
+    if (bk.flat_all_reduce)
+      bk.op = TS_COLL_ALLREDUCE;
     bk.ranks = (double)ts_workload_dp_cp(wl);
   }
   return bk;
@@ -915,9 +923,24 @@ static buckets make_buckets(const ts_workload *wl, grad_sync sync, ts_group_kind
 
 /* A full bucket's reduction: over its group and, for the data-parallel one under HSDP, the
  * replicas' all-reduce of its shard; DeepSpeed before 0.6.0 its parameters one by one, each
- * after the host's N views (view and narrow) and PyTorch's N copies into a flat input. */
+ * after the host's N views (view and narrow) and PyTorch's N copies into a flat input, or
+ * (flat_all_reduce) the bucket in one all-reduce: the host's calls to flatten, div_ and
+ * all_reduce, then a view and a copy_ a parameter; the GPU's flatten, div_ and copies out
+ * (each a device copy's time) on the reduction stream, played after the all-reduce (the
+ * stream is busy as long; the all-reduce starts the flatten and div_ early, a few ms on a
+ * 3 GB bucket). */
 static void bucket_post(tpl *t, buckets *bk) {
-  if (bk->per_tensor) {
+  if (bk->flat_all_reduce) {
+    wait_posted(t, 0); /* reduction_stream.synchronize() */
+    double stream_s = 2.0 * list_copy_gpu_s(bk->filled_bytes, bk->hbm_Bps);
+    for (int i = 0; i < bk->n_tensors; i++)
+      stream_s += list_copy_gpu_s(bk->elem_bytes * bk->tensors[i], bk->hbm_Bps);
+    host(t, 3.0 * ds_python_op_s + bk->n_tensors * (ds_python_op_s + ds_small_copy_s));
+    post_to(t, bk->op, bk->group, bk->filled_bytes);
+    if (bk->filled_bytes > 0)
+      t->ev[t->n - 1].time_s = stream_s;
+    bk->n_tensors = 0;
+  } else if (bk->per_tensor) {
     wait_posted(t, 0); /* reduction_stream.synchronize() */
     for (int i = 0; i < bk->n_tensors; i++) {
       double bytes = bk->elem_bytes * bk->tensors[i];
@@ -948,6 +971,10 @@ static void bucket_add(tpl *t, buckets *bk, double params) {
     }
     bk->tensors[bk->n_tensors++] = params;
   }
+  /* its copy into the bucket's buffer, on the compute stream (one larger than the bucket is
+   * reduced from where it lies) */
+  if (bk->per_tensor && !bk->flat_all_reduce && bytes <= bk->size_bytes)
+    compute(t, (ts_cost){.time_s = list_copy_gpu_s(bytes, bk->hbm_Bps)}, TS_CAT_DP);
   bk->filled_bytes += bytes;
   if (bk->size_bytes > 0 && bk->filled_bytes >= bk->size_bytes)
     bucket_post(t, bk);

@@ -145,8 +145,10 @@ void ts_stack_version_text(long version, char *buf, int n);
  * through PyTorch's list API, for which DeepSpeed builds N views in Python and PyTorch copies each
  * of the N pieces apart (ProcessGroupNCCL's flatten-and-copy, PyTorch <= 1.9; a gather's copies
  * run on its stream once it ends, measured: schedule.c list_copy_gpu_s); one reduce-scatter
- * per parameter; the small "persistent" parameters partitioned after every backward, so every
- * microbatch but a step's first gathers them one by one, and each step ends re-gathering them all
+ * per parameter (or, without contiguous_gradients, the default to 0.4.2, each reduce bucket
+ * flattened and all-reduced: workload.h); the small "persistent" parameters partitioned after
+ * every backward, so every microbatch but a step's first gathers them one by one, and each step
+ * ends re-gathering them all
  *   through a Python loop of a copy per parameter and rank (_allgather_params); from 0.3.15
  *   each fetched submodule's weights are read for a logged norm (param.norm(), then .item()).
  * - SYNCED (0.5.5-0.5.10, PR #1188): the same synchronisation and per-parameter

@@ -27,10 +27,22 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {
-    "framework",         "attention", "fused_kernels", "rccl_version", "nccl_version",
-    "deepspeed_version", "allocator", "unpad_input",   "rms_norm",     "rope",
-    "compile",           "gate_up",   "fsdp_version",  "fp8_linear",   NULL};
+static const char *const stack_keys[] = {"framework",
+                                         "attention",
+                                         "fused_kernels",
+                                         "rccl_version",
+                                         "nccl_version",
+                                         "deepspeed_version",
+                                         "allocator",
+                                         "unpad_input",
+                                         "rms_norm",
+                                         "rope",
+                                         "compile",
+                                         "gate_up",
+                                         "fsdp_version",
+                                         "fp8_linear",
+                                         "contiguous_gradients",
+                                         NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -1034,6 +1046,12 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     if (ts_doc_get_long(r->doc, st, "fsdp_version", 1, 2, &wl->fsdp_version, r->err) < 0)
       return -1;
     wl->locs.fsdp_version = here(r, st, "fsdp_version");
+    int rc_contiguous =
+        ts_doc_get_bool(r->doc, st, "contiguous_gradients", &wl->contiguous_gradients, r->err);
+    if (rc_contiguous < 0)
+      return -1;
+    wl->is_contiguous_gradients_set = rc_contiguous == 1;
+    wl->locs.contiguous_gradients = here(r, st, "contiguous_gradients");
     if (read_version(r, st, "rccl_version", &wl->rccl_version, &wl->locs.rccl_version) != 0 ||
         read_version(r, st, "nccl_version", &wl->nccl_version, &wl->locs.nccl_version) != 0 ||
         read_version(r, st, "deepspeed_version", &wl->deepspeed_version,
@@ -1526,6 +1544,15 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      "ZeRO-3 first shipped in DeepSpeed 0.3.12 (2021-03-12); deepspeed_version "
                      "%s is older",
                      release);
+  if (wl->is_contiguous_gradients_set && !(deepspeed && wl->zero_stage == 3 && !wl->is_fsdp))
+    return ts_err_at(err, l->contiguous_gradients,
+                     "contiguous_gradients is DeepSpeed's ZeRO-3 key (zero_stage 3 under "
+                     "frameworks megatron-deepspeed and gpt-neox, not FSDP), modelled there only; "
+                     "found zero_stage %d with framework %s%s",
+                     wl->zero_stage, ts_framework_names[wl->framework],
+                     wl->is_fsdp ? " as FSDP" : "");
+  if (!wl->is_contiguous_gradients_set) /* the release's default (constants.py, PR #1199) */
+    wl->contiguous_gradients = wl->deepspeed_version <= 0 || wl->deepspeed_version >= 403;
   if (wl->is_autocast && deepspeed)
     return ts_err_at(err, l->autocast,
                      "autocast keeps fp32 weights, but %s runs DeepSpeed's engine, which casts the "

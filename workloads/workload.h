@@ -149,7 +149,8 @@ typedef struct ts_workload_locs {
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp, autocast;
   ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version, unpad_input,
-      rms_norm, rope, compile, gate_up, fsdp_version, fp8_linear; /* the stack's keys */
+      rms_norm, rope, compile, gate_up, fsdp_version, fp8_linear,
+      contiguous_gradients; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -224,6 +225,11 @@ typedef struct ts_workload {
   /* stack.deepspeed_version: the DeepSpeed release whose ZeRO-3 ran (stack.h encoding; 0: the
    * newest modelled), for frameworks megatron-deepspeed and gpt-neox (ts_deepspeed_path). */
   long deepspeed_version;
+  /* stack.contiguous_gradients: DeepSpeed's zero_optimization.contiguous_gradients under its
+   * ZeRO-3; when not given (is_contiguous_gradients_set false), the release's default: false
+   * from 0.3.12 to 0.4.2, true from 0.4.3 (deepspeed/runtime/zero/constants.py; PR #1199). Before
+   * 0.6.0, false all-reduces each reduce bucket's gradients flattened (ts_deepspeed_path). */
+  bool contiguous_gradients, is_contiguous_gradients_set;
   /* stack.fsdp_version: PyTorch's FSDP API that ran ZeRO-3 (is_fsdp): 2, fully_shard, whose
    * copies in and out of its collectives' flat buffers run on the compute stream
    * (ts_cost_fsdp_copies); 1, FullyShardedDataParallel, whose flat parameter the all-gather

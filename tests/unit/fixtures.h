@@ -42,6 +42,7 @@ static inline ts_workload test_workload(long layers, long hidden, long heads, lo
   wl.order[0] = TS_AXIS_TP;
   wl.order[1] = TS_AXIS_DP;
   wl.order[2] = TS_AXIS_PP;
+  wl.contiguous_gradients = true; /* DeepSpeed's default from 0.4.3, as a read workload has it */
   return wl;
 }
 

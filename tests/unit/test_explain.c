@@ -340,12 +340,15 @@ static void test_explain_deepspeed_release(void **state) {
   snprintf(path, sizeof path, "%s/result.json", out);
   char *text = read_file(path, NULL);
   assert_non_null(text);
-  assert_non_null(strstr(text, "\"deepspeed_zero3\": \"0.3.16\""));
+  assert_non_null(strstr(text, "\"deepspeed_zero3\": \"0.3.16\", \"contiguous_gradients\": false"));
   free(text);
   snprintf(args, sizeof args, "explain %s --quiet --simulate 1", out);
   spawn_result ex = spawn_trainsim_ok(args);
   assert_non_null(strstr(ex.out, "DeepSpeed's ZeRO-3 (release 0.3.16)"));
   assert_non_null(strstr(ex.out, "--set stack.deepspeed_version=0.6.0"));
+  /* 0.3.16's default all-reduces flattened buckets: contiguous gradients are offered */
+  assert_non_null(strstr(ex.out, "each bucket of gradients is flattened and all-reduced whole"));
+  assert_non_null(strstr(ex.out, "--set stack.contiguous_gradients=true"));
   spawn_free(&ex);
   assert_int_equal(remove_dir(out), 0);
   assert_int_equal(remove_dir(dir), 0);

@@ -573,6 +573,15 @@ static void test_deepspeed_zero3_buffers(void **state) {
   wl.deepspeed_version = 316;
   ts_memory_stage(&wl, 0, &v0316);
   assert_rel(v0316.bytes[TS_MEM_BUFFERS] - m.bytes[TS_MEM_BUFFERS], 2 * 4096.0 * 1024, 1e-12);
+  /* Without contiguous gradients no bucket buffer: the bucket's gradients (here the model's,
+   * under the 5e8-element bucket) and their flattened copy, one allocation of the model's. */
+  ts_memory flat;
+  wl.contiguous_gradients = false;
+  ts_memory_stage(&wl, 0, &flat);
+  assert_rel(flat.bytes[TS_MEM_BUFFERS] - v0316.bytes[TS_MEM_BUFFERS], 2 * (params - 4096.0 * 1024),
+             1e-12);
+  assert_rel(flat.largest_alloc_bytes, 2 * params, 1e-12);
+  wl.contiguous_gradients = true;
   wl.deepspeed_version = 0;
   /* Parameters under the persistence threshold stay whole on every rank: all of them at 1e10. */
   wl.stage3_persistence_elems = 1e10;

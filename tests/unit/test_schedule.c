@@ -1022,6 +1022,61 @@ static void test_deepspeed_list_copies(void **state) {
   }
 }
 
+/* DeepSpeed 0.3.16 without contiguous gradients (its default) all-reduces each bucket of
+ * gradients flattened (stage3.py, buffered_reduce_fallback): 8 GPT layers of width 1024 under
+ * the 5e8-element bucket make one bucket a backward, all-reduced whole after a wait for
+ * everything posted; the host calls flatten, div_ and all_reduce (2 us each), then a view and a
+ * copy_ a gradient (2 + 6 us); the reduction stream runs the flatten, the div_ and the copies out
+ * after it (each at least the measured copy's 1.883 us floor). With contiguous gradients each of
+ * the 100 gradients is instead copied into the bucket's buffer on the compute stream, then
+ * reduce-scattered apart. */
+static void test_deepspeed_flat_all_reduce(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  int passes[2] = {0, 0}, n_grads = 8 * 12 + 2 + 2; /* the layers, the final norm, the embeddings */
+  for (int k = 0; k < 2; k++) {
+    ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 1, 4, 16, 1);
+    wl.framework = TS_FRAMEWORK_MEGATRON_DEEPSPEED;
+    wl.deepspeed_version = 316;
+    wl.zero_stage = 3;
+    wl.stage3_prefetch_elems = 5e7;
+    wl.stage3_persistence_elems = 1e5;
+    wl.contiguous_gradients = k == 1;
+    ts_err err = {0};
+    ts_job job;
+    assert_int_equal(ts_schedule_build(&wl, &g, &job, &err), 0);
+    const ts_block *b0 = &job.programs[0].blocks[1];
+    int waits = 0;
+    if (k == 0) {
+      assert_int_equal(async_colls(b0, TS_COLL_REDUCE_SCATTER), 0);
+      assert_int_equal(async_colls(b0, TS_COLL_ALLREDUCE), 1);
+      assert_rel(posted_bytes(b0, TS_COLL_ALLREDUCE, &waits), 2.0 * ts_cost_stage_params(&wl, 0),
+                 1e-12);
+      for (int e = 0; e < b0->n_events; e++) {
+        const ts_event *ev = &b0->events[e];
+        if (ev->kind != TS_EV_COLL || !ev->is_async || ev->coll_op != TS_COLL_ALLREDUCE)
+          continue;
+        assert_true(ev->time_s >= (2 + n_grads) * 1.883e-6);
+        int w = e - 1; /* the host's calls, after the wait */
+        double host = 0;
+        while (b0->events[w].kind == TS_EV_COMPUTE && b0->events[w].is_host)
+          host += b0->events[w--].time_s;
+        assert_rel(host, 3 * 2e-6 + n_grads * 8e-6, 1e-12);
+        assert_int_equal(b0->events[w].kind, TS_EV_WAIT);
+        assert_int_equal(b0->events[w].wait_keep, 0);
+      }
+    } else {
+      assert_int_equal(async_colls(b0, TS_COLL_REDUCE_SCATTER), n_grads);
+      assert_int_equal(async_colls(b0, TS_COLL_ALLREDUCE), 0);
+    }
+    for (int e = 0; e < b0->n_events; e++)
+      passes[k] += b0->events[e].kind == TS_EV_COMPUTE && b0->events[e].category == TS_CAT_DP &&
+                   !b0->events[e].is_host;
+    ts_job_fini(&job);
+  }
+  assert_int_equal(passes[1] - passes[0], n_grads); /* the copies into the bucket's buffer */
+}
+
 /* DeepSpeed keeps a submodule's weights after a use when fewer than stage3_max_reuse_distance
  * elements are used before its next use. 8 GPT layers of width 1024 (QKV 3.1M elements,
  * projection 1.05M, FC1 and FC2 4.2M each), full recomputation:
@@ -1336,6 +1391,7 @@ int main(void) {
                                      cmocka_unit_test(test_data_parallel_streams),
                                      cmocka_unit_test(test_deepspeed_releases),
                                      cmocka_unit_test(test_deepspeed_list_copies),
+                                     cmocka_unit_test(test_deepspeed_flat_all_reduce),
                                      cmocka_unit_test(test_deepspeed_reuse),
                                      cmocka_unit_test(test_deepspeed_split_layers),
                                      cmocka_unit_test(test_deepspeed_live_limit),

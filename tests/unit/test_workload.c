@@ -378,6 +378,46 @@ static void test_deepseek_v3(void **state) {
   assert_int_equal(ts_workload_stage_mtp_layers(&wl, 7), 0);
 }
 
+/* DeepSpeed's contiguous_gradients under ZeRO-3: the release's default when not given (false
+ * from 0.3.12 to 0.4.2, true from 0.4.3 and when no release is named: constants.py, PR #1199),
+ * else as given; only DeepSpeed's ZeRO-3 takes the key. */
+static void test_contiguous_gradients(void **state) {
+  (void)state;
+  const struct {
+    const char *stack;
+    int expect; /* 1 true, 0 false, -1 an error */
+  } cases[] = {
+      {"framework: megatron-deepspeed, deepspeed_version: 0.3.16", 0},
+      {"framework: megatron-deepspeed, deepspeed_version: 0.4.2", 0},
+      {"framework: megatron-deepspeed, deepspeed_version: 0.4.3", 1},
+      {"framework: gpt-neox", 1},
+      {"framework: megatron-deepspeed, deepspeed_version: 0.3.16, contiguous_gradients: true", 1},
+      {"framework: megatron-deepspeed, contiguous_gradients: false", 0},
+      {"framework: megatron, contiguous_gradients: false", -1},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "name: s\nmodel: {num_layers: 2, hidden_size: 256, num_attention_heads: 4, "
+             "seq_length: 128, vocab_size: 1000}\ntraining: {global_batch_size: 8}\n"
+             "parallelism: {zero_stage: 3}\nstack: {%s}\n",
+             cases[k].stack);
+    ts_workload wl;
+    ts_err err = {0};
+    assert_int_equal(ts_workload_parse("c.yaml", text, strlen(text), &wl, &err), 0);
+    ts_overrides ov = {.gpus = 8, .is_gpus_set = true};
+    int rc = ts_workload_resolve(&wl, &ov, &err);
+    if (cases[k].expect < 0) {
+      assert_int_equal(rc, -1);
+      assert_non_null(strstr(err.msg, "c.yaml:5:"));
+      assert_non_null(strstr(err.msg, "contiguous_gradients is DeepSpeed's ZeRO-3 key"));
+      continue;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(wl.contiguous_gradients, cases[k].expect == 1);
+  }
+}
+
 static void test_overrides(void **state) {
   (void)state;
   ts_workload wl;
@@ -498,6 +538,7 @@ int main(void) {
                                      cmocka_unit_test(test_deepseek_v3),
                                      cmocka_unit_test(test_overrides),
                                      cmocka_unit_test(test_stage_layers),
-                                     cmocka_unit_test(test_stack)};
+                                     cmocka_unit_test(test_stack),
+                                     cmocka_unit_test(test_contiguous_gradients)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
