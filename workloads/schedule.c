@@ -826,11 +826,20 @@ typedef enum grad_sync {
 } grad_sync;
 
 /* Host costs of DeepSpeed's ZeRO-3 before 0.6.0 (ts_deepspeed_path), per call: a PyTorch
- * operation called from Python (a view: narrow, view), about 2 us (pytorch/pytorch#41383,
+ * operation called from Python (flatten, div_, all_reduce), about 2 us (pytorch/pytorch#41383,
  * ngimel: x * x "approx 2 us", half of it Python's parsing), and a small device-to-device
  * copy_, which PyTorch issues as a cudaMemcpyAsync: 5-7 us a call (DualPath, Wu et al., arXiv
- * 2602.21548, section 5.2, measured over many small chunks): 6 us taken. */
+ * 2602.21548, section 5.2, measured over many small chunks): 6 us taken. Its loops over the
+ * ranks, as partition_parameters.py at v0.3.16 wrote them, timed on this project's machine
+ * (bench/device/cpu_deepspeed_host_loops.csv: Python 3.11, PyTorch 1.13, an AMD EPYC, views of
+ * CPU tensors, whose cost is their metadata), at 2,240 ranks: a narrow view 1.06 us;
+ * _allgather_param's loop (a narrow, an append, a get_rank on Megatron's data-parallel group)
+ * 1.66 us a rank; _reduce_scatter_gradient's (the bounds, a view and a narrow, an append) 2.00
+ * us a rank. 2021's stack runs them about as fast: Debian 11's PyTorch 1.7.1 and Python 3.9 in
+ * 0.96, 1.74 and 1.91 us, with another job on the machine (cpu_deepspeed_host_loops_torch17.csv).
+ * Selene's EPYC 7742 ASSUMED as fast as this machine's. */
 static const double ds_python_op_s = 2e-6, ds_small_copy_s = 6e-6;
+static const double ds_view_s = 1.06e-6, ds_gather_rank_s = 1.66e-6, ds_scatter_rank_s = 2.00e-6;
 
 /* One of the N copies of a list collective's pieces on the GPU, measured on an H100 (copy_ calls
  * of 4 KiB-8 MiB pieces queued back to back: bench/device/h100_list_collective_copies.csv, 256
@@ -935,7 +944,7 @@ static void bucket_post(tpl *t, buckets *bk) {
     double stream_s = 2.0 * list_copy_gpu_s(bk->filled_bytes, bk->hbm_Bps);
     for (int i = 0; i < bk->n_tensors; i++)
       stream_s += list_copy_gpu_s(bk->elem_bytes * bk->tensors[i], bk->hbm_Bps);
-    host(t, 3.0 * ds_python_op_s + bk->n_tensors * (ds_python_op_s + ds_small_copy_s));
+    host(t, 3.0 * ds_python_op_s + bk->n_tensors * (ds_view_s + ds_small_copy_s));
     post_to(t, bk->op, bk->group, bk->filled_bytes);
     if (bk->filled_bytes > 0)
       t->ev[t->n - 1].time_s = stream_s;
@@ -944,7 +953,7 @@ static void bucket_post(tpl *t, buckets *bk) {
     wait_posted(t, 0); /* reduction_stream.synchronize() */
     for (int i = 0; i < bk->n_tensors; i++) {
       double bytes = bk->elem_bytes * bk->tensors[i];
-      host(t, bk->ranks * (2.0 * ds_python_op_s +
+      host(t, bk->ranks * (ds_scatter_rank_s +
                            fmax(ds_small_copy_s, list_copy_gpu_s(bytes / bk->ranks, bk->hbm_Bps))));
       post_to(t, bk->op, bk->group, bytes);
     }
@@ -1134,7 +1143,7 @@ static void fetch_post(fetcher *f, tpl *t, int u) {
     wait_posted(t, 0);
   }
   if (f->path == TS_DEEPSPEED_LIST)
-    host(t, f->ranks * ds_python_op_s);
+    host(t, f->ranks * ds_gather_rank_s);
   f->pos[u] = t->n_posts;
   f->available += f->elems[u];
   post(t, TS_COLL_ALLGATHER, bytes);
@@ -1789,9 +1798,10 @@ static void regather_small_params(const ts_workload *wl, long stage, tpl *t) {
     wait_posted(t, 0);
     return;
   }
-  host(t, ranks * ds_python_op_s);
+  host(t, ranks * ds_view_s); /* _allgather_params: a narrow a rank */
   coll(t, TS_COLL_ALLGATHER, TS_GROUP_DP, eb * elems, TS_CAT_DP);
-  host(t, ranks * ds_small_copy_s + n * ranks * (4.0 * ds_python_op_s + ds_small_copy_s));
+  /* PyTorch's copies out, then a parameter and rank at a time: three views and a copy_ */
+  host(t, ranks * ds_small_copy_s + n * ranks * (3.0 * ds_view_s + ds_small_copy_s));
 }
 
 static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long stage, grad_sync sync,
