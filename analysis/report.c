@@ -206,10 +206,14 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
              wl->fsdp_version > 0 ? "" : " (stack.fsdp_version)");
   char eager[160];
   ts_workload_eager_describe(wl, eager, sizeof eager);
-  fprintf(out, "stack: %s, attention %s%s, fused kernels: %s%s; collectives %s%s\n",
+  const char *ring = wl->cp <= 1 ? ""
+                     : wl->cp_attention == TS_CP_ATTENTION_PYTORCH
+                         ? "; ring attention as PyTorch's context_parallel runs it"
+                         : "; ring attention as Transformer Engine runs it";
+  fprintf(out, "stack: %s, attention %s%s, fused kernels: %s%s; collectives %s%s%s\n",
           ts_framework_names[wl->framework], ts_attention_names[wl->attention],
           wl->is_unpad_input ? " behind unpad_input" : "", fusions, eager,
-          info->collectives != NULL ? info->collectives : "ideal", zero3);
+          info->collectives != NULL ? info->collectives : "ideal", zero3, ring);
   char warnings[4][TS_REPORT_WARNING_SIZE];
   int n_warnings = ts_report_warnings(wl, info, warnings, 4);
   for (int i = 0; i < n_warnings; i++)
@@ -406,6 +410,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
     fputs(", \"gate_up\": \"separate\"", f);
   if (wl->rope_impl != TS_ROPE_ROTATE_HALF)
     fprintf(f, ", \"rope\": \"%s\"", ts_rope_names[wl->rope_impl]);
+  if (wl->cp > 1)
+    fprintf(f, ", \"cp_attention\": \"%s\"", ts_cp_attention_names[wl->cp_attention]);
   fputs(", \"collectives\": ", f);
   json_string(f, info->collectives != NULL ? info->collectives : "ideal");
   char release[48];

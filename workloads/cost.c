@@ -645,7 +645,61 @@ static void flash_block(const ts_workload *wl, const pricer *p, double S, bool c
       c[i]->flops *= share;
       c[i]->bytes *= share;
     }
+    for (int i = 1; p->log != NULL && i <= 2; i++) { /* the two rows just listed, as run */
+      ts_kernel_row *r = &p->log->rows[p->log->n - i];
+      r->time_s *= share;
+      r->flops *= share;
+      r->bytes *= share;
+    }
   }
+}
+
+/* PyTorch's ring attention (stack.cp_attention pytorch; torch/distributed/tensor/experimental/
+ * _attention.py, _templated_ring_attention and its backward, PyTorch 2.5-2.11, with its
+ * defaults: convert_to_f32, round-robin load balancing, the keys and values all-gathered) runs
+ * eager kernels around its cp flash calls, priced as streamed element-wise kernels over o (the
+ * rank's output elements), q (its query's) and kv (its keys' and values', of every head where
+ * repeat_kv comes first), with lse_rows log-sum-exp values. Priced for the ring's slowest rank,
+ * the last, whose every step past its own meets both query chunks: whole merges, none partial.
+ *   Forward (_SDPAMerger): each step's output cast to fp32 (widening: o x (eb + 4) bytes) and,
+ *   past the first, merged: out - out_i, sigmoid(lse_i - lse) x that, out - that (12, 8, 12
+ *   bytes an element of o), and five kernels over the log-sum-exp (sub, sigmoid, sub,
+ *   logsigmoid, sub); the keys and values concatenated for the rotater at every step but the
+ *   last (kv x 2 eb); the result cast back (o x (4 + eb)).
+ *   Backward: fp32 zeros for the three gradients (q + kv, x 4); each step's query gradient
+ *   added into the fp32 one (a mixed-dtype add, q x (4 + eb + 4)); the key and value gradients
+ *   likewise at the first step, past it into the first half of what the previous rank sent
+ *   (_partial_update: kv / 2 added, then the halves concatenated, kv x 8); the fp32 key and value
+ *   gradients concatenated to be sent on at every step (kv x 8); the keys and values
+ *   concatenated as in the forward; the gradients cast back ((q + kv) x (4 + eb)).
+ * Widening casts and mixed-dtype adds at AUTOCAST_WIDENING_RATE of the add's rate. */
+/* streamed(), run reps times (listed with that count). */
+static ts_cost streamed_n(const pricer *p, const char *name, double n, double bytes_per_elem,
+                          double rate, int reps) {
+  pricer listed = *p;
+  listed.count = p->count * reps;
+  return times(streamed(&listed, name, n, bytes_per_elem, rate), reps);
+}
+
+static void pytorch_ring_kernels(const pricer *p, int cp, double o, double q, double kv,
+                                 double lse_rows, ts_cost *fwd, ts_cost *bwd) {
+  double eb = p->eb, w = AUTOCAST_WIDENING_RATE;
+  int later = cp - 1; /* the steps past the rank's own */
+  ts_cost f = ts_cost_add(streamed_n(p, "cp_out_to_fp32", o, eb + 4, w, cp),
+                          streamed_n(p, "cp_merge_sub", o, 12, 1, 2 * later));
+  f = ts_cost_add(f, streamed_n(p, "cp_merge_scale", o, 8, 1, later));
+  f = ts_cost_add(f, streamed_n(p, "cp_merge_lse_sub", lse_rows, 12, 1, 3 * later));
+  f = ts_cost_add(f, streamed_n(p, "cp_merge_lse_sigmoid", lse_rows, 8, 1, 2 * later));
+  f = ts_cost_add(f, streamed_n(p, "cp_kv_cat", kv, 2 * eb, 1, later));
+  *fwd = ts_cost_add(f, streamed(p, "cp_out_cast", o, 4 + eb, 1));
+
+  ts_cost b = ts_cost_add(streamed(p, "cp_grad_zeros", q + kv, 4, 1),
+                          streamed_n(p, "cp_grad_q_add", q, 8 + eb, w, cp));
+  b = ts_cost_add(b, streamed(p, "cp_grad_kv_add", kv, 8 + eb, w));
+  b = ts_cost_add(b, streamed_n(p, "cp_grad_kv_half_add", kv / 2, 8 + eb, w, later));
+  b = ts_cost_add(b, streamed_n(p, "cp_grad_kv_cat", kv, 8, 1, cp + later));
+  b = ts_cost_add(b, streamed_n(p, "cp_kv_cat_bwd", kv, 2 * eb, 1, later));
+  *bwd = ts_cost_add(b, streamed(p, "cp_grad_cast", q + kv, 4 + eb, 1));
 }
 
 /* The attention core of a context-parallel rank (ring attention as Transformer Engine runs it,
@@ -658,12 +712,25 @@ static void context_parallel_core(const ts_workload *wl, const pricer *p, ts_cos
   double local = (double)ts_workload_local_seq(wl), cp = (double)wl->cp;
   ts_cost own_f, own_b, step_f, step_b;
   flash_block(wl, p, local, true, 1, &own_f, &own_b);
-  flash_block(wl, p, local, false, 0.5, &step_f, &step_b);
+  pricer steps = *p;
+  steps.count = p->count * (int)(wl->cp - 1);
+  flash_block(wl, &steps, local, false, 0.5, &step_f, &step_b);
   *fwd = ts_cost_add(own_f, times(step_f, cp - 1));
   *bwd = ts_cost_add(own_b, times(step_b, cp - 1));
   double D = (double)ts_workload_qk_head_dim(wl), Dv = (double)ts_workload_v_head_dim(wl);
   double B = (double)wl->micro_batch * (double)(wl->model.n_heads / wl->tp);
   double S = (double)wl->model.seq;
+  if (wl->cp_attention == TS_CP_ATTENTION_PYTORCH) {
+    ts_cost extra_f, extra_b;
+    double kv_heads =
+        (double)(ts_workload_repeats_kv(wl) ? wl->model.n_heads : wl->model.n_query_groups) /
+        (double)wl->tp;
+    double rows = (double)wl->micro_batch * local, heads = B / (double)wl->micro_batch;
+    pytorch_ring_kernels(p, (int)wl->cp, rows * heads * Dv, rows * heads * D,
+                         rows * kv_heads * (D + Dv), rows * heads, &extra_f, &extra_b);
+    *fwd = ts_cost_add(*fwd, extra_f);
+    *bwd = ts_cost_add(*bwd, extra_b);
+  }
   fwd->flops = 2.0 * B * S * S * (D + Dv) / cp;
   bwd->flops = 2.0 * fwd->flops;
 }
@@ -1063,6 +1130,12 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   double kv_heads = ts_workload_repeats_kv(wl) ? (double)m->n_heads : (double)m->n_query_groups;
   out->cp_kv_bytes =
       wl->cp > 1 ? eb * (double)bs * (kv_heads / (double)t) * (double)(d + dv) * (double)wl->cp : 0;
+  /* PyTorch's fp32 gradients: 4 / eb of the keys' bytes a step, cp steps, each rank sending what
+   * an all-gather of cp / (cp - 1) times that buffer would */
+  double cp = (double)wl->cp;
+  out->cp_bwd_bytes = wl->cp_attention == TS_CP_ATTENTION_PYTORCH && wl->cp > 1
+                          ? out->cp_kv_bytes * (1.0 + 4.0 / eb * cp / (cp - 1.0))
+                          : 2.0 * out->cp_kv_bytes;
   out->share_attn_in = share(qkv_in.fwd, out->attn);
   out->share_attn_out = share(proj.fwd, out->attn);
   out->share_mlp_in = share(fc1.fwd, out->mlp);

@@ -52,6 +52,10 @@ typedef struct ts_layer_cost {
    * rotary part also in attn_core_fwd): what recompute module mla_up_proj redoes. */
   ts_cost mla_up_fwd, rope_fwd;
   double cp_kv_bytes; /* context parallelism: the keys and values all cp ranks gather (0: cp 1) */
+  /* ... and what its backward moves, as an all-gather's buffer: the keys and values again and
+   * their gradients passed around the ring (Transformer Engine's in the model's precision,
+   * PyTorch's in fp32, at each of cp steps) */
+  double cp_bwd_bytes;
   /* The GEMMs next to the tensor-parallel collectives, as shares of their piece's time (what
    * tp_comm_overlap hides the collectives under): forward QKV and projection of attn, FC1 and
    * FC2 of mlp; backward the projection's and QKV's input gradients of attn_bwd, FC2's and

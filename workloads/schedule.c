@@ -500,10 +500,10 @@ static void tp_overlapped(tpl *t, ts_coll_op op, double bytes, ts_cost g, ts_cat
   overlapped(t, op, TS_GROUP_TP, TS_CAT_TP, bytes, g, cat);
 }
 
-/* The attention core beside the context-parallel ring (Transformer Engine's ring attention):
- * each of the cp steps computes a block while the next block's keys and values arrive, which
- * moves what an all-gather over the cp ranks moves; the backward also passes the keys' and
- * values' gradients (twice the bytes). */
+/* The attention core beside the context-parallel ring: each of the cp steps computes a block
+ * while the next block's keys and values arrive, which moves what an all-gather over the cp
+ * ranks moves; the backward also passes the keys' and values' gradients (ts_layer_cost
+ * cp_bwd_bytes). */
 static void cp_core(tpl *t, double bytes, ts_cost core, ts_category cat) {
   overlapped(t, TS_COLL_ALLGATHER, TS_GROUP_CP, TS_CAT_CP, bytes, core, cat);
 }
@@ -550,7 +550,7 @@ static void attn_backward_cp(tpl *t, const ts_workload *wl, const ts_layer_cost 
   if (ov)
     tp_overlapped(t, TS_COLL_ALLGATHER, lc->tp_comm_bytes, part(proj, 0.5), TS_CAT_COMPUTE);
   compute(t, ov ? part(proj, 0.5) : proj, TS_CAT_COMPUTE);
-  cp_core(t, 2 * lc->cp_kv_bytes, lc->attn_core_bwd, TS_CAT_COMPUTE);
+  cp_core(t, lc->cp_bwd_bytes, lc->attn_core_bwd, TS_CAT_COMPUTE);
   ts_cost rest = minus(minus(lc->attn_bwd, proj), lc->attn_core_bwd);
   if (ov) {
     compute(t, minus(rest, qkv_dgrad), TS_CAT_COMPUTE);

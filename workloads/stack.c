@@ -12,6 +12,7 @@ const char *const ts_rms_norm_names[] = {"functional", "eager_fp32", NULL};
 const char *const ts_rope_names[] = {"rotate_half", "complex", NULL};
 const char *const ts_gate_up_names[] = {"fused", "separate", NULL};
 const char *const ts_fp8_linear_names[] = {"transformer_engine", "torchao", NULL};
+const char *const ts_cp_attention_names[] = {"transformer_engine", "pytorch", NULL};
 const char *const ts_allocator_names[] = {"caching", "expandable", NULL};
 const char *const ts_fusion_names[] = {"masked_softmax",        "bias_gelu", "bias_dropout",
                                        "gradient_accumulation", "swiglu",    "rope",

@@ -89,6 +89,18 @@ extern const char *const ts_gate_up_names[]; /* "fused", "separate" */
 typedef enum ts_fp8_linear { TS_FP8_LINEAR_TE, TS_FP8_LINEAR_TORCHAO } ts_fp8_linear;
 extern const char *const ts_fp8_linear_names[]; /* "transformer_engine", "torchao" */
 
+/* Whose ring attention context parallelism runs (stack.cp_attention): Transformer Engine's
+ * (transformer_engine, the default but under framework pytorch: Megatron-Core's and NeMo's), each
+ * step's partial output corrected in place inside its kernels; or PyTorch's
+ * (torch.distributed.tensor.experimental.context_parallel, torchtitan's; the default under
+ * framework pytorch), whose Python loop (_templated_ring_attention, PyTorch 2.5-2.11) merges
+ * each step's output and log-sum-exp into a running fp32 result with eager kernels
+ * (_SDPAMerger), concatenates the keys and values at every step, and in its backward sums the
+ * gradients in fp32 and passes the keys' and values' fp32 gradients rank to rank
+ * (_AllToAllRotater) while all-gathering the keys and values again (ts_cost_layer). */
+typedef enum ts_cp_attention { TS_CP_ATTENTION_TE, TS_CP_ATTENTION_PYTORCH } ts_cp_attention;
+extern const char *const ts_cp_attention_names[]; /* "transformer_engine", "pytorch" */
+
 /* PyTorch's CUDA caching allocator as configured (stack.allocator): its default, which carves
  * requests out of cached blocks and returns only wholly free segments to the driver, so that
  * free bytes split among segments in use can leave a large request unplaced; or expandable

@@ -27,22 +27,11 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {"framework",
-                                         "attention",
-                                         "fused_kernels",
-                                         "rccl_version",
-                                         "nccl_version",
-                                         "deepspeed_version",
-                                         "allocator",
-                                         "unpad_input",
-                                         "rms_norm",
-                                         "rope",
-                                         "compile",
-                                         "gate_up",
-                                         "fsdp_version",
-                                         "fp8_linear",
-                                         "contiguous_gradients",
-                                         NULL};
+static const char *const stack_keys[] = {
+    "framework",         "attention", "fused_kernels", "rccl_version", "nccl_version",
+    "deepspeed_version", "allocator", "unpad_input",   "rms_norm",     "rope",
+    "compile",           "gate_up",   "fsdp_version",  "fp8_linear",   "contiguous_gradients",
+    "cp_attention",      NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -1043,6 +1032,14 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
       return -1;
     wl->fp8_linear = (ts_fp8_linear)fp8_linear;
     wl->locs.fp8_linear = here(r, st, "fp8_linear");
+    int cp_attention = TS_CP_ATTENTION_TE;
+    int rc_cp_attention =
+        ts_doc_get_enum(r->doc, st, "cp_attention", ts_cp_attention_names, &cp_attention, r->err);
+    if (rc_cp_attention < 0)
+      return -1;
+    wl->cp_attention = (ts_cp_attention)cp_attention;
+    wl->is_cp_attention_set = rc_cp_attention == 1;
+    wl->locs.cp_attention = here(r, st, "cp_attention");
     if (ts_doc_get_long(r->doc, st, "fsdp_version", 1, 2, &wl->fsdp_version, r->err) < 0)
       return -1;
     wl->locs.fsdp_version = here(r, st, "fsdp_version");
@@ -1553,6 +1550,15 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      wl->is_fsdp ? " as FSDP" : "");
   if (!wl->is_contiguous_gradients_set) /* the release's default (constants.py, PR #1199) */
     wl->contiguous_gradients = wl->deepspeed_version <= 0 || wl->deepspeed_version >= 403;
+  bool plain = ts_framework_is_pytorch(wl->framework);
+  if (wl->is_cp_attention_set && wl->cp_attention == TS_CP_ATTENTION_PYTORCH && !plain)
+    return ts_err_at(err, l->cp_attention,
+                     "cp_attention pytorch is PyTorch's context_parallel, which wraps a plain "
+                     "PyTorch model's scaled_dot_product_attention (framework pytorch); found "
+                     "framework %s",
+                     ts_framework_names[wl->framework]);
+  if (!wl->is_cp_attention_set)
+    wl->cp_attention = plain ? TS_CP_ATTENTION_PYTORCH : TS_CP_ATTENTION_TE;
   if (wl->is_autocast && deepspeed)
     return ts_err_at(err, l->autocast,
                      "autocast keeps fp32 weights, but %s runs DeepSpeed's engine, which casts the "

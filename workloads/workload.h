@@ -149,8 +149,8 @@ typedef struct ts_workload_locs {
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp, autocast;
   ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version, unpad_input,
-      rms_norm, rope, compile, gate_up, fsdp_version, fp8_linear,
-      contiguous_gradients; /* the stack's keys */
+      rms_norm, rope, compile, gate_up, fsdp_version, fp8_linear, contiguous_gradients,
+      cp_attention; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -307,6 +307,10 @@ typedef struct ts_workload {
   ts_rope_impl rope_impl; /* stack.rope */
   ts_gate_up gate_up; /* stack.gate_up */
   ts_fp8_linear fp8_linear; /* stack.fp8_linear: whose linear layers run training.fp8 */
+  /* stack.cp_attention: whose ring attention context parallelism runs; resolved from the
+   * framework where not given (stack.h) */
+  ts_cp_attention cp_attention;
+  bool is_cp_attention_set;
   /* stack.compile: torch.compile of each block (torchtitan's apply_compile): Inductor fuses the
    * element-wise work between the GEMMs and the attention into kernels of their own, which
    * trainsim prices as fused: the norms as one kernel each (the table's rms_norm, whatever

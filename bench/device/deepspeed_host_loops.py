@@ -13,9 +13,15 @@ not called), for N = 384, 1,536 and 2,240 ranks (Narayanan et al.'s ZeRO-3 runs)
     world group and over a group made by new_group (Megatron passes its data-parallel group);
   * scatter_views: _reduce_scatter_gradient: the bounds, param.grad.view(-1).narrow(...) a rank;
   * narrow: a narrow view alone (the "Python op" trainsim prices the loops with);
-  * cpp_copies: copy_(src, non_blocking=True) of 4 KiB pieces issued from a C++ loop, as
-    ProcessGroupNCCL issues them (built with torch.utils.cpp_extension; skipped if it cannot
-    build), and the same from a Python loop for comparison.
+  * cpp_copies: copy_(src, non_blocking=True) of 4 KiB pieces issued from a C++ loop (built
+    with torch.utils.cpp_extension; skipped if it cannot build), and the same from a Python
+    loop for comparison;
+  * post_hook: ProcessGroupNCCL's loop as PyTorch 1.8 wrote it (allgather's post hook and
+    reduce_scatter's pre hook alike): on the NCCL stream, for each rank's piece,
+    recordStream(piece.storage().data_ptr(), stream), then piece.copy_(flat[j], true), flat
+    being the [ranks, numel] buffer it gathered into; the list handed over from Python
+    counted in, as dist.all_gather hands it. At 4 KiB and at 1 MiB a piece (a 2.3 GB
+    matrix of GPT-530B's over 2,240 ranks).
 Host times are medians of 7 wall-clock repetitions after a warm-up, per rank (per copy).
 Without a GPU the view loops run on CPU tensors over a one-rank gloo group (the copies need
 the GPU and are skipped): a view's cost is its metadata, the same whatever the device holds.
@@ -105,6 +111,21 @@ void copies(std::vector<at::Tensor> out, std::vector<at::Tensor> in) {
     out[j].copy_(in[j], true);
 }
 """
+CPP_HOOK = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+/* ProcessGroupNCCL::allgather's post hook (PyTorch 1.8, torch/lib/c10d/ProcessGroupNCCL.cpp). */
+void post_hook(std::vector<at::Tensor> out, at::Tensor flat) {
+  static c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
+  c10::cuda::CUDAStreamGuard guard(stream);
+  for (size_t j = 0; j < out.size(); j++) {
+    c10::cuda::CUDACachingAllocator::recordStream(out[j].storage().data_ptr(), stream);
+    out[j].copy_(flat[j], true);
+  }
+}
+"""
 
 
 def main():
@@ -144,7 +165,16 @@ def main():
                 ext = load_inline("ds_copies", CPP, functions=["copies"], verbose=False)
                 row("cpp_copies", pieces,
                     per_rank_us(lambda n: ext.copies(outs[:n], ins[:n]), pieces),
-                    "copy_(non_blocking) of a 4 KiB piece from a C++ loop (ProcessGroupNCCL's)")
+                    "copy_(non_blocking) of a 4 KiB piece from a C++ loop")
+                hook = load_inline("ds_post_hook", CPP_HOOK, functions=["post_hook"],
+                                   with_cuda=True, verbose=False)
+                for piece in (PIECE, 1 << 19):  # elements: 4 KiB and 1 MiB in fp16
+                    gathered = torch.zeros(pieces * piece, dtype=torch.float16, device=DEVICE)
+                    views = [gathered.narrow(0, piece * j, piece) for j in range(pieces)]
+                    flat2d = torch.ones(pieces, piece, dtype=torch.float16, device=DEVICE)
+                    row("post_hook_%dKiB" % (piece * 2 // 1024), pieces,
+                        per_rank_us(lambda n: hook.post_hook(views[:n], flat2d), pieces),
+                        "recordStream + copy_(flat[j]) a piece from C++, the list from Python")
             except Exception as e:  # no compiler or ninja on the machine
                 print("cpp_copies skipped: %s" % e, flush=True)
         except StopIteration:  # no GPU: the copies are not measured

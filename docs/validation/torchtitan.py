@@ -325,6 +325,33 @@ def layer_figures(work, compiled, float8=False, model="8b", micro=2, seq=8192,
     return figs
 
 
+def ring_merges_ms(work, cp):
+    """trainsim's forward merges (ms) for the rank cp_ring_steps.py replays (cp / 2, a Llama 3
+    8B layer's 32 heads of 128 at 32,768 tokens a rank, micro-batch 1), from `trainsim profile`'s
+    kernel prices on the measuring H100 (platforms/dgx-h100.yaml): each step's output cast to
+    fp32, and past the first a whole merge for steps up to the rank, a partial one after (half
+    the elements, then the concatenation of the halves: the 8 bytes an element of the fp32
+    gradient concatenation, at half its elements)."""
+    wl = os.path.join(work, f"ring-{cp}.yaml")
+    workload(wl, 1, 1, 1, 1, "none", dict(TORCHTITAN_STACK, cp_attention="pytorch"),
+             32768 * cp, cp=cp)
+    out = subprocess.run([TRAINSIM, "profile", wl, "--platform",
+                          os.path.join(ROOT, "platforms", "dgx-h100.yaml")],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"torchtitan.py: trainsim profile failed: {out.stderr}")
+    us = {}
+    for line in out.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[2].startswith("cp_"):
+            us[f[2]] = float(f[-3])
+    whole = (2 * us["cp_merge_sub"] + us["cp_merge_scale"] + 3 * us["cp_merge_lse_sub"] +
+             2 * us["cp_merge_lse_sigmoid"])
+    partial = 0.5 * whole + 0.25 * us["cp_grad_kv_cat"]  # the keys' and values' are twice o
+    rank = cp // 2
+    return (cp * us["cp_out_to_fp32"] + rank * whole + (cp - 1 - rank) * partial) / 1e3
+
+
 def measured_layers(path, build):
     """Per layer of Llama 3 8B at micro-batch 2: mode -> (forward ms, backward ms, held bytes),
     and the file's header line."""
@@ -355,6 +382,7 @@ def main():
                 shapes[(f"llama3-{model}", micro, "float8" if f8 else "bf16")] = layer_figures(
                     work, True, f8, model, micro, seq, ("none",))["none"][2]
         measured_k, priced_k = kernel_families(work)
+        merges = {cp: ring_merges_ms(work, cp) for cp in (2, 4, 8)}
     got, header = measured_layers(MEASURED, "eager")
     compiled, compiled_header = measured_layers(COMPILED, "compiled")
     lines = []
@@ -499,27 +527,34 @@ def main():
         for r in csv.DictReader(line for line in f if not line.startswith("#")):
             ring[int(r["cp"])] = {k: float(v) for k, v in r.items()}
     r8 = ring[8]
-    w("  trainsim plays context parallelism as Transformer Engine runs it (load-balanced causal")
-    w("  chunks, the keys and values all-gathered beside the attention). One rank's steps of")
-    w("  PyTorch's ring attention replayed on an H100 (`bench/device/cp_ring_steps.py`, a Llama 3")
-    w("  8B layer, 32,768 tokens a rank, no communication) take the flash kernels' expected time:")
-    w("  " + ", ".join(f"{ring[c]['fwd_kernels_ms']:.1f}" for c in sorted(ring)) +
+    w("  trainsim plays them as PyTorch's ring attention runs them (`stack.cp_attention: pytorch`,")
+    w("  the default under framework pytorch since 2026-12-07; as Transformer Engine runs it")
+    w("  before): the flash calls of load-balanced causal chunks beside the keys and values")
+    w("  all-gathered, and the eager kernels of PyTorch's loop around them (workloads/cost.c:")
+    w("  each step's output cast to fp32 and merged into the running one, the keys and values")
+    w("  concatenated at every step; in the backward fp32 gradient sums and concatenations, and")
+    w("  the keys' and values' fp32 gradients passed rank to rank). One rank's steps replayed on an")
+    w("  H100 (`bench/device/cp_ring_steps.py`, a Llama 3 8B layer, 32,768 tokens a rank, no")
+    w("  communication) take the flash kernels' expected time: " +
+      ", ".join(f"{ring[c]['fwd_kernels_ms']:.1f}" for c in sorted(ring)) +
       f" ms forward at cp {', '.join(str(c) for c in sorted(ring))}, against cp times the")
     w(f"  rank's own causal block ({r8['causal_fwd_ms']:.1f} ms); the fp32 merges of the partial")
-    w("  outputs add " + ", ".join(f"{ring[c]['fwd_merges_ms']:.1f}" for c in sorted(ring)) +
-      " ms and the backward's fp32 gradient sums")
-    w("  " + ", ".join(f"{ring[c]['bwd_grad_sums_ms']:.1f}" for c in sorted(ring)) +
-      " ms a layer, which trainsim does not price: at cp 8, with full")
+    w("  outputs take " + ", ".join(f"{ring[c]['fwd_merges_ms']:.1f}" for c in sorted(ring)) +
+      " ms, which trainsim prices at " + ", ".join(f"{merges[c]:.1f}" for c in sorted(ring)) +
+      " ms for that rank")
+    w("  (its kernels' prices from the H100's table; trainsim plays the ring's last rank, whose")
+    w("  merges are all whole). The replay's backward sums (" +
+      ", ".join(f"{ring[c]['bwd_grad_sums_ms']:.1f}" for c in sorted(ring)) +
+      " ms) cast and add each gradient")
+    w("  apart, not as PyTorch's code does (mixed-precision adds, concatenations): no check of")
+    w("  the backward's price.")
     row8, pred8 = next((r, p) for r, p in f8 if r["cp"] == "8")
     tokens8 = int(row8["local_batch"]) * int(row8["seq"]) / 8  # a rank's, as TPS counts them
     gap8 = tokens8 / float(row8["tps_gpu"]) - tokens8 / pred8["described"][0]
-    w(f"  recomputation's second forward, about "
-      f"{32 * (2 * r8['fwd_merges_ms'] + r8['bwd_grad_sums_ms']) / 1e3:.1f} s of a step whose "
-      f"published time is {gap8:.1f} s longer")
-    w("  than trainsim's. The attention's compute is not where the runs lose; the ring's")
-    w("  communication (the keys and values of every head gathered, their fp32 gradients")
-    w("  passed rank to rank each step) and what else PyTorch's context parallelism of 1963fc8")
-    w("  did are not measured here (one GPU), and the gap is not explained.")
+    w(f"  At cp 8 the published step is still {gap8:.1f} s longer than trainsim's. The ring's")
+    w("  communication at these sizes (the keys and values of every head gathered, their fp32")
+    w("  gradients passed on at each step) and what else PyTorch's context parallelism of")
+    w("  1963fc8 did are not measured here (one GPU): the gap is not explained.")
     w("- Tables 4 to 6 ran float8 with tensor parallelism, most with async tensor parallelism,")
     w("  which trainsim does not model; the H200 runs ran 2025's stack (torchtitan e7c0cae, the")
     w("  torchao of NGC 25.05), whose float8 code was not measured: listed, not predicted.")

@@ -32,8 +32,10 @@ MODELS = {"175B": (96, 12288, 96), "530B": (105, 20480, 128)}
 # Table 2, ZeRO-3 without model parallelism: model, global batch, GPUs, micro-batch, TFLOPS a GPU
 RUNS = [("175B", 1536, 384, 4, 144), ("175B", 1536, 768, 2, 88), ("175B", 1536, 1536, 1, 44),
         ("530B", 2560, 640, 4, 138), ("530B", 2240, 1120, 2, 98), ("530B", 2240, 2240, 1, 48)]
-# The paper's footnote: 530B at micro-batch 4 did not fit on 560 GPUs (batch 2,240)
+# The paper's footnote: 530B at micro-batch 4 did not fit on 560 GPUs (batch 2,240); on 640
+# (Table 2's first 530B row) it ran
 OOM_RUN = ("530B", 2240, 560, 4)
+FIT_RUN = ("530B", 2560, 640, 4)
 DEEPSPEED = "0.3.16"
 
 
@@ -91,17 +93,22 @@ def main():
         print(f"{model} {gpus}: {ours:.1f} ({ours_flat:.1f} flat) against {published}",
               flush=True)
     wl = os.path.join(work, "wl.yaml")
-    oom = []
-    for contiguous in (True, False):
-        workload(wl, *OOM_RUN, contiguous=contiguous)
+
+    def verdict(run, contiguous):
+        """trainsim memory's peak (GiB) and verdict for a run."""
+        workload(wl, *run, contiguous=contiguous)
         mem = subprocess.run([TRAINSIM, "memory", wl, "--platform", PLATFORM],
                              capture_output=True, text=True)
         found = re.search(r"^peak: ([0-9.]+) GiB per GPU on stage \d+: (.*)$", mem.stdout, re.M)
         if mem.returncode != 0 or not found:
             sys.exit(f"zero3.py: trainsim memory failed: {mem.stderr}")
         risk = ", AT RISK" if "AT RISK" in mem.stdout else ""  # within its largest allocation
-        oom.append((float(found.group(1)), found.group(2) + risk))
-    (oom_peak, oom_verdict), (oom_peak_flat, oom_verdict_flat) = oom
+        return float(found.group(1)), found.group(2) + risk
+
+    (oom_peak, oom_verdict), (oom_peak_flat, oom_verdict_flat) = (
+        verdict(OOM_RUN, True), verdict(OOM_RUN, False))
+    (fit_peak, fit_verdict), (fit_peak_flat, fit_verdict_flat) = (
+        verdict(FIT_RUN, True), verdict(FIT_RUN, False))
 
     lines = []
     w = lines.append
@@ -137,7 +144,9 @@ def main():
       f"{100 * sum(abs(r['err_flat']) for r in rows) / len(rows):.1f}%). Memory: the paper's footnote "
       f"says GPT-530B at micro-batch 4 did not fit on 560 GPUs; trainsim: {oom_peak:.2f} GiB, "
       f"\"{oom_verdict}\" ({oom_peak_flat:.2f} GiB, \"{oom_verdict_flat}\", without contiguous "
-      f"gradients; a wrong verdict where it says fits).")
+      f"gradients; a wrong verdict where it says fits). On 640 GPUs, where it ran: "
+      f"{fit_peak:.2f} GiB, \"{fit_verdict}\" ({fit_peak_flat:.2f} GiB, \"{fit_verdict_flat}\"; "
+      f"a wrong verdict where it says does not fit).")
     w("")
     big = [r for r in rows if r["model"] == "530B"]
     small = [r for r in rows if r["model"] == "175B"]

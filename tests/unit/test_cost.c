@@ -302,6 +302,39 @@ static void test_repeated_kv_kernels(void **state) {
   }
 }
 
+/* PyTorch's ring attention (stack.cp_attention pytorch) adds its loop's eager kernels to the
+ * attention core, priced by the roofline here (no kernel table) for the ring's last rank: the
+ * forward's bytes are cp output casts (2 + 4 bytes an element of o), cp - 1 whole merges (12 +
+ * 8 + 12 bytes an element of o, five log-sum-exp kernels of 12 or 8 bytes a head's query) and
+ * key-value concatenations (2 x 2 bytes an element of kv), and the final cast (4 + 2); its backward
+ * the zeros (4 bytes, q + kv), cp query-gradient adds (10), the first key-value add (10 a kv
+ * element), cp - 1 half adds, cp + cp - 1 fp32 concatenations (8), cp - 1 key-value
+ * concatenations (4) and the casts back (6, q + kv). Its backward ring moves the keys and
+ * values again and their fp32 gradients at every step: 1 + 2 cp / (cp - 1) times the forward's
+ * all-gather, against Transformer Engine's 2. */
+static void test_pytorch_ring_attention(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_workload wl = test_workload(4, 4096, 32, 8192, 128256, 1, 1, 1, 4, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.cp = 4;
+  ts_layer_cost te, torch;
+  wl.cp_attention = TS_CP_ATTENTION_TE;
+  ts_cost_layer(&wl, &g, &te);
+  wl.cp_attention = TS_CP_ATTENTION_PYTORCH;
+  ts_cost_layer(&wl, &g, &torch);
+  double cp = 4, rows = 8192.0 / 4, o = rows * 32 * 128, q = o, kv = rows * 32 * 256;
+  double fwd = cp * 6 * o + (cp - 1) * (32 * o + rows * 32 * (3 * 12 + 2 * 8) + 4 * kv) + 6 * o;
+  double bwd = 4 * (q + kv) + cp * 10 * q + 10 * kv + (cp - 1) * 10 * kv / 2 +
+               (2 * cp - 1) * 8 * kv + (cp - 1) * 4 * kv + 6 * (q + kv);
+  assert_rel(torch.attn_core_fwd.bytes - te.attn_core_fwd.bytes, fwd, 1e-9);
+  assert_rel(torch.attn_core_bwd.bytes - te.attn_core_bwd.bytes, bwd, 1e-9);
+  assert_true(torch.attn_core_fwd.time_s > te.attn_core_fwd.time_s);
+  assert_rel(te.cp_bwd_bytes, 2 * te.cp_kv_bytes, 1e-12);
+  assert_rel(torch.cp_bwd_bytes, (1 + 2 * cp / (cp - 1)) * torch.cp_kv_bytes, 1e-12);
+  assert_rel(torch.cp_kv_bytes, te.cp_kv_bytes, 1e-12);
+}
+
 /* The stack's fusions (workloads/stack.h), priced by the roofline (no kernel table): without the
  * masked-softmax fusion a mask kernel reads and writes the scores, forward and backward (the
  * scale rides in the GEMM); without the bias-GeLU fusion the Megatron family adds the first MLP
@@ -358,6 +391,7 @@ int main(void) {
                                      cmocka_unit_test(test_fp8),
                                      cmocka_unit_test(test_autocast),
                                      cmocka_unit_test(test_repeated_kv_kernels),
+                                     cmocka_unit_test(test_pytorch_ring_attention),
                                      cmocka_unit_test(test_stack_fusions)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -418,6 +418,43 @@ static void test_contiguous_gradients(void **state) {
   }
 }
 
+/* stack.cp_attention: PyTorch's ring under framework pytorch unless given, Transformer Engine's
+ * elsewhere; PyTorch's outside framework pytorch is an error naming the key's place. */
+static void test_cp_attention(void **state) {
+  (void)state;
+  const struct {
+    const char *stack;
+    int expect; /* a ts_cp_attention, or -1 an error */
+  } cases[] = {
+      {"framework: pytorch", TS_CP_ATTENTION_PYTORCH},
+      {"framework: megatron", TS_CP_ATTENTION_TE},
+      {"framework: pytorch, cp_attention: transformer_engine", TS_CP_ATTENTION_TE},
+      {"framework: megatron, cp_attention: transformer_engine", TS_CP_ATTENTION_TE},
+      {"framework: megatron, cp_attention: pytorch", -1},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "name: s\nmodel: {num_layers: 2, hidden_size: 256, num_attention_heads: 4, "
+             "seq_length: 128, vocab_size: 1000}\ntraining: {global_batch_size: 8}\n"
+             "parallelism: {context: 2}\nstack: {%s}\n",
+             cases[k].stack);
+    ts_workload wl;
+    ts_err err = {0};
+    assert_int_equal(ts_workload_parse("c.yaml", text, strlen(text), &wl, &err), 0);
+    ts_overrides ov = {.gpus = 8, .is_gpus_set = true};
+    int rc = ts_workload_resolve(&wl, &ov, &err);
+    if (cases[k].expect < 0) {
+      assert_int_equal(rc, -1);
+      assert_non_null(strstr(err.msg, "c.yaml:5:"));
+      assert_non_null(strstr(err.msg, "cp_attention pytorch is PyTorch's context_parallel"));
+      continue;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(wl.cp_attention, cases[k].expect);
+  }
+}
+
 static void test_overrides(void **state) {
   (void)state;
   ts_workload wl;
@@ -539,6 +576,7 @@ int main(void) {
                                      cmocka_unit_test(test_overrides),
                                      cmocka_unit_test(test_stage_layers),
                                      cmocka_unit_test(test_stack),
-                                     cmocka_unit_test(test_contiguous_gradients)};
+                                     cmocka_unit_test(test_contiguous_gradients),
+                                     cmocka_unit_test(test_cp_attention)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
