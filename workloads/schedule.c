@@ -827,9 +827,14 @@ typedef enum grad_sync {
 
 /* Host costs of DeepSpeed's ZeRO-3 before 0.6.0 (ts_deepspeed_path), per call: a PyTorch
  * operation called from Python (flatten, div_, all_reduce), about 2 us (pytorch/pytorch#41383,
- * ngimel: x * x "approx 2 us", half of it Python's parsing), and a small device-to-device
- * copy_, which PyTorch issues as a cudaMemcpyAsync: 5-7 us a call (DualPath, Wu et al., arXiv
- * 2602.21548, section 5.2, measured over many small chunks): 6 us taken. Its loops over the
+ * ngimel: x * x "approx 2 us", half of it Python's parsing), and a piece's device-to-device
+ * copy_ as ProcessGroupNCCL's loop issues it (PyTorch 1.8's all_gather post hook and
+ * reduce_scatter pre hook: recordStream, then copy_ of the flat buffer's row), measured from C++
+ * on an H100 machine's host (bench/device/h100_deepspeed_host_loops.csv, PyTorch 2.11: 5.95 us
+ * a 4 KiB piece, 5.88 a 1 MiB one; 4.87 a bare copy_; the machine's Python loops ran 1.8-2.1x
+ * slower than this project's, PyTorch 2.11's dispatch included, so 2021's may be faster:
+ * ASSUMED as measured), within DualPath's 5-7 us (Wu et al., arXiv 2602.21548, section 5.2,
+ * from Python). Its loops over the
  * ranks, as partition_parameters.py at v0.3.16 wrote them, timed on this project's machine
  * (bench/device/cpu_deepspeed_host_loops.csv: Python 3.11, PyTorch 1.13, an AMD EPYC, views of
  * CPU tensors, whose cost is their metadata), at 2,240 ranks: a narrow view 1.06 us;
@@ -838,7 +843,7 @@ typedef enum grad_sync {
  * us a rank. 2021's stack runs them about as fast: Debian 11's PyTorch 1.7.1 and Python 3.9 in
  * 0.96, 1.74 and 1.91 us, with another job on the machine (cpu_deepspeed_host_loops_torch17.csv).
  * Selene's EPYC 7742 ASSUMED as fast as this machine's. */
-static const double ds_python_op_s = 2e-6, ds_small_copy_s = 6e-6;
+static const double ds_python_op_s = 2e-6, ds_small_copy_s = 5.9e-6;
 static const double ds_view_s = 1.06e-6, ds_gather_rank_s = 1.66e-6, ds_scatter_rank_s = 2.00e-6;
 
 /* One of the N copies of a list collective's pieces on the GPU, measured on an H100 (copy_ calls

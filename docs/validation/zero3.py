@@ -187,7 +187,9 @@ def main():
     w("  whether the paper's runs did is not published.")
     w("- The ranks' host costs (DeepSpeed 0.3.16's Python views, its loops timed here at")
     w("  1.66-2.00 us a rank with Python 3.11 and PyTorch 1.13, and PyTorch's per-piece copy")
-    w("  calls, 6 us, cited: 7.7-8.0 us a rank a parameter) grow with the rank count and dominate the")
+    w("  calls from C++, recordStream and copy_ as PyTorch 1.8 issued them, 5.9 us timed on an H100")
+    w("  machine's host with PyTorch 2.11: 7.6-7.9 us a rank a parameter) grow with the rank")
+    w("  count and dominate the")
     w(f"  smallest micro-batches: GPT-175B on 1,536 GPUs lands at "
       f"{100 * small[-1]['err']:+.1f}% with them.")
     write_whole(PAGE, "\n".join(lines) + "\n")

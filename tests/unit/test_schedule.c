@@ -905,7 +905,7 @@ static double host_time(const ts_block *b, int *n) {
 /* DeepSpeed's ZeRO-3 by release (stack.h, ts_deepspeed_path), 8 GPT layers (12 tensors each,
  * 8 of them under the 1e5-element persistence threshold), DP 4, 4 microbatches:
  * - 0.3.16: each gather after a device synchronisation (a wait for everything posted), with
- *   N = 4 passes of its view loop (1.66 us each, measured) before and N copies (6 us each)
+ *   N = 4 passes of its view loop (1.66 us each, measured) before and N copies (5.9 us each)
  *   after, which the GPU then runs on the gather's stream (test_deepspeed_list_copies); the
  *   first forward of the step gathers the 35 large units, later ones the 8 x 12 + 2 + 2 of
  *   every unit; the backward reduce-scatters each of the 8 x 12 + 2 + 2 gradients (tied
@@ -918,7 +918,7 @@ static double host_time(const ts_block *b, int *n) {
 static void test_deepspeed_releases(void **state) {
   (void)state;
   ts_gpu g = mi250x_like();
-  g.hbm_Bps = 3.35e12; /* an H100's: every piece's copy on the GPU within a call's 6 us */
+  g.hbm_Bps = 3.35e12; /* an H100's: every piece's copy on the GPU within a call's 5.9 us */
   ts_err err = {0};
   const long versions[] = {316, 507, 600, 0};
   for (int v = 0; v < 4; v++) {
@@ -945,11 +945,11 @@ static void test_deepspeed_releases(void **state) {
     int n_host = 0;
     double fwd_host = host_time(f1, &n_host);
     assert_int_equal(n_host, list ? 2 * n_all : 0);
-    assert_rel(fwd_host, list ? n_all * 4 * (1.66e-6 + 6e-6) : 0, 1e-12);
+    assert_rel(fwd_host, list ? n_all * 4 * (1.66e-6 + 5.9e-6) : 0, 1e-12);
     double bwd_host = host_time(b0, &n_host);
     assert_rel(bwd_host,
-               (list ? n_large * 4 * (1.66e-6 + 6e-6) : 0) +
-                   (synced ? n_grads * 4 * (2.00e-6 + 6e-6) : 0),
+               (list ? n_large * 4 * (1.66e-6 + 5.9e-6) : 0) +
+                   (synced ? n_grads * 4 * (2.00e-6 + 5.9e-6) : 0),
                1e-12);
     for (int e = 0; e < f1->n_events; e++) { /* the list gathers' copies on their stream */
       const ts_event *ev = &f1->events[e];
@@ -977,7 +977,7 @@ static void test_deepspeed_releases(void **state) {
                 !f1->events[e].is_host;
     assert_int_equal(passes, (synced ? n_all : 0) + (list ? 1 + 8 * 6 + 1 : 0));
     double epi_host = host_time(epi, &n_host);
-    assert_rel(epi_host, list ? 4 * 1.06e-6 + 4 * 6e-6 + n_small * 4 * (3 * 1.06e-6 + 6e-6) : 0,
+    assert_rel(epi_host, list ? 4 * 1.06e-6 + 4 * 5.9e-6 + n_small * 4 * (3 * 1.06e-6 + 5.9e-6) : 0,
                1e-12);
     assert_int_equal(async_colls(epi, TS_COLL_ALLGATHER), list ? 0 : n_small);
     ts_job_fini(&job);
@@ -1030,7 +1030,7 @@ static void test_deepspeed_list_copies(void **state) {
  * gradients flattened (stage3.py, buffered_reduce_fallback): 8 GPT layers of width 1024 under
  * the 5e8-element bucket make one bucket a backward, all-reduced whole after a wait for
  * everything posted; the host calls flatten, div_ and all_reduce (2 us each), then a view and a
- * copy_ a gradient (1.06 + 6 us); the reduction stream runs the flatten, the div_ and the copies
+ * copy_ a gradient (1.06 + 5.9 us); the reduction stream runs the flatten, the div_ and the copies
  * out after it (each at least the measured copy's 1.883 us floor). With contiguous gradients each
  * of the 100 gradients is instead copied into the bucket's buffer on the compute stream, then
  * reduce-scattered apart. */
@@ -1065,7 +1065,7 @@ static void test_deepspeed_flat_all_reduce(void **state) {
         double host = 0;
         while (b0->events[w].kind == TS_EV_COMPUTE && b0->events[w].is_host)
           host += b0->events[w--].time_s;
-        assert_rel(host, 3 * 2e-6 + n_grads * (1.06e-6 + 6e-6), 1e-12);
+        assert_rel(host, 3 * 2e-6 + n_grads * (1.06e-6 + 5.9e-6), 1e-12);
         assert_int_equal(b0->events[w].kind, TS_EV_WAIT);
         assert_int_equal(b0->events[w].wait_keep, 0);
       }
