@@ -32,6 +32,7 @@ KERNELS = os.path.join(ROOT, "bench", "device", "h100_block_kernels.csv")
 FLOAT8 = [os.path.join(ROOT, "bench", "device", f"h100_float8_block{tail}.csv")
           for tail in ("", "_shape1", "_shape2")]
 CP_RING = os.path.join(ROOT, "bench", "device", "h100_cp_ring_steps.csv")
+CP_LOOP = os.path.join(ROOT, "bench", "device", "h100_cp_ring_loop.csv")
 CLOCKS = os.path.join(ROOT, "bench", "device", "h100_block_clocks.csv")
 FLOAT8_KERNELS = [os.path.join(ROOT, "bench", "device", f"h100_float8_block{tail}_kernels.csv")
                   for tail in ("", "_shape1", "_shape2")]
@@ -325,13 +326,11 @@ def layer_figures(work, compiled, float8=False, model="8b", micro=2, seq=8192,
     return figs
 
 
-def ring_merges_ms(work, cp):
-    """trainsim's forward merges (ms) for the rank cp_ring_steps.py replays (cp / 2, a Llama 3
-    8B layer's 32 heads of 128 at 32,768 tokens a rank, micro-batch 1), from `trainsim profile`'s
-    kernel prices on the measuring H100 (platforms/dgx-h100.yaml): each step's output cast to
-    fp32, and past the first a whole merge for steps up to the rank, a partial one after (half
-    the elements, then the concatenation of the halves: the 8 bytes an element of the fp32
-    gradient concatenation, at half its elements)."""
+def ring_eager_ms(work, cp):
+    """trainsim's eager kernels of PyTorch's ring loop (ms, forward and backward) on its last
+    rank, for cp_ring_loop.py's case (a Llama 3 8B layer's 32 heads of 128 at 32,768 tokens a
+    rank, micro-batch 1): the cp_* rows of `trainsim profile` on the measuring H100
+    (platforms/dgx-h100.yaml), each row's time by its count."""
     wl = os.path.join(work, f"ring-{cp}.yaml")
     workload(wl, 1, 1, 1, 1, "none", dict(TORCHTITAN_STACK, cp_attention="pytorch"),
              32768 * cp, cp=cp)
@@ -340,16 +339,12 @@ def ring_merges_ms(work, cp):
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"torchtitan.py: trainsim profile failed: {out.stderr}")
-    us = {}
+    ms = {"fwd": 0.0, "bwd": 0.0}
     for line in out.stdout.splitlines():
         f = line.split()
         if len(f) >= 6 and f[2].startswith("cp_"):
-            us[f[2]] = float(f[-3])
-    whole = (2 * us["cp_merge_sub"] + us["cp_merge_scale"] + 3 * us["cp_merge_lse_sub"] +
-             2 * us["cp_merge_lse_sigmoid"])
-    partial = 0.5 * whole + 0.25 * us["cp_grad_kv_cat"]  # the keys' and values' are twice o
-    rank = cp // 2
-    return (cp * us["cp_out_to_fp32"] + rank * whole + (cp - 1 - rank) * partial) / 1e3
+            ms[f[0]] += int(f[-4]) * float(f[-3]) / 1e3
+    return ms["fwd"], ms["bwd"]
 
 
 def measured_layers(path, build):
@@ -382,7 +377,7 @@ def main():
                 shapes[(f"llama3-{model}", micro, "float8" if f8 else "bf16")] = layer_figures(
                     work, True, f8, model, micro, seq, ("none",))["none"][2]
         measured_k, priced_k = kernel_families(work)
-        merges = {cp: ring_merges_ms(work, cp) for cp in (2, 4, 8)}
+        eager = {cp: ring_eager_ms(work, cp) for cp in (2, 4, 8)}
     got, header = measured_layers(MEASURED, "eager")
     compiled, compiled_header = measured_layers(COMPILED, "compiled")
     lines = []
@@ -527,6 +522,11 @@ def main():
         for r in csv.DictReader(line for line in f if not line.startswith("#")):
             ring[int(r["cp"])] = {k: float(v) for k, v in r.items()}
     r8 = ring[8]
+    loop = {}
+    with open(CP_LOOP) as f:
+        for r in csv.DictReader(line for line in f if not line.startswith("#")):
+            if int(r["rank"]) == int(r["cp"]) - 1:
+                loop[int(r["cp"])] = {k: float(v) for k, v in r.items()}
     w("  trainsim plays them as PyTorch's ring attention runs them (`stack.cp_attention: pytorch`,")
     w("  the default under framework pytorch since 2026-12-07; as Transformer Engine runs it")
     w("  before): the flash calls of load-balanced causal chunks beside the keys and values")
@@ -538,16 +538,24 @@ def main():
     w("  communication) take the flash kernels' expected time: " +
       ", ".join(f"{ring[c]['fwd_kernels_ms']:.1f}" for c in sorted(ring)) +
       f" ms forward at cp {', '.join(str(c) for c in sorted(ring))}, against cp times the")
-    w(f"  rank's own causal block ({r8['causal_fwd_ms']:.1f} ms); the fp32 merges of the partial")
-    w("  outputs take " + ", ".join(f"{ring[c]['fwd_merges_ms']:.1f}" for c in sorted(ring)) +
-      " ms, which trainsim prices at " + ", ".join(f"{merges[c]:.1f}" for c in sorted(ring)) +
-      " ms for that rank")
-    w("  (its kernels' prices from the H100's table; trainsim plays the ring's last rank, whose")
-    w("  merges are all whole). The replay's backward sums (" +
-      ", ".join(f"{ring[c]['bwd_grad_sums_ms']:.1f}" for c in sorted(ring)) +
-      " ms) cast and add each gradient")
-    w("  apart, not as PyTorch's code does (mixed-precision adds, concatenations): no check of")
-    w("  the backward's price.")
+    w(f"  rank's own causal block ({r8['causal_fwd_ms']:.1f} ms). PyTorch's own loop on that")
+    w("  H100, its communication replaced by local buffers (`bench/device/cp_ring_loop.py`, the")
+    w("  last rank), takes longer than its flash calls timed alone by " +
+      ", ".join(f"{loop[c]['eager_fwd_ms']:.1f}" for c in sorted(loop)) +
+      " ms forward and " + ", ".join(f"{loop[c]['eager_bwd_ms']:.1f}" for c in sorted(loop)) +
+      " ms backward a layer at cp " + ", ".join(str(c) for c in sorted(loop)) +
+      ": its eager kernels;")
+    w("  trainsim prices them at " + ", ".join(f"{eager[c][0]:.1f}" for c in sorted(loop)) +
+      " and " + ", ".join(f"{eager[c][1]:.1f}" for c in sorted(loop)) +
+      " ms (" + ", ".join(f"{100 * (eager[c][0] / loop[c]['eager_fwd_ms'] - 1):+.0f}%"
+                          for c in sorted(loop)) + "; " +
+      ", ".join(f"{100 * (eager[c][1] / loop[c]['eager_bwd_ms'] - 1):+.0f}%"
+                for c in sorted(loop)) + "). At cp 8 the difference holds 0.6 s of flash")
+    w("  backward run twice, whose own variation between the runs (clocks under the power limit)")
+    w("  is as large as the eager kernels: the loop's kernels move some 8 GB a step past the")
+    w("  first, which the H100's 3.35 TB/s cannot stream in the 0.75 ms a step the difference")
+    w("  grows by from cp 4 to 8, so that row does not check the backward's price; timing the")
+    w("  loop with its flash calls answered from earlier results would.")
     row8, pred8 = next((r, p) for r, p in f8 if r["cp"] == "8")
     tokens8 = int(row8["local_batch"]) * int(row8["seq"]) / 8  # a rank's, as TPS counts them
     gap8 = tokens8 / float(row8["tps_gpu"]) - tokens8 / pred8["described"][0]
