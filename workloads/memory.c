@@ -23,6 +23,32 @@ static double unfused_scores(const ts_workload *wl) {
                                    (double)wl->micro_batch / (double)wl->tp;
 }
 
+/* What PyTorch's ring attention (stack.cp_attention pytorch; _templated_ring_attention and its
+ * backward at PyTorch 2.11) holds beyond a layer's activations while its backward runs a layer's
+ * attention core, in bytes: the keys and values of all cp ranks, which its all-gather rotater
+ * keeps to the loop's end (cp x the rank's, in the model's precision); the fp32 gradients of the
+ * queries, keys and values it accumulates; the fp32 key and value gradients received from the
+ * previous rank and those sent on (held by the transfer in flight); and one step's flash
+ * gradients and key-value concatenation in the model's precision. The forward's fp32 running
+ * output and a merge's two fp32 temporaries (3 x 4 bytes an output value) beside the same
+ * gathered keys and values hold less wherever the keys and values are at least as wide as the
+ * output. Transformer Engine's ring (its default elsewhere) passes one block at a time: not
+ * modelled. */
+static double pytorch_ring_bytes(const ts_workload *wl, double *gathered) {
+  *gathered = 0;
+  if (wl->cp <= 1 || wl->cp_attention != TS_CP_ATTENTION_PYTORCH)
+    return 0;
+  const ts_model *m = &wl->model;
+  double eb = ts_cost_elem_bytes(wl->precision), t = (double)wl->tp;
+  double rows = (double)wl->micro_batch * (double)ts_workload_local_seq(wl);
+  double heads = (double)m->n_heads / t,
+         kv_heads = (double)(ts_workload_repeats_kv(wl) ? m->n_heads : m->n_query_groups) / t;
+  double q = rows * heads * (double)ts_workload_qk_head_dim(wl),
+         kv = rows * kv_heads * (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
+  *gathered = eb * (double)wl->cp * kv; /* one allocation: the all-gather's output */
+  return *gathered + 4.0 * (q + kv) + 2.0 * 4.0 * kv + eb * (q + kv / 2 + kv);
+}
+
 /* A layer's activations; moe: with a mixture-of-experts MLP. */
 static double layer_activations(const ts_workload *wl, bool moe) {
   const ts_model *m = &wl->model;
@@ -380,6 +406,8 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   bool recomputes_core = full || ts_workload_recomputes(wl, TS_RECOMPUTE_CORE_ATTN);
   if (recomputes_core && layers > 0)
     recomputed += unfused_scores(wl);
+  double ring_gathered = 0, ring = layers > 0 ? pytorch_ring_bytes(wl, &ring_gathered) : 0;
+  recomputed += ring; /* a layer's backward, beside its activations */
   double act = full || op ? layers * in_flight * kept : in_flight * all;
   if (wl->schedule == TS_SCHED_ZB_H1 || wl->schedule == TS_SCHED_ZB_V) {
     double pending =
@@ -420,8 +448,9 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * loss's backward has freed the logits' buffers: the larger of the two is live. */
   if (full || op)
     act += logits + final_norm > recomputed ? logits + final_norm : recomputed;
-  else
-    act += (recomputes_core && layers > 0 ? unfused_scores(wl) : 0) + logits + final_norm;
+  else /* the ring's working set comes after the loss's backward has freed the logits */
+    act += (recomputes_core && layers > 0 ? unfused_scores(wl) : 0) +
+           (logits + final_norm > ring ? logits + final_norm : ring);
   out->bytes[TS_MEM_ACTIVATIONS] = act;
   out->microbatches_in_flight = in_flight;
   /* torch.optim's foreach Adam (_multi_tensor_adam) takes exp_avg_sq_sqrt =
@@ -448,7 +477,8 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double logits_alloc = losses > 0 ? (fused_ce ? eb : 4.0) * s * b *
                                          (double)ts_workload_padded_vocab(wl) / (double)wl->tp
                                    : 0;
-  out->largest_alloc_bytes = fmax(fmax(logits_alloc, largest), gathered_alloc);
+  out->largest_alloc_bytes =
+      fmax(fmax(fmax(logits_alloc, largest), gathered_alloc), ring > 0 ? ring_gathered : 0);
 }
 
 bool ts_memory_fragmentation_risk(const ts_workload *wl, const ts_memory *m, double usable_bytes) {

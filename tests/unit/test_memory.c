@@ -118,6 +118,37 @@ static void test_repeated_kv(void **state) {
   assert_rel(ts_memory_layer_activations(&wl), grouped, 1e-12);
 }
 
+/* PyTorch's ring attention holds, during a layer's backward, the keys and values of all cp
+ * ranks (its all-gather's output, one allocation), the fp32 gradients of the queries, keys and
+ * values, the fp32 key-value gradients received and sent, and a step's flash gradients and
+ * key-value concatenation: on top of a recomputed layer's activations with full recomputation,
+ * and after the logits are freed without it. */
+static void test_pytorch_ring_memory(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(4, 4096, 32, 65536, 1024, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.attention = TS_ATTENTION_SDPA; /* repeat_kv before SDPA: the ring carries 32 heads */
+  wl.model.n_query_groups = 8;
+  wl.cp = 8;
+  double rows = 65536.0 / 8, q = rows * 32 * 128, kv = rows * 32 * 256;
+  double ring = 2 * 8 * kv + 4 * (q + kv) + 8 * kv + 2 * (q + kv / 2 + kv);
+  for (int full = 0; full < 2; full++) {
+    wl.recompute = full ? TS_RECOMPUTE_FULL : TS_RECOMPUTE_NONE;
+    ts_memory te, torch;
+    wl.cp_attention = TS_CP_ATTENTION_TE;
+    ts_memory_stage(&wl, 0, &te);
+    wl.cp_attention = TS_CP_ATTENTION_PYTORCH;
+    ts_memory_stage(&wl, 0, &torch);
+    /* without recomputation the ring's bytes replace the loss's (fp32 logits, 12 bytes a
+     * value, and the final norm's input and output) as what comes on top of the activations */
+    double at_loss = 12.0 * rows * 1024 + 2 * 2.0 * rows * 4096;
+    assert_rel(torch.bytes[TS_MEM_ACTIVATIONS] - te.bytes[TS_MEM_ACTIVATIONS],
+               full ? ring : ring - at_loss, 1e-9);
+    assert_true(torch.largest_alloc_bytes >= 2 * 8 * kv);
+    assert_rel(torch.largest_alloc_bytes, fmax(te.largest_alloc_bytes, 2 * 8 * kv), 1e-12);
+  }
+}
+
 static void test_stage_memory(void **state) {
   (void)state;
   ts_workload wl = test_workload(96, 12288, 96, 2048, 50257, 8, 16, 8, 1536, 1);
@@ -590,21 +621,15 @@ static void test_deepspeed_zero3_buffers(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_activations),
-                                     cmocka_unit_test(test_fp8_and_recompute_modules),
-                                     cmocka_unit_test(test_stage_memory),
-                                     cmocka_unit_test(test_repeated_kv),
-                                     cmocka_unit_test(test_deepspeed_zero3_buffers),
-                                     cmocka_unit_test(test_deepspeed_states),
-                                     cmocka_unit_test(test_smallest_layout),
-                                     cmocka_unit_test(test_foreach_adam_step),
-                                     cmocka_unit_test(test_autocast_memory),
-                                     cmocka_unit_test(test_fragmentation_risk),
-                                     cmocka_unit_test(test_zero3_largest_allocation),
-                                     cmocka_unit_test(test_fused_cross_entropy),
-                                     cmocka_unit_test(test_unpad_input_memory),
-                                     cmocka_unit_test(test_op_recompute_memory),
-                                     cmocka_unit_test(test_torchao_float8_memory),
-                                     cmocka_unit_test(test_fsdp_state_bytes)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_activations),         cmocka_unit_test(test_fp8_and_recompute_modules),
+      cmocka_unit_test(test_stage_memory),        cmocka_unit_test(test_repeated_kv),
+      cmocka_unit_test(test_pytorch_ring_memory), cmocka_unit_test(test_deepspeed_zero3_buffers),
+      cmocka_unit_test(test_deepspeed_states),    cmocka_unit_test(test_smallest_layout),
+      cmocka_unit_test(test_foreach_adam_step),   cmocka_unit_test(test_autocast_memory),
+      cmocka_unit_test(test_fragmentation_risk),  cmocka_unit_test(test_zero3_largest_allocation),
+      cmocka_unit_test(test_fused_cross_entropy), cmocka_unit_test(test_unpad_input_memory),
+      cmocka_unit_test(test_op_recompute_memory), cmocka_unit_test(test_torchao_float8_memory),
+      cmocka_unit_test(test_fsdp_state_bytes)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
