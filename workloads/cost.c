@@ -654,12 +654,21 @@ static void flash_block(const ts_workload *wl, const pricer *p, double S, bool c
   }
 }
 
+/* streamed(), run reps times (listed with that count). */
+static ts_cost streamed_n(const pricer *p, const char *name, double n, double bytes_per_elem,
+                          double rate, int reps) {
+  pricer listed = *p;
+  listed.count = p->count * reps;
+  return times(streamed(&listed, name, n, bytes_per_elem, rate), reps);
+}
+
 /* PyTorch's ring attention (stack.cp_attention pytorch; torch/distributed/tensor/experimental/
- * _attention.py, _templated_ring_attention and its backward, PyTorch 2.5-2.11, with its
- * defaults: convert_to_f32, round-robin load balancing, the keys and values all-gathered) runs
- * eager kernels around its cp flash calls, priced as streamed element-wise kernels over o (the
- * rank's output elements), q (its query's) and kv (its keys' and values', of every head where
- * repeat_kv comes first), with lse_rows log-sum-exp values. Priced for the ring's slowest rank,
+ * _context_parallel/_attention.py in PyTorch 2.11, _templated_ring_attention and its backward,
+ * with the defaults it printed there: convert_to_f32, round-robin load balancing, the keys and
+ * values all-gathered: bench/device/cp_ring_loop.py) runs eager kernels around its cp flash
+ * calls, priced as streamed element-wise kernels over o (the rank's output elements), q (its
+ * query's) and kv (its keys' and values', of every head where repeat_kv comes first), with
+ * lse_rows log-sum-exp values. Priced for the ring's slowest rank,
  * the last, whose every step past its own meets both query chunks: whole merges, none partial.
  *   Forward (_SDPAMerger): each step's output cast to fp32 (widening: o x (eb + 4) bytes) and,
  *   past the first, merged: out - out_i, sigmoid(lse_i - lse) x that, out - that (12, 8, 12
@@ -673,14 +682,6 @@ static void flash_block(const ts_workload *wl, const pricer *p, double S, bool c
  *   gradients concatenated to be sent on at every step (kv x 8); the keys and values
  *   concatenated as in the forward; the gradients cast back ((q + kv) x (4 + eb)).
  * Widening casts and mixed-dtype adds at AUTOCAST_WIDENING_RATE of the add's rate. */
-/* streamed(), run reps times (listed with that count). */
-static ts_cost streamed_n(const pricer *p, const char *name, double n, double bytes_per_elem,
-                          double rate, int reps) {
-  pricer listed = *p;
-  listed.count = p->count * reps;
-  return times(streamed(&listed, name, n, bytes_per_elem, rate), reps);
-}
-
 static void pytorch_ring_kernels(const pricer *p, int cp, double o, double q, double kv,
                                  double lse_rows, ts_cost *fwd, ts_cost *bwd) {
   double eb = p->eb, w = AUTOCAST_WIDENING_RATE;

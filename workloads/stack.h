@@ -93,7 +93,7 @@ extern const char *const ts_fp8_linear_names[]; /* "transformer_engine", "torcha
  * (transformer_engine, the default but under framework pytorch: Megatron-Core's and NeMo's), each
  * step's partial output corrected in place inside its kernels; or PyTorch's
  * (torch.distributed.tensor.experimental.context_parallel, torchtitan's; the default under
- * framework pytorch), whose Python loop (_templated_ring_attention, PyTorch 2.5-2.11) merges
+ * framework pytorch), whose Python loop (_templated_ring_attention, PyTorch 2.11) merges
  * each step's output and log-sum-exp into a running fp32 result with eager kernels
  * (_SDPAMerger), concatenates the keys and values at every step, and in its backward sums the
  * gradients in fp32 and passes the keys' and values' fp32 gradients rank to rank
