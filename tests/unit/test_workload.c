@@ -378,6 +378,20 @@ static void test_deepseek_v3(void **state) {
   assert_int_equal(ts_workload_stage_mtp_layers(&wl, 7), 0);
 }
 
+/* A small model with the given parallelism and stack (flow mappings' contents) parsed as
+ * c.yaml, whose stack is line 5, and resolved on 8 GPUs: ts_workload_resolve's status. */
+static int resolve_stack(const char *parallelism, const char *stack, ts_workload *wl, ts_err *err) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "name: s\nmodel: {num_layers: 2, hidden_size: 256, num_attention_heads: 4, "
+           "seq_length: 128, vocab_size: 1000}\ntraining: {global_batch_size: 8}\n"
+           "parallelism: {%s}\nstack: {%s}\n",
+           parallelism, stack);
+  assert_int_equal(ts_workload_parse("c.yaml", text, strlen(text), wl, err), 0);
+  ts_overrides ov = {.gpus = 8, .is_gpus_set = true};
+  return ts_workload_resolve(wl, &ov, err);
+}
+
 /* DeepSpeed's contiguous_gradients under ZeRO-3: the release's default when not given (false
  * from 0.3.12 to 0.4.2, true from 0.4.3 and when no release is named: constants.py, PR #1199),
  * else as given; only DeepSpeed's ZeRO-3 takes the key. */
@@ -396,17 +410,9 @@ static void test_contiguous_gradients(void **state) {
       {"framework: megatron, contiguous_gradients: false", -1},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-    char text[512];
-    snprintf(text, sizeof text,
-             "name: s\nmodel: {num_layers: 2, hidden_size: 256, num_attention_heads: 4, "
-             "seq_length: 128, vocab_size: 1000}\ntraining: {global_batch_size: 8}\n"
-             "parallelism: {zero_stage: 3}\nstack: {%s}\n",
-             cases[k].stack);
     ts_workload wl;
     ts_err err = {0};
-    assert_int_equal(ts_workload_parse("c.yaml", text, strlen(text), &wl, &err), 0);
-    ts_overrides ov = {.gpus = 8, .is_gpus_set = true};
-    int rc = ts_workload_resolve(&wl, &ov, &err);
+    int rc = resolve_stack("zero_stage: 3", cases[k].stack, &wl, &err);
     if (cases[k].expect < 0) {
       assert_int_equal(rc, -1);
       assert_non_null(strstr(err.msg, "c.yaml:5:"));
@@ -433,17 +439,9 @@ static void test_cp_attention(void **state) {
       {"framework: megatron, cp_attention: pytorch", -1},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-    char text[512];
-    snprintf(text, sizeof text,
-             "name: s\nmodel: {num_layers: 2, hidden_size: 256, num_attention_heads: 4, "
-             "seq_length: 128, vocab_size: 1000}\ntraining: {global_batch_size: 8}\n"
-             "parallelism: {context: 2}\nstack: {%s}\n",
-             cases[k].stack);
     ts_workload wl;
     ts_err err = {0};
-    assert_int_equal(ts_workload_parse("c.yaml", text, strlen(text), &wl, &err), 0);
-    ts_overrides ov = {.gpus = 8, .is_gpus_set = true};
-    int rc = ts_workload_resolve(&wl, &ov, &err);
+    int rc = resolve_stack("context: 2", cases[k].stack, &wl, &err);
     if (cases[k].expect < 0) {
       assert_int_equal(rc, -1);
       assert_non_null(strstr(err.msg, "c.yaml:5:"));
