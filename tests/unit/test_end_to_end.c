@@ -853,6 +853,39 @@ static void test_profile_fsdp_copies(void **state) {
   }
 }
 
+/* Context parallelism under framework pytorch plays PyTorch's ring attention, named on the
+ * stack line and in result.json; Transformer Engine's, asked for, is faster (no eager merges,
+ * its gradients in bf16). */
+static void test_pytorch_ring_reported(void **state) {
+  (void)state;
+  char dir[] = "/tmp/trainsim-e2e-XXXXXX", args[512];
+  assert_non_null(mkdtemp(dir));
+  const char *rings[] = {"pytorch", "transformer_engine"};
+  const char *says[] = {"ring attention as PyTorch's context_parallel runs it",
+                        "ring attention as Transformer Engine runs it"};
+  double t[2];
+  for (int i = 0; i < 2; i++) {
+    snprintf(args, sizeof args,
+             "run tests/data/good/tiny.yaml --platform platforms/dgx-h100.yaml --gpus 8 --tp 1 "
+             "--pp 1 --cp 2 --set stack.framework=pytorch%s --fidelity analytic --out %s",
+             i ? " --set stack.cp_attention=transformer_engine" : "", dir);
+    spawn_result r = spawn_trainsim_ok(args);
+    assert_non_null(strstr(r.out, says[i]));
+    spawn_free(&r);
+    json *j = read_result(dir);
+    t[i] = json_num(j, "metrics.iteration_s");
+    json_free(j);
+    char path[600], want[64];
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    snprintf(want, sizeof want, "\"cp_attention\": \"%s\"", rings[i]);
+    char *text = read_file(path, NULL);
+    assert_non_null(strstr(text, want));
+    free(text);
+  }
+  assert_true(t[0] > t[1]);
+  assert_int_equal(remove_dir(dir), 0);
+}
+
 /* The power limit's clock (workloads/power.h) where the platform models it (the H100's), in
  * result.json, the summary and profile; nothing of it where the platform has none (Frontier's). */
 static void test_power_limit_reported(void **state) {
@@ -1457,6 +1490,7 @@ int main(void) {
                                      cmocka_unit_test(test_unpadded_vocab),
                                      cmocka_unit_test(test_power_limit_reported),
                                      cmocka_unit_test(test_profile_fsdp_copies),
+                                     cmocka_unit_test(test_pytorch_ring_reported),
                                      cmocka_unit_test(test_scale),
                                      cmocka_unit_test(test_timeline_subset),
                                      cmocka_unit_test(test_scale_by_model),
