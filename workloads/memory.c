@@ -477,8 +477,7 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   double logits_alloc = losses > 0 ? (fused_ce ? eb : 4.0) * s * b *
                                          (double)ts_workload_padded_vocab(wl) / (double)wl->tp
                                    : 0;
-  out->largest_alloc_bytes =
-      fmax(fmax(fmax(logits_alloc, largest), gathered_alloc), ring > 0 ? ring_gathered : 0);
+  out->largest_alloc_bytes = fmax(fmax(fmax(logits_alloc, largest), gathered_alloc), ring_gathered);
 }
 
 bool ts_memory_fragmentation_risk(const ts_workload *wl, const ts_memory *m, double usable_bytes) {
