@@ -260,6 +260,17 @@ static ts_cost model_only(const pricer *p, const char *name, double elements, do
   return c;
 }
 
+/* Bytes a GEMM's epilogue adds to that GEMM, no kernel of their own: their time at the HBM rate,
+ * at the GEMMs' clock. */
+static ts_cost epilogue_bytes(const pricer *p, const char *name, double elements, double bytes) {
+  ts_cost c = {0, bytes, bytes / p->gpu->hbm_Bps, 0, {0}, {0}};
+  c = at_clock(p, TS_POWER_GEMM, NULL, c);
+  c.n_by_source[TS_KERNEL_SRC_MODEL] = 1; /* listed as priced by the model */
+  log_kernel(p, name, 1, &elements, &c);
+  c.n_by_source[TS_KERNEL_SRC_MODEL] = 0;
+  return c;
+}
+
 static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double b, double bytes) {
   return priced(p, kind, a, b, 0, ts_cost_memory_bound(p->gpu, bytes));
 }
@@ -838,6 +849,19 @@ static void norm_costs(const ts_workload *wl, const pricer *p, double rows, doub
   ts_cost weights =
       wl->model.rms_norm ? grad_accum(p, h) : ts_cost_add(grad_accum(p, h), grad_accum(p, h));
   bool rms = wl->model.rms_norm;
+  if (ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM)) {
+    /* flash-attn's fused_dropout_add_ln (stack.h) over an fp32 residual: forward reads the
+     * branch (eb) and the residual (4) and writes the normalized output (eb), the new residual
+     * (4) and, with dropout, its 1-byte mask; its prenorm backward reads the output's gradient
+     * (eb), the residual's from above (4), the residual (4) and the mask, and writes the
+     * branch's (eb) and the residual's (4) gradients, summing the two: its own kernels, priced
+     * by those bytes (ASSUMED bandwidth-bound, as Apex's FastLayerNorm is written to be). */
+    double mask = wl->model.hidden_dropout > 0 ? 1 : 0;
+    *fwd = model_only(p, "dropout_add_layer_norm", shard, (2 * eb + 8 + mask) * shard);
+    *bwd = ts_cost_add(
+        model_only(p, "dropout_add_layer_norm_bwd", shard, (2 * eb + 12 + mask) * shard), weights);
+    return;
+  }
   if (rms && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32 && !wl->is_compiled) {
     /* torchtitan's eager fp32 RMSNorm (stack.h): the roofline where the table lacks it, on the
      * bytes its operations move, ASSUMED counted from autograd's graph: 36 an element forward
@@ -877,6 +901,12 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
                                    model_only(p, "pow_bwd_scale", n, 2 * eb * n)),
                        ts_cost_add(model_only(p, "pow_bwd_mul", n, 3 * eb * n),
                                    model_only(p, "relu_bwd", n, 3 * eb * n)));
+  } else if (ts_workload_fuses(wl, TS_FUSE_DENSE_GELU_DENSE)) {
+    /* flash-attn's fused_dense_gelu_dense (stack.h): GeLU in the GEMMs' cuBLASLt epilogues,
+     * whose only extra traffic is the pre-activation written forward and read back backward
+     * (eb an element each), priced by those bytes beside the GEMMs (ASSUMED). */
+    *fwd = epilogue_bytes(p, "gemm_gelu_epilogue", n, eb * n);
+    *bwd = epilogue_bytes(p, "gemm_dgelu_epilogue_bwd", n, eb * n);
   } else {
     *fwd = memory_op(p, TS_KERNEL_GELU_FWD, n, 0, 2 * eb * n);
     *bwd = memory_op(p, TS_KERNEL_GELU_BWD, n, 0, 3 * eb * n);
@@ -1032,18 +1062,24 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
   norm_costs(wl, p, rows, (double)h, &ln, &ln_b);
   pr.piece = "bda1, bda2";
   /* Without dropout (hidden_dropout 0) the fused kernel only adds bias and residual, keeping no
-   * mask, and nothing runs backward; unfused, only the residual add runs. */
+   * mask, and nothing runs backward; unfused, only the residual add runs. flash-attn's
+   * fused_dropout_add_ln runs each dropout and residual add inside the next norm's kernel (the
+   * MLP's in the next layer's ln1, the last layer's in the final norm: norm_costs prices them
+   * there), no kernels here. */
   bool fused_bda = ts_workload_fuses(wl, TS_FUSE_BIAS_DROPOUT), drops = m->hidden_dropout > 0;
-  ts_cost bda =
-      fused_bda ? model_only(p, "bias_dropout_add_fused", shard, (3 * eb + (drops ? 1 : 0)) * shard)
-      : drops   ? memory_op(p, TS_KERNEL_DROPOUT_ADD_FWD, shard, 0, (5 * eb + 1) * shard)
-                : memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard);
-  ts_cost bda_b = memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard);
-  if (drops)
-    bda_b = ts_cost_add(
-        fused_bda ? model_only(p, "bias_dropout_add_fused_bwd", shard, (2 * eb + 1) * shard)
-                  : memory_op(p, TS_KERNEL_DROPOUT_ADD_BWD, shard, 0, (2 * eb + 1) * shard),
-        bda_b);
+  ts_cost bda = {0}, bda_b = {0};
+  if (!ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM)) {
+    bda = fused_bda
+              ? model_only(p, "bias_dropout_add_fused", shard, (3 * eb + (drops ? 1 : 0)) * shard)
+          : drops ? memory_op(p, TS_KERNEL_DROPOUT_ADD_FWD, shard, 0, (5 * eb + 1) * shard)
+                  : memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard);
+    bda_b = memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard);
+    if (drops)
+      bda_b = ts_cost_add(
+          fused_bda ? model_only(p, "bias_dropout_add_fused_bwd", shard, (2 * eb + 1) * shard)
+                    : memory_op(p, TS_KERNEL_DROPOUT_ADD_BWD, shard, 0, (2 * eb + 1) * shard),
+          bda_b);
+  }
   pr.piece = m->swiglu ? "swiglu" : "gelu";
   pr.count = 1;
   out->ln1 = out->ln2 = ln;

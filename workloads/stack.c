@@ -14,9 +14,9 @@ const char *const ts_gate_up_names[] = {"fused", "separate", NULL};
 const char *const ts_fp8_linear_names[] = {"transformer_engine", "torchao", NULL};
 const char *const ts_cp_attention_names[] = {"transformer_engine", "pytorch", NULL};
 const char *const ts_allocator_names[] = {"caching", "expandable", NULL};
-const char *const ts_fusion_names[] = {"masked_softmax",        "bias_gelu", "bias_dropout",
-                                       "gradient_accumulation", "swiglu",    "rope",
-                                       "cross_entropy",         NULL};
+const char *const ts_fusion_names[] = {
+    "masked_softmax", "bias_gelu",     "bias_dropout",           "gradient_accumulation", "swiglu",
+    "rope",           "cross_entropy", "dropout_add_layer_norm", "dense_gelu_dense",      NULL};
 
 #define BIT(f) (1u << (f))
 

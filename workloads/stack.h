@@ -122,7 +122,16 @@ extern const char *const ts_allocator_names[]; /* "caching", "expandable" */
  *   (flash_attn.losses.cross_entropy.CrossEntropyLoss, a Triton kernel; llm-foundry's MPT
  *   default, `loss_fn: fused_crossentropy`), in place of F.cross_entropy on fp32 logits: it reads
  *   the low-precision logits once, keeps them with each row's log-sum-exp for its backward, and
- *   writes a low-precision gradient. */
+ *   writes a low-precision gradient;
+ * dropout_add_layer_norm (framework pytorch): flash-attn's fused_dropout_add_ln (its
+ *   csrc/layer_norm, from Apex's FastLayerNorm), as its GPT runs it (flash_attn/models/gpt.py,
+ *   prenorm, residual_in_fp32): the branch's dropout, the residual add and the next LayerNorm
+ *   in one kernel over an fp32 residual stream, and one backward kernel that also adds the
+ *   residual's two gradients;
+ * dense_gelu_dense (framework pytorch): flash-attn's fused_dense_gelu_dense (csrc/fused_dense_lib,
+ *   cuBLASLt): the bias and GeLU in the first MLP GEMM's epilogue, which also writes the
+ *   pre-activation for the backward, and GeLU's gradient in the second GEMM's data-gradient
+ *   epilogue, which reads it back: no GeLU kernels. */
 typedef enum ts_fusion {
   TS_FUSE_MASKED_SOFTMAX,
   TS_FUSE_BIAS_GELU,
@@ -131,6 +140,8 @@ typedef enum ts_fusion {
   TS_FUSE_SWIGLU,
   TS_FUSE_ROPE,
   TS_FUSE_CROSS_ENTROPY,
+  TS_FUSE_DROPOUT_ADD_LAYER_NORM,
+  TS_FUSE_DENSE_GELU_DENSE,
   TS_FUSION_COUNT
 } ts_fusion;
 extern const char *const ts_fusion_names[]; /* "masked_softmax", ... in enum order */

@@ -896,11 +896,14 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
   int list = st != 0 ? ts_doc_get(r->doc, st, "fused_kernels") : 0;
   if (list != 0) {
     wl->locs.fusions = here(r, st, "fused_kernels");
+    char names[256] = "";
+    for (int f = 0; ts_fusion_names[f] != NULL; f++) {
+      size_t used = strlen(names);
+      snprintf(names + used, sizeof names - used, "%s%s", f > 0 ? ", " : "", ts_fusion_names[f]);
+    }
     if (!ts_doc_is_seq(r->doc, list))
       return ts_err_at(r->err, wl->locs.fusions,
-                       "key 'fused_kernels': expected a list of fusions (of %s), found '%s'",
-                       "masked_softmax, bias_gelu, bias_dropout, gradient_accumulation, swiglu, "
-                       "rope, cross_entropy",
+                       "key 'fused_kernels': expected a list of fusions (of %s), found '%s'", names,
                        ts_doc_scalar(r->doc, list) != NULL ? ts_doc_scalar(r->doc, list) : "a map");
     wl->fusions = 0;
     for (int i = 0; i < ts_doc_seq_len(r->doc, list); i++) {
@@ -912,10 +915,8 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
       if (name == NULL || ts_fusion_names[f] == NULL) {
         const char *near = name != NULL ? ts_did_you_mean(name, ts_fusion_names) : NULL;
         return ts_err_at(r->err, ts_doc_loc(r->doc, item),
-                         "key 'fused_kernels' item %d: expected one of masked_softmax, bias_gelu, "
-                         "bias_dropout, gradient_accumulation, swiglu, rope, cross_entropy, found "
-                         "'%s'%s%s%s",
-                         i + 1, name != NULL ? name : "a list or map",
+                         "key 'fused_kernels' item %d: expected one of %s, found '%s'%s%s%s", i + 1,
+                         names, name != NULL ? name : "a list or map",
                          near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
       }
       if (wl->fusions & (1u << f))
@@ -949,12 +950,35 @@ static int read_fusions(const reader *r, int t, int st, ts_workload *wl) {
                        "in the weight-gradient GEMM) cannot run with it; leave it out");
     wl->fusions &= ~accum;
   }
-  if (ts_workload_fuses(wl, TS_FUSE_CROSS_ENTROPY) && !ts_framework_is_pytorch(wl->framework))
+  /* flash-attn's kernels replace plain PyTorch's; a framework of its own runs its own. */
+  static const struct {
+    ts_fusion fusion;
+    const char *what;
+  } flash_attn[] = {
+      {TS_FUSE_CROSS_ENTROPY, "flash-attn's fused loss, in place of F.cross_entropy"},
+      {TS_FUSE_DROPOUT_ADD_LAYER_NORM,
+       "flash-attn's fused_dropout_add_ln, in place of dropout, the residual add and LayerNorm"},
+      {TS_FUSE_DENSE_GELU_DENSE, "flash-attn's fused_dense_gelu_dense, in place of F.gelu"}};
+  for (size_t i = 0; i < sizeof flash_attn / sizeof flash_attn[0]; i++)
+    if (ts_workload_fuses(wl, flash_attn[i].fusion) && !ts_framework_is_pytorch(wl->framework))
+      return ts_err_at(r->err, wl->locs.fusions,
+                       "key 'fused_kernels': %s (%s) runs in a plain PyTorch model and needs "
+                       "framework pytorch, found '%s', whose own kernels are priced instead",
+                       ts_fusion_names[flash_attn[i].fusion], flash_attn[i].what,
+                       ts_framework_names[wl->framework]);
+  const ts_model *m = &wl->model;
+  if (ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM) && m->rms_norm)
     return ts_err_at(r->err, wl->locs.fusions,
-                     "key 'fused_kernels': cross_entropy (flash-attn's fused loss) replaces plain "
-                     "PyTorch's F.cross_entropy and needs framework pytorch, found '%s', whose "
-                     "own cross-entropy is priced instead",
-                     ts_framework_names[wl->framework]);
+                     "key 'fused_kernels': dropout_add_layer_norm is flash-attn's LayerNorm "
+                     "kernel (as its 2022 GPT training ran it), found normalization RMSNorm");
+  if (ts_workload_fuses(wl, TS_FUSE_DENSE_GELU_DENSE) &&
+      (m->swiglu || m->squared_relu || m->n_experts > 0))
+    return ts_err_at(r->err, wl->locs.fusions,
+                     "key 'fused_kernels': dense_gelu_dense fuses GeLU into a dense MLP's GEMMs, "
+                     "found %s",
+                     m->n_experts > 0 ? "experts"
+                     : m->swiglu      ? "a SwiGLU MLP"
+                                      : "a squared-ReLU MLP");
   return 0;
 }
 

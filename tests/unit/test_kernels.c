@@ -424,6 +424,41 @@ static void test_fused_cross_entropy_cost(void **state) {
   assert_rel(plain.head_bwd.time_s - fused.head_bwd.time_s, (22 - 4) * logits / g.hbm_Bps, 1e-9);
 }
 
+/* flash-attn's fused_dropout_add_ln (fused_kernels: dropout_add_layer_norm): each norm is one
+ * kernel moving 2 + 4 bytes in and 2 + 4 + 1 out a value (bf16 branch and output, fp32 residual,
+ * the mask), its backward 2 + 4 + 4 + 1 in and 2 + 4 out; the dropouts and residual adds run
+ * inside it, no kernels of their own. fused_dense_gelu_dense (dense_gelu_dense): no GeLU kernels,
+ * the pre-activation written by FC1's epilogue (2 bytes a value of the intermediate) and read
+ * by FC2's data gradient's (2) in their place. On a GPU whose table prices only forward GEMMs,
+ * every other kernel by its bytes. */
+static void test_flash_attn_layer_kernels(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(2, 1024, 16, 1024, 50368, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  ts_gpu g = h200_gemm_only();
+  ts_layer_cost plain, fused;
+  ts_cost_layer(&wl, &g, &plain);
+  wl.fusions |= 1u << TS_FUSE_DROPOUT_ADD_LAYER_NORM | 1u << TS_FUSE_DENSE_GELU_DENSE;
+  ts_cost_layer(&wl, &g, &fused);
+  double values = 1024.0 * 1024, inter = 4 * values;
+  assert_rel(fused.ln1.bytes, 13 * values, 1e-12);
+  assert_rel(fused.ln2.bytes, 13 * values, 1e-12);
+  assert_int_equal(fused.ln1.n_kernels, 1);
+  assert_int_equal(fused.bda1.n_kernels + fused.bda2.n_kernels, 0);
+  assert_int_equal(fused.bda1_bwd.n_kernels + fused.bda2_bwd.n_kernels, 0);
+  assert_true(fused.bda1.time_s == 0 && fused.bda2_bwd.time_s == 0);
+  /* the backward kernel and the weight gradients' accumulations, as the plain norm's */
+  double plain_weights = plain.ln1_bwd.bytes - 4 * 2 * values;
+  assert_rel(fused.ln1_bwd.bytes, 17 * values + plain_weights, 1e-12);
+  assert_int_equal(fused.ln1_bwd.n_kernels, plain.ln1_bwd.n_kernels);
+  assert_int_equal(fused.mlp.n_kernels, plain.mlp.n_kernels - 1);
+  assert_int_equal(fused.mlp_bwd.n_kernels, plain.mlp_bwd.n_kernels - 1);
+  assert_rel(plain.mlp.bytes - fused.mlp.bytes, (4 - 2) * inter, 1e-12);
+  assert_rel(plain.mlp_bwd.bytes - fused.mlp_bwd.bytes, (6 - 2) * inter, 1e-12);
+  assert_true(fused.mlp.time_s < plain.mlp.time_s && fused.mlp_bwd.time_s < plain.mlp_bwd.time_s);
+}
+
 /* flash-attn's unpad_input and pad_input (stack.unpad_input) on a GPU without a host measurement:
  * forward, three gathers (2 B a value read and written, bf16) of Q, K and V, five small kernels
  * each, the output's zero fill and index_put (3 moves), and the host's idle time issuing six
@@ -871,6 +906,7 @@ int main(void) {
       cmocka_unit_test(test_misaligned_head_dim),
       cmocka_unit_test(test_misaligned_vocab),
       cmocka_unit_test(test_fused_cross_entropy_cost),
+      cmocka_unit_test(test_flash_attn_layer_kernels),
       cmocka_unit_test(test_unpad_input_cost),
       cmocka_unit_test(test_op_and_early_stop_recompute),
       cmocka_unit_test(test_squared_relu_and_partial_rope),

@@ -460,6 +460,17 @@ static void test_fused_cross_entropy(void **state) {
   assert_rel(fused.largest_alloc_bytes, 2 * logits, 1e-12);
 }
 
+/* flash-attn's fused_dropout_add_ln keeps each norm's input as the fp32 residual: 2 bytes a value
+ * more for each of a layer's two norms. */
+static void test_dropout_add_layer_norm_memory(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(4, 1024, 16, 2048, 50368, 1, 1, 4, 32, 4);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  double plain = ts_memory_layer_activations(&wl);
+  wl.fusions |= 1u << TS_FUSE_DROPOUT_ADD_LAYER_NORM;
+  assert_rel(ts_memory_layer_activations(&wl) - plain, 2.0 * 2 * 2048 * 4 * 1024, 1e-12);
+}
+
 /* flash-attn's pad_input (stack.unpad_input): the padded attention output (the projection's
  * input) and FlashAttention-2's unpadded one both kept, 2 bytes a value of the heads' width more
  * a layer. */
@@ -621,15 +632,23 @@ static void test_deepspeed_zero3_buffers(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_activations),         cmocka_unit_test(test_fp8_and_recompute_modules),
-      cmocka_unit_test(test_stage_memory),        cmocka_unit_test(test_repeated_kv),
-      cmocka_unit_test(test_pytorch_ring_memory), cmocka_unit_test(test_deepspeed_zero3_buffers),
-      cmocka_unit_test(test_deepspeed_states),    cmocka_unit_test(test_smallest_layout),
-      cmocka_unit_test(test_foreach_adam_step),   cmocka_unit_test(test_autocast_memory),
-      cmocka_unit_test(test_fragmentation_risk),  cmocka_unit_test(test_zero3_largest_allocation),
-      cmocka_unit_test(test_fused_cross_entropy), cmocka_unit_test(test_unpad_input_memory),
-      cmocka_unit_test(test_op_recompute_memory), cmocka_unit_test(test_torchao_float8_memory),
-      cmocka_unit_test(test_fsdp_state_bytes)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_activations),
+                                     cmocka_unit_test(test_fp8_and_recompute_modules),
+                                     cmocka_unit_test(test_stage_memory),
+                                     cmocka_unit_test(test_repeated_kv),
+                                     cmocka_unit_test(test_pytorch_ring_memory),
+                                     cmocka_unit_test(test_deepspeed_zero3_buffers),
+                                     cmocka_unit_test(test_deepspeed_states),
+                                     cmocka_unit_test(test_smallest_layout),
+                                     cmocka_unit_test(test_foreach_adam_step),
+                                     cmocka_unit_test(test_autocast_memory),
+                                     cmocka_unit_test(test_fragmentation_risk),
+                                     cmocka_unit_test(test_zero3_largest_allocation),
+                                     cmocka_unit_test(test_fused_cross_entropy),
+                                     cmocka_unit_test(test_unpad_input_memory),
+                                     cmocka_unit_test(test_dropout_add_layer_norm_memory),
+                                     cmocka_unit_test(test_op_recompute_memory),
+                                     cmocka_unit_test(test_torchao_float8_memory),
+                                     cmocka_unit_test(test_fsdp_state_bytes)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
