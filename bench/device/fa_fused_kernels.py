@@ -16,10 +16,11 @@ SRC holds csrc/layer_norm, csrc/fused_dense_lib and csrc/xentropy of that commit
 4a6eaa9f csrc/layer_norm csrc/fused_dense_lib csrc/xentropy`). They are compiled here for this GPU
 with torch.utils.cpp_extension, the layer norm's launchers trimmed to the GPT-3 widths (768 to
 2,560) and the types the training ran (fp32 weights under autocast, bf16 input and output, fp32
-residual). Each kernel is timed alone (CUDA events, median of 20 after 5 warm-ups) at the rows of
-1 to 32 sequences of 2,048 tokens; the fused MLP beside the same GEMMs through torch.mm (its
-epilogues' cost is the difference); every row carries the bytes the kernel must move (its
-inputs and outputs once) and the rate that gives.
+residual), with PyTorch's F.layer_norm at the same shapes beside them. Each kernel is timed
+alone (CUDA events, median of 20 after 5 warm-ups) at the rows of 4 to 32 sequences of 2,048
+tokens; the fused MLP beside the same GEMMs through torch.mm (its epilogues' cost is the
+difference); every row carries the bytes the kernel must move (its inputs and outputs once)
+and the rate that gives.
 """
 import datetime
 import os
@@ -120,6 +121,16 @@ def layer_norm_rows(ln):
             t = time_ms(lambda: ln.dropout_add_ln_prenorm_bwd(dz, dx, x, dmask, mu, rsigma, gamma,
                                                               None, DROPOUT, True))
             rows.append(("dropout_add_ln_prenorm_bwd", r, h, "", f"{1e3 * t:.2f}", 17 * r * h))
+            # what they replace in plain PyTorch, the kernel table's layer_norm_* (bf16)
+            xb = torch.randn(r, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            wb = torch.randn(h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            bb = torch.randn(h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            t = time_ms(lambda: torch.nn.functional.layer_norm(xb, (h,), wb, bb))
+            rows.append(("torch_layer_norm_fwd", r, h, "", f"{1e3 * t:.2f}", 4 * r * h))
+            zb = torch.nn.functional.layer_norm(xb, (h,), wb, bb)
+            gz = torch.randn_like(zb)
+            t = time_ms(lambda: torch.autograd.grad(zb, (xb, wb, bb), gz, retain_graph=True))
+            rows.append(("torch_layer_norm_bwd", r, h, "", f"{1e3 * t:.2f}", 6 * r * h))
     return rows
 
 
