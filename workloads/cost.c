@@ -592,11 +592,16 @@ static double flash1_slowdown(const ts_gpu *gpu, bool causal, double D, double S
 }
 
 /* A flash-attention kernel from the table, at FlashAttention-1's speed for stack.attention flash1
- * (listed as "<kind> flash1"). */
+ * (listed as "<kind> flash1"). FlashAttention-1 compiles its kernels for head dimensions 32, 64
+ * and 128 and runs a head dimension on the first that holds it (flash-attn 4a6eaa9f,
+ * csrc/flash_attn/fmha_api.cpp: run_fmha_fwd and run_fmha_bwd dispatch d <= 32, <= 64, <= 128
+ * to fmha_*_hdim32/64/128), its tiles as wide as the kernel's: a head of 80 or 96 costs what one
+ * of 128 does. */
 static ts_cost priced_flash(const pricer *p, const ts_workload *wl, ts_kernel_kind kind, double B,
                             double S, double D, ts_cost model) {
   if (wl->attention != TS_ATTENTION_FLASH1)
     return priced(p, kind, B, S, D, model);
+  D = D <= 32 ? 32 : D <= 64 ? 64 : D <= 128 ? 128 : D;
   double point[] = {B, S, D};
   ts_cost c = from_table(p, kind, point, model);
   bool causal = kind == TS_KERNEL_FLASH_FWD_CAUSAL || kind == TS_KERNEL_FLASH_BWD_CAUSAL;
