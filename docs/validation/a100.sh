@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates docs/validation/a100.md: GPT-3 models trained on 8 x A100 80GB by the
+# Regenerates docs/validation/a100.md: GPT-3 and GPT-2 models trained on 8 x A100 80GB by the
 # FlashAttention authors (Dao-AILab/flash-attention, training/README.md; figures as read in
 # ../shared/CALIBRATION-SOURCES.md 2.b) against `trainsim run` on platforms/dgx-a100.yaml.
 # Validation only: nothing here sets a parameter.
@@ -37,12 +37,12 @@ STEPS=("{attention: flash1}|50257"
        "{framework: pytorch, attention: flash1}|50264"
        "{framework: pytorch, attention: flash1, fused_kernels: [cross_entropy]}|50264"
        "{framework: pytorch, attention: flash1, fused_kernels: [dropout_add_layer_norm, cross_entropy]}|50264")
-# predict NAME LAYERS HIDDEN HEADS BATCH MBS ZERO STACK VOCAB: "tokens/s peak-bytes"
+# predict NAME LAYERS HIDDEN HEADS BATCH MBS ZERO STACK VOCAB [SEQ PRECISION]: "tokens/s peak-bytes"
 predict() {
   cat >"$work/$1.yaml" <<YAML
 name: $1
-model: {num_layers: $2, hidden_size: $3, num_attention_heads: $4, seq_length: 2048, vocab_size: $9}
-training: {global_batch_size: $5, micro_batch_size: $6, precision: bf16, optimizer: adam, autocast: true}
+model: {num_layers: $2, hidden_size: $3, num_attention_heads: $4, seq_length: ${10:-2048}, vocab_size: $9}
+training: {global_batch_size: $5, micro_batch_size: $6, precision: ${11:-bf16}, optimizer: adam, autocast: true}
 parallelism: {tensor: 1, pipeline: 1, zero_stage: $7, recompute: none, dp_bucket_size: 25MB}
 stack: $8
 YAML
@@ -72,6 +72,31 @@ for c in "${cases[@]}"; do
   done
   line+=$(awk -v p="$published" -v t="$tps" 'BEGIN { printf " %+.1f%% |", 100 * (t / p - 1) }')
   steps+="$line"$'\n'
+done
+# GPT-2 at sequence 1,024 on OpenWebText (training/configs/experiment/owt/gpt2{s,m,l,xl}-flash.yaml:
+# the same kernels as gpt3s-flash.yaml, Lightning's `precision: 16`, fp16 automatic mixed
+# precision with a loss scaler; global batch 512; on 80 GB micro-batches of 64, 64, 32, 16, the
+# large and xl models with DDPStrategyZero1). Published: training speed in TFLOPS a GPU (the
+# README's figure assets/gpt2_training_efficiency.jpg: Megatron's formula x 3/4, model FLOPs);
+# trainsim's tokens per second in the same formula, the vocabulary 50,257 in both.
+# name layers hidden heads micro-batch published-TFLOPS zero
+gpt2=("gpt2-small 12 768 12 64 147 0"
+      "gpt2-medium 24 1024 16 64 159 0"
+      "gpt2-large 36 1280 20 32 170 1"
+      "gpt2-xl 48 1600 25 16 164 1")
+gpt2_rows=""
+for c in "${gpt2[@]}"; do
+  read -r name layers hidden heads mbs published zero <<<"$c"
+  echo "a100.sh: $name" >&2
+  read -r tps gib <<<"$(predict "$name" "$layers" "$hidden" "$heads" 512 "$mbs" "$zero" \
+    "$FA_STACK" 50264 1024 fp16)"
+  read -r old _ <<<"$(predict "$name-megatron" "$layers" "$hidden" "$heads" 512 "$mbs" "$zero" \
+    "${STEPS[0]%|*}" "${STEPS[0]#*|}" 1024 fp16)"
+  gpt2_rows+=$(awk -v n="$name" -v l="$layers" -v h="$hidden" -v m="$mbs" -v p="$published" \
+    -v t="$tps" -v o="$old" -v g="$gib" -v z="$zero" 'BEGIN {
+      f = 72 * l * h * h * (1 + 1024 / (6 * h) + 50257 / (16 * l * h)) / 8 / 1e12
+      printf "| %s | %d | %s | %.0f | %.1f | %+.1f%% | %.1f GiB | %+.1f%% |\n", n, m,
+        z ? "ZeRO-1" : "DDP", p, t * f, t * f / p * 100 - 100, g / 2^30, o * f / p * 100 - 100 }')$'\n'
 done
 {
   echo "# trainsim against GPT-3 training on 8 x A100 80GB"
@@ -143,6 +168,23 @@ done
   echo
   echo "The fp32 residual adds 2 bytes a value to each norm's kept input: the peak memory column"
   echo "counts it."
+  echo
+  echo "## GPT-2 at sequence 1,024"
+  echo
+  echo "The README's other figure (assets/gpt2_training_efficiency.jpg): GPT-2 small to xl on"
+  echo "OpenWebText on the same node, trained by the configs training/configs/experiment/owt/"
+  echo "gpt2{s,m,l,xl}-flash.yaml (the same kernels, fp16 automatic mixed precision with a loss"
+  echo "scaler, global batch 512, micro-batches of 64, 64, 32, 16 on 80 GB, ZeRO-1 for large and"
+  echo "xl), in TFLOPS a GPU by Megatron's formula x 3/4; trainsim's tokens per second put in the"
+  echo "same formula. Its Hugging Face and Megatron-LM bars, and the GPT-3 figure's, ran"
+  echo "configurations the repository does not give: not compared."
+  echo
+  echo "| model | micro-batch | optimizer | published TFLOPS/GPU | trainsim | difference | peak memory | with Megatron's kernels |"
+  echo "|---|---|---|---|---|---|---|---|"
+  printf '%s' "$gpt2_rows"
+  echo
+  printf '%s' "$gpt2_rows" | awk -F'|' '{ gsub(/[%+ ]/, "", $7); x = $7 + 0; d = x < 0 ? -x : x; s += d; if (d > m) m = d; n++ }
+    END { printf "Mean absolute difference %.1f%%, largest %.1f%%.\n", s / n, m }'
 } >"$page.tmp"
 mv "$page.tmp" "$page"
 echo "a100.sh: wrote $page" >&2
