@@ -803,7 +803,34 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
   double scores = B * S * S;
   ts_cost qk =
       priced_bgemm(p, TS_KERNEL_BGEMM_QK, B, S, D, ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
-  ts_cost softmax = memory_op(p, TS_KERNEL_SOFTMAX_FWD, B * S, S, 4.0 * scores);
+  /* The softmax in fp32 under autocast (ts_workload_softmax_fp32), as ATen's softmax with dtype
+   * float runs it (aten/src/ATen/native/SoftMax.cpp, softmax()): fp16 scores in one kernel that
+   * writes fp32 (_softmax with half_to_float) and whose backward writes fp16; bf16 scores cast up
+   * first (a widening cast, its backward a narrowing one) and a softmax in fp32. The fp32
+   * probabilities are then cast back down (Hugging Face's attn_weights.type(value.dtype);
+   * elsewhere autocast's cast before P V), the gradient cast up in the backward. The table's
+   * softmax, measured in bf16 (4 and 6 bytes a score), at rows moving the same bytes. */
+  bool fp32 = ts_workload_softmax_fp32(wl), half_in = fp32 && wl->precision == TS_PREC_FP16;
+  double fwd_bytes = !fp32     ? 4.0
+                     : half_in ? eb + 4
+                               : 8.0,
+         bwd_bytes = !fp32     ? 6.0
+                     : half_in ? 8 + eb
+                               : 12.0;
+  ts_cost softmax =
+      memory_op(p, TS_KERNEL_SOFTMAX_FWD, B * S * fwd_bytes / 4.0, S, fwd_bytes * scores);
+  ts_cost softmax_b =
+      memory_op(p, TS_KERNEL_SOFTMAX_BWD, B * S * bwd_bytes / 6.0, S, bwd_bytes * scores);
+  if (fp32) {
+    softmax = ts_cost_add(softmax, streamed(p, "softmax_downcast", scores, 4 + eb, 1.0));
+    softmax_b = ts_cost_add(
+        streamed(p, "softmax_upcast_bwd", scores, eb + 4, AUTOCAST_WIDENING_RATE), softmax_b);
+    if (!half_in) {
+      softmax = ts_cost_add(streamed(p, "softmax_upcast", scores, eb + 4, AUTOCAST_WIDENING_RATE),
+                            softmax);
+      softmax_b = ts_cost_add(softmax_b, streamed(p, "softmax_downcast_bwd", scores, 4 + eb, 1.0));
+    }
+  }
   /* Without the masked-softmax fusion the causal mask is applied by a kernel of its own before
    * the softmax, reading and writing the scores (Megatron's FusedScaleMaskSoftmax
    * .forward_torch_softmax: masked_fill), and its gradient passes back through it. The softmax
@@ -827,9 +854,9 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
       priced_bgemm(p, TS_KERNEL_BGEMM_QK, B, S, D, ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
   ts_cost av_b = ts_cost_add(like_av, like_qk);
   ts_cost qk_b = ts_cost_add(like_av, like_av);
-  ts_cost elem_b = ts_cost_add(memory_op(p, TS_KERNEL_SOFTMAX_BWD, B * S, S, 6.0 * scores),
-                               drops ? model_only(p, "attention_dropout_bwd", scores, 7.0 * scores)
-                                     : (ts_cost){0});
+  ts_cost elem_b =
+      ts_cost_add(softmax_b, drops ? model_only(p, "attention_dropout_bwd", scores, 7.0 * scores)
+                                   : (ts_cost){0});
   *bwd = ts_cost_add(ts_cost_add(av_b, qk_b), ts_cost_add(elem_b, unfused_b));
 }
 

@@ -14,13 +14,17 @@ const char *const ts_mem_category_names[] = {"weights",     "gradients", "optimi
                                              "activations", "buffers",   NULL};
 
 /* What attention without flash keeps of a layer's s x s scores, in bytes: the softmax's output
- * (2 bytes a score) and, with attention dropout, its mask and output (1 + 2); 0 with flash. */
+ * (2 bytes a score) and, with attention dropout, its mask and output (1 + 2); 0 with flash. With
+ * the softmax in fp32 (ts_workload_softmax_fp32) its output is 4 bytes a score, and P V keeps the
+ * probabilities cast back down (2) as well, or dropout's output of them. */
 static double unfused_scores(const ts_workload *wl) {
   const ts_model *m = &wl->model;
   double s = (double)ts_workload_local_seq(wl);
-  return wl->flash_attention ? 0
-                             : (m->attention_dropout > 0 ? 5.0 : 2.0) * (double)m->n_heads * s * s *
-                                   (double)wl->micro_batch / (double)wl->tp;
+  double drops = m->attention_dropout > 0 ? 1.0 + 2.0 : 0;
+  double kept = ts_workload_softmax_fp32(wl) ? 4.0 + 2.0 + (drops > 0 ? 1.0 : 0) : 2.0 + drops;
+  return wl->flash_attention
+             ? 0
+             : kept * (double)m->n_heads * s * s * (double)wl->micro_batch / (double)wl->tp;
 }
 
 /* What PyTorch's ring attention (stack.cp_attention pytorch; _templated_ring_attention and its

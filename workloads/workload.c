@@ -2024,6 +2024,10 @@ bool ts_workload_repeats_kv(const ts_workload *wl) {
          !m->mla && m->n_query_groups < m->n_heads;
 }
 
+bool ts_workload_softmax_fp32(const ts_workload *wl) {
+  return !wl->flash_attention && wl->is_autocast && !ts_workload_fuses(wl, TS_FUSE_MASKED_SOFTMAX);
+}
+
 bool ts_workload_recompute_stops_early(const ts_workload *wl) {
   return ts_framework_is_pytorch(wl->framework) && wl->model.hidden_dropout == 0 && wl->tp == 1;
 }

@@ -13,6 +13,7 @@
 
 #include "../../workloads/cost.h"
 #include "../../workloads/kernels.h"
+#include "../../workloads/memory.h"
 #include "fixtures.h"
 
 /* Writes text to a new file under /tmp; returns its path (static storage, one at a time). */
@@ -457,6 +458,41 @@ static void test_flash_attn_layer_kernels(void **state) {
   assert_rel(plain.mlp.bytes - fused.mlp.bytes, (4 - 2) * inter, 1e-12);
   assert_rel(plain.mlp_bwd.bytes - fused.mlp_bwd.bytes, (6 - 2) * inter, 1e-12);
   assert_true(fused.mlp.time_s < plain.mlp.time_s && fused.mlp_bwd.time_s < plain.mlp_bwd.time_s);
+}
+
+/* Attention without flash under autocast (ts_workload_softmax_fp32): the softmax in fp32, as
+ * ATen runs softmax(dtype=float). bf16 scores: a widening cast (2 + 4 bytes a score), the fp32
+ * softmax (8) and the cast back down (6), against bf16's softmax (4); backward the gradient cast
+ * up (6), the fp32 backward (12) and the cast down (6), against 6. fp16 scores: one kernel
+ * writing fp32 (6) and the cast down (6); backward the cast up (6) and one kernel writing fp16
+ * (10). Priced by those bytes on a GPU whose table has no softmax or add; memory keeps the fp32
+ * probabilities and their bf16 copy (6 bytes a score against the fused softmax's 2, no
+ * dropout). */
+static void test_autocast_softmax_fp32(void **state) {
+  (void)state;
+  ts_gpu g = h200_gemm_only();
+  for (int half = 0; half <= 1; half++) {
+    ts_workload wl = test_workload(2, 1024, 16, 1024, 50368, 1, 1, 1, 1, 1);
+    wl.framework = TS_FRAMEWORK_PYTORCH;
+    wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+    wl.flash_attention = false;
+    wl.model.attention_dropout = 0;
+    wl.precision = half ? TS_PREC_FP16 : TS_PREC_BF16;
+    ts_layer_cost plain, autocast;
+    ts_cost_layer(&wl, &g, &plain);
+    wl.is_autocast = true;
+    assert_true(ts_workload_softmax_fp32(&wl));
+    ts_cost_layer(&wl, &g, &autocast);
+    double scores = 16.0 * 1024 * 1024;
+    assert_rel(autocast.attn_core_fwd.bytes - plain.attn_core_fwd.bytes,
+               (half ? 12.0 - 4 : 20.0 - 4) * scores, 1e-12);
+    assert_rel(autocast.attn_core_bwd.bytes - plain.attn_core_bwd.bytes,
+               (half ? 16.0 - 6 : 24.0 - 6) * scores, 1e-12);
+    double kept = ts_memory_layer_activations(&wl);
+    wl.fusions |= 1u << TS_FUSE_MASKED_SOFTMAX; /* Megatron's fused kernel: outside autocast */
+    assert_false(ts_workload_softmax_fp32(&wl));
+    assert_rel(kept - ts_memory_layer_activations(&wl), (6.0 - 2) * scores, 1e-12);
+  }
 }
 
 /* flash-attn's unpad_input and pad_input (stack.unpad_input) on a GPU without a host measurement:
@@ -908,6 +944,7 @@ int main(void) {
       cmocka_unit_test(test_misaligned_vocab),
       cmocka_unit_test(test_fused_cross_entropy_cost),
       cmocka_unit_test(test_flash_attn_layer_kernels),
+      cmocka_unit_test(test_autocast_softmax_fp32),
       cmocka_unit_test(test_unpad_input_cost),
       cmocka_unit_test(test_op_and_early_stop_recompute),
       cmocka_unit_test(test_squared_relu_and_partial_rope),
