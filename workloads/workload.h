@@ -454,10 +454,11 @@ long ts_workload_v_head_dim(const ts_workload *wl);
  * attention sdpa, fewer query groups than heads. Megatron's and DeepSpeed's attention kernels
  * and flash_attn_func take grouped keys and values as they are. */
 bool ts_workload_repeats_kv(const ts_workload *wl);
-/* Whether attention without flash runs its softmax in fp32: under autocast PyTorch's softmax is
- * an op that autocasts to float32 (aten/src/ATen/autocast_mode.cpp: softmax in its fp32 list),
- * so eager attention casts the scores up, keeps the fp32 probabilities for the backward and
- * casts them back down for P V. Megatron's fused masked softmax is its own kernel, outside it. */
+/* Whether attention without flash runs its softmax in fp32: autocast runs softmax with its dtype
+ * set to float (aten/src/ATen/autocast_mode.h: softmax in AT_FORALL_FP32_SET_OPT_DTYPE, the
+ * fp32_set_opt_dtype policy), so eager attention's probabilities are fp32, kept so for the
+ * backward and cast back down for P V. Megatron's fused masked softmax is its own kernel,
+ * outside autocast's lists. */
 bool ts_workload_softmax_fp32(const ts_workload *wl);
 /* Whether full recomputation stops at the last tensor the layer's backward needs, FC2's input,
  * leaving FC2 and the residual add unrun: torch.utils.checkpoint without reentrance does so by
