@@ -595,8 +595,9 @@ static double flash1_slowdown(const ts_gpu *gpu, bool causal, double D, double S
  * (listed as "<kind> flash1"). FlashAttention-1 compiles its kernels for head dimensions 32, 64
  * and 128 and runs a head dimension on the first that holds it (flash-attn 4a6eaa9f,
  * csrc/flash_attn/fmha_api.cpp: run_fmha_fwd and run_fmha_bwd dispatch d <= 32, <= 64, <= 128
- * to fmha_*_hdim32/64/128), its tiles as wide as the kernel's: a head of 80 or 96 costs what one
- * of 128 does. */
+ * to fmha_*_hdim32/64/128), its tiles as wide as the kernel's (src/fmha/gmem_tile.h: the columns
+ * past d predicated off the loads, the matrix products over all): a head of 80 or 96 costs what
+ * one of 128 does. */
 static ts_cost priced_flash(const pricer *p, const ts_workload *wl, ts_kernel_kind kind, double B,
                             double S, double D, ts_cost model) {
   if (wl->attention != TS_ATTENTION_FLASH1)
