@@ -75,6 +75,16 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
                      "FlashAttention-2's on the A100 and the H100 (and the H200 and H800, the same "
                      "compute); platform '%s' has %s, for which no such figure exists",
                      pf->name, pf->gpu.model);
+  /* flash-attn's GeLU-epilogue GEMMs are priced as on the A100 their authors tuned them for:
+   * measured on an H100 (CUDA 13's cuBLASLt) they took 1.1-2.9x the plain GEMMs' time forward
+   * (median 1.47) and 1.1-1.9x backward (1.33), more than GeLU's own kernels save there. */
+  if (ts_workload_fuses(wl, TS_FUSE_DENSE_GELU_DENSE) && strstr(pf->gpu.model, "A100") == NULL)
+    return ts_err_at(err, wl->locs.fusions,
+                     "key 'fused_kernels': dense_gelu_dense is priced on the A100 only: on an H100 "
+                     "flash-attn's GeLU-epilogue GEMMs ran 1.1-2.9x the plain GEMMs' time "
+                     "(bench/device/h100_fa_fused_kernels.csv), which trainsim does not model; "
+                     "platform '%s' has %s: leave the fusion out (GEMMs and GeLU priced apart)",
+                     pf->name, pf->gpu.model);
   char why[320];
   ts_loc at;
   long version = ts_simulate_ccl_version(pf, wl, &at);

@@ -280,6 +280,19 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
  * alike on other GPUs. */
 #define AUTOCAST_WIDENING_RATE 0.65
 
+/* The FlashAttention repository's own kernels at its 2022 training's commit (4a6eaa9f), built and
+ * timed on an H100 (bench/device/fa_fused_kernels.py, bench/device/h100_fa_fused_kernels.csv):
+ * each one's rate over the bytes it must move, against the bf16 add's moving as many bytes
+ * (bench/device/h100_autocast_kernels.csv), the median over the rows and widths measured
+ * (8,192-65,536 rows of 768-2,560; 50,264 logits a row): fused_dropout_add_ln 0.72 forward
+ * (0.61-0.87) and 0.84 backward (0.69-0.93); Apex's softmax cross-entropy (csrc/xentropy) 0.53
+ * forward (0.51-0.54) and 0.73 with its in-place backward (0.71-0.73), flash-attn's later Triton
+ * cross-entropy ASSUMED alike. ASSUMED alike on other GPUs, against their own add. */
+#define FA_LAYER_NORM_FWD_RATE 0.72
+#define FA_LAYER_NORM_BWD_RATE 0.84
+#define FUSED_CE_FWD_RATE 0.53
+#define FUSED_CE_BWD_RATE 0.73
+
 /* A vectorised elementwise kernel over n elements moving bytes_per_elem bytes each (a cast whose
  * input and output types are the kernel's own, an add of two fp32 tensors), priced from the
  * table's add_fwd (a + b in the model's precision: 3 eb bytes an element) at the elements that
@@ -887,12 +900,13 @@ static void norm_costs(const ts_workload *wl, const pricer *p, double rows, doub
      * branch (eb) and the residual (4) and writes the normalized output (eb), the new residual
      * (4) and, with dropout, its 1-byte mask; its prenorm backward reads the output's gradient
      * (eb), the residual's from above (4), the residual (4) and the mask, and writes the
-     * branch's (eb) and the residual's (4) gradients, summing the two: its own kernels, priced
-     * by those bytes (ASSUMED bandwidth-bound, as Apex's FastLayerNorm is written to be). */
+     * branch's (eb) and the residual's (4) gradients, summing the two: its own kernels, streamed
+     * at their measured rates (FA_LAYER_NORM_*_RATE). */
     double mask = wl->model.hidden_dropout > 0 ? 1 : 0;
-    *fwd = model_only(p, "dropout_add_layer_norm", shard, (2 * eb + 8 + mask) * shard);
-    *bwd = ts_cost_add(
-        model_only(p, "dropout_add_layer_norm_bwd", shard, (2 * eb + 12 + mask) * shard), weights);
+    *fwd = streamed(p, "dropout_add_layer_norm", shard, 2 * eb + 8 + mask, FA_LAYER_NORM_FWD_RATE);
+    *bwd = ts_cost_add(streamed(p, "dropout_add_layer_norm_bwd", shard, 2 * eb + 12 + mask,
+                                FA_LAYER_NORM_BWD_RATE),
+                       weights);
     return;
   }
   if (rms && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32 && !wl->is_compiled) {
@@ -1591,8 +1605,9 @@ static void cost_edges(const ts_workload *wl, const ts_gpu *gpu, const double *s
    * F.cross_entropy(logits.float()): the cast (eb + 4), log-softmax (two reads and a write of
    * 4), forward; nll_loss's dense gradient (4), log-softmax's backward (two reads and a write),
    * the cast back (4 + eb), backward. flash-attn's fused cross-entropy (stack.h) reads the
-   * logits forward and reads them and writes their gradient backward, its own Triton kernel,
-   * not the table's F.cross_entropy: priced by those bytes (ASSUMED bandwidth-bound, unmeasured).
+   * logits forward and reads them and writes their gradient backward, its own kernel, not the
+   * table's F.cross_entropy: those bytes streamed at the rates measured for the FlashAttention
+   * repository's (FUSED_CE_*_RATE).
    */
   bool is_torch = ts_framework_is_pytorch(wl->framework);
   bool fused_ce = ts_workload_fuses(wl, TS_FUSE_CROSS_ENTROPY);
@@ -1604,6 +1619,9 @@ static void cost_edges(const ts_workload *wl, const ts_gpu *gpu, const double *s
   if (t == 1 && is_torch && !fused_ce) {
     ce = priced(p, TS_KERNEL_CROSS_ENTROPY_FWD, (double)bs, (double)v, 0, ce);
     ce_b = priced(p, TS_KERNEL_CROSS_ENTROPY_BWD, (double)bs, (double)v, 0, ce_b);
+  } else if (fused_ce) {
+    ce = streamed(p, "cross_entropy_fused", logits, eb, FUSED_CE_FWD_RATE);
+    ce_b = streamed(p, "cross_entropy_fused_bwd", logits, 2 * eb, FUSED_CE_BWD_RATE);
   }
   out->head_fwd = ts_cost_add(ts_cost_add(ln, head.fwd), ce);
   out->head_bwd = ts_cost_add(ts_cost_add(ce_b, head.bwd), ln_b);
