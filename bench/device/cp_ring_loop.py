@@ -143,15 +143,11 @@ def case(mod, rank, cp, local):
             f"{loop_bwd - flash_bwd:.3f}", f"{eager_bwd:.3f}"]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out")
-    ap.add_argument("--smoke", action="store_true")
-    args = ap.parse_args()
-    started = datetime.datetime.now(datetime.timezone.utc)
-    local = 1024 if args.smoke else 32768
+def run_cases(case, local, tag):
+    """case(mod, rank, cp, local) at cp 2, 4, 8, as ranks cp - 1 and cp / 2, on a one-rank gloo
+    group, the ring module's shims put back after each; the rows of the cases that ran."""
     mod = ring_module()
-    print(f"cp_ring_loop: {mod.__name__}, {getattr(mod, '_cp_options', None)}", file=sys.stderr,
+    print(f"{tag}: {mod.__name__}, {getattr(mod, '_cp_options', None)}", file=sys.stderr,
           flush=True)
     saved = (mod.dist, mod._create_rotater)
     rows = []
@@ -162,16 +158,26 @@ def main():
                 for rank in sorted({cp - 1, cp // 2}):
                     try:
                         rows.append(case(mod, rank, cp, local))
-                        print("cp_ring_loop:", ",".join(map(str, rows[-1])), file=sys.stderr,
+                        print(f"{tag}:", ",".join(map(str, rows[-1])), file=sys.stderr,
                               flush=True)
                     except Exception as e:  # report, keep the other cases
-                        print(f"cp_ring_loop: cp {cp} rank {rank} failed: {e!r}",
-                              file=sys.stderr, flush=True)
+                        print(f"{tag}: cp {cp} rank {rank} failed: {e!r}", file=sys.stderr,
+                              flush=True)
                     finally:
                         mod.dist, mod._create_rotater = saved
                         torch.cuda.empty_cache()
         finally:
             dist.destroy_process_group()
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--smoke", action="store_true")
+    args = ap.parse_args()
+    started = datetime.datetime.now(datetime.timezone.utc)
+    rows = run_cases(case, 1024 if args.smoke else 32768, "cp_ring_loop")
     write_csv(args.out, "cp_ring_loop.py",
               "PyTorch's ring-attention loop as rank r of cp, communication replaced by local "
               "buffers; Llama 3 8B's 32 heads of 128, micro-batch 1; ms, median of 5 after 2 "

@@ -51,6 +51,11 @@ YAML
   echo "$(sed -n 's/.*"tokens_per_s": \([0-9.e+-]*\).*/\1/p' "$work/$1/result.json" | head -1)" \
     "$(sed -n 's/.*"peak_bytes": \([0-9.e+-]*\).*/\1/p' "$work/$1/result.json" | head -1)"
 }
+# summary ROWS FIELD: the mean and largest absolute difference of a table's percent column
+summary() {
+  printf '%s' "$1" | awk -F'|' -v f="$2" '{ gsub(/[%+ ]/, "", $f); x = $f + 0; d = x < 0 ? -x : x; s += d; if (d > m) m = d; n++ }
+    END { printf "Mean absolute difference %.1f%%, largest %.1f%%.\n", s / n, m }'
+}
 rows=""
 steps=""
 n=0
@@ -131,8 +136,7 @@ done
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s' "$rows"
   echo
-  printf '%s' "$rows" | awk -F'|' '{ gsub(/[%+ ]/, "", $8); x = $8 + 0; d = x < 0 ? -x : x; s += d; if (d > m) m = d; n++ }
-    END { printf "Mean absolute difference %.1f%%, largest %.1f%%.\n", s / n, m }'
+  summary "$rows" 8
   echo
   echo "The figures were published on 2022-11-29 (the repository's commit 4a6eaa9f), before"
   echo "FlashAttention-2 (July 2023): the runs used FlashAttention-1's kernels, described since"
@@ -190,8 +194,7 @@ done
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s' "$gpt2_rows"
   echo
-  printf '%s' "$gpt2_rows" | awk -F'|' '{ gsub(/[%+ ]/, "", $7); x = $7 + 0; d = x < 0 ? -x : x; s += d; if (d > m) m = d; n++ }
-    END { printf "Mean absolute difference %.1f%%, largest %.1f%%.\n", s / n, m }'
+  summary "$gpt2_rows" 7
 } >"$page.tmp"
 mv "$page.tmp" "$page"
 echo "a100.sh: wrote $page" >&2
