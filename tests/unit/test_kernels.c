@@ -215,6 +215,35 @@ static void test_autocast_from_add(void **state) {
   free(log.rows);
 }
 
+/* flash-attn's fused layer norm streams its bytes at the rates measured for it against the add
+ * (workloads/cost.c: 0.72 forward, 0.84 backward): 13 and 17 bytes a value in bf16 with dropout,
+ * priced from add_fwd at the elements moving as many bytes over that rate. */
+static void test_fused_layer_norm_rates(void **state) {
+  (void)state;
+  const char *path = write_table("format: 1\ntables:\n  add_fwd:\n"
+                                 "    axes: {elements: [1000, 1000000000]}\n"
+                                 "    time_us: [1, 1000000]\n");
+  ts_gpu g = h200_with_table(path);
+  ts_workload wl = test_workload(2, 1024, 16, 2048, 50304, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = 1u << TS_FUSE_DROPOUT_ADD_LAYER_NORM;
+  ts_kernel_log log = {0};
+  ts_cost_layer_kernels(&wl, &g, &log);
+  double values = 2048.0 * 1024, us_per_elem = 1e-3; /* add_fwd: 6 bytes an element */
+  int seen = 0;
+  for (int i = 0; i < log.n; i++) {
+    const ts_kernel_row *r = &log.rows[i];
+    bool bwd = strcmp(r->kernel, "dropout_add_layer_norm_bwd") == 0;
+    if (!bwd && strcmp(r->kernel, "dropout_add_layer_norm") != 0)
+      continue;
+    double like = values * (bwd ? 17.0 : 13.0) / 6.0 / (bwd ? 0.84 : 0.72);
+    assert_true(fabs(r->time_s / (like * us_per_elem * 1e-6) - 1) < 1e-9);
+    seen++;
+  }
+  assert_int_equal(seen, 2);
+  free(log.rows);
+}
+
 /* Attention without flash: a head dimension off 16 bytes (86 in bf16, FORGE-S's) prices its
  * batched GEMMs at cuBLAS's measured slowdowns (workloads/cost.c: H200, 86 against 88), listed
  * as misaligned, on a table measured on an NVIDIA GPU; 88 is aligned and takes the table's time,
@@ -945,6 +974,7 @@ int main(void) {
       cmocka_unit_test(test_fused_cross_entropy_cost),
       cmocka_unit_test(test_flash_attn_layer_kernels),
       cmocka_unit_test(test_autocast_softmax_fp32),
+      cmocka_unit_test(test_fused_layer_norm_rates),
       cmocka_unit_test(test_unpad_input_cost),
       cmocka_unit_test(test_op_and_early_stop_recompute),
       cmocka_unit_test(test_squared_relu_and_partial_rope),
