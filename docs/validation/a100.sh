@@ -146,7 +146,7 @@ done
   echo "power-limited GEMM times carried over, before that). FlashAttention-1 compiles its kernels"
   echo "for head dimensions 32, 64 and 128 and runs any other on the next wider one"
   echo "(csrc/flash_attn/fmha_api.cpp at 4a6eaa9f): 760M's heads of 96 cost what heads of 128 do,"
-  echo "modelled since 2026-12-07 (760M +5.6% before, with the repository's kernels below)."
+  echo "modelled since 2026-12-07 (it slows 760M by about 5%)."
   echo
   echo "## The repository's own kernels"
   echo
@@ -187,8 +187,10 @@ done
   echo "gpt2{s,m,l,xl}-flash.yaml (the same kernels, fp16 automatic mixed precision with a loss"
   echo "scaler, global batch 512, micro-batches of 64, 64, 32, 16 on 80 GB, ZeRO-1 for large and"
   echo "xl), in TFLOPS a GPU by Megatron's formula x 3/4; trainsim's tokens per second put in the"
-  echo "same formula. Its Hugging Face and Megatron-LM bars, and the GPT-3 figure's, ran"
-  echo "configurations the repository does not give: not compared."
+  echo "same formula. The Megatron-LM bars of both figures ran configurations the repository does"
+  echo "not give; its Hugging Face bars (the *-hf configs) ran Hugging Face's own eager GPT-2 (the"
+  echo "scores divided twice by kernels of their own, gelu_new as eight eager operations, an fp32"
+  echo "residual stream under autocast), which trainsim does not describe: neither is compared."
   echo
   echo "| model | micro-batch | optimizer | published TFLOPS/GPU | trainsim | difference | peak memory | with Megatron's kernels |"
   echo "|---|---|---|---|---|---|---|---|"
