@@ -171,22 +171,25 @@ def run_cases(case, local, tag):
     return rows
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def ring_main(case, tag, note, head):
+    """A ring script's command line (OUT.csv [--smoke]): case at every (cp, rank) of run_cases,
+    written to OUT.csv with note and head; exit 1 when no case ran."""
+    ap = argparse.ArgumentParser(description=tag)
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     started = datetime.datetime.now(datetime.timezone.utc)
-    rows = run_cases(case, 1024 if args.smoke else 32768, "cp_ring_loop")
-    write_csv(args.out, "cp_ring_loop.py",
-              "PyTorch's ring-attention loop as rank r of cp, communication replaced by local "
-              "buffers; Llama 3 8B's 32 heads of 128, micro-batch 1; ms, median of 5 after 2 "
-              "warm-ups; eager: the loop with its flash ops answered from earlier results",
-              ["cp", "rank", "local_tokens", "loop_fwd_ms", "flash_fwd_ms", "loop_less_flash_fwd_ms",
-               "eager_fwd_ms", "loop_bwd_ms", "flash_bwd_ms", "loop_less_flash_bwd_ms",
-               "eager_bwd_ms"], rows, started)
+    rows = run_cases(case, 1024 if args.smoke else 32768, tag)
+    write_csv(args.out, f"{tag}.py", note, head, rows, started)
     return 0 if rows else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(ring_main(
+        case, "cp_ring_loop",
+        "PyTorch's ring-attention loop as rank r of cp, communication replaced by local buffers; "
+        "Llama 3 8B's 32 heads of 128, micro-batch 1; ms, median of 5 after 2 warm-ups; eager: "
+        "the loop with its flash ops answered from earlier results",
+        ["cp", "rank", "local_tokens", "loop_fwd_ms", "flash_fwd_ms", "loop_less_flash_fwd_ms",
+         "eager_fwd_ms", "loop_bwd_ms", "flash_bwd_ms", "loop_less_flash_bwd_ms",
+         "eager_bwd_ms"]))

@@ -12,16 +12,13 @@ allocated received buffer beside the one sent. The flash calls run for real. Rec
 torch.cuda.max_memory_allocated over each pass less what was allocated before it (the inputs,
 and for the backward the forward's outputs), in MiB.
 """
-import argparse
-import datetime
 import sys
 import types
 
 import torch
 import torch.distributed as dist
 
-from cp_ring_loop import DIM, HEADS, aten, run_cases
-from cuda_timing import write_csv
+from cp_ring_loop import DIM, HEADS, aten, ring_main
 
 
 class HeldRotater:
@@ -80,21 +77,9 @@ def case(mod, rank, cp, local):
     return [cp, rank, local, f"{fwd_mib:.1f}", f"{bwd_mib:.1f}"]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out")
-    ap.add_argument("--smoke", action="store_true")
-    args = ap.parse_args()
-    started = datetime.datetime.now(datetime.timezone.utc)
-    rows = run_cases(case, 1024 if args.smoke else 32768, "cp_ring_memory")
-    write_csv(args.out, "cp_ring_memory.py",
-              "PyTorch's ring-attention loop as rank r of cp, rotaters holding what the real ones "
-              "hold; Llama 3 8B's 32 heads of 128, micro-batch 1; peak allocation over each "
-              "pass's start, MiB",
-              ["cp", "rank", "local_tokens", "fwd_peak_over_start_mib", "bwd_peak_over_start_mib"],
-              rows, started)
-    return 0 if rows else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(ring_main(
+        case, "cp_ring_memory",
+        "PyTorch's ring-attention loop as rank r of cp, rotaters holding what the real ones hold; "
+        "Llama 3 8B's 32 heads of 128, micro-batch 1; peak allocation over each pass's start, MiB",
+        ["cp", "rank", "local_tokens", "fwd_peak_over_start_mib", "bwd_peak_over_start_mib"]))

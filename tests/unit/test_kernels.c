@@ -179,15 +179,19 @@ static void test_optimizer_missing_width(void **state) {
   assert_true(fabs(opt.time_s / expected - 1) < 1e-6); /* the table's times have 6 digits */
 }
 
+/* An H200 whose table has only add_fwd, its time 1 ns an element (6 bytes in bf16). */
+static ts_gpu h200_linear_add(void) {
+  return h200_with_table(write_table("format: 1\ntables:\n  add_fwd:\n"
+                                     "    axes: {elements: [1000, 1000000000]}\n"
+                                     "    time_us: [1, 1000000]\n"));
+}
+
 /* training.autocast's casts and adds are priced from add_fwd at the elements moving as many
  * bytes; the gradient's cast back (bf16 -> fp32) at the measured 0.65 of that rate. add_fwd's
  * time here is proportional to its elements, so each kernel's time is its bytes' share. */
 static void test_autocast_from_add(void **state) {
   (void)state;
-  const char *path = write_table("format: 1\ntables:\n  add_fwd:\n"
-                                 "    axes: {elements: [1000, 1000000000]}\n"
-                                 "    time_us: [1, 1000000]\n");
-  ts_gpu g = h200_with_table(path);
+  ts_gpu g = h200_linear_add();
   ts_workload wl = test_workload(2, 1024, 16, 2048, 50257, 1, 1, 1, 1, 1);
   wl.is_autocast = true;
   wl.fusions &= ~(1u << TS_FUSE_GRADIENT_ACCUMULATION);
@@ -220,10 +224,7 @@ static void test_autocast_from_add(void **state) {
  * priced from add_fwd at the elements moving as many bytes over that rate. */
 static void test_fused_layer_norm_rates(void **state) {
   (void)state;
-  const char *path = write_table("format: 1\ntables:\n  add_fwd:\n"
-                                 "    axes: {elements: [1000, 1000000000]}\n"
-                                 "    time_us: [1, 1000000]\n");
-  ts_gpu g = h200_with_table(path);
+  ts_gpu g = h200_linear_add();
   ts_workload wl = test_workload(2, 1024, 16, 2048, 50304, 1, 1, 1, 1, 1);
   wl.framework = TS_FRAMEWORK_PYTORCH;
   wl.fusions = 1u << TS_FUSE_DROPOUT_ADD_LAYER_NORM;
