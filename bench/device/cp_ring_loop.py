@@ -82,14 +82,19 @@ def flash_steps(rank, cp, q, k, v):
     return out
 
 
-def case(mod, rank, cp, local):
+def ring_inputs(mod, rank, cp, local):
+    """A layer's q, k, v for one rank (32 heads of 128, micro-batch 1) and the group, with the
+    ring module's torch.distributed answering rank and cp."""
     torch.manual_seed(0)
     mk = lambda: torch.randn(1, HEADS, local, DIM, device="cuda", dtype=torch.bfloat16)
-    q, k, v = mk(), mk(), mk()
-    group = dist.group.WORLD
     mod.dist = types.SimpleNamespace(get_rank=lambda g=None: rank,
                                      get_world_size=lambda g=None: cp,
                                      ProcessGroup=dist.ProcessGroup)
+    return mk(), mk(), mk(), dist.group.WORLD
+
+
+def case(mod, rank, cp, local):
+    q, k, v, group = ring_inputs(mod, rank, cp, local)
     mod._create_rotater = lambda *a, **kw: LocalRotater()
 
     def forward():

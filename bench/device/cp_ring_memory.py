@@ -13,12 +13,10 @@ torch.cuda.max_memory_allocated over each pass less what was allocated before it
 and for the backward the forward's outputs), in MiB.
 """
 import sys
-import types
 
 import torch
-import torch.distributed as dist
 
-from cp_ring_loop import DIM, HEADS, aten, ring_main
+from cp_ring_loop import aten, ring_inputs, ring_main
 
 
 class HeldRotater:
@@ -52,13 +50,7 @@ def peak_over(fn):
 
 
 def case(mod, rank, cp, local):
-    torch.manual_seed(0)
-    mk = lambda: torch.randn(1, HEADS, local, DIM, device="cuda", dtype=torch.bfloat16)
-    q, k, v = mk(), mk(), mk()
-    group = dist.group.WORLD
-    mod.dist = types.SimpleNamespace(get_rank=lambda g=None: rank,
-                                     get_world_size=lambda g=None: cp,
-                                     ProcessGroup=dist.ProcessGroup)
+    q, k, v, group = ring_inputs(mod, rank, cp, local)
     # the gradient rotater is the one created with the ALL_TO_ALL method
     mod._create_rotater = lambda pg, seq_dim, method=None: HeldRotater(
         cp, method is None or getattr(method, "name", "") != "ALL_TO_ALL")
