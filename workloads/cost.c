@@ -451,9 +451,10 @@ static linear_cost linear_fp8(const pricer *p, long m, long n, long k, bool is_f
   return c;
 }
 
-/* Whether the GPU's kernel table was measured on an NVIDIA GPU (cuBLAS's kernels). */
+/* Whether the GPU's kernels are NVIDIA's (its kernel table was measured on NVIDIA hardware),
+ * whatever the precision: fp16, which no table covers, runs cuBLAS all the same. */
 static bool is_cublas(const pricer *p) {
-  const char *device = p->table != NULL ? ts_kernels_device(p->table) : NULL;
+  const char *device = p->gpu->kernels != NULL ? ts_kernels_device(p->gpu->kernels) : NULL;
   return device != NULL && strncmp(device, "NVIDIA", 6) == 0;
 }
 
@@ -467,7 +468,7 @@ static bool is_cublas(const pricer *p) {
  * of the H100's dense bf16 peak, 989.4 TFLOP/s, so that another NVIDIA GPU's fallback scales with
  * its peak (ASSUMED: measured on the H100 only; the H200 has the same GH100 compute). Measured
  * with the vocabulary as the misaligned dimension; a misaligned hidden dimension is ASSUMED
- * alike (the same rows, of another operand). */
+ * alike (the same rows, of another operand), and fp16 (2-byte rows as bf16's). */
 #define MISALIGNED_GEMM_FWD_SHARE (99.9 / 989.4)
 #define MISALIGNED_GEMM_DGRAD_SHARE (145.15 / 989.4)
 #define MISALIGNED_GEMM_WGRAD_SHARE (151.28 / 989.4)
@@ -855,6 +856,15 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
         ts_cost_add(softmax, memory_op(p, TS_KERNEL_ATTENTION_MASK_FWD, B * S, S, 2 * eb * scores));
     unfused_b = memory_op(p, TS_KERNEL_ATTENTION_MASK_BWD, B * S, S, 2 * eb * scores);
   }
+  /* Hugging Face's GPT-2 eager attention divides the scores apart (stack.score_divisions): each
+   * division reads and writes them (2 eb a score), and so does its gradient's; streamed at the
+   * table's add rate (the roofline without one). */
+  int divs = (int)wl->score_divisions;
+  if (divs > 0) {
+    qk = ts_cost_add(qk, streamed_n(p, "score_division", scores, 2 * eb, 1, divs));
+    unfused_b =
+        ts_cost_add(unfused_b, streamed_n(p, "score_division_bwd", scores, 2 * eb, 1, divs));
+  }
   bool drops = wl->model.attention_dropout > 0; /* at 0 no dropout kernel runs */
   ts_cost dropout = drops ? model_only(p, "attention_dropout", scores, 5.0 * scores) : (ts_cost){0};
   ts_cost av =
@@ -954,6 +964,16 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
      * (eb an element each), priced by those bytes beside the GEMMs (ASSUMED). */
     *fwd = epilogue_bytes(p, "gemm_gelu_epilogue", n, eb * n);
     *bwd = epilogue_bytes(p, "gemm_dgelu_epilogue_bwd", n, eb * n);
+  } else if (wl->gelu_impl == TS_GELU_EAGER_TANH && !wl->is_compiled) {
+    /* Hugging Face's gelu_new as eager operations (stack.h): forward pow, three scalar
+     * products, an add, tanh, a scalar add and the product (2, 2, 3, 2, 2, 2, 2, 3 eb an
+     * element); backward, PyTorch's derivatives (tools/autograd/derivatives.yaml): the
+     * product's two gradients (3 eb each), tanh_backward (3), the two scalar products' (2 each),
+     * pow_backward's x.pow(2), its scale and product (2, 2, 3), 0.5 x's (2) and the two adds
+     * summing x's three gradients (3 each): 18 eb forward in 8 kernels, 28 eb backward in 11.
+     * Each streamed at the table's add rate (the roofline without one). */
+    *fwd = streamed_n(p, "gelu_new_eager", n, 18.0 / 8 * eb, 1, 8);
+    *bwd = streamed_n(p, "gelu_new_eager_bwd", n, 28.0 / 11 * eb, 1, 11);
   } else {
     *fwd = memory_op(p, TS_KERNEL_GELU_FWD, n, 0, 2 * eb * n);
     *bwd = memory_op(p, TS_KERNEL_GELU_BWD, n, 0, 3 * eb * n);

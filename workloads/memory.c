@@ -100,9 +100,11 @@ static double layer_activations(const ts_workload *wl, bool moe) {
   /* An MLP's intermediates in units of its width over h: GeLU's input, or SwiGLU's gate and up
    * outputs, FC2's input (unless recomputed) and, SwiGLU run eagerly (without its fusion),
    * F.silu(gate) too for the product's backward (measured: bench/device/h200_llama_steps.csv,
-   * docs/validation/h200.md). */
+   * docs/validation/h200.md). Hugging Face's eager gelu_new (stack.gelu eager_tanh) keeps tanh's
+   * output, 1 + that and 0.5 x beside its input for its products' backward: three more. */
   bool eager = m->swiglu && !ts_workload_fuses(wl, TS_FUSE_SWIGLU);
-  double mlp = (m->swiglu ? 4.0 : 2.0) + (eager ? 2.0 : 0) + lin;
+  bool eager_gelu = wl->gelu_impl == TS_GELU_EAGER_TANH && !wl->is_compiled;
+  double mlp = (m->swiglu ? 4.0 : 2.0) + (eager ? 2.0 : 0) + (eager_gelu ? 6.0 : 0) + lin;
   double mlp_experts = (m->swiglu ? 4.0 : 2.0) + (act ? 0 : (eager ? 2.0 : 0) + lin);
   /* K and V repeated to every head before SDPA (ts_workload_repeats_kv): SDPA keeps the copies */
   double kv_heads = ts_workload_repeats_kv(wl) ? a : g;

@@ -70,6 +70,17 @@ extern const char *const ts_rms_norm_names[]; /* "functional", "eager_fp32" */
 typedef enum ts_rope_impl { TS_ROPE_ROTATE_HALF, TS_ROPE_COMPLEX } ts_rope_impl;
 extern const char *const ts_rope_names[]; /* "rotate_half", "complex" */
 
+/* How a plain PyTorch GeLU MLP computes GeLU (stack.gelu): F.gelu (functional, the default: one
+ * kernel each way) or Hugging Face's gelu_new (eager_tanh: transformers' activations.py,
+ * NewGELUActivation, GPT-2's `activation_function`: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
+ * x^3))) as eight eager operations, whose autograd graph keeps four tensors and runs eleven
+ * kernels backward: cost.c, activation). Hugging Face's GPT-2 eager attention also divides its
+ * scores apart (stack.score_divisions, workload.h): by a device scalar sqrt(head_dim), and by
+ * layer_idx + 1 where GPT2Config's scale_attn_by_inverse_layer_idx is set (modeling_gpt2.py,
+ * GPT2Attention._attn); elsewhere the scale rides in Q K^T's GEMM. */
+typedef enum ts_gelu_impl { TS_GELU_FUNCTIONAL, TS_GELU_EAGER_TANH } ts_gelu_impl;
+extern const char *const ts_gelu_names[]; /* "functional", "eager_tanh" */
+
 /* How a plain PyTorch SwiGLU MLP makes gate and up (stack.gate_up): one linear of twice the FFN
  * width whose output is chunked (fused, the default: the kernel table's Llama block, and
  * Megatron-Core's fused FC1), or two linears (separate: Hugging Face's gate_proj and up_proj,

@@ -27,11 +27,25 @@ static const char *const top_keys[] = {"name",     "description", "model",
                                        "training", "parallelism", "placement",
                                        "stack",    "checkpoint",  NULL};
 static const char *const checkpoint_keys[] = {"interval", "async", NULL};
-static const char *const stack_keys[] = {
-    "framework",         "attention", "fused_kernels", "rccl_version", "nccl_version",
-    "deepspeed_version", "allocator", "unpad_input",   "rms_norm",     "rope",
-    "compile",           "gate_up",   "fsdp_version",  "fp8_linear",   "contiguous_gradients",
-    "cp_attention",      NULL};
+static const char *const stack_keys[] = {"framework",
+                                         "attention",
+                                         "fused_kernels",
+                                         "rccl_version",
+                                         "nccl_version",
+                                         "deepspeed_version",
+                                         "allocator",
+                                         "unpad_input",
+                                         "rms_norm",
+                                         "rope",
+                                         "compile",
+                                         "gate_up",
+                                         "fsdp_version",
+                                         "fp8_linear",
+                                         "contiguous_gradients",
+                                         "cp_attention",
+                                         "gelu",
+                                         "score_divisions",
+                                         NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
                                          "num_attention_heads",
@@ -1043,6 +1057,13 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     wl->rope_impl = (ts_rope_impl)rope;
     wl->locs.rms_norm = here(r, st, "rms_norm");
     wl->locs.rope = here(r, st, "rope");
+    int gelu = TS_GELU_FUNCTIONAL;
+    if (ts_doc_get_enum(r->doc, st, "gelu", ts_gelu_names, &gelu, r->err) < 0 ||
+        ts_doc_get_long(r->doc, st, "score_divisions", 0, 2, &wl->score_divisions, r->err) < 0)
+      return -1;
+    wl->gelu_impl = (ts_gelu_impl)gelu;
+    wl->locs.gelu = here(r, st, "gelu");
+    wl->locs.score_divisions = here(r, st, "score_divisions");
     if (ts_doc_get_bool(r->doc, st, "compile", &wl->is_compiled, r->err) < 0)
       return -1;
     wl->locs.compile = here(r, st, "compile");
@@ -1104,8 +1125,30 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
                      "needs framework pytorch and position_embedding_type rope, found framework "
                      "'%s' and %s position embeddings",
                      ts_framework_names[wl->framework], m->rope ? "rope" : "non-rotary");
+  if (wl->gelu_impl != TS_GELU_FUNCTIONAL &&
+      (!ts_framework_is_pytorch(wl->framework) || m->swiglu || m->squared_relu))
+    return ts_err_at(r->err, wl->locs.gelu,
+                     "key 'gelu': eager_tanh is Hugging Face's gelu_new written as eager "
+                     "operations in a plain PyTorch GeLU MLP: it needs framework pytorch and a "
+                     "GeLU activation, found framework '%s' and %s",
+                     ts_framework_names[wl->framework],
+                     m->swiglu         ? "swiglu"
+                     : m->squared_relu ? "squared_relu"
+                                       : "GeLU");
+  if (wl->score_divisions > 0 && (!ts_framework_is_pytorch(wl->framework) ||
+                                  wl->attention != TS_ATTENTION_UNFUSED || wl->is_compiled))
+    return ts_err_at(r->err, wl->locs.score_divisions,
+                     "key 'score_divisions': eager divisions of the attention scores need "
+                     "framework pytorch, attention unfused and no compile, found framework '%s', "
+                     "attention '%s'%s",
+                     ts_framework_names[wl->framework], ts_attention_names[wl->attention],
+                     wl->is_compiled ? " and compile" : "");
   if (read_fusions(r, t, st, wl) != 0)
     return -1;
+  if (wl->gelu_impl == TS_GELU_EAGER_TANH && ts_workload_fuses(wl, TS_FUSE_DENSE_GELU_DENSE))
+    return ts_err_at(r->err, wl->locs.gelu,
+                     "key 'gelu': eager_tanh is the eager gelu_new, but fused_kernels runs "
+                     "dense_gelu_dense, GeLU in the GEMMs' epilogues, in its place: drop one");
   if (wl->rope_impl == TS_ROPE_COMPLEX && ts_workload_fuses(wl, TS_FUSE_ROPE))
     return ts_err_at(r->err, wl->locs.rope,
                      "key 'rope': complex is the eager rotary embedding, but fused_kernels runs "
@@ -2033,7 +2076,11 @@ bool ts_workload_recompute_stops_early(const ts_workload *wl) {
 }
 
 void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n) {
-  snprintf(buf, (size_t)n, "%s%s%s%s%s%s%s", wl->is_compiled ? "; torch.compile" : "",
+  char divisions[64] = "";
+  if (wl->score_divisions > 0)
+    snprintf(divisions, sizeof divisions, "; scores divided apart %ld time%s", wl->score_divisions,
+             wl->score_divisions > 1 ? "s" : "");
+  snprintf(buf, (size_t)n, "%s%s%s%s%s%s%s%s%s", wl->is_compiled ? "; torch.compile" : "",
            wl->fp8 != TS_FP8_NONE && wl->fp8_linear == TS_FP8_LINEAR_TORCHAO
                ? "; torchao float8 linears"
                : "",
@@ -2041,7 +2088,8 @@ void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n) {
            wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? "; RMSNorm " : "",
            wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? ts_rms_norm_names[wl->rms_norm_impl] : "",
            wl->rope_impl != TS_ROPE_ROTATE_HALF ? "; rope " : "",
-           wl->rope_impl != TS_ROPE_ROTATE_HALF ? ts_rope_names[wl->rope_impl] : "");
+           wl->rope_impl != TS_ROPE_ROTATE_HALF ? ts_rope_names[wl->rope_impl] : "",
+           wl->gelu_impl != TS_GELU_FUNCTIONAL ? "; GeLU eager_tanh" : "", divisions);
 }
 
 long ts_workload_v_head_dim(const ts_workload *wl) {

@@ -149,8 +149,8 @@ typedef struct ts_workload_locs {
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp, autocast;
   ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version, unpad_input,
-      rms_norm, rope, compile, gate_up, fsdp_version, fp8_linear, contiguous_gradients,
-      cp_attention; /* the stack's keys */
+      rms_norm, rope, gelu, score_divisions, compile, gate_up, fsdp_version, fp8_linear,
+      contiguous_gradients, cp_attention; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -305,6 +305,10 @@ typedef struct ts_workload {
   bool is_unpad_input;
   ts_rms_norm_impl rms_norm_impl; /* stack.rms_norm */
   ts_rope_impl rope_impl; /* stack.rope */
+  ts_gelu_impl gelu_impl; /* stack.gelu */
+  /* stack.score_divisions: eager divisions of the unfused attention's scores (0-2), each a kernel
+   * over the scores forward and backward (stack.h, beside ts_gelu_impl) */
+  long score_divisions;
   ts_gate_up gate_up; /* stack.gate_up */
   ts_fp8_linear fp8_linear; /* stack.fp8_linear: whose linear layers run training.fp8 */
   /* stack.cp_attention: whose ring attention context parallelism runs; resolved from the

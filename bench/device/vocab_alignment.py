@@ -12,7 +12,7 @@ size and token count, at each vocabulary, with CUDA events (median of 20 after 5
 Both operand layouts are as nn.Linear and autograd hold them (no copies). Microbenchmark data
 for a misaligned-vocabulary price, as h200_attention_unfused.csv is for the head dimension.
 
-    python3 bench/device/vocab_alignment.py OUT.csv [--smoke]
+    python3 bench/device/vocab_alignment.py OUT.csv [--smoke] [--dtype bf16|fp16]
 """
 import argparse
 import datetime
@@ -28,8 +28,8 @@ VOCABS = [50257, 50304, 50280, 32000, 32001]  # GPT-2 as PyTorch and as Megatron
 SHAPES = [(8192, 768), (8192, 1024), (16384, 1024), (8192, 2048), (16384, 2048), (8192, 4096)]
 
 
-def times(tokens, hidden, vocab):
-    dev, dt = "cuda", torch.bfloat16
+def times(tokens, hidden, vocab, dt):
+    dev = "cuda"
     x = torch.randn(tokens, hidden, device=dev, dtype=dt)
     w = torch.randn(vocab, hidden, device=dev, dtype=dt)
     logits = F.linear(x, w)
@@ -50,7 +50,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     args = ap.parse_args()
+    dt = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     assert torch.cuda.is_available(), "needs a CUDA GPU"
     torch.backends.cuda.matmul.allow_tf32 = False
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -58,13 +60,14 @@ def main():
     rows, keys = [], None
     for tokens, hidden in shapes:
         for vocab in VOCABS:
-            t = times(tokens, hidden, vocab)
+            t = times(tokens, hidden, vocab, dt)
             keys = list(t)
             rows.append([tokens, hidden, vocab] + [f"{t[k] * 1e3:.2f}" for k in keys])
             print("vocab_alignment:", tokens, hidden, vocab,
                   " ".join(f"{k} {t[k] * 1e3:.0f}" for k in keys), flush=True)
             torch.cuda.empty_cache()
-    write_csv(args.out, "vocab_alignment.py", "microseconds, median of 20 after 5 warm-ups",
+    write_csv(args.out, "vocab_alignment.py",
+              f"{args.dtype}; microseconds, median of 20 after 5 warm-ups",
               ["tokens", "hidden", "vocab"] + [k + "_us" for k in keys], rows, started)
 
 

@@ -394,6 +394,7 @@ static void test_misaligned_vocab(void **state) {
   assert_int_equal(ts_workload_padded_vocab(&wl), 50432); /* 128 x 2 */
   wl.tp = 1;
   ts_edge_cost edges[2][3]; /* [nvidia][pytorch 50257, pytorch 50264, megatron 50257] */
+  ts_gpu gpus[2];
   for (int nvidia = 0; nvidia <= 1; nvidia++) {
     char text[1024];
     int len = snprintf(text, sizeof text, "format: 1\ndevice: %s\ntables:\n",
@@ -403,12 +404,12 @@ static void test_misaligned_vocab(void **state) {
                       "  %s:\n    axes: {m: [512, 65536], n: [512, 65536], k: [512, 65536]}\n"
                       "    time_us: [1, 1, 1, 1, 1, 1, 1, 1]\n",
                       (const char *[]){"gemm_fwd", "gemm_dgrad", "gemm_wgrad"}[pass]);
-    ts_gpu g = h200_with_table(write_table(text));
+    gpus[nvidia] = h200_with_table(write_table(text));
     for (int c = 0; c < 3; c++) {
       wl.framework = c < 2 ? TS_FRAMEWORK_PYTORCH : TS_FRAMEWORK_MEGATRON;
       wl.fusions = ts_framework_default_fusions(wl.framework);
       wl.model.vocab = c == 1 ? 50264 : 50257;
-      ts_cost_edges(&wl, &g, &edges[nvidia][c]);
+      ts_cost_edges(&wl, &gpus[nvidia], &edges[nvidia][c]);
     }
   }
   double flops = 2.0 * 1024 * 1024 * 50257, peak = 989.4e12;
@@ -420,6 +421,23 @@ static void test_misaligned_vocab(void **state) {
     assert_rel(edges[1][c].head_fwd.time_s, edges[0][c].head_fwd.time_s, 1e-12);
     assert_rel(edges[1][c].head_bwd.time_s, edges[0][c].head_bwd.time_s, 1e-12);
   }
+  /* fp16 has no kernel table (they are bf16) and is priced by the roofline, but it is cuBLAS's
+   * all the same: the same 2-byte rows take the same fallback, at the fp16 peak's share */
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = ts_framework_default_fusions(wl.framework);
+  wl.model.vocab = 50257;
+  wl.precision = TS_PREC_FP16;
+  ts_edge_cost fp16[2];
+  for (int nvidia = 0; nvidia <= 1; nvidia++)
+    ts_cost_edges(&wl, &gpus[nvidia], &fp16[nvidia]);
+  double fp16_peak = gpus[1].peak_flops_per_s[TS_PREC_FP16];
+  double roofline = ts_cost_gemm(&gpus[1], fp16_peak, 1, 1024, 50257, 1024, 2).time_s;
+  assert_rel(fp16[1].head_fwd.time_s - fp16[0].head_fwd.time_s,
+             flops / (99.9 / 989.4 * fp16_peak) - roofline, 1e-9);
+  wl.model.vocab = 50264;
+  for (int nvidia = 0; nvidia <= 1; nvidia++)
+    ts_cost_edges(&wl, &gpus[nvidia], &fp16[nvidia]);
+  assert_rel(fp16[1].head_fwd.time_s, fp16[0].head_fwd.time_s, 1e-12);
 }
 
 /* An H200 whose table has only a forward GEMM: every other kernel priced by its bytes, and no
@@ -523,6 +541,40 @@ static void test_autocast_softmax_fp32(void **state) {
     assert_false(ts_workload_softmax_fp32(&wl));
     assert_rel(kept - ts_memory_layer_activations(&wl), (6.0 - 2) * scores, 1e-12);
   }
+}
+
+/* Hugging Face's GPT-2 eager code (stack.gelu eager_tanh, stack.score_divisions): gelu_new as
+ * 8 kernels forward (18 eb an element) and 11 backward (28 eb) in place of F.gelu's one each
+ * (2 and 3 eb), keeping three more tensors of the MLP's width; each division of the scores one
+ * kernel each way reading and writing them (2 eb a score). */
+static void test_hf_eager_gelu_and_score_divisions(void **state) {
+  (void)state;
+  ts_gpu g = h200_gemm_only();
+  ts_workload wl = test_workload(2, 1024, 16, 1024, 50368, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  wl.attention = TS_ATTENTION_UNFUSED;
+  wl.flash_attention = false;
+  ts_layer_cost plain, hf;
+  ts_cost_layer(&wl, &g, &plain);
+  double kept = ts_memory_layer_activations(&wl);
+  wl.gelu_impl = TS_GELU_EAGER_TANH;
+  wl.score_divisions = 2;
+  ts_cost_layer(&wl, &g, &hf);
+  double n = 1024.0 * (double)wl.model.ffn_hidden, scores = 16.0 * 1024 * 1024;
+  assert_rel(hf.mlp.bytes - plain.mlp.bytes, (18.0 - 2) * 2 * n, 1e-12);
+  assert_rel(hf.mlp_bwd.bytes - plain.mlp_bwd.bytes, (28.0 - 3) * 2 * n, 1e-12);
+  assert_int_equal(hf.mlp.n_kernels - plain.mlp.n_kernels, 8 - 1);
+  assert_int_equal(hf.mlp_bwd.n_kernels - plain.mlp_bwd.n_kernels, 11 - 1);
+  assert_true(hf.mlp.time_s - plain.mlp.time_s >= 16.0 * 2 * n / g.hbm_Bps);
+  assert_rel(hf.attn_core_fwd.bytes - plain.attn_core_fwd.bytes, 2 * 2 * 2 * scores, 1e-12);
+  assert_rel(hf.attn_core_bwd.bytes - plain.attn_core_bwd.bytes, 2 * 2 * 2 * scores, 1e-12);
+  assert_int_equal(hf.attn_core_fwd.n_kernels - plain.attn_core_fwd.n_kernels, 2);
+  assert_rel(ts_memory_layer_activations(&wl) - kept, 6.0 * n, 1e-12);
+  wl.is_compiled = true; /* Inductor fuses gelu_new into one kernel: priced as F.gelu's */
+  wl.score_divisions = 0;
+  ts_cost_layer(&wl, &g, &hf);
+  assert_rel(hf.mlp.bytes, plain.mlp.bytes, 1e-12);
 }
 
 /* flash-attn's unpad_input and pad_input (stack.unpad_input) on a GPU without a host measurement:
@@ -979,6 +1031,7 @@ int main(void) {
       cmocka_unit_test(test_unpad_input_cost),
       cmocka_unit_test(test_op_and_early_stop_recompute),
       cmocka_unit_test(test_squared_relu_and_partial_rope),
+      cmocka_unit_test(test_hf_eager_gelu_and_score_divisions),
       cmocka_unit_test(test_power_limit),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_torchao_float8_casts),
