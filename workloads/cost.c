@@ -928,6 +928,19 @@ static void norm_costs(const ts_workload *wl, const pricer *p, double rows, doub
     *bwd = memory_op(p, TS_KERNEL_RMS_NORM_FP32_BWD, rows, h, 88.0 * shard);
     return;
   }
+  if (ts_workload_residual_fp32(wl)) {
+    /* Under autocast (ts_workload_residual_fp32) the norm reads and writes fp32 (8 bytes a value
+     * forward; its backward reads the fp32 gradient and input and writes one, 12), priced as the
+     * table's norm over the rows that move as many bytes; the next linear casts its input down
+     * (autocast's cast, reading 4 and writing eb), and the backward casts that gradient up. */
+    *fwd = ts_cost_add(memory_op(p, TS_KERNEL_LAYER_NORM_FWD, rows * 8 / (2 * eb), h, 8 * shard),
+                       streamed(p, "autocast_input_cast", shard, 4 + eb, 1));
+    *bwd = ts_cost_add(
+        ts_cost_add(streamed(p, "autocast_input_cast_bwd", shard, eb + 4, AUTOCAST_WIDENING_RATE),
+                    memory_op(p, TS_KERNEL_LAYER_NORM_BWD, rows * 12 / (4 * eb), h, 12 * shard)),
+        weights);
+    return;
+  }
   *fwd = memory_op(p, rms ? TS_KERNEL_RMS_NORM_FWD : TS_KERNEL_LAYER_NORM_FWD, rows, h,
                    2 * eb * shard);
   *bwd = ts_cost_add(memory_op(p, rms ? TS_KERNEL_RMS_NORM_BWD : TS_KERNEL_LAYER_NORM_BWD, rows, h,
@@ -1134,18 +1147,29 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
    * MLP's in the next layer's ln1, the last layer's in the final norm: norm_costs prices them
    * there), no kernels here. */
   bool fused_bda = ts_workload_fuses(wl, TS_FUSE_BIAS_DROPOUT), drops = m->hidden_dropout > 0;
+  /* An fp32 residual stream (ts_workload_residual_fp32): the add reads the branch (eb) and the
+   * residual (4) and writes 4, 8 - 2 eb bytes a value more than in eb; backward the residual's
+   * two gradients are summed in fp32 (12 bytes, not 3 eb), and the branch's is cast down to its
+   * dtype first (autograd matches a gradient to its input's dtype). The table's kernels are
+   * priced over the values that move as many bytes. */
+  bool fp32 = ts_workload_residual_fp32(wl);
+  double more = fp32 ? 8 - 2 * eb : 0, more_b = fp32 ? 12 - 3 * eb : 0;
+  double fwd_bytes = fused_bda ? 3 * eb + (drops ? 1 : 0) : drops ? 5 * eb + 1 : 3 * eb;
+  double like = shard * (fwd_bytes + more) / fwd_bytes,
+         like_b = shard * (3 * eb + more_b) / (3 * eb);
   ts_cost bda = {0}, bda_b = {0};
   if (!ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM)) {
-    bda = fused_bda
-              ? model_only(p, "bias_dropout_add_fused", shard, (3 * eb + (drops ? 1 : 0)) * shard)
-          : drops ? memory_op(p, TS_KERNEL_DROPOUT_ADD_FWD, shard, 0, (5 * eb + 1) * shard)
-                  : memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard);
-    bda_b = memory_op(p, TS_KERNEL_ADD_FWD, shard, 0, 3 * eb * shard);
+    bda = fused_bda ? model_only(p, "bias_dropout_add_fused", shard, (fwd_bytes + more) * shard)
+          : drops   ? memory_op(p, TS_KERNEL_DROPOUT_ADD_FWD, like, 0, (fwd_bytes + more) * shard)
+                    : memory_op(p, TS_KERNEL_ADD_FWD, like, 0, (fwd_bytes + more) * shard);
+    bda_b = memory_op(p, TS_KERNEL_ADD_FWD, like_b, 0, (3 * eb + more_b) * shard);
     if (drops)
       bda_b = ts_cost_add(
           fused_bda ? model_only(p, "bias_dropout_add_fused_bwd", shard, (2 * eb + 1) * shard)
                     : memory_op(p, TS_KERNEL_DROPOUT_ADD_BWD, shard, 0, (2 * eb + 1) * shard),
           bda_b);
+    if (fp32)
+      bda_b = ts_cost_add(bda_b, streamed(p, "residual_grad_cast", shard, 4 + eb, 1));
   }
   pr.piece = m->swiglu ? "swiglu" : "gelu";
   pr.count = 1;

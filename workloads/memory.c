@@ -119,11 +119,13 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * where F.rms_norm keeps its input: 4 bytes more a value a norm (a Llama 3 8B layer's
    * activations measured 215,145 bytes a token on an H100, 212,668 here:
    * bench/device/h100_op_sac.csv). flash-attn's fused_dropout_add_ln keeps each norm's input
-   * as its fp32 residual (stack.h): 2 bytes more a value a norm. */
+   * as its fp32 residual (stack.h), and so does nn.LayerNorm under autocast
+   * (ts_workload_residual_fp32): 2 bytes more a value a norm. */
   double replicated =
       4.0 + (m->hidden_dropout > 0 ? 2.0 : 0) +
       (m->rms_norm && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32 && !wl->is_compiled ? 8.0 : 0) +
-      (ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM) ? 4.0 : 0);
+      (ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM) || ts_workload_residual_fp32(wl) ? 4.0
+                                                                                              : 0);
   if (!norms)
     replicated += lin + (moe ? 2.0 + (shared && lin < 2.0 ? 1.0 : 0) : lin);
   double per = wl->sequence_parallel ? (replicated + split) / t : replicated + split / t;

@@ -2071,6 +2071,11 @@ bool ts_workload_softmax_fp32(const ts_workload *wl) {
   return !wl->flash_attention && wl->is_autocast && !ts_workload_fuses(wl, TS_FUSE_MASKED_SOFTMAX);
 }
 
+bool ts_workload_residual_fp32(const ts_workload *wl) {
+  return wl->is_autocast && ts_framework_is_pytorch(wl->framework) && !wl->model.rms_norm &&
+         !wl->is_compiled && !ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM);
+}
+
 bool ts_workload_recompute_stops_early(const ts_workload *wl) {
   return ts_framework_is_pytorch(wl->framework) && wl->model.hidden_dropout == 0 && wl->tp == 1;
 }

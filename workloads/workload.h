@@ -464,6 +464,13 @@ bool ts_workload_repeats_kv(const ts_workload *wl);
  * backward and cast back down for P V. Megatron's fused masked softmax is its own kernel,
  * outside autocast's lists. */
 bool ts_workload_softmax_fp32(const ts_workload *wl);
+/* Whether the residual stream and LayerNorm run in fp32 under autocast: a plain PyTorch model's
+ * nn.LayerNorm is on autocast's fp32 list (aten/src/ATen/autocast_mode.h, AT_FORALL_FP32:
+ * layer_norm), so its output is fp32, and the residual stream, begun by fp32 embeddings, stays
+ * fp32 through the adds of low-precision branches (type promotion); each linear after a norm
+ * casts its input down. Not with flash-attn's dropout_add_layer_norm (its own fp32 residual),
+ * RMSNorm, or compile. */
+bool ts_workload_residual_fp32(const ts_workload *wl);
 /* Whether full recomputation stops at the last tensor the layer's backward needs, FC2's input,
  * leaving FC2 and the residual add unrun: torch.utils.checkpoint without reentrance does so by
  * default (its early stop, set_checkpoint_early_stop), as a plain PyTorch model checkpoints

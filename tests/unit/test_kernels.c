@@ -577,6 +577,37 @@ static void test_hf_eager_gelu_and_score_divisions(void **state) {
   assert_rel(hf.mlp.bytes, plain.mlp.bytes, 1e-12);
 }
 
+/* Under autocast a plain PyTorch model's LayerNorm writes fp32 and its residual stream is fp32
+ * (ts_workload_residual_fp32): each norm reads and writes 4 bytes a value and the next linear
+ * casts its input down (4 + 2: 10 bytes a value more than bf16's 2 + 2); each residual add reads
+ * 2 + 4 and writes 4 (4 more than 3 x 2); backward the residual's gradients add in fp32 (12, not
+ * 6) and the branch's is cast down (6); each norm keeps its fp32 input (2 bytes more). */
+static void test_autocast_residual_fp32(void **state) {
+  (void)state;
+  ts_gpu g = h200_gemm_only();
+  ts_workload wl = test_workload(2, 1024, 16, 1024, 50368, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  assert_false(ts_workload_residual_fp32(&wl));
+  ts_layer_cost plain, fp32;
+  ts_cost_layer(&wl, &g, &plain);
+  double kept = ts_memory_layer_activations(&wl);
+  wl.is_autocast = true;
+  assert_true(ts_workload_residual_fp32(&wl));
+  ts_cost_layer(&wl, &g, &fp32);
+  double shard = 1024.0 * 1024;
+  assert_rel(fp32.ln1.bytes - plain.ln1.bytes, 10 * shard, 1e-12);
+  assert_rel(fp32.bda1.bytes - plain.bda1.bytes, 4 * shard, 1e-12);
+  assert_rel(fp32.bda1_bwd.bytes - plain.bda1_bwd.bytes, 12 * shard, 1e-12);
+  assert_rel(ts_memory_layer_activations(&wl) - kept, 4 * shard + 2 * ts_cost_layer_params(&wl),
+             1e-12);
+  wl.model.rms_norm = true; /* autocast's fp32 list has layer_norm, not rms_norm */
+  assert_false(ts_workload_residual_fp32(&wl));
+  wl.model.rms_norm = false;
+  wl.fusions |= 1u << TS_FUSE_DROPOUT_ADD_LAYER_NORM; /* its own fp32 residual */
+  assert_false(ts_workload_residual_fp32(&wl));
+}
+
 /* flash-attn's unpad_input and pad_input (stack.unpad_input) on a GPU without a host measurement:
  * forward, three gathers (2 B a value read and written, bf16) of Q, K and V, five small kernels
  * each, the output's zero fill and index_put (3 moves), and the host's idle time issuing six
@@ -1032,6 +1063,7 @@ int main(void) {
       cmocka_unit_test(test_op_and_early_stop_recompute),
       cmocka_unit_test(test_squared_relu_and_partial_rope),
       cmocka_unit_test(test_hf_eager_gelu_and_score_divisions),
+      cmocka_unit_test(test_autocast_residual_fp32),
       cmocka_unit_test(test_power_limit),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_torchao_float8_casts),
