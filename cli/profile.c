@@ -63,16 +63,17 @@ int ts_profile_main(int argc, char **argv) {
     pass_kernels[b] += log.rows[i].count;
   }
   double total = pass_s[0] + pass_s[1];
-  const ts_kernel_table *kt = wl.precision == TS_PREC_BF16 ? pf.gpu.kernels : NULL;
+  const ts_kernel_table *kt = ts_gpu_kernels_for(&pf.gpu, wl.precision);
   printf("trainsim profile: %s on %s, one %slayer of TP %ld, micro-batch %ld x sequence %ld\n",
          wl.name, pf.name, wl.model.n_experts > 0 ? "mixture-of-experts " : "", wl.tp,
          wl.micro_batch, wl.model.seq);
   if (kt != NULL)
     printf("kernel table: %s (%s)\n\n", ts_kernels_path(kt), ts_kernels_device(kt));
   else
-    printf("kernel table: %s\n\n", pf.gpu.kernels != NULL
-                                       ? "none for this precision (tables are bf16)"
-                                       : "none (every kernel priced by the roofline)");
+    printf("kernel table: %s\n\n",
+           pf.gpu.kernels != NULL
+               ? "none for this precision (tables price bf16, and fp16 at bf16's peak)"
+               : "none (every kernel priced by the roofline)");
   printf("  %-4s %-12s %-28s %-22s %5s %11s %-12s %7s\n", "pass", "piece", "kernel", "shape",
          "count", "time_us", "source", "share");
   for (int pass = 0; pass < 2; pass++)

@@ -82,7 +82,7 @@ typedef struct pricer {
 
 static pricer pricer_of(const ts_workload *wl, const ts_gpu *gpu) {
   pricer p = {gpu,
-              wl->precision == TS_PREC_BF16 ? gpu->kernels : NULL,
+              ts_gpu_kernels_for(gpu, wl->precision),
               gpu->peak_flops_per_s[wl->precision],
               ts_cost_elem_bytes(wl->precision),
               NULL,

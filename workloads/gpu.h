@@ -6,6 +6,9 @@
 #ifndef TS_GPU_H
 #define TS_GPU_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "kernels.h"
 #include "power.h"
 
@@ -51,6 +54,17 @@ typedef struct ts_gpu {
    * counted where the host model applies (a kernel table's software section). */
   double collective_launch_s, fsdp_unit_s;
 } ts_gpu;
+
+/* The kernel table that prices work in precision prec: the GPU's table (measured in bf16) for
+ * bf16, and for fp16 where the GPU runs fp16 matrices at bf16's peak (the A100's, H100's, H200's
+ * and MI250X's datasheets: the same tensor-core rate) and, element for element, moves the same
+ * bytes; NULL otherwise (the roofline prices every kernel). */
+static inline const ts_kernel_table *ts_gpu_kernels_for(const ts_gpu *g, ts_precision prec) {
+  bool same = prec == TS_PREC_BF16 ||
+              (prec == TS_PREC_FP16 &&
+               g->peak_flops_per_s[TS_PREC_FP16] == g->peak_flops_per_s[TS_PREC_BF16]);
+  return same ? g->kernels : NULL;
+}
 
 /* Bytes the framework can allocate: the out-of-memory verdicts' limit. */
 static inline double ts_gpu_usable_bytes(const ts_gpu *g) {

@@ -421,23 +421,22 @@ static void test_misaligned_vocab(void **state) {
     assert_rel(edges[1][c].head_fwd.time_s, edges[0][c].head_fwd.time_s, 1e-12);
     assert_rel(edges[1][c].head_bwd.time_s, edges[0][c].head_bwd.time_s, 1e-12);
   }
-  /* fp16 has no kernel table (they are bf16) and is priced by the roofline, but it is cuBLAS's
-   * all the same: the same 2-byte rows take the same fallback, at the fp16 peak's share */
+  /* fp16, at bf16's peak, is priced from the same table and takes the same fallback */
   wl.framework = TS_FRAMEWORK_PYTORCH;
   wl.fusions = ts_framework_default_fusions(wl.framework);
-  wl.model.vocab = 50257;
   wl.precision = TS_PREC_FP16;
-  ts_edge_cost fp16[2];
   for (int nvidia = 0; nvidia <= 1; nvidia++)
-    ts_cost_edges(&wl, &gpus[nvidia], &fp16[nvidia]);
-  double fp16_peak = gpus[1].peak_flops_per_s[TS_PREC_FP16];
-  double roofline = ts_cost_gemm(&gpus[1], fp16_peak, 1, 1024, 50257, 1024, 2).time_s;
-  assert_rel(fp16[1].head_fwd.time_s - fp16[0].head_fwd.time_s,
-             flops / (99.9 / 989.4 * fp16_peak) - roofline, 1e-9);
-  wl.model.vocab = 50264;
-  for (int nvidia = 0; nvidia <= 1; nvidia++)
-    ts_cost_edges(&wl, &gpus[nvidia], &fp16[nvidia]);
-  assert_rel(fp16[1].head_fwd.time_s, fp16[0].head_fwd.time_s, 1e-12);
+    for (int c = 0; c < 2; c++) {
+      wl.model.vocab = c == 1 ? 50264 : 50257;
+      ts_edge_cost fp16;
+      ts_cost_edges(&wl, &gpus[nvidia], &fp16);
+      assert_rel(fp16.head_fwd.time_s, edges[nvidia][c].head_fwd.time_s, 1e-12);
+      assert_rel(fp16.head_bwd.time_s, edges[nvidia][c].head_bwd.time_s, 1e-12);
+    }
+  assert_ptr_equal(ts_gpu_kernels_for(&gpus[1], TS_PREC_FP16), gpus[1].kernels);
+  gpus[1].peak_flops_per_s[TS_PREC_FP16] *= 2; /* fp16 faster than bf16: not the same kernels */
+  assert_null(ts_gpu_kernels_for(&gpus[1], TS_PREC_FP16));
+  assert_null(ts_gpu_kernels_for(&gpus[1], TS_PREC_FP32));
 }
 
 /* An H200 whose table has only a forward GEMM: every other kernel priced by its bytes, and no
