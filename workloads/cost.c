@@ -452,7 +452,7 @@ static linear_cost linear_fp8(const pricer *p, long m, long n, long k, bool is_f
 }
 
 /* Whether the GPU's kernels are NVIDIA's (its kernel table was measured on NVIDIA hardware),
- * whatever the precision: fp16, which no table covers, runs cuBLAS all the same. */
+ * whatever the precision: fp16 runs cuBLAS all the same, table or roofline. */
 static bool is_cublas(const pricer *p) {
   const char *device = p->gpu->kernels != NULL ? ts_kernels_device(p->gpu->kernels) : NULL;
   return device != NULL && strncmp(device, "NVIDIA", 6) == 0;
