@@ -49,7 +49,8 @@ YAML
   "$TRAINSIM" run "$work/$1.yaml" --platform platforms/dgx-a100.yaml --gpus 8 --quiet \
     --out "$work/$1" >/dev/null
   echo "$(sed -n 's/.*"tokens_per_s": \([0-9.e+-]*\).*/\1/p' "$work/$1/result.json" | head -1)" \
-    "$(sed -n 's/.*"peak_bytes": \([0-9.e+-]*\).*/\1/p' "$work/$1/result.json" | head -1)"
+    "$(sed -n 's/.*"peak_bytes": \([0-9.e+-]*\).*/\1/p' "$work/$1/result.json" | head -1)" \
+    "$(sed -n 's/.*"fits": \([a-z]*\).*/\1/p' "$work/$1/result.json" | head -1)"
 }
 # summary ROWS FIELD: the mean and largest absolute difference of a table's percent column
 summary() {
@@ -63,7 +64,7 @@ for c in "${cases[@]}"; do
   read -r name layers hidden heads batch mbs published zero <<<"$c"
   n=$((n + 1))
   echo "a100.sh: case $n of ${#cases[@]}: $name" >&2
-  read -r tps gib <<<"$(predict "$name" "$layers" "$hidden" "$heads" "$batch" "$mbs" "$zero" \
+  read -r tps gib _ <<<"$(predict "$name" "$layers" "$hidden" "$heads" "$batch" "$mbs" "$zero" \
     "$FA_STACK" 50264)"
   rows+=$(awk -v n="$name" -v b="$batch" -v m="$mbs" -v p="$published" -v t="$tps" -v g="$gib" \
     -v z="$zero" 'BEGIN { printf "| %s | %d | %d | %s | %.0fk | %.0fk | %+.1f%% | %.1f GiB |\n", n, b * 2048 / 1e3, m, z ? "ZeRO-1" : "DDP", p / 1e3, t / 1e3, 100 * (t / p - 1), g / 2^30 }')$'\n'
@@ -93,7 +94,7 @@ gpt2_rows=""
 for c in "${gpt2[@]}"; do
   read -r name layers hidden heads mbs published zero <<<"$c"
   echo "a100.sh: $name" >&2
-  read -r tps gib <<<"$(predict "$name" "$layers" "$hidden" "$heads" 512 "$mbs" "$zero" \
+  read -r tps gib _ <<<"$(predict "$name" "$layers" "$hidden" "$heads" 512 "$mbs" "$zero" \
     "$FA_STACK" 50264 1024 fp16)"
   read -r old _ <<<"$(predict "$name-megatron" "$layers" "$hidden" "$heads" 512 "$mbs" "$zero" \
     "${STEPS[0]%|*}" "${STEPS[0]#*|}" 1024 fp16)"
@@ -102,6 +103,36 @@ for c in "${gpt2[@]}"; do
       f = 72 * l * h * h * (1 + 1024 / (6 * h) + 50257 / (16 * l * h)) / 8 / 1e12
       printf "| %s | %d | %s | %.0f | %.1f | %+.1f%% | %.1f GiB | %+.1f%% |\n", n, m,
         z ? "ZeRO-1" : "DDP", p, t * f, t * f / p * 100 - 100, g / 2^30, o * f / p * 100 - 100 }')$'\n'
+done
+# The README's Hugging Face bars: transformers' eager GPT2LMHeadModel (the *-hf configs)
+HF_STACK="{framework: pytorch, attention: unfused, gelu: eager_tanh, score_divisions: 2}"
+hf=("gpt2-small 12 768 12 512 8 0 35 1024 fp16"
+    "gpt2-medium 24 1024 16 512 4 0 41 1024 fp16"
+    "gpt2-large 36 1280 20 512 2 1 46 1024 fp16"
+    "gpt2-xl 48 1600 25 512 1 1 51 1024 fp16"
+    "gpt3-125m 12 768 12 256 8 0 25 2048 bf16"
+    "gpt3-355m 24 1024 16 256 4 0 29 2048 bf16"
+    "gpt3-760m 24 1536 16 256 2 0 46 2048 bf16"
+    "gpt3-1.3b 24 2048 16 512 2 1 63 2048 bf16"
+    "gpt3-2.7b 32 2560 32 512 1 1 OOM 2048 bf16")
+hf_rows=""
+for c in "${hf[@]}"; do
+  read -r name layers hidden heads batch mbs zero published seq prec <<<"$c"
+  echo "a100.sh: $name-hf" >&2
+  read -r tps gib fits <<<"$(predict "$name-hf" "$layers" "$hidden" "$heads" "$batch" "$mbs" "$zero" \
+    "$HF_STACK" 50257 "$seq" "$prec")"
+  read -r plain _ <<<"$(predict "$name-hf-plain" "$layers" "$hidden" "$heads" "$batch" "$mbs" \
+    "$zero" "{framework: pytorch, attention: unfused}" 50257 "$seq" "$prec")"
+  hf_rows+=$(awk -v n="$name" -v l="$layers" -v h="$hidden" -v m="$mbs" -v p="$published" \
+    -v t="$tps" -v o="$plain" -v g="$gib" -v z="$zero" -v s="$seq" -v pr="$prec" -v f="$fits" 'BEGIN {
+      k = 72 * l * h * h * (1 + s / (6 * h) + 50257 / (16 * l * h)) / 8 / 1e12
+      if (p == "OOM") {
+        printf "| %s | %d | %s | %d | %s | out of memory | %s | - | %.1f GiB | - |\n", n, s, pr, m,
+          z ? "ZeRO-1" : "DDP", f == "true" ? "fits (wrong)" : "does not fit", g / 2^30
+        exit
+      }
+      printf "| %s | %d | %s | %d | %s | %.0f | %.1f | %+.1f%% | %.1f GiB | %+.1f%% |\n", n, s, pr, m,
+        z ? "ZeRO-1" : "DDP", p, t * k, t * k / p * 100 - 100, g / 2^30, o * k / p * 100 - 100 }')$'\n'
 done
 {
   echo "# trainsim against GPT-3 training on 8 x A100 80GB"
@@ -166,8 +197,9 @@ done
   echo "against its own add. The epilogue-fused MLP adds only its pre-activation's bytes to the GEMMs,"
   echo "as on the A100 its authors tuned it for (ASSUMED): on the H100, with CUDA 13's cuBLASLt, it ran"
   echo "1.1-2.9x the plain GEMMs' time, so trainsim refuses it on other GPUs. These rows are in bf16;"
-  echo "the GPT-2 rows below trained in fp16, which trainsim prices by the roofline (its kernel tables"
-  echo "are measured in bf16), the same bytes at the HBM rate. They matter most where the"
+  echo "the GPT-2 rows below trained in fp16, which the A100 runs at bf16's rate (312 TFLOPS each,"
+  echo "NVIDIA's datasheet), priced from the same table since 2026-12-07 (by the roofline before:"
+  echo "-4.9%, -3.7%, +3.3%, +2.0%). The kernels matter most where the"
   echo "model is narrow: at 125M a layer's PyTorch LayerNorm backward alone (its weight-gradient"
   echo "reduction over 65,536 rows of 768) took 7% of the layer, and the loss over 65,536 x 50,264"
   echo "logits in fp32 (plain F.cross_entropy) about a sixth of the step. Each column below adds one to"
@@ -188,15 +220,42 @@ done
   echo "scaler, global batch 512, micro-batches of 64, 64, 32, 16 on 80 GB, ZeRO-1 for large and"
   echo "xl), in TFLOPS a GPU by Megatron's formula x 3/4; trainsim's tokens per second put in the"
   echo "same formula. The Megatron-LM bars of both figures ran configurations the repository does"
-  echo "not give; its Hugging Face bars (the *-hf configs) ran Hugging Face's own eager GPT-2 (the"
-  echo "scores divided twice by kernels of their own, gelu_new as eight eager operations, an fp32"
-  echo "residual stream under autocast), which trainsim does not describe: neither is compared."
+  echo "not give (not compared); its Hugging Face bars are, below."
   echo
   echo "| model | micro-batch | optimizer | published TFLOPS/GPU | trainsim | difference | peak memory | with Megatron's kernels |"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s' "$gpt2_rows"
   echo
   summary "$gpt2_rows" 7
+  echo
+  echo "## The Hugging Face baseline"
+  echo
+  echo "Both figures' first bars: the repository's *-hf configs (training/configs/experiment/owt/"
+  echo "gpt2{s,m,l,xl}-hf.yaml, pile/gpt3{s,m,l,xl}-hf.yaml and gpt3-2.7B-hf.yaml) train"
+  echo "transformers' GPT2LMHeadModel (configs/model/gpt2-hf.yaml: scale_attn_by_inverse_layer_idx,"
+  echo "no reordered upcast) at the unpadded vocabulary of 50,257 with torch.nn.CrossEntropyLoss,"
+  echo "the same trainer and recipe (fp16 for GPT-2, bf16 for GPT-3, automatic mixed precision),"
+  echo "micro-batches of 8, 4, 2, 1 (GPT-2) and 8, 4, 2, 2, 1 (GPT-3), ZeRO-1 where the config"
+  echo "switches PyTorch's ZeroRedundancyOptimizer on. Described as Hugging Face's eager code runs"
+  echo "(modeling_gpt2.py, GPT2Attention._attn, GPT2MLP; activations.py, NewGELUActivation):"
+  echo "\`stack: $HF_STACK\`: the scores divided apart by sqrt(head_dim) and by"
+  echo "layer_idx + 1, gelu_new as eight eager operations, and what plain PyTorch under autocast"
+  echo "already implies (the causal mask as its own kernel, the softmax in fp32, LayerNorm and the"
+  echo "residual stream in fp32, the output layer's GEMMs at cuBLAS's fallback for 50,257-wide rows)."
+  echo "The last column describes the same runs as plain PyTorch's attention and F.gelu only."
+  echo "Not modelled: the copies torch.matmul makes of the permuted heads, the fp32 embeddings."
+  echo
+  echo "| model | seq | precision | micro-batch | optimizer | published TFLOPS/GPU | trainsim | difference | peak memory | without the eager GeLU and divisions |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s' "$hf_rows"
+  echo
+  summary "$(printf '%s' "$hf_rows" | grep -v 'out of memory')" 9
+  echo
+  echo "The README marks GPT-3 2.7B's Hugging Face run out of memory (micro-batch 1, ZeRO-1, heads"
+  echo "of 80); trainsim's verdict is in the row. What it counts there: fp32 weights and gradients"
+  echo "(4 + 4 bytes a parameter), Adam's moments sharded over 8, the weights' bf16 copies, and a"
+  echo "layer's scores kept as fp32 probabilities, their bf16 copy and the dropout mask (7 bytes a"
+  echo "score, 32 heads x 2,048^2 a layer)."
 } >"$page.tmp"
 mv "$page.tmp" "$page"
 echo "a100.sh: wrote $page" >&2

@@ -62,7 +62,7 @@ def schedule_name(v):
     return f"interleaved x{v}" if v else "1F1B"
 
 
-def predict(row, mb, extra, work, precision="fp16"):
+def predict(row, mb, extra, work):
     """teraFLOP/s per GPU by the paper's equation, or None where the run does not fit."""
     params, heads, h, layers, tp, pp, gpus, batch = row[:8]
     wl = os.path.join(work, "wl.yaml")
@@ -71,7 +71,7 @@ def predict(row, mb, extra, work, precision="fp16"):
                    "model": {"num_layers": layers, "hidden_size": h, "num_attention_heads": heads,
                              "seq_length": SEQ, "vocab_size": VOCAB},
                    "training": {"global_batch_size": batch, "micro_batch_size": mb,
-                                "precision": precision, "optimizer": "adam"},
+                                "precision": "fp16", "optimizer": "adam"},
                    "parallelism": {"tensor": tp, "pipeline": pp, "recompute": "full",
                                    "flash_attention": False}}, f)
     out = os.path.join(work, "out")
@@ -108,11 +108,9 @@ def main():
                         paper = tf
             if paper is None:
                 sys.exit(f"selene.py: {params}B does not fit as the paper ran it")
-            extra = schedules(layers, pp, batch // dp // mb_paper)
-            table = predict(row, mb_paper, dict(extra)[v_paper], work, "bf16")
             print(f"selene.py: {params}B on {gpus} GPUs: {len(tried)} configurations",
                   file=sys.stderr)
-            rows.append((row, paper, table, min(tried), max(tried), len(tried)))
+            rows.append((row, paper, min(tried), max(tried), len(tried)))
 
     lines = []
     w = lines.append
@@ -130,32 +128,29 @@ def main():
     w("micro-batches 1-16 and schedules (1F1B, every interleaving Megatron-LM accepts) that fit, to")
     w("show how much those choices weigh. Nothing here set a parameter.")
     w("")
-    w("trainsim's kernel tables are bf16 ones, so these fp16 runs are priced by its roofline model")
-    w("(`trainsim profile`: \"none for this precision\"). The A100's tensor cores run fp16 and bf16 at")
-    w("the same rate (312 TFLOPS each, NVIDIA's datasheet), so the column \"as bf16\" prices the same")
-    w("runs from the A100's kernel table instead (platforms/kernels/a100.yaml: the H200's measured")
-    w("table carried over by the datasheet peaks and bandwidths, derive.py).")
+    w("trainsim's kernel tables are bf16 measurements; the A100's tensor cores run fp16 and bf16 at")
+    w("the same rate (312 TFLOPS each, NVIDIA's datasheet), so these fp16 runs are priced from the")
+    w("A100's kernel table (platforms/kernels/a100.yaml: the H200's measured table carried over by")
+    w("the datasheet peaks and bandwidths, derive.py). Until 2026-12-07 trainsim priced fp16 by its")
+    w("roofline model: mean absolute difference 2.6% (largest 7.7%, 1.7B at +7.7%); this page's")
+    w("column \"as bf16\" then gave the table's prices, as the main column does now.")
     w("")
     w("| parameters | TP x PP | GPUs | batch | micro-batch, schedule | published TFLOPS a GPU | "
-      "trainsim | difference | as bf16 (kernel table) | difference | trainsim's range |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|")
-    errors, table_errors = [], []
-    for row, tf, table, low, high, n in rows:
+      "trainsim | difference | trainsim's range |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    errors = []
+    for row, tf, low, high, n in rows:
         params, _, _, layers, tp, pp, gpus, batch, published, mb, per_vstage = row
         v = layers // pp // per_vstage if per_vstage else 0
         err = 100 * (tf / published - 1)
         errors.append((gpus, err))
-        table_errors.append(100 * (table / published - 1))
         w(f"| {params}B | {tp} x {pp} | {gpus:,} | {batch:,} | {mb}, {schedule_name(v)} | "
-          f"{published} | {tf:.1f} | {err:+.1f}% | {table:.1f} | {table_errors[-1]:+.1f}% | "
-          f"{low:.1f}-{high:.1f} ({n}) |")
+          f"{published} | {tf:.1f} | {err:+.1f}% | {low:.1f}-{high:.1f} ({n}) |")
     w("")
     small = [abs(e) for g, e in errors if g <= 1024]
     w(f"Mean absolute difference {sum(abs(e) for _, e in errors) / len(errors):.1f}% "
       f"(largest {max(abs(e) for _, e in errors):.1f}%); up to 1,024 GPUs "
-      f"{sum(small) / len(small):.1f}%. As bf16, from the kernel table: "
-      f"{sum(abs(e) for e in table_errors) / len(table_errors):.1f}% (from "
-      f"{min(table_errors):+.1f}% to {max(table_errors):+.1f}%).")
+      f"{sum(small) / len(small):.1f}%.")
     w("")
     w("Until 2026-12-06 the kernel table made every run too slow (-10.0% to -1.5%, mean 6.2%): it")
     w("carried the H200's GEMM times as measured, back to back into the H200's 700 W limit, to the")
