@@ -28,12 +28,12 @@ of the transcription.
 import argparse
 import datetime
 import math
-import statistics
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import cuda_timing
 from cuda_timing import write_csv
 
 DROPOUT = 0.1
@@ -121,6 +121,7 @@ def transformers_model(layers, h, heads, seq):
 
 def run(layers, h, heads, seq, mbs, n_micro, dtype, variant, reps):
     torch.manual_seed(0)
+    torch.cuda.reset_peak_memory_stats()
     vocab = 50304 if variant == "vocab_50304" else 50257
     if variant == "transformers":
         forward, module = transformers_model(layers, h, heads, seq)
@@ -146,19 +147,8 @@ def run(layers, h, heads, seq, mbs, n_micro, dtype, variant, reps):
         scaler.update()
         opt.zero_grad(set_to_none=True)
 
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times), torch.cuda.max_memory_allocated() / 2**30
+    ms = cuda_timing.time_ms(step, warmup=3, reps=reps)
+    return ms, torch.cuda.max_memory_allocated() / 2**30
 
 
 # name, layers, hidden, heads, seq, micro-batch, dtype: the FlashAttention README's Hugging Face
@@ -195,7 +185,7 @@ def main():
             print(f"{name} {variant}: {ms:.1f} ms, {peak:.2f} GiB", flush=True)
             rows.append([name, layers, h, heads, seq, mbs, n_micro, dt, variant, f"{ms:.2f}", f"{peak:.3f}"])
     write_csv(args.out, "hf_gpt2_steps.py",
-              f"median of {reps} steps of {n_micro} microbatches after 3 warm-ups; CUDA events",
+              f"median of {reps} steps of {n_micro} microbatches after 3 warm-ups (cuda_timing.time_ms); peak over all",
               ["model", "layers", "hidden", "heads", "seq", "micro_batch", "microbatches", "dtype",
                "variant", "step_ms", "peak_allocated_gib"], rows, started)
 

@@ -542,6 +542,14 @@ static void test_autocast_softmax_fp32(void **state) {
   }
 }
 
+/* Two layers of 1,024 wide, 16 heads, sequence 1,024, in bf16, as plain PyTorch runs them. */
+static ts_workload plain_pytorch_workload(void) {
+  ts_workload wl = test_workload(2, 1024, 16, 1024, 50368, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  return wl;
+}
+
 /* Hugging Face's GPT-2 eager code (stack.gelu eager_tanh, stack.score_divisions): gelu_new as
  * 8 kernels forward (18 eb an element) and 11 backward (28 eb) in place of F.gelu's one each
  * (2 and 3 eb), keeping three more tensors of the MLP's width; each division of the scores one
@@ -549,9 +557,7 @@ static void test_autocast_softmax_fp32(void **state) {
 static void test_hf_eager_gelu_and_score_divisions(void **state) {
   (void)state;
   ts_gpu g = h200_gemm_only();
-  ts_workload wl = test_workload(2, 1024, 16, 1024, 50368, 1, 1, 1, 1, 1);
-  wl.framework = TS_FRAMEWORK_PYTORCH;
-  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  ts_workload wl = plain_pytorch_workload();
   wl.attention = TS_ATTENTION_UNFUSED;
   wl.flash_attention = false;
   ts_layer_cost plain, hf;
@@ -584,9 +590,7 @@ static void test_hf_eager_gelu_and_score_divisions(void **state) {
 static void test_autocast_residual_fp32(void **state) {
   (void)state;
   ts_gpu g = h200_gemm_only();
-  ts_workload wl = test_workload(2, 1024, 16, 1024, 50368, 1, 1, 1, 1, 1);
-  wl.framework = TS_FRAMEWORK_PYTORCH;
-  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  ts_workload wl = plain_pytorch_workload();
   assert_false(ts_workload_residual_fp32(&wl));
   ts_layer_cost plain, fp32;
   ts_cost_layer(&wl, &g, &plain);
