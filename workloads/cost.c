@@ -977,7 +977,7 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
      * (eb an element each), priced by those bytes beside the GEMMs (ASSUMED). */
     *fwd = epilogue_bytes(p, "gemm_gelu_epilogue", n, eb * n);
     *bwd = epilogue_bytes(p, "gemm_dgelu_epilogue_bwd", n, eb * n);
-  } else if (wl->gelu_impl == TS_GELU_EAGER_TANH && !wl->is_compiled) {
+  } else if (wl->gelu_impl == TS_GELU_EAGER_TANH && !wl->is_compiled && !p->autocast) {
     /* Hugging Face's gelu_new as eager operations (stack.h): forward pow, three scalar
      * products, an add, tanh, a scalar add and the product (2, 2, 3, 2, 2, 2, 2, 3 eb an
      * element); backward, PyTorch's derivatives (tools/autograd/derivatives.yaml): the
@@ -987,6 +987,25 @@ static void activation(const ts_workload *wl, const pricer *p, double elements, 
      * Each streamed at the table's add rate (the roofline without one). */
     *fwd = streamed_n(p, "gelu_new_eager", n, 18.0 / 8 * eb, 1, 8);
     *bwd = streamed_n(p, "gelu_new_eager_bwd", n, 28.0 / 11 * eb, 1, 11);
+  } else if (wl->gelu_impl == TS_GELU_EAGER_TANH && !wl->is_compiled) {
+    /* The same under autocast, where pow is on the fp32 list (autocast_mode.h, AT_FORALL_FP32):
+     * x is cast up for it and the chain runs in fp32 from there (type promotion), its output
+     * cast down again before the next linear. Forward: the upcast (eb + 4), pow, the scalar
+     * product, the add of x (eb + 8), the scalar product, tanh, the scalar add, 0.5 x (2 eb)
+     * and the product (eb + 8), then the downcast (4 + eb). Backward: the gradient cast up,
+     * the product's two gradients (12; eb + 8), tanh_backward (12), two scalar products (8),
+     * pow_backward (8, 8, 12), 0.5 x's (2 eb), the two adds of x's gradients (3 eb each), and
+     * three gradients cast down to their inputs' dtypes (the product's eb factor, x's through
+     * the add and through the upcast): 76 bytes an element forward in 10 kernels, 118 backward
+     * in 15 (bf16 or fp16). */
+    *fwd =
+        ts_cost_add(ts_cost_add(streamed(p, "gelu_new_upcast", n, eb + 4, AUTOCAST_WIDENING_RATE),
+                                streamed_n(p, "gelu_new_eager_fp32", n, (56 + 4 * eb) / 8, 1, 8)),
+                    streamed(p, "gelu_new_downcast", n, 4 + eb, 1));
+    *bwd = ts_cost_add(
+        ts_cost_add(streamed(p, "gelu_new_upcast_bwd", n, eb + 4, AUTOCAST_WIDENING_RATE),
+                    streamed_n(p, "gelu_new_eager_fp32_bwd", n, (76 + 9 * eb) / 11, 1, 11)),
+        streamed_n(p, "gelu_new_downcast_bwd", n, 4 + eb, 1, 3));
   } else {
     *fwd = memory_op(p, TS_KERNEL_GELU_FWD, n, 0, 2 * eb * n);
     *bwd = memory_op(p, TS_KERNEL_GELU_BWD, n, 0, 3 * eb * n);

@@ -101,10 +101,13 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * outputs, FC2's input (unless recomputed) and, SwiGLU run eagerly (without its fusion),
    * F.silu(gate) too for the product's backward (measured: bench/device/h200_llama_steps.csv,
    * docs/validation/h200.md). Hugging Face's eager gelu_new (stack.gelu eager_tanh) keeps tanh's
-   * output, 1 + that and 0.5 x beside its input for its products' backward: three more. */
+   * output, 1 + that and 0.5 x beside its input for its products' backward: three more; under
+   * autocast pow's fp32 copy of x in place of x, and tanh's output and 1 + that in fp32: 12
+   * bytes more (measured on an H100: 12.0, bench/device/h100_hf_gpt2_steps.csv). */
   bool eager = m->swiglu && !ts_workload_fuses(wl, TS_FUSE_SWIGLU);
   bool eager_gelu = wl->gelu_impl == TS_GELU_EAGER_TANH && !wl->is_compiled;
-  double mlp = (m->swiglu ? 4.0 : 2.0) + (eager ? 2.0 : 0) + (eager_gelu ? 6.0 : 0) + lin;
+  double mlp = (m->swiglu ? 4.0 : 2.0) + (eager ? 2.0 : 0) +
+               (eager_gelu ? (wl->is_autocast ? 12.0 : 6.0) : 0) + lin;
   double mlp_experts = (m->swiglu ? 4.0 : 2.0) + (act ? 0 : (eager ? 2.0 : 0) + lin);
   /* K and V repeated to every head before SDPA (ts_workload_repeats_kv): SDPA keeps the copies */
   double kv_heads = ts_workload_repeats_kv(wl) ? a : g;

@@ -24,6 +24,7 @@ installed, its own GPT2LMHeadModel (attn_implementation="eager") runs the same s
 of the transcription.
 
     python3 bench/device/hf_gpt2_steps.py OUT.csv [--smoke]
+    python3 bench/device/hf_gpt2_steps.py OUT.txt --profile gpt2-xl
 """
 import argparse
 import datetime
@@ -119,7 +120,7 @@ def transformers_model(layers, h, heads, seq):
     return lambda idx: model(idx).logits, model
 
 
-def run(layers, h, heads, seq, mbs, n_micro, dtype, variant, reps):
+def run(layers, h, heads, seq, mbs, n_micro, dtype, variant, reps, profile_out=None):
     torch.manual_seed(0)
     torch.cuda.reset_peak_memory_stats()
     vocab = 50304 if variant == "vocab_50304" else 50257
@@ -147,6 +148,15 @@ def run(layers, h, heads, seq, mbs, n_micro, dtype, variant, reps):
         scaler.update()
         opt.zero_grad(set_to_none=True)
 
+    if profile_out:
+        for _ in range(3):
+            step()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            step()
+            torch.cuda.synchronize()
+        with open(profile_out, "w") as f:
+            f.write(prof.key_averages().table(sort_by="cuda_time_total", row_limit=60, max_name_column_width=90))
+        return 0.0, 0.0
     ms = cuda_timing.time_ms(step, warmup=3, reps=reps)
     return ms, torch.cuda.max_memory_allocated() / 2**30
 
@@ -169,9 +179,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--profile", metavar="MODEL", help="instead: one step of MODEL (Hugging Face's "
+                    "code) under torch.profiler, its CUDA kernels tabled into OUT")
     args = ap.parse_args()
     started = datetime.datetime.now(datetime.timezone.utc)
     n_micro, reps = 2, 2 if args.smoke else 8
+    if args.profile:
+        name, layers, h, heads, seq, mbs, dt = next(c for c in CONFIGS if c[0] == args.profile)
+        dtype = torch.float16 if dt == "fp16" else torch.bfloat16
+        run(layers, h, heads, seq, mbs, n_micro, dtype, "hf", reps, profile_out=args.out)
+        return
     rows = []
     for name, layers, h, heads, seq, mbs, dt in CONFIGS[:1] if args.smoke else CONFIGS:
         dtype = torch.float16 if dt == "fp16" else torch.bfloat16

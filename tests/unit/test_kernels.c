@@ -552,8 +552,9 @@ static ts_workload plain_pytorch_workload(void) {
 
 /* Hugging Face's GPT-2 eager code (stack.gelu eager_tanh, stack.score_divisions): gelu_new as
  * 8 kernels forward (18 eb an element) and 11 backward (28 eb) in place of F.gelu's one each
- * (2 and 3 eb), keeping three more tensors of the MLP's width; each division of the scores one
- * kernel each way reading and writing them (2 eb a score). */
+ * (2 and 3 eb), keeping three more tensors of the MLP's width (in fp32 from pow on under
+ * autocast: below); each division of the scores one kernel each way reading and writing them
+ * (2 eb a score). */
 static void test_hf_eager_gelu_and_score_divisions(void **state) {
   (void)state;
   ts_gpu g = h200_gemm_only();
@@ -576,6 +577,21 @@ static void test_hf_eager_gelu_and_score_divisions(void **state) {
   assert_rel(hf.attn_core_bwd.bytes - plain.attn_core_bwd.bytes, 2 * 2 * 2 * scores, 1e-12);
   assert_int_equal(hf.attn_core_fwd.n_kernels - plain.attn_core_fwd.n_kernels, 2);
   assert_rel(ts_memory_layer_activations(&wl) - kept, 6.0 * n, 1e-12);
+  /* under autocast pow runs in fp32 and the chain with it: 76 bytes an element forward in 10
+   * kernels, 118 backward in 15, 12 bytes more kept (cost.c, activation) */
+  wl.is_autocast = true;
+  ts_layer_cost ac_plain, ac_hf;
+  ts_cost_layer(&wl, &g, &ac_hf);
+  kept = ts_memory_layer_activations(&wl);
+  wl.gelu_impl = TS_GELU_FUNCTIONAL;
+  ts_cost_layer(&wl, &g, &ac_plain);
+  assert_rel(ac_hf.mlp.bytes - ac_plain.mlp.bytes, (76.0 - 4) * n, 1e-12);
+  assert_rel(ac_hf.mlp_bwd.bytes - ac_plain.mlp_bwd.bytes, (118.0 - 6) * n, 1e-12);
+  assert_int_equal(ac_hf.mlp.n_kernels - ac_plain.mlp.n_kernels, 10 - 1);
+  assert_int_equal(ac_hf.mlp_bwd.n_kernels - ac_plain.mlp_bwd.n_kernels, 15 - 1);
+  assert_rel(kept - ts_memory_layer_activations(&wl), 12.0 * n, 1e-12);
+  wl.is_autocast = false;
+  wl.gelu_impl = TS_GELU_EAGER_TANH;
   wl.is_compiled = true; /* Inductor fuses gelu_new into one kernel: priced as F.gelu's */
   wl.score_divisions = 0;
   ts_cost_layer(&wl, &g, &hf);
