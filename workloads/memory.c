@@ -32,8 +32,14 @@ static double unfused_scores(const ts_workload *wl) {
  * attention core, in bytes: the keys and values of all cp ranks, which its all-gather rotater
  * keeps to the loop's end (cp x the rank's, in the model's precision); the fp32 gradients of the
  * queries, keys and values it accumulates; the fp32 key and value gradients received from the
- * previous rank and those sent on (held by the transfer in flight); and one step's flash
- * gradients and key-value concatenation in the model's precision. The forward's fp32 running
+ * previous rank and those sent on (held by the transfer in flight); the new fp32 copy of the
+ * received key and value gradients that load balancing's _partial_update makes (torch.cat of
+ * the chunks) at every step past the first on the ring's last rank; FlashAttention-2's fp32
+ * accumulator of the query gradient inside its backward (flash_api.cpp, mha_bwd: dq_accum); and
+ * one step's flash gradients and key-value concatenation in the model's precision. Measured on
+ * an H100 (bench/device/cp_ring_memory.py, Llama 3 8B's 32 heads of 128, 32,768 tokens a rank):
+ * 7,680, 8,704 and 10,752 MiB over the backward's start at cp 2, 4 and 8, against 7,168, 8,192
+ * and 10,240 priced: 512 MiB a rank not accounted for. The forward's fp32 running
  * output and a merge's two fp32 temporaries (3 x 4 bytes an output value) beside the same
  * gathered keys and values hold less wherever the keys and values are at least as wide as the
  * output. Transformer Engine's ring (its default elsewhere) passes one block at a time: not
@@ -50,7 +56,7 @@ static double pytorch_ring_bytes(const ts_workload *wl, double *gathered) {
   double q = rows * heads * (double)ts_workload_qk_head_dim(wl),
          kv = rows * kv_heads * (double)(ts_workload_qk_head_dim(wl) + ts_workload_v_head_dim(wl));
   *gathered = eb * (double)wl->cp * kv; /* one allocation: the all-gather's output */
-  return *gathered + 4.0 * (q + kv) + 2.0 * 4.0 * kv + eb * (q + kv / 2 + kv);
+  return *gathered + 4.0 * (q + kv) + 3.0 * 4.0 * kv + 4.0 * q + eb * (q + kv / 2 + kv);
 }
 
 /* A layer's activations; moe: with a mixture-of-experts MLP. */
