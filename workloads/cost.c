@@ -289,6 +289,13 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
  * forward (0.51-0.54) and 0.73 with its in-place backward (0.71-0.73), flash-attn's later Triton
  * cross-entropy ASSUMED alike. ASSUMED alike on other GPUs, against their own add. */
 #define FA_LAYER_NORM_FWD_RATE 0.72
+/* A division by a 0-dim CUDA tensor (Hugging Face GPT-2's attn_weights / torch.full([], sqrt(d),
+ * device=...)): the broadcast operand takes PyTorch's unvectorised element-wise path, 0.52 of the
+ * add's rate at equal bytes on an H100 (bench/device/hf_eager_kernels.py ->
+ * h100_hf_eager_kernels.csv: 276.0 us over 100,663,296 fp16 scores, 2 bytes in and out, against
+ * the add's 217.6 us for 3: 0.526; bf16 261.9 against 203.9: 0.519), ASSUMED alike on other GPUs.
+ */
+#define DIVIDE_BY_DEVICE_SCALAR_RATE 0.52
 #define FA_LAYER_NORM_BWD_RATE 0.84
 #define FUSED_CE_FWD_RATE 0.53
 #define FUSED_CE_BWD_RATE 0.73
@@ -856,14 +863,21 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
         ts_cost_add(softmax, memory_op(p, TS_KERNEL_ATTENTION_MASK_FWD, B * S, S, 2 * eb * scores));
     unfused_b = memory_op(p, TS_KERNEL_ATTENTION_MASK_BWD, B * S, S, 2 * eb * scores);
   }
-  /* Hugging Face's GPT-2 eager attention divides the scores apart (stack.score_divisions): each
-   * division reads and writes them (2 eb a score), and so does its gradient's; streamed at the
-   * table's add rate (the roofline without one). */
-  int divs = (int)wl->score_divisions;
-  if (divs > 0) {
-    qk = ts_cost_add(qk, streamed_n(p, "score_division", scores, 2 * eb, 1, divs));
-    unfused_b =
-        ts_cost_add(unfused_b, streamed_n(p, "score_division_bwd", scores, 2 * eb, 1, divs));
+  /* Hugging Face's GPT-2 eager attention divides the scores apart (stack.score_divisions): first
+   * by a 0-dim CUDA tensor (sqrt(head_dim)), then by a Python float (layer_idx + 1). Each
+   * division reads and writes them (2 eb a score), and so does its gradient's (grad / other),
+   * streamed against the table's add (the roofline without one): the tensor's division at
+   * DIVIDE_BY_DEVICE_SCALAR_RATE, the float's at the add's rate (measured: 144 us for two
+   * thirds of the add's 218 us of bytes, bench/device/h100_hf_eager_kernels.csv). */
+  if (wl->score_divisions > 0) {
+    qk = ts_cost_add(
+        qk, streamed(p, "score_division_tensor", scores, 2 * eb, DIVIDE_BY_DEVICE_SCALAR_RATE));
+    unfused_b = ts_cost_add(unfused_b, streamed(p, "score_division_tensor_bwd", scores, 2 * eb,
+                                                DIVIDE_BY_DEVICE_SCALAR_RATE));
+  }
+  if (wl->score_divisions > 1) {
+    qk = ts_cost_add(qk, streamed(p, "score_division_float", scores, 2 * eb, 1));
+    unfused_b = ts_cost_add(unfused_b, streamed(p, "score_division_float_bwd", scores, 2 * eb, 1));
   }
   bool drops = wl->model.attention_dropout > 0; /* at 0 no dropout kernel runs */
   ts_cost dropout = drops ? model_only(p, "attention_dropout", scores, 5.0 * scores) : (ts_cost){0};
@@ -882,6 +896,26 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
       ts_cost_add(softmax_b, drops ? model_only(p, "attention_dropout_bwd", scores, 7.0 * scores)
                                    : (ts_cost){0});
   *bwd = ts_cost_add(ts_cost_add(av_b, qk_b), ts_cost_add(elem_b, unfused_b));
+}
+
+/* The host's time for one more eager operation, against the kernel table's eager_op_us (an
+ * in-place add without autograd, 1,000 in a chain): an out-of-place operation recorded by
+ * autograd under autocast (the forward of a model's extra operation) and one node of autograd's
+ * backward through such a chain, measured on one H100 host beside it (bench/device/
+ * hf_eager_kernels.py, host_us: 10.18 and 13.23 us against 6.42), ASSUMED alike on other hosts. */
+#define AUTOGRAD_OP_FORWARD_RATIO (10.18 / 6.42)
+#define AUTOGRAD_NODE_BACKWARD_RATIO (13.23 / 6.42)
+
+/* The host's CPU time issuing n kernels of one layer's pass: the measured layer's time per
+ * kernel (layer_s over layer_kernels: its modules' Python, the dispatcher and the launches) for
+ * as many kernels as that layer issued, and each kernel past those one eager operation's time
+ * (eager_op_s times ratio, above), as the extra operations of a model written more eagerly cost
+ * it. Without eager_op_us in the table, every kernel at the layer's rate. */
+static double layer_host_s(const ts_software *sw, double layer_s, int layer_kernels, double n,
+                           double ratio) {
+  if (sw->eager_op_s <= 0 || n <= layer_kernels)
+    return n * layer_s / layer_kernels;
+  return layer_s + (n - layer_kernels) * sw->eager_op_s * ratio;
 }
 
 /* Stretches pieces[0..n) evenly so that they last at least cpu_s: the host issues kernels
@@ -1312,8 +1346,9 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     double gpu_s = 0;
     for (int i = 0; i < 6; i++)
       gpu_s += f[i]->time_s;
-    double cpu_s =
-        (double)n * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward + launch_fwd_s;
+    double cpu_s = layer_host_s(sw, sw->cpu_layer_forward_s, sw->kernels_per_layer_forward, n,
+                                AUTOGRAD_OP_FORWARD_RATIO) +
+                   launch_fwd_s;
     host_bound(f, 6, cpu_s);
     if (cpu_s > gpu_s && gpu_s > 0) { /* recomputation re-runs part of the same pass */
       out->attn_core_fwd.time_s *= cpu_s / gpu_s;
@@ -1328,8 +1363,10 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     for (int i = 0; i < 6; i++)
       n += b[i]->n_kernels;
     double before = out->attn_bwd.time_s;
-    host_bound(
-        b, 6, (double)n * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward + launch_bwd_s);
+    host_bound(b, 6,
+               layer_host_s(sw, sw->cpu_layer_backward_s, sw->kernels_per_layer_backward, n,
+                            AUTOGRAD_NODE_BACKWARD_RATIO) +
+                   launch_bwd_s);
     if (before > 0) /* the core is part of attn_bwd: stretched with it */
       out->attn_core_bwd.time_s *= out->attn_bwd.time_s / before;
   }
@@ -1499,11 +1536,15 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
   double cpu_b = measured ? sw->cpu_moe_layer_backward_s + loop * sw->cpu_moe_expert_backward_s : 0;
   if (sw->cpu_layer_forward_s > 0)
     host_bound(f, 4,
-               cpu_f + (double)nf * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward +
+               cpu_f +
+                   layer_host_s(sw, sw->cpu_layer_forward_s, sw->kernels_per_layer_forward, nf,
+                                AUTOGRAD_OP_FORWARD_RATIO) +
                    calls * gpu->collective_launch_s);
   if (sw->cpu_layer_backward_s > 0)
     host_bound(b, 4,
-               cpu_b + (double)nb * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward +
+               cpu_b +
+                   layer_host_s(sw, sw->cpu_layer_backward_s, sw->kernels_per_layer_backward, nb,
+                                AUTOGRAD_NODE_BACKWARD_RATIO) +
                    calls * gpu->collective_launch_s);
 }
 

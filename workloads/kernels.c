@@ -288,12 +288,12 @@ static int parse_software(const ts_doc *doc, int node, ts_software *sw, ts_err *
                                      NULL};
   if (ts_doc_check_map(doc, node, "software", keys, err) != 0)
     return -1;
-  enum { N_TIMED = 8 };
+  enum { N_TIMED = 9 };
   double us[N_TIMED] = {0};
-  const char *const timed[N_TIMED] = {"cpu_layer_forward_us",      "cpu_layer_backward_us",
-                                      "cpu_microbatch_us",         "cpu_iteration_us",
-                                      "cpu_moe_layer_forward_us",  "cpu_moe_layer_backward_us",
-                                      "cpu_moe_expert_forward_us", "cpu_moe_expert_backward_us"};
+  const char *const timed[N_TIMED] = {
+      "cpu_layer_forward_us",      "cpu_layer_backward_us",      "cpu_microbatch_us",
+      "cpu_iteration_us",          "cpu_moe_layer_forward_us",   "cpu_moe_layer_backward_us",
+      "cpu_moe_expert_forward_us", "cpu_moe_expert_backward_us", "eager_op_us"};
   for (int i = 0; i < N_TIMED; i++)
     if (ts_doc_get_double(doc, node, timed[i], 0, 1e6, &us[i], err) < 0)
       return -1;
@@ -305,8 +305,9 @@ static int parse_software(const ts_doc *doc, int node, ts_software *sw, ts_err *
     return ts_err_at(err, ts_doc_loc(doc, node),
                      "'software': cpu_layer_forward_us and cpu_layer_backward_us need "
                      "kernels_per_layer_forward and kernels_per_layer_backward");
-  *sw = (ts_software){us[0] * 1e-6, us[1] * 1e-6, (int)kf,      (int)kb,      us[2] * 1e-6,
-                      us[3] * 1e-6, us[4] * 1e-6, us[5] * 1e-6, us[6] * 1e-6, us[7] * 1e-6};
+  *sw = (ts_software){us[0] * 1e-6, us[1] * 1e-6, (int)kf,      (int)kb,
+                      us[2] * 1e-6, us[3] * 1e-6, us[4] * 1e-6, us[5] * 1e-6,
+                      us[6] * 1e-6, us[7] * 1e-6, us[8] * 1e-6};
   return 0;
 }
 

@@ -134,6 +134,9 @@ typedef struct ts_software {
    * then prices those kernels). */
   double cpu_moe_layer_forward_s, cpu_moe_layer_backward_s;
   double cpu_moe_expert_forward_s, cpu_moe_expert_backward_s;
+  /* one element-wise operation called from Python without autograd (0: not measured): what a
+   * kernel past the measured layer's costs the host, scaled (cost.c, layer_host_s) */
+  double eager_op_s;
 } ts_software;
 
 typedef struct ts_kernel_table ts_kernel_table;

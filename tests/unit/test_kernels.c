@@ -627,6 +627,46 @@ static void test_autocast_residual_fp32(void **state) {
   assert_false(ts_workload_residual_fp32(&wl));
 }
 
+/* A host-bound layer: the measured layer's CPU time per kernel for as many kernels as it issued
+ * (12 forward, 25 backward), each kernel past those one eager operation's time scaled for autograd
+ * (cost.c, layer_host_s: forward 10.18 / 6.42, backward 13.23 / 6.42 of eager_op_us). */
+static void test_host_extra_kernels(void **state) {
+  (void)state;
+  static const char text[] = "format: 1\ndevice: NVIDIA test\nsoftware: {eager_op_us: 10, "
+                             "cpu_layer_forward_us: 120, cpu_layer_backward_us: 250, "
+                             "kernels_per_layer_forward: 12, kernels_per_layer_backward: 25, "
+                             "cpu_microbatch_us: 1000, cpu_iteration_us: 500}\ntables:\n"
+                             "  gemm_fwd:\n    axes: {m: [1, 4], n: [1, 4], k: [2]}\n"
+                             "    time_us: [1, 4, 4, 16]\n";
+  ts_kernel_table *t = NULL;
+  ts_err err = {0};
+  assert_int_equal(ts_kernels_parse_string("host", text, &t, &err), 0);
+  ts_gpu g = h200_gemm_only();
+  g.kernels = t;
+  g.software = ts_kernels_software(t);
+  ts_workload wl = test_workload(2, 64, 4, 16, 512, 1, 1, 1, 1, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+  wl.attention = TS_ATTENTION_UNFUSED;
+  wl.flash_attention = false;
+  ts_layer_cost l;
+  ts_cost_layer(&wl, &g, &l);
+  const ts_cost *f[] = {&l.ln1, &l.attn, &l.bda1, &l.ln2, &l.mlp, &l.bda2};
+  const ts_cost *b[] = {&l.ln1_bwd, &l.attn_bwd, &l.bda1_bwd, &l.ln2_bwd, &l.mlp_bwd, &l.bda2_bwd};
+  double tf = 0, tb = 0;
+  int nf = 0, nb = 0;
+  for (int i = 0; i < 6; i++) {
+    tf += f[i]->time_s;
+    nf += f[i]->n_kernels;
+    tb += b[i]->time_s;
+    nb += b[i]->n_kernels;
+  }
+  assert_true(nf > 12 && nb > 25);
+  assert_rel(tf, 120e-6 + (nf - 12) * 10e-6 * 10.18 / 6.42, 1e-9);
+  assert_rel(tb, 250e-6 + (nb - 25) * 10e-6 * 13.23 / 6.42, 1e-9);
+  ts_kernels_free(t);
+}
+
 /* flash-attn's unpad_input and pad_input (stack.unpad_input) on a GPU without a host measurement:
  * forward, three gathers (2 B a value read and written, bf16) of Q, K and V, five small kernels
  * each, the output's zero fill and index_put (3 moves), and the host's idle time issuing six
@@ -1083,6 +1123,7 @@ int main(void) {
       cmocka_unit_test(test_squared_relu_and_partial_rope),
       cmocka_unit_test(test_hf_eager_gelu_and_score_divisions),
       cmocka_unit_test(test_autocast_residual_fp32),
+      cmocka_unit_test(test_host_extra_kernels),
       cmocka_unit_test(test_power_limit),
       cmocka_unit_test(test_fp8_recipes),
       cmocka_unit_test(test_torchao_float8_casts),
