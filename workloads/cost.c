@@ -289,6 +289,10 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
  * forward (0.51-0.54) and 0.73 with its in-place backward (0.71-0.73), flash-attn's later Triton
  * cross-entropy ASSUMED alike. ASSUMED alike on other GPUs, against their own add. */
 #define FA_LAYER_NORM_FWD_RATE 0.72
+#define FA_LAYER_NORM_BWD_RATE 0.84
+#define FUSED_CE_FWD_RATE 0.53
+#define FUSED_CE_BWD_RATE 0.73
+
 /* A division by a 0-dim CUDA tensor (Hugging Face GPT-2's attn_weights / torch.full([], sqrt(d),
  * device=...)): the broadcast operand takes PyTorch's unvectorised element-wise path, 0.52 of the
  * add's rate at equal bytes on an H100 (bench/device/hf_eager_kernels.py ->
@@ -296,9 +300,6 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
  * the add's 217.6 us for 3: 0.526; bf16 261.9 against 203.9: 0.519), ASSUMED alike on other GPUs.
  */
 #define DIVIDE_BY_DEVICE_SCALAR_RATE 0.52
-#define FA_LAYER_NORM_BWD_RATE 0.84
-#define FUSED_CE_FWD_RATE 0.53
-#define FUSED_CE_BWD_RATE 0.73
 
 /* A vectorised elementwise kernel over n elements moving bytes_per_elem bytes each (a cast whose
  * input and output types are the kernel's own, an add of two fp32 tensors), priced from the
