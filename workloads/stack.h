@@ -74,7 +74,8 @@ extern const char *const ts_rope_names[]; /* "rotate_half", "complex" */
  * kernel each way) or Hugging Face's gelu_new (eager_tanh: transformers' activations.py,
  * NewGELUActivation, GPT-2's `activation_function`: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
  * x^3))) as eight eager operations, whose autograd graph keeps four tensors and runs eleven
- * kernels backward: cost.c, activation). Hugging Face's GPT-2 eager attention also divides its
+ * kernels backward; under autocast in fp32 from its pow on, on autocast's fp32 list: cost.c,
+ * activation). Hugging Face's GPT-2 eager attention also divides its
  * scores apart (stack.score_divisions, workload.h): by a device scalar sqrt(head_dim), and by
  * layer_idx + 1 where GPT2Config's scale_attn_by_inverse_layer_idx is set (modeling_gpt2.py,
  * GPT2Attention._attn); elsewhere the scale rides in Q K^T's GEMM. */
