@@ -23,7 +23,9 @@ for gelu_new, no score divisions, the vocabulary padded to 50,304. Where transfo
 installed, its own GPT2LMHeadModel (eager attention asked for on the config) runs the same step
 as a check of the transcription. (In h100_hf_gpt2_steps.csv the "transformers" row, 132.2 ms and
 13.1 GiB, ran transformers 5.17.0's SDPA: the constructor's attn_implementation argument did not
-take. Not a check; the script now sets it on the config, not run since.)
+take. Not a check. With eager attention set on the config, run again on an H100 on 2026-12-07:
+transformers 5.17.0's GPT2LMHeadModel 209.4 ms and 20.74 GiB at GPT-2 small's row, this
+transcription 214.5 ms and 20.76 GiB in the same process; printed, not written to the CSV.)
 
     python3 bench/device/hf_gpt2_steps.py OUT.csv [--smoke]
     python3 bench/device/hf_gpt2_steps.py OUT.txt --profile gpt2-xl
