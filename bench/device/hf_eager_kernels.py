@@ -86,9 +86,10 @@ def host_us():
     x = torch.zeros(16, device="cuda", requires_grad=True)
     z = torch.zeros(16, device="cuda")
 
-    def timed(fn):
+    def timed(fn, prepare=lambda: None):
         times = []
         for _ in range(9):
+            prepare()
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             fn()
@@ -119,15 +120,7 @@ def host_us():
     rows = [["host", "eager_op_inplace_nograd", 16, f"{timed(inplace):.2f}"],
             ["host", "autograd_op_forward", 16, f"{timed(build):.2f}"]]
     graphs.clear()
-    times = []
-    for _ in range(9):
-        build()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        backward()
-        torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    rows.append(["host", "autograd_node_backward", 16, f"{statistics.median(times[2:]) * 1e6 / 1000:.2f}"])
+    rows.append(["host", "autograd_node_backward", 16, f"{timed(backward, prepare=build):.2f}"])
     return rows
 
 
