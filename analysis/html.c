@@ -154,7 +154,7 @@ static void run_configuration(FILE *f, const ts_workload *wl, const ts_run_info 
          ts_recompute_names[wl->recompute], wl->zero_stage, wl->sequence_parallel ? "on" : "off");
   char fusions[160];
   ts_fusions_describe(wl->fusions, fusions, sizeof fusions);
-  char eager[160];
+  char eager[256];
   ts_workload_eager_describe(wl, eager, sizeof eager);
   kv_row(f, "stack", "%s, attention %s%s, fused kernels: %s%s", ts_framework_names[wl->framework],
          ts_attention_names[wl->attention], wl->is_unpad_input ? " behind unpad_input" : "",

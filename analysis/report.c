@@ -204,7 +204,7 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
     snprintf(zero3, sizeof zero3, "; ZeRO-3 as FSDP%s runs it%s",
              wl->fsdp_version == 1 ? "1 (FullyShardedDataParallel)" : "2 (fully_shard)",
              wl->fsdp_version > 0 ? "" : " (stack.fsdp_version)");
-  char eager[160];
+  char eager[256];
   ts_workload_eager_describe(wl, eager, sizeof eager);
   const char *ring = wl->cp <= 1 ? ""
                      : wl->cp_attention == TS_CP_ATTENTION_PYTORCH

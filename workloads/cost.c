@@ -300,6 +300,14 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
  * the add's 217.6 us for 3: 0.526; bf16 261.9 against 203.9: 0.519), ASSUMED alike on other GPUs.
  */
 #define DIVIDE_BY_DEVICE_SCALAR_RATE 0.52
+/* torch.where(causal bool mask [1, 1, s, s], scores, 0-dim CUDA tensor) against the add's rate,
+ * both timed alone on an H100 over 8 x 12 x 1,024^2 scores (bench/device/h100_hf_eager_kernels
+ * .csv: fp16 275.3 us moving 4 bytes a score against the add's 217.6 us moving 6, 0.527; bf16
+ * 273.1 against 203.9, 0.498; the mean): the broadcast mask keeps it on PyTorch's unvectorised
+ * path. In Hugging Face's GPT-2 steps its forward and its gradient's kernel each ran 180-182 us
+ * over 4 x 16 x 1,024^2 scores (bench/device/h100_hf_head_copies.csv). ASSUMED alike on other
+ * GPUs, against their own add. */
+#define WHERE_RATE 0.51
 
 /* A vectorised elementwise kernel over n elements moving bytes_per_elem bytes each (a cast whose
  * input and output types are the kernel's own, an add of two fp32 tensors), priced from the
@@ -807,6 +815,74 @@ static ts_cost priced_bgemm(const pricer *p, ts_kernel_kind kind, double B, doub
   return c;
 }
 
+/* A non-contiguous copy PyTorch runs on its unvectorised element-wise path, priced as moving
+ * bytes at a measured fraction of the GPU's HBM bandwidth (no table has such copies). */
+static ts_cost strided_copy(const pricer *p, const char *name, double elements, double bytes,
+                            double fraction) {
+  ts_cost c = ts_cost_memory_bound(p->gpu, bytes / fraction);
+  c.bytes = bytes;
+  c = at_clock(p, TS_POWER_OTHER, NULL, c);
+  log_kernel(p, name, 1, &elements, &c);
+  return c;
+}
+
+/* The copies of a GPT's eager attention in plain PyTorch (stack.eager_attention, stack.h), as
+ * their kernels ran on an H100 (bench/device/hf_head_copies.py: Hugging Face GPT-2's block at
+ * seven shapes, h100_hf_head_copies.csv, and with --code baddbmm trainsim's H200 steps' block at
+ * three, h100_baddbmm_head_copies.csv; 3-67 MB tensors, the rates steady across them):
+ *   forward: each head tensor folded into a batch of matrices, a copy where the micro-batch
+ *   exceeds 1 (by torch.matmul's reshape or an explicit one: 1.25-1.43 TB/s; matmul's k,
+ *   transposed first, 0.51-0.55), and the merged heads made contiguous (1.37-1.43);
+ *   backward: the output's gradient folded again (micro-batch past 1); matmul: q's and v's
+ *   gradients copied back to the projection's layout (k's, transposed twice, is a view) and the
+ *   split's backward concatenating the three (reading k's transposed: 0.95-1.03 TB/s);
+ *   baddbmm: unbind's backward stacking the three strided gradients into the projection's
+ *   interleaved layout (0.90-0.94 TB/s), and baddbmm's gradients scaled by its alpha (two
+ *   kernels over q and k, streamed as the add).
+ * Priced at those rates as fractions of the H100's 3.35 TB/s (HEAD_*_HBM_FRACTION: the largest
+ * shapes' copies), ASSUMED alike on other GPUs. q, k and v of q_elems, kv_elems and kv_elems
+ * elements, the output of o_elems. */
+#define HEAD_PERMUTE_COPY_HBM_FRACTION 0.40
+#define HEAD_TRANSPOSE_COPY_HBM_FRACTION 0.16
+#define HEAD_GRAD_CAT_HBM_FRACTION 0.31
+#define HEAD_GRAD_STACK_HBM_FRACTION 0.28
+static void eager_head_copies(const pricer *p, ts_eager_attention code, long micro_batch,
+                              double q_elems, double kv_elems, double o_elems, ts_cost *fwd,
+                              ts_cost *bwd) {
+  double eb = p->eb, qkv = q_elems + 2 * kv_elems;
+  bool matmul = code == TS_EAGER_ATTENTION_MATMUL;
+  ts_cost f = strided_copy(p, "heads_merge_copy", o_elems, 2 * eb * o_elems,
+                           HEAD_PERMUTE_COPY_HBM_FRACTION);
+  ts_cost b;
+  if (matmul) {
+    b = ts_cost_add(strided_copy(p, "heads_q_grad_copy", q_elems, 2 * eb * q_elems,
+                                 HEAD_PERMUTE_COPY_HBM_FRACTION),
+                    strided_copy(p, "heads_v_grad_copy", kv_elems, 2 * eb * kv_elems,
+                                 HEAD_PERMUTE_COPY_HBM_FRACTION));
+    b = ts_cost_add(
+        b, strided_copy(p, "qkv_split_grad_cat", qkv, 2 * eb * qkv, HEAD_GRAD_CAT_HBM_FRACTION));
+  } else {
+    b = ts_cost_add(streamed(p, "baddbmm_alpha_grad", q_elems, 2 * eb, 1),
+                    streamed(p, "baddbmm_alpha_grad", kv_elems, 2 * eb, 1));
+    b = ts_cost_add(b, strided_copy(p, "qkv_unbind_grad_stack", qkv, 2 * eb * qkv,
+                                    HEAD_GRAD_STACK_HBM_FRACTION));
+  }
+  if (micro_batch > 1) {
+    f = ts_cost_add(f, strided_copy(p, "heads_q_copy", q_elems, 2 * eb * q_elems,
+                                    HEAD_PERMUTE_COPY_HBM_FRACTION));
+    f = ts_cost_add(f, matmul ? strided_copy(p, "heads_k_transpose_copy", kv_elems,
+                                             2 * eb * kv_elems, HEAD_TRANSPOSE_COPY_HBM_FRACTION)
+                              : strided_copy(p, "heads_k_copy", kv_elems, 2 * eb * kv_elems,
+                                             HEAD_PERMUTE_COPY_HBM_FRACTION));
+    f = ts_cost_add(f, strided_copy(p, "heads_v_copy", kv_elems, 2 * eb * kv_elems,
+                                    HEAD_PERMUTE_COPY_HBM_FRACTION));
+    b = ts_cost_add(b, strided_copy(p, "heads_output_grad_copy", o_elems, 2 * eb * o_elems,
+                                    HEAD_PERMUTE_COPY_HBM_FRACTION));
+  }
+  *fwd = ts_cost_add(*fwd, f);
+  *bwd = ts_cost_add(*bwd, b);
+}
+
 static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd, ts_cost *bwd) {
   const ts_gpu *gpu = p->gpu;
   const ts_model *m = &wl->model;
@@ -859,7 +935,10 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
    * .forward_torch_softmax: masked_fill), and its gradient passes back through it. The softmax
    * scale rides in Q K^T's GEMM (torch.baddbmm's alpha, as Megatron and GPT-NeoX call it). */
   ts_cost unfused_b = {0};
-  if (!ts_workload_fuses(wl, TS_FUSE_MASKED_SOFTMAX)) {
+  if (wl->causal_mask == TS_CAUSAL_MASK_WHERE) { /* stack.causal_mask, stack.h */
+    softmax = ts_cost_add(softmax, streamed(p, "causal_mask_where", scores, 2 * eb, WHERE_RATE));
+    unfused_b = streamed(p, "causal_mask_where_bwd", scores, 2 * eb, WHERE_RATE);
+  } else if (!ts_workload_fuses(wl, TS_FUSE_MASKED_SOFTMAX)) {
     softmax =
         ts_cost_add(softmax, memory_op(p, TS_KERNEL_ATTENTION_MASK_FWD, B * S, S, 2 * eb * scores));
     unfused_b = memory_op(p, TS_KERNEL_ATTENTION_MASK_BWD, B * S, S, 2 * eb * scores);
@@ -886,17 +965,27 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
       priced_bgemm(p, TS_KERNEL_BGEMM_AV, B, S, Dv, ts_cost_gemm(gpu, peak, batch, s, dv, s, eb));
   *fwd = ts_cost_add(ts_cost_add(qk, softmax), ts_cost_add(dropout, av));
   /* Backward: dV = P^T dO and dP = dO V^T from AV, dropout and softmax gradients, dQ = dS K and
-   * dK = dS^T Q from QK^T; each priced as the forward product of its shape. */
-  ts_cost like_av =
-      priced_bgemm(p, TS_KERNEL_BGEMM_AV, B, S, Dv, ts_cost_gemm(gpu, peak, batch, s, dv, s, eb));
-  ts_cost like_qk =
-      priced_bgemm(p, TS_KERNEL_BGEMM_QK, B, S, D, ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
+   * dK = dS^T Q from QK^T; each priced as the forward product of its shape (listed with the
+   * backward: three like AV, one like QK^T). */
+  pricer backward = *p;
+  backward.other_pass = true;
+  backward.count = 3 * p->count;
+  ts_cost like_av = priced_bgemm(&backward, TS_KERNEL_BGEMM_AV, B, S, Dv,
+                                 ts_cost_gemm(gpu, peak, batch, s, dv, s, eb));
+  backward.count = p->count;
+  ts_cost like_qk = priced_bgemm(&backward, TS_KERNEL_BGEMM_QK, B, S, D,
+                                 ts_cost_gemm(gpu, peak, batch, s, s, d, eb));
   ts_cost av_b = ts_cost_add(like_av, like_qk);
   ts_cost qk_b = ts_cost_add(like_av, like_av);
   ts_cost elem_b =
       ts_cost_add(softmax_b, drops ? model_only(p, "attention_dropout_bwd", scores, 7.0 * scores)
                                    : (ts_cost){0});
   *bwd = ts_cost_add(ts_cost_add(av_b, qk_b), ts_cost_add(elem_b, unfused_b));
+  if (ts_workload_eager_heads(wl)) {
+    double kv_heads = (double)(m->n_query_groups / wl->tp), tokens = (double)b * S;
+    eager_head_copies(p, wl->eager_attention, b, B * S * D, tokens * kv_heads * D, B * S * Dv, fwd,
+                      bwd);
+  }
 }
 
 /* The host's time for one more eager operation, against the kernel table's eager_op_us (an

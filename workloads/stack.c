@@ -10,6 +10,8 @@ const char *const ts_attention_names[] = {"flash2",     "unfused", "sdpa",
                                           "sdpa_flash", "flash1",  NULL};
 const char *const ts_rms_norm_names[] = {"functional", "eager_fp32", NULL};
 const char *const ts_gelu_names[] = {"functional", "eager_tanh", NULL};
+const char *const ts_causal_mask_names[] = {"masked_fill", "where", NULL};
+const char *const ts_eager_attention_names[] = {"matmul", "baddbmm", NULL};
 const char *const ts_rope_names[] = {"rotate_half", "complex", NULL};
 const char *const ts_gate_up_names[] = {"fused", "separate", NULL};
 const char *const ts_fp8_linear_names[] = {"transformer_engine", "torchao", NULL};

@@ -82,6 +82,28 @@ extern const char *const ts_rope_names[]; /* "rotate_half", "complex" */
 typedef enum ts_gelu_impl { TS_GELU_FUNCTIONAL, TS_GELU_EAGER_TANH } ts_gelu_impl;
 extern const char *const ts_gelu_names[]; /* "functional", "eager_tanh" */
 
+/* How a plain PyTorch model's unfused attention applies the causal mask (stack.causal_mask):
+ * scores.masked_fill(mask, -inf) (masked_fill, the default: nanoGPT's, and Megatron's
+ * FusedScaleMaskSoftmax.forward_torch_softmax; out of place, a copy and the fill, as the kernel
+ * table's attention_mask points time it) or torch.where(mask, scores, min) (where: Hugging
+ * Face's GPT2Attention._attn; one kernel, its bool mask broadcast, PyTorch's unvectorised path;
+ * its gradient another where). */
+typedef enum ts_causal_mask { TS_CAUSAL_MASK_MASKED_FILL, TS_CAUSAL_MASK_WHERE } ts_causal_mask;
+extern const char *const ts_causal_mask_names[]; /* "masked_fill", "where" */
+
+/* How a plain PyTorch GPT's unfused attention forms its heads and scores (stack.eager_attention;
+ * the copies it makes: cost.c, eager_head_copies): matmul (the default: nanoGPT's and Hugging
+ * Face GPT-2's: q, k, v split from the fused projection, viewed as heads and permuted, and
+ * torch.matmul(q, k.transpose(-1, -2)), the scale apart) or baddbmm (Megatron's CoreAttention
+ * written in plain PyTorch, as trainsim's own H200 steps ran it, bench/device/stack_steps.py: q,
+ * k, v unbound from the projection viewed as (b, s, 3, heads, d), each folded by reshape, and
+ * torch.baddbmm on k's transposed view with the scale as its alpha). */
+typedef enum ts_eager_attention {
+  TS_EAGER_ATTENTION_MATMUL,
+  TS_EAGER_ATTENTION_BADDBMM
+} ts_eager_attention;
+extern const char *const ts_eager_attention_names[]; /* "matmul", "baddbmm" */
+
 /* How a plain PyTorch SwiGLU MLP makes gate and up (stack.gate_up): one linear of twice the FFN
  * width whose output is chunked (fused, the default: the kernel table's Llama block, and
  * Megatron-Core's fused FC1), or two linears (separate: Hugging Face's gate_proj and up_proj,

@@ -45,6 +45,8 @@ static const char *const stack_keys[] = {"framework",
                                          "cp_attention",
                                          "gelu",
                                          "score_divisions",
+                                         "causal_mask",
+                                         "eager_attention",
                                          NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
@@ -1064,6 +1066,17 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     wl->gelu_impl = (ts_gelu_impl)gelu;
     wl->locs.gelu = here(r, st, "gelu");
     wl->locs.score_divisions = here(r, st, "score_divisions");
+    int causal_mask = TS_CAUSAL_MASK_MASKED_FILL;
+    if (ts_doc_get_enum(r->doc, st, "causal_mask", ts_causal_mask_names, &causal_mask, r->err) < 0)
+      return -1;
+    wl->causal_mask = (ts_causal_mask)causal_mask;
+    wl->locs.causal_mask = here(r, st, "causal_mask");
+    int eager_attention = TS_EAGER_ATTENTION_MATMUL;
+    if (ts_doc_get_enum(r->doc, st, "eager_attention", ts_eager_attention_names, &eager_attention,
+                        r->err) < 0)
+      return -1;
+    wl->eager_attention = (ts_eager_attention)eager_attention;
+    wl->locs.eager_attention = here(r, st, "eager_attention");
     if (ts_doc_get_bool(r->doc, st, "compile", &wl->is_compiled, r->err) < 0)
       return -1;
     wl->locs.compile = here(r, st, "compile");
@@ -1145,6 +1158,24 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
                      wl->is_compiled ? " and compile" : "");
   if (read_fusions(r, t, st, wl) != 0)
     return -1;
+  if (wl->causal_mask == TS_CAUSAL_MASK_WHERE &&
+      (!ts_framework_is_pytorch(wl->framework) || wl->attention != TS_ATTENTION_UNFUSED ||
+       wl->is_compiled || ts_workload_fuses(wl, TS_FUSE_MASKED_SOFTMAX)))
+    return ts_err_at(
+        r->err, wl->locs.causal_mask,
+        "key 'causal_mask': where is an eager torch.where over the unfused "
+        "attention's scores: it needs framework pytorch, attention unfused, no "
+        "compile and no masked_softmax fusion, found framework '%s', attention '%s'%s%s",
+        ts_framework_names[wl->framework], ts_attention_names[wl->attention],
+        wl->is_compiled ? ", compile" : "",
+        ts_workload_fuses(wl, TS_FUSE_MASKED_SOFTMAX) ? ", masked_softmax fused" : "");
+  if (wl->eager_attention != TS_EAGER_ATTENTION_MATMUL && !ts_workload_eager_heads(wl))
+    return ts_err_at(r->err, wl->locs.eager_attention,
+                     "key 'eager_attention': baddbmm describes a plain PyTorch GPT's unfused "
+                     "attention: it needs framework pytorch, attention unfused, no compile and "
+                     "learned positions, found framework '%s', attention '%s'%s%s",
+                     ts_framework_names[wl->framework], ts_attention_names[wl->attention],
+                     wl->is_compiled ? ", compile" : "", m->rope || m->mla ? ", rotary" : "");
   if (wl->gelu_impl == TS_GELU_EAGER_TANH && ts_workload_fuses(wl, TS_FUSE_DENSE_GELU_DENSE))
     return ts_err_at(r->err, wl->locs.gelu,
                      "key 'gelu': eager_tanh is the eager gelu_new, but fused_kernels runs "
@@ -2071,6 +2102,12 @@ bool ts_workload_softmax_fp32(const ts_workload *wl) {
   return !wl->flash_attention && wl->is_autocast && !ts_workload_fuses(wl, TS_FUSE_MASKED_SOFTMAX);
 }
 
+bool ts_workload_eager_heads(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  return !wl->flash_attention && ts_framework_is_pytorch(wl->framework) && !wl->is_compiled &&
+         !m->rope && !m->mla;
+}
+
 bool ts_workload_residual_fp32(const ts_workload *wl) {
   return wl->is_autocast && ts_framework_is_pytorch(wl->framework) && !wl->model.rms_norm &&
          !wl->is_compiled && !ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM);
@@ -2085,7 +2122,7 @@ void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n) {
   if (wl->score_divisions > 0)
     snprintf(divisions, sizeof divisions, "; scores divided apart %ld time%s", wl->score_divisions,
              wl->score_divisions > 1 ? "s" : "");
-  snprintf(buf, (size_t)n, "%s%s%s%s%s%s%s%s%s", wl->is_compiled ? "; torch.compile" : "",
+  snprintf(buf, (size_t)n, "%s%s%s%s%s%s%s%s%s%s%s", wl->is_compiled ? "; torch.compile" : "",
            wl->fp8 != TS_FP8_NONE && wl->fp8_linear == TS_FP8_LINEAR_TORCHAO
                ? "; torchao float8 linears"
                : "",
@@ -2094,7 +2131,10 @@ void ts_workload_eager_describe(const ts_workload *wl, char *buf, int n) {
            wl->rms_norm_impl != TS_RMS_NORM_FUNCTIONAL ? ts_rms_norm_names[wl->rms_norm_impl] : "",
            wl->rope_impl != TS_ROPE_ROTATE_HALF ? "; rope " : "",
            wl->rope_impl != TS_ROPE_ROTATE_HALF ? ts_rope_names[wl->rope_impl] : "",
-           wl->gelu_impl != TS_GELU_FUNCTIONAL ? "; GeLU eager_tanh" : "", divisions);
+           wl->gelu_impl != TS_GELU_FUNCTIONAL ? "; GeLU eager_tanh" : "", divisions,
+           wl->causal_mask == TS_CAUSAL_MASK_WHERE ? "; causal mask by torch.where" : "",
+           wl->eager_attention == TS_EAGER_ATTENTION_BADDBMM ? "; heads unbound, scores by baddbmm"
+                                                             : "");
 }
 
 long ts_workload_v_head_dim(const ts_workload *wl) {

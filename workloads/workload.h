@@ -149,8 +149,8 @@ typedef struct ts_workload_locs {
   ts_loc n_experts, moe_topk, moe_ffn_hidden, moe_shared_ffn, moe_layer_freq, ep, etp;
   ts_loc moe_capacity_factor, fp8, cp, autocast;
   ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version, unpad_input,
-      rms_norm, rope, gelu, score_divisions, compile, gate_up, fsdp_version, fp8_linear,
-      contiguous_gradients, cp_attention; /* the stack's keys */
+      rms_norm, rope, gelu, score_divisions, causal_mask, eager_attention, compile, gate_up,
+      fsdp_version, fp8_linear, contiguous_gradients, cp_attention; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -309,6 +309,8 @@ typedef struct ts_workload {
   /* stack.score_divisions: eager divisions of the unfused attention's scores (0-2), each a kernel
    * over the scores forward and backward (stack.h, beside ts_gelu_impl) */
   long score_divisions;
+  ts_causal_mask causal_mask; /* stack.causal_mask */
+  ts_eager_attention eager_attention; /* stack.eager_attention */
   ts_gate_up gate_up; /* stack.gate_up */
   ts_fp8_linear fp8_linear; /* stack.fp8_linear: whose linear layers run training.fp8 */
   /* stack.cp_attention: whose ring attention context parallelism runs; resolved from the
@@ -471,6 +473,11 @@ bool ts_workload_softmax_fp32(const ts_workload *wl);
  * casts its input down. Not with flash-attn's dropout_add_layer_norm (its own fp32 residual),
  * RMSNorm, or compile. */
 bool ts_workload_residual_fp32(const ts_workload *wl);
+/* Whether the unfused attention of a plain PyTorch GPT (learned positions: nanoGPT's, Hugging
+ * Face GPT-2's) copies its heads: q, k, v split from the fused projection and permuted into
+ * torch.matmul (cost.c, eager_head_copies). Not compiled, not rotary or latent attention (whose
+ * eager code is not measured). */
+bool ts_workload_eager_heads(const ts_workload *wl);
 /* Whether full recomputation stops at the last tensor the layer's backward needs, FC2's input,
  * leaving FC2 and the residual add unrun: torch.utils.checkpoint without reentrance does so by
  * default (its early stop, set_checkpoint_early_stop), as a plain PyTorch model checkpoints

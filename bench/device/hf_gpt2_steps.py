@@ -29,6 +29,16 @@ transcription 214.5 ms and 20.76 GiB in the same process; printed, not written t
 
     python3 bench/device/hf_gpt2_steps.py OUT.csv [--smoke]
     python3 bench/device/hf_gpt2_steps.py OUT.txt --profile gpt2-xl
+    python3 bench/device/hf_gpt2_steps.py OUT.csv --zero1-memory
+
+--zero1-memory: the peak memory of one rank of the README's ZeRO-1 configs (gpt3xl-hf.yaml and
+gpt3-2.7B-hf.yaml: PyTorch's ZeroRedundancyOptimizer over 8 GPUs, DDP with
+gradient_as_bucket_view, whose gradients are views of its buckets): the whole model and its fp32
+gradients on the GPU, AdamW (single-tensor, PyTorch 1.13's default) over the largest share of
+the parameters ZeroRedundancyOptimizer's partition gives a rank (sorted by size, each to the
+rank holding least, per parameter group: weights with decay, biases and norms without), 2
+microbatches a step, 3 steps; max_memory_allocated and max_memory_reserved, or the out-of-memory
+error's figures.
 """
 import argparse
 import datetime
@@ -176,6 +186,58 @@ CONFIGS = [
     ("gpt3-760m", 24, 1536, 16, 2048, 2, "bf16"),
 ]
 VARIANTS = ["functional_gelu", "no_divisions", "vocab_50304", "transformers"]
+# the README's ZeRO-1 GPT-3 configs (pile/gpt3xl-hf.yaml, gpt3-2.7B-hf.yaml): 2.7B out of memory
+ZERO1_CONFIGS = [
+    ("gpt3-1.3b", 24, 2048, 16, 2048, 2, "bf16"),
+    ("gpt3-2.7b", 32, 2560, 32, 2048, 1, "bf16"),
+]
+
+
+def zero1_share(module, world):
+    """The parameters of ZeroRedundancyOptimizer's largest rank share (torch/distributed/optim/
+    zero_redundancy_optimizer.py, _partition_parameters): per group, sorted by size, largest
+    first, each to the rank with the fewest elements so far."""
+    decay = [p for p in module.parameters() if p.dim() >= 2]
+    no_decay = [p for p in module.parameters() if p.dim() < 2]
+    sizes, shares = [0] * world, [[] for _ in range(world)]
+    for group in (decay, no_decay):
+        for p in sorted(group, key=lambda t: t.numel(), reverse=True):
+            r = sizes.index(min(sizes))
+            shares[r].append(p)
+            sizes[r] += p.numel()
+    return shares[sizes.index(max(sizes))], max(sizes)
+
+
+def zero1_memory(name, layers, h, heads, seq, mbs, dtype, world=8, n_micro=2):
+    torch.manual_seed(0)
+    torch.cuda.reset_peak_memory_stats()
+    module = GPT2(layers, h, heads, seq, 50257, "hf").cuda().train()
+    share, elems = zero1_share(module, world)
+    opt = torch.optim.AdamW(share, lr=1e-4, weight_decay=0.1, foreach=False)
+    params = sum(p.numel() for p in module.parameters())
+    data = [torch.randint(0, 50257, (mbs, seq), device="cuda") for _ in range(n_micro)]
+    try:
+        for _ in range(3):
+            for idx in data:
+                with torch.autocast("cuda", dtype=dtype):
+                    logits = module(idx)
+                    loss = nn.CrossEntropyLoss()(logits.view(-1, logits.shape[-1]), idx.view(-1)) / n_micro
+                loss.backward()
+                del logits, loss
+            torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=False)  # DDP's bucket views stay
+        verdict = "fits"
+    except torch.OutOfMemoryError as e:
+        verdict = "out of memory: " + str(e).split("\n")[0][:200].replace(",", ";")
+    stats = torch.cuda.memory_stats()
+    row = [name, layers, h, heads, seq, mbs, n_micro, "bf16" if dtype == torch.bfloat16 else "fp16",
+           params, elems, f"{stats['allocated_bytes.all.peak'] / 2**30:.3f}",
+           f"{stats['reserved_bytes.all.peak'] / 2**30:.3f}", verdict]
+    print(*row, flush=True)
+    del module, opt, data
+    torch.cuda.empty_cache()
+    return row
 
 
 def main():
@@ -184,9 +246,22 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--profile", metavar="MODEL", help="instead: one step of MODEL (Hugging Face's "
                     "code) under torch.profiler, its CUDA kernels tabled into OUT")
+    ap.add_argument("--zero1-memory", action="store_true",
+                    help="instead: the README's ZeRO-1 GPT-3 configs' peak memory on one rank")
     args = ap.parse_args()
     started = datetime.datetime.now(datetime.timezone.utc)
     n_micro, reps = 2, 2 if args.smoke else 8
+    if args.zero1_memory:
+        free, total = torch.cuda.mem_get_info()
+        rows = [zero1_memory(name, layers, h, heads, seq, mbs,
+                             torch.float16 if dt == "fp16" else torch.bfloat16)
+                for name, layers, h, heads, seq, mbs, dt in ZERO1_CONFIGS]
+        write_csv(args.out, "hf_gpt2_steps.py --zero1-memory",
+                  f"one rank of ZeRO-1 over 8; GPU total {total / 2**30:.2f} GiB, free at start {free / 2**30:.2f} GiB",
+                  ["model", "layers", "hidden", "heads", "seq", "micro_batch", "microbatches", "dtype",
+                   "params", "optimizer_share", "peak_allocated_gib", "peak_reserved_gib", "verdict"],
+                  rows, started)
+        return
     if args.profile:
         name, layers, h, heads, seq, mbs, dt = next(c for c in CONFIGS if c[0] == args.profile)
         dtype = torch.float16 if dt == "fp16" else torch.bfloat16

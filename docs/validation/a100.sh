@@ -105,7 +105,7 @@ for c in "${gpt2[@]}"; do
         z ? "ZeRO-1" : "DDP", p, t * f, t * f / p * 100 - 100, g / 2^30, o * f / p * 100 - 100 }')$'\n'
 done
 # The README's Hugging Face bars: transformers' eager GPT2LMHeadModel (the *-hf configs)
-HF_STACK="{framework: pytorch, attention: unfused, gelu: eager_tanh, score_divisions: 2}"
+HF_STACK="{framework: pytorch, attention: unfused, gelu: eager_tanh, score_divisions: 2, causal_mask: where}"
 hf=("gpt2-small 12 768 12 512 8 0 35 1024 fp16"
     "gpt2-medium 24 1024 16 512 4 0 41 1024 fp16"
     "gpt2-large 36 1280 20 512 2 1 46 1024 fp16"
@@ -240,12 +240,14 @@ done
   echo "(modeling_gpt2.py, GPT2Attention._attn, GPT2MLP; activations.py, NewGELUActivation):"
   echo "\`stack: $HF_STACK\`: the scores divided apart by sqrt(head_dim) and by"
   echo "layer_idx + 1, gelu_new as eight eager operations, and what plain PyTorch under autocast"
-  echo "already implies (the causal mask as its own kernel, the softmax in fp32, LayerNorm and the"
-  echo "residual stream in fp32, the output layer's GEMMs at cuBLAS's fallback for 50,257-wide rows)."
+  echo "the causal mask by torch.where, the heads' copies into torch.matmul (measured on an H100:"
+  echo "\`bench/device/hf_head_copies.py\`), and what plain PyTorch under autocast already implies"
+  echo "(the softmax in fp32, LayerNorm and the residual stream in fp32, the output layer's GEMMs at"
+  echo "cuBLAS's fallback for 50,257-wide rows)."
   echo "The last column describes the same runs as plain PyTorch's attention and F.gelu only. The"
   echo "same code measured on an H100 (docs/validation/h100.md, \`bench/device/hf_gpt2_steps.py\`)"
   echo "checks the eager GeLU's and the divisions' prices and the memory (within 1.4%)."
-  echo "Not modelled: the copies torch.matmul makes of the permuted heads, the fp32 embeddings."
+  echo "Not modelled: the fp32 embeddings."
   echo
   echo "| model | seq | precision | micro-batch | optimizer | published TFLOPS/GPU | trainsim | difference | peak memory | without the eager GeLU and divisions |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -257,7 +259,13 @@ done
   echo "of 80); trainsim's verdict is in the row. What it counts there: fp32 weights and gradients"
   echo "(4 + 4 bytes a parameter), Adam's moments sharded over 8, the weights' bf16 copies, and a"
   echo "layer's scores kept as fp32 probabilities, their bf16 copy and the dropout mask (7 bytes a"
-  echo "score, 32 heads x 2,048^2 a layer)."
+  echo "score, 32 heads x 2,048^2 a layer). One rank of that config measured on an H100 80GB with"
+  echo "today's PyTorch ($(head -1 bench/device/h100_hf_zero1_memory.csv | sed 's/^# bench\/device\/hf_gpt2_steps.py --zero1-memory: device //; s/;.*//'); \`bench/device/hf_gpt2_steps.py --zero1-memory\`: the"
+  echo "transcription, AdamW over ZeroRedundancyOptimizer's largest share of the parameters, two"
+  echo "microbatches a step): $(awk -F, '$1 == "gpt3-2.7b" { printf "%.2f GiB allocated at the peak, %.2f GiB reserved, %s", $11, $12, $13 }' bench/device/h100_hf_zero1_memory.csv), as trainsim"
+  echo "says (GPT-3 1.3B's row: $(awk -F, '$1 == "gpt3-1.3b" { printf "%.2f and %.2f GiB", $11, $12 }' bench/device/h100_hf_zero1_memory.csv)). What took the README's 2022 run past 80 GB"
+  echo "(PyTorch 1.x's allocator, NCCL's and DDP's buffers on 8 GPUs) is not known: the verdict"
+  echo "stays counted wrong."
 } >"$page.tmp"
 mv "$page.tmp" "$page"
 echo "a100.sh: wrote $page" >&2

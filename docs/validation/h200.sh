@@ -124,7 +124,9 @@ done < <(grep -v '^#' "$steps" | tail -n +2)
   echo "\`bench/device/stack_steps.py\` ($(sed -n '1s/^# //p' "$stack")) trains the same model with"
   echo "attention as GPT-NeoX and Megatron run it without FlashAttention (Q K^T by torch.baddbmm with"
   echo "the softmax scale, the causal mask by masked_fill, softmax, P V by torch.bmm) and no dropout,"
-  echo "described as \`stack: {framework: pytorch, attention: unfused}\` with \`attention_dropout: 0\`"
+  echo "described as \`stack: {framework: pytorch, attention: unfused, eager_attention: baddbmm}\`"
+  echo "(q, k and v unbound from the projection and each folded by reshape, the copies that makes"
+  echo "priced as measured on an H100: \`bench/device/h100_baddbmm_head_copies.csv\`) with \`attention_dropout: 0\`"
   echo "and \`hidden_dropout: 0\`. Head dimension 86 (hidden 2,064, 24 heads) is FORGE-S's."
   echo
   echo "| model | heads x head dim | micro-batch | recompute | attention | measured step | predicted | error |"
@@ -136,7 +138,7 @@ name: $name
 model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304, attention_dropout: 0, hidden_dropout: 0}
 training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
-stack: {framework: pytorch, attention: $([ "$attn" = flash ] && echo flash2 || echo unfused)}
+stack: {framework: pytorch, attention: $([ "$attn" = flash ] && echo flash2 || echo "unfused, eager_attention: baddbmm")}
 YAML
     "$TRAINSIM" run "$wl" --platform platforms/hgx-h200.yaml --gpus 1 --quiet --ignore-memory \
       --out "$wl.out" >/dev/null

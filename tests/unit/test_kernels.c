@@ -181,9 +181,14 @@ static void test_optimizer_missing_width(void **state) {
 
 /* An H200 whose table has only add_fwd, its time 1 ns an element (6 bytes in bf16). */
 static ts_gpu h200_linear_add(void) {
-  return h200_with_table(write_table("format: 1\ntables:\n  add_fwd:\n"
-                                     "    axes: {elements: [1000, 1000000000]}\n"
-                                     "    time_us: [1, 1000000]\n"));
+  static ts_gpu g; /* loaded once: a process keeps a bounded number of tables */
+  static bool loaded;
+  if (!loaded)
+    g = h200_with_table(write_table("format: 1\ntables:\n  add_fwd:\n"
+                                    "    axes: {elements: [1000, 1000000000]}\n"
+                                    "    time_us: [1, 1000000]\n"));
+  loaded = true;
+  return g;
 }
 
 /* training.autocast's casts and adds are priced from add_fwd at the elements moving as many
@@ -596,6 +601,70 @@ static void test_hf_eager_gelu_and_score_divisions(void **state) {
   wl.score_divisions = 0;
   ts_cost_layer(&wl, &g, &hf);
   assert_rel(hf.mlp.bytes, plain.mlp.bytes, 1e-12);
+}
+
+/* A plain PyTorch GPT's eager attention (ts_workload_eager_heads; cost.c, eager_head_copies),
+ * 2 eb a value a copy. stack.eager_attention matmul: the merged heads forward, q's and v's
+ * gradients and the split's concatenation of all three backward; past one sequence a
+ * microbatch torch.matmul's folds of q, k (transposed) and v forward and of the output's
+ * gradient backward. baddbmm: the merge forward, unbind's stacking of the three gradients and
+ * baddbmm's alpha on q's and k's backward; the folds alike past one sequence. Each copy at its
+ * measured fraction of the HBM bandwidth (0.40; the transposed k 0.16, the concatenation 0.31,
+ * the stack 0.28). Rotary models, compile and other frameworks copy none. stack.causal_mask
+ * where: one kernel each way, 2 eb a score at 0.51 of the add's rate. */
+static void test_eager_head_copies_and_where(void **state) {
+  (void)state;
+  ts_gpu g = h200_linear_add();
+  for (int code = 0; code < 2; code++)
+    for (long mb = 1; mb <= 2; mb++) {
+      bool matmul = code == TS_EAGER_ATTENTION_MATMUL;
+      ts_workload wl = test_workload(2, 1024, 16, 1024, 50304, 1, 1, 1, mb, mb);
+      wl.framework = TS_FRAMEWORK_PYTORCH;
+      wl.fusions = ts_framework_default_fusions(TS_FRAMEWORK_PYTORCH);
+      wl.attention = TS_ATTENTION_UNFUSED;
+      wl.flash_attention = false;
+      wl.causal_mask = TS_CAUSAL_MASK_WHERE;
+      wl.eager_attention = (ts_eager_attention)code;
+      assert_true(ts_workload_eager_heads(&wl));
+      ts_kernel_log log = {0};
+      ts_cost_layer_kernels(&wl, &g, &log);
+      double values = 1024.0 * 1024 * (double)mb, scores = 16.0 * values, copied = 0;
+      int copies = 0, wheres = 0, alphas = 0;
+      for (int i = 0; i < log.n; i++) {
+        const ts_kernel_row *r = &log.rows[i];
+        if (strncmp(r->kernel, "heads_", 6) == 0 || strncmp(r->kernel, "qkv_", 4) == 0) {
+          copies += r->count;
+          copied += r->count * r->bytes;
+          double fraction = strstr(r->kernel, "transpose") ? 0.16
+                            : strstr(r->kernel, "cat")     ? 0.31
+                            : strstr(r->kernel, "stack")   ? 0.28
+                                                           : 0.40;
+          assert_rel(r->time_s, g.kernel_launch_s + r->bytes / fraction / g.hbm_Bps, 1e-9);
+        } else if (strcmp(r->kernel, "baddbmm_alpha_grad") == 0) {
+          alphas += r->count;
+          assert_rel(r->bytes, 4 * values, 1e-12);
+        } else if (strncmp(r->kernel, "causal_mask_where", 17) == 0) {
+          wheres++;
+          assert_rel(r->bytes, 4 * scores, 1e-12);
+          assert_rel(r->time_s, scores * 4 / 6.0 / 0.51 * 1e-9, 1e-9); /* add_fwd: 1 ns a value */
+        } else {
+          assert_null(strstr(r->kernel, "attention_mask")); /* where replaces masked_fill */
+        }
+      }
+      free(log.rows);
+      assert_int_equal(wheres, 2);
+      assert_int_equal(alphas, matmul ? 0 : 2);
+      assert_int_equal(copies, (matmul ? 4 : 2) + (mb > 1 ? 4 : 0));
+      assert_rel(copied, 2 * 2 * values * ((matmul ? 6 : 4) + (mb > 1 ? 4 : 0)), 1e-12);
+      wl.model.rope = true;
+      assert_false(ts_workload_eager_heads(&wl));
+      wl.model.rope = false;
+      wl.is_compiled = true;
+      assert_false(ts_workload_eager_heads(&wl));
+      wl.is_compiled = false;
+      wl.framework = TS_FRAMEWORK_MEGATRON;
+      assert_false(ts_workload_eager_heads(&wl));
+    }
 }
 
 /* Under autocast a plain PyTorch model's LayerNorm writes fp32 and its residual stream is fp32
@@ -1122,6 +1191,7 @@ int main(void) {
       cmocka_unit_test(test_op_and_early_stop_recompute),
       cmocka_unit_test(test_squared_relu_and_partial_rope),
       cmocka_unit_test(test_hf_eager_gelu_and_score_divisions),
+      cmocka_unit_test(test_eager_head_copies_and_where),
       cmocka_unit_test(test_autocast_residual_fp32),
       cmocka_unit_test(test_host_extra_kernels),
       cmocka_unit_test(test_power_limit),
