@@ -32,11 +32,10 @@ const ts_command ts_profile_command = {
     .groups = groups,
     .main = ts_profile_main};
 
-/* Backward kernels: gradients, and the add that sums the residual stream's two gradients;
- * a row priced from the other pass's kernel belongs to the other pass. */
+/* Backward kernels: gradients; a row priced from the other pass's kernel (the backward's
+ * gradient sums from the add's table) belongs to the other pass. */
 static bool is_backward(const ts_kernel_row *r) {
-  bool named = strstr(r->kernel, "grad") != NULL || strstr(r->kernel, "_bwd") != NULL ||
-               strcmp(r->kernel, "add_fwd") == 0;
+  bool named = strstr(r->kernel, "grad") != NULL || strstr(r->kernel, "_bwd") != NULL;
   return named != r->is_other_pass;
 }
 
@@ -102,8 +101,8 @@ int ts_profile_main(int argc, char **argv) {
            fsdp.before_reduce_s * unit * 1e6);
   const ts_software *sw = &pf.gpu.software;
   if (sw->cpu_layer_forward_s > 0) {
-    double cpu_f = pass_kernels[0] * sw->cpu_layer_forward_s / sw->kernels_per_layer_forward;
-    double cpu_b = pass_kernels[1] * sw->cpu_layer_backward_s / sw->kernels_per_layer_backward;
+    double cpu_f = ts_cost_layer_host_s(sw, pass_kernels[0], false);
+    double cpu_b = ts_cost_layer_host_s(sw, pass_kernels[1], true);
     printf("host (%s): forward %.1f us, backward %.1f us of CPU time: the %s bounds the "
            "forward, the %s the backward\n",
            ts_kernels_framework(pf.gpu.kernels), cpu_f * 1e6, cpu_b * 1e6,

@@ -275,6 +275,14 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
   return priced(p, kind, a, b, 0, ts_cost_memory_bound(p->gpu, bytes));
 }
 
+/* A backward pass's sum of two gradients of n values (bytes moved), priced from the add table
+ * and listed with the backward. */
+static ts_cost gradient_sum(const pricer *p, double n, double bytes) {
+  pricer backward = *p;
+  backward.other_pass = true;
+  return memory_op(&backward, TS_KERNEL_ADD_FWD, n, 0, bytes);
+}
+
 /* The bf16 -> fp32 cast's rate against the bf16 add's, by bytes moved: 1.94 / 2.99 TB/s on an
  * H100 at 2^28 elements (1.85 / 2.84 at 2^26; bench/device/h100_autocast_kernels.csv), ASSUMED
  * alike on other GPUs. */
@@ -292,6 +300,17 @@ static ts_cost memory_op(const pricer *p, ts_kernel_kind kind, double a, double 
 #define FA_LAYER_NORM_BWD_RATE 0.84
 #define FUSED_CE_FWD_RATE 0.53
 #define FUSED_CE_BWD_RATE 0.73
+
+/* The kernel table's add points below a few tens of millions of elements were timed on operands
+ * that stay in L2 between repetitions (H100: 4,194,304 bf16 elements, 25 MB moved, in 4.0 us,
+ * 6.3 TB/s, past the HBM's 3.35); in a step the same kernels read what earlier kernels wrote and
+ * weights last touched a step before: measured in Hugging Face GPT-2's blocks on an H100
+ * (bench/device/h100_hf_head_copies.csv), a 3,148,800-element weight cast took 8.1 us where the
+ * table's add of its bytes prices 3.4, the fp32 element-wise operations of gelu_new over
+ * 6,553,600 elements 14-32 us where it prices 12.6. An element-wise kernel streamed against the
+ * add is priced no faster than the add's rate per element at ADD_PAST_L2_ELEMS (1.6 GB moved
+ * in bf16, past any GPU's L2: the HBM's sustained rate). */
+#define ADD_PAST_L2_ELEMS 268435456.0
 
 /* A division by a 0-dim CUDA tensor (Hugging Face GPT-2's attn_weights / torch.full([], sqrt(d),
  * device=...)): the broadcast operand takes PyTorch's unvectorised element-wise path, 0.52 of the
@@ -323,6 +342,17 @@ static ts_cost streamed(const pricer *p, const char *name, double n, double byte
   double like = n * bytes_per_elem / (3.0 * p->eb * rate);
   ts_cost c = from_table(p, TS_KERNEL_ADD_FWD, (double[]){like, 0, 0},
                          ts_cost_memory_bound(p->gpu, bytes_per_elem * n));
+  double past_l2 = ADD_PAST_L2_ELEMS;
+  if (c.n_by_source[TS_KERNEL_SRC_MODEL] == 0 && like < past_l2) {
+    ts_cost big = from_table(p, TS_KERNEL_ADD_FWD, (double[]){past_l2, 0, 0},
+                             ts_cost_memory_bound(p->gpu, 3.0 * p->eb * past_l2));
+    double floor_s = big.time_s * like / past_l2;
+    if (floor_s > c.time_s) {
+      for (int k = 0; k < TS_POWER_CLASS_COUNT; k++)
+        c.class_s[k] *= floor_s / c.time_s;
+      c.time_s = floor_s;
+    }
+  }
   log_kernel(p, name, 1, &n, &c);
   return c;
 }
@@ -1008,6 +1038,15 @@ static double layer_host_s(const ts_software *sw, double layer_s, int layer_kern
   return layer_s + (n - layer_kernels) * sw->eager_op_s * ratio;
 }
 
+double ts_cost_layer_host_s(const ts_software *sw, int n, bool backward) {
+  if (sw->cpu_layer_forward_s <= 0)
+    return 0;
+  return backward ? layer_host_s(sw, sw->cpu_layer_backward_s, sw->kernels_per_layer_backward, n,
+                                 AUTOGRAD_NODE_BACKWARD_RATIO)
+                  : layer_host_s(sw, sw->cpu_layer_forward_s, sw->kernels_per_layer_forward, n,
+                                 AUTOGRAD_OP_FORWARD_RATIO);
+}
+
 /* Stretches pieces[0..n) evenly so that they last at least cpu_s: the host issues kernels
  * asynchronously, so a stretch of work takes max(GPU time, CPU time). */
 static void host_bound(ts_cost **pieces, int n, double cpu_s) {
@@ -1252,8 +1291,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     fc1.fwd = ts_cost_add(fc1.fwd, up.fwd);
     fc1.wgrad = ts_cost_add(fc1.wgrad, up.wgrad);
     double x = (double)bs * (double)h;
-    fc1.bwd = ts_cost_add(ts_cost_add(fc1.bwd, up.bwd),
-                          memory_op(p, TS_KERNEL_ADD_FWD, x, 0, 3 * eb * x));
+    fc1.bwd = ts_cost_add(ts_cost_add(fc1.bwd, up.bwd), gradient_sum(p, x, 3 * eb * x));
   }
   pr.piece = "fc2";
   linear_cost fc2 = linear(p, bs, h, m->ffn_hidden / t, fused);
@@ -1305,7 +1343,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     bda = fused_bda ? model_only(p, "bias_dropout_add_fused", shard, (fwd_bytes + more) * shard)
           : drops   ? memory_op(p, TS_KERNEL_DROPOUT_ADD_FWD, like, 0, (fwd_bytes + more) * shard)
                     : memory_op(p, TS_KERNEL_ADD_FWD, like, 0, (fwd_bytes + more) * shard);
-    bda_b = memory_op(p, TS_KERNEL_ADD_FWD, like_b, 0, (3 * eb + more_b) * shard);
+    bda_b = gradient_sum(p, like_b, (3 * eb + more_b) * shard);
     if (drops)
       bda_b = ts_cost_add(
           fused_bda ? model_only(p, "bias_dropout_add_fused_bwd", shard, (2 * eb + 1) * shard)
@@ -1436,9 +1474,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     double gpu_s = 0;
     for (int i = 0; i < 6; i++)
       gpu_s += f[i]->time_s;
-    double cpu_s = layer_host_s(sw, sw->cpu_layer_forward_s, sw->kernels_per_layer_forward, n,
-                                AUTOGRAD_OP_FORWARD_RATIO) +
-                   launch_fwd_s;
+    double cpu_s = ts_cost_layer_host_s(sw, n, false) + launch_fwd_s;
     host_bound(f, 6, cpu_s);
     if (cpu_s > gpu_s && gpu_s > 0) { /* recomputation re-runs part of the same pass */
       out->attn_core_fwd.time_s *= cpu_s / gpu_s;
@@ -1453,10 +1489,7 @@ static void cost_layer(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *
     for (int i = 0; i < 6; i++)
       n += b[i]->n_kernels;
     double before = out->attn_bwd.time_s;
-    host_bound(b, 6,
-               layer_host_s(sw, sw->cpu_layer_backward_s, sw->kernels_per_layer_backward, n,
-                            AUTOGRAD_NODE_BACKWARD_RATIO) +
-                   launch_bwd_s);
+    host_bound(b, 6, ts_cost_layer_host_s(sw, n, true) + launch_bwd_s);
     if (before > 0) /* the core is part of attn_bwd: stretched with it */
       out->attn_core_bwd.time_s *= out->attn_bwd.time_s / before;
   }
@@ -1626,16 +1659,9 @@ static void cost_moe(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *lo
   double cpu_b = measured ? sw->cpu_moe_layer_backward_s + loop * sw->cpu_moe_expert_backward_s : 0;
   if (sw->cpu_layer_forward_s > 0)
     host_bound(f, 4,
-               cpu_f +
-                   layer_host_s(sw, sw->cpu_layer_forward_s, sw->kernels_per_layer_forward, nf,
-                                AUTOGRAD_OP_FORWARD_RATIO) +
-                   calls * gpu->collective_launch_s);
+               cpu_f + ts_cost_layer_host_s(sw, nf, false) + calls * gpu->collective_launch_s);
   if (sw->cpu_layer_backward_s > 0)
-    host_bound(b, 4,
-               cpu_b +
-                   layer_host_s(sw, sw->cpu_layer_backward_s, sw->kernels_per_layer_backward, nb,
-                                AUTOGRAD_NODE_BACKWARD_RATIO) +
-                   calls * gpu->collective_launch_s);
+    host_bound(b, 4, cpu_b + ts_cost_layer_host_s(sw, nb, true) + calls * gpu->collective_launch_s);
 }
 
 /* Drops the dense MLP's rows from log's rows [first, n): a MoE layer lists its experts instead. */

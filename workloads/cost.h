@@ -148,6 +148,10 @@ typedef struct ts_kernel_log {
 /* Appends the kernels of one layer (forward and backward) of wl on gpu to *log, at the clock
  * the GPU's power limit sets for its work (power.h). */
 void ts_cost_layer_kernels(const ts_workload *wl, const ts_gpu *gpu, ts_kernel_log *log);
+/* The host's CPU time issuing one layer's forward (backward) pass of n kernels, as the cost
+ * model prices it from sw (the measured layer's time per kernel up to its kernel count, an eager
+ * operation's past it; collective calls not included); 0 without software figures. */
+double ts_cost_layer_host_s(const ts_software *sw, int n, bool backward);
 /* The power limit over the GPU's work (power.h; the window: a microbatch's layers, its share of
  * the embedding, output layer and optimizer, and the host's gaps): false where the GPU has no
  * power model; else the throttle x that work runs at and each power class's time over its

@@ -94,7 +94,10 @@ class Block(nn.Module):
             w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
             w = w / float(self.layer_idx + 1)
         s = q.size(-2)
-        mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype).to(w.device)
+        if self.variant == "mask_on_device":  # made on the GPU: no host-to-device copy
+            mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype, device=w.device)
+        else:
+            mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype).to(w.device)
         w = torch.where(self.causal[:, :, :s, :s], w, mask_value)
         w = F.softmax(w, dim=-1).type(v.dtype)
         w = F.dropout(w, DROPOUT, training=True)
@@ -186,6 +189,9 @@ CONFIGS = [
     ("gpt3-760m", 24, 1536, 16, 2048, 2, "bf16"),
 ]
 VARIANTS = ["functional_gelu", "no_divisions", "vocab_50304", "transformers"]
+# --ablate: the models whose steps run again with the mask's minimum made on the GPU (no
+# pageable host-to-device copy, which blocks the host each layer)
+ABLATIONS = ["mask_on_device"]
 # the README's ZeRO-1 GPT-3 configs (pile/gpt3xl-hf.yaml, gpt3-2.7B-hf.yaml): 2.7B out of memory
 ZERO1_CONFIGS = [
     ("gpt3-1.3b", 24, 2048, 16, 2048, 2, "bf16"),
@@ -246,6 +252,8 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--profile", metavar="MODEL", help="instead: one step of MODEL (Hugging Face's "
                     "code) under torch.profiler, its CUDA kernels tabled into OUT")
+    ap.add_argument("--ablate", metavar="MODELS", help="instead: MODELS (comma-separated) as "
+                    "Hugging Face's code runs them and with each of ABLATIONS")
     ap.add_argument("--zero1-memory", action="store_true",
                     help="instead: the README's ZeRO-1 GPT-3 configs' peak memory on one rank")
     args = ap.parse_args()
@@ -268,9 +276,13 @@ def main():
         run(layers, h, heads, seq, mbs, n_micro, dtype, "hf", reps, profile_out=args.out)
         return
     rows = []
+    chosen = args.ablate.split(",") if args.ablate else None
     for name, layers, h, heads, seq, mbs, dt in CONFIGS[:1] if args.smoke else CONFIGS:
         dtype = torch.float16 if dt == "fp16" else torch.bfloat16
-        for variant in ["hf"] + (VARIANTS if name == "gpt2-small" else []):
+        if chosen is not None and name not in chosen:
+            continue
+        extra = ABLATIONS if chosen is not None else VARIANTS if name == "gpt2-small" else []
+        for variant in ["hf"] + extra:
             try:
                 ms, peak = run(layers if not args.smoke else 2, h, heads, seq, mbs, n_micro, dtype, variant, reps)
             except ImportError as e:

@@ -11,7 +11,8 @@ under torch.autocast in its dtype), 3 warm-ups, then one forward profiled, then 
 profiled (torch.profiler, record_shapes). --code baddbmm: instead gpt.py's block (q, k, v by
 unbind and transpose) with stack_steps.py's unfused attention (each head tensor folded by
 reshape, Q K^T by torch.baddbmm on k's transposed view), bf16 parameters, at stack_steps.py's
-shapes without flash (BADDBMM_CONFIGS). Writes OUT.csv: model, pass, the launching
+shapes without flash (BADDBMM_CONFIGS). --code flash: gpt.py's block as it is (SDPA's flash
+backend) at those shapes. Writes OUT.csv: model, pass, the launching
 operations (innermost last, up to 4), the innermost one's input shapes, kernel name (cut to 90
 characters), device microseconds. Rows of pass "ref": the contiguous add a + b and clone of a
 (batch, seq, hidden) tensor in the dtype, medians of 20 by CUDA events (cuda_timing.time_ms).
@@ -57,10 +58,11 @@ BADDBMM_CONFIGS = [("forge-s", 2064, 24, 2048, 4), ("gpt-1.3b", 2048, 16, 2048, 
 
 def block(name, layers, h, heads, seq, mbs, dtype, code="matmul"):
     torch.manual_seed(0)
-    if code == "baddbmm":
+    if code in ("baddbmm", "flash"):
         import gpt
         import stack_steps
-        gpt.attention = stack_steps.unfused_attention
+        if code == "baddbmm":
+            gpt.attention = stack_steps.unfused_attention
         gpt.HIDDEN_DROPOUT = 0.0  # as stack_steps.py runs it
         blk = gpt.Block(h, heads).cuda().to(dtype).train()
         x = torch.randn(mbs, seq, h, device="cuda", dtype=dtype, requires_grad=True)
@@ -99,7 +101,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--code", choices=["matmul", "baddbmm"], default="matmul")
+    ap.add_argument("--code", choices=["matmul", "baddbmm", "flash"], default="matmul")
     args = ap.parse_args()
     started = datetime.datetime.now(datetime.timezone.utc)
     rows = []
@@ -113,7 +115,7 @@ def main():
               f"{sum(float(r[5]) for r in copies if r[1] != 'ref'):.1f} us of copies", flush=True)
         rows += got
         torch.cuda.empty_cache()
-    write_csv(args.out, "hf_head_copies.py" + (" --code baddbmm" if args.code == "baddbmm" else ""),
+    write_csv(args.out, "hf_head_copies.py" + (f" --code {args.code}" if args.code != "matmul" else ""),
               "device microseconds a kernel (one forward, one backward, profiled); ref rows median of 20",
               ["model", "pass", "ops", "shapes", "kernel", "us"], rows, started)
 

@@ -667,6 +667,33 @@ static void test_eager_head_copies_and_where(void **state) {
     }
 }
 
+/* An element-wise kernel streamed against the add is priced no faster than the add's rate per
+ * element at 2^28 elements (cost.c, ADD_PAST_L2_ELEMS): the table's small points, timed with
+ * their operands in L2, would price it faster than the step runs it. Here the add takes 1 ns an
+ * element from 10^8 elements on, and 10 us at 10^6 (100x faster): torch.where's 21.9M
+ * add-equivalent elements over 16.8M scores take 21.9 ms, not the 4.8 ms the small points give. */
+static void test_streamed_past_l2(void **state) {
+  (void)state;
+  ts_gpu g = h200_with_table(write_table("format: 1\ntables:\n  add_fwd:\n"
+                                         "    axes: {elements: [1000, 1000000, 100000000, "
+                                         "1000000000]}\n    time_us: [1, 10, 100000, 1000000]\n"));
+  ts_workload wl = plain_pytorch_workload();
+  wl.attention = TS_ATTENTION_UNFUSED;
+  wl.flash_attention = false;
+  wl.causal_mask = TS_CAUSAL_MASK_WHERE;
+  ts_kernel_log log = {0};
+  ts_cost_layer_kernels(&wl, &g, &log);
+  double scores = 16.0 * 1024 * 1024, like = scores * 4 / (6 * 0.51);
+  int seen = 0;
+  for (int i = 0; i < log.n; i++)
+    if (strcmp(log.rows[i].kernel, "causal_mask_where") == 0) {
+      assert_rel(log.rows[i].time_s, like * 1e-9, 1e-9);
+      seen++;
+    }
+  free(log.rows);
+  assert_int_equal(seen, 1);
+}
+
 /* Under autocast a plain PyTorch model's LayerNorm writes fp32 and its residual stream is fp32
  * (ts_workload_residual_fp32): each norm reads and writes 4 bytes a value and the next linear
  * casts its input down (4 + 2: 10 bytes a value more than bf16's 2 + 2); each residual add reads
@@ -1192,6 +1219,7 @@ int main(void) {
       cmocka_unit_test(test_squared_relu_and_partial_rope),
       cmocka_unit_test(test_hf_eager_gelu_and_score_divisions),
       cmocka_unit_test(test_eager_head_copies_and_where),
+      cmocka_unit_test(test_streamed_past_l2),
       cmocka_unit_test(test_autocast_residual_fp32),
       cmocka_unit_test(test_host_extra_kernels),
       cmocka_unit_test(test_power_limit),
