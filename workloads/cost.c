@@ -946,8 +946,13 @@ static void attention_core(const ts_workload *wl, const pricer *p, ts_cost *fwd,
          bwd_bytes = !fp32     ? 6.0
                      : half_in ? 8 + eb
                                : 12.0;
+  /* fp32 scores' softmax from the table's own fp32 rows where it has them: PyTorch's warp softmax
+   * moves fp32 rows at another rate per byte than bf16's (kernel_table.py, softmax_fp32) */
+  bool fp32_rows = fp32 && !half_in && ts_kernels_has(p->table, TS_KERNEL_SOFTMAX_FP32_FWD);
   ts_cost softmax =
-      memory_op(p, TS_KERNEL_SOFTMAX_FWD, B * S * fwd_bytes / 4.0, S, fwd_bytes * scores);
+      fp32_rows
+          ? memory_op(p, TS_KERNEL_SOFTMAX_FP32_FWD, B * S, S, fwd_bytes * scores)
+          : memory_op(p, TS_KERNEL_SOFTMAX_FWD, B * S * fwd_bytes / 4.0, S, fwd_bytes * scores);
   ts_cost softmax_b =
       memory_op(p, TS_KERNEL_SOFTMAX_BWD, B * S * bwd_bytes / 6.0, S, bwd_bytes * scores);
   if (fp32) {

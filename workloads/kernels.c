@@ -71,6 +71,7 @@ const char *const ts_kernel_names[] = {"gemm_fwd",
                                        "rope_complex_fwd",
                                        "rope_complex_bwd",
                                        "swiglu_split_bwd",
+                                       "softmax_fp32_fwd",
                                        NULL};
 
 const char *const ts_kernel_source_names[] = {"table", "interpolated", "model", "extrapolated",
@@ -141,6 +142,7 @@ static const char *const *axes_of(ts_kernel_kind kind) {
     return bgemm;
   case TS_KERNEL_SOFTMAX_FWD:
   case TS_KERNEL_SOFTMAX_BWD:
+  case TS_KERNEL_SOFTMAX_FP32_FWD:
   case TS_KERNEL_LAYER_NORM_FWD:
   case TS_KERNEL_LAYER_NORM_BWD:
   case TS_KERNEL_RMS_NORM_FWD:

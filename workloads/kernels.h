@@ -95,6 +95,9 @@ typedef enum ts_kernel_kind {
   TS_KERNEL_ROPE_COMPLEX_BWD,
   /* SwiGLU's backward with gate and up from two linears (stack.gate_up separate), elements */
   TS_KERNEL_SWIGLU_SPLIT_BWD,
+  /* softmax over the last dim of fp32 scores, fp32 out (autocast's softmax of bf16 scores, after
+   * their widening cast), (rows, cols) */
+  TS_KERNEL_SOFTMAX_FP32_FWD,
   TS_KERNEL_COUNT
 } ts_kernel_kind;
 

@@ -841,6 +841,26 @@ def time_taken(started):
     return (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
 
 
+def softmax_fp32_tables():
+    """Softmax over the last dim of fp32 input, fp32 out: what attention without flash runs under
+    autocast for bf16 scores (softmax is on autocast's fp32 list: the scores cast up first), whose
+    per-byte rate differs from the bf16 softmax's at the same shape (PyTorch's warp softmax keeps
+    a row in registers: at 2,048 columns the fp32 kernel moved its bytes 1.6x as fast as the
+    bf16 table's point prices them; bench/device/h100_hf_head_copies.csv). Forward only: the
+    backward, priced from the bf16 table by its bytes, matched the steps' kernels within 2%."""
+    t = Table("softmax_fp32_fwd", "softmax over the last dim, fp32 in and out (fwd)",
+              [("rows", [1024, 4096, 16384, 65536, 262144, 1048576]),
+               ("cols", [256, 512, 1024, 2048, 4096, 8192])])
+
+    def make(r, c):
+        if r * c > (1 << 30):
+            return None
+        x = rand(r, c, dtype=torch.float32)
+        return lambda: torch.softmax(x, -1)
+
+    spec(t, make, 5)
+
+
 def mask_tables():
     """The causal mask of attention without the masked-softmax fusion, as Megatron's
     FusedScaleMaskSoftmax.forward_torch_softmax applies it: scores.masked_fill(mask, -inf) with
@@ -1084,7 +1104,7 @@ SECTIONS = [("gemm", gemm_tables), ("attention", attention_tables), ("memory", m
             ("optimizer", optimizer_tables), ("llama", llama_tables), ("fp8", fp8_tables),
             ("fp8_block", fp8_block_tables), ("mask", mask_tables), ("sdpa", sdpa_tables),
             ("moe", moe_tables), ("mla", mla_tables), ("titan", titan_tables),
-            ("split_mlp", split_mlp_tables)]
+            ("split_mlp", split_mlp_tables), ("softmax_fp32", softmax_fp32_tables)]
 # Sections that also measure software figures (merged into the table's software map).
 SECTION_SOFTWARE = {"moe": moe_software}
 

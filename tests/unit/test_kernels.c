@@ -667,6 +667,22 @@ static void test_eager_head_copies_and_where(void **state) {
     }
 }
 
+/* A table whose add is 100x faster per element at 10^6 elements than from 10^8 on (the L2-hot
+ * points of a measured table), with fp32 softmax rows at one point; loaded once. */
+static ts_gpu h200_l2_hot_add(void) {
+  static ts_gpu g;
+  static bool loaded;
+  if (!loaded)
+    g = h200_with_table(
+        write_table("format: 1\ntables:\n  add_fwd:\n"
+                    "    axes: {elements: [1000, 1000000, 100000000, 1000000000]}\n"
+                    "    time_us: [1, 10, 100000, 1000000]\n"
+                    "  softmax_fp32_fwd:\n"
+                    "    axes: {rows: [16384], cols: [1024]}\n    time_us: [100]\n"));
+  loaded = true;
+  return g;
+}
+
 /* An element-wise kernel streamed against the add is priced no faster than the add's rate per
  * element at 2^28 elements (cost.c, ADD_PAST_L2_ELEMS): the table's small points, timed with
  * their operands in L2, would price it faster than the step runs it. Here the add takes 1 ns an
@@ -674,9 +690,7 @@ static void test_eager_head_copies_and_where(void **state) {
  * add-equivalent elements over 16.8M scores take 21.9 ms, not the 4.8 ms the small points give. */
 static void test_streamed_past_l2(void **state) {
   (void)state;
-  ts_gpu g = h200_with_table(write_table("format: 1\ntables:\n  add_fwd:\n"
-                                         "    axes: {elements: [1000, 1000000, 100000000, "
-                                         "1000000000]}\n    time_us: [1, 10, 100000, 1000000]\n"));
+  ts_gpu g = h200_l2_hot_add();
   ts_workload wl = plain_pytorch_workload();
   wl.attention = TS_ATTENTION_UNFUSED;
   wl.flash_attention = false;
@@ -692,6 +706,34 @@ static void test_streamed_past_l2(void **state) {
     }
   free(log.rows);
   assert_int_equal(seen, 1);
+}
+
+/* Under autocast bf16 scores' softmax runs in fp32 (8 bytes a score forward): priced from the
+ * table's softmax_fp32_fwd rows at (batch x heads x seq, seq) where the table has them, else as
+ * the bf16 softmax of as many bytes (softmax_fwd; the roofline where the table lacks that too). */
+static void test_softmax_fp32_rows(void **state) {
+  (void)state;
+  ts_gpu tables[] = {h200_l2_hot_add(), h200_linear_add()};
+  for (int i = 0; i < 2; i++) {
+    ts_workload wl = plain_pytorch_workload();
+    wl.attention = TS_ATTENTION_UNFUSED;
+    wl.flash_attention = false;
+    wl.is_autocast = true;
+    ts_kernel_log log = {0};
+    ts_cost_layer_kernels(&wl, &tables[i], &log);
+    int seen = 0;
+    for (int r = 0; r < log.n; r++) {
+      const ts_kernel_row *k = &log.rows[r];
+      if (strcmp(k->kernel, i == 0 ? "softmax_fp32_fwd" : "softmax_fwd") == 0) {
+        assert_rel(k->bytes, 8.0 * 16 * 1024 * 1024, 1e-12);
+        if (i == 0)
+          assert_rel(k->time_s, 100e-6, 1e-9);
+        seen++;
+      }
+    }
+    free(log.rows);
+    assert_int_equal(seen, 1);
+  }
 }
 
 /* Under autocast a plain PyTorch model's LayerNorm writes fp32 and its residual stream is fp32
@@ -1220,6 +1262,7 @@ int main(void) {
       cmocka_unit_test(test_hf_eager_gelu_and_score_divisions),
       cmocka_unit_test(test_eager_head_copies_and_where),
       cmocka_unit_test(test_streamed_past_l2),
+      cmocka_unit_test(test_softmax_fp32_rows),
       cmocka_unit_test(test_autocast_residual_fp32),
       cmocka_unit_test(test_host_extra_kernels),
       cmocka_unit_test(test_power_limit),
