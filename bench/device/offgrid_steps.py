@@ -43,17 +43,10 @@ if __name__ == "__main__":
     steps.CONFIGS = [c for c in GPT_CONFIGS if only is None or c[0] in only]
     sys.argv = [sys.argv[0], gpt_out] + (["--smoke"] if smoke else [])
     rc = steps.main() or 0
-    with open(gpt_out) as f:
-        text = f.read().replace("measured by bench/device/steps.py",
-                                "measured by bench/device/offgrid_steps.py (SDPA's default backend)", 1)
-    with open(gpt_out, "w") as f:
-        f.write(text)
+    steps.credit(gpt_out, "bench/device/steps.py",
+                 "bench/device/offgrid_steps.py (SDPA's default backend)")
     llama_steps.CONFIGS = [c for c in LLAMA_CONFIGS if only is None or c[0] in only]
     sys.argv = [sys.argv[0], llama_out] + (["--smoke"] if smoke else [])
     rc = llama_steps.main() or rc
-    with open(llama_out) as f:
-        text = f.read().replace("measured by bench/device/llama_steps.py",
-                                "measured by bench/device/offgrid_steps.py", 1)
-    with open(llama_out, "w") as f:
-        f.write(text)
+    steps.credit(llama_out, "bench/device/llama_steps.py", "bench/device/offgrid_steps.py")
     sys.exit(rc)
