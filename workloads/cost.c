@@ -347,7 +347,7 @@ static ts_cost streamed(const pricer *p, const char *name, double n, double byte
     ts_cost big = from_table(p, TS_KERNEL_ADD_FWD, (double[]){past_l2, 0, 0},
                              ts_cost_memory_bound(p->gpu, 3.0 * p->eb * past_l2));
     double floor_s = big.time_s * like / past_l2;
-    if (floor_s > c.time_s) {
+    if (floor_s > c.time_s && c.time_s > 0) {
       for (int k = 0; k < TS_POWER_CLASS_COUNT; k++)
         c.class_s[k] *= floor_s / c.time_s;
       c.time_s = floor_s;
