@@ -27,6 +27,15 @@ python3 platforms/kernels/derive.py h100-from-h200 "$work/h100-derived.yaml"
 sed "s#^\(  kernel_table:\).*#\1 $work/h100-derived.yaml#" platforms/dgx-h100.yaml >"$work/derived.yaml"
 
 # Prints "iteration peak verdict" of the workload $1 on platform $2 (one GPU).
+# Of a markdown table's rows ($1) whose column $2 matches $3: their count, mean and largest
+# absolute step error (column $4, in %) and largest absolute peak error (column $5).
+step_errors() {
+  printf '%s' "$1" | awk -F'|' -v c="$2" -v re="$3" -v e="$4" -v p="$5" '$c ~ re {
+      x = $e; gsub(/[%+ ]/, "", x); x += 0; a = x < 0 ? -x : x; s += a; if (a > m) m = a; n++
+      y = $p; gsub(/[%+ ]/, "", y); y += 0; b = y < 0 ? -y : y; if (b > mp) mp = b }
+    END { printf "%d %.4f %.4f %.4f\n", n, s / n, m, mp }'
+}
+
 predict() {
   local verdict=fits
   if ! "$TRAINSIM" run "$1" --platform "$2" --gpus 1 --quiet --out "$work/out" \
@@ -257,9 +266,8 @@ done < <(grep -v '^#' "$hf_again" | tail -n +2)
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s' "$og_rows"
   echo
-  printf '%s' "$og_rows" | awk -F'|' '$8 ~ /ms/ { gsub(/[%+ ]/, "", $10); x = $10 + 0; a = x < 0 ? -x : x; s += a; if (a > m) m = a; n++
-    gsub(/[%+ ]/, "", $13); y = $13 + 0; b = y < 0 ? -y : y; if (b > mp) mp = b }
-    END { printf "Steps: %d, mean absolute error %.1f%%, largest %.1f%%; peaks within %.2f%%.", n, s / n, m, mp }'
+  read -r n mean worst peak < <(step_errors "$og_rows" 8 ms 10 13)
+  printf 'Steps: %d, mean absolute error %.1f%%, largest %.1f%%; peaks within %.2f%%.' "$n" "$mean" "$worst" "$peak"
   echo " Every \"does not fit\" failed; the two AT RISK"
   echo "runs (the peak within its largest allocation, the fp32 logits, of the limit) failed under the"
   echo "default allocator from fragmentation and ran with expandable segments at the predicted peak."
@@ -362,9 +370,8 @@ PY
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s' "$hf_rows"
   echo
-  printf '%s' "$hf_rows" | awk -F'|' '$6 ~ /hf/ { gsub(/[%+ ]/, "", $9); x = $9 + 0; a = x < 0 ? -x : x; s += a; if (a > m) m = a; n++
-      gsub(/[%+ ]/, "", $12); y = $12 + 0; b = y < 0 ? -y : y; if (b > mm) mm = b }
-    END { printf "Steps: %d models, mean absolute error %.1f%%, largest %.1f%%; peak memory largest error %.1f%%.\n", n, s / n, m, mm }'
+  read -r n mean worst peak < <(step_errors "$hf_rows" 6 hf 9 12)
+  printf 'Steps: %d models, mean absolute error %.1f%%, largest %.1f%%; peak memory largest error %.1f%%.\n' "$n" "$mean" "$worst" "$peak"
   echo
   echo "The same steps on another H100 machine (\`$hf_again\`, $(head -1 "$hf_again" | sed 's/.*CUDA [0-9.]*, //; s/;.*//')), and"
   echo "again with the mask's minimum made on the GPU instead of copied from the host each layer"
