@@ -37,9 +37,11 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
             mem->bytes[TS_MEM_WEIGHTS] / GIB, mem->bytes[TS_MEM_GRADIENTS] / GIB,
             mem->bytes[TS_MEM_OPTIMIZER] / GIB, mem->bytes[TS_MEM_ACTIVATIONS] / GIB,
             mem->bytes[TS_MEM_BUFFERS] / GIB, mem->total_bytes / GIB, mem->microbatches_in_flight,
-            mem->total_bytes > m->usable_bytes                       ? "  DOES NOT FIT"
-            : ts_memory_fragmentation_risk(wl, mem, m->usable_bytes) ? "  AT RISK"
-                                                                     : "");
+            mem->total_bytes > m->usable_bytes ? "  DOES NOT FIT"
+            : m->is_allocator_out_of_memory    ? "  DOES NOT FIT (fragmentation)"
+            : !m->is_allocator_replayed && ts_memory_fragmentation_risk(wl, mem, m->usable_bytes)
+                ? "  AT RISK"
+                : "");
     if (mem->step_bytes > mem->bytes[TS_MEM_ACTIVATIONS]) {
       bool foreach = wl->adam_implementation == TS_ADAM_FOREACH;
       bool deepspeed = ts_workload_zero(wl) == 3 && !wl->is_fsdp;
@@ -80,10 +82,12 @@ int ts_report_summary_rows(const ts_workload *wl, const ts_metrics *m, ts_report
   row(rows, &n, "peak memory", "%.2f GiB of %.2f GiB%s (stage %ld)%s", peak->total_bytes / GIB,
       m->usable_bytes / GIB, m->usable_bytes < m->hbm_bytes ? " allocatable" : "",
       m->peak_memory_stage,
-      !m->is_memory_ok           ? ", DOES NOT FIT"
-      : m->is_fragmentation_risk ? ", AT RISK from the caching allocator's fragmentation "
-                                   "(stack.allocator)"
-                                 : "");
+      m->is_allocator_out_of_memory ? ", DOES NOT FIT: the caching allocator's fragmentation "
+                                      "(replayed; stack.allocator)"
+      : !m->is_memory_ok            ? ", DOES NOT FIT"
+      : m->is_fragmentation_risk    ? ", AT RISK from the caching allocator's fragmentation "
+                                      "(stack.allocator)"
+                                    : "");
   if (m->train_s > 0)
     row(rows, &n, "time to train", "%.1f days, %.3g GPU-hours for %.3g tokens", m->train_s / 86400,
         m->train_gpu_hours, wl->train_tokens);
@@ -518,6 +522,9 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_num(f, 4, "largest_allocation_bytes",
            m->stage_memory[m->peak_memory_stage].largest_alloc_bytes, &k);
   json_bool(f, 4, "fragmentation_risk", m->is_fragmentation_risk, &k);
+  json_bool(f, 4, "allocator_replayed", m->is_allocator_replayed, &k);
+  if (m->is_allocator_out_of_memory)
+    json_num(f, 4, "allocator_failed_request_bytes", m->allocator_failed_request_bytes, &k);
   json_str(f, 4, "allocator", ts_allocator_names[wl->allocator], &k);
   fputs("\n  }", f);
   json_key(f, 2, "simulation", &first);

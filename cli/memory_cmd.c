@@ -82,7 +82,19 @@ int ts_memory_cmd_main(int argc, char **argv) {
   const ts_memory *top = &mem.stage_memory[mem.peak_memory_stage];
   printf("peak: %.2f GiB per GPU on stage %ld: %s\n", top->total_bytes / GIB, mem.peak_memory_stage,
          mem.is_memory_ok ? "fits" : "DOES NOT FIT");
-  for (long s = 0; s < wl.pp; s++) /* the first stage at risk (the table marks them all) */
+  if (mem.is_allocator_out_of_memory)
+    printf("  the bytes fit, but PyTorch's default caching allocator, replayed request by request "
+           "over three\n  steps, finds no free block of %.2f GiB: it holds %.2f GiB, %.2f GiB of "
+           "it in free pieces of\n  segments still in use (fragmentation); expandable segments "
+           "(stack.allocator: expandable)\n  reach the peak\n",
+           mem.allocator_failed_request_bytes / GIB, mem.allocator_reserved_bytes / GIB,
+           (mem.allocator_reserved_bytes - mem.allocator_allocated_bytes) / GIB);
+  else if (mem.is_allocator_replayed)
+    printf("  within its largest allocation of the limit, but PyTorch's default caching "
+           "allocator, replayed\n  request by request over three steps, finds every block "
+           "(it holds at most %.2f GiB)\n",
+           mem.allocator_peak_reserved_bytes / GIB);
+  for (long s = 0; s < wl.pp && !mem.is_allocator_replayed; s++) /* the first stage at risk */
     if (ts_memory_fragmentation_risk(&wl, &mem.stage_memory[s], mem.usable_bytes)) {
       printf("  but stage %ld lies within its largest allocation (%.2f GiB) of the limit: "
              "PyTorch's default\n  caching allocator can run out from fragmentation there; "
