@@ -523,9 +523,15 @@ static void optimizer_step(gen *g, const ts_workload *wl, bool first) {
   free(tmp);
 }
 
+/* The most layer passes (layers x microbatches) a step may have for its requests to be
+ * replayed: about 120 requests each over three steps, some 40 MB at the bound; beyond it the
+ * verdict stays the byte count's. */
+#define MAX_LAYER_PASSES 5000
+
 bool ts_step_requests_supported(const ts_workload *wl) {
   const ts_model *m = &wl->model;
-  return wl->framework == TS_FRAMEWORK_PYTORCH && wl->n_gpus == 1 && wl->tp == 1 && wl->pp == 1 &&
+  return (double)m->n_layers * (double)ts_workload_microbatches(wl) <= MAX_LAYER_PASSES &&
+         wl->framework == TS_FRAMEWORK_PYTORCH && wl->n_gpus == 1 && wl->tp == 1 && wl->pp == 1 &&
          wl->cp == 1 && ts_workload_zero(wl) == 0 && m->n_experts == 0 && !m->mla &&
          m->mtp_layers == 0 && wl->fp8 == TS_FP8_NONE && !wl->is_autocast && !wl->is_compiled &&
          (wl->precision == TS_PREC_BF16 || wl->precision == TS_PREC_FP16) && wl->flash_attention &&

@@ -16,7 +16,8 @@
  * Supported (ts_step_requests_supported): dense GPT- and Llama-style models on one GPU, bf16
  * or fp16 weights (not autocast, not FP8, not compiled), flash attention, no recomputation or
  * full recomputation, the functional GeLU and RMSNorm and rotate_half rotary embedding, no
- * fused kernels. Elsewhere trainsim keeps the byte count's verdict. */
+ * fused kernels, at most 5,000 layer passes (layers x microbatches) a step. Elsewhere trainsim
+ * keeps the byte count's verdict. */
 #ifndef TS_STEP_REQUESTS_H
 #define TS_STEP_REQUESTS_H
 

@@ -151,6 +151,10 @@ static void test_requests_balance(void **state) {
   ts_workload megatron = gpt;
   megatron.framework = TS_FRAMEWORK_MEGATRON;
   assert_false(ts_step_requests_supported(&megatron));
+  ts_workload deep = gpt; /* 100 layers x 64 microbatches: more passes than a replay takes */
+  deep.model.n_layers = 100;
+  deep.global_batch = 64 * deep.micro_batch;
+  assert_false(ts_step_requests_supported(&deep));
   gpt.dp = 2;
   gpt.n_gpus = 2;
   assert_false(ts_step_requests_supported(&gpt));
