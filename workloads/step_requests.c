@@ -625,6 +625,8 @@ void ts_step_requests_replay(const ts_step_requests *r, uint64_t capacity_bytes,
                              ts_caching_allocator_stats *stats) {
   ts_caching_allocator *a = ts_caching_allocator_new(capacity_bytes);
   long *handle = ts_alloc((size_t)r->n_tensors, sizeof *handle);
+  for (long t = 0; t < r->n_tensors; t++)
+    handle[t] = -1;
   for (long i = 0; i < r->n; i++) {
     const ts_step_request *q = &r->v[i];
     if (q->kind == TS_STEP_REQUEST_EMPTY_CACHE) {
@@ -633,8 +635,10 @@ void ts_step_requests_replay(const ts_step_requests *r, uint64_t capacity_bytes,
       handle[q->tensor] = ts_caching_allocator_malloc(a, q->bytes, 0);
       if (handle[q->tensor] < 0)
         break;
-    } else {
+    } else { /* a tensor is freed once: its handle may name another block afterwards */
+      TS_ASSERT(handle[q->tensor] >= 0);
       ts_caching_allocator_free(a, handle[q->tensor]);
+      handle[q->tensor] = -1;
     }
   }
   *stats = *ts_caching_allocator_stats_of(a);

@@ -129,9 +129,10 @@ static void test_requests_balance(void **state) {
   titan_llama(&llama, 4, 5632);
   llama.gate_up = TS_GATE_UP_FUSED;
   llama.model.untied = true;
-  ts_workload cases[] = {gpt, gpt, llama, llama};
+  ts_workload cases[] = {gpt, gpt, llama, llama, llama};
   cases[1].recompute = cases[3].recompute = TS_RECOMPUTE_FULL;
-  for (int i = 0; i < 4; i++) {
+  cases[4].gate_up = TS_GATE_UP_SEPARATE; /* torchtitan's and Hugging Face's w1 and w3 */
+  for (int i = 0; i < 5; i++) {
     ts_workload *wl = &cases[i];
     assert_true(ts_step_requests_supported(wl));
     ts_step_requests r = {0};
