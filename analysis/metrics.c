@@ -8,16 +8,9 @@
 #include "../workloads/layout.h"
 #include "../workloads/step_requests.h"
 
-/* Three steps, as bench/device/allocator.py measures: the first makes the optimizer's moments
- * in the cache the first pass left, and the next two run on what that leaves. */
-#define REPLAYED_STEPS 3
-
 static void replay_allocator(const ts_workload *wl, ts_metrics *out) {
-  ts_step_requests req = {0};
-  ts_step_requests_build(wl, REPLAYED_STEPS, &req);
   ts_caching_allocator_stats st;
-  ts_step_requests_replay(&req, (uint64_t)out->usable_bytes, &st);
-  ts_step_requests_free(&req);
+  ts_step_requests_fit(wl, (uint64_t)out->usable_bytes, &st);
   out->is_allocator_replayed = true;
   out->is_fragmentation_risk = false;
   out->allocator_peak_reserved_bytes = (double)st.peak_reserved_bytes;

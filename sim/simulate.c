@@ -17,6 +17,7 @@
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
 #include "../workloads/memory.h"
+#include "../workloads/step_requests.h"
 #include "../workloads/variation.h"
 #include "engine/ccl.h"
 
@@ -108,10 +109,25 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
 static int check_memory(const ts_platform *pf, const ts_workload *wl, ts_err *err) {
   long stage = 0;
   double peak = ts_memory_peak(wl, &stage), usable = ts_gpu_usable_bytes(&pf->gpu);
-  if (peak <= usable)
-    return 0;
   ts_memory m;
   ts_memory_stage(wl, stage, &m);
+  if (peak <= usable) { /* at the edge, the default caching allocator replayed decides */
+    ts_caching_allocator_stats st;
+    if (!ts_memory_fragmentation_risk(wl, &m, usable) || !ts_step_requests_supported(wl) ||
+        ts_step_requests_fit(wl, (uint64_t)usable, &st))
+      return 0;
+    ts_err_plain(err,
+                 "out of memory from fragmentation: each GPU needs %.2f GiB of the %.2f GiB it "
+                 "can allocate, but PyTorch's default caching allocator, replayed on the run's "
+                 "requests, finds no free block of %.2f GiB (it holds %.2f GiB, %.2f GiB of "
+                 "it in free pieces of segments in use); try stack.allocator: expandable "
+                 "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), a smaller micro-batch, or "
+                 "--ignore-memory",
+                 peak / GIB, usable / GIB, (double)st.failed_request_bytes / GIB,
+                 (double)st.failed_reserved_bytes / GIB,
+                 (double)(st.failed_reserved_bytes - st.failed_allocated_bytes) / GIB);
+    return TS_SIMULATE_NO_FIT;
+  }
   char hints[160] = "more pipeline or tensor parallelism";
   if (wl->zero_stage == 0 && ts_workload_dp_cp(wl) > 1) /* ZeRO shards over DP x CP */
     strcat(hints, ", --zero-stage 1");

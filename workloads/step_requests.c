@@ -645,3 +645,12 @@ void ts_step_requests_replay(const ts_step_requests *r, uint64_t capacity_bytes,
   free(handle);
   ts_caching_allocator_delete(a);
 }
+
+bool ts_step_requests_fit(const ts_workload *wl, uint64_t capacity_bytes,
+                          ts_caching_allocator_stats *stats) {
+  ts_step_requests req = {0};
+  ts_step_requests_build(wl, 3, &req);
+  ts_step_requests_replay(&req, capacity_bytes, stats);
+  ts_step_requests_free(&req);
+  return !stats->is_out_of_memory;
+}

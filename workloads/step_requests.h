@@ -54,6 +54,13 @@ bool ts_step_requests_supported(const ts_workload *wl);
 void ts_step_requests_build(const ts_workload *wl, int n_steps, ts_step_requests *out);
 void ts_step_requests_free(ts_step_requests *r);
 
+/* Whether wl's run (supported) finds every block in a default caching allocator whose segments
+ * may total capacity_bytes: its first three steps replayed, as bench/device/allocator.py runs
+ * them (the first step makes the optimizer's moments in the cache its passes left; the next two
+ * run on what that leaves). *stats gets the allocator's. */
+bool ts_step_requests_fit(const ts_workload *wl, uint64_t capacity_bytes,
+                          ts_caching_allocator_stats *stats);
+
 /* Replays the requests through a default caching allocator whose segments may total
  * capacity_bytes, stopping at the first request that fails; *stats gets the allocator's. */
 void ts_step_requests_replay(const ts_step_requests *r, uint64_t capacity_bytes,
