@@ -175,8 +175,6 @@ static void note_peaks(ts_caching_allocator_stats *st) {
     st->peak_allocated_bytes = st->allocated_bytes;
   if (st->reserved_bytes > st->peak_reserved_bytes)
     st->peak_reserved_bytes = st->reserved_bytes;
-  if (st->inactive_split_bytes > st->peak_inactive_split_bytes)
-    st->peak_inactive_split_bytes = st->inactive_split_bytes;
 }
 
 long ts_caching_allocator_malloc(ts_caching_allocator *a, uint64_t bytes, int stream) {

@@ -33,11 +33,12 @@ typedef struct ts_caching_allocator ts_caching_allocator;
 
 /* What the allocator's memory_stats would say: bytes of blocks handed out (their rounded sizes
  * with any unsplit rest, as allocated_bytes counts them), of segments held (reserved_bytes), of
- * free blocks inside segments that also hold a live block (inactive_split_bytes), with peaks;
- * the cache flushes made to satisfy a request (num_alloc_retries); and the request that failed. */
+ * free blocks inside segments that also hold a live block (inactive_split_bytes), the first two
+ * with peaks; the cache flushes made to satisfy a request (num_alloc_retries); and the request that
+ * failed. */
 typedef struct ts_caching_allocator_stats {
   uint64_t allocated_bytes, reserved_bytes, inactive_split_bytes;
-  uint64_t peak_allocated_bytes, peak_reserved_bytes, peak_inactive_split_bytes;
+  uint64_t peak_allocated_bytes, peak_reserved_bytes;
   long n_retries, n_segments, n_blocks;
   bool is_out_of_memory;
   uint64_t failed_request_bytes; /* the first request that ran out of memory */
