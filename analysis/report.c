@@ -214,9 +214,14 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
                      : wl->cp_attention == TS_CP_ATTENTION_PYTORCH
                          ? "; ring attention as PyTorch's context_parallel runs it"
                          : "; ring attention as Transformer Engine runs it";
-  fprintf(out, "stack: %s, attention %s%s, fused kernels: %s%s; collectives %s%s%s\n",
+  const char *amp = !wl->is_autocast ? ""
+                    : wl->is_autocast_set
+                        ? "; autocast (fp32 weights cast at each forward)"
+                        : "; autocast (fp32 weights cast at each forward: plain PyTorch's default, "
+                          "training.autocast)";
+  fprintf(out, "stack: %s, attention %s%s, fused kernels: %s%s%s; collectives %s%s%s\n",
           ts_framework_names[wl->framework], ts_attention_names[wl->attention],
-          wl->is_unpad_input ? " behind unpad_input" : "", fusions, eager,
+          wl->is_unpad_input ? " behind unpad_input" : "", fusions, eager, amp,
           info->collectives != NULL ? info->collectives : "ideal", zero3, ring);
   char warnings[4][TS_REPORT_WARNING_SIZE];
   int n_warnings = ts_report_warnings(wl, info, warnings, 4);

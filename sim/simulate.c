@@ -113,8 +113,7 @@ static int check_memory(const ts_platform *pf, const ts_workload *wl, ts_err *er
   ts_memory_stage(wl, stage, &m);
   if (peak <= usable) { /* at the edge, the default caching allocator replayed decides */
     ts_caching_allocator_stats st;
-    if (!ts_memory_fragmentation_risk(wl, &m, usable) || !ts_step_requests_supported(wl) ||
-        ts_step_requests_fit(wl, (uint64_t)usable, &st))
+    if (ts_step_requests_edge_fits(wl, &m, usable, &st))
       return 0;
     ts_err_plain(err,
                  "out of memory from fragmentation: each GPU needs %.2f GiB of the %.2f GiB it "

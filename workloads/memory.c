@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "cost.h"
 #include "schedule.h"
+#include "step_requests.h"
 #include "zero3.h"
 
 const char *const ts_mem_category_names[] = {"weights",     "gradients", "optimizer",
@@ -420,7 +421,8 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
    * layer, and one layer's activations while it is recomputed (measured: 3.66 GB over the
    * kept at a Llama 3 8B layer's backward, whose activations are 3.53 GB, h100_op_sac.csv). */
   bool full = wl->recompute == TS_RECOMPUTE_FULL, op = wl->recompute == TS_RECOMPUTE_OP;
-  double kept = full ? input : op ? op_saved(wl) : 0; /* a layer, recomputing all or ops */
+  /* a layer, recomputing all or ops; an fp32 residual stream keeps the input in fp32 */
+  double kept = full ? input * (ts_workload_residual_fp32(wl) ? 2.0 : 1.0) : op ? op_saved(wl) : 0;
   double recomputed = moe > dense ? moe : dense;
   bool recomputes_core = full || ts_workload_recomputes(wl, TS_RECOMPUTE_CORE_ATTN);
   if (recomputes_core && layers > 0)
@@ -445,10 +447,12 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
                                                               : eb + (eb < 4.0 ? 4.0 : 0.0);
   /* Each MTP module's loss keeps logits of its own beside the output layer's. */
   double losses = (ts_workload_stage_has_head(wl, stage) ? 1.0 : 0.0) + mtp;
-  double logits = logits_in_flight * losses * per_logit * s * b *
-                  (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
-  if (wl->is_autocast && ts_workload_stage_has_head(wl, stage)) /* the output layer's cast copy */
-    logits += eb * (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h;
+  double logit_values =
+      logits_in_flight * losses * s * b * (double)ts_workload_padded_vocab(wl) / (double)wl->tp;
+  double head_cast = wl->is_autocast && ts_workload_stage_has_head(wl, stage) /* its cast copy */
+                         ? eb * (double)ts_workload_padded_vocab(wl) / (double)wl->tp * h
+                         : 0;
+  double logits = logit_values * per_logit + head_cast;
   /* Beside the logits at the loss: the final norm's input (the last layer's output, kept by the
    * norm) and its output (kept by the output layer's matmul for its weight gradient), sequence-
    * sharded with sequence parallelism; and, on the embedding's stage, the embedding dropout's
@@ -470,6 +474,32 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
   else /* the ring's working set comes after the loss's backward has freed the logits */
     act += (recomputes_core && layers > 0 ? unfused_scores(wl) : 0) +
            (logits + final_norm > ring ? logits + final_norm : ring);
+  /* What the step holds beside the weights, optimizer and buffers at its peak: the activations
+   * with every gradient, as a rule. PyTorch's automatic mixed precision holds two other moments
+   * that can peak. The forward's end, inside the autocast region: torch.autocast caches the
+   * cast copy of each fp32 weight it casts until the region exits (aten/src/ATen/
+   * autocast_mode.cpp, cached_cast; cleared on exit), so under full recomputation, whose layers
+   * keep no cast of their own, every layer's copy is live at the loss; and plain PyTorch's loss
+   * then holds the low-precision logits, their fp32 copy and log-softmax's output (eb + 8 bytes
+   * a logit, where the backward's start holds 12). The gradients: zero_grad(set_to_none=True),
+   * PyTorch's default since 2.0, frees every .grad after the step and the first backward makes
+   * them anew as it goes: with one microbatch a step none exists at the loss, and all of them at
+   * the backward's end beside the first layer's working set. Measured on an H100
+   * (bench/device/h100_amp_steps.csv). */
+  double grads = out->bytes[TS_MEM_GRADIENTS], held = act + grads;
+  if (wl->is_autocast) {
+    double cache = full ? eb * layers * ts_cost_layer_params(wl) : 0;
+    double logits_fwd = fused_ce || !ts_framework_is_pytorch(wl->framework)
+                            ? logits
+                            : logit_values * (eb + 8.0) + head_cast;
+    double forward_end =
+        (full ? layers * in_flight * kept : in_flight * all) + cache + final_norm + logits_fwd;
+    double at_loss = fmax(forward_end, act);
+    double late = full ? kept + recomputed : dense; /* the first layer's, at the backward's end */
+    bool made_in_backward = micro == 1;
+    held = fmax(at_loss + (made_in_backward ? 0 : grads), late + grads);
+    act = held == late + grads ? late : at_loss;
+  }
   out->bytes[TS_MEM_ACTIVATIONS] = act;
   out->microbatches_in_flight = in_flight;
   /* torch.optim's foreach Adam (_multi_tensor_adam) takes exp_avg_sq_sqrt =
@@ -481,9 +511,9 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
                         : 0;
   if (ts_workload_zero(wl) == 3 && !wl->is_fsdp)
     out->step_bytes += deepspeed_zero3_step_bytes(wl, stepped);
-  out->total_bytes = act > out->step_bytes ? act : out->step_bytes;
+  out->total_bytes = fmax(held, out->step_bytes + grads);
   for (int c = 0; c < TS_MEM_COUNT; c++)
-    if (c != TS_MEM_ACTIVATIONS)
+    if (c != TS_MEM_ACTIVATIONS && c != TS_MEM_GRADIENTS)
       out->total_bytes += out->bytes[c];
   double local = s * b / (double)wl->tp, width = (double)m->ffn_hidden * (m->swiglu ? 2.0 : 1.0);
   double largest = layers > 0 ? eb * local * width : 0;
@@ -549,9 +579,15 @@ int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus,
         c.n_gpus = gpus;
         if (ts_workload_check_experts(&c, NULL) != 0)
           continue;
-        double peak = ts_memory_peak(&c, NULL);
-        if (peak <= hbm_bytes &&
-            (best_gpus == 0 || gpus < best_gpus || (gpus == best_gpus && peak < best_peak))) {
+        long stage = 0;
+        double peak = ts_memory_peak(&c, &stage);
+        if (peak > hbm_bytes ||
+            (best_gpus > 0 && (gpus > best_gpus || (gpus == best_gpus && peak >= best_peak))))
+          continue;
+        ts_memory at_peak;
+        ts_caching_allocator_stats st;
+        ts_memory_stage(&c, stage, &at_peak);
+        if (ts_step_requests_edge_fits(&c, &at_peak, hbm_bytes, &st)) {
           best = c;
           best_gpus = gpus;
           best_peak = peak;

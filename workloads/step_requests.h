@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "caching_allocator.h"
+#include "memory.h"
 #include "workload.h"
 
 typedef enum ts_step_request_kind {
@@ -60,6 +61,12 @@ void ts_step_requests_free(ts_step_requests *r);
  * run on what that leaves). *stats gets the allocator's. */
 bool ts_step_requests_fit(const ts_workload *wl, uint64_t capacity_bytes,
                           ts_caching_allocator_stats *stats);
+
+/* Whether a stage whose bytes m fit in usable_bytes also finds every block: true where it lies
+ * further than its largest allocation from the limit, under expandable segments, or where the
+ * run is not supported (AT RISK); else ts_step_requests_fit decides (into *stats). */
+bool ts_step_requests_edge_fits(const ts_workload *wl, const ts_memory *m, double usable_bytes,
+                                ts_caching_allocator_stats *stats);
 
 /* Replays the requests through a default caching allocator whose segments may total
  * capacity_bytes, stopping at the first request that fails; *stats gets the allocator's. */

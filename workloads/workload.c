@@ -726,6 +726,7 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
     return -1;
   wl->master_weight_bytes = master_bytes[master];
   wl->is_master_weights_none = master_bytes[master] == 0;
+  wl->is_master_weights_set = rc_master == 1;
   l->master_weights = rc_master == 1 ? here(r, t, "master_weights") : l->precision;
   int fp8 = TS_FP8_NONE;
   int rc_fp8 = ts_doc_get_enum(r->doc, t, "fp8", ts_fp8_names, &fp8, r->err);
@@ -747,6 +748,7 @@ static int read_training(const reader *r, int root, ts_workload *wl) {
   int rc_amp = ts_doc_get_bool(r->doc, t, "autocast", &wl->is_autocast, r->err);
   if (rc_amp < 0)
     return -1;
+  wl->is_autocast_set = rc_amp == 1;
   l->autocast = rc_amp == 1 ? here(r, t, "autocast") : l->precision;
   if (wl->is_autocast && wl->precision != TS_PREC_BF16 && wl->precision != TS_PREC_FP16)
     return ts_err_at(r->err, l->autocast,
@@ -1657,6 +1659,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
                      ts_framework_names[wl->framework]);
   if (!wl->is_cp_attention_set)
     wl->cp_attention = plain ? TS_CP_ATTENTION_PYTORCH : TS_CP_ATTENTION_TE;
+  if (!wl->is_autocast_set)
+    wl->is_autocast = ts_workload_autocast_default(wl);
   if (wl->is_autocast && deepspeed)
     return ts_err_at(err, l->autocast,
                      "autocast keeps fp32 weights, but %s runs DeepSpeed's engine, which casts the "
@@ -2108,9 +2112,25 @@ bool ts_workload_eager_heads(const ts_workload *wl) {
          !m->rope && !m->mla;
 }
 
+/* PyTorch's own recipe for mixed precision is automatic mixed precision: the model's fp32
+ * weights cast by torch.autocast at each forward (pytorch.org/docs/stable/amp), what Hugging
+ * Face Trainer's bf16 and fp16 (transformers' mixed_precision_training), Lightning's bf16-mixed
+ * and torchtitan without FSDP (maybe_enable_amp) run. */
+bool ts_workload_autocast_default(const ts_workload *wl) {
+  const ts_model *m = &wl->model;
+  bool low_moments = (wl->exp_avg_bytes > 0 && wl->exp_avg_bytes != 4.0) ||
+                     (wl->exp_avg_sq_bytes > 0 && wl->exp_avg_sq_bytes != 4.0);
+  return ts_framework_is_pytorch(wl->framework) &&
+         (wl->precision == TS_PREC_BF16 || wl->precision == TS_PREC_FP16) &&
+         wl->fp8 == TS_FP8_NONE && wl->zero_stage != 3 && m->n_experts == 0 && !m->mla &&
+         !wl->is_master_weights_set && !low_moments && wl->recompute != TS_RECOMPUTE_OP &&
+         !ts_workload_fuses(wl, TS_FUSE_GRADIENT_ACCUMULATION);
+}
+
 bool ts_workload_residual_fp32(const ts_workload *wl) {
-  return wl->is_autocast && ts_framework_is_pytorch(wl->framework) && !wl->model.rms_norm &&
-         !wl->is_compiled && !ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM);
+  return wl->is_autocast && ts_framework_is_pytorch(wl->framework) &&
+         !(wl->model.rms_norm && wl->rms_norm_impl == TS_RMS_NORM_EAGER_FP32) && !wl->is_compiled &&
+         !ts_workload_fuses(wl, TS_FUSE_DROPOUT_ADD_LAYER_NORM);
 }
 
 bool ts_workload_recompute_stops_early(const ts_workload *wl) {

@@ -201,8 +201,9 @@ typedef struct ts_workload {
   /* training.autocast: PyTorch's automatic mixed precision (torch.autocast): the weights, their
    * gradients and the optimizer stay fp32 and each linear layer casts its weight to `precision`
    * at every forward; otherwise the weights are in `precision` and the optimizer keeps fp32
-   * master copies (Megatron-LM, DeepSpeed, a model cast with .to(bfloat16)). */
-  bool is_autocast;
+   * master copies (Megatron-LM, DeepSpeed). Not set (is_autocast_set false), a plain PyTorch
+   * model in bf16 or fp16 trains under it where it is modelled (ts_workload_autocast_default). */
+  bool is_autocast, is_autocast_set;
   /* Adam's first and second moments, bytes a value: 4 (fp32; 0 also means it, in a workload
    * built in code), or Megatron-Core's precision-aware optimizer's exp_avg_dtype /
    * exp_avg_sq_dtype (bf16, fp16: 2; fp8: 1). */
@@ -214,7 +215,7 @@ typedef struct ts_workload {
    * weight and its low 16 bits); none: no copy, the optimizer steps the weights themselves
    * (DistributedFusedAdam whose dtype is the model's: NeMo then sets store_params false). */
   double master_weight_bytes;
-  bool is_master_weights_none;
+  bool is_master_weights_none, is_master_weights_set;
   /* The kernel fusions that ran (a bit per ts_fusion, stack.h): the framework's defaults
    * unless the stack's fused_kernels (or the older training keys gradient_accumulation_fusion
    * and bias_dropout_fusion) say otherwise. */
@@ -466,12 +467,19 @@ bool ts_workload_repeats_kv(const ts_workload *wl);
  * backward and cast back down for P V. Megatron's fused masked softmax is its own kernel,
  * outside autocast's lists. */
 bool ts_workload_softmax_fp32(const ts_workload *wl);
-/* Whether the residual stream and LayerNorm run in fp32 under autocast: a plain PyTorch model's
- * nn.LayerNorm is on autocast's fp32 list (aten/src/ATen/autocast_mode.h, AT_FORALL_FP32:
- * layer_norm), so its output is fp32, and the residual stream, begun by fp32 embeddings, stays
- * fp32 through the adds of low-precision branches (type promotion); each linear after a norm
- * casts its input down. Not with flash-attn's dropout_add_layer_norm (its own fp32 residual),
- * RMSNorm, or compile. */
+/* Whether the residual stream and the norms run in fp32 under autocast: the residual stream,
+ * begun by fp32 embeddings, stays fp32 through the adds of low-precision branches (type
+ * promotion), and a plain PyTorch model's norm of it is fp32 (nn.LayerNorm is on autocast's
+ * fp32 list, aten/src/ATen/autocast_mode.h, AT_FORALL_FP32: layer_norm; F.rms_norm of fp32
+ * values with an fp32 weight is fp32), so each linear after a norm casts its input down. Not
+ * with flash-attn's dropout_add_layer_norm (its own fp32 residual), an eager fp32 RMSNorm
+ * (priced as such), or compile. */
+/* Whether a workload that does not set training.autocast trains under it: a plain PyTorch model
+ * (framework pytorch) in bf16 or fp16 whose recipe names no optimizer copy of its own (no
+ * master_weights, no low-precision moments, no gradient_accumulation fusion), where autocast is
+ * modelled (no fp8, no FSDP, no experts or latent attention; not torchtitan's op-level
+ * checkpointing, modelled on bf16 weights). */
+bool ts_workload_autocast_default(const ts_workload *wl);
 bool ts_workload_residual_fp32(const ts_workload *wl);
 /* Whether the unfused attention of a plain PyTorch GPT (learned positions: nanoGPT's, Hugging
  * Face GPT-2's) copies its heads: q, k, v split from the fused projection and permuted into

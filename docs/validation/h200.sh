@@ -31,7 +31,7 @@ while IFS=, read -r name layers hidden heads seq mbs micro recompute params stat
   cat >"$wl" <<YAML
 name: $name
 model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
-training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, framework: pytorch}
+training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false, framework: pytorch}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $recompute, flash_attention: true}
 YAML
   out=$work/out$n
@@ -136,7 +136,7 @@ done < <(grep -v '^#' "$steps" | tail -n +2)
     cat >"$wl" <<YAML
 name: $name
 model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304, attention_dropout: 0, hidden_dropout: 0}
-training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
+training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
 stack: {framework: pytorch, attention: $([ "$attn" = flash ] && echo flash2 || echo "unfused, eager_attention: baddbmm")}
 YAML
@@ -185,7 +185,7 @@ YAML
       cat >"$wl" <<YAML
 name: $name
 model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
-training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
+training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
 stack: {framework: pytorch$([ "$attn" = flash2 ] && echo ", attention: flash2")}
 YAML

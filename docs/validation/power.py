@@ -83,7 +83,7 @@ def predicted(case, platform):
           f"model: {{num_layers: {layers}, hidden_size: {h}, num_attention_heads: {heads}, "
           f"seq_length: {seq}, vocab_size: {VOCAB}}}\n"
           f"training: {{global_batch_size: {mbs * micro}, micro_batch_size: {mbs}, "
-          f"precision: bf16, optimizer: adam, framework: pytorch}}\n"
+          f"precision: bf16, optimizer: adam, autocast: false, framework: pytorch}}\n"
           f"parallelism: {{tensor: 1, pipeline: 1, data: 1, "
           f"recompute: {'full' if recompute else 'none'}"
           f"{', flash_attention: true' if attn == 'flash' else ''}}}\n")

@@ -8,7 +8,7 @@ llama_workload() {
   cat <<YAML
 name: $name
 model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, num_query_groups: $kv, ffn_hidden_size: $ffn, seq_length: $seq, vocab_size: 128256, swiglu: true, normalization: RMSNorm, position_embedding_type: rope, untie_embeddings_and_output_weights: true, add_bias_linear: false, attention_dropout: 0, hidden_dropout: 0}
-training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
+training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
 stack: {framework: pytorch}
 YAML
@@ -19,7 +19,7 @@ gpt_workload() {
   cat <<YAML
 name: $name
 model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
-training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam}
+training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
 stack: {framework: pytorch, attention: flash2}
 YAML
@@ -83,4 +83,38 @@ edge_error() {
   awk -F'|' '$11 ~ /ran/ { split($11, r, " "); e = 100 * ($6 / r[2] - 1); a = e < 0 ? -e : e
       if (n++ == 0 || a < lo) lo = a; if (a > hi) hi = a; neg += e < 0 }
     END { printf "%.2f-%.2f%% %s", lo, hi, neg == n ? "low" : neg == 0 ? "high" : "off" }' "$work/edge.md"
+}
+
+# The table of bench/device/amp_steps.py's CSV $2 against `trainsim run` on platform $1: the models
+# as a plain PyTorch user describes them (`stack: {framework: pytorch}`, no recipe named: autocast
+# is then trainsim's default), out-of-memory rows against trainsim's verdict.
+amp_table() {
+  echo "| model | seq | micro-batch x count | recompute | measured step | predicted | error | measured peak | predicted | error |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  grep -v '^#' "$2" | tail -n +2 | while IFS=, read -r kind name layers h heads kv ffn seq mbs micro rec _ status step_s _ _ peak; do
+    wl=$work/amp-$name-$seq-$mbs-$micro-$rec.yaml
+    if [ "$kind" = gpt ]; then gpt_workload; else llama_workload; fi |
+      sed 's/, autocast: false}/}/; s/^stack: .*/stack: {framework: pytorch}/' >"$wl"
+    "$TRAINSIM" memory "$wl" --platform "$1" --gpus 1 >"$wl.mem"
+    pm=$(sed -n 's/^peak: \([0-9.]*\) GiB.*/\1/p' "$wl.mem")
+    if [ "$status" != ok ]; then
+      verdict=$(grep -q 'DOES NOT FIT' "$wl.mem" && echo "does not fit" || echo "fits (wrong)")
+      echo "| $name | $seq | $mbs x $micro | $rec | out of memory | $verdict | - | - | $pm GiB | - |"
+      continue
+    fi
+    "$TRAINSIM" run "$wl" --platform "$1" --gpus 1 --quiet --out "$wl.out" >/dev/null
+    p=$(sed -n 's/.*"iteration_s": \([0-9.e+-]*\).*/\1/p' "$wl.out/result.json" | head -1)
+    awk -v n="$name" -v s="$seq" -v b="$mbs x $micro" -v r="$rec" -v m="$step_s" -v p="$p" \
+      -v mm="$peak" -v pm="$pm" 'BEGIN { printf "| %s | %s | %s | %s | %.1f ms | %.1f ms | %+.1f%% | %.2f GiB | %.2f GiB | %+.1f%% |\n",
+        n, s, b, r, 1e3 * m, 1e3 * p, 100 * (p / m - 1), mm / 2^30, pm, 100 * (pm * 2^30 / mm - 1) }'
+  done | tee "$work/amp.md"
+}
+
+# The last amp_table's summary: the mean absolute step and peak errors over the runs that ran, and
+# the out-of-memory verdicts right.
+amp_summary() {
+  awk -F'|' '$6 ~ / ms/ { n++; e = $8 + 0; m += e < 0 ? -e : e; if ((e < 0 ? -e : e) > big) big = e < 0 ? -e : e
+      p = $11 + 0; pm += p < 0 ? -p : p; if ((p < 0 ? -p : p) > pbig) pbig = p < 0 ? -p : p }
+    $6 ~ /out of memory/ { o++; ok += $7 ~ /does not fit/ }
+    END { printf "Step time: %d runs, mean absolute error %.1f%% (largest %.1f%%); peak memory mean %.1f%% (largest %.1f%%); out-of-memory verdicts right: %d of %d.\n", n, m / n, big, pm / n, pbig, ok, o }' "$work/amp.md"
 }

@@ -266,7 +266,10 @@ def workload(path, layers, micro, global_batch, dp, recompute, stack, seq=8192, 
                              "hidden_dropout": 0},
                    "training": {"global_batch_size": global_batch, "micro_batch_size": micro,
                                 "precision": "bf16", "optimizer": "adam",
-                                "adam_implementation": "foreach", **fp8},
+                                "adam_implementation": "foreach", **fp8,
+                                # one GPU: the blocks bench/device measured, bf16 weights (FSDP's
+                                # policy keeps fp32 shards, modelled apart)
+                                **({} if dp * cp > 1 else {"autocast": False})},
                    "parallelism": {"tensor": 1, "pipeline": 1, "data": dp, "context": cp,
                                    "zero_stage": 3 if dp * cp > 1 else 0,
                                    "recompute": recompute},

@@ -758,8 +758,11 @@ static void test_autocast_residual_fp32(void **state) {
   assert_rel(fp32.bda1_bwd.bytes - plain.bda1_bwd.bytes, 12 * shard, 1e-12);
   assert_rel(ts_memory_layer_activations(&wl) - kept, 4 * shard + 2 * ts_cost_layer_params(&wl),
              1e-12);
-  wl.model.rms_norm = true; /* autocast's fp32 list has layer_norm, not rms_norm */
+  wl.model.rms_norm = true; /* F.rms_norm of the fp32 residual with an fp32 weight is fp32 too */
+  assert_true(ts_workload_residual_fp32(&wl));
+  wl.rms_norm_impl = TS_RMS_NORM_EAGER_FP32; /* priced as its own fp32 operations */
   assert_false(ts_workload_residual_fp32(&wl));
+  wl.rms_norm_impl = TS_RMS_NORM_FUNCTIONAL;
   wl.model.rms_norm = false;
   wl.fusions |= 1u << TS_FUSE_DROPOUT_ADD_LAYER_NORM; /* its own fp32 residual */
   assert_false(ts_workload_residual_fp32(&wl));

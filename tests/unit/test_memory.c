@@ -366,7 +366,39 @@ static void test_autocast_memory(void **state) {
   wl.is_autocast = false;
   ts_memory full_plain;
   ts_memory_stage(&wl, 0, &full_plain);
-  assert_rel(full_amp.bytes[TS_MEM_ACTIVATIONS] - full_plain.bytes[TS_MEM_ACTIVATIONS], 2 * layer,
+  /* one layer's copies while it is recomputed, or every layer's, cached by autocast, at the
+   * forward's end beside the layers' inputs (stage 0: no loss) */
+  double stage_layers = 4,
+         inputs = stage_layers * full_amp.microbatches_in_flight * 2 * 2048 * 2 * 2048;
+  assert_rel(
+      full_amp.bytes[TS_MEM_ACTIVATIONS],
+      fmax(full_plain.bytes[TS_MEM_ACTIVATIONS] + 2 * layer, inputs + 2 * stage_layers * layer),
+      1e-12);
+}
+
+/* Autocast's gradients (zero_grad(set_to_none=True)): with one microbatch a step none exists at
+ * the loss, so the peak there holds the weights, moments and activations alone; with two, the
+ * second microbatch runs beside all of them. Where the gradients outweigh the activations the
+ * peak is the backward's end: every gradient beside the first layer's working set. */
+static void test_autocast_gradients_made_in_backward(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(8, 2048, 16, 2048, 50257, 1, 1, 1, 2, 1);
+  wl.is_autocast = true;
+  ts_memory two, one;
+  ts_memory_stage(&wl, 0, &two);
+  wl.global_batch = 1;
+  ts_memory_stage(&wl, 0, &one);
+  double grads = two.bytes[TS_MEM_GRADIENTS];
+  assert_rel(grads, 4 * ts_cost_stage_params(&wl, 0), 1e-12);
+  assert_rel(one.bytes[TS_MEM_ACTIVATIONS], two.bytes[TS_MEM_ACTIVATIONS], 1e-12);
+  assert_rel(one.total_bytes, two.total_bytes - grads, 1e-12);
+  wl.model.seq = 128; /* activations far below the gradients */
+  ts_memory late;
+  ts_memory_stage(&wl, 0, &late);
+  assert_rel(late.bytes[TS_MEM_ACTIVATIONS], ts_memory_layer_activations(&wl), 1e-12);
+  assert_rel(late.total_bytes,
+             late.bytes[TS_MEM_WEIGHTS] + late.bytes[TS_MEM_OPTIMIZER] +
+                 late.bytes[TS_MEM_GRADIENTS] + late.bytes[TS_MEM_ACTIVATIONS],
              1e-12);
 }
 
@@ -643,6 +675,7 @@ int main(void) {
                                      cmocka_unit_test(test_smallest_layout),
                                      cmocka_unit_test(test_foreach_adam_step),
                                      cmocka_unit_test(test_autocast_memory),
+                                     cmocka_unit_test(test_autocast_gradients_made_in_backward),
                                      cmocka_unit_test(test_fragmentation_risk),
                                      cmocka_unit_test(test_zero3_largest_allocation),
                                      cmocka_unit_test(test_fused_cross_entropy),

@@ -563,6 +563,44 @@ static void test_stack(void **state) {
   assert_false(ts_workload_fuses(&wl, TS_FUSE_GRADIENT_ACCUMULATION));
 }
 
+/* A plain PyTorch model in bf16 or fp16 trains under autocast unless its workload names another
+ * recipe or a stack where autocast is not modelled; other frameworks keep master copies. */
+static void test_autocast_default(void **state) {
+  (void)state;
+  static const char base[] = "name: a\nmodel: {num_layers: 2, hidden_size: 256, "
+                             "num_attention_heads: 4, seq_length: 128, vocab_size: 1000}\n"
+                             "training: {global_batch_size: 8, micro_batch_size: 1%s}\n"
+                             "parallelism: {data: %d, zero_stage: %d}\nstack: {framework: %s}\n";
+  const struct {
+    const char *training, *framework;
+    int data, zero;
+    bool autocast, set;
+  } cases[] = {
+      {"", "pytorch", 1, 0, true, false},
+      {", precision: fp16", "pytorch", 8, 1, true, false},
+      {", autocast: false", "pytorch", 1, 0, false, true},
+      {", master_weights: fp32", "pytorch", 1, 0, false, false},
+      {", exp_avg_dtype: bf16, exp_avg_sq_dtype: bf16", "pytorch", 1, 0, false, false},
+      {", precision: fp32", "pytorch", 1, 0, false, false},
+      {"", "pytorch", 8, 3, false, false}, /* FSDP: its own policy */
+      {"", "megatron", 1, 0, false, false},
+      {", autocast: true", "megatron", 1, 0, true, true},
+  };
+  char text[640];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ts_workload wl;
+    ts_err err = {0};
+    ts_overrides none = {0};
+    snprintf(text, sizeof text, base, cases[i].training, cases[i].data, cases[i].zero,
+             cases[i].framework);
+    if (ts_workload_parse("amp.yaml", text, strlen(text), &wl, &err) != 0 ||
+        ts_workload_resolve(&wl, &none, &err) != 0)
+      fail_msg("case %zu: %s", i, err.msg);
+    assert_int_equal(wl.is_autocast, cases[i].autocast);
+    assert_int_equal(wl.is_autocast_set, cases[i].set);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_presets),
                                      cmocka_unit_test(test_llama3),
@@ -574,6 +612,7 @@ int main(void) {
                                      cmocka_unit_test(test_overrides),
                                      cmocka_unit_test(test_stage_layers),
                                      cmocka_unit_test(test_stack),
+                                     cmocka_unit_test(test_autocast_default),
                                      cmocka_unit_test(test_contiguous_gradients),
                                      cmocka_unit_test(test_cp_attention)};
   return cmocka_run_group_tests(tests, NULL, NULL);
