@@ -169,6 +169,11 @@ static double layer_activations(const ts_workload *wl, bool moe) {
    * forward; the norms' weights are counted with them (4h of 12h^2). */
   double copies =
       wl->is_autocast ? ts_cost_elem_bytes(wl->precision) * ts_cost_layer_params(wl) : 0;
+  /* A plain PyTorch Llama block projects q, k and v apart: under autocast each casts the fp32
+   * norm output anew and keeps its copy, two more than a fused projection's (measured on an
+   * H100, bench/device/h100_amp_steps.csv: without them the peaks were 1.0-2.2% low) */
+  if (wl->is_autocast && ts_framework_is_pytorch(wl->framework) && m->rope)
+    copies += 2.0 * ts_cost_elem_bytes(wl->precision) * s * b * h / (double)wl->tp;
   return s * b * h * per + (scores ? unfused_scores(wl) : 0) + copies;
 }
 

@@ -8,13 +8,19 @@
  * .to(bfloat16) (each weight's copy made before its fp32 tensor is freed), the batches, fp32
  * master weights and main gradients (a post-accumulate hook adds each weight's gradient into
  * its main gradient and frees it), the cache emptied, then steps of forward and backward passes
- * and an AdamW step whose moments appear at the first step. Each operation's outputs, its saved
+ * and an AdamW step whose moments appear at the first step. Under automatic mixed precision
+ * (training.autocast, plain PyTorch's default; bench/device/amp_steps.py's recipe) the model
+ * stays fp32, each microbatch's forward runs in an autocast region (its cache keeps each
+ * weight's cast to the region's exit, fp32 activations are cast down where a linear layer
+ * takes them, the residual stream and norms stay fp32), the casts' backward pass the gradients
+ * up to fp32 .grad tensors, which the step's first microbatch makes and
+ * zero_grad(set_to_none=True) frees. Each operation's outputs, its saved
  * tensors and when autograd frees them follow PyTorch's kernels (aten's native functions,
  * autograd's engine, torch.utils.checkpoint without reentry, FlashAttention-2's backward), as
  * the comments in step_requests.c say one by one.
  *
  * Supported (ts_step_requests_supported): dense GPT- and Llama-style models on one GPU, bf16
- * or fp16 weights (not autocast, not FP8, not compiled), flash attention, no recomputation or
+ * or fp16 (weights, or autocast; not FP8, not compiled), flash attention, no recomputation or
  * full recomputation, the functional GeLU and RMSNorm and rotate_half rotary embedding, no
  * fused kernels, at most 5,000 layer passes (layers x microbatches) a step. Elsewhere trainsim
  * keeps the byte count's verdict. */

@@ -3,7 +3,7 @@ trained (issue 31 part 2), for validation only: nothing here sets a trainsim par
 traces let trainsim's replay of the allocator's rules (workloads/caching_allocator.c) be checked on
 the requests a real step made, and its own generated requests be checked against them.
 
-    python3 bench/device/alloc_trace.py OUT.csv.gz [--hbm 80|141] [--detail] [--smoke]
+    python3 bench/device/alloc_trace.py OUT.csv.gz [--hbm 80|141] [--detail] [--smoke] [--amp]
 
 For each configuration, as allocator.measure() runs it (built on the GPU, the cache emptied,
 three steps), torch.cuda.memory._record_memory_history records the allocator's trace from
@@ -118,7 +118,9 @@ def main():
     ap.add_argument("--hbm", type=int, choices=(141, 80), default=141)
     ap.add_argument("--detail", action="store_true", help="the small configurations, with frames")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--amp", action="store_true", help="allocator.py --amp's recipe and ladders")
     args = ap.parse_args()
+    allocator.AMP = args.amp
     torch.backends.cuda.matmul.allow_tf32 = False
     started = datetime.datetime.now(datetime.timezone.utc)
     props = torch.cuda.get_device_properties(0)
@@ -137,7 +139,8 @@ def main():
     elif args.detail:
         plan = DETAIL_POINTS
     else:
-        ladders = allocator.LADDERS if args.hbm == 141 else allocator.LADDERS_80GB
+        ladders = (allocator.LADDERS_AMP_80GB if args.amp else
+                   allocator.LADDERS if args.hbm == 141 else allocator.LADDERS_80GB)
         plan = [item[0][:8] + (mb,) + item[0][9:] for item in ladders for mb in item[1]]
     for cfg in plan:
         free, _ = torch.cuda.mem_get_info()

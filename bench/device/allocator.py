@@ -4,7 +4,7 @@ measurement of the device): what one training step allocates per phase, what the
 reserves around it, what the process holds outside the allocator, and where out of memory
 really begins.
 
-    python3 bench/device/allocator.py OUT.csv [--smoke] [--adam foreach] [--hbm 80]
+    python3 bench/device/allocator.py OUT.csv [--smoke] [--adam foreach] [--hbm 80] [--amp]
 
 Models and recipe are gpt.py's and llama_steps.py's (bf16 weights, fp32 main grads by hooks,
 fp32 masters, fused AdamW; full recomputation by torch.utils.checkpoint). Each configuration
@@ -16,6 +16,9 @@ three steps: the peaks of allocated, requested (before the allocator's rounding)
 bytes, the inactive split bytes (fragmentation inside reserved segments), the allocator's
 retries (cache flushes to satisfy a request), and the bytes the process holds outside the
 allocator (cudaMemGetInfo's used minus reserved: the CUDA context, cuBLAS and cuDNN handles).
+
+With --amp the recipe is amp_steps.py's automatic mixed precision (fp32 weights, autocast,
+set_to_none), on ladders sized for an 80 GB GPU.
 
 With --adam foreach the optimizer is torch.optim.AdamW's default foreach kernels (the points
 only), whose step allocates a list as large as the second moments (trainsim's step_bytes).
@@ -34,6 +37,7 @@ import sys
 
 import torch
 
+import amp_steps
 import gpt
 import llama_steps
 import steps
@@ -71,11 +75,22 @@ LADDERS_80GB = [
     (("llama", "llama-8b-quarter", 8, 4096, 32, 8, 14336, 4096, 0, 1, True), (4, 5, 6, 7)),
     (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, True), (36, 40, 42, 44, 46)),
 ]
+# Under automatic mixed precision (--amp: amp_steps.py's recipe, plain PyTorch's default in
+# trainsim), ladders straddling trainsim's verdicts on platforms/dgx-h100.yaml (fits, AT RISK,
+# does not fit)
+LADDERS_AMP_80GB = [
+    (("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 0, 1, False), (5, 6, 7)),
+    (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, False), (11, 12, 13)),
+    (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, True), (32, 36, 40)),
+    (("llama", "llama-8b-quarter", 8, 4096, 32, 8, 14336, 4096, 0, 1, True), (5, 6, 7, 8)),
+    (("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 0, 1, True), (22, 24, 26, 28)),
+]
 SMOKE_POINTS = [("gpt", "gpt-tiny", 2, 256, 4, 4, 1024, 512, 2, 2, False)]
 SMOKE_LADDERS = [(("llama", "llama-tiny", 2, 256, 4, 2, 512, 512, 0, 1, True), (1, 2))]
 
 GIB = 2**30
 ADAM = "fused"  # --adam
+AMP = False  # --amp
 
 
 def library_workspaces():
@@ -119,12 +134,15 @@ def build(cfg):
             model = gpt.GPT(layers, h, heads, seq, recompute)
         else:
             model = llama_steps.Llama(layers, h, heads, kv, ffn, seq, recompute)
-    model = model.to(torch.bfloat16)
+    if not AMP:  # automatic mixed precision keeps the fp32 weights
+        model = model.to(torch.bfloat16)
     vocab = gpt.VOCAB if kind == "gpt" else llama_steps.VOCAB
     g = torch.Generator(device="cuda").manual_seed(1)
     data = [(torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g),
              torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g))
             for _ in range(n_micro)]
+    if AMP:
+        return amp_steps.AmpTrainer(model), data
     trainer = gpt.Trainer(model)
     if ADAM == "foreach":  # the same masters and hyper-parameters, PyTorch's default kernels
         trainer.opt = torch.optim.AdamW(trainer.masters, lr=1e-4, foreach=True)
@@ -143,15 +161,21 @@ def phased_step(trainer, data):
     fwd = bwd = kept = 0
     peak_since_reset()
     for idx, targets in data:
-        loss = trainer.model(idx, targets)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=AMP):
+            loss = trainer.model(idx, targets)
         kept = max(kept, torch.cuda.memory_allocated())
         fwd = max(fwd, peak_since_reset())
         loss.backward()
         bwd = max(bwd, peak_since_reset())
-    torch.nn.utils.clip_grad_norm_(trainer.masters, trainer.clip, foreach=True)
-    trainer.opt.step()
-    torch._foreach_copy_([p.data for p in trainer.params], trainer.masters)
-    torch._foreach_zero_([m.grad for m in trainer.masters])
+    if AMP:
+        torch.nn.utils.clip_grad_norm_(trainer.params, trainer.clip, foreach=True)
+        trainer.opt.step()
+        trainer.opt.zero_grad(set_to_none=True)
+    else:
+        torch.nn.utils.clip_grad_norm_(trainer.masters, trainer.clip, foreach=True)
+        trainer.opt.step()
+        torch._foreach_copy_([p.data for p in trainer.params], trainer.masters)
+        torch._foreach_zero_([m.grad for m in trainer.masters])
     opt = peak_since_reset()
     return fwd, kept, bwd, opt
 
@@ -209,9 +233,11 @@ def main():
                     help="foreach: torch.optim.AdamW's default on CUDA, on the points only")
     ap.add_argument("--hbm", type=int, choices=(141, 80), default=141,
                     help="the set sized for a GPU of this many GB: 141 (H200) or 80 (H100)")
+    ap.add_argument("--amp", action="store_true",
+                    help="amp_steps.py's automatic mixed precision, its ladders (80 GB) alone")
     args = ap.parse_args()
-    global ADAM
-    ADAM = args.adam
+    global ADAM, AMP
+    ADAM, AMP = args.adam, args.amp
     torch.backends.cuda.matmul.allow_tf32 = False
     started = datetime.datetime.now(datetime.timezone.utc)
     props = torch.cuda.get_device_properties(0)
@@ -223,7 +249,8 @@ def main():
         f"# context figure is a device measurement). device {torch.cuda.get_device_name(0)} "
         f"({props.total_memory / GIB:.2f} GiB), torch {torch.__version__}, CUDA "
         f"{torch.version.cuda}, {started:%Y-%m-%d %H:%M} UTC, PYTORCH_CUDA_ALLOC_CONF="
-        f"'{os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '')}', Adam {ADAM}",
+        f"'{os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '')}', Adam {ADAM}"
+        + (", automatic mixed precision (amp_steps.py)" if AMP else ""),
         f"# before any tensor: cudaMemGetInfo total {total} free {free0} (used {total - free0})",
         "# libraries' first use, bytes the allocator holds beyond the tensors: "
         + ", ".join(f"{k} {v}" for k, v in work.items()),
@@ -233,6 +260,8 @@ def main():
         + ",".join(FIELDS),
     ]
     ladders, points = (LADDERS, POINTS) if args.hbm == 141 else (LADDERS_80GB, POINTS_80GB)
+    if AMP:
+        ladders, points = LADDERS_AMP_80GB, []
     plan = [] if ADAM == "foreach" else [
         ("ladder", item) for item in (SMOKE_LADDERS if args.smoke else ladders)]
     plan += [("point", c) for c in (SMOKE_POINTS if args.smoke else points)]

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "../../workloads/caching_allocator.h"
+#include "../../workloads/cost.h"
 #include "../../workloads/memory.h"
 #include "../../workloads/step_requests.h"
 #include "fixtures.h"
@@ -195,10 +196,54 @@ static void test_measured_edge_replayed(void **state) {
   }
 }
 
+/* Under automatic mixed precision (plain PyTorch's default): the requests peak where the steps
+ * measured on an H100 did (bench/device/h100_amp_steps.csv: torch.cuda.max_memory_allocated
+ * over seven steps), GPT and Llama blocks, with and without full recomputation, one and two
+ * microbatches a step; after the last step zero_grad has freed the fp32 gradients, and the fp32
+ * weights and moments stay (12 bytes a parameter). */
+static void test_amp_requests_measured(void **state) {
+  (void)state;
+  struct {
+    long layers, h, heads, kv, ffn, seq, mbs, micro;
+    bool llama, full;
+    double peak;
+  } runs[] = {{32, 2560, 32, 32, 10240, 2048, 16, 1, false, true, 65058094592.0},
+              {24, 2048, 16, 16, 8192, 2048, 8, 1, false, false, 59242884608.0},
+              {32, 2560, 32, 32, 10240, 8192, 1, 2, false, true, 55088697344.0},
+              {16, 2048, 32, 8, 8192, 8192, 1, 2, true, false, 54279949824.0},
+              {8, 4096, 32, 8, 14336, 4096, 2, 1, true, true, 49942612992.0}};
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    ts_workload wl = test_workload(runs[i].layers, runs[i].h, runs[i].heads, runs[i].seq,
+                                   runs[i].llama ? 128256 : 50304, 1, 1, 1,
+                                   runs[i].mbs * runs[i].micro, runs[i].mbs);
+    wl.framework = TS_FRAMEWORK_PYTORCH;
+    wl.fusions = 0;
+    wl.recompute = runs[i].full ? TS_RECOMPUTE_FULL : TS_RECOMPUTE_NONE;
+    wl.is_autocast = true;
+    if (runs[i].llama) { /* llama_steps.py's block: gate and up fused, untied output layer */
+      titan_llama(&wl, runs[i].kv, runs[i].ffn);
+      wl.gate_up = TS_GATE_UP_FUSED;
+      wl.model.untied = true;
+    }
+    assert_true(ts_step_requests_supported(&wl));
+    ts_step_requests r = {0};
+    ts_step_requests_build(&wl, 3, &r);
+    ts_caching_allocator_stats st;
+    ts_step_requests_replay(&r, 1ULL << 45, &st);
+    ts_step_requests_free(&r);
+    if (fabs((double)st.peak_allocated_bytes / runs[i].peak - 1) > 3e-3)
+      fail_msg("run %zu: the requests peak at %.3f GiB, measured %.3f", i,
+               (double)st.peak_allocated_bytes / GIB, runs[i].peak / GIB);
+    assert_rel((double)st.allocated_bytes, 12 * ts_cost_stage_params(&wl, 0), 5e-3);
+  }
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rounding_and_segments), cmocka_unit_test(test_best_fit_and_merge),
-      cmocka_unit_test(test_fragmentation_out_of_memory), cmocka_unit_test(test_requests_balance),
-      cmocka_unit_test(test_measured_edge_replayed)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_rounding_and_segments),
+                                     cmocka_unit_test(test_best_fit_and_merge),
+                                     cmocka_unit_test(test_fragmentation_out_of_memory),
+                                     cmocka_unit_test(test_requests_balance),
+                                     cmocka_unit_test(test_measured_edge_replayed),
+                                     cmocka_unit_test(test_amp_requests_measured)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
