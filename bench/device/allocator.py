@@ -39,7 +39,6 @@ import torch
 
 import amp_steps
 import gpt
-import llama_steps
 import steps
 
 # kind, name, layers, hidden, heads, kv heads, ffn, seq, micro-batch, microbatches, recompute
@@ -127,20 +126,8 @@ def library_workspaces():
 
 
 def build(cfg):
-    kind, _, layers, h, heads, kv, ffn, seq, mbs, n_micro, recompute = cfg
-    torch.manual_seed(0)
-    with torch.device("cuda"):  # built on the GPU: the host's init of billions is slow
-        if kind == "gpt":
-            model = gpt.GPT(layers, h, heads, seq, recompute)
-        else:
-            model = llama_steps.Llama(layers, h, heads, kv, ffn, seq, recompute)
-    if not AMP:  # automatic mixed precision keeps the fp32 weights
-        model = model.to(torch.bfloat16)
-    vocab = gpt.VOCAB if kind == "gpt" else llama_steps.VOCAB
-    g = torch.Generator(device="cuda").manual_seed(1)
-    data = [(torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g),
-             torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g))
-            for _ in range(n_micro)]
+    # automatic mixed precision keeps the fp32 weights
+    model, data = amp_steps.model_and_data(cfg, low_precision=not AMP)
     if AMP:
         return amp_steps.AmpTrainer(model), data
     trainer = gpt.Trainer(model)

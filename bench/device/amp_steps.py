@@ -91,21 +91,29 @@ def n_params(cfg):
     return llama_steps.n_params(layers, h, heads, kv, ffn)
 
 
-def run(cfg, warmup, reps):
+def model_and_data(cfg, low_precision=False):
+    """A configuration's model, built in fp32 on the GPU (the host's init of billions is slow)
+    and, with low_precision, cast to bf16 weight by weight (.to); then its batches."""
     kind, _, layers, h, heads, kv, ffn, seq, mbs, n_micro, recompute = cfg
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        if kind == "gpt":
+            model = gpt.GPT(layers, h, heads, seq, recompute)
+        else:
+            model = llama_steps.Llama(layers, h, heads, kv, ffn, seq, recompute)
+    if low_precision:
+        model = model.to(torch.bfloat16)
+    vocab = gpt.VOCAB if kind == "gpt" else llama_steps.VOCAB
+    g = torch.Generator(device="cuda").manual_seed(1)
+    data = [(torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g),
+             torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g))
+            for _ in range(n_micro)]
+    return model, data
 
+
+def run(cfg, warmup, reps):
     def build():
-        torch.manual_seed(0)
-        with torch.device("cuda"):  # fp32 on the GPU: the host's init of billions is slow
-            if kind == "gpt":
-                model = gpt.GPT(layers, h, heads, seq, recompute)
-            else:
-                model = llama_steps.Llama(layers, h, heads, kv, ffn, seq, recompute)
-        vocab = gpt.VOCAB if kind == "gpt" else llama_steps.VOCAB
-        g = torch.Generator(device="cuda").manual_seed(1)
-        data = [(torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g),
-                 torch.randint(0, vocab, (mbs, seq), device="cuda", generator=g))
-                for _ in range(n_micro)]
+        model, data = model_and_data(cfg)
         return AmpTrainer(model), data
 
     return steps.time_training(build, warmup, reps)
