@@ -397,6 +397,13 @@ void ts_memory_stage(const ts_workload *wl, long stage, ts_memory *out) {
     gathered_alloc = 4.0 * (layer > embedding ? layer : embedding); /* a unit's fp32 gradients */
   } else if (per.is_deepspeed) /* its two reduction buckets (memory.h) */
     out->bytes[TS_MEM_BUFFERS] = 2.0 * TS_DEEPSPEED_BUCKET_ELEMS * elem;
+  else if (ts_framework_is_pytorch(wl->framework) && ts_workload_zero(wl) <= 1 &&
+           ts_workload_dp_cp(wl) > 1 && !wl->is_gradient_as_bucket_view)
+    /* PyTorch DDP (and ZeroRedundancyOptimizer beside it): its reducer all-reduces buckets of
+     * the gradients, in the parameters' dtype, kept for the whole run; unless the gradients are
+     * views of them (gradient_as_bucket_view, default False: "the saved memory size will be
+     * equal to the total gradients size", torch.nn.parallel.DistributedDataParallel's docs) */
+    out->bytes[TS_MEM_BUFFERS] = (wl->is_autocast ? 4.0 : elem) * params;
   else if (ts_workload_zero(wl) == 2 && d > 1)
     out->bytes[TS_MEM_BUFFERS] =
         ts_cost_bucket_bytes(wl) > 0 && ts_cost_bucket_bytes(wl) < 4.0 * params

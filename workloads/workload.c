@@ -47,6 +47,7 @@ static const char *const stack_keys[] = {"framework",
                                          "score_divisions",
                                          "causal_mask",
                                          "eager_attention",
+                                         "gradient_as_bucket_view",
                                          NULL};
 static const char *const model_keys[] = {"num_layers",
                                          "hidden_size",
@@ -1051,6 +1052,10 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
     if (ts_doc_get_bool(r->doc, st, "unpad_input", &wl->is_unpad_input, r->err) < 0)
       return -1;
     wl->locs.unpad_input = here(r, st, "unpad_input");
+    if (ts_doc_get_bool(r->doc, st, "gradient_as_bucket_view", &wl->is_gradient_as_bucket_view,
+                        r->err) < 0)
+      return -1;
+    wl->locs.gradient_as_bucket_view = here(r, st, "gradient_as_bucket_view");
     int norm = TS_RMS_NORM_FUNCTIONAL, rope = TS_ROPE_ROTATE_HALF;
     int rc_norm = ts_doc_get_enum(r->doc, st, "rms_norm", ts_rms_norm_names, &norm, r->err);
     int rc_rope =
@@ -1118,6 +1123,12 @@ static int read_stack(const reader *r, int root, ts_workload *wl) {
   if (!attention_given)
     wl->attention = wl->framework == TS_FRAMEWORK_PYTORCH ? TS_ATTENTION_SDPA : TS_ATTENTION_FLASH2;
   wl->flash_attention = wl->attention != TS_ATTENTION_UNFUSED;
+  if (wl->is_gradient_as_bucket_view && wl->framework != TS_FRAMEWORK_PYTORCH)
+    return ts_err_at(r->err, wl->locs.gradient_as_bucket_view,
+                     "key 'gradient_as_bucket_view': PyTorch DistributedDataParallel's option "
+                     "(gradients as views of its all-reduce buckets) needs framework pytorch, "
+                     "found '%s'",
+                     ts_framework_names[wl->framework]);
   if (wl->is_unpad_input &&
       (wl->framework != TS_FRAMEWORK_PYTORCH || wl->attention != TS_ATTENTION_FLASH2))
     return ts_err_at(r->err, wl->locs.unpad_input,

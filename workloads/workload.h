@@ -150,7 +150,8 @@ typedef struct ts_workload_locs {
   ts_loc moe_capacity_factor, fp8, cp, autocast;
   ts_loc framework, attention, fusions, rccl_version, nccl_version, deepspeed_version, unpad_input,
       rms_norm, rope, gelu, score_divisions, causal_mask, eager_attention, compile, gate_up,
-      fsdp_version, fp8_linear, contiguous_gradients, cp_attention; /* the stack's keys */
+      fsdp_version, fp8_linear, contiguous_gradients, cp_attention,
+      gradient_as_bucket_view; /* the stack's keys */
   ts_loc checkpoint_async;
   ts_loc mtp; /* mtp_num_layers */
   ts_loc recompute_modules;
@@ -304,6 +305,10 @@ typedef struct ts_workload {
    * each layer gathers Q, K and V into unpadded rows, scatters the output back, and
    * synchronises the host twice a gather (cost.c, unpad_input). */
   bool is_unpad_input;
+  /* stack.gradient_as_bucket_view: PyTorch DDP's gradient_as_bucket_view (default false, as
+   * DistributedDataParallel's): the gradients are views of the reducer's buckets, which
+   * otherwise hold a second copy of them (memory.c). */
+  bool is_gradient_as_bucket_view;
   ts_rms_norm_impl rms_norm_impl; /* stack.rms_norm */
   ts_rope_impl rope_impl; /* stack.rope */
   ts_gelu_impl gelu_impl; /* stack.gelu */

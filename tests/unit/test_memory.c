@@ -376,6 +376,40 @@ static void test_autocast_memory(void **state) {
       1e-12);
 }
 
+/* Plain PyTorch's DistributedDataParallel keeps its reducer's buckets, a second copy of the
+ * gradients in the parameters' dtype, under ZeroRedundancyOptimizer too; not with
+ * gradient_as_bucket_view, one rank, or Megatron's own buffers. */
+static void test_ddp_buckets(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(8, 2048, 16, 2048, 50257, 1, 1, 8, 64, 2);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.fusions = 0;
+  wl.is_autocast = true;
+  double params = ts_cost_stage_params(&wl, 0);
+  ts_memory m;
+  ts_memory_stage(&wl, 0, &m);
+  assert_rel(m.bytes[TS_MEM_BUFFERS], 4 * params, 1e-12);
+  wl.zero_stage = 1;
+  ts_memory_stage(&wl, 0, &m);
+  assert_rel(m.bytes[TS_MEM_BUFFERS], 4 * params, 1e-12);
+  wl.is_autocast = false; /* bf16 weights: bf16 buckets */
+  ts_memory_stage(&wl, 0, &m);
+  assert_rel(m.bytes[TS_MEM_BUFFERS], 2 * params, 1e-12);
+  wl.is_gradient_as_bucket_view = true;
+  ts_memory_stage(&wl, 0, &m);
+  assert_true(m.bytes[TS_MEM_BUFFERS] == 0);
+  wl.is_gradient_as_bucket_view = false;
+  wl.dp = 1;
+  wl.n_gpus = 1;
+  ts_memory_stage(&wl, 0, &m);
+  assert_true(m.bytes[TS_MEM_BUFFERS] == 0);
+  wl.dp = 8;
+  wl.n_gpus = 8;
+  wl.framework = TS_FRAMEWORK_MEGATRON;
+  ts_memory_stage(&wl, 0, &m);
+  assert_true(m.bytes[TS_MEM_BUFFERS] == 0);
+}
+
 /* Autocast's gradients (zero_grad(set_to_none=True)): with one microbatch a step none exists at
  * the loss, so the peak there holds the weights, moments and activations alone; with two, the
  * second microbatch runs beside all of them. Where the gradients outweigh the activations the
@@ -676,6 +710,7 @@ int main(void) {
                                      cmocka_unit_test(test_foreach_adam_step),
                                      cmocka_unit_test(test_autocast_memory),
                                      cmocka_unit_test(test_autocast_gradients_made_in_backward),
+                                     cmocka_unit_test(test_ddp_buckets),
                                      cmocka_unit_test(test_fragmentation_risk),
                                      cmocka_unit_test(test_zero3_largest_allocation),
                                      cmocka_unit_test(test_fused_cross_entropy),
