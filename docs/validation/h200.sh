@@ -66,6 +66,11 @@ done < <(grep -v '^#' "$steps" | tail -n +2)
   echo "master weights, clip_grad_norm_, fused AdamW, causal flash attention, hidden dropout 0.1,"
   echo "vocabulary 50,304; eager PyTorch (\`framework: pytorch\` in the workload). Step time is the"
   echo "median of 10 iterations after 3 warm-ups; memory is torch.cuda.max_memory_allocated."
+  echo "Every workload on this page states that recipe (\`training.autocast: false\`): since"
+  echo "2026-12-07 a plain PyTorch model in bf16 trains under PyTorch's automatic mixed precision"
+  echo "unless its workload says otherwise (fp32 weights under torch.autocast, PyTorch's own recipe),"
+  echo "validated on an H100 (docs/validation/h100.md, \"PyTorch's automatic mixed precision: whole"
+  echo "steps\")."
   echo
   echo "| model | seq | micro-batch x count | recompute | measured step | predicted | error | measured peak | predicted | error | OOM: measured / predicted |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
