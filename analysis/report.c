@@ -42,6 +42,12 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
             : !m->is_allocator_replayed && ts_memory_fragmentation_risk(wl, mem, m->usable_bytes)
                 ? "  AT RISK"
                 : "");
+    double columns = 0;
+    for (int c = 0; c < TS_MEM_COUNT; c++)
+      columns += mem->bytes[c];
+    if (wl->is_autocast && mem->total_bytes < columns * (1 - 1e-9))
+      fprintf(out, "         (peaks at the loss, before the backward makes the gradients: "
+                   "zero_grad(set_to_none=True) freed them)\n");
     if (mem->step_bytes > mem->bytes[TS_MEM_ACTIVATIONS]) {
       bool foreach = wl->adam_implementation == TS_ADAM_FOREACH;
       bool deepspeed = ts_workload_zero(wl) == 3 && !wl->is_fsdp;
