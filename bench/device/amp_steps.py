@@ -143,8 +143,7 @@ def main():
         (status, med, lo, hi), peak = run(cfg, 2, 2 if args.smoke else 5)
         lines.append(",".join(str(v) for v in [
             *cfg[:10], "full" if cfg[10] else "none", n_params(cfg), status,
-            "" if med is None else f"{med:.6f}", "" if lo is None else f"{lo:.6f}",
-            "" if hi is None else f"{hi:.6f}", peak]))
+            *steps.timing_fields(med, lo, hi), peak]))
         print(f"amp_steps: {lines[-1]}", file=sys.stderr, flush=True)
         steps.write_lines(args.out, lines)
     return 0

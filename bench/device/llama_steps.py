@@ -168,8 +168,7 @@ def main():
         lines.append(",".join(str(v) for v in [
             name, layers, h, heads, kv, ffn, seq, mbs, n_micro, "full" if recompute else "none",
             n_params(layers, h, heads, kv, ffn), status,
-            "" if med is None else f"{med:.6f}", "" if lo is None else f"{lo:.6f}",
-            "" if hi is None else f"{hi:.6f}", peak]))
+            *steps.timing_fields(med, lo, hi), peak]))
         print(f"llama_steps: {lines[-1]}", file=sys.stderr, flush=True)
         steps.write_lines(args.out, lines)
     return 0

@@ -60,8 +60,7 @@ def main():
         name, layers, h, heads, seq, mbs, n_micro, recompute = base
         rows.append([name, layers, h, heads, seq, mbs, n_micro, "full" if recompute else "none",
                      "flash" if use_flash else "unfused", status,
-                     "" if med is None else "%.6f" % med, "" if lo is None else "%.6f" % lo,
-                     "" if hi is None else "%.6f" % hi, peak])
+                     *steps.timing_fields(med, lo, hi), peak])
         print("stack_steps:", cfg, status, med, "peak %.2f GiB" % (peak / 2**30), flush=True)
     with open(a.out, "w") as f:
         f.write("# %s, torch %s, CUDA %s, %s; stack_steps.py: dropout 0\n"

@@ -61,6 +61,11 @@ def credit(path, measurer, instead):
     write_lines(path, text.rstrip("\n").split("\n"))
 
 
+def timing_fields(med, lo, hi):
+    """A timed configuration's median, min and max as CSV fields (empty where it did not run)."""
+    return ["" if v is None else f"{v:.6f}" for v in (med, lo, hi)]
+
+
 def time_training(build, warmup, reps):
     """Steps of the (trainer, data) that build() makes: ("ok", median, min, max) or ("oom", ...),
     and the peak of torch.cuda.max_memory_allocated."""
@@ -113,8 +118,7 @@ def main():
         name, layers, h, heads, seq, mbs, n_micro, recompute = cfg
         params = gpt.n_params(layers, h, seq)
         rows.append([name, layers, h, heads, seq, mbs, n_micro, "full" if recompute else "none",
-                     params, status, "" if med is None else f"{med:.6f}",
-                     "" if lo is None else f"{lo:.6f}", "" if hi is None else f"{hi:.6f}",
+                     params, status, *timing_fields(med, lo, hi),
                      peak])
         print(f"steps: {name} s{seq} mbs{mbs} x{n_micro} {'full' if recompute else 'none'}: "
               f"{status} {'' if med is None else f'{med * 1e3:.1f} ms'} peak "
