@@ -41,15 +41,23 @@ llama_table() {
   done
 }
 
+# A workload on stdin as a plain PyTorch user describes amp_steps.py's runs: `stack: {framework:
+# pytorch}` and no recipe named (autocast is then trainsim's default).
+as_amp() {
+  sed 's/, autocast: false}/}/; s/^stack: .*/stack: {framework: pytorch}/'
+}
+
 # The table of allocator.py's ladders on platform $1: trainsim's peak and its verdicts (`trainsim
 # memory`) under the default allocator, replayed, and with expandable segments, beside what the
-# default allocator ($2) and expandable segments ($3) did.
+# default allocator ($2) and expandable segments ($3) did; with $4 = amp, allocator.py --amp's
+# ladders (amp_steps.py's recipe, described as as_amp does).
 edge_table() {
   echo "| model | seq | micro-batch | recompute | predicted peak | trainsim, default allocator | measured, default allocator | split at the end | trainsim, expandable segments | measured, expandable segments |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
   grep -v '^#' "$3" | awk -F, '$1 == "ladder"' | while IFS=, read -r _ kind name layers h heads kv ffn seq mbs micro rec status _ _ _ _ _ apeak _ resv split _ _ req; do
-    wl=$work/edge-$name-$seq-$mbs-$rec.yaml
-    if [ "$kind" = gpt ]; then gpt_workload >"$wl"; else llama_workload >"$wl"; fi
+    wl=$work/edge${4:-}-$name-$seq-$mbs-$rec.yaml
+    if [ "$kind" = gpt ]; then gpt_workload; else llama_workload; fi |
+      if [ "${4:-}" = amp ]; then as_amp; else cat; fi >"$wl"
     sed 's/^stack: {framework: pytorch/stack: {framework: pytorch, allocator: expandable/' "$wl" >"$wl.exp.yaml"
     "$TRAINSIM" memory "$wl" --platform "$1" --gpus 1 >"$wl.mem"
     "$TRAINSIM" memory "$wl.exp.yaml" --platform "$1" --gpus 1 >"$wl.exp.mem"
@@ -93,8 +101,7 @@ amp_table() {
   echo "|---|---|---|---|---|---|---|---|---|---|"
   grep -v '^#' "$2" | tail -n +2 | while IFS=, read -r kind name layers h heads kv ffn seq mbs micro rec _ status step_s _ _ peak; do
     wl=$work/amp-$name-$seq-$mbs-$micro-$rec.yaml
-    if [ "$kind" = gpt ]; then gpt_workload; else llama_workload; fi |
-      sed 's/, autocast: false}/}/; s/^stack: .*/stack: {framework: pytorch}/' >"$wl"
+    if [ "$kind" = gpt ]; then gpt_workload; else llama_workload; fi | as_amp >"$wl"
     "$TRAINSIM" memory "$wl" --platform "$1" --gpus 1 >"$wl.mem"
     pm=$(sed -n 's/^peak: \([0-9.]*\) GiB.*/\1/p' "$wl.mem")
     if [ "$status" != ok ]; then
