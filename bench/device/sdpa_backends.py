@@ -3,14 +3,17 @@ how fast each backend is, causal, bf16, on the GPU at hand (issue 31: trainsim's
 were measured with the flash backend forced, as gpt.py trains; a plain PyTorch model calls
 SDPA with the default backend choice).
 
-    python3 bench/device/sdpa_backends.py OUT.csv [--smoke]
+    python3 bench/device/sdpa_backends.py OUT.csv [--smoke] [--dropout P]
 
 For each shape (batch, heads, sequence, head dim; q, k, v laid out as a model makes them, a
 (batch, seq, heads, head_dim) projection viewed as (batch, heads, seq, head_dim)) it records
 the backend PyTorch picks by default with dropout 0 and with dropout 0.1
 (torch._fused_sdp_choice), then the median forward time and backward time (CUDA events, 20
 repeats after warm-up, fresh random inputs) of the default choice and of each backend forced:
-flash, cudnn, efficient (a backend that refuses the shape is recorded as such).
+flash, cudnn, efficient (a backend that refuses the shape is recorded as such). With
+--dropout P every timed call applies attention dropout P (dropout_p, as a model in training
+mode passes it): each backend draws its mask inside the kernel (Philox) and its backward draws
+it again, which the times then include.
 """
 import argparse
 import datetime
@@ -43,15 +46,15 @@ def qkv(b, n, s, d, grad):
     return out
 
 
-def timed(b, n, s, d, backend):
+def timed(b, n, s, d, backend, dropout):
     """(forward ms, backward ms) with `backend` forced (None: PyTorch's choice), or None."""
     q, k, v = qkv(b, n, s, d, True)
 
     def fwd():
         if backend is None:
-            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
         with sdpa_kernel(backend):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
 
     try:
         out = fwd()
@@ -73,13 +76,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--dropout", type=float, default=0.0, help="attention dropout of every timed call")
     args = ap.parse_args()
     shapes = SMOKE if args.smoke else SHAPES
     rows = []
     for b, n, s, d in shapes:
         row = [b, n, s, d, choice(b, n, s, d, 0.0), choice(b, n, s, d, 0.1)]
         for name, backend in [("default", None)] + list(BACKENDS.items()):
-            r = timed(b, n, s, d, backend)
+            r = timed(b, n, s, d, backend, args.dropout)
             row += ["refused", "refused"] if r is None else ["%.4f" % r[0], "%.4f" % r[1]]
         rows.append(row)
         print(",".join(str(x) for x in row), flush=True)
@@ -88,8 +92,8 @@ def main():
     for name in ["default"] + list(BACKENDS):
         cols += [name + "_fwd_ms", name + "_bwd_ms"]
     with open(args.out, "w") as f:
-        f.write("# F.scaled_dot_product_attention backends, causal bf16, measured by "
-                "bench/device/sdpa_backends.py\n")
+        f.write("# F.scaled_dot_product_attention backends, causal bf16, attention dropout %g, "
+                "measured by bench/device/sdpa_backends.py\n" % args.dropout)
         f.write("# device %s, torch %s, CUDA %s, cuDNN %s, %s\n" % (
             torch.cuda.get_device_name(), torch.__version__, torch.version.cuda,
             torch.backends.cudnn.version(),
