@@ -26,6 +26,9 @@ trace=bench/device/h100_alloc_trace.csv.gz
 alloc_amp=bench/device/h100_allocator_amp.csv
 alloc_amp_exp=bench/device/h100_allocator_amp_expandable.csv
 trace_amp=bench/device/h100_alloc_trace_amp.csv.gz
+drop0=bench/device/h100_sdpa_dropout0.csv
+drop1=bench/device/h100_sdpa_dropout0.1.csv
+channels=bench/device/h100_channel_occupancy.csv
 page=docs/validation/h100.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -47,6 +50,15 @@ trace_table() {
 # The last trace_table's runs with the same outcome: "14 of 17".
 trace_same() {
   echo "$(grep -c '| yes |$' "$work/trace.md") of $(grep -c '^| ' "$work/trace.md")"
+}
+
+# A CSV ($1) with the commas inside its quoted fields turned to semicolons, the quotes dropped.
+unquoted() {
+  awk '{ out = ""; q = 0
+      for (i = 1; i <= length($0); i++) { c = substr($0, i, 1)
+        if (c == "\"") { q = !q; continue }
+        out = out (c == "," && q ? ";" : c) }
+      print out }' "$1"
 }
 
 # Prints "iteration peak verdict" of the workload $1 on platform $2 (one GPU).
@@ -532,6 +544,62 @@ PY
   echo "modelled: the fp32 embeddings. GPT-2 large's step misses by more than its block (-12.9%"
   echo "against -5.9%): about 25 ms a step outside the layers (the output layer at cuBLAS's"
   echo "fallback, the loss, the gradient scaler and the optimizer) is not accounted for."
+  echo
+  echo "## Measured, not yet priced"
+  echo
+  echo "### Attention dropout inside the fused kernels"
+  echo
+  echo "\`bench/device/sdpa_backends.py --dropout 0.1\` ($(sed -n '2s/^# //p' "$drop1"); \`$drop1\`, beside the"
+  echo "same run with dropout 0: \`$drop0\`) times SDPA's backends with attention dropout as a model in"
+  echo "training mode passes it: each draws its mask inside the kernel (Philox) and its backward draws"
+  echo "it again. What dropout adds, as a ratio and per score computed (half of s^2 a head, causal):"
+  echo
+  echo "| batch x heads x seq x head dim | cuDNN forward | cuDNN backward | flash forward | flash backward | cuDNN added, ps a score (fwd / bwd) | flash added (fwd / bwd) |"
+  echo "|---|---|---|---|---|---|---|"
+  paste -d, <(grep -v '^#' "$drop0" | tail -n +2) <(grep -v '^#' "$drop1" | tail -n +2) | awk -F, '{
+      sc = $1 * $2 * $3 * $3 / 2
+      printf "| %s x %s x %s x %s | %.2fx | %.2fx | %.2fx | %.2fx | %.2f / %.2f | %.2f / %.2f |\n", $1, $2, $3, $4,
+        $25 / $11, $26 / $12, $23 / $9, $24 / $10, ($25 - $11) * 1e9 / sc, ($26 - $12) * 1e9 / sc, ($23 - $9) * 1e9 / sc, ($24 - $10) * 1e9 / sc }'
+  echo
+  echo "PyTorch's choice (cuDNN here, with or without dropout) runs its forward about twice as long"
+  echo "with dropout and its backward a fifth longer; the flash backend pays less forward. The added"
+  echo "time is close to a constant per score (the mask drawn per element) across sequences of"
+  echo "1,024-32,768 and head dims of 64-128. trainsim prices fused attention without dropout"
+  echo "whatever \`attention_dropout\` says (workloads/cost.c, flash_block): a plain PyTorch model"
+  echo "left at attention dropout 0.1 on SDPA runs its attention about a third longer than priced."
+  echo
+  echo "### Computation beside a collective whose channels hold their multiprocessors"
+  echo
+  echo "NCCL runs each call as one kernel, a block a channel resident until the call ends; \`cuobjdump\`"
+  echo "on the NCCL that PyTorch loaded ($(unquoted "$channels" | awk -F, '$2 == "library" { print $5 }')) finds $(unquoted "$channels" | awk -F, '$2 == "registers a thread; median" { print $3 }') registers a thread in its sm_90"
+  echo "collective kernels, $(unquoted "$channels" | awk -F, '$2 == "registers a block of 640; median" { print $3 }') a block of 640 threads: the multiprocessor's register file, which"
+  echo "no GEMM block (cuBLAS's nvjet kernels: 384 threads of 168 registers) can share."
+  echo "\`bench/device/channel_occupancy.py\` (\`$channels\`) starts a persistent reduction of that launch"
+  echo "shape first and times work beside it, as the slowdown of the work's time alone:"
+  echo
+  echo "| work (its kernel's grid) | 8 channels | 16 | 24 | 32 |"
+  echo "|---|---|---|---|---|"
+  unquoted "$channels" | awk -F, '$1 == "kernels" { split($5, g, " block"); grid[$2] = g[1] }
+    $1 == "beside" { split($2, a, " [|] "); if (!(a[1] in seen)) { seen[a[1]] = 1; order[++n] = a[1] }
+      v[a[1], a[2] + 0] = sprintf("%+.0f%%", 100 * $3) }
+    $1 == "device" && $2 == "multiprocessors" { sms = $3 }
+    END { for (i = 1; i <= n; i++) { w = order[i]
+        printf "| %s (%s) | %s | %s | %s | %s |\n", w, grid[w], v[w, 8], v[w, 16], v[w, 24], v[w, 32] }
+      printf "| the multiprocessors lost: %d / (%d - channels) - 1 | %+.0f%% | %+.0f%% | %+.0f%% | %+.0f%% |\n", sms, sms, 100 * (sms / (sms - 8) - 1), 100 * (sms / (sms - 16) - 1), 100 * (sms / (sms - 24) - 1), 100 * (sms / (sms - 32) - 1) }'
+  echo
+  echo "SDPA's attention (cuDNN's flash kernel, PyTorch's choice here), a grid of one block a"
+  echo "multiprocessor, loses about the multiprocessors' share; cuBLAS's GEMMs, persistent grids of"
+  echo "two-block clusters sized for all 132"
+  echo "multiprocessors, lose three times that (16 channels, NCCL's on these platforms: +40-54%),"
+  echo "their last blocks waiting for a second round; the add loses more than its share to the"
+  echo "reduction's HBM traffic (0.9-2.5 TB/s here, more than a network-bound collective moves)."
+  echo "trainsim slows compute that starts beside a collective by the platform's"
+  echo "\`overlap_slowdown\` (0.10 on the H100, measured with a reduction relaunched back to back,"
+  echo "whose blocks gave their multiprocessors back between launches): the resident shape costs GEMMs"
+  echo "several times that. Not applied yet: what it costs a step depends on how long the channels"
+  echo "stay resident beside compute (NCCL's channels per call at each size, the wait for"
+  echo "multiprocessors at a collective's start: the reduction posted beside running GEMMs started"
+  echo "and ran $(unquoted "$channels" | awk -F, '$1 == "stretch" { v = 100 * $3; if (n++ == 0 || v < lo) lo = v; if (v > hi) hi = v } END { printf "%.0f-%.0f%%", lo, hi }') longer than alone), which only multi-GPU steps can check."
 } >"$page.tmp"
 mv "$page.tmp" "$page"
 echo "h100.sh: wrote $page" >&2
