@@ -150,6 +150,12 @@ int ts_report_warnings(const ts_workload *wl, const ts_run_info *info,
                    "bandwidth ratios"
                  : "modelled from its architecture",
              info->kernels_path);
+  if (info->attention_dropout_unpriced && n < max)
+    snprintf(out[n++], TS_REPORT_WARNING_SIZE,
+             "attention dropout %g inside fused attention is not priced on the %s: the platform "
+             "gives no gpu.attention_dropout (on an H100 it ran cuDNN's attention a third longer "
+             "at 0.1: docs/validation/h100.md); expect the attention to run longer",
+             wl->model.attention_dropout, info->gpu_model);
   return n;
 }
 

@@ -51,6 +51,9 @@ typedef struct ts_run_info {
    * power class's time over its time at the boost clock (workloads/power.h); power_clock 0:
    * the platform has no power model */
   double power_clock, power_stretch[TS_POWER_CLASS_COUNT];
+  /* Attention dropout inside fused attention that the platform gives no price for
+   * (gpu.attention_dropout): left out of the times */
+  bool attention_dropout_unpriced;
 } ts_run_info;
 
 void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info,
@@ -58,7 +61,8 @@ void ts_report_summary(FILE *out, const ts_workload *wl, const ts_run_info *info
 
 /* What a user would want to be told about a run, each a sentence (the summary prints them as
  * "warning:" lines, result.json lists them): fewer microbatches per pipeline than stages (the
- * bubble is most of the iteration), a kernel table derived or modelled rather than measured.
+ * bubble is most of the iteration), a kernel table derived or modelled rather than measured,
+ * attention dropout inside fused attention that the platform does not price.
  * Fills out (at most max) and returns how many. */
 #define TS_REPORT_WARNING_SIZE 320
 int ts_report_warnings(const ts_workload *wl, const ts_run_info *info,

@@ -473,6 +473,8 @@ int ts_run_main(int argc, char **argv) {
   info.collectives = collectives;
   ts_cost_kernel_sources(&wl, &pf.gpu, info.n_kernels_by_source);
   info.kernels_provenance = ts_kernels_provenance(pf.gpu.kernels);
+  info.attention_dropout_unpriced =
+      wl.model.attention_dropout > 0 && wl.flash_attention && !pf.gpu.has_attention_dropout;
   info.kernels_path = pf.gpu.kernels != NULL ? ts_kernels_path(pf.gpu.kernels) : NULL;
   char files_digest[17], binary_digest[17];
   ts_digest d;

@@ -676,6 +676,29 @@ static ts_cost priced_flash(const pricer *p, const ts_workload *wl, ts_kernel_ki
   return c;
 }
 
+/* Attention dropout inside the fused kernels just priced and logged (fwd, bwd): the mask drawn
+ * per score (Philox), priced at the platform's time a score for the backend (gpu.attention_dropout:
+ * cudnn for PyTorch's SDPA choice and cuDNN's attention, else the flash kernels; measured on an
+ * H100 by bench/device/sdpa_backends.py --dropout, near-constant per score over sequences of
+ * 1,024-32,768 and head dims of 64-128) over the scores computed, at the power limit's clock.
+ * Nothing where the model drops nothing or the platform gives no figure (the run report warns). */
+static void add_attention_dropout(const pricer *p, const ts_workload *wl, bool cudnn, double scores,
+                                  ts_cost *fwd, ts_cost *bwd) {
+  const ts_gpu *gpu = p->gpu;
+  if (wl->model.attention_dropout <= 0 || !gpu->has_attention_dropout)
+    return;
+  ts_power_class k = cudnn ? TS_POWER_SDPA : TS_POWER_FLASH;
+  ts_cost *c[] = {fwd, bwd};
+  for (int pass = 0; pass < 2; pass++) {
+    double t = gpu->attention_dropout_s[cudnn ? TS_DROPOUT_SDPA : TS_DROPOUT_FLASH][pass] * scores *
+               (p->stretch != NULL ? p->stretch[k] : 1);
+    c[pass]->time_s += t;
+    c[pass]->class_s[k] += t;
+    if (p->log != NULL)
+      p->log->rows[p->log->n - 2 + pass].time_s += t;
+  }
+}
+
 /* Flash attention of b x heads/t heads, queries of S tokens against keys of S' = share x S
  * (share 1: causal on the diagonal block; share 1/2: half a full block, as a load-balanced
  * context-parallel step sees), priced from the table's causal or full kernels at S and scaled
@@ -713,6 +736,7 @@ static void flash_block(const ts_workload *wl, const pricer *p, double S, bool c
                       : causal ? TS_KERNEL_FLASH_BWD_CAUSAL
                                : TS_KERNEL_FLASH_BWD,
                       B, S, D, kernel(gpu, 2 * flops, rate, 2 * qkvo + eb * b * S * Dv * heads));
+  add_attention_dropout(p, wl, sdpa || mla, B * S * S * (causal ? 0.5 : 1.0), fwd, bwd);
   if (share != 1) {
     ts_cost *c[] = {fwd, bwd};
     for (int i = 0; i < 2; i++) {

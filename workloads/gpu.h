@@ -53,7 +53,16 @@ typedef struct ts_gpu {
    * FSDP adds per wrapped unit over a forward and a backward pass (platform `collectives:`);
    * counted where the host model applies (a kernel table's software section). */
   double collective_launch_s, fsdp_unit_s;
+  /* What attention dropout adds inside fused attention kernels, per score computed (the mask
+   * drawn per element, Philox), [backend][0 forward, 1 backward]: TS_DROPOUT_SDPA for PyTorch's
+   * own SDPA choice and cuDNN's fused attention, TS_DROPOUT_FLASH for the flash kernels
+   * (platform `attention_dropout`); has_attention_dropout false: the platform gives none, and
+   * such dropout goes unpriced (the run report warns). */
+  double attention_dropout_s[2][2];
+  bool has_attention_dropout;
 } ts_gpu;
+
+enum { TS_DROPOUT_SDPA, TS_DROPOUT_FLASH };
 
 /* The kernel table that prices work in precision prec: the GPU's table (measured in bf16) for
  * bf16, and for fp16 where the GPU runs fp16 matrices at bf16's peak (the A100's, H100's, H200's

@@ -97,7 +97,7 @@ for set in flash sdpa; do
     [ "$set" = sdpa ] && attention="}"$'\n'"stack: {framework: pytorch}"
     cat >"$wl" <<YAML
 name: $name
-model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
+model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304, attention_dropout: 0}
 training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $recompute, $attention
 YAML
@@ -189,7 +189,7 @@ for csv in "$og_gpt" "${og_gpt%.csv}_expandable.csv"; do
     wl=$work/og-$name.yaml
     cat >"$wl" <<YAML
 name: $name
-model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
+model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304, attention_dropout: 0}
 training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
 stack: {framework: pytorch}

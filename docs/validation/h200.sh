@@ -30,7 +30,7 @@ while IFS=, read -r name layers hidden heads seq mbs micro recompute params stat
   wl=$work/case$n.yaml
   cat >"$wl" <<YAML
 name: $name
-model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
+model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304, attention_dropout: 0}
 training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false, framework: pytorch}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $recompute, flash_attention: true}
 YAML
@@ -189,7 +189,7 @@ YAML
       wl=$work/sdpa-$name-$seq-$mbs-$rec-$attn.yaml
       cat >"$wl" <<YAML
 name: $name
-model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
+model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304, attention_dropout: 0}
 training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
 stack: {framework: pytorch$([ "$attn" = flash2 ] && echo ", attention: flash2")}

@@ -81,7 +81,7 @@ def predicted(case, platform):
     layers, h, heads, ffn, seq, mbs, micro, recompute, attn = CASES[case]
     wl = (f"name: {case}\n"
           f"model: {{num_layers: {layers}, hidden_size: {h}, num_attention_heads: {heads}, "
-          f"seq_length: {seq}, vocab_size: {VOCAB}}}\n"
+          f"seq_length: {seq}, vocab_size: {VOCAB}, attention_dropout: 0}}\n"
           f"training: {{global_batch_size: {mbs * micro}, micro_batch_size: {mbs}, "
           f"precision: bf16, optimizer: adam, autocast: false, framework: pytorch}}\n"
           f"parallelism: {{tensor: 1, pipeline: 1, data: 1, "

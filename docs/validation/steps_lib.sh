@@ -18,7 +18,7 @@ YAML
 gpt_workload() {
   cat <<YAML
 name: $name
-model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304}
+model: {num_layers: $layers, hidden_size: $h, num_attention_heads: $heads, seq_length: $seq, vocab_size: 50304, attention_dropout: 0}
 training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: bf16, optimizer: adam, autocast: false}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: $rec}
 stack: {framework: pytorch, attention: flash2}

@@ -22,17 +22,27 @@ static const char *const storage_keys[] = {"write_bandwidth", "read_bandwidth", 
 static const char *const ccl_keys[] = {
     "library",          "arch",   "tuning_model", "cpu", "channels", "node_link_efficiency",
     "overlap_slowdown", "launch", "fsdp_unit",    NULL};
-static const char *const gpu_keys[] = {"model",         "peak",
-                                       "hbm_capacity",  "hbm_bandwidth",
-                                       "gemm_ceiling",  "gemm_tile",
-                                       "compute_units", "kernel_launch",
-                                       "power",         "kernel_table",
-                                       "speed_spread",  "runtime_memory",
-                                       "power_limit",   NULL};
+static const char *const gpu_keys[] = {"model",
+                                       "peak",
+                                       "hbm_capacity",
+                                       "hbm_bandwidth",
+                                       "gemm_ceiling",
+                                       "gemm_tile",
+                                       "compute_units",
+                                       "kernel_launch",
+                                       "power",
+                                       "kernel_table",
+                                       "speed_spread",
+                                       "runtime_memory",
+                                       "power_limit",
+                                       "attention_dropout",
+                                       NULL};
 static const char *const power_limit_keys[] = {"limit",          "idle", "exponent", "gemm_table",
                                                "fp8_gemm_table", "gemm", "sdpa",     "flash",
                                                "other",          NULL};
 static const char *const power_class_keys[] = {"boost", "slowdown", NULL};
+static const char *const dropout_keys[] = {"sdpa", "flash", NULL};
+static const char *const dropout_pass_keys[] = {"forward_ps", "backward_ps", NULL};
 static const char *const gemm_table_keys[] = {"time", "ratio", NULL};
 static const char *const tile_keys[] = {"m", "n", NULL};
 static const char *const node_keys[] = {"gpus", "links", "switch", "nics", NULL};
@@ -213,6 +223,30 @@ static int load_power_limit(const ts_doc *doc, int g, ts_power_model *m, ts_err 
   return load_gemm_table(doc, node, "fp8_gemm_table", &m->fp8_gemm_table, err);
 }
 
+/* gpu.attention_dropout: what the mask adds per score inside fused attention, in ps, for
+ * PyTorch's SDPA choice (cuDNN's) and for the flash kernels, forward and backward. */
+static int load_attention_dropout(const ts_doc *doc, int g, ts_gpu *gpu, ts_err *err) {
+  int node = ts_doc_get(doc, g, "attention_dropout");
+  if (node == 0)
+    return 0;
+  if (ts_doc_check_map(doc, node, "attention_dropout", dropout_keys, err) != 0)
+    return -1;
+  for (int b = 0; b < 2; b++) {
+    int k = 0;
+    if (required_map(doc, node, "attention_dropout", dropout_keys[b], dropout_pass_keys, &k, err) !=
+        0)
+      return -1;
+    for (int pass = 0; pass < 2; pass++) {
+      double ps = 0;
+      REQUIRE(ts_doc_get_double(doc, k, dropout_pass_keys[pass], 0, 1000, &ps, err), doc, k,
+              dropout_keys[b], dropout_pass_keys[pass], err);
+      gpu->attention_dropout_s[b][pass] = ps * 1e-12;
+    }
+  }
+  gpu->has_attention_dropout = true;
+  return 0;
+}
+
 static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
   int g = 0;
   if (required_map(doc, root, "platform", "gpu", gpu_keys, &g, err) != 0)
@@ -277,7 +311,8 @@ static int load_gpu(const ts_doc *doc, int root, ts_gpu *gpu, ts_err *err) {
     return -1;
   if (ts_doc_get_double(doc, g, "speed_spread", 0, 0.5, &gpu->speed_spread, err) < 0)
     return -1;
-  if (load_power_limit(doc, g, &gpu->power_limit, err) != 0)
+  if (load_power_limit(doc, g, &gpu->power_limit, err) != 0 ||
+      load_attention_dropout(doc, g, gpu, err) != 0)
     return -1;
   return load_kernel_table(doc, g, gpu, err);
 }

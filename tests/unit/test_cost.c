@@ -302,6 +302,31 @@ static void test_repeated_kv_kernels(void **state) {
   }
 }
 
+/* Attention dropout inside fused attention: the platform's time a score over the scores the
+ * kernel computes (half of s^2 a head, causal), cuDNN's figure for PyTorch's SDPA choice and the
+ * flash kernels' for flash; nothing without dropout or without the platform's figures. */
+static void test_attention_dropout(void **state) {
+  (void)state;
+  ts_gpu g = mi250x_like();
+  ts_workload wl = test_workload(4, 4096, 32, 2048, 50304, 1, 1, 1, 2, 1);
+  wl.framework = TS_FRAMEWORK_PYTORCH;
+  wl.model.attention_dropout = 0.1;
+  double scores = 32.0 * 2048 * 2048 / 2; /* micro-batch 1, 32 heads, causal */
+  ts_layer_cost none, with;
+  ts_cost_layer(&wl, &g, &none); /* no figures: unpriced */
+  g.has_attention_dropout = true;
+  g.attention_dropout_s[TS_DROPOUT_SDPA][0] = 0.9e-12;
+  g.attention_dropout_s[TS_DROPOUT_SDPA][1] = 0.6e-12;
+  g.attention_dropout_s[TS_DROPOUT_FLASH][0] = 0.3e-12;
+  g.attention_dropout_s[TS_DROPOUT_FLASH][1] = 0.5e-12;
+  ts_cost_layer(&wl, &g, &with); /* flash2 (no SDPA tables here) */
+  assert_rel(with.attn_core_fwd.time_s - none.attn_core_fwd.time_s, 0.3e-12 * scores, 1e-9);
+  assert_rel(with.attn_core_bwd.time_s - none.attn_core_bwd.time_s, 0.5e-12 * scores, 1e-9);
+  wl.model.attention_dropout = 0;
+  ts_cost_layer(&wl, &g, &with);
+  assert_rel(with.attn_core_fwd.time_s, none.attn_core_fwd.time_s, 1e-12);
+}
+
 /* PyTorch's ring attention (stack.cp_attention pytorch) adds its loop's eager kernels to the
  * attention core, priced by the roofline here (no kernel table) for the ring's last rank: the
  * forward's bytes are cp output casts (2 + 4 bytes an element of o), cp - 1 whole merges (12 +
@@ -391,6 +416,7 @@ int main(void) {
                                      cmocka_unit_test(test_fp8),
                                      cmocka_unit_test(test_autocast),
                                      cmocka_unit_test(test_repeated_kv_kernels),
+                                     cmocka_unit_test(test_attention_dropout),
                                      cmocka_unit_test(test_pytorch_ring_attention),
                                      cmocka_unit_test(test_stack_fusions)};
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,7 +105,8 @@ static void test_definitions(void **state) {
                       0,
                       0,
                       0.84,
-                      {1.07, 1.15, 1.14, 1.03}};
+                      {1.07, 1.15, 1.14, 1.03},
+                      false};
   ts_err err = {0};
   assert_int_equal(ts_report_write_json(dir, &wl, &info, &m, &err), 0);
   char path[600];
@@ -144,7 +145,7 @@ static void test_definitions(void **state) {
 }
 
 /* The warnings: fewer microbatches per pipeline than stages, with the bubble's share
- * (p - 1) / (v m + p - 1); a measured kernel table brings none. */
+ * (p - 1) / (v m + p - 1); a measured kernel table brings none; unpriced attention dropout. */
 static void test_warnings(void **state) {
   (void)state;
   ts_workload wl = test_workload(8, 1024, 16, 512, 1000, 1, 4, 1, 2, 1); /* 2 microbatches */
@@ -158,6 +159,12 @@ static void test_warnings(void **state) {
   info.kernels_provenance = TS_KERNELS_MODELLED;
   assert_int_equal(ts_report_warnings(&wl, &info, w, 4), 1);
   assert_non_null(strstr(w[0], "modelled from its architecture"));
+  /* attention dropout the platform does not price: said, with its rate */
+  info.kernels_provenance = TS_KERNELS_MEASURED;
+  info.attention_dropout_unpriced = true;
+  wl.model.attention_dropout = 0.1;
+  assert_int_equal(ts_report_warnings(&wl, &info, w, 4), 1);
+  assert_non_null(strstr(w[0], "attention dropout 0.1 inside fused attention is not priced"));
 }
 
 int main(void) {
