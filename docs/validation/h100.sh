@@ -545,9 +545,7 @@ PY
   echo "against -5.9%): about 25 ms a step outside the layers (the output layer at cuBLAS's"
   echo "fallback, the loss, the gradient scaler and the optimizer) is not accounted for."
   echo
-  echo "## Measured, not yet priced"
-  echo
-  echo "### Attention dropout inside the fused kernels"
+  echo "## Attention dropout inside the fused kernels"
   echo
   echo "\`bench/device/sdpa_backends.py --dropout 0.1\` ($(sed -n '2s/^# //p' "$drop1"); \`$drop1\`, beside the"
   echo "same run with dropout 0: \`$drop0\`) times SDPA's backends with attention dropout as a model in"
@@ -564,11 +562,15 @@ PY
   echo "PyTorch's choice (cuDNN here, with or without dropout) runs its forward about twice as long"
   echo "with dropout and its backward a fifth longer; the flash backend pays less forward. The added"
   echo "time is close to a constant per score (the mask drawn per element) across sequences of"
-  echo "1,024-32,768 and head dims of 64-128. trainsim prices fused attention without dropout"
-  echo "whatever \`attention_dropout\` says (workloads/cost.c, flash_block): a plain PyTorch model"
-  echo "left at attention dropout 0.1 on SDPA runs its attention about a third longer than priced."
+  echo "1,024-32,768 and head dims of 64-128. trainsim prices it so since 2026-12-07: the medians"
+  echo "over these shapes are platforms/dgx-h100.yaml's \`gpu.attention_dropout\` (ps a score;"
+  echo "workloads/cost.c, add_attention_dropout), which the H200, H800 and 16k-GPU H100 platforms"
+  echo "carry as ASSUMED (the same multiprocessors and clock). Before, fused attention was priced"
+  echo "without dropout whatever \`attention_dropout\` said: a plain PyTorch model left at attention"
+  echo "dropout 0.1 on SDPA runs its attention about a third longer than that. The models this"
+  echo "page's steps trained have no attention dropout, and their workloads say so."
   echo
-  echo "### Computation beside a collective whose channels hold their multiprocessors"
+  echo "## Measured, not yet priced: computation beside a collective whose channels hold their multiprocessors"
   echo
   echo "NCCL runs each call as one kernel, a block a channel resident until the call ends; \`cuobjdump\`"
   echo "on the NCCL that PyTorch loaded ($(unquoted "$channels" | awk -F, '$2 == "library" { print $5 }')) finds $(unquoted "$channels" | awk -F, '$2 == "registers a thread; median" { print $3 }') registers a thread in its sm_90"
