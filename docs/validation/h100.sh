@@ -464,9 +464,15 @@ PY
   echo "\`$trace_amp\`). Where the real runs failed and the replay did not, the real allocator held"
   echo "$(zcat "$trace_amp" | "$REPLAY" | awk -F, '$19 != "same" && $12 == "oom" { d = ($14 + $13 - $18) / 1e9; if (n++ == 0 || d < lo) lo = d; if (d > hi) hi = d } END { printf "%.1f-%.1f GB", lo, hi }') more in segments at the failing request than the replay of its own requests did:"
   echo "a difference in where the allocator's rules place blocks that the model of them"
-  echo "(workloads/caching_allocator.c) does not yet reproduce, not a margin of the measurement. Until it"
-  echo "does, a run under the default allocator with full recomputation and logits of many GiB can fail"
-  echo "where trainsim says it fits; expandable segments decided every rung as the bytes did."
+  echo "(workloads/caching_allocator.c) does not yet reproduce, not a margin of the measurement. In the"
+  echo "two recomputing runs both held the same segment bytes (to 6 MB) at every request up to the"
+  echo "failing one; there, releasing its fully free segments, the replay found room and the real"
+  echo "allocator did not: their blocks sat in different segments. PyTorch's best fit breaks ties"
+  echo "between free blocks of one size by address, which the replay assigns in the order segments"
+  echo "were made, not as the driver did (the traces do not record addresses): the candidate. Until the"
+  echo "model places as the allocator does, a run under the default allocator with full recomputation"
+  echo "and logits of many GiB can fail where trainsim says it fits; expandable segments decided every"
+  echo "rung as the bytes did."
   echo
   echo "## Hugging Face's eager GPT-2"
   echo
