@@ -10,8 +10,10 @@ three steps), torch.cuda.memory._record_memory_history records the allocator's t
 before the build; each event becomes one line:
     A,id,bytes,stream      a request of bytes (before rounding) on a stream, the block named id
     F,id                   the block freed (free_completed: back in the allocator's pool)
-    S,bytes / X,bytes      a segment cudaMalloc'ed / cudaFree'd (the default allocator), or
-                           mapped / unmapped (expandable segments)
+    S,bytes,addr / X,bytes,addr  a segment cudaMalloc'ed / cudaFree'd (the default allocator),
+                           or mapped / unmapped (expandable segments), at its device address
+                           (best fit breaks ties between free blocks of one size by address;
+                           the traces recorded before 2026-12-07 17:00 UTC carry no address)
     O,bytes                out of memory on a request of bytes
     M,name                 a marker: build, emptied (after empty_cache), step1..step3
     I,bytes,allocated,pool a segment the allocator held when the trace began (workspaces)
@@ -101,9 +103,9 @@ def trace(cfg, detail):
         elif act == "free_completed" and e["addr"] in ids:  # not one made before the trace
             lines.append(f"F,{ids.pop(e['addr'])}")
         elif act in ("segment_alloc", "segment_map"):
-            lines.append(f"S,{e['size']}")
+            lines.append(f"S,{e['size']},{e['addr']}")
         elif act in ("segment_free", "segment_unmap"):
-            lines.append(f"X,{e['size']}")
+            lines.append(f"X,{e['size']},{e['addr']}")
         elif act == "oom":
             lines.append(f"O,{e['size']}")
     while mi < len(marks):
