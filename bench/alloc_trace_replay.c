@@ -3,8 +3,12 @@
  * that allocator (workloads/caching_allocator.c), to check its rules apart from the requests
  * trainsim generates. Validation only: nothing here sets a parameter.
  *
- *   zcat bench/device/h100_alloc_trace.csv.gz | build/alloc_trace_replay
+ *   zcat bench/device/h100_alloc_trace.csv.gz | build/alloc_trace_replay [--addresses]
  *
+ * With --addresses each segment the replay makes takes the device address the trace's segment
+ * line gives (traces recorded since 2026-12-07 carry them), as the driver placed it: PyTorch's
+ * best fit breaks ties between free blocks of one size by address. Without, the replay places
+ * segments at increasing addresses in the order it makes them.
  * For each configuration (a C line) it prints, CSV: the configuration, what the real allocator
  * did (ran, or the size of the request that ran out of memory; its peak of reserved bytes and
  * the segments it cudaMalloc'ed) and what the replay did with the same requests in the same
@@ -92,7 +96,12 @@ static ts_caching_allocator *allocator(run *r) {
   return r->a;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  bool at_addresses = argc == 2 && strcmp(argv[1], "--addresses") == 0;
+  if (argc > 2 || (argc == 2 && !at_addresses)) {
+    fprintf(stderr, "usage: alloc_trace_replay [--addresses] < trace.csv\n");
+    return 2;
+  }
   char line[MAX_LINE];
   run r;
   memset(&r, 0, sizeof r);
@@ -144,6 +153,9 @@ int main(void) {
       ts_caching_allocator_free(allocator(&r), r.handles[id]);
       r.handles[id] = -1;
     } else if (sscanf(line, "S,%" SCNu64, &bytes) == 1) {
+      uint64_t addr = 0;
+      if (at_addresses && sscanf(line, "S,%*[0-9],%" SCNu64, &addr) == 1 && !r.replay_failed)
+        ts_caching_allocator_place_next_segment(allocator(&r), addr);
       r.reserved += bytes;
       r.real_segments++;
       if (r.reserved > r.peak_reserved)

@@ -32,6 +32,7 @@ typedef struct free_list {
 
 struct ts_caching_allocator {
   uint64_t capacity_bytes, next_addr;
+  uint64_t placed_addr; /* the next segment's address, given by a replay (0: none) */
   block *blocks;
   long n_blocks, cap_blocks;
   long *unused; /* slots of merged or released blocks, for reuse */
@@ -202,8 +203,9 @@ long ts_caching_allocator_malloc(ts_caching_allocator *a, uint64_t bytes, int st
         return -1;
       }
     }
-    h = new_block(a, a->next_addr, seg, pool);
-    a->next_addr += seg;
+    h = new_block(a, a->placed_addr != 0 ? a->placed_addr : a->next_addr, seg, pool);
+    a->next_addr += a->placed_addr != 0 ? 0 : seg;
+    a->placed_addr = 0;
     a->st.reserved_bytes += seg;
     a->st.n_segments++;
   }
@@ -253,4 +255,8 @@ void ts_caching_allocator_free(ts_caching_allocator *a, long handle) {
   h = merge(a, h, a->blocks[h].next);
   list_insert(a, h);
   note_peaks(&a->st);
+}
+
+void ts_caching_allocator_place_next_segment(ts_caching_allocator *a, uint64_t addr) {
+  a->placed_addr = addr;
 }

@@ -60,6 +60,10 @@ long ts_caching_allocator_malloc(ts_caching_allocator *a, uint64_t bytes, int st
 void ts_caching_allocator_free(ts_caching_allocator *a, long handle);
 /* torch.cuda.empty_cache(): every segment that is one free block goes back to the driver. */
 void ts_caching_allocator_empty_cache(ts_caching_allocator *a);
+/* The device address of the next segment the allocator makes (a replay of a real trace, whose
+ * driver chose it: best fit breaks ties between free blocks of one size by address); without
+ * it segments take increasing addresses in the order they are made. */
+void ts_caching_allocator_place_next_segment(ts_caching_allocator *a, uint64_t addr);
 
 const ts_caching_allocator_stats *ts_caching_allocator_stats_of(const ts_caching_allocator *a);
 
