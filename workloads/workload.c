@@ -609,10 +609,12 @@ static int read_model(const reader *r, int root, ts_workload *wl) {
       ts_doc_get_bool(r->doc, m, "add_bias_linear", &md->bias, r->err) < 0)
     return -1;
   md->attention_dropout = md->hidden_dropout = 0.1; /* Megatron-LM's defaults */
-  if (ts_doc_get_double(r->doc, m, "attention_dropout", 0, 0.99, &md->attention_dropout, r->err) <
-          0 ||
+  int rc_attention_dropout =
+      ts_doc_get_double(r->doc, m, "attention_dropout", 0, 0.99, &md->attention_dropout, r->err);
+  if (rc_attention_dropout < 0 ||
       ts_doc_get_double(r->doc, m, "hidden_dropout", 0, 0.99, &md->hidden_dropout, r->err) < 0)
     return -1;
+  md->is_attention_dropout_set = rc_attention_dropout == 1;
   md->rms_norm = norm == 1;
   md->rope = position == 1;
   md->rotary_percent = 1.0;
@@ -1672,6 +1674,8 @@ int ts_workload_resolve(ts_workload *wl, const ts_overrides *ov, ts_err *err) {
     wl->cp_attention = plain ? TS_CP_ATTENTION_PYTORCH : TS_CP_ATTENTION_TE;
   if (!wl->is_autocast_set)
     wl->is_autocast = ts_workload_autocast_default(wl);
+  if (plain && !wl->model.is_attention_dropout_set) /* PyTorch's attention: dropout_p 0 */
+    wl->model.attention_dropout = 0;
   if (wl->is_autocast && deepspeed)
     return ts_err_at(err, l->autocast,
                      "autocast keeps fp32 weights, but %s runs DeepSpeed's engine, which casts the "

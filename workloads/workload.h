@@ -96,9 +96,13 @@ typedef struct ts_model {
   bool untied; /* untie_embeddings_and_output_weights: the output layer has its own weights */
   bool bias; /* add_bias_linear: the linear layers have biases */
   /* Megatron-LM's attention_dropout (on the attention probabilities) and hidden_dropout (after
-   * the projection and FC2); default 0.1 each. At 0 PyTorch's dropout returns its input: no
+   * the projection and FC2); default 0.1 each, but attention_dropout 0 for a plain PyTorch
+   * model (is_attention_dropout_set false, framework pytorch): PyTorch's attention drops only
+   * what the model's code passes (F.scaled_dot_product_attention's dropout_p and
+   * nn.MultiheadAttention's dropout default to 0). At 0 PyTorch's dropout returns its input: no
    * kernel runs and no mask is kept (aten/src/ATen/native/Dropout.cpp, dropout()). */
   double attention_dropout, hidden_dropout;
+  bool is_attention_dropout_set;
   /* Multi-head latent attention (DeepSeek-V2/V3; Megatron-Core's multi_latent_attention):
    * queries from a q_lora_rank latent (0: straight from h), keys and values from a shared
    * kv_lora_rank latent, each head's query and key of qk_head_dim + qk_pos_emb_head_dim (the

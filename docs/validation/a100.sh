@@ -41,7 +41,7 @@ STEPS=("{attention: flash1}|50257"
 predict() {
   cat >"$work/$1.yaml" <<YAML
 name: $1
-model: {num_layers: $2, hidden_size: $3, num_attention_heads: $4, seq_length: ${10:-2048}, vocab_size: $9}
+model: {num_layers: $2, hidden_size: $3, num_attention_heads: $4, seq_length: ${10:-2048}, vocab_size: $9, attention_dropout: 0.1}
 training: {global_batch_size: $5, micro_batch_size: $6, precision: ${11:-bf16}, optimizer: adam, autocast: true}
 parallelism: {tensor: 1, pipeline: 1, zero_stage: $7, recompute: none, dp_bucket_size: 25MB}
 stack: $8

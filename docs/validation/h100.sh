@@ -150,7 +150,7 @@ while IFS=, read -r name layers hidden heads seq mbs micro dtype variant step_ms
   wl=$work/hf.yaml
   cat >"$wl" <<YAML
 name: $name
-model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: $vocab}
+model: {num_layers: $layers, hidden_size: $hidden, num_attention_heads: $heads, seq_length: $seq, vocab_size: $vocab, attention_dropout: 0.1}
 training: {global_batch_size: $((mbs * micro)), micro_batch_size: $mbs, precision: $dtype, optimizer: adam, autocast: true}
 parallelism: {tensor: 1, pipeline: 1, data: 1, recompute: none}
 stack: $stack

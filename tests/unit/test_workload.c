@@ -601,8 +601,41 @@ static void test_autocast_default(void **state) {
   }
 }
 
+/* Attention dropout's default: Megatron-LM's 0.1, but 0 for a plain PyTorch model, whose
+ * attention drops only what its code passes (SDPA's dropout_p defaults to 0); a value named
+ * stands under either. */
+static void test_attention_dropout_default(void **state) {
+  (void)state;
+  static const char base[] = "name: a\nmodel: {num_layers: 2, hidden_size: 256, "
+                             "num_attention_heads: 4, seq_length: 128, vocab_size: 1000%s}\n"
+                             "training: {global_batch_size: 8, micro_batch_size: 1}\n"
+                             "parallelism: {data: 1}\nstack: {framework: %s}\n";
+  const struct {
+    const char *model, *framework;
+    double attention, hidden;
+  } cases[] = {
+      {"", "pytorch", 0, 0.1},
+      {", attention_dropout: 0.1", "pytorch", 0.1, 0.1},
+      {"", "megatron", 0.1, 0.1},
+      {", attention_dropout: 0", "megatron", 0, 0.1},
+  };
+  char text[512];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ts_workload wl;
+    ts_err err = {0};
+    ts_overrides none = {0};
+    snprintf(text, sizeof text, base, cases[i].model, cases[i].framework);
+    if (ts_workload_parse("drop.yaml", text, strlen(text), &wl, &err) != 0 ||
+        ts_workload_resolve(&wl, &none, &err) != 0)
+      fail_msg("case %zu: %s", i, err.msg);
+    assert_true(wl.model.attention_dropout == cases[i].attention);
+    assert_true(wl.model.hidden_dropout == cases[i].hidden);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_presets),
+                                     cmocka_unit_test(test_attention_dropout_default),
                                      cmocka_unit_test(test_llama3),
                                      cmocka_unit_test(test_moe),
                                      cmocka_unit_test(test_kv_channels),
