@@ -45,11 +45,7 @@ CONFIGS = [
 ]
 # For a GPU of 80 GB (H100): the same blocks where they fit there ("llama-8b-quarter": Llama 3
 # 8B's layer with 8 of its 32 layers), the first four the H200 set's own.
-CONFIGS_80GB = [
-    ("gpt", "gpt-125m", 12, 768, 12, 12, 3072, 1024, 32, 2, False),
-    ("gpt", "gpt-350m", 24, 1024, 16, 16, 4096, 2048, 16, 1, False),
-    ("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 8192, 1, 2, False),
-    ("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 16, 1, True),
+CONFIGS_80GB = [CONFIGS[i] for i in (0, 1, 2, 5)] + [
     ("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 2, 2, False),
     ("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 8, 1, False),
     ("llama", "llama-1b", 16, 2048, 32, 8, 8192, 8192, 1, 2, False),

@@ -44,7 +44,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from cuda_timing import time_ms, write_csv
+from cuda_timing import alone_and_beside, time_ms, write_csv
 
 NCCL_THREADS = 640  # NCCL_MAX_NTHREADS, src/include/device.h
 NCCL_DYN_SMEM = 20 * ((8 * 32 + 1) * 16)  # ncclShmemDynamicSize(900): 20 warps x 4,112 B
@@ -159,31 +159,16 @@ class Channels:
             self.kernel((channels,), (NCCL_THREADS,), args, shared_mem=NCCL_DYN_SMEM)
 
 
-def beside(work, ch, channels, reps=7):
-    """Median times of work alone and while the reduction (started first, lasting longer) runs
-    on another stream, alternated so that clock drift falls on both alike."""
+def beside(work, ch, channels):
+    """Median times of work alone and while the reduction (one launch, its blocks taking their
+    SMs first, lasting longer than the work) runs on another stream."""
     s_work, s_red = torch.cuda.Stream(), torch.cuda.Stream()
     with torch.cuda.stream(s_work):
         t_work = time_ms(work, warmup=2, reps=3)
     with torch.cuda.stream(s_red):
         t_pass = time_ms(lambda: ch.launch(channels, 1), warmup=1, reps=3)
     passes = max(1, int(6 * t_work / t_pass))  # outlasts the work slowed up to six-fold
-    alone, mixed = [], []
-    for _ in range(reps):
-        for with_red in (False, True):
-            torch.cuda.synchronize()
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            if with_red:
-                with torch.cuda.stream(s_red):
-                    ch.launch(channels, passes)
-            with torch.cuda.stream(s_work):
-                torch.cuda._sleep(1_000_000)  # the reduction's blocks take their SMs first
-                e0.record()
-                work()
-                e1.record()
-            torch.cuda.synchronize()
-            (mixed if with_red else alone).append(e0.elapsed_time(e1))
-    return statistics.median(alone), statistics.median(mixed)
+    return alone_and_beside(work, lambda: ch.launch(channels, passes), 1_000_000)
 
 
 def reduction_beside(ch, channels, work, work_ms, reps=5):

@@ -32,6 +32,7 @@ import torch.distributed as dist
 import triton
 import triton.language as tl
 
+import cuda_timing as timing
 from cuda_timing import time_ms as gpu_ms
 
 rows = []
@@ -121,27 +122,14 @@ def channel_reduce(a, b, c, n, BLOCK: tl.constexpr):
         tl.store(c + offs, tl.load(a + offs, mask=mask) + tl.load(b + offs, mask=mask), mask=mask)
 
 
-def alone_and_beside(work, noise, work_ms, noise_ms, reps=7):
-    """Median times of `work` alone and while `noise` runs on another stream, alternated so
-    that clock or temperature drift falls on both alike."""
-    s_work, s_noise = torch.cuda.Stream(), torch.cuda.Stream()
-    alone, mixed = [], []
-    for _ in range(reps):
-        for with_noise in (False, True):
-            torch.cuda.synchronize()
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            if with_noise:
-                with torch.cuda.stream(s_noise):
-                    for _ in range(int(3 * work_ms / noise_ms) + 2):
-                        noise()
-            with torch.cuda.stream(s_work):
-                torch.cuda._sleep(2_000_000)  # about 1 ms: the noise stream starts first
-                e0.record()
-                work()
-                e1.record()
-            torch.cuda.synchronize()
-            (mixed if with_noise else alone).append(e0.elapsed_time(e1))
-    return statistics.median(alone), statistics.median(mixed)
+def alone_and_beside(work, noise, work_ms, noise_ms):
+    """Median times of `work` alone and while `noise`, relaunched back to back, runs on another
+    stream (started about 1 ms first)."""
+    def start_noise():
+        for _ in range(int(3 * work_ms / noise_ms) + 2):
+            noise()
+
+    return timing.alone_and_beside(work, start_noise, 2_000_000)
 
 
 def overlap_costs():
