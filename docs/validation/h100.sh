@@ -437,7 +437,6 @@ PY
   echo "to +18.3%) and the steps 2.7%. The same runs' requests, tensor by tensor"
   echo "(workloads/step_requests.c, which the default allocator's replay plays at the edge), peak"
   echo "within 0.2% of every measured peak (tests/unit/test_caching_allocator.c checks five)."
-  echo "within 0.2% of every measured peak (tests/unit/test_caching_allocator.c checks five)."
   echo
   echo "### Out of memory at the edge, under autocast"
   echo
