@@ -8,7 +8,10 @@
  * With --addresses each segment the replay makes takes the device address the trace's segment
  * line gives (traces recorded since 2026-12-07 carry them), as the driver placed it: PyTorch's
  * best fit breaks ties between free blocks of one size by address. Without, the replay places
- * segments at increasing addresses in the order it makes them.
+ * segments at increasing addresses in the order it makes them. Where the trace also gives each
+ * block's address (recorded since 2026-12-07 19:00 UTC), --addresses reports on stderr, for each
+ * configuration, the first request whose block the replay placed elsewhere than the real
+ * allocator did (within a segment the trace made): where the two first part.
  * For each configuration (a C line) it prints, CSV: the configuration, what the real allocator
  * did (ran, or the size of the request that ran out of memory; its peak of reserved bytes and
  * the segments it cudaMalloc'ed) and what the replay did with the same requests in the same
@@ -41,7 +44,20 @@ typedef struct run {
   long requests; /* requests seen (A lines) */
   long real_failed_after; /* requests before the real failure */
   long replay_failed_after; /* requests before the replay's failure */
+  /* --addresses: the trace's live segments, and the first block placed apart */
+  uint64_t seg_addr[4096], seg_size[4096];
+  int n_segs;
+  long parted_at; /* its request index + 1; 0: none */
+  uint64_t parted_bytes, parted_real, parted_replay;
 } run;
+
+/* Whether addr lies in a segment the trace made (not one held before it began). */
+static bool in_traced_segment(const run *r, uint64_t addr) {
+  for (int i = 0; i < r->n_segs; i++)
+    if (addr >= r->seg_addr[i] && addr < r->seg_addr[i] + r->seg_size[i])
+      return true;
+  return false;
+}
 
 static void flush(run *r) {
   if (r->config[0] == '\0')
@@ -54,6 +70,11 @@ static void flush(run *r) {
          real_oom ? "oom" : "ran", r->real_failed, r->peak_reserved, r->real_segments,
          r->replay_failed ? "oom" : "ran", r->replay_failed_at,
          st != NULL ? st->peak_reserved_bytes : 0, same ? "same" : "DIFFERENT");
+  if (r->parted_at > 0)
+    fprintf(stderr,
+            "alloc_trace_replay: %s: request %ld (%" PRIu64 " bytes) placed at %#" PRIx64
+            ", the real allocator's at %#" PRIx64 "\n",
+            r->config, r->parted_at - 1, r->parted_bytes, r->parted_replay, r->parted_real);
   if (r->a != NULL)
     ts_caching_allocator_delete(r->a);
   free(r->handles);
@@ -134,6 +155,7 @@ int main(int argc, char **argv) {
       r.reserved += total;
       r.peak_reserved = r.reserved;
     } else if (sscanf(line, "A,%ld,%" SCNu64 ",%ld", &id, &bytes, &stream) == 3) {
+      uint64_t real_addr = 0;
       if (r.real_failed > 0)
         continue;
       long seen = r.requests++;
@@ -147,6 +169,14 @@ int main(int argc, char **argv) {
         continue;
       }
       *handle_slot(&r, id) = h;
+      if (at_addresses && r.parted_at == 0 &&
+          sscanf(line, "A,%*[0-9],%*[0-9],%*[0-9],%" SCNu64, &real_addr) == 1 &&
+          in_traced_segment(&r, real_addr) && ts_caching_allocator_address(r.a, h) != real_addr) {
+        r.parted_at = seen + 1;
+        r.parted_bytes = bytes;
+        r.parted_real = real_addr;
+        r.parted_replay = ts_caching_allocator_address(r.a, h);
+      }
     } else if (sscanf(line, "F,%ld", &id) == 1) {
       if (r.replay_failed || id >= r.n_handles || r.handles[id] < 0)
         continue;
@@ -154,14 +184,28 @@ int main(int argc, char **argv) {
       r.handles[id] = -1;
     } else if (sscanf(line, "S,%" SCNu64, &bytes) == 1) {
       uint64_t addr = 0;
-      if (at_addresses && sscanf(line, "S,%*[0-9],%" SCNu64, &addr) == 1 && !r.replay_failed)
-        ts_caching_allocator_place_next_segment(allocator(&r), addr);
+      if (at_addresses && sscanf(line, "S,%*[0-9],%" SCNu64, &addr) == 1) {
+        if (!r.replay_failed)
+          ts_caching_allocator_place_next_segment(allocator(&r), addr);
+        if (r.n_segs < 4096) {
+          r.seg_addr[r.n_segs] = addr;
+          r.seg_size[r.n_segs++] = bytes;
+        }
+      }
       r.reserved += bytes;
       r.real_segments++;
       if (r.reserved > r.peak_reserved)
         r.peak_reserved = r.reserved;
     } else if (sscanf(line, "X,%" SCNu64, &bytes) == 1) {
+      uint64_t addr = 0;
       r.reserved -= bytes;
+      if (sscanf(line, "X,%*[0-9],%" SCNu64, &addr) == 1)
+        for (int i = 0; i < r.n_segs; i++)
+          if (r.seg_addr[i] == addr) {
+            r.seg_addr[i] = r.seg_addr[--r.n_segs];
+            r.seg_size[i] = r.seg_size[r.n_segs];
+            break;
+          }
     } else if (sscanf(line, "O,%" SCNu64, &bytes) == 1) {
       if (r.real_failed > 0)
         continue;

@@ -260,3 +260,7 @@ void ts_caching_allocator_free(ts_caching_allocator *a, long handle) {
 void ts_caching_allocator_place_next_segment(ts_caching_allocator *a, uint64_t addr) {
   a->placed_addr = addr;
 }
+
+uint64_t ts_caching_allocator_address(const ts_caching_allocator *a, long handle) {
+  return a->blocks[handle].addr;
+}

@@ -64,6 +64,8 @@ void ts_caching_allocator_empty_cache(ts_caching_allocator *a);
  * driver chose it: best fit breaks ties between free blocks of one size by address); without
  * it segments take increasing addresses in the order they are made. */
 void ts_caching_allocator_place_next_segment(ts_caching_allocator *a, uint64_t addr);
+/* The device address of a live block (its segment's, placed or not, plus its offset there). */
+uint64_t ts_caching_allocator_address(const ts_caching_allocator *a, long handle);
 
 const ts_caching_allocator_stats *ts_caching_allocator_stats_of(const ts_caching_allocator *a);
 

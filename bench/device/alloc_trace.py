@@ -4,11 +4,13 @@ traces let trainsim's replay of the allocator's rules (workloads/caching_allocat
 the requests a real step made, and its own generated requests be checked against them.
 
     python3 bench/device/alloc_trace.py OUT.csv.gz [--hbm 80|141] [--detail] [--smoke] [--amp]
+                                           [--only NAME:MICRO_BATCH:RECOMPUTE]
 
 For each configuration, as allocator.measure() runs it (built on the GPU, the cache emptied,
 three steps), torch.cuda.memory._record_memory_history records the allocator's trace from
 before the build; each event becomes one line:
-    A,id,bytes,stream      a request of bytes (before rounding) on a stream, the block named id
+    A,id,bytes,stream,addr a request of bytes (before rounding) on a stream, the block named id,
+                           at its device address (since 2026-12-07 19:00 UTC)
     F,id                   the block freed (free_completed: back in the allocator's pool)
     S,bytes,addr / X,bytes,addr  a segment cudaMalloc'ed / cudaFree'd (the default allocator),
                            or mapped / unmapped (expandable segments), at its device address
@@ -95,7 +97,7 @@ def trace(cfg, detail):
             bid = len(lines)  # unique per allocation
             ids[e["addr"]] = bid
             st = streams.setdefault(e["stream"], len(streams))
-            line = f"A,{bid},{e['size']},{st}"
+            line = f"A,{bid},{e['size']},{st},{e['addr']}"
             if detail:
                 own, tf = frame_names(e.get("frames", []))
                 line += f",{own},{tf}"
@@ -121,6 +123,8 @@ def main():
     ap.add_argument("--detail", action="store_true", help="the small configurations, with frames")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--amp", action="store_true", help="allocator.py --amp's recipe and ladders")
+    ap.add_argument("--only", metavar="NAME:MICRO_BATCH:RECOMPUTE",
+                    help="trace this rung of the ladders alone, in a process of its own")
     args = ap.parse_args()
     allocator.AMP = args.amp
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -143,7 +147,10 @@ def main():
     else:
         ladders = (allocator.LADDERS_AMP_80GB if args.amp else
                    allocator.LADDERS if args.hbm == 141 else allocator.LADDERS_80GB)
-        plan = [item[0][:8] + (mb,) + item[0][9:] for item in ladders for mb in item[1]]
+        plan = [cfg for cfg in allocator.rungs(ladders)
+                if not args.only or allocator.rung_name(cfg) == args.only]
+        if not plan:
+            ap.error(f"--only {args.only}: no such rung in the chosen ladders")
     for cfg in plan:
         free, _ = torch.cuda.mem_get_info()
         lines, status = trace(cfg, args.detail or args.smoke)

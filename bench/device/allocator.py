@@ -5,6 +5,7 @@ reserves around it, what the process holds outside the allocator, and where out 
 really begins.
 
     python3 bench/device/allocator.py OUT.csv [--smoke] [--adam foreach] [--hbm 80] [--amp]
+                                      [--only NAME:MICRO_BATCH:RECOMPUTE]
 
 Models and recipe are gpt.py's and llama_steps.py's (bf16 weights, fp32 main grads by hooks,
 fp32 masters, fused AdamW; full recomputation by torch.utils.checkpoint). Each configuration
@@ -19,6 +20,11 @@ allocator (cudaMemGetInfo's used minus reserved: the CUDA context, cuBLAS and cu
 
 With --amp the recipe is amp_steps.py's automatic mixed precision (fp32 weights, autocast,
 set_to_none), on ladders sized for an 80 GB GPU.
+
+With --only one rung of the chosen ladders runs alone (e.g. gpt-1.3b:32:full), so that a
+shell loop gives every rung a process of its own: a ladder's rungs share one process, whose
+earlier configurations leave the CUDA driver's virtual address space laid out differently, and
+where the driver places a segment decides which free blocks best fit finds first.
 
 With --adam foreach the optimizer is torch.optim.AdamW's default foreach kernels (the points
 only), whose step allocates a list as large as the second moments (trainsim's step_bytes).
@@ -86,6 +92,17 @@ LADDERS_AMP_80GB = [
 ]
 SMOKE_POINTS = [("gpt", "gpt-tiny", 2, 256, 4, 4, 1024, 512, 2, 2, False)]
 SMOKE_LADDERS = [(("llama", "llama-tiny", 2, 256, 4, 2, 512, 512, 0, 1, True), (1, 2))]
+
+
+def rungs(ladders):
+    """Every configuration of the ladders, in the order they climb."""
+    return [base[:8] + (mb,) + base[9:] for base, mbs in ladders for mb in mbs]
+
+
+def rung_name(cfg):
+    """A configuration as --only names it: name:micro-batch:recompute."""
+    return f"{cfg[1]}:{cfg[8]}:{'full' if cfg[10] else 'none'}"
+
 
 GIB = 2**30
 ADAM = "fused"  # --adam
@@ -222,6 +239,8 @@ def main():
                     help="the set sized for a GPU of this many GB: 141 (H200) or 80 (H100)")
     ap.add_argument("--amp", action="store_true",
                     help="amp_steps.py's automatic mixed precision, its ladders (80 GB) alone")
+    ap.add_argument("--only", metavar="NAME:MICRO_BATCH:RECOMPUTE",
+                    help="run this rung of the chosen ladders alone (recompute: full or none)")
     args = ap.parse_args()
     global ADAM, AMP
     ADAM, AMP = args.adam, args.amp
@@ -252,6 +271,11 @@ def main():
     plan = [] if ADAM == "foreach" else [
         ("ladder", item) for item in (SMOKE_LADDERS if args.smoke else ladders)]
     plan += [("point", c) for c in (SMOKE_POINTS if args.smoke else points)]
+    if args.only:
+        plan = [("ladder", (cfg, (cfg[8],))) for cfg in rungs(SMOKE_LADDERS if args.smoke else ladders)
+                if rung_name(cfg) == args.only]
+        if not plan:
+            ap.error(f"--only {args.only}: no such rung in the chosen ladders")
     for kind, item in plan:
         cfgs = [item] if kind == "point" else [item[0][:8] + (mb,) + item[0][9:] for mb in item[1]]
         for cfg in cfgs:

@@ -76,6 +76,27 @@ static void test_best_fit_and_merge(void **state) {
   ts_caching_allocator_delete(a);
 }
 
+/* A replay's placed segments: blocks at the segment's address and split off above it, and best
+ * fit's tie between two free blocks of one size going to the lower address. */
+static void test_placed_segments(void **state) {
+  (void)state;
+  ts_caching_allocator *a = ts_caching_allocator_new(1ULL << 40);
+  ts_caching_allocator_place_next_segment(a, 0x7f0000000000ULL);
+  long high = ts_caching_allocator_malloc(a, 30 * MIB, 0);
+  ts_caching_allocator_place_next_segment(a, 0x7e0000000000ULL);
+  long low = ts_caching_allocator_malloc(a, 30 * MIB, 0);
+  assert_int_equal(ts_caching_allocator_address(a, high), 0x7f0000000000ULL);
+  assert_int_equal(ts_caching_allocator_address(a, low), 0x7e0000000000ULL);
+  ts_caching_allocator_free(a, high);
+  ts_caching_allocator_free(a, low);
+  long first = ts_caching_allocator_malloc(a, 10 * MIB, 0), second;
+  assert_int_equal(ts_caching_allocator_address(a, first), 0x7e0000000000ULL);
+  second =
+      ts_caching_allocator_malloc(a, 10 * MIB, 0); /* the lower segment's free rest fits best */
+  assert_int_equal(ts_caching_allocator_address(a, second), 0x7e0000000000ULL + 10 * MIB);
+  ts_caching_allocator_delete(a);
+}
+
 /* What defeats a byte count: a live block pins its segment, whose free rest is too small. */
 static void test_fragmentation_out_of_memory(void **state) {
   (void)state;
@@ -241,6 +262,7 @@ static void test_amp_requests_measured(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_rounding_and_segments),
                                      cmocka_unit_test(test_best_fit_and_merge),
+                                     cmocka_unit_test(test_placed_segments),
                                      cmocka_unit_test(test_fragmentation_out_of_memory),
                                      cmocka_unit_test(test_requests_balance),
                                      cmocka_unit_test(test_measured_edge_replayed),
