@@ -181,7 +181,15 @@ done
   echo "power-limited GEMM times carried over, before that). FlashAttention-1 compiles its kernels"
   echo "for head dimensions 32, 64 and 128 and runs any other on the next wider one"
   echo "(csrc/flash_attn/fmha_api.cpp at 4a6eaa9f): 760M's heads of 96 cost what heads of 128 do,"
-  echo "modelled since 2026-12-07 (it slows 760M by about 5%)."
+  echo "modelled since 2026-12-07 (it slows 760M by about 5%). Not priced: the runs' attention"
+  echo "dropout (transformers.GPT2Config's attn_pdrop, 0.1, drawn inside FlashAttention's kernel):"
+  echo "the A100 has no measured figure for it (\`gpu.attention_dropout\`; trainsim warns), and the"
+  echo "published kernel speeds that price these runs' attention were timed without dropout. At the"
+  echo "H100's measured cost a score (platforms/dgx-h100.yaml) times 1.72, the H100's 132 SMs at"
+  echo "1.98 GHz over the A100's 108 at 1.41 GHz (boost clocks; the random draws are integer work,"
+  echo "ASSUMED to scale so), the steps would take 1.1% (2.7B) to 3.9% (355M) longer (tried on"
+  echo "2026-12-07, not kept), every row further below the published: what makes them slow is not"
+  echo "found (the A100's GEMMs are the H200's carried over, the part the A100 has least evidence for)."
   echo
   echo "## The repository's own kernels"
   echo
