@@ -25,6 +25,8 @@
 #include "../workloads/caching_allocator.h"
 
 #define MAX_LINE 512
+/* Live segments compared by --addresses; the AMP trace's rungs make under 600. */
+#define MAX_TRACED_SEGMENTS 4096
 
 typedef struct run {
   char config[MAX_LINE];
@@ -45,7 +47,7 @@ typedef struct run {
   long real_failed_after; /* requests before the real failure */
   long replay_failed_after; /* requests before the replay's failure */
   /* --addresses: the trace's live segments, and the first block placed apart */
-  uint64_t seg_addr[4096], seg_size[4096];
+  uint64_t seg_addr[MAX_TRACED_SEGMENTS], seg_size[MAX_TRACED_SEGMENTS];
   int n_segs;
   long parted_at; /* its request index + 1; 0: none */
   uint64_t parted_bytes, parted_real, parted_replay;
@@ -187,7 +189,7 @@ int main(int argc, char **argv) {
       if (at_addresses && sscanf(line, "S,%*[0-9],%" SCNu64, &addr) == 1) {
         if (!r.replay_failed)
           ts_caching_allocator_place_next_segment(allocator(&r), addr);
-        if (r.n_segs < 4096) {
+        if (r.n_segs < MAX_TRACED_SEGMENTS) {
           r.seg_addr[r.n_segs] = addr;
           r.seg_size[r.n_segs++] = bytes;
         }
