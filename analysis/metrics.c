@@ -40,7 +40,7 @@ void ts_metrics_memory(const ts_workload *wl, const ts_gpu *gpu, ts_metrics *out
     out->is_fragmentation_risk =
         out->is_fragmentation_risk ||
         ts_memory_fragmentation_risk(wl, &out->stage_memory[s], out->usable_bytes);
-  if (out->is_memory_ok && out->is_fragmentation_risk && ts_step_requests_supported(wl))
+  if (out->is_memory_ok && ts_step_requests_decide(wl))
     replay_allocator(wl, out);
 }
 

@@ -46,10 +46,10 @@ typedef struct ts_metrics {
   /* some stage fits, but within its largest allocation of the limit under PyTorch's default
    * caching allocator (ts_memory_fragmentation_risk) */
   bool is_fragmentation_risk;
-  /* Where a stage is at risk and the run is one trainsim can spell out request by request
-   * (ts_step_requests_supported): PyTorch's default caching allocator replayed on its first
-   * three steps decides instead (is_allocator_replayed; the risk is then cleared). Out of memory
-   * there makes the verdict "does not fit": the request that found no block, and what the
+  /* Where the bytes fit and the run is one trainsim can spell out request by request under the
+   * default allocator (ts_step_requests_decide): PyTorch's default caching allocator replayed on
+   * its first three steps decides instead (is_allocator_replayed; any risk is then cleared). Out of
+   * memory there makes the verdict "does not fit": the request that found no block, and what the
    * allocator held and handed out then (held less handed out: free pieces of segments in use). */
   bool is_allocator_replayed, is_allocator_out_of_memory;
   double allocator_failed_request_bytes, allocator_reserved_bytes, allocator_allocated_bytes;

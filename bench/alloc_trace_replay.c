@@ -8,7 +8,8 @@
  * With --addresses each segment the replay makes takes the device address the trace's segment
  * line gives (traces recorded since 2026-12-07 carry them), as the driver placed it: PyTorch's
  * best fit breaks ties between free blocks of one size by address. Without, the replay places
- * segments at increasing addresses in the order it makes them. Where the trace also gives each
+ * each segment below the ones it made before, as the driver does once a process's first
+ * reservation is full (workloads/caching_allocator.c). Where the trace also gives each
  * block's address (recorded since 2026-12-07 19:00 UTC), --addresses reports on stderr, for each
  * configuration, the first request whose block the replay placed elsewhere than the real
  * allocator did (within a segment the trace made): where the two first part.

@@ -90,9 +90,8 @@ int ts_memory_cmd_main(int argc, char **argv) {
            mem.allocator_failed_request_bytes / GIB, mem.allocator_reserved_bytes / GIB,
            (mem.allocator_reserved_bytes - mem.allocator_allocated_bytes) / GIB);
   else if (mem.is_allocator_replayed)
-    printf("  within its largest allocation of the limit, but PyTorch's default caching "
-           "allocator, replayed\n  request by request over three steps, finds every block "
-           "(it holds at most %.2f GiB)\n",
+    printf("  and PyTorch's default caching allocator, replayed request by request over three "
+           "steps,\n  finds every block (it holds at most %.2f GiB)\n",
            mem.allocator_peak_reserved_bytes / GIB);
   for (long s = 0; s < wl.pp && !mem.is_allocator_replayed; s++) /* the first stage at risk */
     if (ts_memory_fragmentation_risk(&wl, &mem.stage_memory[s], mem.usable_bytes)) {

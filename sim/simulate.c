@@ -111,9 +111,9 @@ static int check_memory(const ts_platform *pf, const ts_workload *wl, ts_err *er
   double peak = ts_memory_peak(wl, &stage), usable = ts_gpu_usable_bytes(&pf->gpu);
   ts_memory m;
   ts_memory_stage(wl, stage, &m);
-  if (peak <= usable) { /* at the edge, the default caching allocator replayed decides */
+  if (peak <= usable) { /* the default caching allocator replayed decides, where it can */
     ts_caching_allocator_stats st;
-    if (ts_step_requests_edge_fits(wl, &m, usable, &st))
+    if (ts_step_requests_blocks_fit(wl, usable, &st))
       return 0;
     ts_err_plain(err,
                  "out of memory from fragmentation: each GPU needs %.2f GiB of the %.2f GiB it "

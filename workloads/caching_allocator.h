@@ -62,7 +62,8 @@ void ts_caching_allocator_free(ts_caching_allocator *a, long handle);
 void ts_caching_allocator_empty_cache(ts_caching_allocator *a);
 /* The device address of the next segment the allocator makes (a replay of a real trace, whose
  * driver chose it: best fit breaks ties between free blocks of one size by address); without
- * it segments take increasing addresses in the order they are made. */
+ * it each segment takes an address below every segment made before it, as the CUDA driver placed
+ * them (caching_allocator.c). */
 void ts_caching_allocator_place_next_segment(ts_caching_allocator *a, uint64_t addr);
 /* The device address of a live block (its segment's, placed or not, plus its offset there). */
 uint64_t ts_caching_allocator_address(const ts_caching_allocator *a, long handle);

@@ -596,10 +596,8 @@ int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus,
         if (peak > hbm_bytes ||
             (best_gpus > 0 && (gpus > best_gpus || (gpus == best_gpus && peak >= best_peak))))
           continue;
-        ts_memory at_peak;
         ts_caching_allocator_stats st;
-        ts_memory_stage(&c, stage, &at_peak);
-        if (ts_step_requests_edge_fits(&c, &at_peak, hbm_bytes, &st)) {
+        if (ts_step_requests_blocks_fit(&c, hbm_bytes, &st)) {
           best = c;
           best_gpus = gpus;
           best_peak = peak;

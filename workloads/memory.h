@@ -101,7 +101,7 @@ bool ts_memory_fragmentation_risk(const ts_workload *wl, const ts_memory *m, dou
 double ts_memory_peak(const ts_workload *wl, long *stage);
 
 /* The layout with the fewest GPUs (then the lowest peak) whose every rank fits in hbm_bytes
- * (at the edge, where ts_step_requests_edge_fits replays the default caching allocator, with it),
+ * (where ts_step_requests_blocks_fit replays the default caching allocator, with it),
  * keeping wl's batch, recomputation, ZeRO stage and schedule: tp dividing the heads, query
  * groups and FFN width, at most max_tp (a node); pp splitting the layers as the workload's
  * rule does (its first and last stages' own layer counts kept); dp such that

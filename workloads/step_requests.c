@@ -869,10 +869,13 @@ void ts_step_requests_replay(const ts_step_requests *r, uint64_t capacity_bytes,
   ts_caching_allocator_delete(a);
 }
 
-bool ts_step_requests_edge_fits(const ts_workload *wl, const ts_memory *m, double usable_bytes,
-                                ts_caching_allocator_stats *stats) {
-  return !ts_memory_fragmentation_risk(wl, m, usable_bytes) || !ts_step_requests_supported(wl) ||
-         ts_step_requests_fit(wl, (uint64_t)usable_bytes, stats);
+bool ts_step_requests_decide(const ts_workload *wl) {
+  return wl->allocator == TS_ALLOCATOR_CACHING && ts_step_requests_supported(wl);
+}
+
+bool ts_step_requests_blocks_fit(const ts_workload *wl, double usable_bytes,
+                                 ts_caching_allocator_stats *stats) {
+  return !ts_step_requests_decide(wl) || ts_step_requests_fit(wl, (uint64_t)usable_bytes, stats);
 }
 
 bool ts_step_requests_fit(const ts_workload *wl, uint64_t capacity_bytes,
