@@ -10,7 +10,7 @@
  * best fit breaks ties between free blocks of one size by address. Without, the replay places
  * each segment below the ones it made before, as the driver does once a process's first
  * reservation is full (workloads/caching_allocator.c). Where the trace also gives each
- * block's address (recorded since 2026-12-07 19:00 UTC), --addresses reports on stderr, for each
+ * block's address (recorded since 2026-12-07 18:45 UTC), --addresses reports on stderr, for each
  * configuration, the first request whose block the replay placed elsewhere than the real
  * allocator did (within a segment the trace made): where the two first part.
  * For each configuration (a C line) it prints, CSV: the configuration, what the real allocator

@@ -10,7 +10,7 @@ For each configuration, as allocator.measure() runs it (built on the GPU, the ca
 three steps), torch.cuda.memory._record_memory_history records the allocator's trace from
 before the build; each event becomes one line:
     A,id,bytes,stream,addr a request of bytes (before rounding) on a stream, the block named id,
-                           at its device address (since 2026-12-07 19:00 UTC)
+                           at its device address (since 2026-12-07 18:45 UTC)
     F,id                   the block freed (free_completed: back in the allocator's pool)
     S,bytes,addr / X,bytes,addr  a segment cudaMalloc'ed / cudaFree'd (the default allocator),
                            or mapped / unmapped (expandable segments), at its device address

@@ -24,7 +24,8 @@ set_to_none), on ladders sized for an 80 GB GPU.
 With --only one rung of the chosen ladders runs alone (e.g. gpt-1.3b:32:full), so that a
 shell loop gives every rung a process of its own: a ladder's rungs share one process, whose
 earlier configurations leave the CUDA driver's virtual address space laid out differently, and
-where the driver places a segment decides which free blocks best fit finds first.
+where the driver places a segment decides which free blocks best fit finds first (on an H100
+every AMP rung kept its ladder's outcome: bench/device/h100_allocator_amp_fresh.csv).
 
 With --adam foreach the optimizer is torch.optim.AdamW's default foreach kernels (the points
 only), whose step allocates a list as large as the second moments (trainsim's step_bytes).
@@ -277,7 +278,7 @@ def main():
         if not plan:
             ap.error(f"--only {args.only}: no such rung in the chosen ladders")
     for kind, item in plan:
-        cfgs = [item] if kind == "point" else [item[0][:8] + (mb,) + item[0][9:] for mb in item[1]]
+        cfgs = [item] if kind == "point" else rungs([item])
         for cfg in cfgs:
             r = measure(cfg)
             lines.append(",".join(str(v) for v in (kind,) + cfg[:10] +
