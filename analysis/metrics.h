@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "../workloads/ccl_memory.h"
 #include "../workloads/memory.h"
 #include "../workloads/reliability.h"
 #include "../workloads/result.h"
@@ -42,6 +43,7 @@ typedef struct ts_metrics {
   long peak_memory_stage;
   double hbm_bytes; /* the GPU's capacity */
   double usable_bytes; /* of which the framework can allocate: the verdict's limit */
+  ts_ccl_memory ccl; /* NCCL's buffers (ccl_memory.h), outside usable_bytes */
   bool is_memory_ok;
   /* some stage fits, but within its largest allocation of the limit under PyTorch's default
    * caching allocator (ts_memory_fragmentation_risk) */

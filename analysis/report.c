@@ -17,13 +17,21 @@
 #include "../workloads/alloc.h"
 #include "../workloads/doc.h"
 #include "../workloads/schedule.h"
+#include "../workloads/stack.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
+  char nccl[96] = "";
+  if (m->ccl.bytes > 0) {
+    char version[32];
+    ts_stack_version_text(m->ccl.version, version, sizeof version);
+    snprintf(nccl, sizeof nccl, " after NCCL %s's buffers, %.2f GiB in %d communicators", version,
+             m->ccl.bytes / GIB, m->ccl.communicators);
+  }
   if (m->usable_bytes < m->hbm_bytes)
-    fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB, %.1f of it allocatable)\n",
-            m->hbm_bytes / GIB, m->usable_bytes / GIB);
+    fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB, %.1f of it allocatable%s)\n",
+            m->hbm_bytes / GIB, m->usable_bytes / GIB, nccl);
   else
     fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB)\n", m->hbm_bytes / GIB);
   fprintf(out, "  %-6s %9s %9s %9s %11s %9s %9s %9s\n", "stage", "weights", "grads", "optimizer",
@@ -535,6 +543,8 @@ static void write_json(FILE *f, const ts_workload *wl, const ts_run_info *info,
   json_long(f, 4, "peak_stage", m->peak_memory_stage, &k);
   json_num(f, 4, "hbm_bytes", m->hbm_bytes, &k);
   json_num(f, 4, "usable_bytes", m->usable_bytes, &k);
+  json_num(f, 4, "nccl_bytes", m->ccl.bytes, &k); /* outside usable_bytes: ccl_memory.h */
+  json_long(f, 4, "nccl_communicators", m->ccl.communicators, &k);
   json_bool(f, 4, "fits", m->is_memory_ok, &k);
   json_num(f, 4, "largest_allocation_bytes",
            m->stage_memory[m->peak_memory_stage].largest_alloc_bytes, &k);

@@ -9,6 +9,7 @@
 #include "../analysis/explain.h"
 #include "../analysis/report.h"
 #include "../workloads/alloc.h"
+#include "../workloads/ccl_memory.h"
 #include "../workloads/doc.h"
 #include "../workloads/memory.h"
 #include "../workloads/text.h"
@@ -320,7 +321,7 @@ int ts_explain_main(int argc, char **argv) {
                     .gpu_model = pf->gpu.model,
                     .fidelity = ts_fidelity_names[e->a.fidelity],
                     .gpus_per_node = pf->gpus_per_node,
-                    .usable_bytes = ts_gpu_usable_bytes(&pf->gpu),
+                    .usable_bytes = ts_usable_bytes(&pf->gpu, &e->wl),
                     .n_nics = pf->n_nics,
                     .nic_Bps = e->nic_Bps,
                     .iteration_s = e->record.iteration_s,

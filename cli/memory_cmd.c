@@ -5,6 +5,7 @@
 
 #include "../analysis/metrics.h"
 #include "../analysis/report.h"
+#include "../workloads/ccl_memory.h"
 #include "../workloads/cost.h"
 #include "../workloads/memory.h"
 #include "args.h"
@@ -106,17 +107,17 @@ int ts_memory_cmd_main(int argc, char **argv) {
   report_model_states(&wl, &mem);
   ts_workload smallest;
   long max_tp = pf.gpus_per_node;
-  double usable = ts_gpu_usable_bytes(&pf.gpu);
-  if (ts_memory_smallest_layout(&wl, max_tp, ts_platform_n_gpus(&pf), usable, &smallest) == 0) {
+  if (ts_memory_smallest_layout(&wl, max_tp, ts_platform_n_gpus(&pf), &pf.gpu, &smallest) == 0) {
     long stage = 0;
-    double peak = ts_memory_peak(&smallest, &stage);
+    double peak = ts_memory_peak(&smallest, &stage), usable = ts_usable_bytes(&pf.gpu, &smallest);
     char label[128];
     ts_workload_layout_label(&smallest, label, sizeof label);
     printf("\nfewest GPUs that fit (%.1f GiB each): %s = %ld GPUs, peak %.2f GiB on stage %ld\n",
            usable / GIB, label, smallest.n_gpus, peak / GIB, stage);
   } else {
-    printf("\nno layout with TP up to %ld fits in %.1f GiB per GPU on platform '%s'\n", max_tp,
-           usable / GIB, pf.name);
+    printf("\nno layout with TP up to %ld fits in %.1f GiB per GPU (less NCCL's buffers) on "
+           "platform '%s'\n",
+           max_tp, ts_gpu_usable_bytes(&pf.gpu) / GIB, pf.name);
   }
   ts_metrics_fini(&mem);
   return 0;

@@ -310,7 +310,7 @@ int ts_search_main(int argc, char **argv) {
   struct timespec started;
   clock_gettime(CLOCK_MONOTONIC, &started);
   ts_search_space space;
-  ts_search_layouts(&base, a.gpus, pf.gpus_per_node, ts_gpu_usable_bytes(&pf.gpu), &space);
+  ts_search_layouts(&base, a.gpus, pf.gpus_per_node, &pf.gpu, &space);
   long n = space.n, tried = space.tried;
   long rejected[REJECT_COUNT] = {space.rejected[TS_SEARCH_RULE], space.rejected[TS_SEARCH_MEMORY],
                                  space.rejected[TS_SEARCH_MICROBATCHES]};

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../workloads/alloc.h"
+#include "../workloads/ccl_memory.h"
 #include "../workloads/doc.h"
 #include "../workloads/layout.h"
 #include "../workloads/memory.h"
@@ -108,7 +109,7 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
 /* The most loaded stage against HBM: the figures, and what would make it fit. */
 static int check_memory(const ts_platform *pf, const ts_workload *wl, ts_err *err) {
   long stage = 0;
-  double peak = ts_memory_peak(wl, &stage), usable = ts_gpu_usable_bytes(&pf->gpu);
+  double peak = ts_memory_peak(wl, &stage), usable = ts_usable_bytes(&pf->gpu, wl);
   ts_memory m;
   ts_memory_stage(wl, stage, &m);
   if (peak <= usable) { /* the default caching allocator replayed decides, where it can */

@@ -23,6 +23,16 @@ typedef enum ts_precision {
 /* Lower-case names as used in files ("bf16"), indexed by ts_precision; NULL-terminated. */
 extern const char *const ts_precision_names[];
 
+/* What the GPU memory of the collective library depends on (workloads/ccl_memory.h), from the
+ * platform's `collectives:` and node (sim/network/platform.c fills it). */
+typedef struct ts_ccl_site {
+  bool is_nccl; /* false: another library (RCCL) or none, whose memory is not modelled */
+  long version; /* the platform's release (stack.h encoding); a workload may name another */
+  int channels; /* a communicator's channels inside one node (platform collectives.channels) */
+  int gpus_per_node, nics_per_node;
+  bool is_p2p_read; /* NCCL's P2P read mode (Ampere over NVLink): the Simple buffer sender-side */
+} ts_ccl_site;
+
 typedef struct ts_gpu {
   char model[96];
   double peak_flops_per_s[TS_PREC_COUNT]; /* dense matrix peak; 0 = not supported */
@@ -60,6 +70,7 @@ typedef struct ts_gpu {
    * such dropout goes unpriced (the run report warns). */
   double attention_dropout_s[2][2];
   bool has_attention_dropout;
+  ts_ccl_site ccl;
 } ts_gpu;
 
 enum { TS_DROPOUT_SDPA, TS_DROPOUT_FLASH };
@@ -75,7 +86,8 @@ static inline const ts_kernel_table *ts_gpu_kernels_for(const ts_gpu *g, ts_prec
   return same ? g->kernels : NULL;
 }
 
-/* Bytes the framework can allocate: the out-of-memory verdicts' limit. */
+/* Bytes the framework can allocate before any collective library holds its buffers (a run's:
+ * ccl_memory.h, ts_usable_bytes). */
 static inline double ts_gpu_usable_bytes(const ts_gpu *g) {
   return g->hbm_bytes - g->runtime_bytes;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "ccl_memory.h"
 #include "cost.h"
 #include "schedule.h"
 #include "step_requests.h"
@@ -562,7 +563,7 @@ double ts_memory_peak(const ts_workload *wl, long *stage) {
   return peak;
 }
 
-int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus, double hbm_bytes,
+int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus, const ts_gpu *gpu,
                               ts_workload *out) {
   const ts_model *m = &wl->model;
   ts_workload best, c = *wl; /* the workload's own first and last stage layers kept */
@@ -593,11 +594,14 @@ int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus,
           continue;
         long stage = 0;
         double peak = ts_memory_peak(&c, &stage);
-        if (peak > hbm_bytes ||
+        if (peak > ts_gpu_usable_bytes(gpu) ||
             (best_gpus > 0 && (gpus > best_gpus || (gpus == best_gpus && peak >= best_peak))))
           continue;
+        double usable = ts_usable_bytes(gpu, &c); /* NCCL's for this layout: only where needed */
+        if (peak > usable)
+          continue;
         ts_caching_allocator_stats st;
-        if (ts_step_requests_blocks_fit(&c, hbm_bytes, &st)) {
+        if (ts_step_requests_blocks_fit(&c, usable, &st)) {
           best = c;
           best_gpus = gpus;
           best_peak = peak;

@@ -37,8 +37,8 @@
  * weights its trace holds gathered at once (zero3.h: kept between uses, in use, prefetched),
  * a reduce bucket in the model's precision and the largest weight's gradient. ZeRO-2 holds a
  * microbatch's gradients until their reduce-scatter: a bucket (dp_bucket_size), or the whole
- * stage's without one. Other buffers (RCCL/NCCL channels, pipeline receive tensors) are not
- * counted.
+ * stage's without one. Pipeline receive tensors are not counted; NCCL's own buffers live outside
+ * PyTorch's allocator and lower what it can have (ccl_memory.h); RCCL's are not counted.
  */
 #ifndef TS_MEMORY_H
 #define TS_MEMORY_H
@@ -100,14 +100,15 @@ bool ts_memory_fragmentation_risk(const ts_workload *wl, const ts_memory *m, dou
  * (may be NULL). Every stage is priced, so that the verdict is the per-stage table's. */
 double ts_memory_peak(const ts_workload *wl, long *stage);
 
-/* The layout with the fewest GPUs (then the lowest peak) whose every rank fits in hbm_bytes
- * (where ts_step_requests_blocks_fit replays the default caching allocator, with it),
+/* The layout with the fewest GPUs (then the lowest peak) whose every rank fits in what the
+ * framework can allocate on gpu beside that layout's NCCL buffers (ccl_memory.h, ts_usable_bytes;
+ * where ts_step_requests_blocks_fit replays the default caching allocator, with it),
  * keeping wl's batch, recomputation, ZeRO stage and schedule: tp dividing the heads, query
  * groups and FFN width, at most max_tp (a node); pp splitting the layers as the workload's
  * rule does (its first and last stages' own layer counts kept); dp such that
  * micro-batch x dp divides the global batch; at most max_gpus in all. Returns 0 and writes
  * *out (wl with tp, pp, dp and n_gpus set), or -1 when nothing fits. */
-int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus, double hbm_bytes,
+int ts_memory_smallest_layout(const ts_workload *wl, long max_tp, long max_gpus, const ts_gpu *gpu,
                               ts_workload *out);
 
 #endif

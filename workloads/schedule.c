@@ -1755,7 +1755,7 @@ static void split_costs(const stage_costs *c, stage_costs *b, stage_costs *w) {
 /* Whether stage `stage` holds a copy of the first stage's word embedding, whose gradient
  * Megatron's embedding group all-reduces with the first stage's: the last stage's output layer
  * tied to it, or the table an MTP module reads (zb-v's first stage holds both ends itself). */
-static bool embedding_copy(const ts_workload *wl, long stage) {
+bool ts_schedule_embedding_copy(const ts_workload *wl, long stage) {
   bool tied = !wl->model.untied && wl->schedule != TS_SCHED_ZB_V && stage == wl->pp - 1;
   bool mtp =
       ts_workload_stage_mtp_layers(wl, stage) > 0 && !ts_workload_stage_has_embedding(wl, stage);
@@ -1765,7 +1765,7 @@ static bool embedding_copy(const ts_workload *wl, long stage) {
 static long embedding_copies(const ts_workload *wl) {
   long n = 0;
   for (long s = 1; s < wl->pp; s++)
-    n += embedding_copy(wl, s);
+    n += ts_schedule_embedding_copy(wl, s);
   return n;
 }
 
@@ -1828,7 +1828,7 @@ static void epilogue_template(const ts_workload *wl, const ts_gpu *gpu, long sta
     if (edp > 1)
       coll(t, reduce, TS_GROUP_EDP, grad * expert, TS_CAT_DP);
   }
-  if (embedding_copy(wl, stage) || (stage == 0 && embedding_copies(wl) > 0)) {
+  if (ts_schedule_embedding_copy(wl, stage) || (stage == 0 && embedding_copies(wl) > 0)) {
     double word = (double)ts_workload_padded_vocab(wl) / (double)wl->tp * (double)wl->model.hidden;
     coll(t, TS_COLL_ALLREDUCE, TS_GROUP_EMBEDDING, grad * word, TS_CAT_DP);
   }
@@ -1933,7 +1933,7 @@ static void build_groups(const ts_workload *wl, ts_job *job) {
       for (long tp = 0; tp < wl->tp; tp++) {
         int n = 0;
         for (long s = 0; s < wl->pp; s++)
-          if (s == 0 || embedding_copy(wl, s))
+          if (s == 0 || ts_schedule_embedding_copy(wl, s))
             members[n++] = ts_layout_rank(wl, (ts_coords){tp, dp, s});
         long g = ts_job_add_group(job, members, n);
         for (int k = 0; k < n; k++)

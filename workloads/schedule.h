@@ -218,6 +218,9 @@ char ts_schedule_step_pass(long step);
  * its weight gradients) or, with v > 1 chunks, "F12c1" (of chunk 1); `pass` replaces the letter
  * when not 0 (e.g. 'R' for recomputation). */
 void ts_schedule_step_name(long step, long n_chunks, char pass, char *out, size_t size);
+/* Whether stage `stage` holds a copy of the first stage's word embedding, whose gradient
+ * Megatron's embedding group all-reduces with the first stage's (schedule.c). */
+bool ts_schedule_embedding_copy(const ts_workload *wl, long stage);
 /* Blocks of a stage's program, at most: one per step, then the gradient sync and optimizer
  * step (dualpipe's ranks run fewer, each its own count). */
 long ts_schedule_n_blocks(const ts_workload *wl);

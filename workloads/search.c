@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "ccl_memory.h"
 #include "memory.h"
 
 static void keep(ts_search_space *s, long *cap, const ts_workload *wl, double peak) {
@@ -18,7 +19,7 @@ static void keep(ts_search_space *s, long *cap, const ts_workload *wl, double pe
   s->peak_bytes[s->n++] = peak;
 }
 
-void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, double hbm_bytes,
+void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, const ts_gpu *gpu,
                        ts_search_space *out) {
   ts_search_space s;
   memset(&s, 0, sizeof s);
@@ -99,7 +100,7 @@ void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, do
                       continue;
                     }
                     double peak = ts_memory_peak(&wl, NULL);
-                    if (peak > hbm_bytes) {
+                    if (peak > ts_gpu_usable_bytes(gpu) || peak > ts_usable_bytes(gpu, &wl)) {
                       s.rejected[TS_SEARCH_MEMORY]++;
                       continue;
                     }

@@ -36,9 +36,9 @@ typedef struct ts_search_space {
   ts_err first_refusal; /* the first layout rule a candidate broke, as the workload check said */
 } ts_search_space;
 
-/* The layouts of `gpus` GPUs of base's model and batch on nodes of gpus_per_node GPUs with
- * hbm_bytes each, into *out (free with ts_search_fini). */
-void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, double hbm_bytes,
+/* The layouts of `gpus` GPUs of base's model and batch on nodes of gpus_per_node GPUs like
+ * gpu (each layout's fullest GPU within ts_usable_bytes), into *out (free with ts_search_fini). */
+void ts_search_layouts(const ts_workload *base, long gpus, int gpus_per_node, const ts_gpu *gpu,
                        ts_search_space *out);
 void ts_search_fini(ts_search_space *s);
 

@@ -18,17 +18,17 @@ cases=(
   "llama3-8b|workloads/llama3-8b.yaml --platform platforms/dgx-h100.yaml|hybrid|-|-"
   "llama3-8b fp8|workloads/llama3-8b.yaml --platform platforms/dgx-h100.yaml --set training.fp8=hybrid|hybrid|-|-"
   "llama3-70b|workloads/llama3-70b.yaml --platform platforms/dgx-h100.yaml|hybrid|-|-"
-  "llama3-405b, 8,192 GPUs|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml|hybrid|430 TFLOPS, 43% MFU|[Llama3] Table 4"
+  "llama3-405b, 8,192 GPUs|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml --ignore-memory|hybrid|430 TFLOPS, 43% MFU|[Llama3] Table 4"
   "llama3-405b, 8,192 GPUs, 2 virtual stages, full recomputation|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml --virtual-stages 2 --recompute full|hybrid|430 TFLOPS, 43% MFU|[Llama3] Table 4"
   "llama3-405b, 16,384 GPUs|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml --gpus 16384|hybrid|400 TFLOPS, 41% MFU|[Llama3] Table 4"
-  "llama3-405b, 131k context, CP 16|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml --gpus 16384 --cp 16 --set model.seq_length=131072 --set training.global_batch_size=128|hybrid|380 TFLOPS, 38% MFU|[Llama3] Table 4"
+  "llama3-405b, 131k context, CP 16|workloads/llama3-405b.yaml --platform platforms/dgx-h100-16k.yaml --ignore-memory --gpus 16384 --cp 16 --set model.seq_length=131072 --set training.global_batch_size=128|hybrid|380 TFLOPS, 38% MFU|[Llama3] Table 4"
   "mixtral-8x7b, 32 GPUs|workloads/mixtral-8x7b.yaml --platform platforms/dgx-h100.yaml|hybrid|468 TFLOPS (layout not given)|[MCore-MoE] v0.9"
   "mixtral-8x7b, 64 GPUs|workloads/mixtral-8x7b.yaml --platform platforms/dgx-h100.yaml --gpus 64 --global-batch-size 256|hybrid|-|-"
   "mixtral-8x7b, 512 GPUs|workloads/mixtral-8x7b.yaml --platform platforms/dgx-h100.yaml --gpus 512 --global-batch-size 2048|hybrid|-|-"
   "deepseek-v3, 256 H800, EP 16, 1F1B, full recomputation|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --gpus 256 --ep 16 --global-batch-size 256 --schedule 1f1b --recompute full|hybrid|-|-"
   "deepseek-v3, 256 H800, EP 16, 1F1B, full recomputation|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --gpus 256 --ep 16 --global-batch-size 256 --schedule 1f1b --recompute full|analytic|-|-"
-  "deepseek-v3, 2,048 H800|workloads/deepseek-v3.yaml --platform platforms/h800.yaml|analytic|1,543 tokens/s a GPU (FP8, DualPipe)|[DSV3] 180K GPU-hours a trillion tokens"
-  "deepseek-v3, 2,048 H800|workloads/deepseek-v3.yaml --platform platforms/h800.yaml|hybrid|1,543 tokens/s a GPU (FP8, DualPipe)|[DSV3] 180K GPU-hours a trillion tokens"
+  "deepseek-v3, 2,048 H800|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --ignore-memory|analytic|1,543 tokens/s a GPU (FP8, DualPipe)|[DSV3] 180K GPU-hours a trillion tokens"
+  "deepseek-v3, 2,048 H800|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --ignore-memory|hybrid|1,543 tokens/s a GPU (FP8, DualPipe)|[DSV3] 180K GPU-hours a trillion tokens"
   "deepseek-v3, 2,048 H800, full recomputation|workloads/deepseek-v3.yaml --platform platforms/h800.yaml --recompute full|analytic|1,543 tokens/s a GPU (FP8, DualPipe)|[DSV3]"
 )
 rows=$work/rows
@@ -57,9 +57,10 @@ goodput = "-" if g is None else f"{100 * g:.1f}%"
 it = m["iteration_s"]
 print(f"| {name} | {layout} | {fidelity} | {it:.3f} | {m['tokens_per_s'] / j['layout']['gpus']:.0f} "
       f"| {m['model_tflops_per_gpu']:.0f} | {100 * m['mfu']:.1f}% | {100 * m['mfu_causal_attention']:.1f}% "
-      f"| {j['memory']['peak_bytes'] / 2**30:.1f} | {100 * b['ep_comm'] / it:.1f}% "
+      f"| {j['memory']['peak_bytes'] / 2**30:.2f} | {100 * b['ep_comm'] / it:.1f}% "
       f"| {100 * b['bubble'] / it:.1f}% | {published} | {source} | {wall} "
-      f"| {goodput} |")
+      f"| {goodput} | {j['memory']['usable_bytes'] / 2**30:.2f} "
+      f"| {'yes' if j['memory']['fits'] else 'no'} |")
 PY
 done
 
@@ -90,11 +91,13 @@ whose GEMMs could otherwise pass the bf16 peak), with the attention core's whole
 (Narayanan et al.'s convention); "MFU, causal" leaves out its masked half, as Megatron-Core's
 `num_floating_point_operations` does (so it compares with [MCore-MoE]). ep and bubble: the
 exposed expert all-to-all time and the pipeline bubble, as shares of the iteration. Memory:
-the peak stage's GiB. Goodput: the share of wall time that trains, after checkpoints, lost work
+the peak stage's GiB; allocatable: what a process can allocate (its HBM less the runtime's and
+NCCL's own buffers for the run's communicators: docs/model.md, "Memory"); the runs that exceed
+it run here with --ignore-memory, and the remarks below say so. Goodput: the share of wall time that trains, after checkpoints, lost work
 and restarts (platforms with a `reliability` section; "-" elsewhere).
 
-| case | layout | fidelity | iteration s | tokens/s/GPU | model TFLOPS/GPU | MFU | MFU, causal | memory GiB | ep | bubble | published | source | wall s | goodput |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| case | layout | fidelity | iteration s | tokens/s/GPU | model TFLOPS/GPU | MFU | MFU, causal | memory GiB | ep | bubble | published | source | wall s | goodput | allocatable GiB | fits |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 HEAD
   cat "$rows"
   # The closing remarks quote the table just made (so they cannot go stale).
@@ -107,10 +110,12 @@ for line in open(sys.argv[1]):
                           "mfu": float(c[6].rstrip("%")), "causal": float(c[7].rstrip("%")),
                           "mem": float(c[8]), "ep": float(c[9].rstrip("%")),
                           "bubble": float(c[10].rstrip("%")),
-                          "goodput": None if c[14] == "-" else float(c[14].rstrip("%"))}
+                          "goodput": None if c[14] == "-" else float(c[14].rstrip("%")),
+                          "alloc": float(c[15]), "fits": c[16] == "yes"}
 l8, l8v, l16 = (rows[("llama3-405b, 8,192 GPUs", "hybrid")],
                 rows[("llama3-405b, 8,192 GPUs, 2 virtual stages, full recomputation", "hybrid")],
                 rows[("llama3-405b, 16,384 GPUs", "hybrid")])
+l131 = rows[("llama3-405b, 131k context, CP 16", "hybrid")]
 mx = rows[("mixtral-8x7b, 32 GPUs", "hybrid")]
 d256h, d256a = (rows[("deepseek-v3, 256 H800, EP 16, 1F1B, full recomputation", "hybrid")],
                 rows[("deepseek-v3, 256 H800, EP 16, 1F1B, full recomputation", "analytic")])
@@ -119,13 +124,26 @@ dfp, dfull = (rows[("deepseek-v3, 2,048 H800", "analytic")],
 dhy = rows[("deepseek-v3, 2,048 H800", "hybrid")]
 f8, f8x = rows[("llama3-8b", "hybrid")], rows[("llama3-8b fp8", "hybrid")]
 causal = mx["causal"] / 100 * 989.4
+
+
+def verdict(r, gpu, who):
+    """The memory verdict of a run its team trained, from the table."""
+    if r["fits"]:
+        return f"fits in {r['mem']:.2f} GiB of the {r['alloc']:.2f} an {gpu} process can allocate"
+    over = r["mem"] - r["alloc"]  # both rounded to 0.01 GiB in the table
+    over = "less than 0.01" if over < 0.005 else f"{over:.2f}"
+    return (f"needs {r['mem']:.2f} GiB of the {r['alloc']:.2f} an {gpu} process can allocate "
+            f"beside NCCL's buffers, so trainsim refuses what {who} ran (over by {over} GiB: "
+            f"run here with --ignore-memory)")
+
+
 print(f"""
 ## What the comparisons say
 
 - **Llama 3 405B**, as Meta trained it at 8K tokens: without activation recomputation
   ([Llama3] 3.3.2, as recalled: "we could pre-train Llama 3 on 8K sequences without activation
-  checkpointing") and without dropout (its released config), it fits in {l8['mem']:.1f} GiB of
-  the 78.4 an H100 process can allocate and reaches {l8['mfu']:.1f}% MFU on 8,192 GPUs and
+  checkpointing") and without dropout (its released config), it {verdict(l8, "H100", "Meta")}
+  and reaches {l8['mfu']:.1f}% MFU on 8,192 GPUs and
   {l16['mfu']:.1f}% on 16,384, against Meta's 43% and 41%. Until 2026-12-05 the preset kept
   Megatron-LM's default dropout of 0.1, whose masks made stage 1 need 81.7 GiB with selective
   recomputation, so it recomputed every layer: 27.8% MFU. What remains is the 1F1B bubble
@@ -136,9 +154,11 @@ print(f"""
   warm-up, holds 1.4 times the activations with 2 virtual stages (107.7 GiB on stage 1) and
   fits only with full recomputation: {l8v['mfu']:.1f}% MFU, the bubble {l8v['bubble']:.0f}%.
   Meta's schedule kept fewer microbatches in flight than Megatron-Core's (how many it does not
-  publish): that, not modelled, is the gap that remains; nothing was tuned to close it. The
+  publish): that, not modelled, is the gap that remains; nothing was tuned to close it. It
+  would also explain the memory: Meta's stack (NCCLX, its own NCCL) holds buffers of its own,
+  and trainsim's 1F1B keeps 15 microbatches' activations on stage 1, Meta's schedule fewer. The
   131k-token run with CP 16 shows the ring's keys and values hidden under attention: what
-  remains is the same bubble.
+  remains is the same bubble (its memory: it {verdict(l131, "H100", "Meta")}).
 - **Mixtral 8x7B**: the README's layout on 32 H100s predicts {mx['tflops']:.0f} TFLOPS a GPU in
   trainsim's count, {causal:.0f} counting the attention core's causal half as Megatron-Core
   does ("MFU, causal" x 989.4), {100 * (causal / 468 - 1):+.1f}% against MCore v0.9's 468
@@ -148,9 +168,10 @@ print(f"""
 - **DeepSeek-V3**, as DeepSeek trained it: DualPipe, FP8 GEMMs, its MTP module, DeepEP's
   dispatch with node-limited routing (its kernels on 20 of the 132 SMs, [DSV3] 3.2.2), and
   its memory savings (recomputing RMSNorm, the MLA
-  up-projections and the experts' SwiGLU output; bf16 Adam moments; FP8 linear inputs), which
-  fit in {dfp['mem']:.1f} GiB of the 78.4 GiB an H800 process can allocate (its HBM less the
-  runtime's: platforms/h800.yaml). On
+  up-projections and the experts' SwiGLU output; bf16 Adam moments; FP8 linear inputs). With
+  them it {verdict(dfp, "H800", "DeepSeek")}; what a process can allocate is its HBM less the
+  runtime's (platforms/h800.yaml) and NCCL 2.30.7's buffers, and what DeepSeek's own stack and
+  DeepEP's NVSHMEM buffers held is not known here. On
   2,048 H800s the default fidelity gives {dhy['tok']:.0f} tokens/s a GPU
   ({100 * (dhy['tok'] / 1543 - 1):+.0f}% against DeepSeek's 1,543), the analytic estimate
   {dfp['tok']:.0f} ({100 * (dfp['tok'] / 1543 - 1):+.0f}%); recomputing every layer

@@ -675,6 +675,13 @@ static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
                      "'node': a machine of %ld nodes needs at least one NIC per node", pf->n_nodes);
   for (int g = 0; g < pf->gpus_per_node; g++)
     pf->gpu_nic[g] = pf->n_nics > 0 ? ts_platform_nearest_nic(pf, g) : -1;
+  /* NCCL reads with P2P on Ampere over NVLink (src/graph/paths.cc, every release since 2.8) */
+  pf->gpu.ccl = (ts_ccl_site){.is_nccl = pf->ccl.library == TS_CCL_NCCL,
+                              .version = pf->ccl.version,
+                              .channels = pf->ccl.channels,
+                              .gpus_per_node = pf->gpus_per_node,
+                              .nics_per_node = pf->n_nics,
+                              .is_p2p_read = pf->ccl.arch == TS_ARCH_AMPERE};
   return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cmocka.h>
 
+#include "../../workloads/ccl_memory.h"
 #include "../../workloads/cost.h"
 #include "../../workloads/memory.h"
 #include "fixtures.h"
@@ -237,8 +238,9 @@ static void test_smallest_layout(void **state) {
   wl.recompute = TS_RECOMPUTE_FULL;
   wl.zero_stage = 1;
   double hbm = 64.0 * 1073741824.0;
+  ts_gpu gpu = {.hbm_bytes = hbm}; /* no collective library: the bytes decide */
   ts_workload best;
-  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 75264, hbm, &best), 0);
+  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 75264, &gpu, &best), 0);
   assert_int_equal(best.tp, 8);
   assert_int_equal(best.pp, 64);
   assert_int_equal(best.dp, 1);
@@ -248,12 +250,12 @@ static void test_smallest_layout(void **state) {
   fewer.pp = 32;
   fewer.n_gpus = 256;
   assert_true(ts_memory_peak(&fewer, NULL) > hbm);
-  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 500, hbm, &best), -1); /* machine too small */
+  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 500, &gpu, &best), -1); /* machine too small */
   /* A workload with its own first-stage layers: the advice keeps them, so it needs a pipeline
    * whose other stages split the rest evenly (126 = 6 + 120: pp - 1 dividing 120). */
   wl = test_workload(126, 4096, 32, 2048, 50257, 8, 1, 1, 64, 1);
   wl.first_stage_layers = 6;
-  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 75264, hbm, &best), 0);
+  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 75264, &gpu, &best), 0);
   assert_int_equal(best.first_stage_layers, 6);
   assert_true(best.pp >= 2 && 120 % (best.pp - 1) == 0);
   assert_int_equal(ts_workload_check_stage_layers(&best, NULL), 0);
@@ -262,7 +264,7 @@ static void test_smallest_layout(void **state) {
   wl = test_workload(128, 25600, 200, 2048, 50257, 8, 1, 8, 3072, 1);
   wl.recompute = TS_RECOMPUTE_FULL;
   wl.zero_stage = 3;
-  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 75264, hbm, &best), 0);
+  assert_int_equal(ts_memory_smallest_layout(&wl, 8, 75264, &gpu, &best), 0);
   assert_int_equal(best.pp, 1);
   assert_false(ts_workload_zero_refuses_pipeline(&best));
   wl.pp = 2;
@@ -698,6 +700,94 @@ static void test_deepspeed_zero3_buffers(void **state) {
   assert_rel(m.bytes[TS_MEM_WEIGHTS], 2 * params, 1e-12);
 }
 
+/* NCCL's buffers against NVIDIA/nccl#964 (4 x A100 on NVLink, PyTorch process groups, a 4 MB
+ * all-reduce each, rank 0 read with NCCL 2.16-2.18: ASSUMED 2.18.3, mid-2023's NGC containers'):
+ * a two-GPU communicator took 544 MB and any larger one 688 MB. The model: P2P read mode (6 + 6
+ * MiB a connection pair), 24 channels, rings and trees at init, the 256 MiB send pool (32 p2p
+ * channels x 16 x 512 KiB) at init; rank 0 the root of the tree's chain (a receive only). */
+static void test_nccl_memory_measured(void **state) {
+  (void)state;
+  const double mib = 1048576.0;
+  ts_ccl_site a100 = {
+      .is_nccl = true, .channels = 24, .gpus_per_node = 4, .nics_per_node = 0, .is_p2p_read = true};
+  ts_ccl_comm_use pair = {
+      .n_ranks = 2, .nodes = 1, .local_ranks = 2, .is_collective = true, .is_allreduce = true};
+  assert_rel(ts_ccl_comm_bytes(&a100, 21803, &pair), 544 * mib, 1e-12);
+  ts_ccl_comm_use four = pair;
+  four.n_ranks = four.local_ranks = 4;
+  assert_rel(ts_ccl_comm_bytes(&a100, 21803, &four), 688 * mib, 1e-12);
+  four.n_ranks = four.local_ranks = 3;
+  assert_rel(ts_ccl_comm_bytes(&a100, 21803, &four), 688 * mib, 1e-12);
+  /* a middle GPU of the chain holds a whole pair more a channel; the library model off: none */
+  four.n_ranks = four.local_ranks = 4;
+  four.local_index = 1;
+  assert_rel(ts_ccl_comm_bytes(&a100, 21803, &four), (256 + 24 * 24) * mib, 1e-12);
+  ts_ccl_site none = a100;
+  none.is_nccl = false;
+  assert_true(ts_ccl_comm_bytes(&none, 21803, &four) == 0);
+}
+
+/* Runtime connect (2.22+) connects only what a communicator uses: a tensor-parallel group in one
+ * node, on an H100 (write mode: 10 + 2 MiB a pair), keeps its ring and drops the tree and the
+ * init-time send pool that 2.21 allocates; an expert all-to-all connects every peer's channels
+ * (NVIDIA/nccl#1685: 32 channels a peer, 10 and 2 MiB allocations). */
+static void test_nccl_memory_versions(void **state) {
+  (void)state;
+  const double mib = 1048576.0;
+  ts_ccl_site h100 = {.is_nccl = true, .channels = 16, .gpus_per_node = 8, .nics_per_node = 8};
+  ts_ccl_comm_use tp = {.n_ranks = 8,
+                        .nodes = 1,
+                        .local_ranks = 8,
+                        .local_index = 1,
+                        .is_collective = true,
+                        .is_allreduce = true};
+  double fixed = 2 * mib * (2 + 3 * 16);
+  assert_rel(ts_ccl_comm_bytes(&h100, 22203, &tp), fixed + 16 * 12 * mib, 1e-12);
+  assert_rel(ts_ccl_comm_bytes(&h100, 22105, &tp),
+             fixed + 16 * 12 * mib + 16 * 12 * mib + 16 * 16 * 512 * 1024.0, 1e-12);
+  ts_ccl_comm_use ep = {.n_ranks = 8, .nodes = 1, .local_ranks = 8, .local_peers = 7};
+  assert_rel(ts_ccl_comm_bytes(&h100, 22203, &ep), fixed + 7 * 16 * 12 * mib, 1e-12);
+  h100.channels = 32;
+  assert_rel(ts_ccl_comm_bytes(&h100, 22203, &ep) - 2 * mib * (2 + 3 * 32), 7 * 32 * 12 * mib,
+             1e-12);
+}
+
+/* A run's communicators, and the verdict they move: GPT-175B as TP 8 x PP 16 x DP 8 on DGX A100
+ * nodes holds the default group's, the tensor, data, embedding and pipeline groups' (five);
+ * what the framework can allocate drops by their bytes. */
+static void test_nccl_memory_of_run(void **state) {
+  (void)state;
+  ts_workload wl = test_workload(96, 12288, 96, 2048, 51200, 8, 16, 8, 1536, 1);
+  wl.n_gpus = 1024;
+  ts_gpu gpu = {.hbm_bytes = 80.0 * 1073741824.0};
+  gpu.ccl = (ts_ccl_site){.is_nccl = true,
+                          .version = 23007,
+                          .channels = 24,
+                          .gpus_per_node = 8,
+                          .nics_per_node = 8,
+                          .is_p2p_read = true};
+  ts_ccl_memory m;
+  ts_ccl_memory_of(&wl, &gpu, &m);
+  assert_int_equal(m.communicators, 5);
+  assert_int_equal(m.version, 23007);
+  assert_true(m.bytes > 0.5 * 1073741824.0 && m.bytes < 4 * 1073741824.0);
+  assert_rel(ts_usable_bytes(&gpu, &wl), gpu.hbm_bytes - m.bytes, 1e-12);
+  wl.nccl_version = 21005; /* 2021's: rings and trees of every group at init */
+  ts_ccl_memory old;
+  ts_ccl_memory_of(&wl, &gpu, &old);
+  assert_int_equal(old.version, 21005);
+  assert_true(old.bytes > m.bytes);
+  gpu.ccl.is_nccl = false;
+  ts_ccl_memory_of(&wl, &gpu, &m);
+  assert_true(m.bytes == 0 && ts_usable_bytes(&gpu, &wl) == gpu.hbm_bytes);
+  /* one GPU: no communicator */
+  gpu.ccl.is_nccl = true;
+  wl = test_workload(24, 2048, 16, 2048, 51200, 1, 1, 1, 8, 1);
+  wl.n_gpus = 1;
+  ts_ccl_memory_of(&wl, &gpu, &m);
+  assert_true(m.bytes == 0 && m.communicators == 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_activations),
                                      cmocka_unit_test(test_fp8_and_recompute_modules),
@@ -718,6 +808,9 @@ int main(void) {
                                      cmocka_unit_test(test_dropout_add_layer_norm_memory),
                                      cmocka_unit_test(test_op_recompute_memory),
                                      cmocka_unit_test(test_torchao_float8_memory),
-                                     cmocka_unit_test(test_fsdp_state_bytes)};
+                                     cmocka_unit_test(test_fsdp_state_bytes),
+                                     cmocka_unit_test(test_nccl_memory_measured),
+                                     cmocka_unit_test(test_nccl_memory_versions),
+                                     cmocka_unit_test(test_nccl_memory_of_run)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

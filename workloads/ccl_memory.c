@@ -1,0 +1,255 @@
+/* ccl_memory: see ccl_memory.h. */
+#include "ccl_memory.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "alloc.h"
+#include "layout.h"
+#include "schedule.h"
+#include "stack.h"
+
+#define MIB 1048576.0
+/* src/init.cc's defaults (computeBuffSizes; DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE,
+ * DEFAULT_BUFFSIZE) and the connection headers (ncclSendMem, ncclRecvMem: MEM_ALIGN 4096) */
+static const double ll_bytes = 524288, ll128_bytes = 4915200, simple_bytes = 4194304;
+static const double header_bytes = 4096;
+
+static double round_2mib(double bytes) {
+  return ceil(bytes / (2 * MIB)) * 2 * MIB;
+}
+
+static double next_pow2(double x) {
+  double p = 1;
+  while (p < x)
+    p *= 2;
+  return p;
+}
+
+double ts_ccl_comm_bytes(const ts_ccl_site *site, long version, const ts_ccl_comm_use *u) {
+  if (!site->is_nccl || u->n_ranks < 2)
+    return 0;
+  long v = version;
+  bool cumem = v >= 21900, lazy = v >= 22200, pool_at_init = v >= 21200 && !lazy;
+  bool one_node = u->nodes <= 1;
+  double local = u->local_ranks > 0 ? (double)u->local_ranks : 1;
+  double ch = site->channels;
+  if (!one_node) { /* two channels a NIC its node's members use */
+    double nics = site->nics_per_node > 0 ? site->nics_per_node : 1;
+    ch = fmin(ch, 2 * fmin(local, nics));
+  }
+  double p2p_ch = fmin(next_pow2(ch), v >= 22500 ? 64 : 32); /* MAXCHANNELS */
+  bool read = site->is_p2p_read;
+  double recv = round_2mib(header_bytes + ll_bytes + ll128_bytes + (read ? 0 : simple_bytes));
+  double send = round_2mib(header_bytes + (read ? simple_bytes : 0));
+  double p2p_pair = recv + send;
+  double net_recv = ll_bytes + ll128_bytes + simple_bytes, net_send = ll128_bytes + simple_bytes;
+  if (v >= 22100) { /* shareable (cuMem) buffers from 2.21 */
+    net_recv = round_2mib(net_recv);
+    net_send = round_2mib(net_send);
+  }
+  double net_pair = net_recv + net_send;
+  /* under cuMem each channel's three device arrays and the device communicator's two take the
+   * granularity each (src/channel.cc, initChannel; src/init.cc, devCommSetup) */
+  double bytes = cumem ? 2 * MIB * (2 + 3 * fmax(ch, p2p_ch)) : 0;
+
+  /* At init every algorithm; with runtime connect the ring for bulk collectives and, for
+   * scalar all-reduces, what the tuner picks: the ring in one node, the tree across nodes. */
+  bool ring = !lazy || u->is_collective || (u->is_allreduce && one_node);
+  bool tree = u->n_ranks >= 3 && (!lazy || (u->is_allreduce && !one_node));
+  if (ring)
+    bytes += one_node ? ch * p2p_pair : ch * ((1 - 1 / local) * p2p_pair + net_pair / local);
+  if (tree && one_node) /* the chain's reverse connections */
+    bytes += ch * (u->local_index == 0                    ? recv
+                   : u->local_index == u->local_ranks - 1 ? send
+                                                          : p2p_pair);
+  else if (tree) /* the chain's, and a head's parent and children: two pairs on average over a
+                  * double binary tree (a node inside one tree is a leaf of the other) */
+    bytes += ch * ((local - 1) / local * p2p_pair + 2 * net_pair / local);
+
+  /* sends and receives: full buffers a p2p channel inside a node (a peer's channels: all of
+   * them in one NVLink node, else the network peers' two, NCCL_NCHANNELS_PER_NET_PEER's
+   * default, one in 2.10's paths.cc: ASSUMED two from 2.12); across nodes a shared pool, one
+   * before 2.12 (proxy.cc), one a direction since */
+  double chunk = one_node ? 512 * 1024.0 : 128 * 1024.0;
+  double pool = v >= 21400   ? p2p_ch * 16 * chunk
+                : v >= 21200 ? 2 * MIB * p2p_ch
+                             : 16 * MIB * p2p_ch;
+  if (pool_at_init)
+    bytes += pool;
+  double peer_ch = one_node ? p2p_ch : v >= 21200 ? 2 : 1;
+  bytes += (double)u->local_peers * peer_ch * p2p_pair;
+  if (u->remote_peers > 0)
+    bytes += v < 21200 || pool_at_init ? pool : 2 * pool;
+  return bytes;
+}
+
+static int compare_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* A communicator of members[n] as rank `me` sees it: nodes, and its node's members. */
+static ts_ccl_comm_use comm_of(const long *members, long n, long me, long gpn, long *scratch) {
+  ts_ccl_comm_use u = {.n_ranks = n};
+  bool ascending = true;
+  for (long i = 0; i < n; i++) {
+    scratch[i] = members[i] / gpn;
+    ascending = ascending && (i == 0 || members[i] > members[i - 1]);
+    if (scratch[i] == me / gpn) {
+      if (members[i] == me)
+        u.local_index = u.local_ranks;
+      u.local_ranks++;
+    }
+  }
+  if (!ascending) /* the nodes in order, to count them */
+    qsort(scratch, (size_t)n, sizeof *scratch, compare_long);
+  for (long i = 0; i < n; i++)
+    u.nodes += i == 0 || scratch[i] != scratch[i - 1];
+  return u;
+}
+
+static void add_peer(ts_ccl_comm_use *u, long me, long peer, long gpn) {
+  if (peer < 0 || peer == me)
+    return;
+  if (peer / gpn == me / gpn)
+    u->local_peers++;
+  else
+    u->remote_peers++;
+}
+
+typedef struct tally {
+  const ts_ccl_site *site;
+  long version;
+  double bytes;
+  int communicators;
+} tally;
+
+static void count(tally *t, ts_ccl_comm_use *u) {
+  if (u->n_ranks < 2)
+    return;
+  if (u->nodes == 1 && u->local_ranks >= 3) /* a middle of the tree's chain: the fullest GPU */
+    u->local_index = 1;
+  t->bytes += ts_ccl_comm_bytes(t->site, t->version, u);
+  t->communicators++;
+}
+
+/* NCCL's bytes on rank `me`, over the communicators it uses. */
+static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, long *scratch,
+                       tally *t) {
+  ts_coords c = ts_layout_coords(wl, me);
+  ts_ccl_comm_use u;
+  long n_shard = ts_workload_shard_ranks(wl), n_dp = ts_workload_dp_cp(wl);
+  bool dp_is_world = n_shard == wl->n_gpus;
+  /* the default group: barriers (a scalar all-reduce); PyTorch's DDP and FSDP run on it */
+  bool pytorch_dp = ts_framework_is_pytorch(wl->framework) && dp_is_world;
+  for (long i = 0; i < wl->n_gpus; i++)
+    members[i] = i;
+  u = comm_of(members, wl->n_gpus, me, gpn, scratch);
+  u.is_allreduce = true;
+  u.is_collective = pytorch_dp;
+  count(t, &u);
+  if (wl->tp > 1) {
+    for (long k = 0; k < wl->tp; k++)
+      members[k] = ts_layout_rank(wl, (ts_coords){k, c.dp, c.pp});
+    u = comm_of(members, wl->tp, me, gpn, scratch);
+    u.is_collective = u.is_allreduce = true;
+    count(t, &u);
+  }
+  if (n_shard > 1 && !pytorch_dp) {
+    long first = c.dp / n_shard * n_shard;
+    for (long k = 0; k < n_shard; k++)
+      members[k] = ts_layout_rank(wl, (ts_coords){c.tp, first + k, c.pp});
+    u = comm_of(members, n_shard, me, gpn, scratch);
+    u.is_collective = u.is_allreduce = true;
+    count(t, &u);
+  }
+  if (n_dp > n_shard) { /* HSDP's replicas of a shard */
+    long replicas = n_dp / n_shard;
+    for (long r = 0; r < replicas; r++)
+      members[r] = ts_layout_rank(wl, (ts_coords){c.tp, r * n_shard + c.dp % n_shard, c.pp});
+    u = comm_of(members, replicas, me, gpn, scratch);
+    u.is_collective = u.is_allreduce = true;
+    count(t, &u);
+  }
+  if (wl->cp > 1) { /* keys and values sent around the context-parallel ring */
+    long first = c.dp / wl->cp * wl->cp, k = c.dp - first;
+    for (long j = 0; j < wl->cp; j++)
+      members[j] = ts_layout_rank(wl, (ts_coords){c.tp, first + j, c.pp});
+    u = comm_of(members, wl->cp, me, gpn, scratch);
+    add_peer(&u, me, members[(k + 1) % wl->cp], gpn);
+    if (wl->cp > 2)
+      add_peer(&u, me, members[(k + wl->cp - 1) % wl->cp], gpn);
+    count(t, &u);
+  }
+  if (c.pp == 0 || ts_schedule_embedding_copy(wl, c.pp)) {
+    long n = 0;
+    for (long s = 0; s < wl->pp; s++)
+      if (s == 0 || ts_schedule_embedding_copy(wl, s))
+        members[n++] = ts_layout_rank(wl, (ts_coords){c.tp, c.dp, s});
+    u = comm_of(members, n, me, gpn, scratch);
+    u.is_collective = u.is_allreduce = true;
+    count(t, &u);
+  }
+  if (wl->model.n_experts > 0) {
+    ts_expert_coords e = ts_layout_expert_coords(wl, me);
+    long size[3] = {wl->ep, ts_workload_etp(wl), ts_workload_edp(wl)};
+    for (int kind = 0; kind < 3; kind++) {
+      /* DeepEP's all-to-alls (moe_flex) run on NVSHMEM buffers of its own (not modelled) */
+      if (size[kind] < 2 || (kind == 0 && wl->moe_flex))
+        continue;
+      for (long i = 0; i < size[kind]; i++) {
+        ts_expert_coords x = e;
+        *(kind == 0 ? &x.ep : kind == 1 ? &x.etp : &x.edp) = i;
+        members[i] = ts_layout_expert_rank(wl, x);
+      }
+      u = comm_of(members, size[kind], me, gpn, scratch);
+      if (kind == 0) /* the all-to-alls: every member a peer */
+        for (long i = 0; i < size[kind]; i++)
+          add_peer(&u, me, members[i], gpn);
+      else
+        u.is_collective = u.is_allreduce = true;
+      count(t, &u);
+    }
+  }
+  if (wl->pp > 1) { /* activations and their gradients to both neighbours */
+    for (long s = 0; s < wl->pp; s++)
+      members[s] = ts_layout_rank(wl, (ts_coords){c.tp, c.dp, s});
+    u = comm_of(members, wl->pp, me, gpn, scratch);
+    bool wraps = ts_workload_chunks(wl) > 1;
+    if (c.pp > 0 || wraps)
+      add_peer(&u, me, members[(c.pp + wl->pp - 1) % wl->pp], gpn);
+    if (c.pp < wl->pp - 1 || wraps)
+      add_peer(&u, me, members[(c.pp + 1) % wl->pp], gpn);
+    count(t, &u);
+  }
+}
+
+void ts_ccl_memory_of(const ts_workload *wl, const ts_gpu *gpu, ts_ccl_memory *out) {
+  *out = (ts_ccl_memory){.rank = 0};
+  const ts_ccl_site *site = &gpu->ccl;
+  if (!site->is_nccl || wl->n_gpus < 2 || site->gpus_per_node < 1)
+    return;
+  long version = wl->nccl_version > 0 ? wl->nccl_version : site->version;
+  out->version = version;
+  long *members = ts_alloc((size_t)wl->n_gpus, sizeof(long));
+  long *scratch = ts_alloc((size_t)wl->n_gpus, sizeof(long));
+  for (long s = 0; s < wl->pp; s++) {
+    long me = ts_layout_rank(wl, (ts_coords){0, 0, s});
+    tally t = {.site = site, .version = version};
+    rank_bytes(wl, me, site->gpus_per_node, members, scratch, &t);
+    if (t.bytes > out->bytes) {
+      out->bytes = t.bytes;
+      out->rank = me;
+      out->communicators = t.communicators;
+    }
+  }
+  free(members);
+  free(scratch);
+}
+
+double ts_usable_bytes(const ts_gpu *gpu, const ts_workload *wl) {
+  ts_ccl_memory m;
+  ts_ccl_memory_of(wl, gpu, &m);
+  return ts_gpu_usable_bytes(gpu) - m.bytes;
+}
