@@ -251,5 +251,5 @@ void ts_ccl_memory_of(const ts_workload *wl, const ts_gpu *gpu, ts_ccl_memory *o
 double ts_usable_bytes(const ts_gpu *gpu, const ts_workload *wl) {
   ts_ccl_memory m;
   ts_ccl_memory_of(wl, gpu, &m);
-  return ts_gpu_usable_bytes(gpu) - m.bytes;
+  return fmax(0, ts_gpu_usable_bytes(gpu) - m.bytes);
 }

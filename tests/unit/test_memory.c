@@ -777,6 +777,9 @@ static void test_nccl_memory_of_run(void **state) {
   ts_ccl_memory_of(&wl, &gpu, &old);
   assert_int_equal(old.version, 21005);
   assert_true(old.bytes > m.bytes);
+  ts_gpu small = gpu; /* buffers beyond the HBM leave nothing, never less */
+  small.hbm_bytes = 0.5 * 1073741824.0;
+  assert_true(ts_usable_bytes(&small, &wl) == 0);
   gpu.ccl.is_nccl = false;
   ts_ccl_memory_of(&wl, &gpu, &m);
   assert_true(m.bytes == 0 && ts_usable_bytes(&gpu, &wl) == gpu.hbm_bytes);
