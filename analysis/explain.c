@@ -75,11 +75,12 @@ static void add_change(const analysis *an, ts_explain_loss *l, const char *note,
     snprintf(c->tokens[c->n_tokens++], sizeof c->tokens[0], "%s", tok);
   ts_text_copy(c->flags, sizeof c->flags, flags);
   snprintf(c->note, sizeof c->note, "%s", note);
-  double peak = 0;
-  if (an->check(an->ctx, c, &peak) != 0)
+  double peak = 0, usable = 0;
+  if (an->check(an->ctx, c, &peak, &usable) != 0)
     return; /* breaks a layout rule: not a change to offer */
   c->peak_gib = peak / GIB;
-  c->is_no_fit = peak > x->usable_bytes;
+  c->usable_gib = usable / GIB;
+  c->is_no_fit = peak > usable;
   l->changes[l->n_changes++] = x->n_changes++;
 }
 
@@ -802,7 +803,7 @@ static void print_loss(FILE *f, const ts_explain *x, int rank, const ts_explain_
     const ts_explain_change *c = &x->changes[l->changes[k]];
     fprintf(f, "   %c) %s\n      %s\n      ", 'a' + shown++, c->flags, c->note);
     if (c->is_no_fit) {
-      fprintf(f, "does not fit: %.2f GiB of %.2f GiB\n", c->peak_gib, x->usable_bytes / GIB);
+      fprintf(f, "does not fit: %.2f GiB of %.2f GiB\n", c->peak_gib, c->usable_gib);
       continue;
     }
     if (c->estimate_s <= 0) {

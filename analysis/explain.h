@@ -53,8 +53,8 @@ typedef struct ts_explain_change {
   int n_tokens;
   char flags[TS_EXPLAIN_MAX_TOKENS * 96]; /* the tokens, as shown */
   char note[200]; /* what it changes, in plain words */
-  bool is_no_fit; /* its fullest GPU exceeds HBM */
-  double peak_gib;
+  bool is_no_fit; /* its fullest GPU exceeds what the framework can allocate */
+  double peak_gib, usable_gib; /* its fullest GPU's bytes, and what it can allocate */
   double estimate_s, simulated_s; /* 0 until known */
   char failure[320]; /* why its estimate or simulation did not finish */
 } ts_explain_change;
@@ -68,8 +68,10 @@ typedef struct ts_explain_loss {
 } ts_explain_loss;
 
 /* Vets change c against the run: -1 when the run with c's flags breaks a layout rule (it is
- * then not offered), else 0 with the bytes its fullest GPU holds. */
-typedef int (*ts_explain_check_fn)(void *ctx, const ts_explain_change *c, double *peak_bytes);
+ * then not offered), else 0 with the bytes its fullest GPU holds and what the framework can
+ * allocate there (its layout's NCCL buffers out: ccl_memory.h). */
+typedef int (*ts_explain_check_fn)(void *ctx, const ts_explain_change *c, double *peak_bytes,
+                                   double *usable_bytes);
 
 /* The run explained and what the model makes of it. Plain data: fill the inputs, call
  * ts_explain_analyse; the caller then fills the changes' estimate_s and simulated_s (and

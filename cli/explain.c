@@ -101,7 +101,8 @@ static int load_with(const front *e, const ts_explain_change *c, ts_run_args *a,
 }
 
 /* The loss model's vetting of a change: it must load (no layout rule broken); its peak. */
-static int check_change(void *ctx, const ts_explain_change *c, double *peak_bytes) {
+static int check_change(void *ctx, const ts_explain_change *c, double *peak_bytes,
+                        double *usable_bytes) {
   const front *e = ctx;
   ts_run_args a;
   ts_workload wl;
@@ -109,6 +110,7 @@ static int check_change(void *ctx, const ts_explain_change *c, double *peak_byte
   if (load_with(e, c, &a, e->pf, &wl, &err) != 0)
     return -1;
   *peak_bytes = ts_memory_peak(&wl, NULL);
+  *usable_bytes = ts_usable_bytes(&e->pf->gpu, &wl);
   return 0;
 }
 
