@@ -66,6 +66,13 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
               deepspeed ? "DeepSpeed's fp32 gradient sub-group" : "");
     }
   }
+  if (m->ccl.bytes > 0) { /* outside the columns: what they can fill is allocatable less it */
+    fprintf(out, "  NCCL's buffers on rank %ld (outside PyTorch's allocator), MiB:", m->ccl.rank);
+    for (int g = 0; g < TS_CCL_GROUPS; g++)
+      if (m->ccl.group_bytes[g] > 0)
+        fprintf(out, " %s %.0f", ts_ccl_group_names[g], m->ccl.group_bytes[g] / 1048576.0);
+    fputc('\n', out);
+  }
 }
 
 static void row(ts_report_row *rows, int *n, const char *label, const char *fmt, ...) {

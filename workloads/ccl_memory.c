@@ -9,6 +9,10 @@
 #include "schedule.h"
 #include "stack.h"
 
+const char *const ts_ccl_group_names[] = {"default",     "tensor",    "data",   "data replicas",
+                                          "context",     "embedding", "expert", "expert tensor",
+                                          "expert data", "pipeline",  NULL};
+
 #define MIB 1048576.0
 /* src/init.cc's defaults (computeBuffSizes; DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE,
  * DEFAULT_BUFFSIZE) and the connection headers (ncclSendMem, ncclRecvMem: MEM_ALIGN 4096) */
@@ -121,16 +125,18 @@ static void add_peer(ts_ccl_comm_use *u, long me, long peer, long gpn) {
 typedef struct tally {
   const ts_ccl_site *site;
   long version;
-  double bytes;
+  double bytes, group_bytes[TS_CCL_GROUPS];
   int communicators;
 } tally;
 
-static void count(tally *t, ts_ccl_comm_use *u) {
+static void count(tally *t, ts_ccl_comm_use *u, ts_ccl_group group) {
   if (u->n_ranks < 2)
     return;
   if (u->nodes == 1 && u->local_ranks >= 3) /* a middle of the tree's chain: the fullest GPU */
     u->local_index = 1;
-  t->bytes += ts_ccl_comm_bytes(t->site, t->version, u);
+  double bytes = ts_ccl_comm_bytes(t->site, t->version, u);
+  t->bytes += bytes;
+  t->group_bytes[group] += bytes;
   t->communicators++;
 }
 
@@ -148,13 +154,13 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
   u = comm_of(members, wl->n_gpus, me, gpn, scratch);
   u.is_allreduce = true;
   u.is_collective = pytorch_dp;
-  count(t, &u);
+  count(t, &u, TS_CCL_GROUP_DEFAULT);
   if (wl->tp > 1) {
     for (long k = 0; k < wl->tp; k++)
       members[k] = ts_layout_rank(wl, (ts_coords){k, c.dp, c.pp});
     u = comm_of(members, wl->tp, me, gpn, scratch);
     u.is_collective = u.is_allreduce = true;
-    count(t, &u);
+    count(t, &u, TS_CCL_GROUP_TENSOR);
   }
   if (n_shard > 1 && !pytorch_dp) {
     long first = c.dp / n_shard * n_shard;
@@ -162,7 +168,7 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
       members[k] = ts_layout_rank(wl, (ts_coords){c.tp, first + k, c.pp});
     u = comm_of(members, n_shard, me, gpn, scratch);
     u.is_collective = u.is_allreduce = true;
-    count(t, &u);
+    count(t, &u, TS_CCL_GROUP_DATA);
   }
   if (n_dp > n_shard) { /* HSDP's replicas of a shard */
     long replicas = n_dp / n_shard;
@@ -170,7 +176,7 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
       members[r] = ts_layout_rank(wl, (ts_coords){c.tp, r * n_shard + c.dp % n_shard, c.pp});
     u = comm_of(members, replicas, me, gpn, scratch);
     u.is_collective = u.is_allreduce = true;
-    count(t, &u);
+    count(t, &u, TS_CCL_GROUP_REPLICA);
   }
   if (wl->cp > 1) { /* keys and values sent around the context-parallel ring */
     long first = c.dp / wl->cp * wl->cp, k = c.dp - first;
@@ -180,7 +186,7 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
     add_peer(&u, me, members[(k + 1) % wl->cp], gpn);
     if (wl->cp > 2)
       add_peer(&u, me, members[(k + wl->cp - 1) % wl->cp], gpn);
-    count(t, &u);
+    count(t, &u, TS_CCL_GROUP_CONTEXT);
   }
   if (c.pp == 0 || ts_schedule_embedding_copy(wl, c.pp)) {
     long n = 0;
@@ -189,7 +195,7 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
         members[n++] = ts_layout_rank(wl, (ts_coords){c.tp, c.dp, s});
     u = comm_of(members, n, me, gpn, scratch);
     u.is_collective = u.is_allreduce = true;
-    count(t, &u);
+    count(t, &u, TS_CCL_GROUP_EMBEDDING);
   }
   if (wl->model.n_experts > 0) {
     ts_expert_coords e = ts_layout_expert_coords(wl, me);
@@ -209,7 +215,7 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
           add_peer(&u, me, members[i], gpn);
       else
         u.is_collective = u.is_allreduce = true;
-      count(t, &u);
+      count(t, &u, (ts_ccl_group)(TS_CCL_GROUP_EXPERT + kind));
     }
   }
   if (wl->pp > 1) { /* activations and their gradients to both neighbours */
@@ -221,7 +227,7 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
       add_peer(&u, me, members[(c.pp + wl->pp - 1) % wl->pp], gpn);
     if (c.pp < wl->pp - 1 || wraps)
       add_peer(&u, me, members[(c.pp + 1) % wl->pp], gpn);
-    count(t, &u);
+    count(t, &u, TS_CCL_GROUP_PIPELINE);
   }
 }
 
@@ -240,6 +246,8 @@ void ts_ccl_memory_of(const ts_workload *wl, const ts_gpu *gpu, ts_ccl_memory *o
     rank_bytes(wl, me, site->gpus_per_node, members, scratch, &t);
     if (t.bytes > out->bytes) {
       out->bytes = t.bytes;
+      for (int g = 0; g < TS_CCL_GROUPS; g++)
+        out->group_bytes[g] = t.group_bytes[g];
       out->rank = me;
       out->communicators = t.communicators;
     }

@@ -56,8 +56,25 @@ typedef struct ts_ccl_comm_use {
 /* NCCL's bytes on one GPU for one communicator, at release `version` (stack.h encoding). */
 double ts_ccl_comm_bytes(const ts_ccl_site *site, long version, const ts_ccl_comm_use *use);
 
+/* The communicators a run opens, by the group they serve. */
+typedef enum ts_ccl_group {
+  TS_CCL_GROUP_DEFAULT, /* the default (world) group */
+  TS_CCL_GROUP_TENSOR,
+  TS_CCL_GROUP_DATA, /* a shard group under HSDP */
+  TS_CCL_GROUP_REPLICA, /* HSDP's replicas of a shard */
+  TS_CCL_GROUP_CONTEXT,
+  TS_CCL_GROUP_EMBEDDING,
+  TS_CCL_GROUP_EXPERT,
+  TS_CCL_GROUP_EXPERT_TENSOR,
+  TS_CCL_GROUP_EXPERT_DATA,
+  TS_CCL_GROUP_PIPELINE,
+  TS_CCL_GROUPS
+} ts_ccl_group;
+extern const char *const ts_ccl_group_names[]; /* "default", "tensor", ... */
+
 typedef struct ts_ccl_memory {
   double bytes; /* on the GPU that holds the most */
+  double group_bytes[TS_CCL_GROUPS]; /* of which each group's communicator (0: none) */
   long rank; /* that GPU's rank */
   int communicators; /* its communicators */
   long version; /* the NCCL release priced (0: not modelled) */

@@ -770,6 +770,13 @@ static void test_nccl_memory_of_run(void **state) {
   ts_ccl_memory_of(&wl, &gpu, &m);
   assert_int_equal(m.communicators, 5);
   assert_int_equal(m.version, 23007);
+  double groups = 0; /* each group's share, the default, tensor, data, embedding and pipeline */
+  for (int g = 0; g < TS_CCL_GROUPS; g++)
+    groups += m.group_bytes[g];
+  assert_rel(groups, m.bytes, 1e-12);
+  assert_true(m.group_bytes[TS_CCL_GROUP_DEFAULT] > 0 && m.group_bytes[TS_CCL_GROUP_TENSOR] > 0 &&
+              m.group_bytes[TS_CCL_GROUP_DATA] > 0 && m.group_bytes[TS_CCL_GROUP_EMBEDDING] > 0 &&
+              m.group_bytes[TS_CCL_GROUP_PIPELINE] > 0 && m.group_bytes[TS_CCL_GROUP_EXPERT] == 0);
   assert_true(m.bytes > 0.5 * 1073741824.0 && m.bytes < 4 * 1073741824.0);
   assert_rel(ts_usable_bytes(&gpu, &wl), gpu.hbm_bytes - m.bytes, 1e-12);
   wl.nccl_version = 21005; /* 2021's: rings and trees of every group at init */
