@@ -38,7 +38,7 @@ double ts_ccl_comm_bytes(const ts_ccl_site *site, long version, const ts_ccl_com
   bool one_node = u->nodes <= 1;
   double local = u->local_ranks > 0 ? (double)u->local_ranks : 1;
   double ch = site->channels;
-  if (!one_node) { /* two channels a NIC its node's members use */
+  if (!one_node) { /* two channels a NIC its node's members use (ccl_memory.h) */
     double nics = site->nics_per_node > 0 ? site->nics_per_node : 1;
     ch = fmin(ch, 2 * fmin(local, nics));
   }

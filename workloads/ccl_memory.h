@@ -34,10 +34,10 @@
  * PyTorch's send/receive pairs (older releases open one per pair: here the group's own
  * communicator carries them, as batch_isend_irecv and eager initialisation do). ASSUMED: a
  * communicator across nodes runs two channels per NIC its node's members use (NCCL's search
- * finds a ring per NIC and duplicates it; logs of one-GPU-a-node communicators show 2 coll
- * channels), capped by the platform's; inside a node the platform's channels; a node's tree
- * head connects two network pairs a channel on average (a double binary tree: inside one tree,
- * a leaf of the other); under runtime connect the scalar all-reduces every step makes (a
+ * finds a ring per NIC and duplicates it; NVIDIA/nccl-tests#133's log, two nodes on one NIC
+ * each: "2 coll channels"), capped by the platform's; inside a node the platform's channels; a
+ * node's tree head connects two network pairs a channel on average (a double binary tree: inside
+ * one tree, a leaf of the other); under runtime connect the scalar all-reduces every step makes (a
  * barrier, the loss, a norm) connect the ring inside a node and the tree across nodes, as the
  * tuner picks at small sizes (sim/engine/ccl.c's model of it, `trainsim bench allreduce -b 8`:
  * ring/LL on 8 GPUs of a node, tree/LL on 64); GPUDirect RDMA on; ranks on nodes in order (rank
