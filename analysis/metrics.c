@@ -1,7 +1,6 @@
 /* metrics: see metrics.h. */
 #include "metrics.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +28,7 @@ void ts_metrics_memory(const ts_workload *wl, const ts_gpu *gpu, ts_metrics *out
   out->n_stages = wl->pp;
   out->hbm_bytes = gpu->hbm_bytes;
   ts_ccl_memory_of(wl, gpu, &out->ccl);
-  out->usable_bytes = fmax(0, ts_gpu_usable_bytes(gpu) - out->ccl.bytes); /* ts_usable_bytes */
+  out->usable_bytes = ts_usable_bytes_beside(gpu, &out->ccl);
   out->stage_memory = calloc((size_t)wl->pp, sizeof *out->stage_memory);
   TS_ASSERT(out->stage_memory != NULL);
   for (long s = 0; s < wl->pp; s++) {

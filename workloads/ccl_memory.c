@@ -256,8 +256,12 @@ void ts_ccl_memory_of(const ts_workload *wl, const ts_gpu *gpu, ts_ccl_memory *o
   free(scratch);
 }
 
+double ts_usable_bytes_beside(const ts_gpu *gpu, const ts_ccl_memory *m) {
+  return fmax(0, ts_gpu_usable_bytes(gpu) - m->bytes);
+}
+
 double ts_usable_bytes(const ts_gpu *gpu, const ts_workload *wl) {
   ts_ccl_memory m;
   ts_ccl_memory_of(wl, gpu, &m);
-  return fmax(0, ts_gpu_usable_bytes(gpu) - m.bytes);
+  return ts_usable_bytes_beside(gpu, &m);
 }

@@ -91,7 +91,9 @@ typedef struct ts_ccl_memory {
  * or more. Zero where the platform's library is not NCCL or the run has one GPU. */
 void ts_ccl_memory_of(const ts_workload *wl, const ts_gpu *gpu, ts_ccl_memory *out);
 
-/* What the framework can allocate in this run: the GPU's usable bytes less NCCL's. */
+/* What the framework can allocate beside NCCL's bytes m (never below zero). */
+double ts_usable_bytes_beside(const ts_gpu *gpu, const ts_ccl_memory *m);
+/* The same for this run: the GPU's usable bytes less its NCCL's. */
 double ts_usable_bytes(const ts_gpu *gpu, const ts_workload *wl);
 
 #endif
