@@ -145,8 +145,10 @@ def main():
     elif args.detail:
         plan = DETAIL_POINTS
     else:
-        ladders = (allocator.LADDERS_AMP_80GB if args.amp else
-                   allocator.LADDERS if args.hbm == 141 else allocator.LADDERS_80GB)
+        if args.amp:
+            ladders = allocator.LADDERS_AMP if args.hbm == 141 else allocator.LADDERS_AMP_80GB
+        else:
+            ladders = allocator.LADDERS if args.hbm == 141 else allocator.LADDERS_80GB
         plan = [cfg for cfg in allocator.rungs(ladders)
                 if not args.only or allocator.rung_name(cfg) == args.only]
         if not plan:

@@ -19,7 +19,7 @@ retries (cache flushes to satisfy a request), and the bytes the process holds ou
 allocator (cudaMemGetInfo's used minus reserved: the CUDA context, cuBLAS and cuDNN handles).
 
 With --amp the recipe is amp_steps.py's automatic mixed precision (fp32 weights, autocast,
-set_to_none), on ladders sized for an 80 GB GPU.
+set_to_none), on ladders of its own sized by --hbm.
 
 With --only one rung of the chosen ladders runs alone (e.g. gpt-1.3b:32:full), so that a
 shell loop gives every rung a process of its own: a ladder's rungs share one process, whose
@@ -82,8 +82,17 @@ LADDERS_80GB = [
     (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, True), (36, 40, 42, 44, 46)),
 ]
 # Under automatic mixed precision (--amp: amp_steps.py's recipe, plain PyTorch's default in
-# trainsim), ladders straddling trainsim's verdicts on platforms/dgx-h100.yaml (fits, AT RISK,
-# does not fit)
+# trainsim), ladders straddling trainsim's verdicts: on platforms/hgx-h200.yaml (each pair: the
+# last micro-batch trainsim says fits, then the first it refuses, by bytes or by the replayed
+# allocator) and on platforms/dgx-h100.yaml (fits, AT RISK, does not fit)
+LADDERS_AMP = [
+    (("llama", "llama-8b", 32, 4096, 32, 8, 14336, 4096, 0, 1, True), (3, 4)),
+    (("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 0, 1, True), (21, 22)),
+    (("gpt", "gpt-6.7b", 32, 4096, 32, 32, 16384, 2048, 0, 1, False), (4, 5)),
+    (("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 0, 1, False), (13, 14)),
+    (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, True), (68, 72)),
+    (("llama", "llama-8b-half", 16, 4096, 32, 8, 14336, 4096, 0, 1, True), (9, 10)),
+]
 LADDERS_AMP_80GB = [
     (("gpt", "gpt-2.7b", 32, 2560, 32, 32, 10240, 2048, 0, 1, False), (5, 6, 7)),
     (("gpt", "gpt-1.3b", 24, 2048, 16, 16, 8192, 2048, 0, 1, False), (11, 12, 13)),
@@ -268,7 +277,7 @@ def main():
     ]
     ladders, points = (LADDERS, POINTS) if args.hbm == 141 else (LADDERS_80GB, POINTS_80GB)
     if AMP:
-        ladders, points = LADDERS_AMP_80GB, []
+        ladders, points = (LADDERS_AMP if args.hbm == 141 else LADDERS_AMP_80GB), []
     plan = [] if ADAM == "foreach" else [
         ("ladder", item) for item in (SMOKE_LADDERS if args.smoke else ladders)]
     plan += [("point", c) for c in (SMOKE_POINTS if args.smoke else points)]

@@ -1,5 +1,5 @@
 """GPU memory NCCL itself takes on one GPU, outside PyTorch's caching allocator: for validation of
-trainsim's NCCL memory model (sim/engine/ccl_memory.c), not to set it. One GPU can hold only
+trainsim's NCCL memory model (workloads/ccl_memory.c), not to set it. One GPU can hold only
 single-rank communicators, so this checks the per-communicator terms that do not need a peer: the
 channel structures (under cuMem every device allocation rounds to its granularity) and the
 network send pool NCCL 2.12-2.21 allocates at init (and later releases with NCCL_RUNTIME_CONNECT=0).
