@@ -29,11 +29,18 @@ void ts_report_memory(FILE *out, const ts_workload *wl, const ts_metrics *m) {
     snprintf(nccl, sizeof nccl, " after NCCL %s's buffers, %.2f GiB in %d communicators", version,
              m->ccl.bytes / GIB, m->ccl.communicators);
   }
+  /* RCCL's (or another library's) buffers: not modelled (workloads/ccl_memory.h) */
+  const char *unpriced =
+      m->ccl.version == 0 && wl->n_gpus > 1
+          ? "; the collective library's buffers not counted: modelled for NCCL only"
+          : "";
   if (m->usable_bytes < m->hbm_bytes)
-    fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB, %.1f of it allocatable%s)\n",
-            m->hbm_bytes / GIB, m->usable_bytes / GIB, nccl);
+    fprintf(out,
+            "memory per GPU by pipeline stage (GiB; HBM %.1f GiB, %.1f of it allocatable%s%s)\n",
+            m->hbm_bytes / GIB, m->usable_bytes / GIB, nccl, unpriced);
   else
-    fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB)\n", m->hbm_bytes / GIB);
+    fprintf(out, "memory per GPU by pipeline stage (GiB; HBM %.1f GiB%s)\n", m->hbm_bytes / GIB,
+            unpriced);
   fprintf(out, "  %-6s %9s %9s %9s %11s %9s %9s %9s\n", "stage", "weights", "grads", "optimizer",
           "activations", "buffers", "total", "in-flight");
   for (long s = 0; s < m->n_stages; s++) {

@@ -302,6 +302,10 @@ int ts_search_main(int argc, char **argv) {
     ts_args_report(&err, NULL);
     return TS_ARGS_EXIT_INPUT;
   }
+  if (ts_simulate_check_ccl_version(&pf, &base, &err) != 0) {
+    ts_args_report(&err, NULL);
+    return TS_ARGS_EXIT_INPUT;
+  }
   if (a.gpus > ts_platform_n_gpus(&pf)) {
     fprintf(stderr, "trainsim: error: --gpus: platform '%s' has %ld GPUs, found %ld\n", pf.name,
             ts_platform_n_gpus(&pf), a.gpus);

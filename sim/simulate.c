@@ -41,6 +41,17 @@ long ts_simulate_ccl_version(const ts_platform *pf, const ts_workload *wl, ts_lo
   return v > 0 ? v : pf->ccl.version;
 }
 
+int ts_simulate_check_ccl_version(const ts_platform *pf, const ts_workload *wl, ts_err *err) {
+  char why[320];
+  ts_loc at;
+  long version = ts_simulate_ccl_version(pf, wl, &at);
+  if (version != pf->ccl.version && !ts_ccl_version_modelled(&pf->ccl, version, why, sizeof why))
+    return ts_err_at(err, at, "%s_version: platform '%s' runs %s, and %s",
+                     ts_ccl_library_names[pf->ccl.library], pf->name,
+                     ts_ccl_library_names[pf->ccl.library], why);
+  return 0;
+}
+
 int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err) {
   long have = ts_platform_n_gpus(pf);
   if (wl->n_gpus > have)
@@ -87,13 +98,8 @@ int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err)
                      "(bench/device/h100_fa_fused_kernels.csv), which trainsim does not model; "
                      "platform '%s' has %s: leave the fusion out (GEMMs and GeLU priced apart)",
                      pf->name, pf->gpu.model);
-  char why[320];
-  ts_loc at;
-  long version = ts_simulate_ccl_version(pf, wl, &at);
-  if (version != pf->ccl.version && !ts_ccl_version_modelled(&pf->ccl, version, why, sizeof why))
-    return ts_err_at(err, at, "%s_version: platform '%s' runs %s, and %s",
-                     ts_ccl_library_names[pf->ccl.library], pf->name,
-                     ts_ccl_library_names[pf->ccl.library], why);
+  if (ts_simulate_check_ccl_version(pf, wl, err) != 0)
+    return -1;
   if (wl->fp8 != TS_FP8_NONE && pf->gpu.peak_fp8_flops_per_s <= 0)
     return ts_err_at(err, wl->locs.fp8,
                      "fp8: %s needs FP8 tensor cores, but platform '%s' (%s) gives no gpu.peak.fp8",

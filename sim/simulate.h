@@ -76,6 +76,11 @@ typedef struct ts_simulation {
  * 0, or -1 with an error at the key involved. */
 int ts_simulate_check(const ts_platform *pf, const ts_workload *wl, ts_err *err);
 
+/* The part of ts_simulate_check that a layout search needs first (its memory verdicts price the
+ * library's buffers at that release): the workload's collective-library release is one trainsim
+ * models on pf. 0, or -1 with an error at the stack key. */
+int ts_simulate_check_ccl_version(const ts_platform *pf, const ts_workload *wl, ts_err *err);
+
 /* The release of pf's collective library the run prices (the workload stack's rccl_version or
  * nccl_version, whichever pf runs, else the platform's), and where the stack said it. */
 long ts_simulate_ccl_version(const ts_platform *pf, const ts_workload *wl, ts_loc *at);

@@ -30,6 +30,33 @@ static double next_pow2(double x) {
   return p;
 }
 
+/* The p2p channels each peer of a communicator across nodes gets: the fewest any of its peers
+ * gets, a network peer's (src/graph/paths.cc, ncclTopoGetNchannels, ncclTopoComputeP2pChannels):
+ * one before 2.12; NCCL_NCHANNELS_PER_NET_PEER's default of 2 in 2.12-2.19; from 2.20 two,
+ * halved while that times the ranks exceeds four times the channels, or the NICs a GPU drives if
+ * more; from 2.29 one a NIC, or one per 14 GB/s of them (NCCL_P2P_PER_CHANNEL_NET_BW) if more,
+ * halved while that times the batches of 8 peers exceeds the p2p channels. A power of two. */
+static double net_peer_channels(const ts_ccl_site *site, long v, double ranks, double ch,
+                                double p2p_ch) {
+  if (v < 21200)
+    return 1;
+  if (v < 22000)
+    return 2;
+  double nics = site->gpus_per_node > 0
+                    ? fmax(1, floor((double)site->nics_per_node / site->gpus_per_node))
+                    : 1;
+  if (v < 22900) {
+    double most = 2;
+    while (most * ranks > 4 * ch && most > 1)
+      most /= 2;
+    return next_pow2(fmin(ch, fmax(nics, most)));
+  }
+  double per = next_pow2(fmax(nics, ceil(site->nic_Bps / 14e9)));
+  while (per * ceil(ranks / 8) > p2p_ch && per > 1)
+    per /= 2;
+  return per;
+}
+
 double ts_ccl_comm_bytes(const ts_ccl_site *site, long version, const ts_ccl_comm_use *u) {
   if (!site->is_nccl || u->n_ranks < 2)
     return 0;
@@ -48,7 +75,7 @@ double ts_ccl_comm_bytes(const ts_ccl_site *site, long version, const ts_ccl_com
   double send = round_2mib(header_bytes + (read ? simple_bytes : 0));
   double p2p_pair = recv + send;
   double net_recv = ll_bytes + ll128_bytes + simple_bytes, net_send = ll128_bytes + simple_bytes;
-  if (v >= 22100) { /* shareable (cuMem) buffers from 2.21 */
+  if (cumem) { /* shareable buffers under cuMem (src/transport/net.cc: CUDA_IPC_MIN) */
     net_recv = round_2mib(net_recv);
     net_send = round_2mib(net_send);
   }
@@ -58,8 +85,9 @@ double ts_ccl_comm_bytes(const ts_ccl_site *site, long version, const ts_ccl_com
   double bytes = cumem ? 2 * MIB * (2 + 3 * fmax(ch, p2p_ch)) : 0;
 
   /* At init every algorithm; with runtime connect the ring for bulk collectives and, for
-   * scalar all-reduces, what the tuner picks: the ring in one node, the tree across nodes. */
-  bool ring = !lazy || u->is_collective || (u->is_allreduce && one_node);
+   * scalar all-reduces, what the tuner picks: the ring in one node, the tree across nodes (of
+   * two ranks, a pair a channel either way: counted as the ring). */
+  bool ring = !lazy || u->is_collective || (u->is_allreduce && (one_node || u->n_ranks < 3));
   bool tree = u->n_ranks >= 3 && (!lazy || (u->is_allreduce && !one_node));
   if (ring)
     bytes += one_node ? ch * p2p_pair : ch * ((1 - 1 / local) * p2p_pair + net_pair / local);
@@ -72,20 +100,20 @@ double ts_ccl_comm_bytes(const ts_ccl_site *site, long version, const ts_ccl_com
     bytes += ch * ((local - 1) / local * p2p_pair + 2 * net_pair / local);
 
   /* sends and receives: full buffers a p2p channel inside a node (a peer's channels: all of
-   * them in one NVLink node, else the network peers' two, NCCL_NCHANNELS_PER_NET_PEER's
-   * default, one in 2.10's paths.cc: ASSUMED two from 2.12); across nodes a shared pool, one
-   * before 2.12 (proxy.cc), one a direction since */
+   * them in one NVLink node, else a network peer's); across nodes shared pools: one before 2.12
+   * (proxy.cc); since, a receive pool, and a send pool a sender whose sends leave from this GPU
+   * (its own, and with PXN those of its node's members it relays), 2.12-2.21 its own at init */
   double chunk = one_node ? 512 * 1024.0 : 128 * 1024.0;
   double pool = v >= 21400   ? p2p_ch * 16 * chunk
                 : v >= 21200 ? 2 * MIB * p2p_ch
                              : 16 * MIB * p2p_ch;
-  if (pool_at_init)
-    bytes += pool;
-  double peer_ch = one_node ? p2p_ch : v >= 21200 ? 2 : 1;
+  double peer_ch = one_node ? p2p_ch : net_peer_channels(site, v, (double)u->n_ranks, ch, p2p_ch);
   bytes += (double)u->local_peers * peer_ch * p2p_pair;
-  if (u->remote_peers > 0)
-    bytes += v < 21200 || pool_at_init ? pool : 2 * pool;
-  return bytes;
+  bool remote = u->remote_peers > 0;
+  if (v < 21200)
+    return bytes + (remote ? pool : 0);
+  double own_send = pool_at_init || (remote && !u->sends_relayed) ? 1 : 0;
+  return bytes + pool * (own_send + (double)u->relayed_senders + (remote ? 1 : 0));
 }
 
 static int compare_long(const void *a, const void *b) {
@@ -120,6 +148,43 @@ static void add_peer(ts_ccl_comm_use *u, long me, long peer, long gpn) {
     u->local_peers++;
   else
     u->remote_peers++;
+}
+
+/* With PXN (NCCL 2.12+, P2P_PXN_LEVEL's default 2) a send to another node leaves through the
+ * member of the sender's node at the receiver's local index, where the communicator has one
+ * (src/graph/search.cc, ncclTopoGetNetDev), whose proxy holds the sender's send pool
+ * (src/transport/net.cc, sharedNetBuffersInit: one a sending local rank). A member's peers:
+ * every other member (all-to-all), or its neighbours in `members` order, the ends joined when
+ * `wraps`. */
+static void route_sends(ts_ccl_comm_use *u, const long *members, long n, long me, long gpn,
+                        bool all_to_all, bool wraps) {
+  long node = me / gpn;
+  bool *present = ts_alloc((size_t)gpn, sizeof(bool)); /* the local indices with a member */
+  for (long j = 0; j < n; j++)
+    if (members[j] / gpn == node)
+      present[members[j] % gpn] = true;
+  bool own_here = false;
+  for (long j = 0; j < n; j++) {
+    long sender = members[j];
+    if (sender / gpn != node)
+      continue;
+    bool through_me = false;
+    for (long k = 0; k < n; k++) {
+      bool peer = all_to_all ? k != j
+                             : k == j - 1 || k == j + 1 ||
+                                   (wraps && (k == (j + 1) % n || k == (j + n - 1) % n));
+      if (!peer || members[k] / gpn == node)
+        continue;
+      long out = present[members[k] % gpn] ? node * gpn + members[k] % gpn : sender;
+      through_me = through_me || out == me;
+    }
+    if (sender == me)
+      own_here = through_me;
+    else
+      u->relayed_senders += through_me;
+  }
+  u->sends_relayed = u->remote_peers > 0 && !own_here;
+  free(present);
 }
 
 typedef struct tally {
@@ -186,6 +251,8 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
     add_peer(&u, me, members[(k + 1) % wl->cp], gpn);
     if (wl->cp > 2)
       add_peer(&u, me, members[(k + wl->cp - 1) % wl->cp], gpn);
+    if (t->version >= 21200)
+      route_sends(&u, members, wl->cp, me, gpn, false, true);
     count(t, &u, TS_CCL_GROUP_CONTEXT);
   }
   if (c.pp == 0 || ts_schedule_embedding_copy(wl, c.pp)) {
@@ -210,10 +277,12 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
         members[i] = ts_layout_expert_rank(wl, x);
       }
       u = comm_of(members, size[kind], me, gpn, scratch);
-      if (kind == 0) /* the all-to-alls: every member a peer */
+      if (kind == 0) { /* the all-to-alls: every member a peer */
         for (long i = 0; i < size[kind]; i++)
           add_peer(&u, me, members[i], gpn);
-      else
+        if (t->version >= 21200)
+          route_sends(&u, members, size[kind], me, gpn, true, false);
+      } else
         u.is_collective = u.is_allreduce = true;
       count(t, &u, (ts_ccl_group)(TS_CCL_GROUP_EXPERT + kind));
     }
@@ -222,11 +291,15 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
     for (long s = 0; s < wl->pp; s++)
       members[s] = ts_layout_rank(wl, (ts_coords){c.tp, c.dp, s});
     u = comm_of(members, wl->pp, me, gpn, scratch);
-    bool wraps = ts_workload_chunks(wl) > 1;
-    if (c.pp > 0 || wraps)
-      add_peer(&u, me, members[(c.pp + wl->pp - 1) % wl->pp], gpn);
-    if (c.pp < wl->pp - 1 || wraps)
-      add_peer(&u, me, members[(c.pp + 1) % wl->pp], gpn);
+    /* the ends join only with virtual stages (zb-v and DualPipe turn back: schedule.c) */
+    bool wraps = wl->virtual_stages > 1;
+    long prev = c.pp > 0 || wraps ? members[(c.pp + wl->pp - 1) % wl->pp] : -1;
+    long next = c.pp < wl->pp - 1 || wraps ? members[(c.pp + 1) % wl->pp] : -1;
+    add_peer(&u, me, prev, gpn);
+    if (next != prev) /* two stages: one peer both ways */
+      add_peer(&u, me, next, gpn);
+    if (t->version >= 21200)
+      route_sends(&u, members, wl->pp, me, gpn, false, wraps);
     count(t, &u, TS_CCL_GROUP_PIPELINE);
   }
 }
@@ -240,18 +313,24 @@ void ts_ccl_memory_of(const ts_workload *wl, const ts_gpu *gpu, ts_ccl_memory *o
   out->version = version;
   long *members = ts_alloc((size_t)wl->n_gpus, sizeof(long));
   long *scratch = ts_alloc((size_t)wl->n_gpus, sizeof(long));
-  for (long s = 0; s < wl->pp; s++) {
-    long me = ts_layout_rank(wl, (ts_coords){0, 0, s});
-    tally t = {.site = site, .version = version};
-    rank_bytes(wl, me, site->gpus_per_node, members, scratch, &t);
-    if (t.bytes > out->bytes) {
-      out->bytes = t.bytes;
-      for (int g = 0; g < TS_CCL_GROUPS; g++)
-        out->group_bytes[g] = t.group_bytes[g];
-      out->rank = me;
-      out->communicators = t.communicators;
-    }
-  }
+  /* every stage's ranks of its first GPUs-a-node data-parallel indices: each position a GPU can
+   * hold in a node and in its groups (the layouts repeat past them) */
+  long n_dp = wl->n_gpus / (wl->tp * wl->pp),
+       dps = n_dp < site->gpus_per_node ? n_dp : site->gpus_per_node;
+  for (long s = 0; s < wl->pp; s++)
+    for (long d = 0; d < dps; d++)
+      for (long k = 0; k < wl->tp; k++) {
+        long me = ts_layout_rank(wl, (ts_coords){k, d, s});
+        tally t = {.site = site, .version = version};
+        rank_bytes(wl, me, site->gpus_per_node, members, scratch, &t);
+        if (t.bytes > out->bytes) {
+          out->bytes = t.bytes;
+          for (int g = 0; g < TS_CCL_GROUPS; g++)
+            out->group_bytes[g] = t.group_bytes[g];
+          out->rank = me;
+          out->communicators = t.communicators;
+        }
+      }
   free(members);
   free(scratch);
 }

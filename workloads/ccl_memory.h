@@ -8,15 +8,20 @@
  * src/transport/p2p.cc): 10 + 2 MiB a send-receive pair; in P2P read mode (Ampere over NVLink,
  * src/graph/paths.cc) the Simple buffer moves to the sender: 6 + 6. Across nodes (NET
  * transport, GPUDirect RDMA) the receiver holds all three (9.19 MiB) and the sender LL128 and
- * Simple (8.69 MiB; src/transport/net.cc), each 10 MiB from 2.21 under cuMem. A ring connects
+ * Simple (8.69 MiB; src/transport/net.cc), each 10 MiB under cuMem (2.19+). A ring connects
  * each GPU to one sender and one receiver a channel at any scale; the tree's intra-node chain
  * follows the ring and adds the reverse connection (a middle GPU one pair, the chain's root a
  * receive, its leaf a send), and across nodes a node's head GPU connects to its tree parent and
  * children (src/transport/generic.cc). Sends and receives (pipeline, context parallel, expert
  * all-to-all) connect per peer: inside a node over p2p channels of full buffers (NVIDIA/nccl#1685:
- * 32 channels a peer on an H100, allocations of 10 and 2 MiB), across nodes through one shared pool
- * a direction of p2p channels x 16 x the chunk (128 KiB; 512 KiB when the communicator is one
- * NVLink node) from 2.14 (16 MiB a p2p channel before 2.12, 2 MiB in 2.12-2.13). Before 2.22 a
+ * 32 channels a peer on an H100, allocations of 10 and 2 MiB; in a communicator across nodes a
+ * network peer's channels for every peer, src/graph/paths.cc), across nodes through shared pools
+ * of p2p channels x 16 x the chunk (128 KiB; 512 KiB when the communicator is one NVLink node)
+ * from 2.14 (16 MiB a p2p channel before 2.12, 2 MiB in 2.12-2.13): a receive pool, and a send
+ * pool for each sender whose sends leave from the GPU; with PXN (2.12+) a send leaves through
+ * the sender's node's member at the receiver's local index, so in an all-to-all across nodes a
+ * GPU holds the send pools of every member of its node (src/graph/search.cc, ncclTopoGetNetDev;
+ * src/transport/net.cc, sharedNetBuffersInit). Before 2.22 a
  * communicator connects its rings and trees at init, and from 2.12 allocates that send pool
  * there too (NVIDIA/nccl#2363: 512 MiB on a one-rank communicator); from 2.22 (runtime
  * connect, where cuMem is supported) each algorithm on first use. From 2.19 cuMem rounds every
@@ -56,6 +61,12 @@ typedef struct ts_ccl_comm_use {
   bool is_collective; /* runs collectives (ring), beyond scalar all-reduces */
   bool is_allreduce; /* all-reduces (scalars at least: a barrier, a loss, a norm) */
   long local_peers, remote_peers; /* send/receive peers on this node and on others */
+  /* Where sends to other nodes leave from (PXN, NCCL 2.12+: through the member of the sender's
+   * node at the receiver's local index, whose proxy holds the sender's pool): whether every one
+   * of this GPU's own leaves from another GPU, and how many other members of its node send
+   * through it. */
+  bool sends_relayed;
+  long relayed_senders;
 } ts_ccl_comm_use;
 
 /* NCCL's bytes on one GPU for one communicator, at release `version` (stack.h encoding). */
@@ -85,10 +96,11 @@ typedef struct ts_ccl_memory {
   long version; /* the NCCL release priced (0: not modelled) */
 } ts_ccl_memory;
 
-/* The run's communicators on each pipeline stage's first GPU: the default group's (barriers;
- * one with the data-parallel group under PyTorch's own DDP/FSDP, which use it), tensor, data
- * (and HSDP's replicas), context, embedding, expert and pipeline groups that have two members
- * or more. Zero where the platform's library is not NCCL or the run has one GPU. */
+/* The run's communicators on the GPU that holds the most (each stage's ranks of its first
+ * data-parallel indices, as many as a node has GPUs, every tensor-parallel one): the default
+ * group's (barriers; one with the data-parallel group under PyTorch's own DDP/FSDP, which use it),
+ * tensor, data (and HSDP's replicas), context, embedding, expert and pipeline groups that have two
+ * members or more. Zero where the platform's library is not NCCL or the run has one GPU. */
 void ts_ccl_memory_of(const ts_workload *wl, const ts_gpu *gpu, ts_ccl_memory *out);
 
 /* What the framework can allocate beside NCCL's bytes m (never below zero). */

@@ -30,6 +30,7 @@ typedef struct ts_ccl_site {
   long version; /* the platform's release (stack.h encoding); a workload may name another */
   int channels; /* a communicator's channels inside one node (platform collectives.channels) */
   int gpus_per_node, nics_per_node;
+  double nic_Bps; /* what NCCL sees of a GPU's NIC: the slower of the NIC and its PCIe link */
   bool is_p2p_read; /* NCCL's P2P read mode (Ampere over NVLink): the Simple buffer sender-side */
 } ts_ccl_site;
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -624,6 +625,12 @@ static long network_capacity(const ts_platform *pf) {
   return ft->is_rail_optimized ? leaves / nics * ft->down_ports : leaves * (ft->down_ports / nics);
 }
 
+/* A NIC's bandwidth as NCCL's topology sees it from its GPU: the slower of the NIC and its PCIe
+ * link (src/graph/paths.cc: a path's bandwidth is its narrowest link's). */
+static double nic_path_Bps(const ts_nic *nic) {
+  return nic->pcie_Bps > 0 ? fmin(nic->bw_Bps, nic->pcie_Bps) : nic->bw_Bps;
+}
+
 static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
   int root = ts_doc_root(doc);
   if (root == 0)
@@ -676,12 +683,14 @@ static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
   for (int g = 0; g < pf->gpus_per_node; g++)
     pf->gpu_nic[g] = pf->n_nics > 0 ? ts_platform_nearest_nic(pf, g) : -1;
   /* NCCL reads with P2P on Ampere over NVLink (src/graph/paths.cc, every release since 2.8) */
-  pf->gpu.ccl = (ts_ccl_site){.is_nccl = pf->ccl.library == TS_CCL_NCCL,
-                              .version = pf->ccl.version,
-                              .channels = pf->ccl.channels,
-                              .gpus_per_node = pf->gpus_per_node,
-                              .nics_per_node = pf->n_nics,
-                              .is_p2p_read = pf->ccl.arch == TS_ARCH_AMPERE};
+  pf->gpu.ccl =
+      (ts_ccl_site){.is_nccl = pf->ccl.library == TS_CCL_NCCL,
+                    .version = pf->ccl.version,
+                    .channels = pf->ccl.channels,
+                    .gpus_per_node = pf->gpus_per_node,
+                    .nics_per_node = pf->n_nics,
+                    .nic_Bps = pf->n_nics > 0 ? nic_path_Bps(&pf->nics[pf->gpu_nic[0]]) : 0,
+                    .is_p2p_read = pf->ccl.arch == TS_ARCH_AMPERE};
   return 0;
 }
 

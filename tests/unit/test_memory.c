@@ -752,6 +752,67 @@ static void test_nccl_memory_versions(void **state) {
              1e-12);
 }
 
+/* Across nodes (NCCL 2.30.7 on H100 nodes of 8 GPUs, a 400 Gb/s NIC each): every peer gets a
+ * network peer's p2p channels (50 GB/s at 14 GB/s a channel: 4, halved while that times the
+ * batches of 8 peers exceeds the p2p channels; two in 2.12-2.19, two in 2.21 below 4 x channels /
+ * 2 ranks: src/graph/paths.cc), and with PXN each GPU's proxy holds the send pools of its node's
+ * members whose receivers sit at its local index (src/transport/net.cc): in an expert all-to-all
+ * over two nodes all eight, besides its receive pool. A two-rank communicator across nodes still
+ * connects its scalar all-reduces, a network pair a channel. */
+static void test_nccl_memory_across_nodes(void **state) {
+  (void)state;
+  const double mib = 1048576.0, pool = 16 * 16 * 128 * 1024.0;
+  ts_ccl_site h100 = {
+      .is_nccl = true, .channels = 16, .gpus_per_node = 8, .nics_per_node = 8, .nic_Bps = 50e9};
+  ts_ccl_comm_use ep = {.n_ranks = 16,
+                        .nodes = 2,
+                        .local_ranks = 8,
+                        .local_peers = 7,
+                        .remote_peers = 8,
+                        .relayed_senders = 7};
+  assert_rel(ts_ccl_comm_bytes(&h100, 23007, &ep),
+             2 * mib * (2 + 3 * 16) + 7 * 4 * 12 * mib + 9 * pool, 1e-12);
+  const long versions[] = {21803, 22105, 23007};
+  const long ranks[] = {16, 16, 64};
+  for (int i = 0; i < 3; i++) { /* two channels a peer */
+    ts_ccl_comm_use with = ep, without = ep;
+    with.n_ranks = without.n_ranks = ranks[i];
+    without.local_peers = 0;
+    assert_rel(ts_ccl_comm_bytes(&h100, versions[i], &with) -
+                   ts_ccl_comm_bytes(&h100, versions[i], &without),
+               7 * 2 * 12 * mib, 1e-12);
+  }
+  ts_ccl_site one = {
+      .is_nccl = true, .channels = 16, .gpus_per_node = 1, .nics_per_node = 1, .nic_Bps = 50e9};
+  ts_ccl_comm_use two = {.n_ranks = 2, .nodes = 2, .local_ranks = 1, .is_allreduce = true};
+  assert_rel(ts_ccl_comm_bytes(&one, 23007, &two), 2 * mib * (2 + 3 * 2) + 2 * 20 * mib, 1e-12);
+
+  /* the same all-to-all as a run routes it: 16 experts over two nodes, expert parallel 16 */
+  ts_workload wl = test_workload(4, 4096, 32, 4096, 32000, 1, 1, 16, 16, 1);
+  wl.n_gpus = 16;
+  wl.model.n_experts = 16;
+  wl.model.moe_topk = 2;
+  wl.model.moe_ffn_hidden = 4096;
+  wl.ep = 16;
+  ts_gpu gpu = {.hbm_bytes = 80.0 * 1073741824.0};
+  gpu.ccl = h100;
+  gpu.ccl.version = 23007;
+  ts_ccl_memory m;
+  ts_ccl_memory_of(&wl, &gpu, &m);
+  assert_rel(m.group_bytes[TS_CCL_GROUP_EXPERT], ts_ccl_comm_bytes(&h100, 23007, &ep), 1e-12);
+  /* two pipeline stages: one peer both ways, with or without virtual stages */
+  wl = test_workload(8, 4096, 32, 4096, 32000, 1, 2, 1, 8, 1);
+  wl.n_gpus = 2;
+  ts_ccl_memory plain, chunked;
+  ts_ccl_memory_of(&wl, &gpu, &plain);
+  wl.schedule = TS_SCHED_INTERLEAVED;
+  wl.virtual_stages = 2;
+  ts_ccl_memory_of(&wl, &gpu, &chunked);
+  assert_true(plain.group_bytes[TS_CCL_GROUP_PIPELINE] > 0);
+  assert_rel(chunked.group_bytes[TS_CCL_GROUP_PIPELINE], plain.group_bytes[TS_CCL_GROUP_PIPELINE],
+             1e-12);
+}
+
 /* A run's communicators, and the verdict they move: GPT-175B as TP 8 x PP 16 x DP 8 on DGX A100
  * nodes holds the default group's, the tensor, data, embedding and pipeline groups' (five);
  * what the framework can allocate drops by their bytes. */
@@ -821,6 +882,7 @@ int main(void) {
                                      cmocka_unit_test(test_fsdp_state_bytes),
                                      cmocka_unit_test(test_nccl_memory_measured),
                                      cmocka_unit_test(test_nccl_memory_versions),
+                                     cmocka_unit_test(test_nccl_memory_across_nodes),
                                      cmocka_unit_test(test_nccl_memory_of_run)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
