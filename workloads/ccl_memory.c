@@ -214,10 +214,12 @@ static void rank_bytes(const ts_workload *wl, long me, long gpn, long *members, 
   bool dp_is_world = n_shard == wl->n_gpus;
   /* the default group: barriers (a scalar all-reduce); PyTorch's DDP and FSDP run on it */
   bool pytorch_dp = ts_framework_is_pytorch(wl->framework) && dp_is_world;
-  for (long i = 0; i < wl->n_gpus; i++)
-    members[i] = i;
-  u = comm_of(members, wl->n_gpus, me, gpn, scratch);
-  u.is_allreduce = true;
+  long nodes = (wl->n_gpus + gpn - 1) / gpn, node = me / gpn; /* every rank, nodes in order */
+  u = (ts_ccl_comm_use){.n_ranks = wl->n_gpus,
+                        .nodes = nodes,
+                        .local_ranks = node < nodes - 1 ? gpn : wl->n_gpus - node * gpn,
+                        .local_index = me % gpn,
+                        .is_allreduce = true};
   u.is_collective = pytorch_dp;
   count(t, &u, TS_CCL_GROUP_DEFAULT);
   if (wl->tp > 1) {
@@ -313,24 +315,30 @@ void ts_ccl_memory_of(const ts_workload *wl, const ts_gpu *gpu, ts_ccl_memory *o
   out->version = version;
   long *members = ts_alloc((size_t)wl->n_gpus, sizeof(long));
   long *scratch = ts_alloc((size_t)wl->n_gpus, sizeof(long));
-  /* every stage's ranks of its first GPUs-a-node data-parallel indices: each position a GPU can
-   * hold in a node and in its groups (the layouts repeat past them) */
-  long n_dp = wl->n_gpus / (wl->tp * wl->pp),
-       dps = n_dp < site->gpus_per_node ? n_dp : site->gpus_per_node;
-  for (long s = 0; s < wl->pp; s++)
-    for (long d = 0; d < dps; d++)
-      for (long k = 0; k < wl->tp; k++) {
-        long me = ts_layout_rank(wl, (ts_coords){k, d, s});
-        tally t = {.site = site, .version = version};
-        rank_bytes(wl, me, site->gpus_per_node, members, scratch, &t);
-        if (t.bytes > out->bytes) {
-          out->bytes = t.bytes;
-          for (int g = 0; g < TS_CCL_GROUPS; g++)
-            out->group_bytes[g] = t.group_bytes[g];
-          out->rank = me;
-          out->communicators = t.communicators;
-        }
+  /* each stage's GPUs on the nodes its first tensor-parallel group spans: every position a GPU
+   * of the stage can hold in a node and in its groups (the layouts repeat past them) */
+  long gpn = site->gpus_per_node;
+  for (long s = 0; s < wl->pp; s++) {
+    long first = ts_layout_rank(wl, (ts_coords){0, 0, s}) / gpn, last = first;
+    for (long k = 1; k < wl->tp; k++) {
+      long node = ts_layout_rank(wl, (ts_coords){k, 0, s}) / gpn;
+      first = node < first ? node : first;
+      last = node > last ? node : last;
+    }
+    for (long me = first * gpn; me < (last + 1) * gpn && me < wl->n_gpus; me++) {
+      if (ts_layout_coords(wl, me).pp != s)
+        continue;
+      tally t = {.site = site, .version = version};
+      rank_bytes(wl, me, site->gpus_per_node, members, scratch, &t);
+      if (t.bytes > out->bytes) {
+        out->bytes = t.bytes;
+        for (int g = 0; g < TS_CCL_GROUPS; g++)
+          out->group_bytes[g] = t.group_bytes[g];
+        out->rank = me;
+        out->communicators = t.communicators;
       }
+    }
+  }
   free(members);
   free(scratch);
 }
