@@ -96,8 +96,8 @@ typedef struct ts_ccl_memory {
   long version; /* the NCCL release priced (0: not modelled) */
 } ts_ccl_memory;
 
-/* The run's communicators on the GPU that holds the most (each stage's ranks of its first
- * data-parallel indices, as many as a node has GPUs, every tensor-parallel one): the default
+/* The run's communicators on the GPU that holds the most (of each stage's GPUs on the nodes its
+ * first tensor-parallel group spans): the default
  * group's (barriers; one with the data-parallel group under PyTorch's own DDP/FSDP, which use it),
  * tensor, data (and HSDP's replicas), context, embedding, expert and pipeline groups that have two
  * members or more. Zero where the platform's library is not NCCL or the run has one GPU. */
