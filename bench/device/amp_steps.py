@@ -1,7 +1,7 @@
 """Whole training steps under PyTorch's automatic mixed precision, the recipe a plain PyTorch
 user writes (the AMP recipe of PyTorch's own documentation, Hugging Face Trainer's `bf16`,
 Lightning's `bf16-mixed`, nanoGPT): for validation only (nothing here sets a trainsim
-parameter). docs/validation/h200.sh holds them against `trainsim run` with `stack: {framework:
+parameter). docs/validation/h100.sh holds them against `trainsim run` with `stack: {framework:
 pytorch}` and `training: {autocast: true}`.
 
     python3 bench/device/amp_steps.py OUT.csv [--smoke]   (the set sized for the GPU's memory)
