@@ -35,7 +35,9 @@ static double next_pow2(double x) {
  * one before 2.12; NCCL_NCHANNELS_PER_NET_PEER's default of 2 in 2.12-2.19; from 2.20 two,
  * halved while that times the ranks exceeds four times the channels, or the NICs a GPU drives if
  * more; from 2.29 one a NIC, or one per 14 GB/s of them (NCCL_P2P_PER_CHANNEL_NET_BW) if more,
- * halved while that times the batches of 8 peers exceeds the p2p channels. A power of two. */
+ * halved while that times the batches of 8 peers exceeds the p2p channels. A power of two.
+ * ASSUMED: the NICs a GPU drives are its node's shared evenly (getLocalNetCountByBw counts those
+ * nearest it until they carry its PCIe bandwidth). */
 static double net_peer_channels(const ts_ccl_site *site, long v, double ranks, double ch,
                                 double p2p_ch) {
   if (v < 21200)
@@ -153,7 +155,8 @@ static void add_peer(ts_ccl_comm_use *u, long me, long peer, long gpn) {
 /* With PXN (NCCL 2.12+, P2P_PXN_LEVEL's default 2) a send to another node leaves through the
  * member of the sender's node at the receiver's local index, where the communicator has one
  * (src/graph/search.cc, ncclTopoGetNetDev), whose proxy holds the sender's send pool
- * (src/transport/net.cc, sharedNetBuffersInit: one a sending local rank). A member's peers:
+ * (src/transport/net.cc, sharedNetBuffersInit: one a sending local rank); ASSUMED: sender and
+ * relay joined by NVLink, as in every NCCL platform here (PXN needs it). A member's peers:
  * every other member (all-to-all), or its neighbours in `members` order, the ends joined when
  * `wraps`. */
 static void route_sends(ts_ccl_comm_use *u, const long *members, long n, long me, long gpn,

@@ -626,9 +626,9 @@ static long network_capacity(const ts_platform *pf) {
 }
 
 /* A NIC's bandwidth as NCCL's topology sees it from its GPU: the slower of the NIC and its PCIe
- * link (src/graph/paths.cc: a path's bandwidth is its narrowest link's). */
+ * link (src/graph/paths.cc: a path's bandwidth is its narrowest link's; both keys required). */
 static double nic_path_Bps(const ts_nic *nic) {
-  return nic->pcie_Bps > 0 ? fmin(nic->bw_Bps, nic->pcie_Bps) : nic->bw_Bps;
+  return fmin(nic->bw_Bps, nic->pcie_Bps);
 }
 
 static int load_doc(const ts_doc *doc, ts_platform *pf, ts_err *err) {
